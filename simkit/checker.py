@@ -1,0 +1,130 @@
+"""The independent checker: the verdict of CONTRACT §4, from ground truth only.
+
+It reads the provider's log of every response and the pages it can still serve, the store's log of durable
+writes, reads and receipts, and the sink's log of effects and handler decisions. It never asks the
+consumer anything. An ``applied`` receipt counts as a terminal outcome only once its effect is in the sink.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from .model import NON_TERMINAL, TERMINAL
+
+
+@dataclass
+class Verdict:
+    lost: list[str] = field(default_factory=list)
+    duplicated: list[str] = field(default_factory=list)
+    regressions: int = 0
+    invariant_violations: list[dict] = field(default_factory=list)
+    halted: str | None = None
+    pending: list[str] = field(default_factory=list)
+    completed: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return (not self.lost and not self.duplicated and not self.invariant_violations
+                and self.regressions == 0 and self.completed)
+
+    @property
+    def invariants_broken(self) -> list[int]:
+        return sorted({v["invariant"] for v in self.invariant_violations})
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
+                "invariant_violations": self.invariant_violations, "halted": self.halted,
+                "pending": self.pending, "completed": self.completed}
+
+
+def terminal_since(store, sink) -> dict[str, int]:
+    """For each event id, the log sequence number from which it holds a terminal outcome in ground truth."""
+    receipt: dict[str, tuple[int, str]] = {}
+    for seq, _t, _w, eid, outcome in store.receipt_log:
+        if outcome in TERMINAL and eid not in receipt:
+            receipt[eid] = (seq, outcome)
+    first_effect: dict[str, int] = {}
+    for seq, _t, _w, eid in sink.effects:
+        first_effect.setdefault(eid, seq)
+    since = {}
+    for eid, (seq, outcome) in receipt.items():
+        if outcome != "applied":
+            since[eid] = seq
+        elif eid in first_effect:
+            since[eid] = max(seq, first_effect[eid])
+    return since
+
+
+def check(world) -> Verdict:
+    """Judge a finished run. ``world`` needs ``provider``, ``store``, ``sink``, ``halts`` and ``completed``."""
+    provider, store, sink = world.provider, world.store, world.sink
+    events = provider.events
+    since = terminal_since(store, sink)
+    final_cursor = store.checkpoint.resume_cursor
+    v = Verdict(halted=world.halts[0][2] if world.halts else None, completed=bool(world.completed))
+    order = sorted(events, key=lambda i: (events[i].position, i))
+    for eid in order:
+        if eid not in since:
+            (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
+    v.duplicated = [eid for eid in order if sink.effect_count.get(eid, 0) > 1]
+
+    def violate(invariant, time, worker, detail):
+        v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
+
+    def done_by(eid, seq):
+        s = since.get(eid)
+        return s is not None and s <= seq
+
+    decisions: dict[str, str] = {}
+    last_read: dict[int, object] = {}
+    last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
+    streams = (
+        ((r[0], 0, r) for r in store.reads),
+        ((r[0], 1, r) for r in provider.log),
+        ((r[0], 2, r) for r in sink.decisions),
+        ((r[0], 3, r) for r in store.writes),
+    )
+    for seq, kind, rec in heapq.merge(*streams):
+        if kind == 0:
+            last_read[rec[2]] = rec[3]
+        elif kind == 1:
+            last_page[rec[2]] = (rec, last_read.get(rec[2]))
+        elif kind == 2:
+            decisions[rec[3]] = rec[4]
+        else:
+            _seq, time, worker, wkind, before, after = rec
+            place_before, place_after = provider.place(before.resume_cursor), provider.place(after.resume_cursor)
+            if (after.checkpoint_version < before.checkpoint_version or after.applied_position < before.applied_position
+                    or place_after < place_before):
+                v.regressions += 1
+            response, read = last_page.get(worker, (None, None))
+            if after.applied_position > before.applied_position and response is not None:
+                for eid in response[5]:
+                    pos = events[eid].position
+                    if before.applied_position < pos <= after.applied_position and not done_by(eid, seq):
+                        violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
+                                                 f"(position {pos}) has no durable outcome")
+            if wkind == "commit":
+                continue
+            # A cursor-publishing write: invariants 3, 1 and 5.
+            if response is None or response[4] != after.resume_cursor:
+                violate(3, time, worker, f"cursor {after.resume_cursor!r} published but the provider never returned "
+                                         f"it for this worker's fetch")
+                continue
+            if (response[3] != before.resume_cursor or read is None or read.resume_cursor != before.resume_cursor
+                    or read.checkpoint_version != before.checkpoint_version
+                    or after.checkpoint_version <= before.checkpoint_version):
+                violate(3, time, worker, f"barrier from {response[3]!r} overwrote checkpoint "
+                                         f"({before.resume_cursor!r}, v{before.checkpoint_version}) "
+                                         f"it did not read before fetching")
+            for eid in response[5]:
+                if not done_by(eid, seq):
+                    blocked = decisions.get(eid) in NON_TERMINAL
+                    violate(5 if blocked else 1, time, worker,
+                            f"token {after.resume_cursor!r} published while {eid} "
+                            + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
+    for eid in v.duplicated:
+        times = [(t, w) for _s, t, w, e in sink.effects if e == eid]
+        violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
+    v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
+    return v

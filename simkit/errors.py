@@ -1,0 +1,13 @@
+"""User-facing errors: each message is one line that names the file, the key and the problem."""
+
+
+class SimkitError(Exception):
+    """Base of every error simkit reports to a user (CLI exit status 2)."""
+
+
+class ScenarioError(SimkitError, ValueError):
+    """A scenario file (or command-line fault) is malformed."""
+
+
+class StrategyError(SimkitError, LookupError):
+    """A strategy name or ``path:Class`` reference cannot be resolved."""

@@ -1,0 +1,67 @@
+"""Fault injection: scripted faults matched by point, position, occurrence and worker; seeded random faults."""
+from __future__ import annotations
+
+import random
+
+from .model import Fault, RandomFaults
+
+
+class FaultPlan:
+    """Decides, at each crash-point pass and each reply, whether a fault strikes (CONTRACT §2, §5)."""
+
+    def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
+        self._scripted = list(faults)
+        self._counts: dict[tuple, int] = {}
+        self._rf = random_faults
+        self._rng = random.Random(f"faults:{seed}")
+        self._random_left = random_faults.max_faults
+        #: every crash-point pass as (worker, point, position, occurrence at that position)
+        self.passes: list[tuple[int, str, int | None, int]] = []
+        self.fired: list[Fault] = []
+
+    def _count(self, worker, name, position) -> tuple[int, int]:
+        k1, k2 = (worker, name), (worker, name, position)
+        n1 = self._counts[k1] = self._counts.get(k1, 0) + 1
+        n2 = self._counts[k2] = self._counts.get(k2, 0) + 1
+        return n1, n2
+
+    def _match(self, kinds, worker, key, value, position, n_any, n_pos) -> Fault | None:
+        for f in self._scripted:
+            if f.kind in kinds and f.worker == worker and getattr(f, key) == value:
+                n = n_any if f.position is None else (n_pos if f.position == position else -1)
+                if n == f.occurrence:
+                    self._scripted.remove(f)
+                    self.fired.append(f)
+                    return f
+        return None
+
+    def _draw(self, rate: float) -> bool:
+        if rate > 0 and self._random_left > 0 and self._rng.random() < rate:
+            self._random_left -= 1
+            return True
+        return False
+
+    def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
+        """The crash or pause that strikes this pass of ``point``, if any."""
+        n_any, n_pos = self._count(worker, point, position)
+        self.passes.append((worker, point, position, n_pos))
+        fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
+        if fault is None and self._draw(self._rf.crash):
+            fault = self._fired(Fault("crash", point, position, n_pos, worker))
+        if fault is None and self._draw(self._rf.pause):
+            fault = self._fired(Fault("pause", point, position, n_pos, worker, duration=self._rf.pause_duration))
+        return fault
+
+    def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
+        """Is the reply of this request lost (the request itself took effect)?"""
+        n_any, n_pos = self._count(worker, ("reply", op), position)
+        if self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
+            return True
+        if self._draw(self._rf.lost_response):
+            self._fired(Fault("lost_response", None, position, n_pos, worker, op=op))
+            return True
+        return False
+
+    def _fired(self, fault: Fault) -> Fault:
+        self.fired.append(fault)
+        return fault

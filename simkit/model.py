@@ -1,0 +1,156 @@
+"""The vocabulary of CONTRACT.md §1-2 as plain data: events, pages, checkpoints, outcomes, crash points."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: Outcomes a receipt may bind to an event id (CONTRACT §1).
+TERMINAL = ("applied", "ignored", "quarantined")
+NON_TERMINAL = ("retry_later", "dead_letter", "operator_review", "reversible_hold")
+OUTCOMES = TERMINAL + NON_TERMINAL
+
+#: Event behaviours (CONTRACT §5): how the handler and sink treat an event.
+BEHAVIORS = ("ok", "poison", "transient", "review", "hold")
+
+#: Crash points (CONTRACT §2), in the order a page attempt reaches them.
+CRASH_POINTS = (
+    "after_fetch",
+    "before_effect",
+    "after_effect",
+    "before_event_commit",
+    "after_event_commit",
+    "before_quarantine_receipt",
+    "after_quarantine_receipt",
+    "before_page_barrier",
+    "after_page_barrier",
+)
+
+SINKS = ("transactional", "idempotent", "unsafe")
+FAULT_KINDS = ("crash", "lost_response", "pause")
+LOST_OPS = ("fetch", "effect", "checkpoint_write")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One event of the stream: a stable `id`, its `position` in the source's total order."""
+
+    id: str
+    position: int
+    behavior: str = "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """The provider's answer to ``fetch(cursor)``: events in source order plus ``next_cursor``."""
+
+    cursor: str
+    events: tuple[Event, ...]
+    next_cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """The durable record of seed 000 "Keep two kinds of progress"."""
+
+    resume_cursor: str
+    applied_position: int
+    checkpoint_version: int
+
+    def as_dict(self) -> dict:
+        return {
+            "resume_cursor": self.resume_cursor,
+            "applied_position": self.applied_position,
+            "checkpoint_version": self.checkpoint_version,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One scripted fault (CONTRACT §5 ``[[faults]]``)."""
+
+    kind: str
+    point: str | None = None
+    position: int | None = None
+    occurrence: int = 1
+    worker: int = 1
+    op: str | None = None
+    duration: float = 50.0
+
+    def as_dict(self) -> dict:
+        d = {"kind": self.kind}
+        for key in ("point", "position", "op"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
+        if self.occurrence != 1:
+            d["occurrence"] = self.occurrence
+        if self.worker != 1:
+            d["worker"] = self.worker
+        if self.kind == "pause":
+            d["duration"] = self.duration
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class EventSpec:
+    """Per-event behaviour parameters from ``[[events]]``."""
+
+    behavior: str = "ok"
+    failures: int = 1
+    resolve_after: float = 30.0
+    resolution: str = "quarantine"
+    release_after: float = 30.0
+
+
+@dataclass(slots=True)
+class Timing:
+    """Simulated durations (CONTRACT §5 ``[timing]``)."""
+
+    fetch_latency: float = 1.0
+    commit_latency: float = 0.5
+    effect_latency: float = 0.5
+    restart_delay: float = 5.0
+    timeout: float = 10.0
+    backoff: float = 5.0
+    time_limit: float = 10000.0
+
+
+@dataclass(slots=True)
+class RandomFaults:
+    """Seeded faults (CONTRACT §5 ``[random_faults]``): probabilities per crash-point pass or per reply."""
+
+    crash: float = 0.0
+    lost_response: float = 0.0
+    pause: float = 0.0
+    pause_duration: float = 20.0
+    max_faults: int = 25
+
+
+@dataclass(slots=True)
+class Initial:
+    """Durable state at time 0 (CONTRACT §5 ``[initial]``)."""
+
+    resume_cursor: str | None = None
+    applied_position: int = 0
+    checkpoint_version: int = 0
+    receipts: tuple[int, ...] = ()
+
+
+@dataclass(slots=True)
+class Scenario:
+    """A parsed, validated scenario file."""
+
+    name: str
+    description: str = ""
+    sink: str = "transactional"
+    backfills: bool = False
+    workers: int = 1
+    seed: int = 0
+    settlement: str = "fenced"
+    store: str = "memory"
+    initial: Initial = field(default_factory=Initial)
+    timing: Timing = field(default_factory=Timing)
+    pages: tuple[dict, ...] | None = None
+    generate: dict | None = None
+    events: dict[int, EventSpec] = field(default_factory=dict)
+    faults: tuple[Fault, ...] = ()
+    random_faults: RandomFaults = field(default_factory=RandomFaults)
+    source: str = "<scenario>"

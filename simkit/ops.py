@@ -1,0 +1,130 @@
+"""The requests a consumer procedure yields, and the crash points around them (CONTRACT §2).
+
+A consumer never does I/O: it yields one of these and receives the result. A driver (the SimPy world, or a
+real process against a real database) executes it. ``LOST`` is the result of a request whose reply never came.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import Event
+
+
+class _Lost:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "LOST"
+
+
+#: The reply never came: the request may or may not have taken effect.
+LOST = _Lost()
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """Read the durable checkpoint. Result: :class:`~simkit.model.Checkpoint`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fetch:
+    """Fetch the page at ``cursor``. Result: a Page, ``None`` (token refused) or ``LOST``."""
+    cursor: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """Read receipts for these events. Result: ``(outcome by id, terminal receipt id by position)``."""
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Note that this event is a harmless replay (step 4); executes nothing. Result: ``None``."""
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Handle:
+    """Ask the handler what this event's outcome is now. Result: ``apply``, ``quarantine`` or a non-terminal outcome."""
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """Call the external sink for this event. Result: ``True`` or ``LOST``."""
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Commit a receipt (with the effect, for a transactional sink) and the resulting ``applied_position``.
+
+    Result: ``True``; ``False`` when a terminal receipt already exists; or ``LOST``.
+    """
+    event: Event
+    outcome: str
+    applied_position: int
+    with_effect: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """Compare-and-swap the checkpoint from ``(cursor, version)`` to ``(next_cursor, next_version)``,
+    raising ``applied_position`` to the prefix the page's receipts prove.
+
+    Result: ``True`` if it swapped, ``False`` if the checkpoint had moved, or ``LOST``.
+    """
+    cursor: str
+    version: int
+    next_cursor: str
+    next_version: int
+    applied_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """Write the checkpoint cursor and version without comparing (unsafe). Result: ``True`` or ``LOST``."""
+    next_cursor: str
+    next_version: int
+    applied_position: int
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Back off before the next attempt; ``reason`` is ``caught_up`` or ``blocked``."""
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Halt:
+    """Stop for investigation (seed 000 step 3). Never returns."""
+    reason: str
+
+
+def crash_points(op) -> tuple[str | None, str | None]:
+    """The crash points (before, after) that surround a request."""
+    t = type(op)
+    if t is Fetch:
+        return None, "after_fetch"
+    if t is Effect:
+        return "before_effect", "after_effect"
+    if t is Commit:
+        if op.outcome == "quarantined":
+            return "before_quarantine_receipt", "after_quarantine_receipt"
+        return "before_event_commit", "after_event_commit"
+    if t is Barrier or t is Overwrite:
+        return "before_page_barrier", "after_page_barrier"
+    return None, None
+
+
+def lost_op(op) -> str | None:
+    """Which reply kind of ``lost_response`` faults can hit this request."""
+    t = type(op)
+    if t is Fetch:
+        return "fetch"
+    if t is Effect:
+        return "effect"
+    if t is Commit or t is Barrier or t is Overwrite:
+        return "checkpoint_write"
+    return None

@@ -1,0 +1,189 @@
+"""The provider: ordered pages behind opaque continuation tokens (CONTRACT §1, §5).
+
+A provider is a chain of pages, one per cursor. :class:`Provider` serves them and logs every response;
+:meth:`Provider.deliverable` and :meth:`Provider.place` answer, for the checker and for plots only, which
+events a cursor can still deliver and where in the stream it stands. No consumer ever calls them.
+"""
+from __future__ import annotations
+
+import random
+import string
+from dataclasses import dataclass
+
+from .clock import Clock
+from .model import Event, EventSpec, Page, Scenario
+
+
+@dataclass(slots=True)
+class _Entry:
+    events: tuple[Event, ...]
+    next_cursor: str
+    stuck: int = 0          # the first `stuck` fetches answer an empty page with the same token
+
+
+class Provider:
+    """Serves pages by cursor; knows its whole stream (ground truth)."""
+
+    def __init__(self, entries: dict[str, _Entry], start: str, extra: tuple[Event, ...] = (), lost_fetch: float = 0.0,
+                 rng: random.Random | None = None):
+        self._entries = entries
+        self.start = start
+        self._fetches: dict[str, int] = {}
+        self.lost_fetch = lost_fetch
+        self._rng = rng or random.Random(0)
+        self.clock = Clock()
+        #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
+        self.log: list[tuple[int, float, int, str, str, tuple[str, ...]]] = []
+        self.events: dict[str, Event] = {e.id: e for e in extra}
+        chain: list[str] = []
+        index: dict[str, int] = {}
+        cursor = start
+        while cursor in entries and cursor not in index:
+            index[cursor] = len(chain)
+            chain.append(cursor)
+            for e in entries[cursor].events:
+                self.events[e.id] = e
+            cursor = entries[cursor].next_cursor
+        for entry in entries.values():            # pages off the chain still belong to the stream
+            for e in entry.events:
+                self.events.setdefault(e.id, e)
+        self._index = index
+        self._last = {eid: -1 for eid in self.events}
+        for k, c in enumerate(chain):
+            for e in entries[c].events:
+                self._last[e.id] = k
+        self.head = max((e.position for e in self.events.values()), default=0)
+        self._place = self._places(chain)
+
+    def _places(self, chain: list[str]) -> list[int]:
+        by_last: dict[int, int] = {}
+        for eid, k in self._last.items():
+            by_last[k] = max(by_last.get(k, -(10**18)), self.events[eid].position)
+        places, behind = [], by_last.get(-1)
+        for k, c in enumerate(chain):
+            if behind is None:
+                first = min((e.position for e in self._entries[c].events), default=self.head + 1)
+                places.append(first - 1)
+            else:
+                places.append(behind)
+            b = by_last.get(k)
+            if b is not None:
+                behind = b if behind is None else max(behind, b)
+        return places
+
+    # -- what consumers see -------------------------------------------------------------------------
+    def fetch(self, cursor: str, worker: int = 0) -> Page | None:
+        """Answer ``fetch(cursor)``; ``None`` when the provider does not know the token."""
+        entry = self._entries.get(cursor)
+        if entry is None:
+            self.log.append((self.clock.tick(), self.clock.now, worker, cursor, "", ()))
+            return None
+        n = self._fetches.get(cursor, 0) + 1
+        self._fetches[cursor] = n
+        if n <= entry.stuck:
+            page = Page(cursor, (), cursor)
+        else:
+            page = Page(cursor, entry.events, entry.next_cursor)
+        self.log.append((self.clock.tick(), self.clock.now, worker, cursor, page.next_cursor,
+                         tuple(e.id for e in page.events)))
+        return page
+
+    def response_lost(self) -> bool:
+        """Seeded draw: is this fetch response lost on its way back (``[generate] lost_fetch``)?"""
+        return self.lost_fetch > 0 and self._rng.random() < self.lost_fetch
+
+    # -- ground truth, for the checker and plots only --------------------------------------------------
+    def deliverable(self, event_id: str, cursor: str) -> bool:
+        """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
+        k = self._index.get(cursor)
+        return k is not None and self._last[event_id] >= k
+
+    def place(self, cursor: str | None) -> int:
+        """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
+        k = self._index.get(cursor)
+        return self.head if k is None else self._place[k]
+
+    def is_end(self, cursor: str) -> bool:
+        """Is ``cursor`` the end of the stream (empty page, same token, no stuck answers left)?"""
+        e = self._entries.get(cursor)
+        return e is not None and not e.events and e.next_cursor == cursor and self._fetches.get(cursor, 0) >= e.stuck
+
+
+def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = "ok") -> Event:
+    spec = specs.get(position)
+    return Event(eid, position, spec.behavior if spec else default)
+
+
+def scripted(sc: Scenario) -> Provider:
+    """The provider of a ``[[pages]]`` scenario."""
+    entries = {}
+    for p in sc.pages:
+        events = tuple(_event(i, pos, sc.events) for i, pos in zip(p["ids"], p["positions"]))
+        entries[p["cursor"]] = _Entry(events, p["next_cursor"], p["stuck"])
+    start = sc.initial.resume_cursor or sc.pages[0]["cursor"]
+    known = {e.position for entry in entries.values() for e in entry.events}
+    extra = tuple(_event(f"e{pos}", pos, sc.events) for pos in sc.initial.receipts if pos not in known)
+    return Provider(entries, start, extra)
+
+
+def _token(rng: random.Random, used: set[str]) -> str:
+    while True:
+        t = "".join(rng.choices(string.ascii_letters + string.digits, k=10))
+        if t not in used:
+            used.add(t)
+            return t
+
+
+def generated(sc: Scenario, seed: int) -> Provider:
+    """The seeded provider of a ``[generate]`` scenario.
+
+    Events arrive in an order that is not always their position order (backfills land behind positions
+    already served); tokens are random strings whose order says nothing about positions.
+    """
+    g = sc.generate
+    rng = random.Random(f"provider:{seed}")
+    size = g["page_size"]
+    arrivals: list[Event] = []
+    taken: set[int] = set()
+    kinds = ("poison", "transient", "review", "hold")
+    for i in range(g["events"]):
+        pos = 10 * (i + 1)
+        taken.add(pos)
+        behavior = "ok"
+        r = rng.random()
+        for kind in kinds:
+            if r < g[kind]:
+                behavior = kind
+                break
+            r -= g[kind]
+        arrivals.append(_event(f"e{pos}", pos, sc.events, behavior))
+        if i >= size and rng.random() < g["backfill"]:
+            back = 10 * (i + 1 - rng.randint(size, 2 * size)) + rng.randint(1, 9)
+            if back > 0 and back not in taken:
+                taken.add(back)
+                arrivals.append(_event(f"e{back}", back, sc.events))
+    used: set[str] = set()
+    entries: dict[str, _Entry] = {}
+    start = token = _token(rng, used)
+    offset = 0
+    while offset < len(arrivals):
+        nxt = _token(rng, used)
+        stuck = rng.randint(1, 2) if rng.random() < g["stuck"] else 0
+        if rng.random() < g["empty_pages"]:
+            entries[token] = _Entry((), nxt, stuck)
+        else:
+            begin = offset
+            if offset and rng.random() < g["overlap"]:
+                begin = max(0, offset - rng.randint(1, max(1, size // 2)))
+            end = max(offset + 1, begin + size)
+            page = tuple(sorted(arrivals[begin:end], key=lambda e: e.position))
+            entries[token] = _Entry(page, nxt, stuck)
+            offset = end
+        token = nxt
+    entries[token] = _Entry((), token)
+    return Provider(entries, start, (), g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
+
+
+def build(sc: Scenario, seed: int) -> Provider:
+    """The provider a scenario describes."""
+    return scripted(sc) if sc.pages is not None else generated(sc, seed)

@@ -1,0 +1,254 @@
+"""Scenario files (CONTRACT §5): TOML in, a validated :class:`~simkit.model.Scenario` out.
+
+Every problem is reported as one :class:`ScenarioError` line naming the file, the key and what is wrong.
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from .errors import ScenarioError
+from .model import (
+    BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_OPS, SINKS,
+    EventSpec, Fault, Initial, RandomFaults, Scenario, Timing,
+)
+
+SCENARIO_DIR = Path(__file__).resolve().parent.parent / "data" / "scenarios"
+SETTLEMENTS = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
+STORES = ("memory", "sqlite")
+
+GENERATE_DEFAULTS = {
+    "events": 40, "page_size": 5, "overlap": 0.0, "backfill": 0.0, "empty_pages": 0.0, "stuck": 0.0,
+    "lost_fetch": 0.0, "poison": 0.0, "transient": 0.0, "review": 0.0, "hold": 0.0,
+}
+_RATES = [k for k in GENERATE_DEFAULTS if k not in ("events", "page_size")]
+_TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settlement", "store",
+        "initial", "timing", "pages", "generate", "events", "faults", "random_faults"}
+
+
+def bundled() -> list[str]:
+    """Names of the bundled scenarios in ``data/scenarios``."""
+    return sorted(p.stem for p in SCENARIO_DIR.glob("*.toml"))
+
+
+def load(ref: str | Path) -> Scenario:
+    """Load a bundled scenario by name, or a scenario file by path.
+
+    Raises:
+        ScenarioError: the file is missing, not TOML, or breaks a rule of CONTRACT §5.
+    """
+    path = Path(ref)
+    if not path.suffix and not path.exists():
+        path = SCENARIO_DIR / f"{ref}.toml"
+    if not path.is_file():
+        raise ScenarioError(f"{ref}: no such scenario (bundled: {', '.join(bundled())})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    return parse(data, source=str(path), default_name=path.stem)
+
+
+def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
+    """Validate a scenario already read into a dict (as from TOML)."""
+    c = _Checker(source)
+    for key in data:
+        if key not in _TOP:
+            c.fail(key, "unknown key")
+    sc = Scenario(name=c.get(data, "name", str, default_name), source=source)
+    sc.description = c.get(data, "description", str, "")
+    sc.sink = c.choice(data, "sink", SINKS, "transactional")
+    sc.backfills = c.get(data, "backfills", bool, False)
+    sc.workers = c.get(data, "workers", int, 1, minimum=1)
+    sc.seed = c.get(data, "seed", int, 0)
+    sc.settlement = c.choice(data, "settlement", SETTLEMENTS, "fenced")
+    sc.store = c.choice(data, "store", STORES, "memory")
+    sc.initial = _initial(c, c.get(data, "initial", dict, {}))
+    sc.timing = _timing(c, c.get(data, "timing", dict, {}))
+    has_pages, has_gen = "pages" in data, "generate" in data
+    if has_pages == has_gen:
+        c.fail("pages", "give exactly one of [[pages]] (scripted provider) or [generate]")
+    if has_pages:
+        sc.pages = _pages(c, c.get(data, "pages", list, []))
+    else:
+        sc.generate = _generate(c, c.get(data, "generate", dict, {}))
+    sc.events = _events(c, c.get(data, "events", list, []))
+    sc.faults = tuple(parse_fault(c, f, f"faults[{i}]") for i, f in enumerate(c.get(data, "faults", list, [])))
+    sc.random_faults = _random_faults(c, c.get(data, "random_faults", dict, {}))
+    return sc
+
+
+class _Checker:
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, problem: str):
+        raise ScenarioError(f"{self.source}: key '{key}': {problem}")
+
+    def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, required=False):
+        full = f"{where}.{key}" if where else key
+        if key not in table:
+            if required:
+                self.fail(full, "missing")
+            return default
+        value = table[key]
+        ok = isinstance(value, typ) and not (typ in (int, float) and isinstance(value, bool))
+        if typ is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            name = {dict: "table", list: "array"}.get(typ, typ.__name__)
+            self.fail(full, f"expected {name}, got {type(value).__name__} {value!r}")
+        if minimum is not None and value < minimum:
+            self.fail(full, f"must be at least {minimum}, got {value!r}")
+        return value
+
+    def choice(self, table, key, choices, default, *, where=""):
+        value = self.get(table, key, str, default, where=where)
+        if value not in choices:
+            self.fail(f"{where}.{key}" if where else key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def rate(self, table, key, default, *, where):
+        value = self.get(table, key, float, default, where=where)
+        if not 0.0 <= value <= 1.0:
+            self.fail(f"{where}.{key}", f"must be between 0 and 1, got {value!r}")
+        return value
+
+    def only(self, table: dict, allowed, where: str):
+        for key in table:
+            if key not in allowed:
+                self.fail(f"{where}.{key}", "unknown key")
+
+
+def _initial(c: _Checker, t: dict) -> Initial:
+    c.only(t, ("resume_cursor", "applied_position", "checkpoint_version", "receipts"), "initial")
+    receipts = c.get(t, "receipts", list, [], where="initial")
+    for r in receipts:
+        if not isinstance(r, int) or isinstance(r, bool):
+            c.fail("initial.receipts", f"expected positions (integers), got {r!r}")
+    return Initial(
+        resume_cursor=c.get(t, "resume_cursor", str, None, where="initial"),
+        applied_position=c.get(t, "applied_position", int, 0, where="initial"),
+        checkpoint_version=c.get(t, "checkpoint_version", int, 0, where="initial", minimum=0),
+        receipts=tuple(receipts),
+    )
+
+
+def _timing(c: _Checker, t: dict) -> Timing:
+    timing = Timing()
+    c.only(t, Timing.__slots__, "timing")
+    for key in Timing.__slots__:
+        setattr(timing, key, c.get(t, key, float, getattr(timing, key), where="timing", minimum=0.0))
+    if timing.time_limit <= 0:
+        c.fail("timing.time_limit", "must be positive")
+    return timing
+
+
+def _pages(c: _Checker, pages: list) -> tuple[dict, ...]:
+    seen: set[str] = set()
+    out = []
+    for i, p in enumerate(pages):
+        where = f"pages[{i}]"
+        if not isinstance(p, dict):
+            c.fail(where, "expected a table")
+        c.only(p, ("cursor", "positions", "next_cursor", "ids", "stuck"), where)
+        cursor = c.get(p, "cursor", str, where=where, required=True)
+        if cursor in seen:
+            c.fail(f"{where}.cursor", f"duplicate cursor {cursor!r}")
+        seen.add(cursor)
+        positions = c.get(p, "positions", list, where=where, required=True)
+        for x in positions:
+            if not isinstance(x, int) or isinstance(x, bool):
+                c.fail(f"{where}.positions", f"expected integers, got {x!r}")
+        ids = c.get(p, "ids", list, [f"e{x}" for x in positions], where=where)
+        if len(ids) != len(positions) or not all(isinstance(x, str) and x for x in ids):
+            c.fail(f"{where}.ids", "must be one non-empty string per position")
+        out.append({
+            "cursor": cursor,
+            "positions": tuple(positions),
+            "ids": tuple(ids),
+            "next_cursor": c.get(p, "next_cursor", str, where=where, required=True),
+            "stuck": c.get(p, "stuck", int, 0, where=where, minimum=0),
+        })
+    if not out:
+        c.fail("pages", "at least one page is needed")
+    return tuple(out)
+
+
+def _generate(c: _Checker, t: dict) -> dict:
+    c.only(t, GENERATE_DEFAULTS, "generate")
+    g = {
+        "events": c.get(t, "events", int, GENERATE_DEFAULTS["events"], where="generate", minimum=1),
+        "page_size": c.get(t, "page_size", int, GENERATE_DEFAULTS["page_size"], where="generate", minimum=1),
+    }
+    for key in _RATES:
+        g[key] = c.rate(t, key, GENERATE_DEFAULTS[key], where="generate")
+    return g
+
+
+def _events(c: _Checker, events: list) -> dict[int, EventSpec]:
+    out: dict[int, EventSpec] = {}
+    for i, e in enumerate(events):
+        where = f"events[{i}]"
+        if not isinstance(e, dict):
+            c.fail(where, "expected a table")
+        c.only(e, ("position", "behavior", "failures", "resolve_after", "resolution", "release_after"), where)
+        pos = c.get(e, "position", int, where=where, required=True)
+        out[pos] = EventSpec(
+            behavior=c.choice(e, "behavior", BEHAVIORS, "ok", where=where),
+            failures=c.get(e, "failures", int, 1, where=where, minimum=0),
+            resolve_after=c.get(e, "resolve_after", float, 30.0, where=where, minimum=0.0),
+            resolution=c.choice(e, "resolution", ("quarantine", "apply"), "quarantine", where=where),
+            release_after=c.get(e, "release_after", float, 30.0, where=where, minimum=0.0),
+        )
+    return out
+
+
+def parse_fault(c: _Checker, f: dict, where: str) -> Fault:
+    """Validate one ``[[faults]]`` table."""
+    if not isinstance(f, dict):
+        c.fail(where, "expected a table")
+    c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration"), where)
+    kind = c.choice(f, "kind", FAULT_KINDS, None, where=where) if "kind" in f else c.fail(f"{where}.kind", "missing")
+    point = f.get("point")
+    if kind in ("crash", "pause"):
+        point = c.choice(f, "point", CRASH_POINTS, None, where=where) if "point" in f else c.fail(f"{where}.point", "missing")
+    elif point is not None:
+        c.fail(f"{where}.point", "a lost_response names an op, not a point")
+    op = None
+    if kind == "lost_response":
+        op = c.choice(f, "op", LOST_OPS, "fetch", where=where)
+    elif "op" in f:
+        c.fail(f"{where}.op", f"only a lost_response names an op")
+    return Fault(
+        kind=kind, point=point, op=op,
+        position=c.get(f, "position", int, None, where=where),
+        occurrence=c.get(f, "occurrence", int, 1, where=where, minimum=1),
+        worker=c.get(f, "worker", int, 1, where=where, minimum=1),
+        duration=c.get(f, "duration", float, 50.0, where=where, minimum=0.0),
+    )
+
+
+def _random_faults(c: _Checker, t: dict) -> RandomFaults:
+    rf = RandomFaults()
+    c.only(t, RandomFaults.__slots__, "random_faults")
+    for key in ("crash", "lost_response", "pause"):
+        setattr(rf, key, c.rate(t, key, 0.0, where="random_faults"))
+    rf.pause_duration = c.get(t, "pause_duration", float, rf.pause_duration, where="random_faults", minimum=0.0)
+    rf.max_faults = c.get(t, "max_faults", int, rf.max_faults, where="random_faults", minimum=0)
+    return rf
+
+
+_CRASH_ARG = re.compile(r"^(?P<point>[a-z_]+)(?:@(?P<position>-?\d+))?(?:#(?P<occurrence>\d+))?$")
+
+
+def parse_crash_arg(text: str) -> Fault:
+    """``POINT[@POSITION][#OCCURRENCE]`` from ``--crash`` (CONTRACT §6)."""
+    m = _CRASH_ARG.match(text)
+    if not m or m["point"] not in CRASH_POINTS:
+        raise ScenarioError(f"--crash {text}: key 'point': expected POINT[@POSITION][#OCCURRENCE] "
+                            f"with POINT one of {', '.join(CRASH_POINTS)}")
+    return Fault(kind="crash", point=m["point"],
+                 position=int(m["position"]) if m["position"] else None,
+                 occurrence=int(m["occurrence"]) if m["occurrence"] else 1)

@@ -1,0 +1,60 @@
+"""The handler and its sink: what an event's processing decides, and the effects it leaves.
+
+``decide`` is the business outcome of handling an event at a moment (seed 000 step 4 and CONTRACT §5
+behaviours); ``effect`` is the external call of the ``idempotent`` and ``unsafe`` sinks. The effect log
+is ground truth for the checker; for the ``transactional`` sink the store's commit writes it.
+"""
+from __future__ import annotations
+
+from .clock import Clock
+from .model import Event, EventSpec
+
+_DEFAULT = EventSpec()
+
+
+class Sink:
+    """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (CONTRACT §5)."""
+
+    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: Clock | None = None):
+        self.kind = kind
+        self.external = kind != "transactional"
+        self.clock = clock or Clock()
+        self._specs = specs or {}
+        self._calls: dict[str, int] = {}
+        self._first_seen: dict[str, float] = {}
+        #: (seq, time, worker, event id) for every effect that happened
+        self.effects: list[tuple[int, float, int, str]] = []
+        self.effect_count: dict[str, int] = {}
+        #: (seq, time, worker, event id, decision) for every handler decision
+        self.decisions: list[tuple[int, float, int, str, str]] = []
+
+    def decide(self, worker: int, event: Event) -> str:
+        """The handler's outcome for ``event`` now: ``apply``, ``quarantine`` or a non-terminal outcome."""
+        now = self.clock.now
+        spec = self._specs.get(event.position, _DEFAULT)
+        behavior = event.behavior
+        calls = self._calls[event.id] = self._calls.get(event.id, 0) + 1
+        first = self._first_seen.setdefault(event.id, now)
+        if behavior == "ok":
+            decision = "apply"
+        elif behavior == "poison":
+            decision = "quarantine"
+        elif behavior == "transient":
+            decision = "retry_later" if calls <= spec.failures else "apply"
+        elif behavior == "review":
+            decision = "operator_review" if now < first + spec.resolve_after else spec.resolution
+        else:  # hold
+            decision = "reversible_hold" if now < first + spec.release_after else "apply"
+        if behavior != "ok":
+            self.decisions.append((self.clock.tick(), now, worker, event.id, decision))
+        return decision
+
+    def effect(self, worker: int, event_id: str) -> None:
+        """Run the event's effect. The ``idempotent`` sink deduplicates by event id; ``unsafe`` never does."""
+        if self.kind == "idempotent" and event_id in self.effect_count:
+            return
+        self.record(worker, event_id)
+
+    def record(self, worker: int, event_id: str) -> None:
+        self.effects.append((self.clock.tick(), self.clock.now, worker, event_id))
+        self.effect_count[event_id] = self.effect_count.get(event_id, 0) + 1

@@ -1,0 +1,80 @@
+"""The durable store: checkpoint with compare-and-swap, receipt ledger, atomic event commits.
+
+Everything it holds survives a crash. Its write log is ground truth for the checker: every durable
+checkpoint change with the state before and after, every receipt with the moment it became durable.
+"""
+from __future__ import annotations
+
+from .clock import Clock
+from .model import TERMINAL, Checkpoint
+
+
+class MemoryStore:
+    """The in-memory durable store (``store = "memory"``)."""
+
+    def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None, clock: Clock | None = None):
+        self.clock = clock or Clock()
+        self.checkpoint = initial
+        #: event id -> (outcome, position)
+        self.receipts: dict[str, tuple[str, int]] = dict(receipts or {})
+        self._id_at = {pos: eid for eid, (out, pos) in self.receipts.items() if out in TERMINAL}
+        #: (seq, time, worker, kind, before, after) for every durable checkpoint change
+        self.writes: list[tuple[int, float, int, str, Checkpoint, Checkpoint]] = []
+        #: (seq, time, worker, event id, outcome) for every durable receipt
+        self.receipt_log: list[tuple[int, float, int, str, str]] = [(0, 0.0, 0, eid, out) for eid, (out, _) in self.receipts.items()]
+        #: (seq, time, worker, checkpoint) for every load
+        self.reads: list[tuple[int, float, int, Checkpoint]] = []
+
+    def load(self, worker: int) -> Checkpoint:
+        """Seed 000 step 1: read the checkpoint."""
+        self.reads.append((self.clock.tick(), self.clock.now, worker, self.checkpoint))
+        return self.checkpoint
+
+    def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
+        """Receipts of these events by id, and the ids holding a terminal receipt at their positions."""
+        by_id = {e.id: self.receipts[e.id][0] for e in events if e.id in self.receipts}
+        by_position = {e.position: self._id_at[e.position] for e in events if e.position in self._id_at}
+        return by_id, by_position
+
+    def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
+                     effect=None) -> bool:
+        """Invariant 4: write a receipt, the resulting ``applied_position`` and (for a transactional sink, as
+        ``effect()``) the effect itself, in one transaction.
+
+        The receipt ledger is unique on event id: a second terminal receipt is refused (returns ``False``).
+        ``applied_position`` never moves backwards here (``max``), whatever the caller asks.
+        """
+        old = self.receipts.get(event_id)
+        if old is not None and old[0] in TERMINAL:
+            return False
+        if effect is not None:
+            effect()
+        self.receipts[event_id] = (outcome, position)
+        if outcome in TERMINAL:
+            self._id_at[position] = event_id
+        seq, now = self.clock.tick(), self.clock.now
+        self.receipt_log.append((seq, now, worker, event_id, outcome))
+        before = self.checkpoint
+        if applied_position > before.applied_position:
+            self.checkpoint = Checkpoint(before.resume_cursor, applied_position, before.checkpoint_version)
+            self.writes.append((seq, now, worker, "commit", before, self.checkpoint))
+        return True
+
+    def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
+                         applied_position: int) -> bool:
+        """Invariant 3: replace the cursor only if cursor and version still match the attempt."""
+        before = self.checkpoint
+        if before.resume_cursor != cursor or before.checkpoint_version != version:
+            return False
+        self._write(worker, "barrier", Checkpoint(new_cursor, max(applied_position, before.applied_position), new_version))
+        return True
+
+    def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:
+        """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
+        after = Checkpoint(new_cursor, max(applied_position, self.checkpoint.applied_position), new_version)
+        self._write(worker, "overwrite", after)
+        return True
+
+    def _write(self, worker: int, kind: str, after: Checkpoint) -> None:
+        self.writes.append((self.clock.tick(), self.clock.now, worker, kind, self.checkpoint, after))
+        self.checkpoint = after

@@ -1,0 +1,261 @@
+"""The SimPy world: provider, store, sink and workers; it executes the requests a consumer yields.
+
+Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash
+points fall before and after them (CONTRACT §2), replies can be lost, and a crash discards the consumer
+with all its memory; the worker restarts after ``restart_delay`` from durable state only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import simpy
+
+from . import provider as providers
+from .checker import Verdict, check
+from .clock import Clock
+from .consumer import Consumer, Contract
+from .faults import FaultPlan
+from .model import Checkpoint, Fault, Scenario
+from .ops import LOST, Barrier, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Skip, Wait, crash_points
+from .sink import Sink
+from .store import MemoryStore
+from .strategies import strategy_name
+from .trace import Trace
+
+
+class _Crash(Exception):
+    pass
+
+
+class _Halted(Exception):
+    pass
+
+
+class World:
+    """Everything one run needs; ground truth lives in ``provider``, ``store`` and ``sink``."""
+
+    def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = ()):
+        self.scenario = scenario
+        self.strategy = strategy
+        self.seed = seed
+        self.env = simpy.Environment()
+        self.clock = Clock(self.env)
+        self.timing = scenario.timing
+        self.provider = providers.build(scenario, seed)
+        self.provider.clock = self.clock
+        self.sink = Sink(scenario.sink, scenario.events, self.clock)
+        init = scenario.initial
+        id_at = {e.position: e.id for e in self.provider.events.values()}
+        receipts = {id_at[p]: ("applied", p) for p in init.receipts}
+        for eid in receipts:
+            self.sink.effects.append((0, 0.0, 0, eid))
+            self.sink.effect_count[eid] = 1
+        start = Checkpoint(init.resume_cursor or self.provider.start, init.applied_position, init.checkpoint_version)
+        self.store = MemoryStore(start, receipts, self.clock)
+        self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
+        self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
+        self.trace = Trace()
+        self.halts: list[tuple[float, int, str]] = []
+        self.crashes = 0
+        self._status = {w: "active" for w in range(1, scenario.workers + 1)}
+        self._fetched: dict[int, str] = {}
+        self._done = self.env.event()
+        self.completed = False
+        self._handlers = {
+            Load: self._load, Fetch: self._fetch, Lookup: self._lookup, Skip: self._skip, Handle: self._handle,
+            Effect: self._effect, Commit: self._commit, Barrier: self._barrier, Overwrite: self._overwrite,
+            Wait: self._wait, Halt: self._halt,
+        }
+
+    # -- running ------------------------------------------------------------------------------------------
+    def run(self) -> "World":
+        for w in self._status:
+            self.env.process(self._worker(w))
+        limit = self.env.timeout(self.timing.time_limit)
+        self.env.run(until=self.env.any_of([self._done, limit]))
+        self.completed = self._done.triggered
+        return self
+
+    def _worker(self, worker: int):
+        while True:
+            gen = self.strategy(self.contract).run()
+            result = None
+            try:
+                while True:
+                    op = gen.send(result)
+                    result = yield from self._execute(worker, op)
+            except _Crash:
+                gen.close()
+                self.crashes += 1
+                self._status[worker] = "active"
+                yield self.env.timeout(self.timing.restart_delay)
+                self._row(worker, "restart")
+            except _Halted:
+                gen.close()
+                return
+
+    def _execute(self, worker: int, op):
+        before, after = crash_points(op)
+        event = getattr(op, "event", None)
+        position = event.position if event is not None else None
+        if before:
+            yield from self._point(worker, before, event)
+        result = yield from self._handlers[type(op)](worker, op)
+        if after and result is not LOST:
+            yield from self._point(worker, after, event)
+        return result
+
+    def _point(self, worker: int, point: str, event):
+        fault = self.faults.at_point(worker, point, event.position if event is not None else None)
+        if fault is None:
+            return
+        if fault.kind == "crash":
+            self._row(worker, "crash", event, point)
+            raise _Crash
+        self._row(worker, "pause", event, point)
+        yield self.env.timeout(fault.duration)
+        self._row(worker, "resume", event, point)
+
+    def _lost(self, worker: int, op: str, event, step: str, lost: bool = False):
+        """The request took effect but its reply never comes: the caller learns after its timeout."""
+        if not (self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost):
+            return False
+        self._row(worker, step, event, "reply lost")
+        yield self.env.timeout(self.timing.timeout)
+        return True
+
+    def _row(self, worker, step, event=None, outcome=""):
+        cp = self.store.checkpoint
+        self.trace.add(self.env.now, worker, step, event.id if event is not None else "",
+                       event.position if event is not None else None, cp, self.provider.place(cp.resume_cursor), outcome)
+
+    def _latency(self, delay: float):
+        if delay > 0:
+            yield self.env.timeout(delay)
+
+    # -- requests -------------------------------------------------------------------------------------------
+    def _load(self, worker, op):
+        self._status[worker] = "active"
+        cp = self.store.load(worker)
+        self._row(worker, "load")
+        return cp
+        yield  # pragma: no cover
+
+    def _fetch(self, worker, op):
+        yield from self._latency(self.timing.fetch_latency)
+        page = self.provider.fetch(op.cursor, worker)
+        self._fetched[worker] = op.cursor
+        if page is None:
+            self._row(worker, "fetch", None, "cursor refused")
+            return None
+        if (yield from self._lost(worker, "fetch", None, "fetch", self.provider.response_lost())):
+            return LOST
+        top = page.events[-1].position if page.events else None
+        self.trace.add(self.env.now, worker, "fetch", "", top, self.store.checkpoint,
+                       self.provider.place(self.store.checkpoint.resume_cursor), f"{len(page.events)} events")
+        return page
+
+    def _lookup(self, worker, op):
+        return self.store.lookup(op.events)
+        yield  # pragma: no cover
+
+    def _skip(self, worker, op):
+        self._row(worker, "replay", op.event)
+        return None
+        yield  # pragma: no cover
+
+    def _handle(self, worker, op):
+        decision = self.sink.decide(worker, op.event)
+        if decision != "apply":
+            self._row(worker, "handle", op.event, decision)
+        return decision
+        yield  # pragma: no cover
+
+    def _effect(self, worker, op):
+        yield from self._latency(self.timing.effect_latency)
+        self.sink.effect(worker, op.event.id)
+        if (yield from self._lost(worker, "effect", op.event, "effect")):
+            return LOST
+        self._row(worker, "effect", op.event)
+        return True
+
+    def _commit(self, worker, op):
+        yield from self._latency(self.timing.commit_latency)
+        e = op.event
+        effect = (lambda: self.sink.record(worker, e.id)) if op.with_effect else None
+        ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
+        step = "quarantine" if op.outcome == "quarantined" else "commit"
+        if (yield from self._lost(worker, "checkpoint_write", e, step)):
+            return LOST
+        self._row(worker, step, e, op.outcome if ok else "conflict")
+        return ok
+
+    def _barrier(self, worker, op):
+        yield from self._latency(self.timing.commit_latency)
+        ok = self.store.compare_and_swap(worker, op.cursor, op.version, op.next_cursor, op.next_version, op.applied_position)
+        if (yield from self._lost(worker, "checkpoint_write", None, "barrier" if ok else "barrier_rejected")):
+            return LOST
+        self._row(worker, "barrier" if ok else "barrier_rejected", None, op.next_cursor)
+        return ok
+
+    def _overwrite(self, worker, op):
+        yield from self._latency(self.timing.commit_latency)
+        self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
+        if (yield from self._lost(worker, "checkpoint_write", None, "barrier")):
+            return LOST
+        self._row(worker, "barrier", None, op.next_cursor)
+        return True
+
+    def _wait(self, worker, op):
+        self._row(worker, op.reason)
+        if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
+            self._status[worker] = "caught_up"
+            self._check_done()
+        yield self.env.timeout(self.timing.backoff)
+
+    def _halt(self, worker, op):
+        self._row(worker, "halt", None, op.reason)
+        self.halts.append((self.env.now, worker, op.reason))
+        self._status[worker] = "halted"
+        self._check_done()
+        raise _Halted
+        yield  # pragma: no cover
+
+    def _check_done(self):
+        if not self._done.triggered and all(s != "active" for s in self._status.values()):
+            self._done.succeed()
+
+
+@dataclass
+class Run:
+    """The outcome of one run: the verdict, the trace and the ground truth it was judged on."""
+
+    scenario: str
+    strategy: str
+    seed: int
+    verdict: Verdict
+    world: World = field(repr=False)
+
+    @property
+    def trace(self) -> Trace:
+        return self.world.trace
+
+    def as_dict(self) -> dict:
+        """The ``--json`` object of CONTRACT §6."""
+        w = self.world
+        return {
+            "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
+            **self.verdict.as_dict(),
+            "final_checkpoint": w.store.checkpoint.as_dict(),
+            "crashes": w.crashes,
+            "fetches": len(w.provider.log),
+            "effects": sum(1 for x in w.sink.effects if x[0] > 0),
+        }
+
+
+def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int | None = None,
+             faults: tuple[Fault, ...] = ()) -> Run:
+    """Run ``strategy`` on ``scenario`` and judge it: a pure function of (scenario, strategy, seed, faults)."""
+    seed = scenario.seed if seed is None else seed
+    world = World(scenario, strategy, seed, tuple(faults)).run()
+    return Run(scenario.name, strategy_name(strategy), seed, check(world), world)
