@@ -128,3 +128,40 @@ def check(world) -> Verdict:
         violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
     return v
+
+
+FATES = ("applied once", "replayed harmlessly", "duplicated", "quarantined", "lost", "pending")
+
+
+def event_fates(world, verdict: Verdict) -> dict[str, str]:
+    """Each event's fate in ground truth, for plots: one of :data:`FATES`."""
+    delivered: dict[str, int] = {}
+    for rec in world.provider.log:
+        for eid in rec[5]:
+            delivered[eid] = delivered.get(eid, 0) + 1
+    lost, pending, dup = set(verdict.lost), set(verdict.pending), set(verdict.duplicated)
+    fates = {}
+    for eid in world.provider.events:
+        if eid in dup:
+            fates[eid] = "duplicated"
+        elif eid in lost:
+            fates[eid] = "lost"
+        elif eid in pending:
+            fates[eid] = "pending"
+        elif world.store.receipts.get(eid, ("",))[0] == "quarantined":
+            fates[eid] = "quarantined"
+        else:
+            fates[eid] = "replayed harmlessly" if delivered.get(eid, 0) > 1 else "applied once"
+    return fates
+
+
+def lost_at(world, verdict: Verdict) -> dict[str, float]:
+    """For each lost event, the moment the durable cursor moved past every page that carries it."""
+    when = {}
+    for eid in verdict.lost:
+        when[eid] = 0.0
+        for _seq, time, _w, _k, before, after in world.store.writes:
+            if not world.provider.deliverable(eid, after.resume_cursor):
+                when[eid] = time
+                break
+    return when

@@ -56,19 +56,23 @@ class Provider:
         self._place = self._places(chain)
 
     def _places(self, chain: list[str]) -> list[int]:
-        by_last: dict[int, int] = {}
+        """Per chain index: the highest position behind the cursor, or just below the first it still delivers."""
+        hi: dict[int, int] = {}
+        lo: dict[int, int] = {}
         for eid, k in self._last.items():
-            by_last[k] = max(by_last.get(k, -(10**18)), self.events[eid].position)
-        places, behind = [], by_last.get(-1)
-        for k, c in enumerate(chain):
-            if behind is None:
-                first = min((e.position for e in self._entries[c].events), default=self.head + 1)
-                places.append(first - 1)
-            else:
-                places.append(behind)
-            b = by_last.get(k)
-            if b is not None:
-                behind = b if behind is None else max(behind, b)
+            pos = self.events[eid].position
+            hi[k] = max(hi.get(k, pos), pos)
+            lo[k] = min(lo.get(k, pos), pos)
+        ahead, first = [], self.head + 1
+        for k in reversed(range(len(chain))):
+            first = min(first, lo.get(k, first))
+            ahead.append(first - 1)
+        ahead.reverse()
+        places, behind = [], hi.get(-1)
+        for k in range(len(chain)):
+            places.append(ahead[k] if behind is None else behind)
+            if k in hi:
+                behind = hi[k] if behind is None else max(behind, hi[k])
         return places
 
     # -- what consumers see -------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+"""Plain-text tables of verdicts for the command line."""
+from __future__ import annotations
+
+HEADERS = ("strategy", "ok", "lost", "duplicated", "regressions", "invariants broken", "halted")
+
+
+def _ids(ids: list[str], limit: int = 4) -> str:
+    if not ids:
+        return "0"
+    shown = ", ".join(ids[:limit]) + (", …" if len(ids) > limit else "")
+    return f"{len(ids)} ({shown})"
+
+
+def verdict_row(run) -> tuple[str, ...]:
+    v = run.verdict
+    return (run.strategy, "yes" if v.ok else "NO", _ids(v.lost), _ids(v.duplicated), str(v.regressions),
+            ", ".join(map(str, v.invariants_broken)) or "-", v.halted or "-")
+
+
+def table(rows: list[tuple[str, ...]], headers: tuple[str, ...] = HEADERS) -> str:
+    """A fixed-width table."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+    line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
+
+
+def run_summary(run) -> str:
+    """A few lines describing one run's verdict."""
+    d = run.as_dict()
+    v = run.verdict
+    lines = [
+        f"{run.scenario} · {run.strategy} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
+        f"  lost: {_ids(v.lost, 10)}   duplicated: {_ids(v.duplicated, 10)}   regressions: {v.regressions}",
+        f"  invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}   halted: {v.halted or 'no'}"
+        f"   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
+        f"  final checkpoint: {d['final_checkpoint']}   crashes: {d['crashes']}   fetches: {d['fetches']}"
+        f"   effects: {d['effects']}",
+    ]
+    for x in v.invariant_violations[:8]:
+        lines.append(f"  invariant {x['invariant']} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
+    if len(v.invariant_violations) > 8:
+        lines.append(f"  … and {len(v.invariant_violations) - 8} more invariant violations")
+    return "\n".join(lines)
