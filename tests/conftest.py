@@ -1,0 +1,31 @@
+"""Shared helpers: scenarios built from dicts, runs by name."""
+import copy
+import tomllib
+
+import pytest
+
+import simkit
+from simkit.scenario import SCENARIO_DIR
+
+
+def scenario_dict(name: str) -> dict:
+    """A bundled scenario as a mutable dict, to derive variants inside a test."""
+    return tomllib.loads((SCENARIO_DIR / f"{name}.toml").read_text())
+
+
+def variant(name: str, **changes) -> simkit.Scenario:
+    """A bundled scenario with top-level keys replaced."""
+    data = copy.deepcopy(scenario_dict(name))
+    data.update(changes)
+    return simkit.parse(data, source=f"{name} (variant)")
+
+
+def run(name_or_scenario, strategy: str = "safe", **kw) -> simkit.Run:
+    sc = simkit.load(name_or_scenario) if isinstance(name_or_scenario, str) else name_or_scenario
+    return simkit.simulate(sc, simkit.resolve(strategy), **kw)
+
+
+@pytest.fixture
+def frame():
+    """The trace of a run as a DataFrame."""
+    return lambda r: r.trace.to_frame()

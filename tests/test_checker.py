@@ -1,0 +1,190 @@
+"""The checker fires: for every verdict field, a hand-built ground-truth history that it must report.
+
+Each test writes provider responses, store writes and sink effects by hand — no consumer involved — so the
+checker is shown to judge ground truth, not a strategy's claims.
+"""
+from types import SimpleNamespace
+
+import pytest
+
+import simkit
+from simkit.checker import check
+from simkit.model import Checkpoint
+from simkit.provider import scripted
+from simkit.sink import Sink
+from simkit.store import MemoryStore
+
+PAGES = {
+    "name": "hand",
+    "initial": {"resume_cursor": "C1"},
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [3], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+    "events": [{"position": 3, "behavior": "review", "resolve_after": 30.0, "resolution": "apply"}],
+}
+
+
+class History:
+    """A world assembled by hand: provider, store and sink share one clock."""
+
+    def __init__(self, sink="transactional"):
+        sc = simkit.parse(PAGES)
+        self.provider = scripted(sc)
+        self.store = MemoryStore(Checkpoint("C1", 0, 0))
+        self.sink = Sink(sink, sc.events, self.store.clock)
+        self.provider.clock = self.store.clock
+        self.halts = []
+        self.completed = True
+
+    def apply(self, worker, eid, pos, applied=None):
+        self.store.commit_event(worker, eid, pos, "applied", pos if applied is None else applied,
+                                lambda: self.sink.record(worker, eid))
+
+    def page(self, worker, cursor):
+        cp = self.store.load(worker)
+        return cp, self.provider.fetch(cursor, worker)
+
+    def verdict(self):
+        return check(self)
+
+    def correct_run(self):
+        cp, page = self.page(1, "C1")
+        self.apply(1, "e1", 1)
+        self.apply(1, "e2", 2)
+        assert self.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+        cp, page = self.page(1, "C2")
+        assert self.sink.decide(1, page.events[0]) == "operator_review"   # blocks: no barrier yet
+        self.sink.clock.time = 40.0
+        cp, page = self.page(1, "C2")
+        assert self.sink.decide(1, page.events[0]) == "apply"
+        self.apply(1, "e3", 3)
+        assert self.store.compare_and_swap(1, "C2", 1, "C3", 2, 3)
+        self.page(1, "C3")
+        return self
+
+
+def invariants(v):
+    return sorted({x["invariant"] for x in v.invariant_violations})
+
+
+def test_a_correct_history_is_ok():
+    v = History().correct_run().verdict()
+    assert v.ok, v
+
+
+def test_lost_event_reported_when_cursor_moved_past_it():
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.store.compare_and_swap(1, "C1", 0, "C2", 1, 1)     # e2 never got an outcome
+    v = h.verdict()
+    assert v.lost == ["e2"] and not v.ok
+    assert v.pending == ["e3"]
+    assert invariants(v) == [1]
+
+
+def test_receipt_claiming_success_without_effect_is_not_an_outcome():
+    h = History(sink="unsafe")
+    h.page(1, "C1")
+    h.store.commit_event(1, "e1", 1, "applied", 1)           # no effect in the sink's log
+    h.sink.effect(1, "e2")
+    h.store.commit_event(1, "e2", 2, "applied", 2)
+    h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    v = h.verdict()
+    assert v.lost == ["e1"]
+    assert invariants(v) == [1, 2]
+
+
+def test_duplicated_effect_reported_with_invariant_4():
+    h = History(sink="unsafe").correct_run()
+    h.sink.effect(2, "e2")
+    v = h.verdict()
+    assert v.duplicated == ["e2"]
+    assert invariants(v) == [4]
+    assert "ran 2 times" in v.invariant_violations[0]["detail"]
+
+
+def test_regression_counted_for_each_backwards_write():
+    h = History().correct_run()
+    h.store.overwrite(2, "C2", 1, 0)                          # cursor back to C2, version back to 1
+    v = h.verdict()
+    assert v.regressions == 1 and not v.ok
+
+
+def test_invariant_1_token_published_before_every_event_is_classified():
+    h = History()
+    h.page(1, "C1")
+    h.store.compare_and_swap(1, "C1", 0, "C2", 1, 0)
+    h.apply(1, "e1", 1)
+    h.apply(1, "e2", 2)
+    v = h.verdict()
+    assert invariants(v) == [1] and v.lost == []
+    assert {x["detail"].split(" while ")[1] for x in v.invariant_violations} == {"e1 has no durable outcome",
+                                                                                  "e2 has no durable outcome"}
+
+
+def test_invariant_2_applied_position_beyond_the_durable_prefix():
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1, applied=2)                            # e2 not yet durable
+    v = h.verdict()
+    assert invariants(v) == [2]
+    assert "e2" in v.invariant_violations[0]["detail"]
+
+
+def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
+    h = History().correct_run()
+    h.page(2, "C1")                                           # worker 2 read C3/v2, yet fetched C1
+    h.store.overwrite(2, "C2", 1, 0)
+    v = h.verdict()
+    assert 3 in invariants(v)
+
+
+def test_invariant_3_cursor_the_provider_never_returned():
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.apply(1, "e2", 2)
+    h.store.compare_and_swap(1, "C1", 0, "C9", 1, 2)
+    v = h.verdict()
+    assert invariants(v) == [3]
+    assert "never returned" in v.invariant_violations[0]["detail"]
+
+
+def test_invariant_5_barrier_over_a_review_hold():
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.apply(1, "e2", 2)
+    h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    _, page = h.page(1, "C2")
+    assert h.sink.decide(1, page.events[0]) == "operator_review"
+    h.store.compare_and_swap(1, "C2", 1, "C3", 2, 2)
+    v = h.verdict()
+    assert invariants(v) == [5]
+    assert v.lost == ["e3"]
+
+
+def test_halted_is_reported_and_counts_as_completed():
+    h = History()
+    h.halts.append((3.0, 1, "source-order regression: position 1 after 2"))
+    v = h.verdict()
+    assert v.halted.startswith("source-order regression") and v.completed
+    assert v.pending == ["e1", "e2", "e3"] and v.ok
+
+
+def test_not_completed_is_not_ok():
+    h = History().correct_run()
+    h.completed = False
+    assert not h.verdict().ok
+
+
+@pytest.mark.parametrize("field", ["lost", "duplicated", "regressions", "invariant_violations", "completed"])
+def test_ok_is_false_whenever_any_failure_field_is_set(field):
+    v = simkit.Verdict()
+    assert v.ok
+    setattr(v, field, {"lost": ["e1"], "duplicated": ["e1"], "regressions": 1,
+                       "invariant_violations": [{"invariant": 1}], "completed": False}[field])
+    assert not v.ok
