@@ -17,6 +17,8 @@ class FaultPlan:
         self._random_left = random_faults.max_faults
         #: every crash-point pass as (worker, point, position, occurrence at that position)
         self.passes: list[tuple[int, str, int | None, int]] = []
+        #: every reply as (worker, op, position, occurrence of op, occurrence at that position, passes before it)
+        self.replies: list[tuple[int, str, int | None, int, int, int]] = []
         self.fired: list[Fault] = []
 
     def _count(self, worker, name, position) -> tuple[int, int]:
@@ -55,10 +57,12 @@ class FaultPlan:
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""
         n_any, n_pos = self._count(worker, ("reply", op), position)
+        self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
         if self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
             return True
         if self._draw(self._rf.lost_response):
-            self._fired(Fault("lost_response", None, position, n_pos, worker, op=op))
+            # a fault without a position matches the n-th reply of its op (see _match): record that n
+            self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any, worker, op=op))
             return True
         return False
 
