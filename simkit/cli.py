@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--crash", action="append", default=[], metavar="POINT[@POSITION][#OCCURRENCE]",
                    help=f"inject a crash; POINT is one of {', '.join(CRASH_POINTS)}")
     p.add_argument("--timeline", metavar="PNG", help="also write the timeline figure to this file")
+    p.add_argument("--swimlane", metavar="PNG", help="also write the swimlane (Lamport) diagram to this file")
     p = sub.add_parser("compare", help="every strategy on one scenario")
     _common(p, strategy=False)
     sub.add_parser("list", help="bundled scenarios, strategies and settlement policies")
@@ -55,7 +56,9 @@ def cmd_run(args) -> int:
     faults = tuple(parse_crash_arg(c) for c in args.crash)
     run = simulate(sc, resolve(args.strategy), seed, faults)
     if args.timeline:
-        _save_timeline(run, args.timeline)
+        _save_figure(run, args.timeline, "timeline")
+    if args.swimlane:
+        _save_figure(run, args.swimlane, "swimlane")
     print(json.dumps(run.as_dict()) if args.json else run_summary(run))
     return 0
 
@@ -87,14 +90,16 @@ def cmd_list(args) -> int:
     return 0
 
 
-def _save_timeline(run, path):
+def _save_figure(run, path, kind):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from .plot import timeline
-    fig, ax = plt.subplots(figsize=(11, 5.5), layout="constrained")
-    timeline(ax, run)
+    from .swimlane import swimlane
+    height = 5.5 if kind == "timeline" else 1.6 + 0.75 * (run.world.scenario.workers + 3)
+    fig, ax = plt.subplots(figsize=(12, height), layout="constrained")
+    (timeline if kind == "timeline" else swimlane)(ax, run)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
@@ -105,7 +110,7 @@ def cmd_demo(args) -> int:
     print(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{sc.description}\n")
     print(table([verdict_row(r) for r in runs]))
     worst = next((r for r in runs if r.strategy == "persist_token_on_fetch"), runs[0])
-    _save_timeline(worst, args.out)
+    _save_figure(worst, args.out, "timeline")
     print(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
     return 0
 
