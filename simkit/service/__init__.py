@@ -1,0 +1,21 @@
+"""Seed 004 ("Durable consumer checkpoints"), executable: a change feed, the checkpoint service, restore from
+backup, clients that use it right and wrong, a deterministic simulation that judges them, and ``simkit serve``.
+
+| module | owns |
+| --- | --- |
+| :mod:`~simkit.service.contract` | limits, request validation, digests, the error table |
+| :mod:`~simkit.service.feed` | the change feed: journal, pages, exact-history (version 2) cursors |
+| :mod:`~simkit.service.checkpoints` | the checkpoint service model with an explicit clock; backup and restore |
+| :mod:`~simkit.service.config` | the dev subject, config files, start-up flags and fault specs |
+| :mod:`~simkit.service.http` | ``simkit serve``: FastAPI routes, OpenAPI, fault injection, uvicorn |
+
+The HTTP modules import FastAPI; nothing else here does.
+"""
+from .checkpoints import ROUTES, Backup, CheckpointService, ManualClock, Reply
+from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, build_service, dev_service
+from .contract import MAX_REQUEST_BYTES, ServiceError
+
+__all__ = [
+    "DEV_SCOPE", "DEV_TENANT", "MAX_REQUEST_BYTES", "ROUTES", "Backup", "CheckpointService", "ManualClock", "Reply",
+    "ServiceConfigError", "ServiceError", "build_service", "dev_service",
+]

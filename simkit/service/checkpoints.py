@@ -1,0 +1,337 @@
+"""The checkpoint service of seed 004 ("Durable consumer checkpoints") as a pure model with an explicit clock.
+
+:class:`CheckpointService` holds subjects, credentials and grants, one change-feed journal per namespace
+(tenant and exact scope), checkpoints per (subject, namespace, contract version, consumer id) and the
+idempotency receipts. :meth:`CheckpointService.call` takes a route, the ``Authorization`` header and the raw
+body and returns a :class:`Reply`; the HTTP server (``simkit serve``) is a thin adapter around it, and the
+tests drive both through the same calls.
+
+Order of checks on every call: size (413) → credential (401) → shape (400) → capability and grant for the
+exact scope (403) → state (404 / 409 / 500). A rejected call changes no state.
+
+The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from . import contract as C
+from .contract import ServiceError, conflict, digest
+from .feed import Journal, inactive_page
+
+ROUTES = {
+    "/api/v1/memory/changes": "changes",
+    "/api/v1/memory/checkpoints/read": "read",
+    "/api/v1/memory/checkpoints": "write",
+}
+NEEDS = {"changes": frozenset({C.MEMORY_READ}), "read": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT}),
+         "write": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT})}
+
+
+class ManualClock:
+    """The model's only notion of time: milliseconds that advance when the owner says so."""
+
+    def __init__(self, now_millis: int = 0):
+        self.now_millis = now_millis
+
+    def advance(self, millis: int) -> int:
+        self.now_millis += millis
+        return self.now_millis
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One answer: status, JSON body and headers (``Cache-Control: no-store`` on every reply)."""
+
+    status: int
+    body: dict
+    headers: dict = field(default_factory=lambda: dict(C.NO_STORE))
+
+
+@dataclass
+class Subject:
+    subject_id: str
+    tenant: str
+    #: exact scope tuple -> capabilities
+    grants: dict[tuple, frozenset] = field(default_factory=dict)
+    tenant_admin: bool = False
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A stored checkpoint and the digest that binds it to its owner, its revision and its predecessor."""
+
+    version: int
+    subject_id: str
+    namespace: tuple
+    consumer_id: str
+    cursor: dict
+    revision: int
+    updated_at_millis: int
+    previous_digest: str | None
+    checkpoint_digest: str = ""
+
+    def digest_input(self) -> dict:
+        return {"contract_version": self.version, "subject": self.subject_id, "namespace": list(self.namespace[1]),
+                "tenant": self.namespace[0], "consumer_id": self.consumer_id, "cursor": self.cursor,
+                "revision": self.revision, "updated_at_millis": self.updated_at_millis,
+                "previous_digest": self.previous_digest}
+
+    def public(self) -> dict:
+        return {"consumer_id": self.consumer_id, "cursor": dict(self.cursor), "revision": self.revision,
+                "updated_at_millis": self.updated_at_millis, "checkpoint_digest": self.checkpoint_digest}
+
+
+@dataclass(frozen=True)
+class WriteRecord:
+    """Ground truth: one committed checkpoint command (an identical retry commits nothing and is not here)."""
+
+    seq: int
+    millis: int
+    subject_id: str
+    namespace: tuple
+    version: int
+    consumer_id: str
+    idempotency_key: str
+    before: dict | None
+    after: dict
+
+
+@dataclass
+class Backup:
+    """A snapshot of the stored data (journals, checkpoints, receipts). Identities and grants are not data."""
+
+    journals: dict
+    checkpoints: dict
+    receipts: dict
+    taken_at_millis: int
+
+
+def _receipt_digest(receipt: dict) -> str:
+    return digest({k: receipt[k] for k in ("contract_version", "idempotency_key", "checkpoint")})
+
+
+class CheckpointService:
+    """Seed 004's service: change feed, checkpoint read and write, backup and restore."""
+
+    def __init__(self, clock: ManualClock | None = None):
+        self.clock = clock or ManualClock()
+        self.subjects: dict[str, Subject] = {}
+        self.credentials: dict[str, str] = {}
+        self.revoked: set[str] = set()
+        self.journals: dict[tuple, Journal] = {}
+        self.checkpoints: dict[tuple, Stored] = {}
+        #: (subject, namespace, idempotency key) -> (command fingerprint, receipt)
+        self.receipts: dict[tuple, tuple[str, dict]] = {}
+        #: ground truth for checkers: committed commands, restores
+        self.writes: list[WriteRecord] = []
+        self.restores: list[tuple[int, int]] = []
+        self._seq = 0
+        self._journal_count = 0
+
+    # -- identities and grants ----------------------------------------------------------------------------
+    def add_subject(self, subject_id: str, tenant: str = "tenant", credentials=(), tenant_admin: bool = False) -> Subject:
+        s = self.subjects.setdefault(subject_id, Subject(subject_id, tenant, tenant_admin=tenant_admin))
+        for token in credentials:
+            self.add_credential(token, subject_id)
+        return s
+
+    def add_credential(self, token: str, subject_id: str) -> None:
+        """Issue (or rotate in) a credential; rotation within one subject preserves its checkpoints."""
+        if subject_id not in self.subjects:
+            raise KeyError(f"unknown subject {subject_id!r}")
+        self.credentials[token] = subject_id
+        self.revoked.discard(token)
+
+    def revoke(self, token: str) -> None:
+        self.revoked.add(token)
+
+    def grant(self, subject_id: str, scope: dict, capabilities) -> None:
+        caps = frozenset(capabilities)
+        unknown = caps - set(C.CAPABILITIES)
+        if unknown:
+            raise ValueError(f"unknown capability {sorted(unknown)[0]!r}; one of {', '.join(C.CAPABILITIES)}")
+        s = self.subjects[subject_id]
+        key = C.scope(scope)
+        s.grants[key] = s.grants.get(key, frozenset()) | caps
+
+    def namespace(self, subject_id: str, scope: dict | tuple) -> tuple:
+        sc = scope if isinstance(scope, tuple) else C.scope(scope)
+        return (self.subjects[subject_id].tenant, sc)
+
+    # -- the change feed's writer side --------------------------------------------------------------------
+    def activate_journal(self, tenant: str, scope: dict) -> str:
+        """Activate the namespace's journal (idempotent); returns its opaque ``journal_id``."""
+        ns = (tenant, C.scope(scope))
+        if ns not in self.journals:
+            self._journal_count += 1
+            self.journals[ns] = Journal(f"00000000-0000-4000-8000-{self._journal_count:012d}")
+        return self.journals[ns].journal_id
+
+    def append(self, tenant: str, scope: dict, kind: str, record_id: str, author: str = "writer") -> dict:
+        """A memory mutation's journal entry (activating the journal if needed). Not a checkpoint route."""
+        self.activate_journal(tenant, scope)
+        return self.journals[(tenant, C.scope(scope))].append(kind, record_id, author, self.clock.now_millis).as_dict(2)
+
+    def replace_journal(self, tenant: str, scope: dict) -> str:
+        """Give the namespace a new journal identity (as a restore from another lineage would)."""
+        ns = (tenant, C.scope(scope))
+        self.journals.pop(ns, None)
+        return self.activate_journal(tenant, scope)
+
+    # -- calls --------------------------------------------------------------------------------------------
+    def call(self, route: str, authorization: str | None, raw: bytes) -> Reply:
+        """One request: ``route`` is a path of :data:`ROUTES`; ``raw`` the body bytes. Never raises."""
+        op = ROUTES.get(route)
+        if op is None:
+            return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())
+        try:
+            body = self._handle(op, authorization, raw)
+        except ServiceError as exc:
+            return Reply(exc.status, exc.body())
+        return Reply(200, body)
+
+    def _handle(self, op: str, authorization: str | None, raw: bytes) -> dict:
+        if len(raw) > C.MAX_REQUEST_BYTES:
+            C.parse_body(raw)                       # raises 413
+        subject = self._authenticate(authorization)
+        body = C.parse_body(raw)
+        if op == "changes":
+            version, sc, after, through, limit = C.changes_request(body)
+            ns = self._authorize(subject, sc, op)
+            return self._changes(ns, version, after, through, limit)
+        if op == "read":
+            version, sc, consumer_id = C.read_request(body)
+            ns = self._authorize(subject, sc, op)
+            return self._read(subject, ns, sc, version, consumer_id)
+        sc, cmd = C.write_request(body)
+        ns = self._authorize(subject, sc, op)
+        return self._write(subject, ns, cmd)
+
+    def _authenticate(self, authorization: str | None) -> Subject:
+        """Checked on every call, retries included: unknown or revoked credentials are 401."""
+        token = C.bearer(authorization)
+        if token in self.revoked:
+            raise ServiceError(401, "revoked_credential", "the credential has been revoked")
+        subject_id = self.credentials.get(token)
+        if subject_id is None:
+            raise ServiceError(401, "invalid_credential", "the credential is not valid")
+        return self.subjects[subject_id]
+
+    def _authorize(self, subject: Subject, sc: tuple, op: str) -> tuple:
+        """Capabilities for the exact scope; tenant administration alone grants nothing (403)."""
+        missing = NEEDS[op] - subject.grants.get(sc, frozenset())
+        if missing:
+            raise ServiceError(403, "forbidden", f"subject lacks {', '.join(sorted(missing))} on this exact scope")
+        return (subject.tenant, sc)
+
+    def _changes(self, ns, version, after, through, limit) -> dict:
+        journal = self.journals.get(ns)
+        if journal is None:
+            if after is not None or through is not None:
+                raise conflict("journal_not_active", "this namespace has no active journal; the cursor is foreign")
+            return inactive_page(version)
+        return journal.page(after, through, limit, version)
+
+    def _stored(self, key) -> Stored | None:
+        rec = self.checkpoints.get(key)
+        if rec is not None and digest(rec.digest_input()) != rec.checkpoint_digest:
+            raise ServiceError(500, "integrity_failure", f"stored checkpoint of consumer {key[3]!r} does not match its digest")
+        return rec
+
+    def _read(self, subject, ns, sc, version, consumer_id) -> dict:
+        rec = self._stored((subject.subject_id, ns, version, consumer_id))
+        if rec is None:
+            raise ServiceError(404, "checkpoint_not_found", f"no version {version} checkpoint for consumer "
+                                                            f"{consumer_id!r}; run the feed's initial reconciliation")
+        return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
+
+    def _write(self, subject: Subject, ns: tuple, cmd: dict) -> dict:
+        version = cmd["contract_version"]
+        fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
+        rkey = (subject.subject_id, ns, cmd["idempotency_key"])
+        if rkey in self.receipts:
+            stored_fp, receipt = self.receipts[rkey]
+            if _receipt_digest(receipt) != receipt["receipt_digest"]:
+                raise ServiceError(500, "integrity_failure", "stored receipt does not match its receipt_digest")
+            if stored_fp != fingerprint:
+                raise conflict("idempotency_conflict", "idempotency_key was used for another command (cursor, "
+                                                       "consumer or expected revision); use a new key")
+            return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
+        journal = self.journals.get(ns)
+        if journal is None:
+            raise conflict("journal_not_active", "no checkpoint can be created before journal activation")
+        seq = journal.locate(cmd["cursor"], "command.cursor", version)
+        key = (subject.subject_id, ns, version, cmd["consumer_id"])
+        rec = self._stored(key)
+        expected = cmd["expected_revision"]
+        if rec is None:
+            if expected != 0:
+                raise conflict("revision_conflict", f"expected revision {expected} but the checkpoint does not "
+                                                    f"exist; create it with expected_revision 0")
+        else:
+            if expected != rec.revision:
+                raise conflict("revision_conflict", f"expected revision {expected} but the current revision is "
+                                                    f"{rec.revision}; reread and reconcile")
+            if version == 2 and cmd["expected_digest"] != rec.checkpoint_digest:
+                raise conflict("digest_conflict", f"revision {expected} has another checkpoint_digest: the "
+                                                  f"progress diverged; reread and reconcile")
+            if cmd["cursor"]["journal_id"] != rec.cursor["journal_id"]:
+                raise conflict("journal_switch", "existing progress cannot switch journal identities; use a new "
+                                                 "consumer identity after reconciliation")
+            if seq < rec.cursor["sequence"]:
+                raise conflict("cursor_backward", f"cursor sequence {seq} is behind the checkpoint's "
+                                                  f"{rec.cursor['sequence']}; progress cannot move backward")
+        new = Stored(version, subject.subject_id, ns, cmd["consumer_id"], dict(cmd["cursor"]),
+                     (rec.revision if rec else 0) + 1, self.clock.now_millis, rec.checkpoint_digest if rec else None)
+        new = Stored(**{**new.__dict__, "checkpoint_digest": digest(new.digest_input())})
+        receipt = {"contract_version": version, "idempotency_key": cmd["idempotency_key"], "checkpoint": new.public()}
+        receipt["receipt_digest"] = _receipt_digest(receipt)
+        # One atomic batch: checkpoint and receipt together. No journal entry: no feedback loop in the feed.
+        self.checkpoints[key] = new
+        self.receipts[rkey] = (fingerprint, receipt)
+        self._seq += 1
+        self.writes.append(WriteRecord(self._seq, self.clock.now_millis, subject.subject_id, ns, version,
+                                       cmd["consumer_id"], cmd["idempotency_key"], rec.public() if rec else None,
+                                       new.public()))
+        return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
+
+    # -- backup, restore, integrity faults --------------------------------------------------------------------
+    def backup(self) -> Backup:
+        return Backup(copy.deepcopy(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
+                      self.clock.now_millis)
+
+    def restore(self, backup: Backup) -> None:
+        """Put the stored data back as it was when ``backup`` was taken (seed 004 "Recovery and limits")."""
+        self.journals = copy.deepcopy(backup.journals)
+        self.checkpoints = dict(backup.checkpoints)
+        self.receipts = copy.deepcopy(backup.receipts)
+        self._seq += 1
+        self.restores.append((self._seq, self.clock.now_millis))
+
+    def state_digest(self) -> str:
+        """A digest of every stored value: equal before and after a rejected call."""
+        return digest({
+            "journals": sorted([repr(ns), j.journal_id, [e.as_dict(2) for e in j.entries]] for ns, j in self.journals.items()),
+            "checkpoints": sorted([repr(k), v.digest_input(), v.checkpoint_digest] for k, v in self.checkpoints.items()),
+            "receipts": sorted([repr(k), fp, r] for k, (fp, r) in self.receipts.items()),
+        })
+
+    def corrupt_checkpoint(self, subject_id: str, scope: dict, consumer_id: str, version: int = 1) -> bool:
+        """Change a stored checkpoint behind its digest's back (simulated storage corruption)."""
+        key = (subject_id, self.namespace(subject_id, scope), version, consumer_id)
+        rec = self.checkpoints.get(key)
+        if rec is None:
+            return False
+        self.checkpoints[key] = Stored(**{**rec.__dict__, "cursor": {**rec.cursor, "sequence": rec.cursor["sequence"] + 1}})
+        return True
+
+    def corrupt_journal(self, tenant: str, scope: dict, sequence: int = 1) -> bool:
+        """Change a journal entry behind its digest's back."""
+        journal = self.journals.get((tenant, C.scope(scope)))
+        if journal is None or not 1 <= sequence <= journal.head:
+            return False
+        e = journal.entries[sequence - 1]
+        journal.entries[sequence - 1] = type(e)(**{**{s: getattr(e, s) for s in e.__slots__}, "record_id": e.record_id + "~"})
+        return True

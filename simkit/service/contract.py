@@ -1,0 +1,212 @@
+"""The wire contract of seed 004 ("Durable consumer checkpoints"): limits, request validation, digests, errors.
+
+Everything here is pure: no clock, no I/O. A request body is validated into plain tuples and dicts before any
+state is touched, so a malformed request (400) can never change state. The checks follow the seed's
+"Recovery and limits" table:
+
+- malformed identities or contracts → 400;
+- invalid or revoked credentials → 401;
+- missing capability or grant → 403;
+- absent progress → 404;
+- stale compare-and-set revisions, nonmonotonic, foreign or ahead cursors, idempotency conflicts → 409;
+- a request above the standard 64 KiB limit → 413;
+- detected integrity failures → 500.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+
+#: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
+CONTRACT_VERSIONS = (1, 2)
+#: "Standard 64 KiB request limits" (seed 004, "Recovery and limits").
+MAX_REQUEST_BYTES = 64 * 1024
+#: Feed page size bounds (feed-notes.md: "limit 1–256").
+MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 256, 100
+#: "an unsigned 64-bit sequence" (feed-notes.md).
+MAX_SEQUENCE = 2**64 - 1
+#: Identity rule of seed 004: "1–128 UTF-8 bytes with no control characters or blank value".
+MAX_IDENTITY_BYTES = 128
+#: Capabilities a grant can carry. Both checkpoint routes need READ and CHECKPOINT for the exact scope.
+MEMORY_READ, MEMORY_CHECKPOINT, MEMORY_WRITE, TENANT_ADMIN = "memory_read", "memory_checkpoint", "memory_write", "tenant_admin"
+CAPABILITIES = (MEMORY_READ, MEMORY_CHECKPOINT, MEMORY_WRITE, TENANT_ADMIN)
+#: Scope visibilities simkit accepts (seed 004 only shows "shared"; "private" is simkit's assumption).
+VISIBILITIES = ("private", "shared")
+#: Entry kinds (feed-notes.md).
+KINDS = ("created", "derived", "updated", "deleted", "embedding_attached", "reviewed")
+SCOPE_KEYS = ("project_id", "mission_id", "agent_id", "visibility")
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+class ServiceError(Exception):
+    """A rejected request: an HTTP status, a stable machine-readable ``code`` and a one-line message."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+    def body(self) -> dict:
+        return {"error": {"status": self.status, "code": self.code, "message": self.message}}
+
+
+def bad(code: str, message: str) -> ServiceError:
+    return ServiceError(400, code, message)
+
+
+def conflict(code: str, message: str) -> ServiceError:
+    return ServiceError(409, code, message)
+
+
+# -- digests -------------------------------------------------------------------------------------------------
+def canonical(value) -> bytes:
+    """Canonical JSON: sorted keys, no spaces, UTF-8. Digests are computed over this."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def digest(value) -> str:
+    """``sha256:<hex>`` of the canonical JSON of ``value``. Detects inconsistency; it is not a signature."""
+    return "sha256:" + hashlib.sha256(canonical(value)).hexdigest()
+
+
+# -- validation ----------------------------------------------------------------------------------------------
+def parse_body(raw: bytes) -> dict:
+    """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object)."""
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise ServiceError(413, "request_too_large", f"request body is {len(raw)} bytes; the limit is {MAX_REQUEST_BYTES}")
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise bad("malformed_json", f"request body is not JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise bad("malformed_json", "request body must be a JSON object")
+    return body
+
+
+def _fields(obj, where: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    if not isinstance(obj, dict):
+        raise bad("malformed_request", f"{where} must be a JSON object")
+    unknown = sorted(set(obj) - set(required) - set(optional))
+    if unknown:
+        # "The request cannot select another subject or tenant": unknown fields are refused, never ignored.
+        raise bad("unknown_field", f"{where}: unknown field {unknown[0]!r}")
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise bad("missing_field", f"{where}: missing field {missing[0]!r}")
+    return obj
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def identity(value, where: str) -> str:
+    """Seed 004's identity rule: 1–128 UTF-8 bytes, no control characters, not blank; else 400."""
+    if not isinstance(value, str):
+        raise bad("malformed_identity", f"{where} must be a string")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise bad("malformed_identity", f"{where} is not valid UTF-8") from None
+    if not 1 <= size <= MAX_IDENTITY_BYTES:
+        raise bad("malformed_identity", f"{where} must be 1-{MAX_IDENTITY_BYTES} UTF-8 bytes, got {size}")
+    if any(unicodedata.category(ch) == "Cc" for ch in value):
+        raise bad("malformed_identity", f"{where} contains a control character")
+    if not value.strip():
+        raise bad("malformed_identity", f"{where} is blank")
+    return value
+
+
+def contract_version(value, where: str, allowed=CONTRACT_VERSIONS) -> int:
+    if not _is_int(value) or value not in allowed:
+        raise bad("unsupported_contract", f"{where} must be one of {list(allowed)}, got {value!r}")
+    return value
+
+
+def scope(value) -> tuple:
+    """A scope as a hashable tuple in ``SCOPE_KEYS`` order."""
+    s = _fields(value, "scope", SCOPE_KEYS)
+    out = [identity(s["project_id"], "scope.project_id")]
+    for key in ("mission_id", "agent_id"):
+        out.append(None if s[key] is None else identity(s[key], f"scope.{key}"))
+    if s["visibility"] not in VISIBILITIES:
+        raise bad("malformed_scope", f"scope.visibility must be one of {list(VISIBILITIES)}")
+    out.append(s["visibility"])
+    return tuple(out)
+
+
+def scope_dict(scope_tuple: tuple) -> dict:
+    return dict(zip(SCOPE_KEYS, scope_tuple))
+
+
+def cursor(value, where: str, version: int) -> dict:
+    """A cursor ``{journal_id, sequence}``; version 2 adds the exact-history ``history_digest``."""
+    keys = ("journal_id", "sequence", "history_digest") if version == 2 else ("journal_id", "sequence")
+    c = _fields(value, where, keys)
+    identity(c["journal_id"], f"{where}.journal_id")
+    if not _is_int(c["sequence"]) or not 0 <= c["sequence"] <= MAX_SEQUENCE:
+        raise bad("malformed_cursor", f"{where}.sequence must be an unsigned 64-bit integer")
+    if version == 2 and not (isinstance(c["history_digest"], str) and c["history_digest"].startswith("sha256:")
+                             and len(c["history_digest"]) == 71):
+        raise bad("malformed_cursor", f"{where}.history_digest must be a sha256 digest")
+    return {k: c[k] for k in keys}
+
+
+def changes_request(body: dict) -> tuple[int, tuple, dict | None, dict | None, int]:
+    """``POST /api/v1/memory/changes``: (version, scope, after, through, limit)."""
+    _fields(body, "request", ("contract_version", "scope"), ("query",))
+    version = contract_version(body["contract_version"], "contract_version")
+    sc = scope(body["scope"])
+    q = _fields(body.get("query") or {}, "query", (), ("after", "through", "limit"))
+    after = None if q.get("after") is None else cursor(q["after"], "query.after", version)
+    through = None if q.get("through") is None else cursor(q["through"], "query.through", version)
+    limit = q.get("limit", DEFAULT_LIMIT)
+    if not _is_int(limit) or not MIN_LIMIT <= limit <= MAX_LIMIT:
+        raise bad("malformed_bounds", f"query.limit must be an integer {MIN_LIMIT}-{MAX_LIMIT}")
+    if after and through and after["journal_id"] == through["journal_id"] and after["sequence"] > through["sequence"]:
+        raise bad("malformed_bounds", "query.after is beyond query.through")
+    return version, sc, after, through, limit
+
+
+def read_request(body: dict) -> tuple[int, tuple, str]:
+    """``POST /api/v1/memory/checkpoints/read``: (version, scope, consumer_id)."""
+    _fields(body, "request", ("contract_version", "scope", "consumer_id"))
+    return (contract_version(body["contract_version"], "contract_version"), scope(body["scope"]),
+            identity(body["consumer_id"], "consumer_id"))
+
+
+def write_request(body: dict) -> tuple[tuple, dict]:
+    """``POST /api/v1/memory/checkpoints``: (scope, command); version 2 commands carry ``expected_digest``."""
+    _fields(body, "request", ("scope", "command"))
+    sc = scope(body["scope"])
+    raw = body["command"]
+    if not isinstance(raw, dict):
+        raise bad("malformed_request", "command must be a JSON object")
+    version = contract_version(raw.get("contract_version"), "command.contract_version")
+    common = ("contract_version", "idempotency_key", "consumer_id", "expected_revision", "cursor")
+    cmd = _fields(raw, "command", common + (("expected_digest",) if version == 2 else ()))
+    identity(cmd["idempotency_key"], "command.idempotency_key")
+    identity(cmd["consumer_id"], "command.consumer_id")
+    rev = cmd["expected_revision"]
+    if not _is_int(rev) or not 0 <= rev <= MAX_SEQUENCE:
+        raise bad("malformed_revision", "command.expected_revision must be a non-negative integer")
+    out = {k: cmd[k] for k in common}
+    out["cursor"] = cursor(cmd["cursor"], "command.cursor", version)
+    if version == 2:
+        d = cmd["expected_digest"]
+        if rev == 0 and d is not None:
+            raise bad("malformed_revision", "command.expected_digest must be null when expected_revision is 0")
+        if rev > 0 and not (isinstance(d, str) and d.startswith("sha256:") and len(d) == 71):
+            raise bad("malformed_revision", "command.expected_digest must be the current checkpoint_digest")
+        out["expected_digest"] = d
+    return sc, out
+
+
+def bearer(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header; 401 when missing or malformed."""
+    if not authorization:
+        raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
+    return token.strip()

@@ -1,0 +1,278 @@
+"""``simkit serve``: the seed 004 model over HTTP on 127.0.0.1 (FastAPI + uvicorn), with real time.
+
+The routes are seed 004's; each reads the raw body and hands it to :meth:`CheckpointService.call`, so the
+server answers exactly what the model answers. FastAPI publishes the OpenAPI document at ``/openapi.json``.
+Every reply carries ``Cache-Control: no-store``.
+
+Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-up with ``--fault``
+(:func:`simkit.service.config.parse_fault`):
+
+- ``lose-reply``: the request takes effect, then the connection is closed mid-reply (the client sees a
+  truncated response, exactly like a reply lost on the network);
+- ``corrupt-checkpoint``: the caller's stored checkpoint is altered behind its digest before the call (500);
+- ``corrupt-journal``: a journal entry in the requested range is altered behind its digest (500).
+
+The fault header is deliberately not in the OpenAPI document: fuzzers exercise the contract, not the faults.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import threading
+import time
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
+
+from . import schema as S
+from .checkpoints import ROUTES, CheckpointService
+from .config import FaultSpec, ServiceConfigError, parse_fault
+from .contract import MAX_REQUEST_BYTES, NO_STORE
+
+FAULT_HEADER = "x-simkit-fault"
+_LOST = "simkit.lose_reply"
+
+
+class WallClock:
+    """Real time for the server (the model itself never reads a clock)."""
+
+    @property
+    def now_millis(self) -> int:
+        return int(time.time() * 1000)
+
+
+class _NoStore:
+    """Pure ASGI wrapper: ``Cache-Control: no-store`` on every reply, and the ``lose-reply`` fault."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        held: list[dict] = []
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
+                message = {**message, "headers": headers + [(b"cache-control", NO_STORE["Cache-Control"].encode())]}
+            held.append(message)
+
+        await self.app(scope, receive, capture)
+        if scope.get(_LOST):
+            # The request took effect; the client gets headers and part of the body, then the connection closes.
+            start = held[0]
+            await send(start)
+            body = b"".join(m.get("body", b"") for m in held[1:])
+            await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
+            logging.getLogger("uvicorn.error").warning("simkit: lose-reply fault: dropped the reply to %s %s",
+                                                       scope["method"], scope["path"])
+            return
+        for message in held:
+            await send(message)
+
+
+class _QuietLostReply(logging.Filter):
+    def filter(self, record):
+        return "returned without completing response" not in record.getMessage()
+
+
+def _faults_for(request: Request, route: str, specs: list[FaultSpec], counts: dict) -> list[str]:
+    kinds = [parse_fault(k, f"header X-Simkit-Fault").kind for k in request.headers.get(FAULT_HEADER, "").split(",") if k.strip()]
+    for i, spec in enumerate(specs):
+        if spec.route in (None, route):
+            counts[i] = counts.get(i, 0) + 1
+            if spec.nth == 0 or counts[i] == spec.nth:
+                kinds.append(spec.kind)
+    return kinds
+
+
+def _corrupt(svc: CheckpointService, kinds: list[str], op: str, authorization: str | None, raw: bytes) -> None:
+    """Apply corruption faults to what this request will touch (only for a valid credential and body)."""
+    try:
+        body = json.loads(raw)
+        token = (authorization or "").partition(" ")[2].strip()
+        subject = svc.subjects[svc.credentials[token]]
+        scope = body["scope"]
+        if "corrupt-checkpoint" in kinds and op in ("read", "write"):
+            cmd = body if op == "read" else body["command"]
+            svc.corrupt_checkpoint(subject.subject_id, scope, cmd["consumer_id"], cmd["contract_version"])
+        if "corrupt-journal" in kinds and op == "changes":
+            after = ((body.get("query") or {}).get("after") or {}).get("sequence", 0)
+            journal = svc.journals.get(svc.namespace(subject.subject_id, scope))
+            if journal is not None:
+                svc.corrupt_journal(subject.tenant, scope, min(after + 1, journal.head))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+
+
+def _responses(ok_model, codes) -> dict:
+    header = {"Cache-Control": {"description": "always no-store", "schema": {"type": "string", "enum": ["no-store"]}}}
+    meaning = {400: "malformed identity, contract or bounds", 401: "missing, invalid or revoked credential",
+               403: "missing capability or grant for the exact scope", 404: "absent progress",
+               409: "stale revision, nonmonotonic/foreign/ahead cursor or idempotency conflict",
+               413: "request above the 64 KiB limit", 500: "detected integrity failure"}
+    out = {200: {"model": ok_model, "headers": header}}
+    for code in codes:
+        out[code] = {"model": S.Error, "description": meaning[code], "headers": header}
+    return out
+
+
+def _body(model) -> dict:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema(ref_template="#/components/schemas/{model}")}}}}
+
+
+def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = True) -> FastAPI:
+    """The FastAPI app serving ``svc``. ``admin`` adds the unpublished ``/_simkit/*`` operator routes."""
+    app = FastAPI(title="simkit checkpoint service (seed 004)", version="1",
+                  description="Durable consumer checkpoints and the change feed they refer to, as seed 004 and "
+                              "feed-notes.md describe them. Every reply carries Cache-Control: no-store.")
+    app.state.service = svc
+    app.state.lock = threading.Lock()
+    specs, counts = list(faults), {}
+    bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <credential> (checked on every call)")
+    common = (400, 401, 403, 409, 413, 500)
+
+    def route(path: str, ok_model, request_model, codes, summary: str):
+        op = ROUTES[path]
+
+        async def handler(request: Request):
+            raw = bytearray()
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_REQUEST_BYTES:
+                    break
+            authorization = request.headers.get("authorization")
+            try:
+                kinds = _faults_for(request, op, specs, counts)
+            except ServiceConfigError as exc:
+                return JSONResponse({"error": {"status": 400, "code": "bad_fault", "message": str(exc)}}, 400)
+            with app.state.lock:
+                if kinds:
+                    _corrupt(svc, kinds, op, authorization, bytes(raw))
+                reply = svc.call(path, authorization, bytes(raw))
+            if "lose-reply" in kinds:
+                request.scope[_LOST] = True
+            return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+        handler.__name__ = op
+        app.post(path, summary=summary, responses=_responses(ok_model, codes), openapi_extra=_body(request_model),
+                 dependencies=[Depends(bearer)])(handler)
+
+    route("/api/v1/memory/changes", S.ChangesPage, S.ChangesRequest, common, "Read one change-feed page")
+    route("/api/v1/memory/checkpoints/read", S.ReadResponse, S.ReadRequest, common[:3] + (404,) + common[3:],
+          "Read a consumer's current checkpoint")
+    route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
+    _add_schemas(app)
+    if admin:
+        _admin_routes(app, svc)
+    return app
+
+
+def _add_schemas(app: FastAPI) -> None:
+    """Put the request models' nested definitions where the ``$ref``s of ``openapi_extra`` point."""
+    original = app.openapi
+
+    def openapi():
+        if app.openapi_schema:
+            return app.openapi_schema
+        doc = original()
+        comps = doc.setdefault("components", {}).setdefault("schemas", {})
+        for model in (S.ChangesRequest, S.ReadRequest, S.WriteRequest):
+            js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            for name, d in js.pop("$defs", {}).items():
+                comps.setdefault(name, d)
+        for item in doc["paths"].values():
+            body = item["post"]["requestBody"]["content"]["application/json"]["schema"]
+            body.pop("$defs", None)
+        app.openapi_schema = doc
+        return doc
+
+    app.openapi = openapi
+
+
+def _admin_routes(app: FastAPI, svc: CheckpointService) -> None:
+    """Operator tools for workshops (not part of seed 004, not in the OpenAPI document)."""
+    from .config import DEV_SCOPE, DEV_TENANT
+    backups: list = []
+
+    @app.post("/_simkit/append", include_in_schema=False)
+    async def append(request: Request):
+        body = await request.json() if await request.body() else {}
+        with app.state.lock:
+            try:
+                entry = svc.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
+                                   body.get("kind", "created"), str(body.get("record_id", "note")), "operator")
+            except Exception as exc:  # noqa: BLE001 - operator input, reported as 400
+                return JSONResponse({"error": {"status": 400, "code": "bad_append", "message": str(exc)}}, 400)
+        return {"entry": entry}
+
+    @app.post("/_simkit/backup", include_in_schema=False)
+    async def backup():
+        with app.state.lock:
+            backups.append(svc.backup())
+        return {"backup": len(backups)}
+
+    @app.post("/_simkit/restore", include_in_schema=False)
+    async def restore(request: Request):
+        body = await request.json()
+        n = body.get("backup") if isinstance(body, dict) else None
+        if not isinstance(n, int) or not 1 <= n <= len(backups):
+            return JSONResponse({"error": {"status": 400, "code": "bad_backup", "message": "unknown backup"}}, 400)
+        with app.state.lock:
+            svc.restore(backups[n - 1])
+        return {"restored": n}
+
+
+def asgi(app: FastAPI):
+    """The ASGI application uvicorn serves: ``app`` behind the no-store and lost-reply wrapper."""
+    return _NoStore(app)
+
+
+def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: any free port), or one clear error."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServiceConfigError(f"--port {port}: cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    return sock
+
+
+def _server(app: FastAPI, log_level: str):
+    import uvicorn
+    logging.getLogger("uvicorn.error").addFilter(_QuietLostReply())
+    return uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off"))
+
+
+@contextlib.contextmanager
+def running(app: FastAPI, port: int = 0, log_level: str = "warning"):
+    """Serve ``app`` on 127.0.0.1 in a background thread; yields the base URL; always shuts down."""
+    sock = bind(port)
+    server = _server(app, log_level)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the server thread stopped before it started")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def serve(svc: CheckpointService, faults: list[FaultSpec], port: int, log_level: str = "info", announce=print) -> None:
+    """Serve until interrupted (``simkit serve``)."""
+    app = create_app(svc, faults)
+    sock = bind(port)
+    announce(f"simkit serve: http://127.0.0.1:{sock.getsockname()[1]}  (OpenAPI at /openapi.json; credential 'dev')")
+    _server(app, log_level).run(sockets=[sock])

@@ -1,0 +1,123 @@
+"""The JSON bodies of seed 004's routes as pydantic models, for the published OpenAPI document only.
+
+Requests are validated by :mod:`simkit.service.contract` (the same code the pure model runs), so that the
+server and the model can never disagree; these models describe the wire format to clients and fuzzers.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .contract import KINDS, MAX_LIMIT, MAX_SEQUENCE, MIN_LIMIT
+
+IDENTITY = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Scope(_Strict):
+    project_id: str = IDENTITY
+    mission_id: str | None = Field(min_length=1, max_length=128)
+    agent_id: str | None = Field(min_length=1, max_length=128)
+    visibility: Literal["private", "shared"]
+
+
+class Cursor(_Strict):
+    """``{journal_id, sequence}``; version 2 (verified) cursors add ``history_digest``."""
+
+    journal_id: str = IDENTITY
+    sequence: int = Field(ge=0, le=MAX_SEQUENCE)
+    history_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class Query(_Strict):
+    after: Cursor | None = None
+    through: Cursor | None = None
+    limit: int = Field(default=100, ge=MIN_LIMIT, le=MAX_LIMIT)
+
+
+class ChangesRequest(_Strict):
+    contract_version: Literal[1, 2]
+    scope: Scope
+    query: Query | None = None
+
+
+class Entry(_Strict):
+    schema_version: int
+    cursor: Cursor
+    kind: Literal[KINDS]  # type: ignore[valid-type]
+    record_id: str
+    record_revision: int
+    author: str
+    committed_at_millis: int
+    change_digest: str = DIGEST
+
+
+class ChangesPage(_Strict):
+    contract_version: int
+    changes: list[Entry]
+    next_cursor: Cursor | None
+    high_watermark: Cursor | None
+    complete: bool
+
+
+class ReadRequest(_Strict):
+    contract_version: Literal[1, 2]
+    scope: Scope
+    consumer_id: str = IDENTITY
+
+
+class Checkpoint(_Strict):
+    consumer_id: str
+    cursor: Cursor
+    revision: int = Field(ge=1)
+    updated_at_millis: int
+    checkpoint_digest: str = DIGEST
+
+
+class ReadResponse(_Strict):
+    contract_version: int
+    scope: Scope
+    checkpoint: Checkpoint
+
+
+class Command(_Strict):
+    """Version 2 commands also carry ``expected_digest`` (null when ``expected_revision`` is 0)."""
+
+    contract_version: Literal[1, 2]
+    idempotency_key: str = IDENTITY
+    consumer_id: str = IDENTITY
+    expected_revision: int = Field(ge=0, le=MAX_SEQUENCE)
+    cursor: Cursor
+    expected_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+class WriteRequest(_Strict):
+    scope: Scope
+    command: Command
+
+
+class Receipt(_Strict):
+    contract_version: int
+    idempotency_key: str
+    checkpoint: Checkpoint
+    receipt_digest: str = DIGEST
+
+
+class WriteResponse(_Strict):
+    contract_version: int
+    receipt: Receipt
+
+
+class ErrorDetail(_Strict):
+    status: int
+    code: str
+    message: str
+
+
+class Error(_Strict):
+    error: ErrorDetail
