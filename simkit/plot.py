@@ -1,63 +1,235 @@
 """Figures that take a matplotlib ``Axes``: the timeline of ``resume_cursor`` against ``applied_position``,
-and the fate of every event. Matplotlib is imported by the caller's figure, not by the simulation core."""
+the fate of every event, and side-by-side timelines. Matplotlib is imported by the caller's figure, not by the
+simulation core.
+
+The timeline draws what the durable checkpoint *says* (``resume_cursor``, decoded to its place in the stream by
+the provider, and ``applied_position``) against what ground truth *is* (:func:`durable_prefix`: how far every
+event the stream has served is durably done). The gap that matters is shaded: the durable cursor has moved past
+an event that has no durable outcome (:func:`unsafe_rows`). A safe consumer never opens it.
+"""
 from __future__ import annotations
+
+from bisect import bisect_right
 
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .checker import FATES, event_fates, lost_at
+from .checker import FATES, event_fates, lost_at, terminal_since
+from .model import NON_TERMINAL
 
 FATE_COLORS = {
     "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8", "duplicated": "#f28e2b",
     "quarantined": "#8c6bb1", "lost": "#d62728", "pending": "#bdbdbd",
 }
+CURSOR, APPLIED, TRUTH, GAP, LOST_RED, DUP_ORANGE, QUARANTINE, PAUSE = (
+    "#1f77b4", "#2ca02c", "black", "#d62728", "#d62728", "#f28e2b", "#8c6bb1", "#9467bd")
+
+#: Crashes and lost events are labelled in the figure when there are at most this many of them.
+ANNOTATE_AT_MOST = 4
 
 
-def timeline(ax, run, title: str | None = None):
-    """Simulated time against stream position: where the durable cursor will fetch next (its decoded place)
-    against what is durably done (``applied_position``), with crashes, barriers, commits, lost and duplicated
-    events, and the window where the cursor runs ahead of the durable prefix shaded."""
+def _terminal_times(world) -> dict[str, float]:
+    """For each event id, the simulated time from which it holds a terminal outcome in ground truth."""
+    time_of = {seq: t for seq, t, *_ in world.store.receipt_log}
+    time_of.update((seq, t) for seq, t, *_ in world.sink.effects)
+    return {eid: time_of[seq] for eid, seq in terminal_since(world.store, world.sink).items()}
+
+
+def _known_from(world) -> dict[str, float]:
+    """When each event joins the stream the consumer can know: from the start, except a backfill, which joins
+    when it is first served behind a position already served."""
+    known = {eid: 0.0 for eid in world.provider.events}
+    highest = None
+    seen: set[str] = set()
+    for _seq, time, _w, _cursor, _next, ids in world.provider.log:
+        top = highest
+        for eid in ids:
+            pos = world.provider.events[eid].position
+            if eid not in seen and highest is not None and pos < highest:
+                known[eid] = time
+            seen.add(eid)
+            top = pos if top is None else max(top, pos)
+        highest = top
+    return known
+
+
+def durable_prefix(run) -> tuple[list[float], list[int]]:
+    """Ground truth's complete durable prefix as a step function ``(times, positions)``.
+
+    At each moment: the greatest position up to which every event of the stream (a backfill only once it has
+    been served) holds a terminal outcome in ground truth: a receipt, and for an ``applied`` receipt on an
+    external sink the effect itself. This is what ``applied_position`` ought to say (invariant 2); a consumer's
+    own claim is drawn separately. Before anything is done it is the initial ``applied_position``.
+    """
+    world = run.world
+    events = sorted(world.provider.events.values(), key=lambda e: (e.position, e.id))
+    done, known = _terminal_times(world), _known_from(world)
+    initial = world.scenario.initial.applied_position
+    changes = sorted({0.0, *done.values(), *known.values()})
+    times, values = [], []
+    for t in changes:
+        prefix = None
+        for e in events:
+            if known[e.id] > t:
+                continue
+            if done.get(e.id, float("inf")) > t:
+                break
+            prefix = e.position
+        value = prefix if prefix is not None else min(initial, events[0].position - 1 if events else initial)
+        if not values or values[-1] != value:
+            times.append(t)
+            values.append(value)
+    return times, values
+
+
+def unsafe_rows(run) -> list[bool]:
+    """Per trace row: has the durable ``resume_cursor`` moved past an event (one the stream has served or will
+    serve in order) that has no durable outcome yet? Invariant 1 forbids it; every lost event starts here."""
+    world = run.world
+    done, known = _terminal_times(world), _known_from(world)
+    provider = world.provider
+    out, cache = [], {}
+    for time, cursor in zip(run.trace.time, run.trace.resume_cursor):
+        key = (cursor, time)
+        if key not in cache:
+            cache[key] = any(known[e] <= time < done.get(e, float("inf")) and not provider.deliverable(e, cursor)
+                             for e in provider.events)
+        out.append(cache[key])
+    return out
+
+
+def _step_at(times: list[float], values: list[int], at) -> list[int]:
+    return [values[max(0, bisect_right(times, t) - 1)] for t in at]
+
+
+def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: bool = True):
+    """Simulated time against stream position.
+
+    Lines: the durable ``resume_cursor`` (its decoded place: the highest position it can no longer deliver),
+    the durable ``applied_position``, ground truth's durable prefix (:func:`durable_prefix`), the highest
+    position fetched so far, and the provider head. Shaded: the cursor has moved past an event with no durable
+    outcome. Marks: event commits and durable quarantine receipts, replays, in-memory quarantine decisions and
+    non-terminal outcomes, page barriers (accepted, rejected), checkpoint regressions, crashes, pauses, lost
+    events (red, when they became unreachable) and duplicated effects (orange). With ``annotate``, a few
+    crashes and lost events are also labelled in the figure.
+    """
     df = run.trace.to_frame()
     world = run.world
     t, place, applied = df["time"], df["cursor_place"], df["applied_position"]
-    ax.step(t, place, where="post", color="#1f77b4", lw=2, label="resume_cursor (place in stream)")
-    ax.step(t, applied, where="post", color="#2ca02c", lw=2, label="applied_position")
-    ax.fill_between(t, applied, place, where=place > applied, step="post", color="#d62728", alpha=0.15,
-                    label="cursor ahead of durable prefix")
+    truth_t, truth_v = durable_prefix(run)
+    end = float(t.iloc[-1]) if len(t) else 0.0
+    truth_rows = _step_at(truth_t, truth_v, t)
+    gap = unsafe_rows(run)
+    if any(gap):
+        ax.fill_between(t, truth_rows, place, where=gap, step="post", color=GAP, alpha=0.18, lw=0,
+                        label="cursor past events with no durable outcome")
+    ax.axhline(world.provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), label="provider head (end of stream)")
     fetch = df[(df.step == "fetch") & df.position.notna()]
     if len(fetch):
-        ax.step(fetch.time, fetch.position.cummax(), where="post", color="#7f7f7f", lw=1, ls="--",
-                label="highest position observed")
-    ax.axhline(world.provider.head, color="black", lw=0.8, ls=":", label="provider head")
+        ax.step(list(fetch.time) + [end], list(fetch.position.cummax()) + [fetch.position.max()], where="post",
+                color="#7f7f7f", lw=1, ls="--", label="highest position fetched so far")
+    ax.step(t, place, where="post", color=CURSOR, lw=2.2, label="resume_cursor (its place in the stream)")
+    ax.step(t, applied, where="post", color=APPLIED, lw=2.2, label="applied_position")
+    ax.step(truth_t + [end], truth_v + [truth_v[-1]], where="post", color=TRUTH, lw=1.2, ls=":",
+            label="durable prefix in ground truth")
+
+    regress = df[(df.cursor_place < df.cursor_place.shift()) | (df.checkpoint_version < df.checkpoint_version.shift())
+                 | (df.applied_position < df.applied_position.shift())]
     marks = [
-        (df[df.step.isin(["commit", "quarantine"])], "position", dict(marker="o", s=14, color="#2ca02c"), "event commit"),
-        (df[df.step == "barrier"], "cursor_place", dict(marker="^", s=60, color="#1f77b4"), "page barrier"),
-        (df[df.step == "barrier_rejected"], "applied_position", dict(marker="v", s=60, color="#7f7f7f"), "rejected barrier"),
+        (df[(df.step == "commit") & (df.outcome == "applied")], "position",
+         dict(marker="o", s=16, color=APPLIED), "event commit (receipt + applied_position)"),
+        (df[df.step == "quarantine"], "position", dict(marker="o", s=30, color=QUARANTINE),
+         "durable quarantine receipt"),
+        (df[df.step == "replay"], "position", dict(marker="o", s=30, facecolors="none", edgecolors="#555555"),
+         "replay (already done: skipped)"),
+        (df[(df.step == "handle") & (df.outcome == "quarantine")], "position",
+         dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE), "quarantine decided (in memory)"),
+        (df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)], "position",
+         dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE), "non-terminal outcome"),
+        (df[df.step == "barrier"], "cursor_place", dict(marker="^", s=60, color=CURSOR), "page barrier"),
+        (df[df.step == "barrier_rejected"], "applied_position", dict(marker="v", s=60, color="#7f7f7f"),
+         "rejected barrier (stale attempt)"),
+        (regress, "cursor_place", dict(marker="v", s=110, facecolors="none", edgecolors=GAP, linewidths=1.8),
+         "checkpoint regression"),
         (df[df.step == "crash"], "applied_position", dict(marker="X", s=90, color="black"), "crash"),
-        (df[df.step == "pause"], "applied_position", dict(marker="|", s=200, color="#9467bd"), "pause"),
     ]
     for rows, column, style, label in marks:
         if len(rows):
             ax.scatter(rows.time, rows[column], zorder=3, label=label, **style)
+
+    spans, paused = [], {}
+    for row in df[df.step.isin(["pause", "resume"])].itertuples():
+        if row.step == "pause":
+            paused[row.worker] = (row.time, row.applied_position)
+        elif row.worker in paused:
+            spans.append((*paused.pop(row.worker), row.time))
+    spans += [(t0, y, end) for t0, y in paused.values()]
+    for i, (t0, y, t1) in enumerate(spans):
+        ax.plot([t0, t1], [y, y], color=PAUSE, lw=5, alpha=0.55, solid_capstyle="butt", zorder=2,
+                label="worker paused (stale memory)" if i == 0 else None)
+
     events = world.provider.events
     lost = lost_at(world, run.verdict)
     if lost:
-        ax.scatter(list(lost.values()), [events[e].position for e in lost], marker="x", s=70, color="#d62728",
-                   zorder=4, label="lost event (when it became unreachable)")
+        ax.scatter(list(lost.values()), [events[e].position for e in lost], marker="x", s=80, color=LOST_RED,
+                   linewidths=2.5, zorder=5, label="lost event (when it became unreachable)")
     seen, dup = {}, []
     for _seq, time, _worker, eid in world.sink.effects:
         seen[eid] = seen.get(eid, 0) + 1
         if seen[eid] == 2:
-            dup.append((time, events[eid].position))
+            dup.append((time, events[eid].position, eid))
     if dup:
-        ax.scatter(*zip(*dup), marker="D", s=50, color="#f28e2b", zorder=4, label="duplicated effect")
+        ax.scatter([d[0] for d in dup], [d[1] for d in dup], marker="D", s=50, color=DUP_ORANGE, zorder=5,
+                   label="duplicated effect (second run)")
+
+    if annotate:
+        crashes = df[df.step == "crash"]
+        if 0 < len(crashes) <= ANNOTATE_AT_MOST:
+            for _, row in crashes.iterrows():
+                what = f"crash {row.outcome}" + (f" ({row.event_id})" if row.event_id else "")
+                ax.annotate(what, (row.time, row.applied_position), xytext=(8, -14), textcoords="offset points",
+                            fontsize=8)
+        if 0 < len(lost) <= ANNOTATE_AT_MOST:
+            for eid, when in lost.items():
+                ax.annotate(f"{eid} lost", (when, events[eid].position), xytext=(8, 6), textcoords="offset points",
+                            fontsize=9, color=LOST_RED, fontweight="bold")
+        if 0 < len(dup) <= ANNOTATE_AT_MOST:
+            for when, pos, eid in dup:
+                ax.annotate(f"{eid} twice", (when, pos), xytext=(8, 6), textcoords="offset points", fontsize=9,
+                            color=DUP_ORANGE, fontweight="bold")
+
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.margins(y=0.08)
+    ax.margins(x=0.03, y=0.1)
     ax.set_xlabel("simulated time")
     ax.set_ylabel("stream position")
-    ax.set_title(title or f"{run.scenario} · {run.strategy}: resume_cursor vs applied_position")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    ax.set_title(title or f"{run.strategy} on {run.scenario} (seed {run.seed})\nresume_cursor vs applied_position")
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     return ax
+
+
+def compare(axes, runs, titles=None, annotate: bool = True):
+    """One timeline per run, side by side on a shared position scale, with a single legend under the figure.
+
+    ``axes`` is a sequence of Axes, one per run (e.g. ``plt.subplots(1, 2)[1]``).
+    """
+    axes = list(axes)
+    titles = list(titles) if titles is not None else [None] * len(runs)
+    for ax, run, title in zip(axes, runs, titles):
+        timeline(ax, run, title=title, legend=False, annotate=annotate)
+    lows, highs = zip(*(ax.get_ylim() for ax in axes))
+    for ax in axes:
+        ax.set_ylim(min(lows), max(highs))
+    handles: dict[str, object] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    fig = axes[0].figure
+    where = dict(loc="outside lower center") if fig.get_layout_engine() is not None else dict(
+        loc="upper center", bbox_to_anchor=(0.5, 0.0))
+    fig.legend(list(handles.values()), list(handles), ncol=min(3, len(handles)), fontsize="small",
+               frameon=False, **where)
+    return axes
 
 
 def fates(ax, run, columns: int = 20, title: str | None = None):
@@ -66,12 +238,13 @@ def fates(ax, run, columns: int = 20, title: str | None = None):
     fate = event_fates(world, run.verdict)
     ids = sorted(fate, key=lambda e: world.provider.events[e].position)
     columns = max(1, min(columns, len(ids)))
+    fontsize = 9 if len(ids) <= 20 else 7
     for i, eid in enumerate(ids):
         r, c = divmod(i, columns)
         ax.add_patch(Rectangle((c, -r - 1), 0.92, 0.92, color=FATE_COLORS[fate[eid]]))
         if len(ids) <= 80:
             ax.text(c + 0.46, -r - 0.54, str(world.provider.events[eid].position), ha="center", va="center",
-                    fontsize=7)
+                    fontsize=fontsize, color="white" if fate[eid] in ("lost", "quarantined", "applied once") else "black")
     rows = -(-len(ids) // columns)
     ax.set_xlim(0, columns)
     ax.set_ylim(-rows - 0.1, 0.1)
@@ -79,7 +252,8 @@ def fates(ax, run, columns: int = 20, title: str | None = None):
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_xlabel("events in source order (label: position)")
-    ax.set_title(title or f"{run.scenario} · {run.strategy}: event fates")
+    ax.set_ylabel(f"{columns} per row" if rows > 1 else "")
+    ax.set_title(title or f"{run.strategy} on {run.scenario}: event fates")
     present = [f for f in FATES if f in fate.values()]
     ax.legend(handles=[Patch(color=FATE_COLORS[f], label=f) for f in present], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize="small")

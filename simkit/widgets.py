@@ -1,0 +1,245 @@
+"""Notebook widgets (ipywidgets): a scenario explorer and a side-by-side comparison of ``safe`` and a shortcut.
+
+Each widget is a small class around pure functions: :func:`explorer_run` and :func:`comparison_runs` build the
+input and run it, :func:`show_run` and :func:`show_comparison` draw the result; the widget only wires its
+controls to them with :func:`ipywidgets.interactive_output`. So a notebook can render the same thing statically
+(``show_run(explorer_run())``) where no widget frontend runs, and tests can drive the controls by setting
+``.value`` and read the last result from ``widget.run`` / ``widget.runs``.
+
+Figures are drawn with pyplot, displayed explicitly and closed, which works with the inline backend in
+JupyterLab 4 and in a headless kernel alike.
+"""
+from __future__ import annotations
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+from IPython.display import display
+
+from . import plot
+from .model import CRASH_POINTS, SINKS, Fault, Scenario
+from .report import run_summary
+from .scenario import bundled, load, parse
+from .strategies import SHORTCUTS, STRATEGIES, resolve
+from .world import Run, simulate
+
+#: Crash points that belong to one event; the others belong to a page attempt.
+EVENT_POINTS = ("before_effect", "after_effect", "before_event_commit", "after_event_commit",
+                "before_quarantine_receipt", "after_quarantine_receipt")
+NO_CRASH = "none"
+
+#: The explorer's starting choice: the ``default`` scenario's stream, with one crash instead of random faults.
+EXPLORER_DEFAULTS = dict(strategy="safe", seed=7, crash_point="before_event_commit", crash_position=70,
+                         occurrence=1, page_size=5, overlap=0.3, backfill=0.1, empty_pages=0.1, sink="idempotent")
+#: Event behaviours of the explorer's stream (the bundled ``default`` scenario's rates).
+EXPLORER_BEHAVIOURS = dict(stuck=0.1, poison=0.05, transient=0.05, review=0.03, hold=0.03)
+EXPLORER_EVENTS = 40
+
+OWN_SCENARIO = "(the shortcut's own scenario)"
+
+
+# -- pure parts: input, run, rendering -------------------------------------------------------------------------
+def explorer_scenario(seed: int = 7, page_size: int = 5, overlap: float = 0.3, backfill: float = 0.1,
+                      empty_pages: float = 0.1, sink: str = "idempotent", events: int = EXPLORER_EVENTS) -> Scenario:
+    """The explorer's generated scenario. The provider contract permits backfills exactly when the backfill
+    rate is above zero, so the safe consumer knows to trust receipts rather than its watermark."""
+    return parse({
+        "name": "explorer",
+        "description": "a generated stream chosen in the explorer",
+        "sink": sink, "backfills": backfill > 0, "seed": seed,
+        "generate": {"events": events, "page_size": page_size, "overlap": overlap, "backfill": backfill,
+                     "empty_pages": empty_pages, **EXPLORER_BEHAVIOURS},
+    }, source="explorer")
+
+
+def crash_fault(point: str, position: int | None = None, occurrence: int = 1) -> tuple[Fault, ...]:
+    """The explorer's one crash, as ``--crash POINT[@POSITION][#OCCURRENCE]`` would give it. ``position`` is
+    used only for the crash points that belong to one event; ``none`` gives no fault."""
+    if point == NO_CRASH:
+        return ()
+    return (Fault("crash", point, position if point in EVENT_POINTS else None, occurrence),)
+
+
+def crash_arg(point: str, position: int | None = None, occurrence: int = 1) -> str:
+    """The ``--crash`` argument that names the same fault."""
+    (fault,) = crash_fault(point, position, occurrence) or (None,)
+    if fault is None:
+        return ""
+    return fault.point + (f"@{fault.position}" if fault.position is not None else "") + (
+        f"#{occurrence}" if occurrence != 1 else "")
+
+
+def explorer_run(strategy: str = "safe", seed: int = 7, crash_point: str = "before_event_commit",
+                 crash_position: int = 70, occurrence: int = 1, page_size: int = 5, overlap: float = 0.3,
+                 backfill: float = 0.1, empty_pages: float = 0.1, sink: str = "idempotent") -> Run:
+    """One run of the explorer's choice: ``strategy`` on :func:`explorer_scenario` with one crash."""
+    sc = explorer_scenario(seed, page_size, overlap, backfill, empty_pages, sink)
+    return simulate(sc, resolve(strategy), seed, crash_fault(crash_point, crash_position, occurrence))
+
+
+def crash_note(run: Run, requested: bool = True) -> str:
+    """One line saying where the explorer's crash struck, or that its point was never reached."""
+    df = run.trace.to_frame()
+    crashes = df[df.step == "crash"]
+    if len(crashes):
+        row = crashes.iloc[0]
+        where = f" at {row.event_id} (position {int(row.position)})" if row.event_id else ""
+        return f"crash: {row.outcome}{where}, t={row.time:g}; the worker restarted from durable state only"
+    if requested:
+        return ("crash: its point was never reached in this run (an effect point needs an external sink, a "
+                "quarantine point a poison event, a position an event that gets that far)")
+    return "crash: none"
+
+
+def verdict_frame(runs):
+    """The verdicts of some runs as a table, one row per strategy (lists shown as short strings)."""
+    import pandas as pd
+
+    def ids(xs, limit=6):
+        return ", ".join(xs[:limit]) + (f", … ({len(xs)})" if len(xs) > limit else "") if xs else "-"
+
+    rows = []
+    for r in runs:
+        v, cp = r.verdict, r.world.store.checkpoint
+        rows.append({
+            "strategy": r.strategy, "ok": v.ok, "lost": ids(v.lost), "duplicated": ids(v.duplicated),
+            "regressions": v.regressions, "invariants broken": ", ".join(map(str, v.invariants_broken)) or "-",
+            "halted": v.halted or "-", "pending": ids(v.pending), "completed": v.completed,
+            "crashes": r.world.crashes,
+            "final checkpoint": f"{cp.resume_cursor} / {cp.applied_position} / v{cp.checkpoint_version}",
+        })
+    return pd.DataFrame(rows).set_index("strategy")
+
+
+def show_run(run: Run, note: str | None = None) -> None:
+    """Print the verdict of one run and draw its timeline and event fates."""
+    print(run_summary(run))
+    if note:
+        print(note)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.5), height_ratios=(3, 1.3), layout="constrained")
+    plot.timeline(top, run)
+    plot.fates(bottom, run)
+    display(fig)
+    plt.close(fig)
+
+
+def comparison_runs(shortcut: str, scenario: str = OWN_SCENARIO, seed: int | None = None) -> tuple[Run, Run]:
+    """``safe`` and ``shortcut`` on the same input: the shortcut's own ``shortcut_<name>`` scenario by default,
+    or a bundled scenario by name; ``seed`` defaults to the scenario's."""
+    sc = load(f"shortcut_{shortcut}" if scenario == OWN_SCENARIO else scenario)
+    return simulate(sc, resolve("safe"), seed), simulate(sc, resolve(shortcut), seed)
+
+
+def show_comparison(runs) -> None:
+    """The verdicts side by side, then both timelines on one position scale and both events' fates."""
+    safe, other = runs
+    print(f"{safe.scenario}, seed {safe.seed}: the same input for both strategies")
+    display(verdict_frame(runs))
+    rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
+    fates_height = 0.9 + 0.35 * rows
+    fig = plt.figure(figsize=(13, 5.6 + fates_height), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
+    plot.compare(top.subplots(1, 2), runs)
+    for ax, run in zip(bottom.subplots(1, 2), runs):
+        plot.fates(ax, run, title=f"event fates: {run.strategy}")
+    display(fig)
+    plt.close(fig)
+
+
+# -- the widgets ------------------------------------------------------------------------------------------------
+def _slider(cls, value, **kw):
+    return cls(value=value, continuous_update=False, style={"description_width": "initial"},
+               layout=W.Layout(width="260px"), **kw)
+
+
+class Explorer(W.VBox):
+    """Strategy, seed, crash point and position, page size, overlap/backfill/empty-page rates and sink kind;
+    every change reruns the scenario and redraws the verdict, the timeline and the event fates.
+
+    ``controls`` maps each :func:`explorer_run` argument to its control; ``run`` is the last run drawn.
+    """
+
+    def __init__(self, **values):
+        v = {**EXPLORER_DEFAULTS, **values}
+        self.run: Run | None = None
+        self.controls = {
+            "strategy": W.Dropdown(options=list(STRATEGIES), value=v["strategy"], description="strategy"),
+            "seed": W.BoundedIntText(value=v["seed"], min=0, max=10**6, description="seed",
+                                     layout=W.Layout(width="180px")),
+            "sink": W.Dropdown(options=list(SINKS), value=v["sink"], description="sink"),
+            "crash_point": W.Dropdown(options=[NO_CRASH, *CRASH_POINTS], value=v["crash_point"],
+                                      description="crash at"),
+            "crash_position": _slider(W.IntSlider, v["crash_position"], min=10, max=10 * EXPLORER_EVENTS, step=10,
+                                      description="at position"),
+            "occurrence": _slider(W.IntSlider, v["occurrence"], min=1, max=10, description="n-th time reached"),
+            "page_size": _slider(W.IntSlider, v["page_size"], min=1, max=12, description="page size"),
+            "overlap": _slider(W.FloatSlider, v["overlap"], min=0, max=1, step=0.05, description="overlap rate"),
+            "backfill": _slider(W.FloatSlider, v["backfill"], min=0, max=0.5, step=0.05,
+                                description="backfill rate"),
+            "empty_pages": _slider(W.FloatSlider, v["empty_pages"], min=0, max=0.5, step=0.05,
+                                   description="empty-page rate"),
+        }
+        c = self.controls
+        c["crash_point"].observe(self._position_applies, "value")
+        self._position_applies()
+        self.output = W.interactive_output(self._draw, c)
+        rows = [
+            W.HBox([c["strategy"], c["seed"], c["sink"]]),
+            W.HBox([c["crash_point"], c["crash_position"], c["occurrence"]]),
+            W.HBox([c["page_size"], c["overlap"], c["backfill"], c["empty_pages"]]),
+        ]
+        super().__init__([*rows, self.output])
+
+    def _position_applies(self, change=None):
+        self.controls["crash_position"].disabled = self.controls["crash_point"].value not in EVENT_POINTS
+        self.controls["occurrence"].disabled = self.controls["crash_point"].value == NO_CRASH
+
+    def _draw(self, **values):
+        self.run = explorer_run(**values)
+        show_run(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
+
+
+class Comparison(W.VBox):
+    """``safe`` beside a chosen shortcut on the same input, redrawn when the shortcut, scenario or seed changes.
+
+    ``runs`` is the last ``(safe, shortcut)`` pair drawn.
+    """
+
+    def __init__(self, shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None):
+        self.runs: tuple[Run, Run] | None = None
+        self._last = None
+        self.controls = {
+            "shortcut": W.Dropdown(options=list(SHORTCUTS), value=shortcut, description="shortcut"),
+            "scenario": W.Dropdown(options=[OWN_SCENARIO, *bundled()], value=scenario, description="input",
+                                   layout=W.Layout(width="380px")),
+            "seed": W.BoundedIntText(value=self._scenario_seed(shortcut, scenario) if seed is None else seed,
+                                     min=0, max=10**6, description="seed", layout=W.Layout(width="180px")),
+        }
+        for name in ("shortcut", "scenario"):
+            self.controls[name].observe(self._reset_seed, "value")
+        self.output = W.interactive_output(self._draw, self.controls)
+        super().__init__([W.HBox(list(self.controls.values())), self.output])
+
+    @staticmethod
+    def _scenario_seed(shortcut, scenario):
+        return load(f"shortcut_{shortcut}" if scenario == OWN_SCENARIO else scenario).seed
+
+    def _reset_seed(self, change):
+        c = self.controls
+        c["seed"].value = self._scenario_seed(c["shortcut"].value, c["scenario"].value)
+
+    def _draw(self, shortcut, scenario, seed):
+        if self._last == (shortcut, scenario, seed):
+            return              # the seed was reset by the same change: already drawn
+        self._last = (shortcut, scenario, seed)
+        self.runs = comparison_runs(shortcut, scenario, seed)
+        show_comparison(self.runs)
+
+
+def explorer(**values) -> Explorer:
+    """The scenario explorer, starting from :data:`EXPLORER_DEFAULTS` updated by ``values``."""
+    return Explorer(**values)
+
+
+def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None) -> Comparison:
+    """``safe`` beside ``shortcut`` on the same input (by default the shortcut's own scenario)."""
+    return Comparison(shortcut, scenario, seed)

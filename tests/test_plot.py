@@ -1,0 +1,147 @@
+"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a legend."""
+import copy
+import tomllib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PathCollection, PolyCollection  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+import simkit  # noqa: E402
+from simkit import plot  # noqa: E402
+from simkit.scenario import SCENARIO_DIR  # noqa: E402
+
+
+def run(name, strategy="safe", **changes):
+    if changes:
+        data = copy.deepcopy(tomllib.loads((SCENARIO_DIR / f"{name}.toml").read_text()))
+        data.update(changes)
+        sc = simkit.parse(data, source=name)
+    else:
+        sc = simkit.load(name)
+    return simkit.simulate(sc, simkit.resolve(strategy))
+
+
+@pytest.fixture
+def ax():
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+def labels(ax):
+    return ax.get_legend_handles_labels()[1]
+
+
+def points(ax, label):
+    """The (x, y) points of the scatter carrying this legend label."""
+    for c in ax.collections:
+        if isinstance(c, PathCollection) and c.get_label() == label:
+            return [tuple(map(float, p)) for p in c.get_offsets()]
+    raise AssertionError(f"no scatter labelled {label!r}; have {labels(ax)}")
+
+
+def assert_readable(ax):
+    assert ax.get_title() and ax.get_xlabel()
+    assert ax.get_legend() is not None and ax.get_legend().get_texts()
+
+
+GAP = "cursor past events with no durable outcome"
+LOST = "lost event (when it became unreachable)"
+
+
+def test_persist_token_on_fetch_timeline_shows_the_cursor_jumping_ahead_and_the_lost_event_in_the_gap(ax):
+    """The mission's picture: the cursor leaps to C8 (place 107) on fetch while applied_position is 105; the
+    crash leaves 107 undone; e107 is marked lost where the cursor passed it, inside the shaded gap."""
+    r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
+    plot.timeline(ax, r)
+    assert_readable(ax)
+    cursor = next(line for line in ax.lines if line.get_label().startswith("resume_cursor"))
+    assert max(cursor.get_ydata()) == 107
+    assert points(ax, LOST) == [(1.5, 107.0)]
+    (gap,) = [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == GAP]
+    assert gap.get_paths()[0].contains_point((5.0, 106.5))       # between applied (106) and the cursor (107)
+    assert any(t.get_text() == "e107 lost" for t in ax.texts)
+    assert plot.durable_prefix(r) == ([0.0, 2.0], [105, 106])
+
+
+@pytest.mark.parametrize("name", ["retry_walkthrough", "quarantine_boundary", "gauntlet", "default"])
+def test_safe_never_opens_the_gap(ax, name):
+    """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable outcome."""
+    r = run(name)
+    assert not any(plot.unsafe_rows(r))
+    plot.timeline(ax, r)
+    assert GAP not in labels(ax) and LOST not in labels(ax)
+
+
+def test_durable_prefix_follows_the_seed_walkthroughs():
+    assert plot.durable_prefix(run("retry_walkthrough")) == ([0.0, 1.5, 8.0], [105, 106, 107])
+    # 210 durable at 1.5; 211's quarantine receipt at 8.0 extends the prefix through the already durable 212.
+    assert plot.durable_prefix(run("quarantine_boundary")) == ([0.0, 1.5, 8.0], [209, 210, 212])
+
+
+def test_durable_prefix_exposes_an_applied_position_that_claims_too_much(ax):
+    """max_position_watermark writes applied_position 107 while ground truth's prefix is 106."""
+    r = run("shortcut_max_position_watermark", "max_position_watermark")
+    assert r.trace.applied_position[-1] == 107
+    assert plot.durable_prefix(r)[1][-1] == 106
+
+
+def test_a_backfill_lowers_the_durable_prefix_until_it_is_done():
+    """e105 is served late behind 107: safe applies it; watermark_only_dedup never does."""
+    assert plot.durable_prefix(run("shortcut_watermark_only_dedup"))[1][-4:] == [107, 104, 107, 108]
+    assert plot.durable_prefix(run("shortcut_watermark_only_dedup", "watermark_only_dedup"))[1][-1] == 104
+
+
+def test_timeline_marks_regressions_pauses_and_rejected_barriers(ax):
+    r = run("shortcut_no_version_check", "no_version_check")
+    plot.timeline(ax, r)
+    assert points(ax, "checkpoint regression") == [(33.0, 3.0)]
+    assert "worker paused (stale memory)" in labels(ax)
+    fig, other = plt.subplots()
+    plot.timeline(other, run("shortcut_no_version_check"))
+    assert "rejected barrier (stale attempt)" in labels(other)
+    assert "checkpoint regression" not in labels(other)
+    plt.close(fig)
+
+
+def test_timeline_marks_duplicated_effects_of_an_unsafe_sink(ax):
+    """Seed 000, "Limits and validation": without idempotency or transactions even safe can repeat an effect."""
+    r = run("retry_walkthrough", sink="unsafe")
+    assert r.verdict.duplicated == ["e107"]
+    plot.timeline(ax, r)
+    assert [y for _x, y in points(ax, "duplicated effect (second run)")] == [107.0]
+
+
+def test_timeline_marks_quarantine_decisions_and_receipts(ax):
+    plot.timeline(ax, run("quarantine_boundary"))
+    assert [y for _x, y in points(ax, "quarantine decided (in memory)")] == [211.0, 211.0]
+    assert points(ax, "durable quarantine receipt") == [(8.0, 211.0)]
+    assert [y for _x, y in points(ax, "replay (already done: skipped)")] == [210.0, 212.0]
+
+
+def test_fates_colour_one_cell_per_event(ax):
+    r = run("shortcut_in_memory_quarantine", "in_memory_quarantine")
+    plot.fates(ax, r)
+    assert_readable(ax)
+    cells = [p for p in ax.patches if isinstance(p, Rectangle)]
+    assert len(cells) == 5
+    red = matplotlib.colors.to_rgba(plot.FATE_COLORS["lost"])
+    assert sum(c.get_facecolor() == red for c in cells) == 2
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["applied once", "lost"]
+
+
+def test_compare_shares_the_position_scale_and_one_legend():
+    sc = simkit.load("shortcut_persist_token_on_fetch")
+    runs = [simkit.simulate(sc, simkit.resolve(s)) for s in ("safe", "persist_token_on_fetch")]
+    fig, axes = plt.subplots(1, 2, layout="constrained")
+    plot.compare(axes, runs)
+    assert axes[0].get_ylim() == axes[1].get_ylim()
+    assert all(a.get_legend() is None and a.get_title() for a in axes)
+    (legend,) = fig.legends
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert LOST in texts and len(texts) == len(set(texts))
+    plt.close(fig)

@@ -1,0 +1,115 @@
+"""The notebook widgets, driven programmatically: set a control's ``.value``, read the run it drew."""
+import matplotlib
+
+matplotlib.use("Agg")
+import ipywidgets  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from simkit import SHORTCUTS, widgets  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def explorer():
+    return widgets.explorer()
+
+
+def test_explorer_starts_on_safe_with_one_crash_and_draws_it(explorer):
+    assert isinstance(explorer, ipywidgets.VBox) and isinstance(explorer.output, ipywidgets.Output)
+    r = explorer.run
+    assert (r.strategy, r.seed, r.world.crashes) == ("safe", 7, 1)
+    assert r.verdict.ok
+    assert "crash: before_event_commit at e70" in widgets.crash_note(r)
+    assert plt.get_fignums() == []          # drawn, displayed, closed
+
+
+def test_explorer_redraws_when_the_strategy_changes(explorer):
+    explorer.controls["strategy"].value = "persist_token_on_fetch"
+    try:
+        assert explorer.run.strategy == "persist_token_on_fetch"
+        assert not explorer.run.verdict.ok and explorer.run.verdict.lost
+    finally:
+        explorer.controls["strategy"].value = "safe"
+    assert explorer.run.strategy == "safe" and explorer.run.verdict.ok
+
+
+def test_explorer_stream_controls_reach_the_scenario(explorer):
+    c = explorer.controls
+    c["page_size"].value = 8
+    c["backfill"].value = 0.0
+    c["overlap"].value = 0.0
+    sc = explorer.run.world.scenario
+    assert sc.generate["page_size"] == 8 and sc.generate["overlap"] == 0.0
+    assert sc.backfills is False          # the provider contract follows the backfill rate
+    c["seed"].value = 11
+    assert explorer.run.seed == 11
+    for key in ("page_size", "backfill", "overlap", "seed"):
+        c[key].value = widgets.EXPLORER_DEFAULTS[key]
+
+
+def test_explorer_crash_position_applies_only_to_event_points(explorer):
+    c = explorer.controls
+    c["crash_point"].value = "before_page_barrier"
+    assert c["crash_position"].disabled
+    assert explorer.run.world.crashes == 1
+    assert "crash: before_page_barrier" in widgets.crash_note(explorer.run)
+    c["crash_point"].value = widgets.NO_CRASH
+    assert c["occurrence"].disabled and explorer.run.world.crashes == 0
+    c["crash_point"].value = "before_event_commit"
+    assert not c["crash_position"].disabled
+
+
+def test_explorer_unsafe_sink_shows_the_seeds_limit(explorer):
+    """With an unsafe sink a crash between effect and receipt repeats the effect even for safe."""
+    c = explorer.controls
+    c["sink"].value = "unsafe"
+    c["crash_point"].value = "after_effect"
+    try:
+        assert explorer.run.verdict.duplicated == ["e70"]
+    finally:
+        c["crash_point"].value = "before_event_commit"
+        c["sink"].value = "idempotent"
+
+
+def test_crash_note_says_when_the_point_is_never_reached():
+    r = widgets.explorer_run(sink="transactional", crash_point="before_effect")
+    assert r.world.crashes == 0
+    assert "never reached" in widgets.crash_note(r)
+
+
+def test_crash_fault_and_its_command_line_spelling():
+    assert widgets.crash_fault(widgets.NO_CRASH, 70) == ()
+    (f,) = widgets.crash_fault("after_fetch", 70, 2)
+    assert (f.point, f.position, f.occurrence) == ("after_fetch", None, 2)
+    assert widgets.crash_arg("before_event_commit", 70) == "before_event_commit@70"
+    assert widgets.crash_arg("after_page_barrier", 70, 3) == "after_page_barrier#3"
+
+
+def test_comparison_starts_on_the_first_shortcut_and_its_own_scenario():
+    w = widgets.comparison()
+    safe, other = w.runs
+    assert (safe.strategy, other.strategy) == ("safe", SHORTCUTS[0])
+    assert safe.scenario == other.scenario == f"shortcut_{SHORTCUTS[0]}"
+    assert safe.verdict.ok and other.verdict.lost == ["e107"]
+
+
+def test_comparison_follows_the_shortcut_scenario_and_seed(monkeypatch):
+    w = widgets.comparison()
+    calls = []
+    real = widgets.comparison_runs
+    monkeypatch.setattr(widgets, "comparison_runs", lambda *a: calls.append(a) or real(*a))
+    w.controls["shortcut"].value = "in_memory_quarantine"
+    assert w.runs[1].verdict.lost == ["e211", "e212"] and w.runs[0].verdict.ok
+    w.controls["scenario"].value = "gauntlet"
+    assert w.controls["seed"].value == 3 and w.runs[1].scenario == "gauntlet"
+    w.controls["seed"].value = 4
+    assert w.runs[0].seed == w.runs[1].seed == 4
+    assert calls == [("in_memory_quarantine", widgets.OWN_SCENARIO, 0), ("in_memory_quarantine", "gauntlet", 3),
+                     ("in_memory_quarantine", "gauntlet", 4)]       # one run per change, none twice
+
+
+def test_verdict_frame_has_one_row_per_strategy():
+    df = widgets.verdict_frame(widgets.comparison_runs("persist_token_on_fetch"))
+    assert list(df.index) == ["safe", "persist_token_on_fetch"]
+    assert df.loc["persist_token_on_fetch", "lost"] == "e107"
+    assert df.loc["safe", "final checkpoint"] == "C8 / 107 / v2"
