@@ -43,6 +43,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="bundled scenarios, strategies and settlement policies")
     p = sub.add_parser("demo", help="every strategy on the gauntlet, and a timeline PNG")
     p.add_argument("--out", default="simkit-demo-timeline.png", help="where to write the timeline PNG")
+    p = sub.add_parser("explore", help="every fault schedule up to the bounds, run and judged")
+    _common(p)
+    p.add_argument("--max-crashes", type=int, default=2, metavar="K", help="crashes (and pauses) per schedule")
+    p.add_argument("--lost-responses", type=int, default=0, metavar="L", help="lost replies per schedule")
+    p.add_argument("--pauses", action=argparse.BooleanOptionalAction, default=None,
+                   help="also pause workers at every pass (default: when the scenario has several workers)")
+    p.add_argument("--pause-duration", type=float, default=None, metavar="T",
+                   help="how long a pause lasts (default: the scenario's [random_faults] pause_duration)")
+    p.add_argument("--point", action="append", choices=CRASH_POINTS, metavar="POINT",
+                   help="only fault at this crash point (repeatable; default: all)")
+    p.add_argument("--with-scenario-faults", action="store_true", help="keep the scenario's own [[faults]]")
+    p.add_argument("--no-dedup", action="store_true", help="run schedules that lead to an explored state too")
+    p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes (same result for any J)")
+    p.add_argument("--out", metavar="TOML", help="write the first violation as a scenario that simkit run replays")
+    p = sub.add_parser("sweep", help="many seeded runs per strategy and crash rate, summarised")
+    p.add_argument("scenario", help="a bundled scenario name or a path to a scenario TOML file")
+    p.add_argument("--strategy", action="append", metavar="S", help="a strategy (repeatable; default: all)")
+    p.add_argument("--seeds", type=int, required=True, metavar="N", help="seeds per configuration")
+    p.add_argument("--first-seed", type=int, default=0, metavar="S", help="the first seed (default 0)")
+    p.add_argument("--crash-rate", type=float, action="append", metavar="R",
+                   help="override [random_faults] crash (repeatable)")
+    p.add_argument("--jobs", type=int, default=None, metavar="J", help="local worker processes (default: CPUs)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on this Dask distributed scheduler instead")
+    p.add_argument("--out", metavar="FILE", help="write one row per run: .csv or .parquet")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p = sub.add_parser("shrink", help="a failing run reduced to a minimal scenario file")
+    _common(p)
+    p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
     return parser
 
 
@@ -115,7 +143,72 @@ def cmd_demo(args) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo}
+def cmd_explore(args) -> int:
+    from .explore import crash_args, explore, fault_free, summary_text
+    from .shrink import scenario_data, toml_text
+    sc, seed = _load(args)
+    x = explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
+                pauses=args.pauses, pause_duration=args.pause_duration, seed=seed, points=args.point,
+                dedup=not args.no_dedup, keep_faults=args.with_scenario_faults, jobs=args.jobs,
+                progress=not args.json and sys.stderr.isatty())
+    if args.out and x.first_violation is not None:
+        data = scenario_data(fault_free(sc, args.with_scenario_faults), x.first_violation[0])
+        data["seed"] = seed
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(toml_text(data, f"The first violation simkit explore found for {x.strategy}; replay: "
+                                     f"simkit run {args.out} --strategy {args.strategy}"))
+    if args.json:
+        print(json.dumps(x.as_dict()))
+        return 0
+    print(summary_text(x))
+    if x.first_violation is not None:
+        crash = crash_args(sc, x.first_violation[0], args.with_scenario_faults)
+        if args.out:
+            print(f"  wrote {args.out}: replay with simkit run {args.out} --strategy {args.strategy}")
+        elif crash is not None:
+            print(f"  replay: simkit run {args.scenario} --strategy {args.strategy} --seed {seed}"
+                  + "".join(f" --crash {c}" for c in crash))
+        else:
+            print("  replay: add --out FILE to write it as a scenario for simkit run")
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    from .strategies import STRATEGIES
+    from .sweep import _check_out, summary_table, sweep
+    sc = scenarios.load(args.scenario)
+    for s in args.strategy or ():
+        resolve(s)
+    if args.out:
+        _check_out(__import__("pathlib").Path(args.out))
+    result = sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
+                   first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
+                   progress=not args.json and sys.stderr.isatty())
+    if args.out:
+        result.write(args.out)
+    print(json.dumps(result.as_dict(args.out)) if args.json else summary_table(result)
+          + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+    return 0
+
+
+def cmd_shrink(args) -> int:
+    from .shrink import shrink
+    sc, seed = _load(args)
+    result = shrink(sc, args.strategy, seed)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as fh:
+            fh.write(result.toml())
+    if args.json:
+        print(json.dumps({**result.as_dict(), "out": args.out, "toml": result.toml()}))
+    elif args.out:
+        print(result.summary(args.out))
+    else:
+        print(result.toml(), end="")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink}
 
 
 def main(argv=None) -> int:
