@@ -146,7 +146,7 @@ def _dask(tasks, address: str, bar):
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise SimkitError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+        raise SimkitError("--dask needs dask.distributed: pip install 'simkit[dask]'") from None
     try:
         client = Client(address, timeout=10)
     except (OSError, TimeoutError, ValueError) as exc:
