@@ -156,6 +156,14 @@ class CheckpointService:
         key = C.scope(scope)
         s.grants[key] = s.grants.get(key, frozenset()) | caps
 
+    def ungrant(self, subject_id: str, scope: dict) -> None:
+        """Withdraw every capability the subject holds on this exact scope."""
+        self.subjects[subject_id].grants.pop(C.scope(scope), None)
+
+    def journal_id(self, tenant: str, scope: dict) -> str | None:
+        j = self.journals.get((tenant, C.scope(scope)))
+        return None if j is None else j.journal_id
+
     def namespace(self, subject_id: str, scope: dict | tuple) -> tuple:
         sc = scope if isinstance(scope, tuple) else C.scope(scope)
         return (self.subjects[subject_id].tenant, sc)

@@ -17,7 +17,6 @@ The fault header is deliberately not in the OpenAPI document: fuzzers exercise t
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import socket
 import threading
@@ -31,6 +30,7 @@ from . import schema as S
 from .checkpoints import ROUTES, CheckpointService
 from .config import FaultSpec, ServiceConfigError, parse_fault
 from .contract import MAX_REQUEST_BYTES, NO_STORE
+from .transport import corrupt_for
 
 FAULT_HEADER = "x-simkit-fault"
 _LOST = "simkit.lose_reply"
@@ -90,25 +90,6 @@ def _faults_for(request: Request, route: str, specs: list[FaultSpec], counts: di
     return kinds
 
 
-def _corrupt(svc: CheckpointService, kinds: list[str], op: str, authorization: str | None, raw: bytes) -> None:
-    """Apply corruption faults to what this request will touch (only for a valid credential and body)."""
-    try:
-        body = json.loads(raw)
-        token = (authorization or "").partition(" ")[2].strip()
-        subject = svc.subjects[svc.credentials[token]]
-        scope = body["scope"]
-        if "corrupt-checkpoint" in kinds and op in ("read", "write"):
-            cmd = body if op == "read" else body["command"]
-            svc.corrupt_checkpoint(subject.subject_id, scope, cmd["consumer_id"], cmd["contract_version"])
-        if "corrupt-journal" in kinds and op == "changes":
-            after = ((body.get("query") or {}).get("after") or {}).get("sequence", 0)
-            journal = svc.journals.get(svc.namespace(subject.subject_id, scope))
-            if journal is not None:
-                svc.corrupt_journal(subject.tenant, scope, min(after + 1, journal.head))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        pass
-
-
 def _responses(ok_model, codes) -> dict:
     header = {"Cache-Control": {"description": "always no-store", "schema": {"type": "string", "enum": ["no-store"]}}}
     meaning = {400: "malformed identity, contract or bounds", 401: "missing, invalid or revoked credential",
@@ -126,7 +107,10 @@ def _body(model) -> dict:
 
 
 def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = True) -> FastAPI:
-    """The FastAPI app serving ``svc``. ``admin`` adds the unpublished ``/_simkit/*`` operator routes."""
+    """The FastAPI app serving ``svc`` (``app.state.service``, which may be swapped between requests).
+
+    ``admin`` adds the unpublished ``/_simkit/*`` operator routes.
+    """
     app = FastAPI(title="simkit checkpoint service (seed 004)", version="1",
                   description="Durable consumer checkpoints and the change feed they refer to, as seed 004 and "
                               "feed-notes.md describe them. Every reply carries Cache-Control: no-store.")
@@ -151,8 +135,9 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
             except ServiceConfigError as exc:
                 return JSONResponse({"error": {"status": 400, "code": "bad_fault", "message": str(exc)}}, 400)
             with app.state.lock:
+                svc = app.state.service
                 if kinds:
-                    _corrupt(svc, kinds, op, authorization, bytes(raw))
+                    corrupt_for(svc, kinds, path, authorization, bytes(raw))
                 reply = svc.call(path, authorization, bytes(raw))
             if "lose-reply" in kinds:
                 request.scope[_LOST] = True
@@ -168,7 +153,7 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
     route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
     _add_schemas(app)
     if admin:
-        _admin_routes(app, svc)
+        _admin_routes(app)
     return app
 
 
@@ -194,7 +179,7 @@ def _add_schemas(app: FastAPI) -> None:
     app.openapi = openapi
 
 
-def _admin_routes(app: FastAPI, svc: CheckpointService) -> None:
+def _admin_routes(app: FastAPI) -> None:
     """Operator tools for workshops (not part of seed 004, not in the OpenAPI document)."""
     from .config import DEV_SCOPE, DEV_TENANT
     backups: list = []
@@ -204,7 +189,7 @@ def _admin_routes(app: FastAPI, svc: CheckpointService) -> None:
         body = await request.json() if await request.body() else {}
         with app.state.lock:
             try:
-                entry = svc.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
+                entry = app.state.service.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
                                    body.get("kind", "created"), str(body.get("record_id", "note")), "operator")
             except Exception as exc:  # noqa: BLE001 - operator input, reported as 400
                 return JSONResponse({"error": {"status": 400, "code": "bad_append", "message": str(exc)}}, 400)
@@ -213,7 +198,7 @@ def _admin_routes(app: FastAPI, svc: CheckpointService) -> None:
     @app.post("/_simkit/backup", include_in_schema=False)
     async def backup():
         with app.state.lock:
-            backups.append(svc.backup())
+            backups.append(app.state.service.backup())
         return {"backup": len(backups)}
 
     @app.post("/_simkit/restore", include_in_schema=False)
@@ -223,7 +208,7 @@ def _admin_routes(app: FastAPI, svc: CheckpointService) -> None:
         if not isinstance(n, int) or not 1 <= n <= len(backups):
             return JSONResponse({"error": {"status": 400, "code": "bad_backup", "message": "unknown backup"}}, 400)
         with app.state.lock:
-            svc.restore(backups[n - 1])
+            app.state.service.restore(backups[n - 1])
         return {"restored": n}
 
 
@@ -234,7 +219,8 @@ def asgi(app: FastAPI):
 
 def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
     """A listening socket on 127.0.0.1 (``port`` 0: any free port), or one clear error."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only then (no 40 ms Nagle stalls).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
