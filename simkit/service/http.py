@@ -102,8 +102,23 @@ def _responses(ok_model, codes) -> dict:
     return out
 
 
-def _body(model) -> dict:
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema(ref_template="#/components/schemas/{model}")}}}}
+def _body(model, example: dict) -> dict:
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": schema, "examples": {"dev": {"summary": "the dev subject's scope on simkit serve", "value": example}}}}}}
+
+
+def _examples() -> dict:
+    """Request examples that work on a fresh ``simkit serve`` (the dev journal is the first one created)."""
+    from .config import DEV_SCOPE
+    cursor = {"journal_id": "00000000-0000-4000-8000-000000000001", "sequence": 2}
+    return {
+        "changes": {"contract_version": 1, "scope": DEV_SCOPE, "query": {"after": None, "through": None, "limit": 2}},
+        "read": {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"},
+        "write": {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "context-cache-page-1",
+                                                  "consumer_id": "context-cache", "expected_revision": 0,
+                                                  "cursor": cursor}},
+    }
 
 
 def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = True) -> FastAPI:
@@ -144,7 +159,7 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
         handler.__name__ = op
-        app.post(path, summary=summary, responses=_responses(ok_model, codes), openapi_extra=_body(request_model),
+        app.post(path, summary=summary, responses=_responses(ok_model, codes), openapi_extra=_body(request_model, _examples()[op]),
                  dependencies=[Depends(bearer)])(handler)
 
     route("/api/v1/memory/changes", S.ChangesPage, S.ChangesRequest, common, "Read one change-feed page")
