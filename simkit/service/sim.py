@@ -1,0 +1,353 @@
+"""A deterministic SimPy world around the seed 004 service, and a checker that judges it from ground truth.
+
+Workers drive :mod:`simkit.service.clients` generators against the model (through :class:`ModelTransport`),
+with call latency, lost write replies (the write commits; the reply never comes), crashes at named points
+(the client's memory is gone; its durable effect ledger stays), a concurrent writer appending to the feed,
+other workers sharing the same consumer id, and an operator restoring an older backup mid-run.
+
+The checker never asks a client anything. It reads the service's journal, checkpoints and committed
+commands, the sink's log of effects and reconciliations, and the transport log of who sent what:
+
+- ``lost``: entries of the final journal at or below the consumer's final checkpoint whose effect never ran;
+- ``duplicated``: entries (journal, sequence, change digest) whose effect ran more than once;
+- ``regressions``: committed checkpoint changes that moved a cursor or revision backwards;
+- ``duplicate_acks``: one page acknowledged by two committed commands (same worker, same cursor, no page
+  read in between): a lost write retried as a new command instead of the identical one;
+- ``unreconciled``: effects of entries the final journal does not have (a restore dropped them) that no
+  client reported through an explicit reconciliation;
+- ``completed``: the consumer's checkpoint reached the journal's head before the time limit.
+
+``ok`` is true exactly when every list is empty, ``regressions`` and ``duplicate_acks`` are 0 and
+``completed`` is true.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+
+import simpy
+
+from ..ops import LOST
+from .checkpoints import CheckpointService, ManualClock
+from .clients import CLIENTS, CHANGES, WRITE, Apply, Call, Halt, Reconcile, Wait
+from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, dev_service
+from .transport import ModelTransport
+
+CRASH_POINTS = ("after_apply", "before_write", "after_write")
+
+
+@dataclass(frozen=True)
+class ServiceScenario:
+    """Everything a run of the service world needs. Times are simulated seconds."""
+
+    name: str
+    description: str
+    #: (client name, or None for the client under test) per worker; worker 1 is the client under test
+    workers: tuple = (None,)
+    version: int = 1
+    initial_changes: int = 6
+    limit: int = 3
+    append_every: float = 4.0
+    append_until: float = 60.0
+    #: (worker, n): the reply to that worker's n-th checkpoint write is lost
+    lost_writes: tuple = ()
+    #: (worker, point, n): that worker crashes the n-th time it reaches the point
+    crashes: tuple = ()
+    backup_at: float | None = None
+    restore_at: float | None = None
+    #: (worker, at, duration): a stale worker stops for ``duration`` at its first step after ``at``
+    pause: tuple | None = None
+    call_latency: float = 1.0
+    apply_latency: float = 0.5
+    timeout: float = 3.0
+    backoff: float = 5.0
+    restart_delay: float = 2.0
+    time_limit: float = 400.0
+
+
+SCENARIOS = {
+    "checkpoint_service": ServiceScenario(
+        "checkpoint_service",
+        "Seed 004: two workers share one consumer id (a concurrent writer), a feed writer appends, and "
+        "checkpoint write replies are lost",
+        workers=(None, "correct"), initial_changes=12, lost_writes=((1, 2), (1, 4), (2, 3)),
+    ),
+    "restore_from_backup": ServiceScenario(
+        "restore_from_backup",
+        "Seed 004 Recovery and limits: the operator restores an older backup; the consumer's cursor is ahead "
+        "of the restored journal (409) and it must reconcile explicitly",
+        workers=(None,), backup_at=14.0, restore_at=30.0, append_until=80.0,
+    ),
+    "restore_reused_numbers": ServiceScenario(
+        "restore_reused_numbers",
+        "Seed 004 Verified progress: a consumer paused across a restore wakes after new writes reused its "
+        "sequence numbers; version 1 cannot tell, version 2's exact-history cursor can",
+        workers=(None,), backup_at=14.0, restore_at=30.0, pause=(1, 24.0, 30.0), append_until=80.0,
+    ),
+}
+
+
+@dataclass
+class ServiceVerdict:
+    lost: list = field(default_factory=list)
+    duplicated: list = field(default_factory=list)
+    regressions: int = 0
+    duplicate_acks: int = 0
+    unreconciled: list = field(default_factory=list)
+    halted: str | None = None
+    completed: bool = True
+    conflicts: int = 0
+    reconciliations: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return (not self.lost and not self.duplicated and self.regressions == 0 and self.duplicate_acks == 0
+                and not self.unreconciled and self.completed)
+
+    def as_dict(self) -> dict:
+        return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
+                "duplicate_acks": self.duplicate_acks, "unreconciled": self.unreconciled, "halted": self.halted,
+                "completed": self.completed, "conflicts": self.conflicts, "reconciliations": self.reconciliations}
+
+
+class _Crash(Exception):
+    pass
+
+
+class _Halted(Exception):
+    pass
+
+
+class ServiceWorld:
+    """One run: the service, the sink (effects and the client's durable ledger), workers, faults."""
+
+    CONSUMER = "context-cache"
+
+    def __init__(self, sc: ServiceScenario, client: str = "correct"):
+        if client not in CLIENTS:
+            raise ServiceConfigError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
+        self.sc, self.client = sc, client
+        self.env = simpy.Environment()
+        self.clock = ManualClock()
+        self.svc: CheckpointService = dev_service(self.clock, changes=0)
+        for i in range(sc.initial_changes):
+            self.svc.append(DEV_TENANT, DEV_SCOPE, "created", f"note-{i}", "seed-writer")
+        self.transport = ModelTransport(self.svc)
+        #: identity -> (journal_id, sequence, change_digest) of the effect; the consumer's durable ledger
+        self.ledger: dict[tuple, tuple] = {}
+        #: (time, worker, journal_id, sequence, change_digest) for every external effect that ran
+        self.effects: list[tuple] = []
+        #: (time, worker, reason, [(journal_id, sequence, change_digest)]) for every explicit reconciliation
+        self.reconciled: list[tuple] = []
+        #: (time, worker, route, status or "lost", committed write record or None)
+        self.calls: list[tuple] = []
+        self.halts: list[tuple] = []
+        self.crashes = 0
+        self._counts: dict[tuple, int] = {}
+        self._paused = False
+
+    # -- running ---------------------------------------------------------------------------------------------------
+    def run(self) -> "ServiceWorld":
+        for w, name in enumerate(self.sc.workers, start=1):
+            self.env.process(self._worker(w, CLIENTS[name or self.client]))
+        self.env.process(self._appender())
+        if self.sc.restore_at is not None:
+            self.env.process(self._operator())
+        self.env.run(until=self.sc.time_limit)
+        return self
+
+    def _now(self) -> None:
+        self.clock.now_millis = int(self.env.now * 1000)
+
+    def _appender(self):
+        n = 0
+        while self.env.now + self.sc.append_every <= self.sc.append_until:
+            yield self.env.timeout(self.sc.append_every)
+            self._now()
+            n += 1
+            self.svc.append(DEV_TENANT, DEV_SCOPE, "updated" if n % 3 == 0 else "created", f"rec-{n}-t{self.env.now:g}")
+
+    def _operator(self):
+        yield self.env.timeout(self.sc.backup_at)
+        backup = self.svc.backup()
+        yield self.env.timeout(self.sc.restore_at - self.sc.backup_at)
+        self._now()
+        self.svc.restore(backup)
+
+    def _worker(self, worker: int, cls):
+        incarnation = 0
+        while True:
+            gen = cls(worker, self.CONSUMER, dict(DEV_SCOPE), self.sc.version, self.sc.limit, incarnation).run()
+            result = None
+            try:
+                while True:
+                    op = gen.send(result)
+                    result = yield from self._execute(worker, op)
+            except _Crash:
+                gen.close()
+                self.crashes += 1
+                incarnation += 1
+                yield self.env.timeout(self.sc.restart_delay)
+            except _Halted:
+                gen.close()
+                return
+
+    def _hit(self, key) -> int:
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return self._counts[key]
+
+    def _crash_point(self, worker: int, point: str) -> None:
+        n = self._hit(("point", worker, point))
+        if (worker, point, n) in self.sc.crashes:
+            raise _Crash
+
+    def _execute(self, worker: int, op):
+        p = self.sc.pause
+        if p and not self._paused and worker == p[0] and self.env.now >= p[1]:
+            self._paused = True
+            yield self.env.timeout(p[2])
+        t = type(op)
+        if t is Call:
+            return (yield from self._call(worker, op))
+        if t is Apply:
+            yield self.env.timeout(self.sc.apply_latency)
+            c = op.entry["cursor"]
+            truth = (c["journal_id"], c["sequence"], op.entry["change_digest"])
+            if op.identity in self.ledger:
+                return False
+            self.effects.append((self.env.now, worker) + truth)   # effect and ledger entry commit together
+            self.ledger[op.identity] = truth
+            self._crash_point(worker, "after_apply")
+            return True
+        if t is Reconcile:
+            keep = op.keep
+            gone = [i for i, truth in self.ledger.items()
+                    if not (keep is not None and truth[0] == keep["journal_id"] and truth[1] <= keep["sequence"])
+                    and op.have.get(truth[:2]) != truth[2]]
+            self.reconciled.append((self.env.now, worker, op.reason, [self.ledger.pop(i) for i in gone]))
+            return gone
+        if t is Wait:
+            yield self.env.timeout(self.sc.backoff)
+            return None
+        if t is Halt:
+            self.halts.append((self.env.now, worker, op.reason))
+            raise _Halted
+        raise TypeError(f"unknown request {op!r}")
+
+    def _call(self, worker: int, op: Call):
+        write = op.route == WRITE
+        if write:
+            self._crash_point(worker, "before_write")
+        yield self.env.timeout(self.sc.call_latency)
+        self._now()
+        before = len(self.svc.writes)
+        r = self.transport.post(op.route, op.body)
+        committed = self.svc.writes[-1] if len(self.svc.writes) > before else None
+        if write and (worker, self._hit(("write", worker))) in self.sc.lost_writes:
+            self.calls.append((self.env.now, worker, op.route, "lost", committed))
+            yield self.env.timeout(self.sc.timeout)
+            return LOST
+        self.calls.append((self.env.now, worker, op.route, r.status, committed))
+        if write:
+            self._crash_point(worker, "after_write")
+        return r
+
+
+def judge(world: ServiceWorld) -> ServiceVerdict:
+    """The verdict, from ground truth only (see the module docstring)."""
+    svc, sc = world.svc, world.sc
+    ns = (DEV_TENANT, tuple(DEV_SCOPE.values()))
+    journal = svc.journals[ns]
+    key = ("dev", ns, sc.version, world.CONSUMER)
+    final = svc.checkpoints.get(key)
+    v = ServiceVerdict(halted=world.halts[0][2] if world.halts else None)
+    ran: dict[tuple, int] = {}
+    for _t, _w, *truth in world.effects:
+        ran[tuple(truth)] = ran.get(tuple(truth), 0) + 1
+    v.duplicated = [f"{j[-4:]}:{s}" for (j, s, _d), n in ran.items() if n > 1]
+    through = final.cursor["sequence"] if final and final.cursor["journal_id"] == journal.journal_id else 0
+    v.lost = [f"{e.journal_id[-4:]}:{e.sequence}" for e in journal.entries[:through]
+              if (e.journal_id, e.sequence, e.change_digest) not in ran]
+    present = {(e.journal_id, e.sequence, e.change_digest) for e in journal.entries}
+    reported = {truth for *_x, items in world.reconciled for truth in items}
+    v.unreconciled = sorted(f"{j[-4:]}:{s}" for (j, s, d) in ran if (j, s, d) not in present and (j, s, d) not in reported)
+    restores = sorted(s for s, _t in svc.restores)
+    last: dict[tuple, dict] = {}
+    for rec in svc.writes:
+        while restores and restores[0] < rec.seq:
+            restores.pop(0)
+            last.clear()                                  # a restore is the operator's rollback, not a write
+        k = (rec.subject_id, rec.namespace, rec.version, rec.consumer_id)
+        prev = last.get(k)
+        if prev and (rec.after["revision"] <= prev["revision"]
+                     or (rec.after["cursor"]["journal_id"] == prev["cursor"]["journal_id"]
+                         and rec.after["cursor"]["sequence"] < prev["cursor"]["sequence"])):
+            v.regressions += 1
+        last[k] = rec.after
+    acked: dict[int, dict] = {}
+    for _t, worker, route, status, committed in world.calls:
+        if route == CHANGES:
+            acked.pop(worker, None)
+        elif committed is not None:
+            if acked.get(worker) == committed.after["cursor"]:
+                v.duplicate_acks += 1
+            acked[worker] = committed.after["cursor"]
+        if status == 409:
+            v.conflicts += 1
+    v.reconciliations = len(world.reconciled)
+    v.completed = bool(final) and through == journal.head and not world.halts
+    return v
+
+
+@dataclass
+class ServiceRun:
+    scenario: str
+    client: str
+    version: int
+    verdict: ServiceVerdict
+    world: ServiceWorld = field(repr=False)
+
+    def as_dict(self) -> dict:
+        w = self.world
+        final = w.svc.checkpoints.get(("dev", (DEV_TENANT, tuple(DEV_SCOPE.values())), self.version, w.CONSUMER))
+        return {"scenario": self.scenario, "client": self.client, "version": self.version, **self.verdict.as_dict(),
+                "final_checkpoint": final.public() if final else None, "journal_head": max(j.head for j in w.svc.journals.values()),
+                "crashes": w.crashes, "effects": len(w.effects), "commands": len(w.svc.writes),
+                "lost_replies": sum(1 for c in w.calls if c[3] == "lost")}
+
+
+def scenario(name_or_scenario) -> ServiceScenario:
+    if isinstance(name_or_scenario, ServiceScenario):
+        return name_or_scenario
+    if name_or_scenario not in SCENARIOS:
+        raise ServiceConfigError(f"unknown service scenario {name_or_scenario!r}; one of {', '.join(SCENARIOS)}")
+    return SCENARIOS[name_or_scenario]
+
+
+def run_service_scenario(name="checkpoint_service", client: str = "correct", version: int | None = None,
+                         lost_writes=None, crashes=None) -> ServiceRun:
+    """Run one client on one service scenario and judge it: a pure function of its arguments."""
+    sc = scenario(name)
+    if version is not None:
+        if version not in (1, 2):
+            raise ServiceConfigError(f"--version {version}: the contract versions are 1 and 2")
+        sc = replace(sc, version=version)
+    if lost_writes is not None:
+        sc = replace(sc, lost_writes=tuple(lost_writes))
+    if crashes is not None:
+        sc = replace(sc, crashes=tuple(crashes))
+    world = ServiceWorld(sc, client).run()
+    return ServiceRun(sc.name, client, sc.version, judge(world), world)
+
+
+def explore_service(name="checkpoint_service", client: str = "correct", version: int | None = None,
+                    max_crashes: int = 2, lost_replies: int = 1, horizon: int = 3):
+    """Every combination of up to ``max_crashes`` crashes of worker 1 (each crash point, occurrences
+    1..``horizon``) and up to ``lost_replies`` lost write replies (occurrences 1..``horizon``). Yields runs."""
+    points = [(1, p, n) for p in CRASH_POINTS for n in range(1, horizon + 1)]
+    losses = [(1, n) for n in range(1, horizon + 1)]
+    for k in range(max_crashes + 1):
+        for crashes in itertools.combinations(points, k):
+            for j in range(lost_replies + 1):
+                for lost in itertools.combinations(losses, j):
+                    yield run_service_scenario(name, client, version, lost_writes=lost, crashes=crashes)
