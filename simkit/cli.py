@@ -12,6 +12,7 @@ from .report import run_summary, table, verdict_row
 from .scenario import SETTLEMENTS, parse_crash_arg
 from .strategies import STRATEGIES, resolve
 from .world import simulate
+from .service import cli as service_cli
 
 DEMO_SCENARIO = "gauntlet"
 
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("shrink", help="a failing run reduced to a minimal scenario file")
     _common(p)
     p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
+    service_cli.add_parsers(sub)
     return parser
 
 
@@ -209,6 +211,7 @@ def cmd_shrink(args) -> int:
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
             "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink}
+COMMANDS.update(service_cli.COMMANDS)
 
 
 def main(argv=None) -> int:

@@ -271,9 +271,10 @@ def running(app: FastAPI, port: int = 0, log_level: str = "warning"):
         sock.close()
 
 
-def serve(svc: CheckpointService, faults: list[FaultSpec], port: int, log_level: str = "info", announce=print) -> None:
+def serve(svc: CheckpointService, faults: list[FaultSpec], port: int, log_level: str = "info", announce=None) -> None:
     """Serve until interrupted (``simkit serve``)."""
     app = create_app(svc, faults)
     sock = bind(port)
-    announce(f"simkit serve: http://127.0.0.1:{sock.getsockname()[1]}  (OpenAPI at /openapi.json; credential 'dev')")
+    line = f"simkit serve: http://127.0.0.1:{sock.getsockname()[1]}  (OpenAPI at /openapi.json; credential 'dev')"
+    (announce or (lambda text: print(text, flush=True)))(line)
     _server(app, log_level).run(sockets=[sock])

@@ -1,0 +1,89 @@
+"""The command-line side of seed 004: ``simkit serve`` and ``simkit service``.
+
+``simkit/cli.py`` calls :func:`add_parsers` and merges :data:`COMMANDS`; FastAPI and uvicorn are imported
+only when ``serve`` runs.
+"""
+from __future__ import annotations
+
+import json
+
+from .config import FAULT_KINDS, FAULT_ROUTES
+
+DEFAULT_PORT = 8004
+
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("serve", help="the seed 004 checkpoint service and change feed on 127.0.0.1")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
+    p.add_argument("--config", metavar="FILE", help="TOML file adding subjects, credentials, grants, journals, faults")
+    p.add_argument("--credential", action="append", default=[], metavar="TOKEN=SUBJECT",
+                   help="issue a bearer credential for a subject (created if new)")
+    p.add_argument("--grant", action="append", default=[], metavar="SUBJECT=CAP[,CAP][@SCOPE_JSON]",
+                   help="grant capabilities on an exact scope (default: the dev scope)")
+    p.add_argument("--fault", action="append", default=[], metavar="KIND[@ROUTE][#N]",
+                   help=f"start-up fault: KIND one of {', '.join(FAULT_KINDS)}; ROUTE one of "
+                        f"{', '.join(FAULT_ROUTES)}; N the n-th matching request (default 1, '*' every one)")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p = sub.add_parser("service", help="a seed 004 client in the simulated service world, judged")
+    p.add_argument("scenario", help="checkpoint_service, restore_from_backup or restore_reused_numbers")
+    p.add_argument("--client", default=None, help="correct, new_key_retry or reset_on_409 (default: all three)")
+    p.add_argument("--version", type=int, default=None, help="contract version 1 or 2 (default: the scenario's)")
+    p.add_argument("--explore", action="store_true",
+                   help="run every schedule of up to --max-crashes crashes and --lost-responses lost write replies")
+    p.add_argument("--max-crashes", type=int, default=2)
+    p.add_argument("--lost-responses", type=int, default=1)
+    p.add_argument("--horizon", type=int, default=3, help="occurrences of each crash point / write to try")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+
+
+def cmd_serve(args) -> int:
+    from .config import ServiceConfigError, build_service
+    if not 0 <= args.port <= 65535:
+        raise ServiceConfigError(f"--port {args.port}: must be 0-65535")
+    from .http import WallClock, serve
+    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault)
+    serve(svc, faults, args.port, args.log_level)
+    return 0
+
+
+def cmd_service(args) -> int:
+    from .clients import CLIENTS
+    from .config import ServiceConfigError
+    from .sim import explore_service, run_service_scenario, scenario
+    sc = scenario(args.scenario)
+    if args.client is not None and args.client not in CLIENTS:
+        raise ServiceConfigError(f"--client {args.client!r}: one of {', '.join(CLIENTS)}")
+    clients = [args.client] if args.client else list(CLIENTS)
+    if args.explore:
+        if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
+            raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
+        out = []
+        for name in clients:
+            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon))
+            failing = [r for r in runs if not r.verdict.ok]
+            out.append({"client": name, "runs": len(runs), "failing": len(failing),
+                        "first_failing": None if not failing else {
+                            "crashes": [list(c) for c in failing[0].world.sc.crashes],
+                            "lost_writes": [list(x) for x in failing[0].world.sc.lost_writes],
+                            **failing[0].verdict.as_dict()}})
+        if args.json:
+            print(json.dumps({"scenario": sc.name, "explore": out}))
+        else:
+            for o in out:
+                print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
+        return 0
+    runs = [run_service_scenario(sc, name, args.version) for name in clients]
+    if args.json:
+        print(json.dumps({"scenario": sc.name, "results": [r.as_dict() for r in runs]}))
+        return 0
+    print(f"{sc.name}: {sc.description}\n")
+    print(f"{'client':15} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} reconciled")
+    for r in runs:
+        v = r.verdict
+        lost = f"{len(v.lost)} ({', '.join(v.lost[:3])}{', …' if len(v.lost) > 3 else ''})" if v.lost else "0"
+        print(f"{r.client:15} {r.version:<2} {'yes' if v.ok else 'NO':4} {lost:26} {len(v.duplicated):<4} "
+              f"{v.duplicate_acks:<9} {len(v.unreconciled):<14} {v.conflicts:<5} {v.reconciliations}")
+    return 0
+
+
+COMMANDS = {"serve": cmd_serve, "service": cmd_service}

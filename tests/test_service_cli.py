@@ -1,0 +1,90 @@
+"""``simkit serve`` and ``simkit service`` from the command line: output, bad input (one line, exit 2), and a
+real server process on 127.0.0.1 that is always stopped."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from simkit.cli import main
+from simkit.service import DEV_SCOPE
+from simkit.service.config import build_service
+
+
+def test_service_json_shows_the_correct_client_ok_and_the_wrong_ones_failing(capsys):
+    assert main(["service", "checkpoint_service", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["client"]: r["ok"] for r in out["results"]} == {"correct": True, "new_key_retry": False,
+                                                             "reset_on_409": False}
+
+
+def test_service_explore_counts_schedules(capsys):
+    assert main(["service", "checkpoint_service", "--client", "correct", "--explore", "--max-crashes", "1",
+                 "--lost-responses", "1", "--horizon", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["explore"] == [{"client": "correct", "runs": 8, "failing": 0, "first_failing": None}]
+
+
+@pytest.mark.parametrize("argv", [
+    ["service", "nope"], ["service", "checkpoint_service", "--client", "nope"],
+    ["service", "checkpoint_service", "--version", "3"], ["serve", "--port", "70000"],
+    ["serve", "--fault", "explode"], ["serve", "--fault", "lose-reply@nowhere"], ["serve", "--fault", "lose-reply#0"],
+    ["serve", "--config", "/nonexistent/simkit.toml"], ["serve", "--grant", "dev=memory_fly"],
+    ["serve", "--credential", "no-equals-sign"],
+])
+def test_bad_input_is_one_line_and_exit_status_2(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simkit: ") and err.count("\n") == 1
+
+
+def test_config_file_adds_subjects_grants_journals_and_faults(tmp_path):
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text('faults = ["lose-reply@write#2"]\n'
+                   '[[subjects]]\nid = "alice"\ncredentials = ["alice-token"]\nrevoked = ["alice-old"]\n'
+                   '[[subjects.grants]]\nscope = {project_id = "project", agent_id = "agent"}\n'
+                   'capabilities = ["memory_read", "memory_checkpoint"]\n'
+                   '[[journals]]\nscope = {project_id = "other"}\nchanges = 2\n')
+    svc, faults = build_service(config=str(cfg), credentials=["bob-token=bob"], grants=["bob=memory_read"])
+    assert svc.credentials["alice-token"] == "alice" and "alice-old" in svc.revoked
+    assert svc.subjects["alice"].grants[tuple(DEV_SCOPE.values())] == {"memory_read", "memory_checkpoint"}
+    assert svc.subjects["bob"].grants[tuple(DEV_SCOPE.values())] == {"memory_read"}
+    assert svc.journals[("tenant", ("other", None, None, "shared"))].head == 2
+    assert [(f.kind, f.route, f.nth) for f in faults] == [("lose-reply", "write", 2)]
+
+
+def test_bad_config_file_is_one_line_naming_the_file(tmp_path, capsys):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('[[subjects]]\nid = "x"\n[[subjects.grants]]\nscope = {project_id = ""}\ncapabilities = []\n')
+    assert main(["serve", "--config", str(cfg), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert str(cfg) in err and err.count("\n") == 1
+
+
+def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning",
+                             "--fault", "lose-reply@write#1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("simkit serve: http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
+        url = line.split()[2]
+        with httpx.Client(base_url=url, headers={"Authorization": "Bearer dev"}, timeout=10) as c:
+            page = c.post("/api/v1/memory/changes", json={"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 2}})
+            assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+            assert page.json()["high_watermark"]["sequence"] == 5
+            body = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "k1", "consumer_id": "cc",
+                                                    "expected_revision": 0, "cursor": page.json()["next_cursor"]}}
+            with pytest.raises(httpx.RemoteProtocolError):
+                c.post("/api/v1/memory/checkpoints", json=body)          # the start-up fault drops this reply
+            again = c.post("/api/v1/memory/checkpoints", json=body)
+            assert again.status_code == 200 and again.json()["receipt"]["checkpoint"]["revision"] == 1
+            assert "/api/v1/memory/checkpoints" in c.get("/openapi.json").json()["paths"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+        proc.stderr.close()
