@@ -80,7 +80,7 @@ def cmd_service(args) -> int:
     print(f"{'client':15} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} reconciled")
     for r in runs:
         v = r.verdict
-        lost = f"{len(v.lost)} ({', '.join(v.lost[:3])}{', …' if len(v.lost) > 3 else ''})" if v.lost else "0"
+        lost = f"{len(v.lost)} ({', '.join(v.lost[:2])}{', …' if len(v.lost) > 2 else ''})" if v.lost else "0"
         print(f"{r.client:15} {r.version:<2} {'yes' if v.ok else 'NO':4} {lost:26} {len(v.duplicated):<4} "
               f"{v.duplicate_acks:<9} {len(v.unreconciled):<14} {v.conflicts:<5} {v.reconciliations}")
     return 0
