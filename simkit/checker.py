@@ -3,6 +3,10 @@
 It reads the provider's log of every response and the pages it can still serve, the store's log of durable
 writes, reads and receipts, and the sink's log of effects and handler decisions. It never asks the
 consumer anything. An ``applied`` receipt counts as a terminal outcome only once its effect is in the sink.
+
+Seed 001 adds ``settlement_violations``, from the history of the store's operation records and the external
+service's log of every request (a reply's true identity is read there, not from the reply): a committed success
+downgraded, and a result attached to the wrong reservation. The duplicated effects they cause are ``duplicated``.
 """
 from __future__ import annotations
 
@@ -10,6 +14,10 @@ import heapq
 from dataclasses import dataclass, field
 
 from .model import NON_TERMINAL, TERMINAL
+from .settlement import COMMITTED
+
+#: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
+SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")
 
 
 @dataclass
@@ -21,11 +29,13 @@ class Verdict:
     halted: str | None = None
     pending: list[str] = field(default_factory=list)
     completed: bool = True
+    #: seed 001: ``{kind, time, worker, detail}`` with ``kind`` one of :data:`SETTLEMENT_KINDS`
+    settlement_violations: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return (not self.lost and not self.duplicated and not self.invariant_violations
-                and self.regressions == 0 and self.completed)
+                and self.regressions == 0 and self.completed and not self.settlement_violations)
 
     @property
     def invariants_broken(self) -> list[int]:
@@ -34,7 +44,8 @@ class Verdict:
     def as_dict(self) -> dict:
         return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
                 "invariant_violations": self.invariant_violations, "halted": self.halted,
-                "pending": self.pending, "completed": self.completed}
+                "pending": self.pending, "completed": self.completed,
+                "settlement_violations": self.settlement_violations}
 
 
 def terminal_since(store, sink) -> dict[str, int]:
@@ -127,7 +138,36 @@ def check(world) -> Verdict:
         times = [(t, w) for _s, t, w, e in sink.effects if e == eid]
         violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
+    v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))
     return v
+
+
+def settlement_violations(ledger, service=None) -> list[dict]:
+    """Seed 001 from ground truth: every transition of every operation record, against the service's log.
+
+    ``committed_downgraded``: a transition took a record from ``committed`` to a weaker state (step 4: committed
+    success is absorbing; step 5: a weaker observation must never downgrade it). ``wrong_reservation``: a
+    transition committed a record with the reply to a request whose tuple, as the service logged it, is not the
+    record's reservation at that moment (step 6: another request's, principal's or generation's result).
+    """
+    out: list[dict] = []
+    if ledger is None:
+        return out
+    identity = {r.seq: r.identity for r in service.requests} if service is not None else {}
+    for t in ledger.history:
+        where = {"time": t.time, "worker": t.worker}
+        if t.before == COMMITTED and t.after != COMMITTED:
+            out.append({"kind": "committed_downgraded", **where,
+                        "detail": f"operation {t.operation_id}: committed success of {t.reservation} "
+                                  f"overwritten with {t.after} ({t.action}{': ' + t.detail if t.detail else ''})"})
+        if t.action in ("settle", "write") and t.after == COMMITTED and t.reply is not None:
+            true = identity.get(t.reply.request, t.reply.identity)
+            if true != t.reservation:
+                out.append({"kind": "wrong_reservation", **where,
+                            "detail": f"operation {t.operation_id}: result of request {true} attached to "
+                                      f"reservation {t.reservation} (differs in "
+                                      f"{', '.join(t.reservation.differs(true))})"})
+    return out
 
 
 FATES = ("applied once", "replayed harmlessly", "duplicated", "quarantined", "lost", "pending")

@@ -23,14 +23,16 @@ Hooks (each a small, documented decision of the procedure):
 - :meth:`is_terminal` — invariants 1 and 5, which handler outcomes close the prefix;
 - :meth:`apply` and :meth:`quarantine` — step 4, how an outcome is made durable;
 - :meth:`barrier_target`, :meth:`is_caught_up` and :meth:`page_barrier` — steps 5 and 7;
-- :meth:`after_fetch` — step 2, what happens to the returned token before processing.
+- :meth:`after_fetch` — step 2, what happens to the returned token before processing;
+- :meth:`settle_effect` — seed 001, how an external effect is reserved, called and settled.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from .model import TERMINAL, Checkpoint, Event, Page
-from .ops import LOST, Barrier, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Skip, Wait
+from .ops import BLOCKED, LOST, Barrier, Call, Commit, Fetch, Halt, Handle, Load, Lookup, Reserve, Settle, Skip, Wait
+from .settlement import COMMITTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ class Consumer:
                 return "blocked", applied   # invariant 5: a non-terminal outcome blocks the barrier
             if result is LOST:
                 return "lost", applied
+            if result is BLOCKED:
+                return "blocked", applied   # an external operation not committed yet: non-terminal
             applied = max(applied, self.resulting_applied_position(event, page, applied))
         return "done", applied
 
@@ -148,13 +152,29 @@ class Consumer:
 
     def apply(self, event: Event, applied_position: int):
         """Step 4 / invariant 4: effect and receipt with ``applied_position``, in one transaction when the
-        sink is transactional; after a known external effect when it is not."""
+        sink is transactional; after the external operation is committed when it is not."""
         if self.contract.external_sink:
-            done = yield Effect(event)
-            if done is LOST:
-                return LOST
+            settled = yield from self.settle_effect(event)
+            if settled is not COMMITTED:
+                return settled
             return (yield Commit(event, "applied", applied_position))
         return (yield Commit(event, "applied", applied_position, with_effect=True))
+
+    def settle_effect(self, event: Event):
+        """Seed 001: the external effect as a retryable operation with a durable record.
+
+        Reserve the tuple, or get back the one already reserved (steps 1-2: every retry, after a crash too,
+        reuses it); call the service with it unless the record is already ``committed``; settle the reply or
+        the timeout in one compare-and-set (steps 3-6). Returns ``committed``, or ``BLOCKED`` when the outcome
+        is ``pending`` or ``provisional``: a non-terminal outcome that blocks the page barrier (seed 000
+        invariant 5) until a later attempt, with the same reservation, settles it.
+        """
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
 
     def quarantine(self, event: Event, applied_position: int):
         """Step 4: quarantine is terminal only once a durable receipt binds the event to the final disposition."""

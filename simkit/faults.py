@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from .model import Fault, RandomFaults
+from .model import REPLY_FAULTS, Fault, RandomFaults
 
 
 class FaultPlan:
@@ -65,6 +65,13 @@ class FaultPlan:
             self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any, worker, op=op))
             return True
         return False
+
+    def reply_altered(self, worker: int, op: str, position: int | None) -> Fault | None:
+        """The ``late_reply`` or ``crossed_reply`` that strikes the reply :meth:`reply_lost` just counted (and
+        spared), if any. Scripted only: they draw nothing from the seeded random faults."""
+        n_any = self._counts.get((worker, ("reply", op)), 0)
+        n_pos = self._counts.get((worker, ("reply", op), position), 0)
+        return self._match(REPLY_FAULTS, worker, "op", op, position, n_any, n_pos)
 
     def _fired(self, fault: Fault) -> Fault:
         self.fired.append(fault)

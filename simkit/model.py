@@ -25,7 +25,9 @@ CRASH_POINTS = (
 )
 
 SINKS = ("transactional", "idempotent", "unsafe")
-FAULT_KINDS = ("crash", "lost_response", "pause")
+FAULT_KINDS = ("crash", "lost_response", "pause", "late_reply", "crossed_reply")
+#: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
+REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")
 
 
@@ -74,11 +76,13 @@ class Fault:
     worker: int = 1
     op: str | None = None
     duration: float = 50.0
+    delay: float = 0.0          # late_reply: the reply arrives this long after the request ran
+    differs: str | None = None  # crossed_reply: fingerprint | binding | generation
 
     def as_dict(self) -> dict:
         d = {"kind": self.kind}
-        for key in ("point", "position", "op"):
-            if getattr(self, key) is not None:
+        for key in ("point", "position", "op", "differs"):
+            if getattr(self, key) is not None and not (key == "op" and self.kind in REPLY_FAULTS):
                 d[key] = getattr(self, key)
         if self.occurrence != 1:
             d["occurrence"] = self.occurrence
@@ -86,6 +90,8 @@ class Fault:
             d["worker"] = self.worker
         if self.kind == "pause":
             d["duration"] = self.duration
+        if self.kind == "late_reply":
+            d["delay"] = self.delay
         return d
 
 
@@ -153,4 +159,6 @@ class Scenario:
     events: dict[int, EventSpec] = field(default_factory=dict)
     faults: tuple[Fault, ...] = ()
     random_faults: RandomFaults = field(default_factory=RandomFaults)
+    #: ``[auth] rotate_at``: moments the credential rotates (seed 001: the authorization binding changes)
+    rotate_at: tuple[float, ...] = ()
     source: str = "<scenario>"

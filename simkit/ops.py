@@ -8,17 +8,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import Event
+from .settlement import TIMEOUT, Reply, Reservation
 
 
-class _Lost:
-    __slots__ = ()
+class _Sentinel:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str):
+        self._name = name
 
     def __repr__(self):
-        return "LOST"
+        return self._name
 
 
 #: The reply never came: the request may or may not have taken effect.
-LOST = _Lost()
+LOST = _Sentinel("LOST")
+#: An external operation has no committed outcome yet (seed 000 invariant 5: it blocks the page barrier).
+BLOCKED = _Sentinel("BLOCKED")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +60,38 @@ class Handle:
 class Effect:
     """Call the external sink for this event. Result: ``True`` or ``LOST``."""
     event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Reserve:
+    """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its reservation.
+
+    The driver supplies the canonical request fingerprint and the authorization binding in force. Result: the
+    :class:`~simkit.settlement.Operation` (its ``reservation`` and ``state``).
+    """
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """Call the external service with exactly this reservation tuple (seed 001 step 2).
+
+    Result: a :class:`~simkit.settlement.Reply` (the identity it carries may be another request's), or
+    :data:`~simkit.settlement.TIMEOUT` when no reply came in time (lost, or late: a late reply is settled
+    by the driver when it arrives).
+    """
+    event: Event
+    reservation: Reservation
+
+
+@dataclass(frozen=True, slots=True)
+class Settle:
+    """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under ``reservation`` into the operation record,
+    under the run's settlement policy. Result: the record's state after (``committed``, ``provisional``,
+    ``pending``)."""
+    event: Event
+    reservation: Reservation
+    observation: Reply | str = TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +145,7 @@ def crash_points(op) -> tuple[str | None, str | None]:
     t = type(op)
     if t is Fetch:
         return None, "after_fetch"
-    if t is Effect:
+    if t is Effect or t is Call:
         return "before_effect", "after_effect"
     if t is Commit:
         if op.outcome == "quarantined":
@@ -123,7 +161,7 @@ def lost_op(op) -> str | None:
     t = type(op)
     if t is Fetch:
         return "fetch"
-    if t is Effect:
+    if t is Effect or t is Call:
         return "effect"
     if t is Commit or t is Barrier or t is Overwrite:
         return "checkpoint_write"

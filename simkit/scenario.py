@@ -1,6 +1,23 @@
 """Scenario files (CONTRACT §5): TOML in, a validated :class:`~simkit.model.Scenario` out.
 
 Every problem is reported as one :class:`ScenarioError` line naming the file, the key and what is wrong.
+
+Seed 001 adds, for runs whose sink is external (``idempotent`` or ``unsafe``):
+
+``settlement = "fenced"``
+    CONTRACT §3b: ``fenced``, ``last_write_wins``, ``unfenced`` or ``split_validate_write``.
+``[auth] rotate_at = [t1, t2, ...]``
+    the credential rotates at these simulated times (increasing): the authorization binding is ``P1`` until
+    ``t1``, then ``P2``, ... A record not yet committed is reserved again under the new binding.
+``[[faults]] kind = "late_reply"``, ``delay = D``
+    the reply of an external call arrives ``D`` after the request ran. When ``D`` reaches ``[timing] timeout``
+    the caller has already settled a timeout; the late reply is settled by the policy when it arrives.
+``[[faults]] kind = "crossed_reply"``, ``differs = "fingerprint" | "binding" | "generation"``
+    the call never reaches the service; the reply it gets belongs to another request that reused the operation
+    id, with a different request body, a different (the previous, after a rotation) principal, or a stale
+    generation.
+
+Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost_response`` with ``op = "effect"``.
 """
 from __future__ import annotations
 
@@ -9,8 +26,9 @@ import tomllib
 from pathlib import Path
 
 from .errors import ScenarioError
+from .external import CROSSED_FIELDS
 from .model import (
-    BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_OPS, SINKS,
+    BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_OPS, REPLY_FAULTS, SINKS,
     EventSpec, Fault, Initial, RandomFaults, Scenario, Timing,
 )
 
@@ -24,7 +42,7 @@ GENERATE_DEFAULTS = {
 }
 _RATES = [k for k in GENERATE_DEFAULTS if k not in ("events", "page_size")]
 _TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settlement", "store",
-        "initial", "timing", "pages", "generate", "events", "faults", "random_faults"}
+        "initial", "timing", "pages", "generate", "events", "faults", "random_faults", "auth"}
 
 
 def bundled() -> list[str]:
@@ -76,7 +94,20 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     sc.events = _events(c, c.get(data, "events", list, []))
     sc.faults = tuple(parse_fault(c, f, f"faults[{i}]") for i, f in enumerate(c.get(data, "faults", list, [])))
     sc.random_faults = _random_faults(c, c.get(data, "random_faults", dict, {}))
+    sc.rotate_at = _auth(c, c.get(data, "auth", dict, {}))
     return sc
+
+
+def _auth(c: "_Checker", t: dict) -> tuple[float, ...]:
+    """``[auth] rotate_at``: increasing, non-negative simulated times."""
+    c.only(t, ("rotate_at",), "auth")
+    times = c.get(t, "rotate_at", list, [], where="auth")
+    for i, x in enumerate(times):
+        if not isinstance(x, (int, float)) or isinstance(x, bool) or x < 0:
+            c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
+        if i and x <= times[i - 1]:
+            c.fail("auth.rotate_at", f"times must increase, got {x!r} after {times[i - 1]!r}")
+    return tuple(float(x) for x in times)
 
 
 class _Checker:
@@ -209,20 +240,30 @@ def parse_fault(c: _Checker, f: dict, where: str) -> Fault:
     """Validate one ``[[faults]]`` table."""
     if not isinstance(f, dict):
         c.fail(where, "expected a table")
-    c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration"), where)
+    c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration", "delay", "differs"), where)
     kind = c.choice(f, "kind", FAULT_KINDS, None, where=where) if "kind" in f else c.fail(f"{where}.kind", "missing")
     point = f.get("point")
     if kind in ("crash", "pause"):
         point = c.choice(f, "point", CRASH_POINTS, None, where=where) if "point" in f else c.fail(f"{where}.point", "missing")
     elif point is not None:
-        c.fail(f"{where}.point", "a lost_response names an op, not a point")
+        c.fail(f"{where}.point", f"a {kind} names a reply, not a point")
     op = None
     if kind == "lost_response":
         op = c.choice(f, "op", LOST_OPS, "fetch", where=where)
     elif "op" in f:
-        c.fail(f"{where}.op", f"only a lost_response names an op")
+        c.fail(f"{where}.op", "only a lost_response names an op")
+    elif kind in REPLY_FAULTS:
+        op = "effect"
+    if "delay" in f and kind != "late_reply":
+        c.fail(f"{where}.delay", "only a late_reply has a delay")
+    if "differs" in f and kind != "crossed_reply":
+        c.fail(f"{where}.differs", "only a crossed_reply has differs")
+    if kind == "late_reply" and "delay" not in f:
+        c.fail(f"{where}.delay", "missing")
     return Fault(
         kind=kind, point=point, op=op,
+        delay=c.get(f, "delay", float, 0.0, where=where, minimum=0.0),
+        differs=c.choice(f, "differs", CROSSED_FIELDS, "binding", where=where) if kind == "crossed_reply" else None,
         position=c.get(f, "position", int, None, where=where),
         occurrence=c.get(f, "occurrence", int, 1, where=where, minimum=1),
         worker=c.get(f, "worker", int, 1, where=where, minimum=1),

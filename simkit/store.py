@@ -1,4 +1,5 @@
-"""The durable store: checkpoint with compare-and-swap, receipt ledger, atomic event commits.
+"""The durable store: checkpoint with compare-and-swap, receipt ledger, atomic event commits, and the operation
+records of external calls (seed 001, :class:`~simkit.settlement.Ledger`).
 
 Everything it holds survives a crash. Its write log is ground truth for the checker: every durable
 checkpoint change with the state before and after, every receipt with the moment it became durable.
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from .clock import Clock
 from .model import TERMINAL, Checkpoint
+from .settlement import Ledger
 
 
 class MemoryStore:
@@ -24,6 +26,8 @@ class MemoryStore:
         self.receipt_log: list[tuple[int, float, int, str, str]] = [(0, 0.0, 0, eid, out) for eid, (out, _) in self.receipts.items()]
         #: (seq, time, worker, checkpoint) for every load
         self.reads: list[tuple[int, float, int, Checkpoint]] = []
+        #: seed 001: the durable operation records of external calls, their history and quarantine
+        self.operations = Ledger(self.clock)
 
     def load(self, worker: int) -> Checkpoint:
         """Seed 000 step 1: read the checkpoint."""

@@ -1,8 +1,14 @@
-"""The SimPy world: provider, store, sink and workers; it executes the requests a consumer yields.
+"""The SimPy world: provider, store, sink, external service and workers; it executes the requests a consumer yields.
 
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash
 points fall before and after them (CONTRACT §2), replies can be lost, and a crash discards the consumer
 with all its memory; the worker restarts after ``restart_delay`` from durable state only.
+
+External calls (seed 001): ``Reserve`` and ``Settle`` are store transactions (``commit_latency`` each; under
+``split_validate_write`` a settlement is two of them, validation then write). ``Call`` reaches the service after
+``effect_latency``; its reply can be lost or late (the caller gets ``TIMEOUT`` after ``timeout``) or crossed. A
+late reply is delivered by a process of its own and settled by the policy when it arrives, whatever became of
+the caller.
 """
 from __future__ import annotations
 
@@ -14,9 +20,13 @@ from . import provider as providers
 from .checker import Verdict, check
 from .clock import Clock
 from .consumer import Consumer, Contract
+from .errors import ScenarioError
+from .external import ExternalService, principal_at
 from .faults import FaultPlan
 from .model import Checkpoint, Fault, Scenario
-from .ops import LOST, Barrier, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Skip, Wait, crash_points
+from .ops import (LOST, Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Reserve, Settle,
+                  Skip, Wait, crash_points)
+from .settlement import POLICIES, TIMEOUT, canonical_request, fingerprint
 from .sink import Sink
 from .store import MemoryStore
 from .strategies import strategy_name
@@ -34,8 +44,12 @@ class _Halted(Exception):
 class World:
     """Everything one run needs; ground truth lives in ``provider``, ``store`` and ``sink``."""
 
-    def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = ()):
+    def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = (),
+                 settlement: str | None = None):
         self.scenario = scenario
+        self.settlement = scenario.settlement if settlement is None else settlement
+        if self.settlement not in POLICIES:
+            raise ScenarioError(f"settlement {self.settlement!r}: not one of {', '.join(POLICIES)}")
         self.strategy = strategy
         self.seed = seed
         self.env = simpy.Environment()
@@ -52,6 +66,7 @@ class World:
             self.sink.effect_count[eid] = 1
         start = Checkpoint(init.resume_cursor or self.provider.start, init.applied_position, init.checkpoint_version)
         self.store = MemoryStore(start, receipts, self.clock)
+        self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
         self.trace = Trace()
@@ -64,7 +79,7 @@ class World:
         self._handlers = {
             Load: self._load, Fetch: self._fetch, Lookup: self._lookup, Skip: self._skip, Handle: self._handle,
             Effect: self._effect, Commit: self._commit, Barrier: self._barrier, Overwrite: self._overwrite,
-            Wait: self._wait, Halt: self._halt,
+            Wait: self._wait, Halt: self._halt, Reserve: self._reserve, Call: self._call, Settle: self._settle,
         }
 
     # -- running ------------------------------------------------------------------------------------------
@@ -206,6 +221,63 @@ class World:
         self._row(worker, "barrier", None, op.next_cursor)
         return True
 
+    # -- seed 001: external calls and their settlement ---------------------------------------------------------
+    def _principal(self) -> str:
+        """The authorization binding in force now."""
+        return principal_at(self.scenario.rotate_at, self.env.now)
+
+    def _reserve(self, worker, op):
+        yield from self._latency(self.timing.commit_latency)
+        e = op.event
+        record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)), self._principal())
+        self._row(worker, "reserve", e, f"{record.reservation} {record.state}")
+        return record
+
+    def _call(self, worker, op):
+        yield from self._latency(self.timing.effect_latency)
+        e, mine = op.event, op.reservation
+        lost = self.faults.reply_lost(worker, "effect", e.position)
+        fault = None if lost else self.faults.reply_altered(worker, "effect", e.position)
+        if fault is not None and fault.kind == "crossed_reply":
+            reply = self.service.crossed(mine, fault.differs)
+            self._row(worker, "effect", e, f"crossed reply {reply.identity}")
+            return reply
+        reply = self.service.execute(worker, mine)
+        delay = fault.delay if fault is not None else 0.0
+        if lost or delay >= self.timing.timeout:
+            self._row(worker, "effect", e, "reply lost")
+            if not lost:
+                self.env.process(self._late_reply(worker, e, mine, reply, delay))
+            yield self.env.timeout(self.timing.timeout)
+            self._row(worker, "timeout", e, str(mine))
+            return TIMEOUT
+        yield from self._latency(delay)
+        self._row(worker, "effect", e)
+        return reply
+
+    def _settle(self, worker, op):
+        return (yield from self._settlement(worker, op.event, op.reservation, op.observation, "settle"))
+
+    def _late_reply(self, worker, event, reservation, reply, delay):
+        """A late reply arrives ``delay`` after its request ran, and is settled by the policy on arrival."""
+        yield self.env.timeout(delay)
+        self._row(worker, "late_reply", event, str(reply.identity))
+        yield from self._settlement(worker, event, reservation, reply, "settle_late")
+
+    def _settlement(self, worker, event, reservation, observation, step):
+        ledger = self.store.operations
+        yield from self._latency(self.timing.commit_latency)
+        if self.settlement == "split_validate_write":
+            decision = ledger.validate(worker, reservation, observation)
+            self._row(worker, "validate", event, f"{decision.action} {decision.state or ''}".strip())
+            yield from self._latency(self.timing.commit_latency)
+            state = ledger.write(worker, decision)
+        else:
+            state = ledger.settle(self.settlement, worker, reservation, observation)
+        last = ledger.history[-1]
+        self._row(worker, step, event, f"{last.action}: {last.before} -> {last.after}")
+        return state
+
     def _wait(self, worker, op):
         self._row(worker, op.reason)
         if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
@@ -245,6 +317,7 @@ class Run:
         w = self.world
         return {
             "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
+            "settlement": w.settlement,
             **self.verdict.as_dict(),
             "final_checkpoint": w.store.checkpoint.as_dict(),
             "crashes": w.crashes,
@@ -254,8 +327,11 @@ class Run:
 
 
 def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int | None = None,
-             faults: tuple[Fault, ...] = ()) -> Run:
-    """Run ``strategy`` on ``scenario`` and judge it: a pure function of (scenario, strategy, seed, faults)."""
+             faults: tuple[Fault, ...] = (), settlement: str | None = None) -> Run:
+    """Run ``strategy`` on ``scenario`` and judge it: a pure function of (scenario, strategy, seed, faults).
+
+    ``settlement`` overrides the scenario's settlement policy (CONTRACT §3b).
+    """
     seed = scenario.seed if seed is None else seed
-    world = World(scenario, strategy, seed, tuple(faults)).run()
+    world = World(scenario, strategy, seed, tuple(faults), settlement).run()
     return Run(scenario.name, strategy_name(strategy), seed, check(world), world)

@@ -110,7 +110,8 @@ def test_timeline_marks_regressions_pauses_and_rejected_barriers(ax):
 
 def test_timeline_marks_duplicated_effects_of_an_unsafe_sink(ax):
     """Seed 000, "Limits and validation": without idempotency or transactions even safe can repeat an effect."""
-    r = run("retry_walkthrough", sink="unsafe")
+    # a crash between the call and its settlement: after settlement the operation record (seed 001) knows
+    r = run("retry_walkthrough", sink="unsafe", faults=[{"kind": "crash", "point": "after_effect", "position": 107}])
     assert r.verdict.duplicated == ["e107"]
     plot.timeline(ax, r)
     assert [y for _x, y in points(ax, "duplicated effect (second run)")] == [107.0]
