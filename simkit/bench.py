@@ -1,0 +1,174 @@
+"""The performance benchmark (``simkit bench``, ``benchmarks/bench.py``).
+
+Every figure is measured in one process run next to its baseline, so ratios hold on a shared, noisy machine:
+``simpy_steps_per_s`` is bare SimPy processing timeouts; simkit's throughput is reported against it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import simpy
+
+from .checker import check
+from .scenario import load, parse
+from .strategies import STRATEGIES
+from .world import World, simulate
+
+FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
+        "sweep_seeds": 40, "explore_events": 60}
+QUICK = {"simpy_steps": 20_000, "events": 2_000, "checker_small": 1_000, "rss_events": 5_000,
+         "sweep_seeds": 4, "explore_events": 12}
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def simpy_steps_per_s(n: int) -> float:
+    """The baseline: bare SimPy, one process yielding ``n`` timeouts."""
+    env = simpy.Environment()
+
+    def proc(env):
+        for _ in range(n):
+            yield env.timeout(1)
+
+    env.process(proc(env))
+    dt, _ = _timed(env.run)
+    return n / dt
+
+
+def generated(events: int, faults: bool = False, page_size: int = 100) -> dict:
+    """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and overlaps."""
+    data = {"name": f"bench_{events}", "sink": "transactional",
+            "generate": {"events": events, "page_size": page_size}, "timing": {"time_limit": 1e12}}
+    if faults:
+        data["generate"].update(overlap=0.3, lost_fetch=0.01)
+        data["random_faults"] = {"crash": 0.001, "lost_response": 0.001, "max_faults": 10**9}
+    return data
+
+
+def events_per_s(events: int, faults: bool = False) -> tuple[float, object]:
+    """``safe`` end to end, trace and checker included."""
+    sc = parse(generated(events, faults))
+    dt, run = _timed(lambda: simulate(sc))
+    assert run.verdict.ok, run.verdict
+    return events / dt, run
+
+
+def checker_scaling(small: int) -> float:
+    """Checker time at 10× the events over checker time at ``small`` events (linear ≈ 10)."""
+    times = []
+    for n in (small, 10 * small):
+        world = World(parse(generated(n, faults=True)), STRATEGIES["safe"], 0).run()
+        times.append(min(_timed(lambda: check(world))[0] for _ in range(3)))
+    return times[1] / times[0]
+
+
+def peak_rss_mb(events: int) -> float:
+    """Peak resident memory of a run of ``events`` events, trace included, in a fresh child process."""
+    code = (f"import resource, simkit, simkit.bench as b; r = simkit.simulate(simkit.parse(b.generated({events})));"
+            "assert r.verdict.ok and len(r.trace); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return int(out.stdout.strip()) / 1024
+
+
+def explore_metrics(events: int) -> tuple[float, float, int]:
+    """Schedules per second of ``explore --max-crashes 1``, and the time per schedule over one plain run."""
+    from .explore import explore
+    sc = parse(generated(events, page_size=5))
+    plain = min(_timed(lambda: simulate(sc))[0] for _ in range(5))
+    dt, x = _timed(lambda: explore(sc, "safe", max_crashes=1))
+    return x.schedules / dt, (dt / x.schedules) / plain, x.schedules
+
+
+def sweep_scaling(seeds: int) -> float:
+    """Sweep throughput with 2 jobs over throughput with 1 job, on the ``default`` scenario."""
+    from .sweep import sweep
+    sc = load("default")
+    one, _ = _timed(lambda: sweep(sc, ("safe",), seeds, jobs=1))
+    two, _ = _timed(lambda: sweep(sc, ("safe",), seeds, jobs=2))
+    return one / two
+
+
+COST_SCENARIO = {"name": "cost", "sink": "transactional", "generate": {"events": 400, "page_size": 10},
+                 "random_faults": {"crash": 0.02, "max_faults": 1000}}
+
+
+def cost_table(seeds: int = 5) -> list[dict]:
+    """The modelled price of each strategy: fetches per event, events replayed per crash, writes per page.
+
+    One worker, pages of 10, random crashes and nothing else that replays: seed 000 promises ``safe`` at most
+    a page of replay per crash.
+    """
+    sc = parse(COST_SCENARIO)
+    rows = []
+    for name, cls in STRATEGIES.items():
+        events = fetches = replays = crashes = writes = pages = 0
+        for seed in range(seeds):
+            run = simulate(sc, cls, seed)
+            w = run.world
+            events += len(w.provider.events)
+            fetches += len(w.provider.log)
+            crashes += w.crashes
+            replays += sum(1 for s in w.trace.step if s == "replay")
+            writes += len(w.store.writes)
+            pages += sum(1 for k in w.store.writes if k[3] != "commit")
+        rows.append({"strategy": name, "fetches_per_event": fetches / events,
+                     "replayed_per_crash": replays / crashes if crashes else 0.0,
+                     "checkpoint_writes_per_page": writes / pages if pages else 0.0})
+    return rows
+
+
+def measure(sizes: dict = FULL) -> dict:
+    """Every figure of the benchmark, in one run."""
+    base = simpy_steps_per_s(sizes["simpy_steps"])
+    eps, _ = events_per_s(sizes["events"])
+    eps_faults, _ = events_per_s(sizes["events"], faults=True)
+    sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
+    return {
+        "simpy_steps_per_s": round(base),
+        "events_per_s": round(eps),
+        "events_per_s_faults": round(eps_faults),
+        "ratio": round(eps / base, 3),
+        "explore_schedules_per_s": round(sched_per_s, 1),
+        "explore_schedules": schedules,
+        "explore_overhead": round(overhead, 2),
+        "sweep_scaling": round(sweep_scaling(sizes["sweep_seeds"]), 2),
+        "peak_rss_mb_1m": round(peak_rss_mb(sizes["rss_events"]), 1),
+        "checker_scaling": round(checker_scaling(sizes["checker_small"]), 2),
+        "events": sizes["events"],
+        "cost": cost_table(seeds=2 if sizes is QUICK else 5),
+    }
+
+
+def table(m: dict) -> str:
+    lines = [f"{'measure':28} value"]
+    for key, value in m.items():
+        if key != "cost":
+            lines.append(f"{key:28} {value}")
+    lines.append("")
+    lines.append(f"{'strategy':24} {'fetches/event':>14} {'replayed/crash':>15} {'writes/page':>12}")
+    for r in m["cost"]:
+        lines.append(f"{r['strategy']:24} {r['fetches_per_event']:14.3f} {r['replayed_per_crash']:15.2f}"
+                     f" {r['checkpoint_writes_per_page']:12.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(prog="simkit bench", description=__doc__.splitlines()[0])
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--quick", action="store_true", help="tiny sizes, to check that the benchmark works")
+    args = p.parse_args(argv)
+    m = measure(QUICK if args.quick else FULL)
+    print(json.dumps(m) if args.json else table(m))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
