@@ -30,6 +30,11 @@ def _common(p, strategy=True):
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
+def _settlement(p):
+    p.add_argument("--settlement", choices=SETTLEMENTS, default=None,
+                   help="how external calls are settled, CONTRACT §3b (default: the scenario's)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="simkit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -39,8 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"inject a crash; POINT is one of {', '.join(CRASH_POINTS)}")
     p.add_argument("--timeline", metavar="PNG", help="also write the timeline figure to this file")
     p.add_argument("--swimlane", metavar="PNG", help="also write the swimlane (Lamport) diagram to this file")
+    _settlement(p)
     p = sub.add_parser("compare", help="every strategy on one scenario")
     _common(p, strategy=False)
+    _settlement(p)
     sub.add_parser("list", help="bundled scenarios, strategies and settlement policies")
     p = sub.add_parser("demo", help="every strategy on the gauntlet, and a timeline PNG")
     p.add_argument("--out", default="simkit-demo-timeline.png", help="where to write the timeline PNG")
@@ -78,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _load(args):
     sc = scenarios.load(args.scenario)
+    if getattr(args, "settlement", None):
+        sc.settlement = args.settlement
     return sc, (sc.seed if args.seed is None else args.seed)
 
 
@@ -104,7 +113,7 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
     else:
-        print(f"{sc.name} (seed {seed}): {sc.description}\n")
+        print(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {sc.description}\n")
         print(table([verdict_row(r) for r in runs]))
     return 0
 

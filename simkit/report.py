@@ -11,10 +11,16 @@ def _ids(ids: list[str], limit: int = 4) -> str:
     return f"{len(ids)} ({shown})"
 
 
+def _broken(v) -> str:
+    """Invariants broken, then the kinds of seed 001 settlement violations."""
+    kinds = sorted({x["kind"] for x in getattr(v, "settlement_violations", [])})
+    return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(kinds)])) or "-"
+
+
 def verdict_row(run) -> tuple[str, ...]:
     v = run.verdict
     return (run.strategy, "yes" if v.ok else "NO", _ids(v.lost), _ids(v.duplicated), str(v.regressions),
-            ", ".join(map(str, v.invariants_broken)) or "-", v.halted or "-")
+            _broken(v), v.halted or "-")
 
 
 def table(rows: list[tuple[str, ...]], headers: tuple[str, ...] = HEADERS) -> str:
@@ -28,8 +34,11 @@ def run_summary(run) -> str:
     """A few lines describing one run's verdict."""
     d = run.as_dict()
     v = run.verdict
+    world = getattr(run, "world", None)
+    external = getattr(getattr(world, "sink", None), "external", False)
+    settlement = f" · settlement {world.settlement}" if external and hasattr(world, "settlement") else ""
     lines = [
-        f"{run.scenario} · {run.strategy} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
+        f"{run.scenario} · {run.strategy}{settlement} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
         f"  lost: {_ids(v.lost, 10)}   duplicated: {_ids(v.duplicated, 10)}   regressions: {v.regressions}",
         f"  invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}   halted: {v.halted or 'no'}"
         f"   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
@@ -40,4 +49,6 @@ def run_summary(run) -> str:
         lines.append(f"  invariant {x['invariant']} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
     if len(v.invariant_violations) > 8:
         lines.append(f"  … and {len(v.invariant_violations) - 8} more invariant violations")
+    for x in getattr(v, "settlement_violations", []):
+        lines.append(f"  {x['kind']} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
     return "\n".join(lines)
