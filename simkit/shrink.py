@@ -83,7 +83,7 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
         SimkitError: the scenario has a field this writer does not know how to write.
     """
     known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults", "random_faults",
-                                   "source"}
+                                   "source", "rotate_at"}
     for f in dataclasses.fields(sc):
         if f.name not in known and getattr(sc, f.name) != (f.default if f.default is not dataclasses.MISSING
                                                             else f.default_factory()):
@@ -110,6 +110,8 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
     random_faults = _changed(sc.random_faults, RandomFaults())
     if random_faults:
         d["random_faults"] = random_faults
+    if getattr(sc, "rotate_at", ()):
+        d["auth"] = {"rotate_at": list(sc.rotate_at)}
     return d
 
 

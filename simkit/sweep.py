@@ -142,13 +142,13 @@ def _local(tasks, jobs: int, bar):
             yield rows
 
 
-def _dask(tasks, address: str, bar):
+def _dask(tasks, address: str, bar, timeout: float):
     try:
         from distributed import Client, as_completed
     except ImportError:
         raise SimkitError("--dask needs dask.distributed: pip install 'simkit[dask]'") from None
     try:
-        client = Client(address, timeout=10)
+        client = Client(address, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as exc:
         raise SimkitError(f"--dask {address}: cannot connect to the scheduler: {exc}") from None
     try:
@@ -165,7 +165,7 @@ def _dask(tasks, address: str, bar):
 
 def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, crash_rates=(None,), *,
           first_seed: int = 0, jobs: int | None = None, dask_address: str | None = None,
-          progress: bool = False, chunk: int | None = None) -> Sweep:
+          dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None) -> Sweep:
     """Run every strategy at every crash rate on ``seeds`` seeds.
 
     Args:
@@ -175,6 +175,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
         jobs: local worker processes (default: one per CPU); 1 runs in this process.
         dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
+        dask_timeout: seconds to wait for the scheduler to answer.
         progress: show a tqdm bar on stderr.
         chunk: seeds per task (default: enough tasks to keep every worker busy).
 
@@ -198,7 +199,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     bar = tqdm(total=len(configs) * seeds, disable=not progress, file=sys.stderr, unit="run",
                desc=f"sweep {scenario.name}", leave=False)
     try:
-        chunks = _dask(tasks, dask_address, bar) if dask_address else _local(tasks, jobs, bar)
+        chunks = _dask(tasks, dask_address, bar, dask_timeout) if dask_address else _local(tasks, jobs, bar)
         result = Sweep(scenario.name, seeds, first_seed)
         for rows in chunks:
             result.rows.extend(rows)

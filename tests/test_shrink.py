@@ -1,0 +1,77 @@
+"""simkit shrink: a failing gauntlet run reduced to a handful of events that replays to the same failure."""
+import json
+import tomllib
+
+import pytest
+
+import simkit
+from simkit.cli import main
+from simkit.explore import failure_kind
+from simkit.shrink import _ddmin, scenario_data, scripted_data, shrink, toml_text
+
+GAUNTLET = simkit.load("gauntlet")
+
+
+@pytest.mark.parametrize("shortcut", ["persist_token_on_fetch", "max_position_watermark", "watermark_only_dedup",
+                                      "success_before_effect", "in_memory_quarantine", "compare_tokens"])
+def test_a_failing_gauntlet_seed_shrinks_to_a_handful_of_events(shortcut):
+    original = simkit.simulate(GAUNTLET, simkit.resolve(shortcut), 3)
+    assert not original.verdict.ok
+    s = shrink(GAUNTLET, shortcut, 3)
+    assert s.original["events"] > 50
+    assert s.shrunk["events"] <= 5 and s.shrunk["pages"] <= 5
+    assert failure_kind(s.run.verdict) == failure_kind(original.verdict)
+
+
+def test_the_shrunk_file_replays_with_simkit_run(tmp_path, capsys):
+    out = tmp_path / "small.toml"
+    assert main(["shrink", "gauntlet", "--strategy", "in_memory_quarantine", "--seed", "3", "--out", str(out)]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert main(["run", str(out), "--strategy", "in_memory_quarantine", "--seed", "3", "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    original = simkit.simulate(GAUNTLET, simkit.resolve("in_memory_quarantine"), 3).verdict
+    assert failure_kind(simkit.Verdict(**{k: replayed[k] for k in (
+        "lost", "duplicated", "regressions", "invariant_violations", "halted", "pending", "completed")})) \
+        == failure_kind(original)
+    assert not replayed["ok"] and replayed["lost"]
+
+
+def test_without_out_it_prints_the_scenario(capsys):
+    assert main(["shrink", "gauntlet", "--strategy", "persist_token_on_fetch", "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    data = tomllib.loads(text)
+    assert text.startswith("# Replay: simkit run") and "pages" in data and "generate" not in data
+
+
+def test_the_scripted_form_of_a_run_replays_it_exactly():
+    """Pages with their opaque tokens, behaviours, and every fault that struck (lost fetches included)."""
+    for name in ("default", "gauntlet"):
+        sc = simkit.load(name)
+        for seed in range(4):
+            for strategy in ("safe", "no_version_check"):
+                run = simkit.simulate(sc, simkit.resolve(strategy), seed)
+                again = simkit.simulate(simkit.parse(tomllib.loads(toml_text(scripted_data(run)))),
+                                        simkit.resolve(strategy), seed)
+                assert again.trace.digest() == run.trace.digest()
+
+
+def test_every_bundled_scenario_round_trips_through_toml():
+    for name in simkit.bundled():
+        sc = simkit.load(name)
+        assert simkit.parse(tomllib.loads(toml_text(scenario_data(sc))), source=sc.source) == sc
+
+
+def test_ddmin_finds_a_one_minimal_subset():
+    calls = []
+
+    def fails(xs):
+        calls.append(list(xs))
+        return 3 in xs and 7 in xs
+    assert _ddmin(list(range(10)), fails) == [3, 7]
+    assert _ddmin([1, 2], lambda xs: True) == []
+
+
+def test_a_passing_run_is_refused(capsys):
+    assert main(["shrink", "gauntlet", "--strategy", "safe", "--seed", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "does not fail" in err and err.count("\n") == 1
