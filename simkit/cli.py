@@ -9,7 +9,7 @@ from . import scenario as scenarios
 from .errors import SimkitError
 from .model import CRASH_POINTS
 from .report import run_summary, table, verdict_row
-from .scenario import SETTLEMENTS, parse_crash_arg
+from .scenario import SETTLEMENTS, STORES, parse_crash_arg
 from .strategies import STRATEGIES, resolve
 from .world import simulate
 from .service import cli as service_cli
@@ -30,6 +30,10 @@ def _common(p, strategy=True):
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
+def _store(p):
+    p.add_argument("--store", choices=STORES, default=None, help="the durable store (default: the scenario's)")
+
+
 def _settlement(p):
     p.add_argument("--settlement", choices=SETTLEMENTS, default=None,
                    help="how external calls are settled, CONTRACT §3b (default: the scenario's)")
@@ -44,9 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"inject a crash; POINT is one of {', '.join(CRASH_POINTS)}")
     p.add_argument("--timeline", metavar="PNG", help="also write the timeline figure to this file")
     p.add_argument("--swimlane", metavar="PNG", help="also write the swimlane (Lamport) diagram to this file")
+    _store(p)
     _settlement(p)
     p = sub.add_parser("compare", help="every strategy on one scenario")
     _common(p, strategy=False)
+    _store(p)
     _settlement(p)
     sub.add_parser("list", help="bundled scenarios, strategies and settlement policies")
     p = sub.add_parser("demo", help="every strategy on the gauntlet, and a timeline PNG")
@@ -85,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _load(args):
     sc = scenarios.load(args.scenario)
+    if getattr(args, "store", None):
+        sc.store = args.store
     if getattr(args, "settlement", None):
         sc.settlement = args.settlement
     return sc, (sc.seed if args.seed is None else args.seed)

@@ -28,7 +28,7 @@ from .ops import (LOST, Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load
                   Skip, Wait, crash_points)
 from .settlement import POLICIES, TIMEOUT, canonical_request, fingerprint
 from .sink import Sink
-from .store import MemoryStore
+from .sqlite_store import make_store
 from .strategies import strategy_name
 from .trace import Trace
 
@@ -65,7 +65,7 @@ class World:
             self.sink.effects.append((0, 0.0, 0, eid))
             self.sink.effect_count[eid] = 1
         start = Checkpoint(init.resume_cursor or self.provider.start, init.applied_position, init.checkpoint_version)
-        self.store = MemoryStore(start, receipts, self.clock)
+        self.store = make_store(scenario.store, start, receipts, self.clock)   # CONTRACT §5: memory | sqlite
         self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
