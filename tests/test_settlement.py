@@ -15,6 +15,7 @@ from simkit.cli import main
 from simkit.external import ExternalService
 from simkit.model import Checkpoint, Event
 from simkit.provider import scripted
+from simkit.scenario import SETTLEMENTS
 from simkit.settlement import (COMMITTED, PENDING, POLICIES, PROVISIONAL, TIMEOUT, Ledger, Reply, Reservation,
                                canonical_request, fingerprint)
 from simkit.sink import Sink
@@ -280,6 +281,7 @@ def test_each_unsafe_policy_fails_on_the_scenario_that_targets_it_while_fenced_p
 def test_every_unsafe_policy_fails_somewhere():
     failing = {p for targets in TARGETS.values() for p, (a, b, c) in targets.items() if a or b or c}
     assert failing == set(POLICIES) - {"fenced"}
+    assert SETTLEMENTS == POLICIES                                          # the scenario key and the ledger agree
 
 
 # -- The checker fires on hand-built histories ------------------------------------------------------------------
