@@ -85,6 +85,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("shrink", help="a failing run reduced to a minimal scenario file")
     _common(p)
     p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
+    p = sub.add_parser("live", help="the procedure in real processes on SQLite, killed with SIGKILL")
+    _common(p)
+    p.add_argument("--kills", type=int, required=True, metavar="N", help="SIGKILLs to deliver")
+    p.add_argument("--max-delay", type=float, default=None, metavar="SECONDS",
+                   help="a kill lands uniformly within this long after the worker is ready "
+                        "(default: twice the measured time per page)")
+    p.add_argument("--at", action="append", default=[], choices=CRASH_POINTS, metavar="POINT",
+                   help="kill when the worker reaches this crash point instead (repeatable)")
+    p.add_argument("--events", type=int, metavar="N", help="a [generate] scenario's stream length, overridden")
+    p.add_argument("--dir", metavar="FOLDER", help="keep the databases here (default: a temporary folder)")
+    p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS", help="give up after this long")
+    _store(p)
+    _settlement(p)
     service_cli.add_parsers(sub)
     return parser
 
@@ -226,8 +239,22 @@ def cmd_shrink(args) -> int:
     return 0
 
 
+def cmd_live(args) -> int:
+    from .live import live, live_summary
+    sc, seed = _load(args)
+    if args.store == "memory":
+        raise SimkitError("--store memory: live mode needs a store that outlives its workers; use sqlite")
+    if args.events is not None:
+        if sc.generate is None or args.events < 1:
+            raise SimkitError(f"--events {args.events}: needs a [generate] scenario and a positive count")
+        sc.generate["events"] = args.events
+    run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
+    print(json.dumps(run.as_dict()) if args.json else live_summary(run))
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
-            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink}
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live}
 COMMANDS.update(service_cli.COMMANDS)
 
 

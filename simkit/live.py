@@ -1,0 +1,294 @@
+"""``simkit live``: seed 000's procedure in real worker processes on SQLite, killed with SIGKILL (issue 9).
+
+The worker runs the very same consumer classes as the simulation. A synchronous driver
+(:class:`simkit.live_worker.Driver`) executes the requests they yield against SQLite files in one run folder, and
+real time replaces simulated time (one simulated unit is a millisecond):
+
+- ``store.db``: the durable store (:class:`~simkit.sqlite_store.SQLiteStore`; the transactional sink's effects
+  commit in its transactions);
+- ``provider.db``: the provider's fetch counters and its log of every response. The pages themselves are a pure
+  function of scenario and seed, so every process serves the same stream;
+- ``sink.db``: the handler's state and decisions, and for an external sink its effects and the external service's
+  request log, each written in the sink's own transaction, outside the store's.
+
+The provider, sink and external service are the simulation's own classes with their containers swapped for
+durable ones (:mod:`simkit.durable`). A supervisor forks the worker, kills it with SIGKILL at seeded random real
+instants (or, with ``at``, when the worker reports reaching a named crash point), restarts it, and when the
+workers report caught up judges the databases with :func:`simkit.checker.check` and ``PRAGMA integrity_check``.
+No other fault is injected: no lost, late or crossed replies, no pauses; the scenario's ``[[faults]]`` and
+``[random_faults]`` belong to the simulation.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import selectors
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import provider as providers
+from .checker import Verdict, check
+from .consumer import Consumer
+from .errors import SimkitError
+from .live_worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
+from .model import CRASH_POINTS, Scenario
+from .report import run_summary
+from .sqlite_store import SQLiteStore, connect
+from .strategies import strategy_name
+
+__all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_summary"]
+
+
+# -- the supervisor -------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Worker:
+    id: int
+    proc: multiprocessing.Process | None = None
+    fd: int = -1
+    buffer: bytes = b""
+    ready_at: float | None = None
+    mark: float = 0.0               # when it was last ready or last reached a page barrier
+    done: bool = False
+    starts: int = 0
+
+
+class Supervisor:
+    """Starts the workers, kills them with SIGKILL on a seeded schedule, restarts them, until they catch up.
+
+    Random mode (``at`` empty): kill ``i`` picks a worker and a fraction ``u`` from ``random.Random(f"kills:{seed}")``
+    and lands ``u * window`` seconds after the worker's current incarnation is ready. The window is ``max_delay``,
+    or by default twice the workers' recent time per page barrier: a kill lands on average one page into the work,
+    on a fast machine and on a slow one alike.
+    Point mode: each incarnation of worker ``w`` is told, from ``random.Random(f"kills:{seed}:{w}")``, a crash
+    point of ``at`` and an occurrence 1-5; it reports reaching that pass and is killed there.
+    """
+
+    def __init__(self, folder: Path, scenario: Scenario, provider, strategy: type[Consumer], seed: int, kills: int,
+                 max_delay: float | None, at: tuple[str, ...], timeout: float, t0: float):
+        self.args = (folder, scenario, provider, strategy)
+        self.kills_wanted, self.max_delay, self.at, self.timeout, self.t0 = kills, max_delay, at, timeout, t0
+        self.rng = random.Random(f"kills:{seed}")
+        self.point_rngs = {w: random.Random(f"kills:{seed}:{w}") for w in range(1, scenario.workers + 1)}
+        self.workers = {w: _Worker(w) for w in range(1, scenario.workers + 1)}
+        self.ctx = multiprocessing.get_context("fork")
+        self.sel = selectors.DefaultSelector()
+        self.kills = self.allotted = 0
+        self.page_times: list[float] = []
+        self.halts: list[tuple[float, int, str]] = []
+
+    def _start(self, wk: _Worker) -> None:
+        target = None
+        if self.at and self.allotted < self.kills_wanted:
+            rng = self.point_rngs[wk.id]
+            target, self.allotted = (rng.choice(self.at), rng.randint(1, 5)), self.allotted + 1
+        r, w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()           # a forked child must not write our buffered output a second time
+        wk.proc = self.ctx.Process(target=worker_main, args=(*self.args, wk.id, self.t0, target, w), daemon=True)
+        wk.proc.start()
+        os.close(w)
+        wk.fd, wk.buffer, wk.ready_at, wk.starts = r, b"", None, wk.starts + 1
+        self.sel.register(r, selectors.EVENT_READ, wk)
+
+    def _kill(self, wk: _Worker) -> None:
+        wk.proc.kill()               # SIGKILL, to the process we started
+        wk.proc.join()
+        self.kills += 1
+        self._read(wk, until_eof=True)
+        if not wk.done:
+            self._start(wk)
+
+    def _read(self, wk: _Worker, until_eof: bool = False) -> None:
+        while True:
+            data = os.read(wk.fd, 65536)
+            if not data:
+                self.sel.unregister(wk.fd)
+                os.close(wk.fd)
+                wk.proc.join()
+                if not wk.done and not until_eof:
+                    self._stop()
+                    raise RuntimeError(f"live worker {wk.id} exited with status {wk.proc.exitcode}")
+                return
+            wk.buffer += data
+            *lines, wk.buffer = wk.buffer.split(b"\n")
+            for line in lines:
+                self._hear(wk, line.decode())
+            if not until_eof:
+                return
+
+    def _hear(self, wk: _Worker, line: str) -> None:
+        word, _, rest = line.partition(" ")
+        if word == "ready":
+            wk.ready_at = wk.mark = time.monotonic()
+        elif word == "page":
+            now = time.monotonic()
+            self.page_times.append(now - wk.mark)
+            wk.mark = now
+        elif word == "caught_up":
+            wk.done = True
+        elif word == "halt":
+            wk.done = True
+            self.halts.append(((time.monotonic() - self.t0) * TIME_SCALE, wk.id, rest))
+        elif word == "at" and not wk.done:
+            self._kill(wk)
+
+    def _stop(self) -> None:
+        for wk in self.workers.values():
+            if wk.proc is not None and wk.proc.is_alive():
+                wk.proc.kill()
+                wk.proc.join()
+
+    def window(self) -> float:
+        """Random mode: the longest a worker runs before its kill, in seconds."""
+        if self.max_delay is not None:
+            return self.max_delay
+        recent = sorted(self.page_times[-50:])
+        return 2 * recent[len(recent) // 2] if recent else 0.02
+
+    def run(self) -> bool:
+        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``)."""
+        for wk in self.workers.values():
+            self._start(wk)
+        deadline = time.monotonic() + self.timeout
+        plan = None
+        while not all(wk.done for wk in self.workers.values()):
+            now = time.monotonic()
+            if now >= deadline:
+                self._stop()
+                return False
+            wait = deadline - now
+            if not self.at and plan is None and self.kills < self.kills_wanted:
+                plan = [self.workers[self.rng.randint(1, len(self.workers))], self.rng.random(), None]
+            if plan is not None:
+                wk, u, due = plan
+                if wk.done:
+                    plan = None      # that worker finished first: the next kill of the schedule
+                    continue
+                if wk.ready_at is not None:
+                    if due is None:
+                        due = plan[2] = wk.ready_at + u * self.window()
+                    if now >= due:
+                        plan = None
+                        self._kill(wk)
+                        continue
+                    wait = min(wait, due - now)
+            for key, _ in self.sel.select(timeout=wait):
+                if key.fd in self.sel.get_map():
+                    self._read(key.data)
+        return True
+
+
+@dataclass
+class LiveRun:
+    """The outcome of a live run: the verdict on the databases, the kills, and ``PRAGMA integrity_check``."""
+
+    scenario: str
+    strategy: str
+    seed: int
+    verdict: Verdict
+    kills: int
+    integrity: str
+    mode: str
+    starts: int
+    seconds: float
+    summary: dict
+    world: object = field(repr=False, default=None)
+
+    def as_dict(self) -> dict:
+        """CONTRACT §6's fields (``crashes`` are the kills), plus ``kills`` and ``integrity``."""
+        return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
+                **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
+                "crashes": self.kills, "fetches": len(self.world.provider.log),
+                "effects": sum(1 for x in self.world.sink.effects if x[0] > 0),
+                "kills": self.kills, "integrity": self.integrity, "mode": self.mode, "starts": self.starts}
+
+
+class _Snapshot:
+    """Plain attributes: ground truth read back from the databases."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> _Snapshot:
+    clock = LiveClock(t0)
+    h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
+    try:
+        p, s, svc = h.ground_truth()
+        st, ops = h.store, h.store.operations
+        ledger = _Snapshot(records=dict(ops.records.items()), history=list(ops.history),
+                           quarantine=list(ops.quarantine))
+        store = _Snapshot(checkpoint=st.checkpoint, receipts=st.receipts, writes=st.writes,
+                          receipt_log=st.receipt_log, reads=st.reads, operations=ledger)
+        return _Snapshot(scenario=scenario, provider=p, store=store, sink=s, service=svc, halts=halts,
+                         completed=completed, settlement=scenario.settlement)
+    finally:
+        h.close()
+
+
+def integrity(folder: Path) -> str:
+    """``PRAGMA integrity_check`` of every database of the run: ``ok``, or what is wrong where."""
+    problems = []
+    for name in FILES:
+        db = connect(folder / name)
+        try:
+            result = "; ".join(r[0] for r in db.execute("PRAGMA integrity_check"))
+        finally:
+            db.close()
+        if result != "ok":
+            problems.append(f"{name}: {result}")
+    return "; ".join(problems) or "ok"
+
+
+def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
+         max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
+         timeout: float = 600.0) -> LiveRun:
+    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and judge.
+
+    Args:
+        kills: SIGKILLs to deliver (fewer if the workers catch up first).
+        seed: the provider's seed and the kill schedule's (default: the scenario's).
+        max_delay: random mode, the longest a worker runs before its kill, in seconds (default: twice the
+            median time per page barrier, measured as the run goes).
+        at: point mode, the crash points (CONTRACT §2) to kill at instead of random instants.
+        folder: where the database files go (default: a temporary folder, removed afterwards).
+        timeout: seconds before the run is cut off (``completed`` is then false).
+
+    Raises:
+        SimkitError: bad arguments (one line).
+    """
+    if kills < 0:
+        raise SimkitError(f"--kills {kills}: must be at least 0")
+    if max_delay is not None and max_delay <= 0:
+        raise SimkitError(f"--max-delay {max_delay}: must be positive")
+    for point in at:
+        if point not in CRASH_POINTS:
+            raise SimkitError(f"--at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})")
+    seed = scenario.seed if seed is None else seed
+    provider = providers.build(scenario, seed)
+    with tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
+        where = Path(folder) if folder is not None else Path(tmp)
+        where.mkdir(parents=True, exist_ok=True)
+        if any((where / name).exists() for name in FILES):
+            raise SimkitError(f"--dir {where}: already holds a live run's databases")
+        began = time.monotonic()
+        t0 = time.monotonic()
+        Harness.create(where, scenario, provider, LiveClock(t0)).close()
+        sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
+        completed = sup.run()
+        world = _read_back(where, scenario, provider, t0, sup.halts, completed)
+        verdict = check(world)
+        return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
+                       "points" if at else "random", sum(w.starts for w in sup.workers.values()),
+                       time.monotonic() - began, {"settlement": scenario.settlement}, world)
+
+
+def live_summary(run: LiveRun) -> str:
+    """``simkit run``'s summary, and what the kills and the databases say."""
+    how = "at random instants" if run.mode == "random" else "at named crash points"
+    return (run_summary(run) + f"\n  live: {run.kills} SIGKILLs {how}, {run.starts} worker starts, "
+            f"{run.seconds:.1f} s   integrity_check: {run.integrity}")
