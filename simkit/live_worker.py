@@ -8,6 +8,7 @@ it reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections import Counter
@@ -62,6 +63,11 @@ def _request(r: Request) -> tuple:
                                            r.identity.generation]), r.fate)
 
 
+def _key(item) -> str:
+    """A set member (a tuple, or a dataclass such as a Reservation) as JSON."""
+    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) else item)
+
+
 class Harness:
     """The store, provider, sink and external service of a live run, bound to the files in ``folder``."""
 
@@ -87,9 +93,8 @@ class Harness:
         _swap(self.service, "requests", DurableList(
             self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate"), _request,
             lambda r: Request(*r[:3], Reservation(*unpack(r[3])), r[4])))
-        _swap(self.service, "_ran", DurableSet(
-            self.sdb, "service_ran", lambda i: pack([i.operation_id, i.fingerprint, i.binding, i.generation]),
-            lambda t: Reservation(*unpack(t))))
+        # the service's memory of what it ran: only ever added to and asked about, whatever its keys are
+        _swap(self.service, "_ran", DurableSet(self.sdb, "service_ran", _key))
 
     @classmethod
     def create(cls, folder: Path, scenario: Scenario, provider: providers.Provider, clock) -> "Harness":
