@@ -1,10 +1,11 @@
 """The external service an event's effect is sent to (seed 001), and the authorization it is called under.
 
 The service executes effects into the sink's effect log (ground truth for ``duplicated``). With an ``idempotent``
-sink it deduplicates by the full reservation tuple (seed 001 step 7, "use idempotency ... for effects outside the
-settlement transaction"): a retry carrying the same tuple never runs the effect twice and is answered again, while
-a new reservation (a changed request or principal, a new generation) runs it. An ``unsafe`` sink deduplicates
-nothing: seed 001's "Limits" — the pattern does not make an external side effect atomic with the durable record.
+sink its idempotency key is the logical request — operation id and canonical request fingerprint (seed 001 step 7,
+"use idempotency ... for effects outside the settlement transaction"): a retry of the same request never runs the
+effect twice, even under a new reservation forced by a rotated principal, while a changed request runs it. An
+``unsafe`` sink deduplicates nothing: seed 001's "Limits" — the pattern does not make an external side effect
+atomic with the durable record.
 
 Every request it sees, its own and the foreign ones whose replies cross into a call, is logged in
 :attr:`ExternalService.requests`; the checker reads a reply's true identity there, never from the reply.
@@ -30,8 +31,8 @@ def principal_at(rotations: tuple[float, ...], now: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same tuple as an
-    earlier request: answered again, no effect) or ``foreign`` (another client's request whose reply crossed
+    """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same operation id and
+    fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request whose reply crossed
     into one of ours; its effect is not in this sink)."""
 
     seq: int
@@ -48,7 +49,7 @@ class ExternalService:
         self.sink = sink
         self.clock = clock or sink.clock
         self.requests: list[Request] = []
-        self._ran: set[Reservation] = set()
+        self._ran: set[tuple[str, str]] = set()
 
     def _log(self, worker: int, identity: Reservation, fate: str) -> Reply:
         seq = self.clock.tick()
@@ -56,10 +57,11 @@ class ExternalService:
         return Reply(identity, seq)
 
     def execute(self, worker: int, identity: Reservation) -> Reply:
-        """The request arrives: run the effect unless the idempotent service already ran this exact tuple."""
-        if self.sink.kind == "idempotent" and identity in self._ran:
+        """The request arrives: run the effect unless the idempotent service already ran this logical request."""
+        key = (identity.operation_id, identity.fingerprint)
+        if self.sink.kind == "idempotent" and key in self._ran:
             return self._log(worker, identity, "deduplicated")
-        self._ran.add(identity)
+        self._ran.add(key)
         self.sink.record(worker, identity.operation_id)
         return self._log(worker, identity, "ran")
 

@@ -25,6 +25,7 @@ BASE = {"name": "settle", "sink": "idempotent", "initial": {"resume_cursor": "C1
         "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
                   {"cursor": "C2", "positions": [], "next_cursor": "C2"}]}
 FP1 = fingerprint(canonical_request(Event("e1", 1)))
+FP2 = fingerprint({"operation_id": "e1", "request": "changed"})
 
 
 def simulate(faults=(), settlement="fenced", sink="idempotent", rotate_at=(), strategy="safe"):
@@ -164,9 +165,11 @@ def test_step_7_idempotency_for_the_effect_outside_the_settlement_transaction():
     service.execute(1, one)
     service.execute(1, one)                                                 # a retry of the same reservation
     assert service.sink.effect_count["e1"] == 1
-    service.execute(1, Reservation("e1", FP1, "P2", 2))                     # a new reservation runs it
+    service.execute(1, Reservation("e1", FP1, "P2", 2))                     # rotated principal, same request
+    assert service.sink.effect_count["e1"] == 1
+    service.execute(1, Reservation("e1", FP2, "P2", 3))                     # a changed request runs it
     assert service.sink.effect_count["e1"] == 2
-    assert [r.fate for r in service.requests] == ["ran", "deduplicated", "ran"]
+    assert [r.fate for r in service.requests] == ["ran", "deduplicated", "deduplicated", "ran"]
     unsafe = ExternalService(Sink("unsafe"))
     unsafe.execute(1, one)
     unsafe.execute(1, one)
@@ -218,8 +221,8 @@ def test_stale_generation_reply_is_quarantined_by_fenced_and_attached_by_unfence
 
 def test_authorization_change_while_uncertain_renews_the_reservation_and_quarantines_the_old_reply():
     """The credential rotates while e1's outcome is provisional: the retry needs a new reservation (step 2), and
-    the old principal's late success is quarantined. The effect runs again under the new reservation: seed 001's
-    "Limits" — the pattern does not make the external effect atomic with the record."""
+    the old principal's late success is quarantined. The idempotent service knows the same logical request
+    (operation id and fingerprint) under the new reservation, so the effect does not run again."""
     r = simulate([{"kind": "late_reply", "position": 1, "delay": 18.0}], rotate_at=[14.0])
     ledger = r.world.store.operations
     assert [(a, b, c) for a, b, c in actions(r)] == [
@@ -227,7 +230,7 @@ def test_authorization_change_while_uncertain_renews_the_reservation_and_quarant
         ("settle", PENDING, COMMITTED), ("quarantine", COMMITTED, COMMITTED)]
     assert ledger.quarantine[0].reply.identity.binding == "P1" and ledger.records["e1"].reservation.binding == "P2"
     assert r.verdict.settlement_violations == [] and r.verdict.lost == []
-    assert r.verdict.duplicated == ["e1"]                                   # honest: two reservations, two effects
+    assert r.verdict.duplicated == [] and r.world.sink.effect_count["e1"] == 1
     lww = simulate([{"kind": "late_reply", "position": 1, "delay": 18.0}], rotate_at=[14.0],
                    settlement="last_write_wins")
     assert [v["kind"] for v in lww.verdict.settlement_violations] == ["wrong_reservation"]
@@ -258,8 +261,8 @@ def test_external_effect_retries_after_lost_replies_run_the_effect_once():
 # -- Each unsafe policy fails where fenced passes --------------------------------------------------------------------
 TARGETS = {
     # scenario: {policy: (lost, duplicated, settlement violation kinds)}
-    "late_response": {"last_write_wins": ([], ["e1"], ["committed_downgraded"]),
-                      "split_validate_write": ([], ["e1"], ["committed_downgraded"]),
+    "late_response": {"last_write_wins": ([], [], ["committed_downgraded"]),
+                      "split_validate_write": ([], [], ["committed_downgraded"]),
                       "unfenced": ([], [], [])},
     "misbound_response": {"unfenced": (["e2", "e3"], [], ["wrong_reservation", "wrong_reservation"]),
                           "last_write_wins": (["e2", "e3"], [], ["wrong_reservation", "wrong_reservation"]),
@@ -288,12 +291,12 @@ def test_every_unsafe_policy_fails_somewhere():
 class History:
     """Ground truth assembled by hand: provider, store with its ledger, sink and service on one clock."""
 
-    def __init__(self):
+    def __init__(self, sink: str = "idempotent"):
         sc = simkit.parse(dict(BASE, pages=[{"cursor": "C1", "positions": [1], "next_cursor": "C2"},
                                             {"cursor": "C2", "positions": [], "next_cursor": "C2"}]))
         self.provider = scripted(sc)
         self.store = MemoryStore(Checkpoint("C1", 0, 0))
-        self.sink = Sink("idempotent", {}, self.store.clock)
+        self.sink = Sink(sink, {}, self.store.clock)
         self.service = ExternalService(self.sink)
         self.provider.clock = self.store.clock
         self.halts, self.completed = [], True
@@ -342,7 +345,7 @@ def test_checker_reports_a_result_attached_to_the_wrong_reservation_from_the_ser
 
 
 def test_checker_counts_the_duplicated_effect_a_downgrade_causes():
-    h = History()
+    h = History("unsafe")
     mine = reserved(h.ledger)
     h.ledger.settle("last_write_wins", 1, mine, h.service.execute(1, mine))
     h.ledger.settle("last_write_wins", 1, mine, TIMEOUT)                   # downgraded: uncertain again
