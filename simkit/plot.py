@@ -183,20 +183,25 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
                    label="duplicated effect (second run)")
 
     if annotate:
+        span = end or 1.0
+
+        def label(text, x, y, dy, **style):
+            """Label a mark to its right, or to its left near the right edge."""
+            right = x > 0.8 * span
+            ax.annotate(text, (x, y), xytext=(-8 if right else 8, dy), textcoords="offset points",
+                        ha="right" if right else "left", **style)
+
         crashes = df[df.step == "crash"]
         if 0 < len(crashes) <= ANNOTATE_AT_MOST:
             for _, row in crashes.iterrows():
                 what = f"crash {row.outcome}" + (f" ({row.event_id})" if row.event_id else "")
-                ax.annotate(what, (row.time, row.applied_position), xytext=(8, -14), textcoords="offset points",
-                            fontsize=8)
+                label(what, row.time, row.applied_position, -14, fontsize=8)
         if 0 < len(lost) <= ANNOTATE_AT_MOST:
             for eid, when in lost.items():
-                ax.annotate(f"{eid} lost", (when, events[eid].position), xytext=(8, 6), textcoords="offset points",
-                            fontsize=9, color=LOST_RED, fontweight="bold")
+                label(f"{eid} lost", when, events[eid].position, 6, fontsize=9, color=LOST_RED, fontweight="bold")
         if 0 < len(dup) <= ANNOTATE_AT_MOST:
             for when, pos, eid in dup:
-                ax.annotate(f"{eid} twice", (when, pos), xytext=(8, 6), textcoords="offset points", fontsize=9,
-                            color=DUP_ORANGE, fontweight="bold")
+                label(f"{eid} twice", when, pos, 6, fontsize=9, color=DUP_ORANGE, fontweight="bold")
 
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.03, y=0.1)

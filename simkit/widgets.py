@@ -17,7 +17,6 @@ from IPython.display import display
 
 from . import plot
 from .model import CRASH_POINTS, SINKS, Fault, Scenario
-from .report import run_summary
 from .scenario import bundled, load, parse
 from .strategies import SHORTCUTS, STRATEGIES, resolve
 from .world import Run, simulate
@@ -90,31 +89,84 @@ def crash_note(run: Run, requested: bool = True) -> str:
     return "crash: none"
 
 
-def verdict_frame(runs):
-    """The verdicts of some runs as a table, one row per strategy (lists shown as short strings)."""
-    import pandas as pd
+def _ids(xs, limit=6):
+    if not xs:
+        return "-"
+    return ", ".join(xs[:limit]) + (f", … ({len(xs)} in all)" if len(xs) > limit else "")
 
-    def ids(xs, limit=6):
-        return ", ".join(xs[:limit]) + (f", … ({len(xs)})" if len(xs) > limit else "") if xs else "-"
+
+def verdict_frame(runs):
+    """The verdicts of some runs as a table, one row per run (lists shown as short strings), indexed by
+    strategy, by scenario when the strategy is always the same, or by both."""
+    import pandas as pd
 
     rows = []
     for r in runs:
         v, cp = r.verdict, r.world.store.checkpoint
         rows.append({
-            "strategy": r.strategy, "ok": v.ok, "lost": ids(v.lost), "duplicated": ids(v.duplicated),
-            "regressions": v.regressions, "invariants broken": ", ".join(map(str, v.invariants_broken)) or "-",
-            "halted": v.halted or "-", "pending": ids(v.pending), "completed": v.completed,
-            "crashes": r.world.crashes,
+            "scenario": r.scenario, "strategy": r.strategy, "ok": v.ok, "lost": _ids(v.lost),
+            "duplicated": _ids(v.duplicated), "regressions": v.regressions,
+            "invariants broken": ", ".join(map(str, v.invariants_broken)) or "-", "halted": v.halted or "-",
+            "pending": _ids(v.pending), "completed": v.completed, "crashes": r.world.crashes,
             "final checkpoint": f"{cp.resume_cursor} / {cp.applied_position} / v{cp.checkpoint_version}",
         })
-    return pd.DataFrame(rows).set_index("strategy")
+    df = pd.DataFrame(rows)
+    if df.scenario.nunique() <= 1:
+        return df.drop(columns="scenario").set_index("strategy")
+    if df.strategy.nunique() <= 1 < len(df):
+        return df.drop(columns="strategy").set_index("scenario")
+    return df.set_index(["scenario", "strategy"])
+
+
+def violations_frame(run, limit: int | None = None):
+    """The invariant violations the checker found, one row each (CONTRACT §4)."""
+    import pandas as pd
+
+    rows = run.verdict.invariant_violations[:limit]
+    return pd.DataFrame(rows, columns=["invariant", "time", "worker", "detail"])
+
+
+def trace_table(run):
+    """The trace as a table for reading: one row per step, with the durable checkpoint after it. The worker
+    column is dropped for a single worker; ``cursor_place`` (the provider's decoding, for plots) is left out."""
+    df = run.trace.to_frame()
+    df["position"] = df["position"].astype("Int64")
+    cols = ["time", "worker", "step", "event_id", "position", "resume_cursor", "applied_position",
+            "checkpoint_version", "outcome"]
+    if run.world.scenario.workers == 1:
+        cols.remove("worker")
+    return df[cols]
+
+
+def pages_served(run):
+    """Every response the provider served, from its own log (ground truth): the cursor asked for, the
+    ``next_cursor`` returned and the events' ids and positions."""
+    import pandas as pd
+
+    events = run.world.provider.events
+    rows = [{"time": t, "worker": w, "cursor": c, "next_cursor": n, "event_ids": ids,
+             "positions": tuple(events[i].position for i in ids)}
+            for _seq, t, w, c, n, ids in run.world.provider.log]
+    return pd.DataFrame(rows, columns=["time", "worker", "cursor", "next_cursor", "event_ids", "positions"])
+
+
+def receipts(run):
+    """Every durable receipt the store wrote, in order, from its own log (ground truth); time 0 holds the
+    receipts of the scenario's initial state."""
+    import pandas as pd
+
+    rows = [{"time": t, "worker": w, "event_id": eid, "position": run.world.provider.events[eid].position,
+             "outcome": outcome} for _seq, t, w, eid, outcome in run.world.store.receipt_log]
+    return pd.DataFrame(rows, columns=["time", "worker", "event_id", "position", "outcome"])
 
 
 def show_run(run: Run, note: str | None = None) -> None:
-    """Print the verdict of one run and draw its timeline and event fates."""
-    print(run_summary(run))
+    """The verdict of one run, the first invariant violations, and its timeline and event fates."""
+    display(verdict_frame([run]))
     if note:
         print(note)
+    if run.verdict.invariant_violations:
+        display(violations_frame(run, 5))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.5), height_ratios=(3, 1.3), layout="constrained")
     plot.timeline(top, run)
     plot.fates(bottom, run)
@@ -134,8 +186,10 @@ def show_comparison(runs) -> None:
     safe, other = runs
     print(f"{safe.scenario}, seed {safe.seed}: the same input for both strategies")
     display(verdict_frame(runs))
+    if other.verdict.invariant_violations:
+        display(violations_frame(other, 5))
     rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
-    fates_height = 0.9 + 0.35 * rows
+    fates_height = 0.6 + 0.25 * rows
     fig = plt.figure(figsize=(13, 5.6 + fates_height), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
     plot.compare(top.subplots(1, 2), runs)
