@@ -117,8 +117,15 @@ class SQLiteStore:
         """Step 4: receipts of these events by id, and the ids holding a terminal receipt at their positions."""
         ids = json.dumps([e.id for e in events])
         positions = json.dumps(sorted({e.position for e in events}))
-        by_id = dict(self._db.execute(sql.LOOKUP_BY_ID, {"ids": ids}).fetchall())
-        by_position = dict(self._db.execute(sql.LOOKUP_BY_POSITION, {"positions": positions}).fetchall())
+        own = not self._db.in_transaction
+        if own:
+            self._db.execute("BEGIN")        # one snapshot for both reads, even with other writers about
+        try:
+            by_id = dict(self._db.execute(sql.LOOKUP_BY_ID, {"ids": ids}).fetchall())
+            by_position = dict(self._db.execute(sql.LOOKUP_BY_POSITION, {"positions": positions}).fetchall())
+        finally:
+            if own:
+                self._db.execute("COMMIT")
         return by_id, by_position
 
     def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
