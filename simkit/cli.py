@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-dedup", action="store_true", help="run schedules that lead to an explored state too")
     p.add_argument("--jobs", type=int, default=1, metavar="J", help="worker processes (same result for any J)")
     p.add_argument("--out", metavar="TOML", help="write the first violation as a scenario that simkit run replays")
+    _store(p)
+    _settlement(p)
     p = sub.add_parser("sweep", help="many seeded runs per strategy and crash rate, summarised")
     p.add_argument("scenario", help="a bundled scenario name or a path to a scenario TOML file")
     p.add_argument("--strategy", action="append", metavar="S", help="a strategy (repeatable; default: all)")
@@ -82,9 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS", help="run on this Dask distributed scheduler instead")
     p.add_argument("--out", metavar="FILE", help="write one row per run: .csv or .parquet")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    _store(p)
+    _settlement(p)
     p = sub.add_parser("shrink", help="a failing run reduced to a minimal scenario file")
     _common(p)
     p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
+    _store(p)
+    _settlement(p)
     p = sub.add_parser("live", help="the procedure in real processes on SQLite, killed with SIGKILL")
     _common(p)
     p.add_argument("--kills", type=int, required=True, metavar="N", help="SIGKILLs to deliver")
@@ -208,7 +214,7 @@ def cmd_explore(args) -> int:
 def cmd_sweep(args) -> int:
     from .strategies import STRATEGIES
     from .sweep import _check_out, summary_table, sweep
-    sc = scenarios.load(args.scenario)
+    sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
     for s in args.strategy or ():
         resolve(s)
     if args.out:

@@ -278,6 +278,7 @@ class Exploration:
     max_crashes: int
     lost_responses: int
     pauses: bool
+    settlement: str = "fenced"
     schedules: int = 0                      # schedules run and judged, the fault-free run included
     by_faults: list[int] = field(default_factory=list)  # schedules run, by number of faults
     deduplicated: int = 0                   # schedules skipped, with their subtrees, as equivalent
@@ -298,7 +299,8 @@ class Exploration:
             faults, run = self.first_violation
             first = {"faults": [f.as_dict() for f in faults], "verdict": run}
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
-                "max_crashes": self.max_crashes, "lost_responses": self.lost_responses, "pauses": self.pauses,
+                "settlement": self.settlement, "max_crashes": self.max_crashes,
+                "lost_responses": self.lost_responses, "pauses": self.pauses,
                 "schedules": self.schedules, "by_faults": self.by_faults, "deduplicated": self.deduplicated,
                 "violations": self.violations, "kinds": dict(sorted(self.kinds.items())),
                 "first_violation": first}
@@ -434,7 +436,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
                    points, tuple(ops))
     cls = _strategy(strategy)
     ref = strategy if isinstance(strategy, str) else cls
-    result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses)
+    result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,
+                         getattr(scenario, "settlement", "fenced"))
 
     verdict, world, plan = _run(base, ref, seed, (), dedup)
     result._note((), verdict, world, 0)
@@ -495,7 +498,7 @@ def summary_text(x: Exploration) -> str:
     space += f" and {x.lost_responses} lost repl{'ies' if x.lost_responses != 1 else 'y'}" if x.lost_responses else ""
     depth = ", ".join(f"{n} fault{'s' if n != 1 else ''}: {c}" for n, c in enumerate(x.by_faults))
     lines = [
-        f"explore {x.scenario} · {x.strategy} · seed {x.seed}: "
+        f"explore {x.scenario} · {x.strategy} · seed {x.seed} · settlement {x.settlement}: "
         + ("no violations" if x.ok else f"{x.violations} violating schedule{'s' if x.violations != 1 else ''}"),
         f"  schedules of {space}, over {sum(x.passes.values())} crash-point passes and "
         f"{sum(x.replies.values())} replies of the fault-free run",

@@ -28,7 +28,7 @@ from .world import simulate
 __all__ = ["Sweep", "sweep", "wilson", "run_row", "COLUMNS"]
 
 #: The columns of the tidy table, one row per run.
-COLUMNS = ("scenario", "strategy", "crash_rate", "seed", "ok", "lost", "duplicated", "regressions", "invariants",
+COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok", "lost", "duplicated", "regressions", "invariants",
            "halted", "completed", "pending", "events", "faults", "crashes", "fetches", "effects")
 _FORMATS = (".csv", ".parquet")
 
@@ -57,7 +57,8 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) 
     sc = _with_rate(sc, crash_rate)
     run = simulate(sc, _strategy(strategy), seed)
     v, w = run.verdict, run.world
-    return {"scenario": sc.name, "strategy": run.strategy, "crash_rate": sc.random_faults.crash, "seed": seed,
+    return {"scenario": sc.name, "strategy": run.strategy, "settlement": getattr(sc, "settlement", "fenced"),
+            "store": getattr(sc, "store", "memory"), "crash_rate": sc.random_faults.crash, "seed": seed,
             "ok": v.ok, "lost": len(v.lost), "duplicated": len(v.duplicated), "regressions": v.regressions,
             "invariants": ",".join(map(str, v.invariants_broken)), "halted": v.halted is not None,
             "completed": v.completed, "pending": len(v.pending), "events": len(w.provider.events),

@@ -20,14 +20,7 @@ def _without_unsafe_sink(name):
     return simkit.load(name).sink != "unsafe"
 
 
-#: Violations of safe that explore found in bundled scenarios outside this issue (reported, not hidden).
-FOUND = {"misbound_response": "a crash between e1's effect and its settlement, then the credential rotation at "
-                              "t=3.2: the retry reserves e1 again under P2 and the external service, idempotent by "
-                              "the whole reservation tuple, runs the effect a second time (seed 001 steps 2 and 7)"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=FOUND[n])) if n in FOUND else n
-                                  for n in SCRIPTED if _without_unsafe_sink(n)])
+@pytest.mark.parametrize("name", [n for n in SCRIPTED if _without_unsafe_sink(n)])
 def test_safe_survives_every_schedule_of_two_faults_on_each_bundled_scenario(name):
     """Two crashes anywhere (and pauses, with two workers): nothing lost, duplicated, regressed or broken."""
     x = explore(simkit.load(name), "safe", max_crashes=2)
