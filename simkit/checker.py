@@ -10,6 +10,7 @@ downgraded, and a result attached to the wrong reservation. The duplicated effec
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from dataclasses import dataclass, field
 
@@ -87,6 +88,7 @@ def check(world) -> Verdict:
         return s is not None and s <= seq
 
     decisions: dict[str, str] = {}
+    by_position: dict[int, list] = {}    # response seq -> its events as sorted (position, id)
     last_read: dict[int, object] = {}
     last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
     streams = (
@@ -110,9 +112,13 @@ def check(world) -> Verdict:
                 v.regressions += 1
             response, read = last_page.get(worker, (None, None))
             if after.applied_position > before.applied_position and response is not None:
-                for eid in response[5]:
-                    pos = events[eid].position
-                    if before.applied_position < pos <= after.applied_position and not done_by(eid, seq):
+                page = by_position.get(response[0])
+                if page is None:
+                    page = by_position[response[0]] = sorted((events[e].position, e) for e in response[5])
+                lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
+                hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
+                for pos, eid in page[lo:hi]:
+                    if not done_by(eid, seq):
                         violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
                                                  f"(position {pos}) has no durable outcome")
             if wkind == "commit":
@@ -134,8 +140,11 @@ def check(world) -> Verdict:
                     violate(5 if blocked else 1, time, worker,
                             f"token {after.resume_cursor!r} published while {eid} "
                             + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
-    for eid in v.duplicated:
-        times = [(t, w) for _s, t, w, e in sink.effects if e == eid]
+    runs: dict[str, list] = {eid: [] for eid in v.duplicated}
+    for _s, t, w, e in sink.effects:
+        if e in runs:
+            runs[e].append((t, w))
+    for eid, times in runs.items():
         violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
     v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))

@@ -3,18 +3,23 @@ from __future__ import annotations
 
 
 class Clock:
-    """``now`` is the simulated time (read from a SimPy environment when given); ``tick()`` numbers entries."""
+    """``now`` is the simulated time (read from a SimPy environment when given); ``tick()`` numbers entries.
 
-    __slots__ = ("env", "time", "seq")
+    ``ahead`` is time a lone worker has already spent but not yet handed to the scheduler (see
+    :meth:`simkit.world.World._latency`): ``now`` includes it.
+    """
+
+    __slots__ = ("env", "time", "seq", "ahead")
 
     def __init__(self, env=None):
         self.env = env
         self.time = 0.0
         self.seq = 0
+        self.ahead = 0.0
 
     @property
     def now(self) -> float:
-        return self.env.now if self.env is not None else self.time
+        return self.env.now + self.ahead if self.env is not None else self.time
 
     def tick(self) -> int:
         self.seq += 1

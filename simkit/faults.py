@@ -7,7 +7,13 @@ from .model import REPLY_FAULTS, Fault, RandomFaults
 
 
 class FaultPlan:
-    """Decides, at each crash-point pass and each reply, whether a fault strikes (CONTRACT §2, §5)."""
+    """Decides, at each crash-point pass and each reply, whether a fault strikes (CONTRACT §2, §5).
+
+    ``record``: keep every pass and reply (``passes``, ``replies``) for exploration. A plain run turns it off,
+    and once no scripted fault is left and no random one can strike, a pass costs nothing.
+    """
+
+    record = True
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
         self._scripted = list(faults)
@@ -45,6 +51,8 @@ class FaultPlan:
 
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
         """The crash or pause that strikes this pass of ``point``, if any."""
+        if not (self.record or self._scripted or self._rf.crash or self._rf.pause):
+            return None
         n_any, n_pos = self._count(worker, point, position)
         self.passes.append((worker, point, position, n_pos))
         fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
@@ -56,6 +64,8 @@ class FaultPlan:
 
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""
+        if not (self.record or self._scripted or self._rf.lost_response):
+            return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
         if self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):

@@ -68,6 +68,7 @@ class World:
         self.store = make_store(scenario.store, start, receipts, self.clock)   # CONTRACT §5: memory | sqlite
         self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
+        self.faults.record = False
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
         self.trace = Trace()
         self.halts: list[tuple[float, int, str]] = []
@@ -75,6 +76,9 @@ class World:
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
         self._fetched: dict[int, str] = {}
         self._done = self.env.event()
+        self._solo = scenario.workers == 1      # no other worker can act while this one spends time
+        self._late = 0                          # late-reply processes still to arrive
+        self._placed = (None, 0)
         self.completed = False
         self._handlers = {
             Load: self._load, Fetch: self._fetch, Lookup: self._lookup, Skip: self._skip, Handle: self._handle,
@@ -103,7 +107,7 @@ class World:
                 gen.close()
                 self.crashes += 1
                 self._status[worker] = "active"
-                yield self.env.timeout(self.timing.restart_delay)
+                yield from self._latency(self.timing.restart_delay)
                 self._row(worker, "restart")
             except _Halted:
                 gen.close()
@@ -128,7 +132,7 @@ class World:
             self._row(worker, "crash", event, point)
             raise _Crash
         self._row(worker, "pause", event, point)
-        yield self.env.timeout(fault.duration)
+        yield from self._latency(fault.duration)
         self._row(worker, "resume", event, point)
 
     def _lost(self, worker: int, op: str, event, step: str, lost: bool = False):
@@ -136,17 +140,38 @@ class World:
         if not (self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost):
             return False
         self._row(worker, step, event, "reply lost")
-        yield self.env.timeout(self.timing.timeout)
+        yield from self._latency(self.timing.timeout)
         return True
 
     def _row(self, worker, step, event=None, outcome=""):
         cp = self.store.checkpoint
-        self.trace.add(self.env.now, worker, step, event.id if event is not None else "",
-                       event.position if event is not None else None, cp, self.provider.place(cp.resume_cursor), outcome)
+        self.trace.add(self.clock.now, worker, step, event.id if event is not None else "",
+                       event.position if event is not None else None, cp, self._place(cp.resume_cursor), outcome)
+
+    def _place(self, cursor: str) -> int:
+        """The durable cursor's place in the stream (for the trace), remembered while the cursor stays."""
+        if cursor is not self._placed[0]:
+            self._placed = (cursor, self.provider.place(cursor))
+        return self._placed[1]
 
     def _latency(self, delay: float):
-        if delay > 0:
-            yield self.env.timeout(delay)
+        """Spend ``delay`` of simulated time. A lone worker, while no late reply is on its way, runs ahead of the
+        scheduler (``clock.ahead``) and hands it the time at the next real wait: nothing else could happen in
+        between, so requests that need no waiting cost no scheduler round-trip. It never runs past the time limit."""
+        if delay <= 0:
+            return
+        clock = self.clock
+        if self._solo and not self._late and self.env.now + clock.ahead + delay < self.timing.time_limit:
+            clock.ahead += delay
+            return
+        yield from self._sync()
+        yield self.env.timeout(delay)
+
+    def _sync(self):
+        """Hand the time a lone worker ran ahead to the scheduler."""
+        if self.clock.ahead:
+            ahead, self.clock.ahead = self.clock.ahead, 0.0
+            yield self.env.timeout(ahead)
 
     # -- requests -------------------------------------------------------------------------------------------
     def _load(self, worker, op):
@@ -166,8 +191,9 @@ class World:
         if (yield from self._lost(worker, "fetch", None, "fetch", self.provider.response_lost())):
             return LOST
         top = page.events[-1].position if page.events else None
-        self.trace.add(self.env.now, worker, "fetch", "", top, self.store.checkpoint,
-                       self.provider.place(self.store.checkpoint.resume_cursor), f"{len(page.events)} events")
+        cp = self.store.checkpoint
+        self.trace.add(self.clock.now, worker, "fetch", "", top, cp, self._place(cp.resume_cursor),
+                       f"{len(page.events)} events")
         return page
 
     def _lookup(self, worker, op):
@@ -224,7 +250,7 @@ class World:
     # -- seed 001: external calls and their settlement ---------------------------------------------------------
     def _principal(self) -> str:
         """The authorization binding in force now."""
-        return principal_at(self.scenario.rotate_at, self.env.now)
+        return principal_at(self.scenario.rotate_at, self.clock.now)
 
     def _reserve(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
@@ -247,8 +273,10 @@ class World:
         if lost or delay >= self.timing.timeout:
             self._row(worker, "effect", e, "reply lost")
             if not lost:
+                yield from self._sync()
+                self._late += 1
                 self.env.process(self._late_reply(worker, e, mine, reply, delay))
-            yield self.env.timeout(self.timing.timeout)
+            yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))
             return TIMEOUT
         yield from self._latency(delay)
@@ -263,6 +291,7 @@ class World:
         yield self.env.timeout(delay)
         self._row(worker, "late_reply", event, str(reply.identity))
         yield from self._settlement(worker, event, reservation, reply, "settle_late")
+        self._late -= 1
 
     def _settlement(self, worker, event, reservation, observation, step):
         ledger = self.store.operations
@@ -283,11 +312,12 @@ class World:
         if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
             self._status[worker] = "caught_up"
             self._check_done()
+        yield from self._sync()
         yield self.env.timeout(self.timing.backoff)
 
     def _halt(self, worker, op):
         self._row(worker, "halt", None, op.reason)
-        self.halts.append((self.env.now, worker, op.reason))
+        self.halts.append((self.clock.now, worker, op.reason))
         self._status[worker] = "halted"
         self._check_done()
         raise _Halted
