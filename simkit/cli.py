@@ -104,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS", help="give up after this long")
     _store(p)
     _settlement(p)
+    p = sub.add_parser("bench", help="the performance benchmark, against bare SimPy in the same run")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
     service_cli.add_parsers(sub)
     return parser
 
@@ -259,8 +262,13 @@ def cmd_live(args) -> int:
     return 0
 
 
+def cmd_bench(args) -> int:
+    from .bench import main as bench
+    return bench((["--json"] if args.json else []) + (["--quick"] if args.quick else []))
+
+
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
-            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live}
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "bench": cmd_bench}
 COMMANDS.update(service_cli.COMMANDS)
 
 
