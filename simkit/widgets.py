@@ -16,6 +16,7 @@ import matplotlib.pyplot as plt
 from IPython.display import display
 
 from . import plot
+from .consumer import Consumer
 from .model import CRASH_POINTS, SINKS, Fault, Scenario
 from .scenario import bundled, load, parse
 from .strategies import SHORTCUTS, STRATEGIES, resolve
@@ -67,12 +68,14 @@ def crash_arg(point: str, position: int | None = None, occurrence: int = 1) -> s
         f"#{occurrence}" if occurrence != 1 else "")
 
 
-def explorer_run(strategy: str = "safe", seed: int = 7, crash_point: str = "before_event_commit",
+def explorer_run(strategy: str | type[Consumer] = "safe", seed: int = 7, crash_point: str = "before_event_commit",
                  crash_position: int = 70, occurrence: int = 1, page_size: int = 5, overlap: float = 0.3,
                  backfill: float = 0.1, empty_pages: float = 0.1, sink: str = "idempotent") -> Run:
-    """One run of the explorer's choice: ``strategy`` on :func:`explorer_scenario` with one crash."""
+    """One run of the explorer's choice: ``strategy`` (a name, a reference :func:`~simkit.resolve` accepts, or
+    a :class:`~simkit.Consumer` subclass) on :func:`explorer_scenario` with one crash."""
     sc = explorer_scenario(seed, page_size, overlap, backfill, empty_pages, sink)
-    return simulate(sc, resolve(strategy), seed, crash_fault(crash_point, crash_position, occurrence))
+    cls = strategy if isinstance(strategy, type) else resolve(strategy)
+    return simulate(sc, cls, seed, crash_fault(crash_point, crash_position, occurrence))
 
 
 def crash_note(run: Run, requested: bool = True) -> str:
@@ -189,7 +192,7 @@ def show_comparison(runs) -> None:
     if other.verdict.invariant_violations:
         display(violations_frame(other, 5))
     rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
-    fates_height = 0.6 + 0.25 * rows
+    fates_height = 1.1 + 0.25 * rows
     fig = plt.figure(figsize=(13, 5.6 + fates_height), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
     plot.compare(top.subplots(1, 2), runs)
@@ -210,13 +213,16 @@ class Explorer(W.VBox):
     every change reruns the scenario and redraws the verdict, the timeline and the event fates.
 
     ``controls`` maps each :func:`explorer_run` argument to its control; ``run`` is the last run drawn.
+    ``strategies`` adds your own consumers to the strategy menu, by the name you give them.
     """
 
-    def __init__(self, **values):
+    def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
         v = {**EXPLORER_DEFAULTS, **values}
         self.run: Run | None = None
+        self.strategies = dict(strategies or {})
         self.controls = {
-            "strategy": W.Dropdown(options=list(STRATEGIES), value=v["strategy"], description="strategy"),
+            "strategy": W.Dropdown(options=[*STRATEGIES, *self.strategies], value=v["strategy"],
+                                   description="strategy"),
             "seed": W.BoundedIntText(value=v["seed"], min=0, max=10**6, description="seed",
                                      layout=W.Layout(width="180px")),
             "sink": W.Dropdown(options=list(SINKS), value=v["sink"], description="sink"),
@@ -248,6 +254,7 @@ class Explorer(W.VBox):
         self.controls["occurrence"].disabled = self.controls["crash_point"].value == NO_CRASH
 
     def _draw(self, **values):
+        values["strategy"] = self.strategies.get(values["strategy"], values["strategy"])
         self.run = explorer_run(**values)
         show_run(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
 
@@ -289,9 +296,10 @@ class Comparison(W.VBox):
         show_comparison(self.runs)
 
 
-def explorer(**values) -> Explorer:
-    """The scenario explorer, starting from :data:`EXPLORER_DEFAULTS` updated by ``values``."""
-    return Explorer(**values)
+def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> Explorer:
+    """The scenario explorer, starting from :data:`EXPLORER_DEFAULTS` updated by ``values``; ``strategies``
+    adds your own consumers (name → class) to its strategy menu."""
+    return Explorer(strategies, **values)
 
 
 def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None) -> Comparison:

@@ -113,3 +113,16 @@ def test_verdict_frame_has_one_row_per_strategy():
     assert list(df.index) == ["safe", "persist_token_on_fetch"]
     assert df.loc["persist_token_on_fetch", "lost"] == "e107"
     assert df.loc["safe", "final checkpoint"] == "C8 / 107 / v2"
+
+
+def test_explorer_takes_your_own_consumer():
+    from simkit import Consumer
+
+    class TrustTheWatermark(Consumer):
+        def is_replay(self, event, receipts, applied_position):
+            return event.position <= applied_position
+
+    e = widgets.explorer(strategies={"mine": TrustTheWatermark}, strategy="mine", backfill=0.3)
+    assert e.run.strategy == "TrustTheWatermark" and e.run.verdict.lost      # backfills behind the watermark
+    e.controls["strategy"].value = "safe"
+    assert e.run.strategy == "safe" and e.run.verdict.ok
