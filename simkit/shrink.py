@@ -49,6 +49,8 @@ def toml_text(data: dict, comment: str = "") -> str:
             tables.append((key, value))
         elif isinstance(value, (list, tuple)) and value and all(isinstance(x, dict) for x in value):
             arrays.append((key, value))
+        elif isinstance(value, (list, tuple)) and not value:
+            continue                            # an empty [[pages]], [[events]] or [[faults]]: nothing to write
         else:
             lines.append(f"{key} = {_toml_value(value)}")
     for key, table in tables:
@@ -229,9 +231,9 @@ class Shrunk:
         """What ``simkit shrink`` prints."""
         a, b = self.original, self.shrunk
         v = self.run.verdict
+        size = lambda d: ", ".join(f"{n} {k[:-1] if n == 1 else k}" for k, n in d.items())
         lines = [f"shrink {self.scenario} · {self.strategy} · seed {self.seed}: {self.failure}",
-                 f"  from {a['pages']} pages, {a['events']} events, {a['faults']} faults to {b['pages']} pages, "
-                 f"{b['events']} events, {b['faults']} faults ({self.runs} runs tried)",
+                 f"  from {size(a)} to {size(b)} ({self.runs} runs tried)",
                  f"  shrunk run: lost {len(v.lost)}   duplicated {len(v.duplicated)}   regressions {v.regressions}"
                  f"   invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}"]
         if out:
@@ -306,9 +308,14 @@ def _passes(data: dict, still: _Oracle) -> dict:
         kept = _ddmin(list(receipts), lambda rs: still(dict(data, initial=dict(data["initial"], receipts=rs))))
         data = dict(data, initial=dict(data["initial"], receipts=kept))
     if data.get("workers", 1) > 1:
-        one = _with(dict(data, workers=1), "faults", [f for f in data.get("faults", []) if f.get("worker", 1) == 1])
-        if still(one):
-            data = one
+        faults = data.get("faults", [])
+        mine = [f for f in faults if f.get("worker", 1) == 1]
+        moved = [{k: v for k, v in f.items() if k != "worker"} for f in faults]   # the other's faults, on worker 1
+        for candidate in (mine, moved):
+            one = _with(dict(data, workers=1), "faults", candidate)
+            if still(one):
+                data = one
+                break
     return data
 
 

@@ -23,7 +23,8 @@ def _without_unsafe_sink(name):
 @pytest.mark.parametrize("name", [n for n in SCRIPTED if _without_unsafe_sink(n)])
 def test_safe_survives_every_schedule_of_two_faults_on_each_bundled_scenario(name):
     """Two crashes anywhere (and pauses, with two workers): nothing lost, duplicated, regressed or broken."""
-    x = explore(simkit.load(name), "safe", max_crashes=2)
+    sc = simkit.load(name)
+    x = explore(sc, "safe", max_crashes=2, jobs=2 if sc.workers > 1 else 1)
     assert x.violations == 0, (x.kinds, x.first_violation)
     assert x.by_faults[2] > 0
 
@@ -67,7 +68,7 @@ def test_safe_survives_every_single_crash_at_the_cursor_points_of_the_gauntlet()
 @pytest.mark.parametrize("shortcut", simkit.SHORTCUTS)
 def test_each_shortcut_is_caught_on_its_own_scenario(shortcut):
     sc = simkit.load(f"shortcut_{shortcut}")
-    x = explore(sc, shortcut, max_crashes=2)
+    x = explore(sc, shortcut, max_crashes=2, jobs=2 if sc.workers > 1 else 1)
     assert x.violations > 0
     faults, run = x.first_violation
     again = replay(sc, shortcut, faults)
@@ -109,15 +110,14 @@ def test_every_fault_of_every_schedule_fires_and_no_schedule_repeats():
 
 
 GEN = {"name": "small_generated", "sink": "idempotent", "backfills": True,
-       "generate": {"events": 8, "page_size": 3, "overlap": 0.3, "stuck": 0.3, "transient": 0.2, "hold": 0.15,
+       "generate": {"events": 5, "page_size": 2, "overlap": 0.3, "stuck": 0.3, "transient": 0.2, "hold": 0.15,
                     "review": 0.15, "poison": 0.1, "empty_pages": 0.2}}
 
 
 @pytest.mark.parametrize("name,strategy,lost", [
     ("retry_walkthrough", "safe", 1), ("shortcut_success_before_effect", "safe", 0),
     ("shortcut_success_before_effect", "success_before_effect", 1),
-    ("shortcut_persist_token_on_fetch", "persist_token_on_fetch", 1), (GEN, "safe", 0),
-    (GEN, "max_position_watermark", 0), (GEN, "in_memory_quarantine", 0)])
+    ("shortcut_persist_token_on_fetch", "persist_token_on_fetch", 1), (GEN, "success_before_effect", 0)])
 def test_deduplication_is_sound(name, strategy, lost):
     """Skipping schedules whose last crash leaves an explored state loses no kind of failure."""
     sc = simkit.parse(name) if isinstance(name, dict) else simkit.load(name)
