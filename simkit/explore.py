@@ -140,7 +140,8 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
     """What the future of a one-worker run depends on at the moment of a crash, hashed; ``None`` if unknown.
 
     Durable state only (a crash discards memory): the store, the sink, the provider, any other object the
-    world holds (attribute by attribute), the simulated time, and the faults still to come. Append-only logs
+    world holds (attribute by attribute), the simulated time, and the faults still to come. Nothing else may
+    be scheduled (a late reply on its way makes the fingerprint ``None``). Append-only logs
     are left out, and counters kept only as far as they can still change an answer (a stuck token's fetch
     count up to ``stuck``, a transient event's failures, the first sighting of a review or hold event). For
     the checker, the last handler decision per event and each worker's last read and response are included.
@@ -165,7 +166,10 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
         decided = {rec[3]: rec[4] for rec in sink.decisions}
         last_read = {r[2]: r[3] for r in store.reads}
         last_page = {r[2]: r[3:] for r in provider.log}
-        parts = (world.env.now, *(_state(v, _SKIP[k], refs) for k, v in roots.items()), sink.effect_count,
+        limit = world.timing.time_limit
+        if any(t != limit for t, *_ in world.env._queue):
+            return None                     # something else is on its way (a late reply): not durable state
+        parts = (world.clock.now, *(_state(v, _SKIP[k], refs) for k, v in roots.items()), sink.effect_count,
                  fetches, calls, seen, decided, last_read, last_page)
         frozen = _freeze(parts, refs)
         if plan is not None and plan._scripted:
@@ -191,9 +195,12 @@ class _Plan(FaultPlan):
         self.watch = watch
         self.stop = stop
         self.fingerprint = None
+        self.struck: set[tuple[str, int]] = set()     # passes ("p", i) and replies ("r", j) a fault struck
 
     def at_point(self, worker, point, position):
         fault = super().at_point(worker, point, position)
+        if fault is not None:
+            self.struck.add(("p", len(self.passes) - 1))
         if fault is not None and fault is self.last:
             self.at = len(self.passes) - 1
             if self.watch and fault.kind == "crash":
@@ -204,9 +211,17 @@ class _Plan(FaultPlan):
 
     def reply_lost(self, worker, op, position):
         lost = super().reply_lost(worker, op, position)
+        if lost and self.fired and self.fired[-1].kind == "lost_response":
+            self.struck.add(("r", len(self.replies) - 1))
         if lost and self.last is not None and self.fired and self.fired[-1] is self.last and self.at is None:
             self.at = len(self.replies) - 1
         return lost
+
+    def reply_altered(self, worker, op, position):
+        fault = super().reply_altered(worker, op, position)
+        if fault is not None:
+            self.struck.add(("r", len(self.replies) - 1))
+        return fault
 
 
 def _run(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...], dedup: bool, stop=None):
@@ -234,7 +249,8 @@ class _Space:
 
 
 def _extensions(plan: _Plan, space: _Space, crashes_left: int, lost_left: int) -> list[Fault]:
-    """The faults that may follow the schedule's last fault: every later pass and reply, in timeline order."""
+    """The faults that may follow the schedule's last fault: every later pass and reply, in timeline order,
+    except those a fault already struck (a fault kept from the scenario)."""
     passes, replies = plan.passes, plan.replies
     last = plan.last
     if last is None:
@@ -250,12 +266,12 @@ def _extensions(plan: _Plan, space: _Space, crashes_left: int, lost_left: int) -
         if j < len(replies) and (i >= len(passes) or replies[j][5] <= i):
             w, op, pos, n_any, n_pos, _ = replies[j]
             j += 1
-            if lost_left and op in space.ops:
+            if lost_left and op in space.ops and ("r", j - 1) not in plan.struck:
                 out.append(Fault("lost_response", None, pos, n_pos if pos is not None else n_any, w, op=op))
         else:
             w, point, pos, n = passes[i]
             i += 1
-            if crashes_left and point in space.points:
+            if crashes_left and point in space.points and ("p", i - 1) not in plan.struck:
                 out.append(Fault("crash", point, pos, n, w))
                 if space.pauses:
                     out.append(Fault("pause", point, pos, n, w, duration=space.pause_duration))

@@ -189,3 +189,18 @@ def test_bad_input_is_one_line_and_status_2(argv, capsys):
     assert main(["explore", "retry_walkthrough", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("simkit: ") and err.count("\n") == 1
+
+
+def test_scenario_faults_can_stay_in_every_schedule():
+    """--with-scenario-faults: the scenario's own faults are part of the world; no schedule adds a fault at a
+    pass they already strike, so every added fault fires."""
+    sc = simkit.load("late_response")
+    x = explore(sc, "safe", max_crashes=2, lost_responses=1, keep_faults=True)
+    assert x.violations == 0 and x.by_faults[3] > 0
+    base = fault_free(sc, keep_faults=True)
+    assert len(base.faults) == len(sc.faults)
+    space = _Space(1, 1, False, 20.0, CRASH_POINTS, LOST_OPS)
+    _v, _w, plan = _run(base, "safe", 0, (), dedup=False)
+    for f in _extensions(plan, space, 1, 1):
+        _v, _w, child = _run(base, "safe", 0, (f,), dedup=False)
+        assert f in child.fired
