@@ -88,13 +88,24 @@ def unsafe_rows(run) -> list[bool]:
     world = run.world
     done, known = _terminal_times(world), _known_from(world)
     provider = world.provider
-    out, cache = [], {}
+    windows: dict[str, tuple[list[float], list[float]]] = {}
+    out = []
     for time, cursor in zip(run.trace.time, run.trace.resume_cursor):
-        key = (cursor, time)
-        if key not in cache:
-            cache[key] = any(known[e] <= time < done.get(e, float("inf")) and not provider.deliverable(e, cursor)
-                             for e in provider.events)
-        out.append(cache[key])
+        if cursor not in windows:
+            # the moments during which some event this cursor can no longer deliver is known and not yet done
+            spans = sorted((known[e], done.get(e, float("inf"))) for e in provider.events
+                           if not provider.deliverable(e, cursor) and known[e] < done.get(e, float("inf")))
+            starts, ends = [], []
+            for a, b in spans:
+                if ends and a <= ends[-1]:
+                    ends[-1] = max(ends[-1], b)
+                else:
+                    starts.append(a)
+                    ends.append(b)
+            windows[cursor] = (starts, ends)
+        starts, ends = windows[cursor]
+        i = bisect_right(starts, time) - 1
+        out.append(i >= 0 and time < ends[i])
     return out
 
 
