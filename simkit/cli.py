@@ -211,6 +211,8 @@ def cmd_explore(args) -> int:
                   + "".join(f" --crash {c}" for c in crash))
         else:
             print("  replay: add --out FILE to write it as a scenario for simkit run")
+    elif args.out:
+        print(f"  no violation: {args.out} not written")
     return 0
 
 
