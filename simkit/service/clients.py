@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ops import LOST
+from ..ops import LOST, Halt, Wait
 
 CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
 #: 409 codes that mean "the server does not have the history this cursor came from": reconcile explicitly.
@@ -56,16 +56,6 @@ class Reconcile:
     sequence numbers apply again. Entries the restored journal still has stay done. Result: those reported."""
     keep: dict | None
     have: dict
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Halt:
     reason: str
 
 
