@@ -274,3 +274,38 @@ def fates(ax, run, columns: int = 20, title: str | None = None):
     ax.legend(handles=[Patch(color=FATE_COLORS[f], label=f) for f in present], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize="small")
     return ax
+
+
+def crash_matrix(ax, table, schedules=None, title: str | None = None, label: str = "violating single-crash schedules"):
+    """A heatmap of crash point (rows) × strategy (columns): how many single-crash schedules violate.
+
+    ``table`` is a pandas DataFrame indexed by crash point with one column per strategy. ``schedules``, a frame
+    of the same shape, is how many single-crash schedules were run in each cell: cells read ``violating/run``,
+    and a cell with none run (the strategy never passes that point) is grey and reads ``not reached``.
+    """
+    import matplotlib
+    import numpy as np
+
+    values = table.to_numpy(dtype=float)
+    runs = None if schedules is None else schedules.reindex(index=table.index, columns=table.columns).to_numpy()
+    shown = np.ma.masked_where(np.zeros_like(values, dtype=bool) if runs is None else runs == 0, values)
+    cmap = matplotlib.colormaps["Reds"].with_extremes(bad="#e0e0e0")
+    top = max(1.0, float(np.nanmax(values)) if values.size else 1.0)
+    image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=top, aspect="auto")
+    for (r, c), v in np.ndenumerate(values):
+        if runs is not None and runs[r, c] == 0:
+            text, color = "not\nreached", "#616161"
+        else:
+            text = f"{v:g}" if runs is None else f"{v:g}/{runs[r, c]:g}"
+            color = "white" if v > 0.6 * top else "black"
+        ax.text(c, r, text, ha="center", va="center", fontsize=8, color=color)
+    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=35, ha="right")
+    ax.set_yticks(range(len(table.index)), [str(i) for i in table.index])
+    ax.set_xlabel("strategy")
+    ax.set_ylabel("crash point")
+    ax.set_title(title or "crash matrix: one crash at every pass of every crash point")
+    bar = ax.figure.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
+    bar.set_label(label)
+    bar.locator = MaxNLocator(integer=True)
+    bar.update_ticks()
+    return ax

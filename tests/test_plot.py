@@ -146,3 +146,22 @@ def test_compare_shares_the_position_scale_and_one_legend():
     texts = [t.get_text() for t in legend.get_texts()]
     assert LOST in texts and len(texts) == len(set(texts))
     plt.close(fig)
+
+
+def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
+    """One annotated cell per (crash point, strategy), ``violating/run``; a cell with no schedule reads
+    ``not reached``; the colour bar carries the label; title and axes are labelled."""
+    import pandas as pd
+
+    points = ["before_event_commit", "after_quarantine_receipt"]
+    table = pd.DataFrame({"safe": [0, 0], "in_memory_quarantine": [2, 0]}, index=points)
+    schedules = pd.DataFrame({"safe": [3, 2], "in_memory_quarantine": [3, 0]}, index=points)
+    plot.crash_matrix(ax, table, schedules)
+    assert ax.get_title() and ax.get_xlabel() == "strategy" and ax.get_ylabel() == "crash point"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["safe", "in_memory_quarantine"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == points
+    assert sorted(t.get_text() for t in ax.texts) == ["0/2", "0/3", "2/3", "not\nreached"]
+    (image,) = ax.images
+    assert image.get_array().mask.tolist() == [[False, False], [False, True]]
+    colorbar_ax = [a for a in ax.figure.axes if a is not ax]
+    assert colorbar_ax and colorbar_ax[0].get_ylabel() == "violating single-crash schedules"
