@@ -6,13 +6,16 @@ controls to them with :func:`ipywidgets.interactive_output`. So a notebook can r
 (``show_run(explorer_run())``) where no widget frontend runs, and tests can drive the controls by setting
 ``.value`` and read the last result from ``widget.run`` / ``widget.runs``.
 
-Figures are drawn with pyplot, displayed explicitly and closed, which works with the inline backend in
-JupyterLab 4 and in a headless kernel alike.
+Figures are built without pyplot and displayed as PNGs rendered here, which works the same in a notebook cell, in
+a widget callback in JupyterLab 4, and in a headless kernel.
 """
 from __future__ import annotations
 
+import base64
+import io
+
 import ipywidgets as W
-import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 from IPython.display import display
 
 from . import plot
@@ -170,11 +173,11 @@ def show_run(run: Run, note: str | None = None) -> None:
         print(note)
     if run.verdict.invariant_violations:
         display(violations_frame(run, 5))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.5), height_ratios=(3, 1.3), layout="constrained")
+    fig = Figure(figsize=(11, 7.5), layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=(3, 1.3))
     plot.timeline(top, run)
     plot.fates(bottom, run)
-    display(fig)
-    plt.close(fig)
+    _show(fig)
 
 
 def comparison_runs(shortcut: str, scenario: str = OWN_SCENARIO, seed: int | None = None) -> tuple[Run, Run]:
@@ -193,13 +196,20 @@ def show_comparison(runs) -> None:
         display(violations_frame(other, 5))
     rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
     fates_height = 1.1 + 0.25 * rows
-    fig = plt.figure(figsize=(13, 5.6 + fates_height), layout="constrained")
+    fig = Figure(figsize=(13, 5.6 + fates_height), layout="constrained")
     top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
     plot.compare(top.subplots(1, 2), runs)
     for ax, run in zip(bottom.subplots(1, 2), runs):
         plot.fates(ax, run, title=f"event fates: {run.strategy}")
-    display(fig)
-    plt.close(fig)
+    _show(fig)
+
+
+def _show(fig: Figure) -> None:
+    """Display a figure as the PNG rendered here. Figures are built without pyplot (no global figure registry,
+    no backend): a widget callback in JupyterLab then draws the same figure as a notebook cell does."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    display({"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": repr(fig)}, raw=True)
 
 
 # -- the widgets ------------------------------------------------------------------------------------------------
