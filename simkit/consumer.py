@@ -115,10 +115,11 @@ class Consumer:
                 applied = max(applied, event.position)
                 continue
             decision = yield Handle(event)
+            target = self.resulting_applied_position(event, page, applied)
             if decision == "apply":
-                result = yield from self.apply(event, self.resulting_applied_position(event, page, applied))
+                result = yield from self.apply(event, target)
             elif decision == "quarantine":
-                result = yield from self.quarantine(event, self.resulting_applied_position(event, page, applied))
+                result = yield from self.quarantine(event, target)
             elif self.is_terminal(decision):
                 result = True           # a shortcut treating a non-terminal outcome as terminal
             else:
@@ -127,7 +128,7 @@ class Consumer:
                 return "lost", applied
             if result is BLOCKED:
                 return "blocked", applied   # an external operation not committed yet: non-terminal
-            applied = max(applied, self.resulting_applied_position(event, page, applied))
+            applied = max(applied, target)
         return "done", applied
 
     # -- hooks --------------------------------------------------------------------------------------------

@@ -116,7 +116,6 @@ class World:
     def _execute(self, worker: int, op):
         before, after = crash_points(op)
         event = getattr(op, "event", None)
-        position = event.position if event is not None else None
         if before:
             yield from self._point(worker, before, event)
         result = yield from self._handlers[type(op)](worker, op)

@@ -162,6 +162,12 @@ def blank(src: str) -> bool:
     return ImageStat.Stat(image).stddev[0] < 1.0
 
 
+def choose(box, label: str, option: str):
+    """Pick ``option`` in the widget's dropdown labelled ``label``, as a person would."""
+    box.locator(".widget-dropdown", has=box.page.locator("label", has_text=label)).locator("select").select_option(
+        option)
+
+
 def wait_changed(box, before, timeout: float = 120):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -202,8 +208,7 @@ def test_explorer_redraws_for_a_new_crash_position_and_strategy(lab, browser):
     moved = wait_changed(box, before)
     assert "crash: before_event_commit at e150 (position 150)" in moved[0]
     shot(box, "explorer-position")
-    strategy = box.locator(".widget-dropdown", has=page.locator("label", has_text="strategy")).locator("select")
-    strategy.select_option("persist_token_on_fetch")
+    choose(box, "strategy", "persist_token_on_fetch")
     after = wait_changed(box, moved)
     assert "persist_token_on_fetch" in after[0] and "False" in after[0]
     shot(box, "explorer-strategy")
@@ -218,8 +223,7 @@ def test_comparison_redraws_for_another_shortcut(lab, browser):
     before = settled(box)
     assert "watermark_only_dedup" in before[0]
     shot(box, "comparison-before")
-    box.locator(".widget-dropdown", has=page.locator("label", has_text="shortcut")).locator("select").select_option(
-        "in_memory_quarantine")
+    choose(box, "shortcut", "in_memory_quarantine")
     after = wait_changed(box, before)
     assert "in_memory_quarantine" in after[0] and "watermark_only_dedup" not in after[0]
     shot(box, "comparison-after")
