@@ -165,3 +165,98 @@ def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     assert image.get_array().mask.tolist() == [[False, False], [False, True]]
     colorbar_ax = [a for a in ax.figure.axes if a is not ax]
     assert colorbar_ax and colorbar_ax[0].get_ylabel() == "violating single-crash schedules"
+
+
+def sweep_table(runs):
+    """A tidy sweep table (simkit.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
+    import pandas as pd
+    from simkit.sweep import COLUMNS
+
+    rows = [{**dict.fromkeys(COLUMNS, 0), "scenario": "toy", "strategy": s, "crash_rate": rate, "seed": i,
+             "lost": lost, "duplicated": dup} for i, (s, rate, lost, dup) in enumerate(runs)]
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+# safe: 0 of 4 at both rates; persist_token_on_fetch: 0 of 4 at rate 0, 3 of 4 (2, 1, 5 and 0 events) at 0.01
+TOY = sweep_table([("safe", 0.0, 0, 0)] * 4 + [("safe", 0.01, 0, 1)] * 4
+                  + [("persist_token_on_fetch", 0.0, 0, 0)] * 4
+                  + [("persist_token_on_fetch", 0.01, n, 0) for n in (2, 1, 5, 0)])
+
+
+def line(ax, label):
+    (found,) = [x for x in ax.lines if x.get_label() == label]
+    return found
+
+
+def legend_texts(ax):
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def band(ax, strategy):
+    """The shaded Wilson band of one strategy as {crash rate: (low, high)}, read back from its polygon."""
+    (poly,) = [c for c in ax.collections if c.get_gid() == f"wilson {strategy}"]
+    out: dict[float, list[float]] = {}
+    for x, y in poly.get_paths()[0].vertices:
+        out.setdefault(float(x), []).append(float(y))
+    return {x: (min(ys), max(ys)) for x, ys in out.items()}
+
+
+def test_sweep_curves_plot_the_share_of_runs_that_lost_an_event(ax):
+    """A run counts once however many events it lost: 2, 1, 5 and 0 lost events are 3 runs of 4."""
+    plot.sweep_curves(ax, TOY)
+    assert_readable(ax)
+    assert ax.get_ylabel() == "runs that lost at least one event" and "crash rate" in ax.get_xlabel()
+    assert list(line(ax, "persist_token_on_fetch").get_xdata()) == [0.0, 0.01]
+    assert list(line(ax, "persist_token_on_fetch").get_ydata()) == [0.0, 0.75]
+    assert list(line(ax, "safe").get_ydata()) == [0.0, 0.0]
+    assert legend_texts(ax) == ["safe", "persist_token_on_fetch", "95% Wilson interval"]
+    assert "4 runs per point" in ax.get_title()
+
+
+def test_sweep_curves_shade_the_wilson_interval_around_each_share(ax):
+    """Bands are Wilson intervals, inside [0, 1], holding the estimate; 0 of 4 still has an upper bound > 0."""
+    from simkit.sweep import wilson
+
+    plot.sweep_curves(ax, TOY)
+    for strategy in ("safe", "persist_token_on_fetch"):
+        shares = dict(zip(line(ax, strategy).get_xdata(), line(ax, strategy).get_ydata()))
+        for rate, (low, high) in band(ax, strategy).items():
+            assert 0.0 <= low <= shares[rate] <= high <= 1.0
+    assert band(ax, "persist_token_on_fetch")[0.01] == pytest.approx(wilson(3, 4))
+    assert band(ax, "safe") == {0.0: pytest.approx(wilson(0, 4)), 0.01: pytest.approx(wilson(0, 4))}
+    assert band(ax, "safe")[0.0][1] > 0.4                          # 0 of 4 proves little
+
+
+def test_sweep_curves_plot_the_duplicated_share_on_request(ax):
+    plot.sweep_curves(ax, TOY, metric="duplicated")
+    assert ax.get_ylabel() == "runs that duplicated an effect"
+    assert list(line(ax, "safe").get_ydata()) == [0.0, 1.0]
+    assert list(line(ax, "persist_token_on_fetch").get_ydata()) == [0.0, 0.0]
+    with pytest.raises(ValueError, match="metric 'pending'"):
+        plot.sweep_curves(ax, TOY, metric="pending")
+
+
+def test_sweep_curves_tell_eight_strategies_apart_and_draw_safe_on_top(ax):
+    table = sweep_table([(s, rate, 0, 0) for s in simkit.STRATEGIES for rate in (0.0, 0.002, 0.05)])
+    plot.sweep_curves(ax, table)
+    assert legend_texts(ax) == [*simkit.STRATEGIES, "95% Wilson interval"]
+    lines = [line(ax, s) for s in simkit.STRATEGIES]
+    colors = {matplotlib.colors.to_hex(x.get_color()) for x in lines}
+    assert len(colors) == 8 and matplotlib.colors.to_hex(line(ax, "safe").get_color()) == "#000000"
+    assert line(ax, "safe").get_zorder() > max(x.get_zorder() for x in lines[1:])
+    # rate 0 has a place on the (symmetric-log) x axis, and every rate swept has a tick
+    assert ax.get_xscale() == "symlog"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.002", "0.05"]
+
+
+def test_sweep_curves_agree_with_the_sweep_summary(ax):
+    """On a real sweep: each point is Sweep.summary()'s loss rate, each band its Wilson interval."""
+    from simkit.sweep import sweep
+
+    result = sweep(simkit.load("default"), ("safe", "persist_token_on_fetch"), seeds=5, crash_rates=(0.0, 0.05),
+                   jobs=1)
+    plot.sweep_curves(ax, result.frame())
+    for row in result.summary():
+        x = line(ax, row["strategy"])
+        assert dict(zip(x.get_xdata(), x.get_ydata()))[row["crash_rate"]] == row["loss_rate"]
+        assert band(ax, row["strategy"])[row["crash_rate"]] == pytest.approx(tuple(row["loss_ci"]))
