@@ -17,7 +17,8 @@ the store, the sink, the provider, the simulated time. Two schedules whose last 
 left than the earlier, is skipped with its whole subtree. Any violation it could show is either in that
 shared future (the earlier schedule shows it) or before its last fault (its parent shows it). Pauses and lost
 replies leave a worker's memory alive, and a second worker's memory is never part of durable state: those
-schedules are never deduplicated.
+schedules are never deduplicated. Nor is a one-fault schedule with no budget left: it has already run, and has
+no subtree to skip.
 
 Execution. Schedules of one fault run first; then each one-fault schedule's subtree is explored depth first,
 as one task. With ``jobs > 1`` the tasks run in worker processes; the result is the same for any ``jobs``.
@@ -128,7 +129,7 @@ def _state(obj, skip, refs: dict, stack: tuple = ()) -> tuple:
 #: the parts of them that can still matter are added back, normalised, by :func:`fingerprint`.
 _SKIP = {
     "world": {"scenario", "strategy", "seed", "env", "clock", "timing", "provider", "sink", "store", "faults",
-              "contract", "trace", "crashes", "_handlers", "_done"},
+              "contract", "trace", "crashes", "_instant", "_handlers", "_done"},
     "store": {"writes", "receipt_log", "reads", "clock"},
     "sink": {"effects", "decisions", "clock", "_specs", "_calls", "_first_seen"},
     "provider": {"log", "clock", "events", "_entries", "_index", "_last", "_place", "head", "start", "lost_fetch",
@@ -466,7 +467,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
                unit="schedule", leave=False)
     seen: dict[bytes, list[tuple[int, int]]] = {}
     roots = []
-    tasks = [(base, ref, seed, f, dedup) for f in firsts]
+    # a one-fault schedule is fingerprinted only if it has a subtree to prune: otherwise it has already run
+    tasks = [(base, ref, seed, f, dedup and any(_budget((f,), space))) for f in firsts]
     for k, (fault, (verdict, run, fp)) in enumerate(zip(firsts, _map(_level_one, tasks, jobs, bar)), 1):
         budget = _budget((fault,), space)
         if fp is not None and dedup:
