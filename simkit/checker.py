@@ -14,6 +14,7 @@ import bisect
 import heapq
 from dataclasses import dataclass, field
 
+from .collector import paused
 from .model import NON_TERMINAL, TERMINAL
 from .settlement import COMMITTED
 
@@ -69,6 +70,11 @@ def terminal_since(store, sink) -> dict[str, int]:
 
 def check(world) -> Verdict:
     """Judge a finished run. ``world`` needs ``provider``, ``store``, ``sink``, ``halts`` and ``completed``."""
+    with paused():
+        return _check(world)
+
+
+def _check(world) -> Verdict:
     provider, store, sink = world.provider, world.store, world.sink
     events = provider.events
     since = terminal_since(store, sink)

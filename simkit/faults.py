@@ -49,6 +49,11 @@ class FaultPlan:
             return True
         return False
 
+    def idle(self) -> bool:
+        """No fault can strike any more and nothing is recorded: passes and replies cost nothing."""
+        rf = self._rf
+        return not (self.record or self._scripted or rf.crash or rf.pause or rf.lost_response)
+
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
         """The crash or pause that strikes this pass of ``point``, if any."""
         if not (self.record or self._scripted or self._rf.crash or self._rf.pause):

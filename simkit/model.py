@@ -1,7 +1,7 @@
 """The vocabulary of CONTRACT.md §1-2 as plain data: events, pages, checkpoints, outcomes, crash points."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 
 #: Outcomes a receipt may bind to an event id (CONTRACT §1).
 TERMINAL = ("applied", "ignored", "quarantined")
@@ -31,7 +31,31 @@ REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")
 
 
-@dataclass(frozen=True, slots=True)
+def record(cls):
+    """A frozen, slotted dataclass whose ``__init__`` sets the slots directly.
+
+    The values on the hot path of a run (events, pages, checkpoints, requests) are immutable, so a consumer
+    cannot change durable state behind the store's back; this keeps that and builds them at the cost of a
+    plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field).
+    """
+    cls = dataclass(frozen=True, slots=True)(cls)
+    names = [f.name for f in fields(cls)]
+    env = {f"_set_{n}": getattr(cls, n).__set__ for n in names}
+    params = []
+    for f in fields(cls):
+        if f.default is not MISSING:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        else:
+            params.append(f.name)
+    body = "".join(f"\n    _set_{n}(self, {n})" for n in names) or "\n    pass"
+    exec(f"def __init__(self, {', '.join(params)}):{body}", env)
+    env["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    cls.__init__ = env["__init__"]
+    return cls
+
+
+@record
 class Event:
     """One event of the stream: a stable `id`, its `position` in the source's total order."""
 
@@ -40,7 +64,7 @@ class Event:
     behavior: str = "ok"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Page:
     """The provider's answer to ``fetch(cursor)``: events in source order plus ``next_cursor``."""
 
@@ -49,7 +73,7 @@ class Page:
     next_cursor: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Checkpoint:
     """The durable record of seed 000 "Keep two kinds of progress"."""
 

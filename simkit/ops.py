@@ -5,9 +5,7 @@ real process against a real database) executes it. ``LOST`` is the result of a r
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .model import Event
+from .model import Event, record
 from .settlement import TIMEOUT, Reply, Reservation
 
 
@@ -27,42 +25,42 @@ LOST = _Sentinel("LOST")
 BLOCKED = _Sentinel("BLOCKED")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Load:
     """Read the durable checkpoint. Result: :class:`~simkit.model.Checkpoint`."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Fetch:
     """Fetch the page at ``cursor``. Result: a Page, ``None`` (token refused) or ``LOST``."""
     cursor: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Lookup:
     """Read receipts for these events. Result: ``(outcome by id, terminal receipt id by position)``."""
     events: tuple[Event, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Skip:
     """Note that this event is a harmless replay (step 4); executes nothing. Result: ``None``."""
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Handle:
     """Ask the handler what this event's outcome is now. Result: ``apply``, ``quarantine`` or a non-terminal outcome."""
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Effect:
     """Call the external sink for this event. Result: ``True`` or ``LOST``."""
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Reserve:
     """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its reservation.
 
@@ -72,7 +70,7 @@ class Reserve:
     event: Event
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Call:
     """Call the external service with exactly this reservation tuple (seed 001 step 2).
 
@@ -84,7 +82,7 @@ class Call:
     reservation: Reservation
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Settle:
     """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under ``reservation`` into the operation record,
     under the run's settlement policy. Result: the record's state after (``committed``, ``provisional``,
@@ -94,7 +92,7 @@ class Settle:
     observation: Reply | str = TIMEOUT
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Commit:
     """Commit a receipt (with the effect, for a transactional sink) and the resulting ``applied_position``.
 
@@ -106,7 +104,7 @@ class Commit:
     with_effect: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Barrier:
     """Compare-and-swap the checkpoint from ``(cursor, version)`` to ``(next_cursor, next_version)``,
     raising ``applied_position`` to the prefix the page's receipts prove.
@@ -120,7 +118,7 @@ class Barrier:
     applied_position: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Overwrite:
     """Write the checkpoint cursor and version without comparing (unsafe). Result: ``True`` or ``LOST``."""
     next_cursor: str
@@ -128,13 +126,13 @@ class Overwrite:
     applied_position: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Wait:
     """Back off before the next attempt; ``reason`` is ``caught_up`` or ``blocked``."""
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Halt:
     """Stop for investigation (seed 000 step 3). Never returns."""
     reason: str

@@ -30,14 +30,14 @@ class Sink:
 
     def decide(self, worker: int, event: Event) -> str:
         """The handler's outcome for ``event`` now: ``apply``, ``quarantine`` or a non-terminal outcome."""
+        behavior = event.behavior
+        if behavior == "ok":
+            return "apply"              # no state: an ``ok`` event's outcome never depends on its history
         now = self.clock.now
         spec = self._specs.get(event.position, _DEFAULT)
-        behavior = event.behavior
         calls = self._calls[event.id] = self._calls.get(event.id, 0) + 1
         first = self._first_seen.setdefault(event.id, now)
-        if behavior == "ok":
-            decision = "apply"
-        elif behavior == "poison":
+        if behavior == "poison":
             decision = "quarantine"
         elif behavior == "transient":
             decision = "retry_later" if calls <= spec.failures else "apply"
@@ -45,8 +45,7 @@ class Sink:
             decision = "operator_review" if now < first + spec.resolve_after else spec.resolution
         else:  # hold
             decision = "reversible_hold" if now < first + spec.release_after else "apply"
-        if behavior != "ok":
-            self.decisions.append((self.clock.tick(), now, worker, event.id, decision))
+        self.decisions.append((self.clock.tick(), now, worker, event.id, decision))
         return decision
 
     def effect(self, worker: int, event_id: str) -> None:

@@ -19,6 +19,7 @@ import simpy
 from . import provider as providers
 from .checker import Verdict, check
 from .clock import Clock
+from .collector import paused
 from .consumer import Consumer, Contract
 from .errors import ScenarioError
 from .external import ExternalService, principal_at
@@ -80,10 +81,13 @@ class World:
         self._late = 0                          # late-reply processes still to arrive
         self._placed = (None, 0)
         self.completed = False
+        #: requests that take no time and have no crash point: plain calls
+        self._instant = {Load: self._load, Lookup: self._lookup, Skip: self._skip, Handle: self._handle}
+        #: the rest: SimPy generators, with their crash points and lost replies
         self._handlers = {
-            Load: self._load, Fetch: self._fetch, Lookup: self._lookup, Skip: self._skip, Handle: self._handle,
-            Effect: self._effect, Commit: self._commit, Barrier: self._barrier, Overwrite: self._overwrite,
-            Wait: self._wait, Halt: self._halt, Reserve: self._reserve, Call: self._call, Settle: self._settle,
+            Fetch: self._fetch, Effect: self._effect, Commit: self._commit, Barrier: self._barrier,
+            Overwrite: self._overwrite, Wait: self._wait, Halt: self._halt, Reserve: self._reserve, Call: self._call,
+            Settle: self._settle,
         }
 
     # -- running ------------------------------------------------------------------------------------------
@@ -91,7 +95,8 @@ class World:
         for w in self._status:
             self.env.process(self._worker(w))
         limit = self.env.timeout(self.timing.time_limit)
-        self.env.run(until=self.env.any_of([self._done, limit]))
+        with paused():
+            self.env.run(until=self.env.any_of([self._done, limit]))
         self.completed = self._done.triggered
         return self
 
@@ -102,7 +107,13 @@ class World:
             try:
                 while True:
                     op = gen.send(result)
-                    result = yield from self._execute(worker, op)
+                    instant = self._instant.get(type(op))
+                    if instant is not None:
+                        result = instant(worker, op)
+                    elif type(op) is Commit and self._quiet(self.timing.commit_latency):
+                        result = self._commit_ahead(worker, op)
+                    else:
+                        result = yield from self._execute(worker, op)
             except _Crash:
                 gen.close()
                 self.crashes += 1
@@ -166,6 +177,12 @@ class World:
         yield from self._sync()
         yield self.env.timeout(delay)
 
+    def _quiet(self, delay: float) -> bool:
+        """Can the next ``delay`` pass with no fault and no other process to interleave? Then a request needs
+        neither crash-point passes nor a generator: a lone worker runs ahead (see :meth:`_latency`)."""
+        return (self._solo and not self._late and self.faults.idle()
+                and self.env.now + self.clock.ahead + delay < self.timing.time_limit)
+
     def _sync(self):
         """Hand the time a lone worker ran ahead to the scheduler."""
         if self.clock.ahead:
@@ -178,7 +195,6 @@ class World:
         cp = self.store.load(worker)
         self._row(worker, "load")
         return cp
-        yield  # pragma: no cover
 
     def _fetch(self, worker, op):
         yield from self._latency(self.timing.fetch_latency)
@@ -197,19 +213,15 @@ class World:
 
     def _lookup(self, worker, op):
         return self.store.lookup(op.events)
-        yield  # pragma: no cover
 
     def _skip(self, worker, op):
         self._row(worker, "replay", op.event)
-        return None
-        yield  # pragma: no cover
 
     def _handle(self, worker, op):
         decision = self.sink.decide(worker, op.event)
         if decision != "apply":
             self._row(worker, "handle", op.event, decision)
         return decision
-        yield  # pragma: no cover
 
     def _effect(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
@@ -221,14 +233,24 @@ class World:
 
     def _commit(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
+        ok, step = self._commit_write(worker, op)
+        if (yield from self._lost(worker, "checkpoint_write", op.event, step)):
+            return LOST
+        self._row(worker, step, op.event, op.outcome if ok else "conflict")
+        return ok
+
+    def _commit_ahead(self, worker, op):
+        """:meth:`_commit` when :meth:`_quiet`: no crash point can strike, no reply can be lost."""
+        self.clock.ahead += self.timing.commit_latency
+        ok, step = self._commit_write(worker, op)
+        self._row(worker, step, op.event, op.outcome if ok else "conflict")
+        return ok
+
+    def _commit_write(self, worker, op) -> tuple[bool, str]:
         e = op.event
         effect = (lambda: self.sink.record(worker, e.id)) if op.with_effect else None
         ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
-        step = "quarantine" if op.outcome == "quarantined" else "commit"
-        if (yield from self._lost(worker, "checkpoint_write", e, step)):
-            return LOST
-        self._row(worker, step, e, op.outcome if ok else "conflict")
-        return ok
+        return ok, "quarantine" if op.outcome == "quarantined" else "commit"
 
     def _barrier(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
@@ -362,5 +384,6 @@ def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int 
     ``settlement`` overrides the scenario's settlement policy (CONTRACT §3b).
     """
     seed = scenario.seed if seed is None else seed
-    world = World(scenario, strategy, seed, tuple(faults), settlement).run()
-    return Run(scenario.name, strategy_name(strategy), seed, check(world), world)
+    with paused():
+        world = World(scenario, strategy, seed, tuple(faults), settlement).run()
+        return Run(scenario.name, strategy_name(strategy), seed, check(world), world)
