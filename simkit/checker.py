@@ -13,10 +13,13 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .collector import paused
 from .model import NON_TERMINAL, TERMINAL
 from .settlement import COMMITTED
+
+_POSITION_ID = attrgetter("position", "id")
 
 #: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
 SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")
@@ -80,11 +83,12 @@ def _check(world) -> Verdict:
     since = terminal_since(store, sink)
     final_cursor = store.checkpoint.resume_cursor
     v = Verdict(halted=world.halts[0][2] if world.halts else None, completed=bool(world.completed))
-    order = sorted(events, key=lambda i: (events[i].position, i))
+    order = [e.id for e in sorted(events.values(), key=_POSITION_ID)]
     for eid in order:
         if eid not in since:
             (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
-    v.duplicated = [eid for eid in order if sink.effect_count.get(eid, 0) > 1]
+    effect_count = sink.effect_count
+    v.duplicated = [eid for eid in order if effect_count.get(eid, 0) > 1]
 
     def violate(invariant, time, worker, detail):
         v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
@@ -97,55 +101,59 @@ def _check(world) -> Verdict:
     by_position: dict[int, list] = {}    # response seq -> its events as sorted (position, id)
     last_read: dict[int, object] = {}
     last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
-    streams = (
-        ((r[0], 0, r) for r in store.reads),
-        ((r[0], 1, r) for r in provider.log),
-        ((r[0], 2, r) for r in sink.decisions),
-        ((r[0], 3, r) for r in store.writes),
-    )
-    for seq, kind, rec in heapq.merge(*streams):
-        if kind == 0:
-            last_read[rec[2]] = rec[3]
-        elif kind == 1:
-            last_page[rec[2]] = (rec, last_read.get(rec[2]))
-        elif kind == 2:
-            decisions[rec[3]] = rec[4]
+    # Every durable write, judged against what its worker had read and fetched before it (same clock; at one
+    # sequence number reads, responses and decisions come first).
+    context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
+                          ((r[0], 2, r) for r in sink.decisions))
+    upcoming = next(context, None)
+    for rec in store.writes:
+        seq, time, worker, wkind, before, after = rec
+        while upcoming is not None and upcoming[0] <= seq:
+            _s, kind, r = upcoming
+            if kind == 0:
+                last_read[r[2]] = r[3]
+            elif kind == 1:
+                last_page[r[2]] = (r, last_read.get(r[2]))
+            else:
+                decisions[r[3]] = r[4]
+            upcoming = next(context, None)
+        if before.resume_cursor == after.resume_cursor:
+            moved_back = False
         else:
-            _seq, time, worker, wkind, before, after = rec
-            place_before, place_after = provider.place(before.resume_cursor), provider.place(after.resume_cursor)
-            if (after.checkpoint_version < before.checkpoint_version or after.applied_position < before.applied_position
-                    or place_after < place_before):
-                v.regressions += 1
-            response, read = last_page.get(worker, (None, None))
-            if after.applied_position > before.applied_position and response is not None:
-                page = by_position.get(response[0])
-                if page is None:
-                    page = by_position[response[0]] = sorted((events[e].position, e) for e in response[5])
-                lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
-                hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
-                for pos, eid in page[lo:hi]:
-                    if not done_by(eid, seq):
-                        violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
-                                                 f"(position {pos}) has no durable outcome")
-            if wkind == "commit":
-                continue
-            # A cursor-publishing write: invariants 3, 1 and 5.
-            if response is None or response[4] != after.resume_cursor:
-                violate(3, time, worker, f"cursor {after.resume_cursor!r} published but the provider never returned "
-                                         f"it for this worker's fetch")
-                continue
-            if (response[3] != before.resume_cursor or read is None or read.resume_cursor != before.resume_cursor
-                    or read.checkpoint_version != before.checkpoint_version
-                    or after.checkpoint_version <= before.checkpoint_version):
-                violate(3, time, worker, f"barrier from {response[3]!r} overwrote checkpoint "
-                                         f"({before.resume_cursor!r}, v{before.checkpoint_version}) "
-                                         f"it did not read before fetching")
-            for eid in response[5]:
+            moved_back = provider.place(after.resume_cursor) < provider.place(before.resume_cursor)
+        if (after.checkpoint_version < before.checkpoint_version or after.applied_position < before.applied_position
+                or moved_back):
+            v.regressions += 1
+        response, read = last_page.get(worker, (None, None))
+        if after.applied_position > before.applied_position and response is not None:
+            page = by_position.get(response[0])
+            if page is None:
+                page = by_position[response[0]] = sorted((events[e].position, e) for e in response[5])
+            lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
+            hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
+            for pos, eid in page[lo:hi]:
                 if not done_by(eid, seq):
-                    blocked = decisions.get(eid) in NON_TERMINAL
-                    violate(5 if blocked else 1, time, worker,
-                            f"token {after.resume_cursor!r} published while {eid} "
-                            + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
+                    violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
+                                             f"(position {pos}) has no durable outcome")
+        if wkind == "commit":
+            continue
+        # A cursor-publishing write: invariants 3, 1 and 5.
+        if response is None or response[4] != after.resume_cursor:
+            violate(3, time, worker, f"cursor {after.resume_cursor!r} published but the provider never returned "
+                                     f"it for this worker's fetch")
+            continue
+        if (response[3] != before.resume_cursor or read is None or read.resume_cursor != before.resume_cursor
+                or read.checkpoint_version != before.checkpoint_version
+                or after.checkpoint_version <= before.checkpoint_version):
+            violate(3, time, worker, f"barrier from {response[3]!r} overwrote checkpoint "
+                                     f"({before.resume_cursor!r}, v{before.checkpoint_version}) "
+                                     f"it did not read before fetching")
+        for eid in response[5]:
+            if not done_by(eid, seq):
+                blocked = decisions.get(eid) in NON_TERMINAL
+                violate(5 if blocked else 1, time, worker,
+                        f"token {after.resume_cursor!r} published while {eid} "
+                        + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
     runs: dict[str, list] = {eid: [] for eid in v.duplicated}
     for _s, t, w, e in sink.effects:
         if e in runs:

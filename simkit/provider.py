@@ -34,35 +34,44 @@ class Provider:
         self.clock = Clock()
         #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
         self.log: list[tuple[int, float, int, str, str, tuple[str, ...]]] = []
-        self.events: dict[str, Event] = {e.id: e for e in extra}
         chain: list[str] = []
         index: dict[str, int] = {}
         cursor = start
         while cursor in entries and cursor not in index:
             index[cursor] = len(chain)
             chain.append(cursor)
-            for e in entries[cursor].events:
-                self.events[e.id] = e
             cursor = entries[cursor].next_cursor
+        events: dict[str, Event] = {e.id: e for e in extra}
+        for c in chain:
+            for e in entries[c].events:
+                events[e.id] = e
         for entry in entries.values():            # pages off the chain still belong to the stream
             for e in entry.events:
-                self.events.setdefault(e.id, e)
+                events.setdefault(e.id, e)
+        self.events = events
         self._index = index
-        self._last = {eid: -1 for eid in self.events}
-        for k, c in enumerate(chain):
-            for e in entries[c].events:
-                self._last[e.id] = k
-        self.head = max((e.position for e in self.events.values()), default=0)
+        #: event id -> the last chain index whose page carries it (absent: none does)
+        self._last: dict[str, int] = {}
+        self.head = max((e.position for e in events.values()), default=0)
         self._place = self._places(chain)
 
     def _places(self, chain: list[str]) -> list[int]:
         """Per chain index: the highest position behind the cursor, or just below the first it still delivers."""
+        entries, events, last = self._entries, self.events, self._last
         hi: dict[int, int] = {}
         lo: dict[int, int] = {}
-        for eid, k in self._last.items():
-            pos = self.events[eid].position
-            hi[k] = max(hi.get(k, pos), pos)
-            lo[k] = min(lo.get(k, pos), pos)
+        for k in range(len(chain) - 1, -1, -1):
+            for e in entries[chain[k]].events:
+                if e.id not in last:
+                    last[e.id] = k
+                    pos = events[e.id].position
+                    if k in hi:
+                        hi[k], lo[k] = max(hi[k], pos), min(lo[k], pos)
+                    else:
+                        hi[k] = lo[k] = pos
+        off = [e.position for eid, e in events.items() if eid not in last]
+        if off:
+            hi[-1], lo[-1] = max(off), min(off)
         ahead, first = [], self.head + 1
         for k in reversed(range(len(chain))):
             first = min(first, lo.get(k, first))
@@ -100,7 +109,7 @@ class Provider:
     def deliverable(self, event_id: str, cursor: str) -> bool:
         """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
         k = self._index.get(cursor)
-        return k is not None and self._last[event_id] >= k
+        return k is not None and self._last.get(event_id, -1) >= k
 
     def place(self, cursor: str | None) -> int:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
@@ -114,7 +123,7 @@ class Provider:
 
 
 def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = "ok") -> Event:
-    spec = specs.get(position)
+    spec = specs.get(position) if specs else None
     return Event(eid, position, spec.behavior if spec else default)
 
 
@@ -149,19 +158,20 @@ def generated(sc: Scenario, seed: int) -> Provider:
     size = g["page_size"]
     arrivals: list[Event] = []
     taken: set[int] = set()
-    kinds = ("poison", "transient", "review", "hold")
+    rates = [(kind, g[kind]) for kind in ("poison", "transient", "review", "hold") if g[kind]]
+    backfill = g["backfill"]
     for i in range(g["events"]):
         pos = 10 * (i + 1)
         taken.add(pos)
         behavior = "ok"
         r = rng.random()
-        for kind in kinds:
-            if r < g[kind]:
+        for kind, rate in rates:
+            if r < rate:
                 behavior = kind
                 break
-            r -= g[kind]
+            r -= rate
         arrivals.append(_event(f"e{pos}", pos, sc.events, behavior))
-        if i >= size and rng.random() < g["backfill"]:
+        if i >= size and rng.random() < backfill:
             back = 10 * (i + 1 - rng.randint(size, 2 * size)) + rng.randint(1, 9)
             if back > 0 and back not in taken:
                 taken.add(back)
