@@ -1,0 +1,214 @@
+"""Figures of seed 004 service runs (:mod:`simkit.service.sim`); each draws on a matplotlib ``Axes`` it is given.
+
+:func:`progress` draws one run over simulated time against journal sequence numbers: the journal's entries, the
+server's checkpoint cursor (seed 004 "Read or create progress": it moves only by committed commands, and by an
+operator's restore, "Recovery and limits"), the external effects the consumer ran, and the faults and mistakes
+the checker counts. :func:`outcomes` counts how explored fault schedules ended, client by client.
+
+Everything is read from ground truth (the service's committed commands, restores and journal; the sink's log of
+effects and reconciliations; the transport log), never from what a client believes.
+"""
+from __future__ import annotations
+
+from .clients import CHANGES, WRITE
+
+CHECKPOINT, ENTRY, BACKED, RECONCILED, ORPHANED, LOST_RED, TWICE, REPLY_LOST, CONFLICT, RESTORE = (
+    "#1f77b4", "#9e9e9e", "#4c9f70", "#8c6bb1", "#d62728", "#d62728", "#f28e2b", "black", "#555555", "#8c564b")
+#: The fates of an effect the consumer ran, by what the final journal and the reconciliations say of its entry.
+EFFECT_FATES = {
+    "backed": ("effect ran; its entry is in the final journal", BACKED, True),
+    "reconciled": ("effect ran; a restore dropped its entry; reconciled", RECONCILED, False),
+    "unreconciled": ("effect ran; a restore dropped its entry; NOT reconciled", ORPHANED, False),
+}
+#: The ways a run can fail (:class:`~simkit.service.sim.ServiceVerdict`), in the order :func:`outcomes` draws them.
+REASONS = ("lost", "duplicated", "duplicate_acks", "regressions", "unreconciled", "incomplete")
+WORKER_MARKERS = ("o", "^", "s", "D")
+
+
+def _journal(run):
+    return next(iter(run.world.svc.journals.values()))
+
+
+def checkpoint_steps(run) -> tuple[list[float], list[int | None]]:
+    """The server's checkpoint cursor sequence as a step function ``(times, sequences)`` in simulated seconds.
+
+    It changes at every committed command, and at every restore to what the backup held (read from the ``before``
+    of the next committed command, or the final checkpoint). ``None``: no checkpoint exists (a read answers 404).
+    """
+    svc = run.world.svc
+    writes = sorted(svc.writes, key=lambda w: w.seq)
+    times, seqs = [0.0], [None]
+    marks = [(w.seq, w.millis, "write", w) for w in writes] + [(s, m, "restore", None) for s, m in svc.restores]
+    for seq, millis, kind, rec in sorted(marks, key=lambda m: m[0]):
+        if kind == "write":
+            value = rec.after["cursor"]["sequence"]
+        else:
+            nxt = next((w for w in writes if w.seq > seq), None)
+            if nxt is not None:
+                value = None if nxt.before is None else nxt.before["cursor"]["sequence"]
+            else:
+                final = next(iter(svc.checkpoints.values()), None)
+                value = None if final is None else final.cursor["sequence"]
+        times.append(millis / 1000)
+        seqs.append(value)
+    return times, seqs
+
+
+def acknowledged_twice(run) -> list[tuple[float, int]]:
+    """``(time, sequence)`` of every committed command that acknowledged the page its worker had just acknowledged,
+    with no page read in between: the checker's ``duplicate_acks`` (a lost write retried as a new command instead
+    of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
+    acked, out = {}, []
+    for time, worker, route, _status, committed in run.world.calls:
+        if route == CHANGES:
+            acked.pop(worker, None)
+        elif committed is not None:
+            cursor = committed.after["cursor"]
+            if acked.get(worker) == cursor:
+                out.append((committed.millis / 1000, cursor["sequence"]))
+            acked[worker] = cursor
+    return out
+
+
+def effect_fates(run) -> list[tuple[float, int, int, str]]:
+    """``(time, worker, sequence, fate)`` for every external effect that ran; ``fate`` is a key of
+    :data:`EFFECT_FATES`: its entry is in the final journal, or a restore dropped it and a reconciliation reported
+    it, or nobody did ("Restoring an older backup can put the server behind external consumer effects")."""
+    present = {(e.journal_id, e.sequence, e.change_digest) for e in _journal(run).entries}
+    reported = {truth for *_x, items in run.world.reconciled for truth in items}
+    out = []
+    for time, worker, *truth in run.world.effects:
+        truth = tuple(truth)
+        fate = "backed" if truth in present else "reconciled" if truth in reported else "unreconciled"
+        out.append((time, worker, truth[1], fate))
+    return out
+
+
+def _pause_window(run) -> tuple[float, float] | None:
+    """The stretch in which the paused worker did nothing at all (its last call before the pause, its first after)."""
+    p = run.world.sc.pause
+    if not p:
+        return None
+    worker, at, duration = p
+    active = sorted([c[0] for c in run.world.calls if c[1] == worker] + [e[0] for e in run.world.effects if e[1] == worker])
+    before = [t for t in active if t <= at]
+    after = [t for t in active if t >= at + duration]
+    return (before[-1] if before else at, after[0] if after else at + duration)
+
+
+def progress(ax, run, *, until: float | None = None, title: str | None = None):
+    """One service run over simulated time: journal entries, the server's checkpoint cursor, effects, faults.
+
+    Grey dots: the final journal's entries at the time they were committed. Blue steps: the checkpoint's cursor
+    (:func:`checkpoint_steps`), a dot per committed command. Coloured markers: effects by fate
+    (:func:`effect_fates`), one marker shape per worker. Red crosses: entries the checker counts ``lost`` (at or
+    below the final checkpoint, never applied). Orange squares: pages acknowledged twice
+    (:func:`acknowledged_twice`). Black triangles: checkpoint writes whose reply was lost. Grey ticks along the
+    bottom: 409 replies. A brown line marks a restore; grey shading a paused worker. Returns ``ax``.
+    """
+    world, v = run.world, run.verdict
+    journal = _journal(run)
+    times, seqs = checkpoint_steps(run)
+    last = max(times + [e[0] for e in world.effects]
+               + [e.committed_at_millis / 1000 for e in journal.entries])
+    until = last + 4 if until is None else until
+    ax.scatter([e.committed_at_millis / 1000 for e in journal.entries], [e.sequence for e in journal.entries],
+               s=14, color=ENTRY, zorder=2, label="journal entry (final journal), when committed")
+    step_t = times + [until]
+    step_y = [float("nan") if s is None else s for s in seqs] + [float("nan") if seqs[-1] is None else seqs[-1]]
+    ax.step(step_t, step_y, where="post", color=CHECKPOINT, lw=2, zorder=3, label="server checkpoint cursor")
+    ax.scatter([w.millis / 1000 for w in world.svc.writes], [w.after["cursor"]["sequence"] for w in world.svc.writes],
+               s=22, color=CHECKPOINT, zorder=4, label="checkpoint command committed")
+    workers = sorted({e[1] for e in world.effects})
+    fates = effect_fates(run)
+    for fate, (label, color, filled) in EFFECT_FATES.items():
+        for w in workers:
+            pts = [(t, s) for t, wk, s, f in fates if f == fate and wk == w]
+            if not pts:
+                continue
+            ax.scatter(*zip(*pts), s=36, marker=WORKER_MARKERS[(w - 1) % len(WORKER_MARKERS)], zorder=5,
+                       color=color if filled else "none", edgecolors=color, linewidths=1.5,
+                       label=label + (f" (worker {w})" if len(workers) > 1 else ""))
+    by_id = {f"{e.journal_id[-4:]}:{e.sequence}": e for e in journal.entries}
+    lost = [by_id[x] for x in v.lost if x in by_id]
+    if lost:
+        ax.scatter([e.committed_at_millis / 1000 for e in lost], [e.sequence for e in lost], s=110, marker="X",
+                   color=LOST_RED, zorder=6, label="lost: at or below the checkpoint, never applied")
+    twice = acknowledged_twice(run)
+    if twice:
+        ax.scatter(*zip(*twice), s=110, marker="s", color="none", edgecolors=TWICE, linewidths=2, zorder=6,
+                   label="page acknowledged twice")
+    lost_replies = [c[0] for c in world.calls if c[2] == WRITE and c[3] == "lost"]
+    if lost_replies:
+        at = [_value_at(times, seqs, t) for t in lost_replies]
+        ax.scatter(lost_replies, [a + 0.9 for a in at], s=60, marker="v", color=REPLY_LOST, zorder=7,
+                   label="checkpoint write reply lost")
+    conflicts = [c[0] for c in world.calls if c[3] == 409]
+    if conflicts:
+        ax.plot(conflicts, [0.6] * len(conflicts), "|", ms=14, mew=1.8, color=CONFLICT, label="409 reply")
+    for _seq, millis in world.svc.restores:
+        backup_at = world.sc.backup_at
+        ax.axvline(millis / 1000, color=RESTORE, ls="--", lw=1.5,
+                   label=f"restore of the backup taken at t={backup_at:g}" if backup_at is not None else "restore")
+    window = _pause_window(run)
+    if window:
+        ax.axvspan(*window, color="#bdbdbd", alpha=0.35, lw=0,
+                   label=f"worker {world.sc.pause[0]} paused with its cursor in memory")
+    ax.set_xlim(-1, until)
+    ax.set_ylim(0, max(journal.head, max((s for s in seqs if s is not None), default=0)) + 2.5)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("journal sequence")
+    ax.set_title(title or f"{run.scenario} · {run.client} · contract v{run.version}: "
+                          f"{'ok' if v.ok else 'NOT ok'}")
+    ax.grid(alpha=0.25)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    return ax
+
+
+def _value_at(times, seqs, t) -> float:
+    """The step function's value at ``t`` (0 where no checkpoint exists)."""
+    value = None
+    for ti, si in zip(times, seqs):
+        if ti <= t:
+            value = si
+    return 0.0 if value is None else float(value)
+
+
+def failure_reasons(verdict) -> tuple[str, ...]:
+    """The names in :data:`REASONS` this verdict fails on, or ``("ok",)``."""
+    out = [r for r in ("lost", "duplicated") if getattr(verdict, r)]
+    out += [r for r in ("duplicate_acks", "regressions") if getattr(verdict, r)]
+    out += ["unreconciled"] if verdict.unreconciled else []
+    out += [] if verdict.completed else ["incomplete"]
+    return tuple(out) or ("ok",)
+
+
+def outcome_counts(runs) -> dict[str, int]:
+    """How many runs are ``ok`` and how many fail on each reason (a run failing on two counts under both)."""
+    counts = dict.fromkeys(("ok",) + REASONS, 0)
+    for r in runs:
+        for reason in failure_reasons(r.verdict):
+            counts[reason] += 1
+    return counts
+
+
+def outcomes(ax, runs_by_client: dict, *, title: str | None = None):
+    """Grouped bars: for each client (key) the explored runs (value) that were ``ok``, and those failing on each
+    reason that occurs at all. Seed 004's rules decide the reasons; :func:`failure_reasons` names them. Returns
+    ``ax``."""
+    counts = {name: outcome_counts(runs) for name, runs in runs_by_client.items()}
+    shown = ["ok"] + [r for r in REASONS if any(c[r] for c in counts.values())]
+    width = 0.8 / max(len(counts), 1)
+    colors = {"correct": BACKED, "new_key_retry": TWICE, "reset_on_409": LOST_RED}
+    for i, (name, c) in enumerate(counts.items()):
+        xs = [k + (i - (len(counts) - 1) / 2) * width for k in range(len(shown))]
+        total = len(runs_by_client[name])
+        bars = ax.bar(xs, [c[r] for r in shown], width, color=colors.get(name), label=f"{name} ({total} schedules)")
+        ax.bar_label(bars, fontsize="small", padding=1)
+    ax.set_xticks(range(len(shown)), [r.replace("_", " ") for r in shown])
+    ax.set_xlabel("outcome (a run failing for two reasons counts under both)")
+    ax.set_ylabel("explored schedules")
+    ax.set_ylim(0, max(max(c.values()) for c in counts.values()) * 1.4 + 1)
+    ax.set_title(title or "outcomes across explored fault schedules")
+    ax.legend(loc="upper right", fontsize="small")
+    return ax
