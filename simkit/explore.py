@@ -45,18 +45,21 @@ __all__ = ["Exploration", "explore", "failure_kind", "describe_kind", "fault_fre
 
 # -- verdicts --------------------------------------------------------------------------------------------------
 def failure_kind(v: Verdict) -> tuple:
-    """How a run fails: (lost, duplicated, regressed, invariants broken, incomplete); all false/empty when ok."""
-    return (bool(v.lost), bool(v.duplicated), v.regressions > 0, tuple(v.invariants_broken), not v.completed)
+    """How a run fails: (lost, duplicated, regressed, invariants broken, incomplete, settlement violation kinds);
+    all false/empty when ok."""
+    return (bool(v.lost), bool(v.duplicated), v.regressions > 0, tuple(v.invariants_broken), not v.completed,
+            tuple(sorted({s["kind"] for s in v.settlement_violations})))
 
 
 def describe_kind(kind: tuple) -> str:
     """``lost, invariants 1, 2`` for a :func:`failure_kind`."""
-    lost, dup, regressed, invariants, incomplete = kind
+    lost, dup, regressed, invariants, incomplete, settlement = kind
     words = [w for w, on in (("lost", lost), ("duplicated", dup), ("regressions", regressed)) if on]
     if invariants:
         words.append("invariant" + ("s " if len(invariants) > 1 else " ") + ", ".join(map(str, invariants)))
     if incomplete:
         words.append("incomplete")
+    words += [k.replace("_", " ") for k in settlement]
     return ", ".join(words) or "ok"
 
 
