@@ -181,7 +181,7 @@ class World:
         """Can the next ``delay`` pass with no fault and no other process to interleave? Then a request needs
         neither crash-point passes nor a generator: a lone worker runs ahead (see :meth:`_latency`)."""
         return (self._solo and not self._late and self.faults.idle()
-                and self.env.now + self.clock.ahead + delay < self.timing.time_limit)
+                and self.clock.now + delay < self.timing.time_limit)
 
     def _sync(self):
         """Hand the time a lone worker ran ahead to the scheduler."""
