@@ -228,11 +228,17 @@ class _Plan(FaultPlan):
         return fault
 
 
-def _run(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...], dedup: bool, stop=None):
-    """Run one schedule. Returns ``(verdict, world, plan)``, or ``None`` when ``stop`` skipped it."""
+def _run(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...], dedup: bool, stop=None,
+         record: bool = True):
+    """Run one schedule. Returns ``(verdict, world, plan)``, or ``None`` when ``stop`` skipped it.
+
+    ``record``: keep the passes and replies after the last fault (its extensions). A schedule with no budget
+    left has none: once its faults have fired, the rest of the run costs what a plain run costs.
+    """
     cls = _strategy(strategy)
     world = World(base, cls, seed, faults)
     plan = world.faults = _Plan(base, faults, seed, world, dedup and base.workers == 1, stop)
+    plan.record = record
     try:
         world.run()
     except _Skip:
@@ -361,8 +367,8 @@ def _as_dict(world: World, verdict: Verdict) -> dict:
 
 def _level_one(args) -> tuple:
     """One one-fault schedule: its verdict, its run object if it fails, its fingerprint (picklable)."""
-    base, strategy, seed, fault, dedup = args
-    verdict, world, plan = _run(base, strategy, seed, (fault,), dedup)
+    base, strategy, seed, fault, dedup, more = args
+    verdict, world, plan = _run(base, strategy, seed, (fault,), dedup and more, record=more)
     return verdict, (None if verdict.ok else _as_dict(world, verdict)), plan.fingerprint
 
 
@@ -388,7 +394,7 @@ def _subtree(args) -> Exploration:
         for fault in _extensions(plan, space, c_left, l_left):
             child = faults + (fault,)
             budget = _budget(child, space)
-            out = _run(base, strategy, seed, child, dedup, stop_for(budget))
+            out = _run(base, strategy, seed, child, dedup, stop_for(budget), record=any(budget))
             counter += 1
             if out is None:
                 result.deduplicated += 1
@@ -471,7 +477,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     seen: dict[bytes, list[tuple[int, int]]] = {}
     roots = []
     # a one-fault schedule is fingerprinted only if it has a subtree to prune: otherwise it has already run
-    tasks = [(base, ref, seed, f, dedup and any(_budget((f,), space))) for f in firsts]
+    tasks = [(base, ref, seed, f, dedup, any(_budget((f,), space))) for f in firsts]
     for k, (fault, (verdict, run, fp)) in enumerate(zip(firsts, _map(_level_one, tasks, jobs, bar)), 1):
         budget = _budget((fault,), space)
         if fp is not None and dedup:

@@ -127,31 +127,34 @@ class World:
     def _execute(self, worker: int, op):
         before, after = crash_points(op)
         event = getattr(op, "event", None)
-        if before:
-            yield from self._point(worker, before, event)
+        if before and (pause := self._point(worker, before, event)) is not None:
+            yield from self._pause(worker, pause, event)
         result = yield from self._handlers[type(op)](worker, op)
-        if after and result is not LOST:
-            yield from self._point(worker, after, event)
+        if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
+            yield from self._pause(worker, pause, event)
         return result
 
     def _point(self, worker: int, point: str, event):
+        """Pass a crash point: a crash raises, a pause is returned for the caller to take (:meth:`_pause`)."""
         fault = self.faults.at_point(worker, point, event.position if event is not None else None)
-        if fault is None:
-            return
-        if fault.kind == "crash":
+        if fault is not None and fault.kind == "crash":
             self._row(worker, "crash", event, point)
             raise _Crash
-        self._row(worker, "pause", event, point)
-        yield from self._latency(fault.duration)
-        self._row(worker, "resume", event, point)
+        return fault
 
-    def _lost(self, worker: int, op: str, event, step: str, lost: bool = False):
-        """The request took effect but its reply never comes: the caller learns after its timeout."""
-        if not (self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost):
-            return False
+    def _pause(self, worker: int, fault, event):
+        self._row(worker, "pause", event, fault.point)
+        yield from self._latency(fault.duration)
+        self._row(worker, "resume", event, fault.point)
+
+    def _lost(self, worker: int, op: str, event, lost: bool = False) -> bool:
+        """Is the reply of this request, which took effect, lost? (Then :meth:`_no_reply`.)"""
+        return self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost
+
+    def _no_reply(self, worker: int, step: str, event):
+        """The reply never comes: the caller learns after its timeout."""
         self._row(worker, step, event, "reply lost")
         yield from self._latency(self.timing.timeout)
-        return True
 
     def _row(self, worker, step, event=None, outcome=""):
         cp = self.store.checkpoint
@@ -165,21 +168,28 @@ class World:
         return self._placed[1]
 
     def _latency(self, delay: float):
-        """Spend ``delay`` of simulated time. A lone worker, while no late reply is on its way, runs ahead of the
-        scheduler (``clock.ahead``) and hands it the time at the next real wait: nothing else could happen in
-        between, so requests that need no waiting cost no scheduler round-trip. It never runs past the time limit."""
-        if delay <= 0:
-            return
-        clock = self.clock
-        if self._solo and not self._late and self.env.now + clock.ahead + delay < self.timing.time_limit:
-            clock.ahead += delay
-            return
+        """Spend ``delay`` of simulated time: ahead of the scheduler if :meth:`_ahead` may, else in SimPy."""
+        if not self._ahead(delay):
+            yield from self._in_simpy(delay)
+
+    def _in_simpy(self, delay: float):
         yield from self._sync()
         yield self.env.timeout(delay)
 
+    def _ahead(self, delay: float) -> bool:
+        """Spend ``delay`` without the scheduler, if possible. A lone worker, while no late reply is on its way,
+        runs ahead (``clock.ahead``) and hands the time over at the next real wait: nothing else could happen in
+        between, so requests that need no waiting cost no scheduler round-trip. It never runs past the time limit."""
+        if delay <= 0:
+            return True
+        if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:
+            self.clock.ahead += delay
+            return True
+        return False
+
     def _quiet(self, delay: float) -> bool:
         """Can the next ``delay`` pass with no fault and no other process to interleave? Then a request needs
-        neither crash-point passes nor a generator: a lone worker runs ahead (see :meth:`_latency`)."""
+        neither crash-point passes nor a generator: a lone worker runs ahead (see :meth:`_ahead`)."""
         return (self._solo and not self._late and self.faults.idle()
                 and self.clock.now + delay < self.timing.time_limit)
 
@@ -203,7 +213,8 @@ class World:
         if page is None:
             self._row(worker, "fetch", None, "cursor refused")
             return None
-        if (yield from self._lost(worker, "fetch", None, "fetch", self.provider.response_lost())):
+        if self._lost(worker, "fetch", None, self.provider.response_lost()):
+            yield from self._no_reply(worker, "fetch", None)
             return LOST
         top = page.events[-1].position if page.events else None
         cp = self.store.checkpoint
@@ -226,15 +237,18 @@ class World:
     def _effect(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
         self.sink.effect(worker, op.event.id)
-        if (yield from self._lost(worker, "effect", op.event, "effect")):
+        if self._lost(worker, "effect", op.event):
+            yield from self._no_reply(worker, "effect", op.event)
             return LOST
         self._row(worker, "effect", op.event)
         return True
 
     def _commit(self, worker, op):
-        yield from self._latency(self.timing.commit_latency)
+        if not self._ahead(self.timing.commit_latency):
+            yield from self._in_simpy(self.timing.commit_latency)
         ok, step = self._commit_write(worker, op)
-        if (yield from self._lost(worker, "checkpoint_write", op.event, step)):
+        if self._lost(worker, "checkpoint_write", op.event):
+            yield from self._no_reply(worker, step, op.event)
             return LOST
         self._row(worker, step, op.event, op.outcome if ok else "conflict")
         return ok
@@ -255,7 +269,8 @@ class World:
     def _barrier(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
         ok = self.store.compare_and_swap(worker, op.cursor, op.version, op.next_cursor, op.next_version, op.applied_position)
-        if (yield from self._lost(worker, "checkpoint_write", None, "barrier" if ok else "barrier_rejected")):
+        if self._lost(worker, "checkpoint_write", None):
+            yield from self._no_reply(worker, "barrier" if ok else "barrier_rejected", None)
             return LOST
         self._row(worker, "barrier" if ok else "barrier_rejected", None, op.next_cursor)
         return ok
@@ -263,7 +278,8 @@ class World:
     def _overwrite(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
         self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
-        if (yield from self._lost(worker, "checkpoint_write", None, "barrier")):
+        if self._lost(worker, "checkpoint_write", None):
+            yield from self._no_reply(worker, "barrier", None)
             return LOST
         self._row(worker, "barrier", None, op.next_cursor)
         return True
