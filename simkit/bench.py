@@ -18,9 +18,9 @@ from .strategies import STRATEGIES
 from .world import World, simulate
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
-        "sweep_seeds": 40, "explore_events": 60}
+        "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000}
 QUICK = {"simpy_steps": 20_000, "events": 2_000, "checker_small": 1_000, "rss_events": 5_000,
-         "sweep_seeds": 4, "explore_events": 12}
+         "sweep_seeds": 4, "explore_events": 12, "spin": 100_000}
 
 
 def _timed(fn):
@@ -95,6 +95,24 @@ def sweep_scaling(seeds: int) -> float:
     return one / two
 
 
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def cpu_scaling(n: int) -> float:
+    """The machine's own baseline for ``sweep_scaling``: two pure-Python loops in 2 processes over in 1.
+
+    On a shared machine two virtual cores rarely give twice the work of one; this says what they gave now."""
+    from concurrent.futures import ProcessPoolExecutor
+    one, _ = _timed(lambda: [_spin(n), _spin(n)])
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        two, _ = _timed(lambda: list(pool.map(_spin, (n, n))))
+    return one / two
+
+
 COST_SCENARIO = {"name": "cost", "sink": "transactional", "generate": {"events": 400, "page_size": 10},
                  "random_faults": {"crash": 0.02, "max_faults": 1000}}
 
@@ -139,6 +157,7 @@ def measure(sizes: dict = FULL) -> dict:
         "explore_schedules": schedules,
         "explore_overhead": round(overhead, 2),
         "sweep_scaling": round(sweep_scaling(sizes["sweep_seeds"]), 2),
+        "cpu_scaling": round(cpu_scaling(sizes["spin"]), 2),
         "peak_rss_mb_1m": round(peak_rss_mb(sizes["rss_events"]), 1),
         "checker_scaling": round(checker_scaling(sizes["checker_small"]), 2),
         "events": sizes["events"],
