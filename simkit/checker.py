@@ -55,19 +55,20 @@ class Verdict:
 
 def terminal_since(store, sink) -> dict[str, int]:
     """For each event id, the log sequence number from which it holds a terminal outcome in ground truth."""
-    receipt: dict[str, tuple[int, str]] = {}
-    for seq, _t, _w, eid, outcome in store.receipt_log:
-        if outcome in TERMINAL and eid not in receipt:
-            receipt[eid] = (seq, outcome)
     first_effect: dict[str, int] = {}
     for seq, _t, _w, eid in sink.effects:
-        first_effect.setdefault(eid, seq)
-    since = {}
-    for eid, (seq, outcome) in receipt.items():
-        if outcome != "applied":
-            since[eid] = seq
-        elif eid in first_effect:
-            since[eid] = max(seq, first_effect[eid])
+        if eid not in first_effect:
+            first_effect[eid] = seq
+    since: dict[str, int | None] = {}   # None: the first terminal receipt is ``applied`` but no effect ran
+    for seq, _t, _w, eid, outcome in store.receipt_log:
+        if outcome in TERMINAL and eid not in since:
+            if outcome != "applied":
+                since[eid] = seq
+            else:
+                effect = first_effect.get(eid)
+                since[eid] = None if effect is None else max(seq, effect)
+    if None in since.values():
+        since = {eid: seq for eid, seq in since.items() if seq is not None}
     return since
 
 
@@ -132,7 +133,8 @@ def _check(world) -> Verdict:
             lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
             hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
             for pos, eid in page[lo:hi]:
-                if not done_by(eid, seq):
+                done = since.get(eid)
+                if done is None or done > seq:
                     violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
                                              f"(position {pos}) has no durable outcome")
         if wkind == "commit":
