@@ -81,24 +81,25 @@ class World:
         self._late = 0                          # late-reply processes still to arrive
         self._placed = (None, 0)
         self.completed = False
-        #: requests that take no time and have no crash point: plain calls
-        self._instant = {Load: self._load, Lookup: self._lookup, Skip: self._skip, Handle: self._handle}
-        #: the rest: SimPy generators, with their crash points and lost replies
-        self._handlers = {
-            Fetch: self._fetch, Effect: self._effect, Commit: self._commit, Barrier: self._barrier,
-            Overwrite: self._overwrite, Wait: self._wait, Halt: self._halt, Reserve: self._reserve, Call: self._call,
-            Settle: self._settle,
-        }
+        self._processes: list = []              # the generators of every SimPy process this world started
 
     # -- running ------------------------------------------------------------------------------------------
     def run(self) -> "World":
         for w in self._status:
-            self.env.process(self._worker(w))
+            self._start(self._worker(w))
         limit = self.env.timeout(self.timing.time_limit)
-        with paused():
-            self.env.run(until=self.env.any_of([self._done, limit]))
+        try:
+            with paused():
+                self.env.run(until=self.env.any_of([self._done, limit]))
+        finally:
+            for process in self._processes:     # their frames hold the world: let it be freed by reference count
+                process.close()
         self.completed = self._done.triggered
         return self
+
+    def _start(self, process) -> None:
+        self._processes.append(process)
+        self.env.process(process)
 
     def _worker(self, worker: int):
         while True:
@@ -107,9 +108,9 @@ class World:
             try:
                 while True:
                     op = gen.send(result)
-                    instant = self._instant.get(type(op))
+                    instant = _INSTANT.get(type(op))
                     if instant is not None:
-                        result = instant(worker, op)
+                        result = instant(self, worker, op)
                     elif type(op) is Commit and self._quiet(self.timing.commit_latency):
                         result = self._commit_ahead(worker, op)
                     else:
@@ -129,7 +130,7 @@ class World:
         event = getattr(op, "event", None)
         if before and (pause := self._point(worker, before, event)) is not None:
             yield from self._pause(worker, pause, event)
-        result = yield from self._handlers[type(op)](worker, op)
+        result = yield from _TIMED[type(op)](self, worker, op)
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
             yield from self._pause(worker, pause, event)
         return result
@@ -312,7 +313,7 @@ class World:
             if not lost:
                 yield from self._sync()
                 self._late += 1
-                self.env.process(self._late_reply(worker, e, mine, reply, delay))
+                self._start(self._late_reply(worker, e, mine, reply, delay))
             yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))
             return TIMEOUT
@@ -363,6 +364,14 @@ class World:
     def _check_done(self):
         if not self._done.triggered and all(s != "active" for s in self._status.values()):
             self._done.succeed()
+
+
+#: Requests that take no time and have no crash point: plain calls.
+_INSTANT = {Load: World._load, Lookup: World._lookup, Skip: World._skip, Handle: World._handle}
+#: The rest: SimPy generators, with their crash points and lost replies.
+_TIMED = {Fetch: World._fetch, Effect: World._effect, Commit: World._commit, Barrier: World._barrier,
+          Overwrite: World._overwrite, Wait: World._wait, Halt: World._halt, Reserve: World._reserve,
+          Call: World._call, Settle: World._settle}
 
 
 @dataclass

@@ -1,10 +1,16 @@
 """The benchmark keeps working (at a tiny size). It asserts no timing: only that every figure is there."""
+import gc
 import json
+import weakref
 
+import pytest
+
+import simkit
 from simkit.cli import main
+from simkit.explore import _run, fault_free
 
 FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "explore_schedules_per_s",
-          "explore_overhead", "sweep_scaling", "peak_rss_mb_1m", "checker_scaling", "cost")
+          "explore_overhead", "sweep_scaling", "cpu_scaling", "peak_rss_mb_1m", "checker_scaling", "cost")
 
 
 def test_bench_quick_json(capsys):
@@ -16,3 +22,23 @@ def test_bench_quick_json(capsys):
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
     assert safe["replayed_per_crash"] <= 10        # seed 000: at most a page of replay per crash (pages of 10)
+
+
+@pytest.mark.parametrize("name", ["default", "late_retry", "late_response", "gauntlet"])
+def test_a_finished_world_is_freed_by_reference_counting(name):
+    """No cycle keeps a run's logs alive until the next full collection (which would then be charged to whatever
+    runs next: a sweep, an exploration, a slider move)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        run = simkit.simulate(simkit.load(name))
+        world = weakref.ref(run.world)
+        del run
+        assert world() is None
+        explored = _run(fault_free(simkit.load(name)), "safe", 0, (), True)
+        world = weakref.ref(explored[1])
+        del explored
+        assert world() is None
+    finally:
+        if was_on:
+            gc.enable()
