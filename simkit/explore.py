@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .checker import Verdict, check
+from .collector import paused
 from .consumer import Consumer
 from .errors import SimkitError
 from .faults import FaultPlan
@@ -236,16 +237,17 @@ def _run(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...], dedup: 
     left has none: once its faults have fired, the rest of the run costs what a plain run costs.
     """
     cls = _strategy(strategy)
-    world = World(base, cls, seed, faults)
-    plan = world.faults = _Plan(base, faults, seed, world, dedup and base.workers == 1, stop)
-    plan.record = record
-    try:
-        world.run()
-    except _Skip:
-        return None
-    finally:
-        plan.world = None               # no cycle: the world is freed as soon as its caller drops it
-    return check(world), world, plan
+    with paused():
+        world = World(base, cls, seed, faults)
+        plan = world.faults = _Plan(base, faults, seed, world, dedup and base.workers == 1, stop)
+        plan.record = record
+        try:
+            world.run()
+        except _Skip:
+            return None
+        finally:
+            plan.world = None           # no cycle: the world is freed as soon as its caller drops it
+        return check(world), world, plan
 
 
 @dataclass(frozen=True)
