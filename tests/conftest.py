@@ -29,3 +29,19 @@ def run(name_or_scenario, strategy: str = "safe", **kw) -> simkit.Run:
 def frame():
     """The trace of a run as a DataFrame."""
     return lambda r: r.trace.to_frame()
+
+
+@pytest.fixture
+def ax():
+    """A fresh Axes on the Agg backend, closed after the test."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    yield ax
+    plt.close(fig)
+
+
+def labels(ax) -> list[str]:
+    """The legend labels an Axes would show."""
+    return ax.get_legend_handles_labels()[1]

@@ -13,6 +13,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 import simkit  # noqa: E402
 from simkit import plot  # noqa: E402
 from simkit.scenario import SCENARIO_DIR  # noqa: E402
+from conftest import labels  # noqa: E402
 
 
 def run(name, strategy="safe", **changes):
@@ -23,17 +24,6 @@ def run(name, strategy="safe", **changes):
     else:
         sc = simkit.load(name)
     return simkit.simulate(sc, simkit.resolve(strategy))
-
-
-@pytest.fixture
-def ax():
-    fig, ax = plt.subplots()
-    yield ax
-    plt.close(fig)
-
-
-def labels(ax):
-    return ax.get_legend_handles_labels()[1]
 
 
 def points(ax, label):

@@ -1,24 +1,9 @@
 """The seed 004 figures: each reads what it claims to read, from the service's ground truth, and carries a title,
 labelled axes and a legend."""
-import matplotlib
+from conftest import labels
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
-
-from simkit.service import plot as splot  # noqa: E402
-from simkit.service.sim import explore_service, run_service_scenario  # noqa: E402
-
-
-@pytest.fixture
-def ax():
-    fig, ax = plt.subplots()
-    yield ax
-    plt.close(fig)
-
-
-def labels(ax):
-    return ax.get_legend_handles_labels()[1]
+from simkit.service import plot as splot
+from simkit.service.sim import explore_service, run_service_scenario
 
 
 def test_checkpoint_steps_follow_committed_commands():
