@@ -2,7 +2,10 @@
 
 One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
 fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps
-and lost replies. It is drawn from the trace and the scenario's latencies alone.
+and lost replies. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
+(labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
+them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
+alone.
 """
 from __future__ import annotations
 
@@ -15,11 +18,32 @@ _STYLE = {
     "barrier": ("store", "#ff7f0e", "page barrier (CAS)"),
     "barrier_rejected": ("store", "#7f7f7f", "rejected CAS"),
     "effect": ("external sink", "#17becf", "external effect"),
+    "reserve": ("store", "#bcbd22", "reserve operation record (seed 001)"),
+    "settle": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
+    "settle_late": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
+    "validate": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
 }
 _MARKS = {
     "crash": ("X", "black", 110, "crash"),
     "barrier_rejected": ("s", "#d62728", 60, "barrier rejected: reread state"),
+    "timeout": ("d", "#8c564b", 45, "timeout: no reply in time"),
 }
+_SETTLEMENTS = ("settle", "settle_late", "validate")
+_LATE = "#9467bd"
+
+
+def _transition(outcome: str, foreign: bool) -> tuple[str, bool]:
+    """``settle: pending -> committed`` as a short label, and whether it is a seed 001 failure: a downgrade of
+    ``committed`` (step 5), or a commit on a reply that carried another request's identity (step 6)."""
+    action, _, change = outcome.partition(": ")
+    before, _, after = change.partition(" -> ")
+    if before == "committed" and after not in ("committed", ""):
+        return f"committed → {after}: downgraded", True
+    if action == "quarantine":
+        return "foreign reply quarantined", False
+    if foreign and after == "committed" and before != "committed":
+        return f"{before} → committed on a foreign reply", True
+    return (f"{before} → {after}" if after and after != before else f"{after or action} kept"), False
 
 
 def swimlane(ax, run, until: float | None = None, title: str | None = None):
@@ -38,7 +62,16 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         ax.axhline(y[name], color="#dddddd", lw=1, zorder=0)
     used = set()
     places = df.cursor_place.tolist()
+    span = max(df.time.max(), 1.0)
+    settled = 0                         # settlement labels drawn: they take three rows in turn, never overlapping
+    crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
     for i, row in enumerate(df.itertuples()):
+        if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
+            ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
+                        xytext=(row.time - latency["external sink"], y["external sink"]),
+                        arrowprops=dict(arrowstyle="->", color=_LATE, lw=1.4, ls=":"))
+            used.add(row.step)
+            continue
         style = _STYLE.get(row.step)
         if style is None:
             continue
@@ -51,10 +84,20 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
                     arrowprops=dict(arrowstyle="->", color=color, lw=1))
         if row.outcome != "reply lost":
+            other = row.outcome.startswith("crossed reply")
             ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
-                        arrowprops=dict(arrowstyle="->", color=color, lw=1, ls="--"))
+                        arrowprops=dict(arrowstyle="->", color="#d62728" if other else color, lw=1, ls="--"))
+            if other:
+                crossed.append((end, wy))
+        if row.step == "effect":
+            (foreign.add if row.outcome.startswith("crossed reply") else foreign.discard)(row.event_id)
         used.add(row.step)
-        if row.step == "barrier":
+        if row.step in _SETTLEMENTS:
+            text, failed = _transition(row.outcome, row.event_id in foreign)
+            depth, settled = settled % 3, settled + 1
+            ax.text(start + (end - start) / 2, ty - 0.3 - 0.13 * depth, text, ha="center", va="top",
+                    fontsize=8 if failed else 7, color="#d62728" if failed else color)
+        elif row.step == "barrier":
             regressed = i > 0 and places[i] < places[i - 1]
             ax.text(start + (end - start) / 2, ty - 0.12, f"{row.outcome}" + (" ← regression" if regressed else ""),
                     ha="right" if regressed else "center", va="top", fontsize=8 if regressed else 7,
@@ -85,16 +128,24 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     lost = df[df.outcome == "reply lost"]
     if len(lost):
         ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color="#d62728", s=80, zorder=3)
-    handles = [Line2D([], [], color=c, label=lab) for step, (_t, c, lab) in _STYLE.items() if step in used]
+    if crossed:
+        ax.scatter(*zip(*crossed), marker="$\\neq$", color="#d62728", s=90, zorder=3)
+    labels = dict.fromkeys(lab for step, (_t, _c, lab) in _STYLE.items() if step in used)
+    handles = [Line2D([], [], color=next(c for _t, c, lab in _STYLE.values() if lab == label), label=label)
+               for label in labels]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
     if len(lost):
         handles.append(Line2D([], [], marker="$?$", color="#d62728", ls="", label="reply lost (red arrow)"))
+    if crossed:
+        handles.append(Line2D([], [], marker="$\\neq$", color="#d62728", ls="--",
+                              label="reply carries another request's identity"))
+    if "late_reply" in used:
+        handles.append(Line2D([], [], color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)"))
     if paused:
         handles.append(Line2D([], [], color="#9467bd", lw=6, alpha=0.35, label="paused, memory kept (stale)"))
     if "crash" in used:
         handles.append(Line2D([], [], color="#444444", lw=6, alpha=0.35, label="down until restart"))
-    span = max(df.time.max(), 1.0)
     ax.set_xlim(-0.02 * span, span * 1.03)
     ax.set_yticks([y[n] for n in lanes], lanes)
     ax.set_ylim(-len(lanes) + 0.5, 0.5)

@@ -65,6 +65,32 @@ def test_swimlane_marks_the_regression():
     plt.close(fig)
 
 
+def _settlement_texts(scenario, policy):
+    import simkit
+    fig, ax = plt.subplots()
+    swimlane(ax, simkit.simulate(simkit.load(scenario), settlement=policy))
+    texts = [(t.get_text(), t.get_color()) for t in ax.texts]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    plt.close(fig)
+    return texts, legend
+
+
+def test_swimlane_shows_seed_001_settlement_and_its_failures_in_red():
+    red = "#d62728"
+    texts, legend = _settlement_texts("late_response", "fenced")
+    assert [t for t, _c in texts if "→" in t or "kept" in t] == ["pending → committed", "committed kept"]
+    assert red not in {c for _t, c in texts}
+    assert {"reserve operation record (seed 001)", "settle reply or timeout (seed 001)",
+            "timeout: no reply in time", "late reply arrives (after the timeout)"} <= set(legend)
+    texts, _ = _settlement_texts("late_response", "last_write_wins")
+    assert ("committed → provisional: downgraded", red) in texts            # step 5 broken
+    texts, legend = _settlement_texts("misbound_response", "fenced")
+    assert [t for t, _c in texts].count("foreign reply quarantined") == 2
+    assert "reply carries another request's identity" in legend and red not in {c for _t, c in texts}
+    texts, _ = _settlement_texts("misbound_response", "unfenced")
+    assert texts.count(("pending → committed on a foreign reply", red)) == 2      # step 6 broken, e2 and e3
+
+
 def test_cli_writes_the_swimlane(tmp_path, capsys):
     out = tmp_path / "lanes.png"
     assert main(["run", "late_retry", "--swimlane", str(out)]) == 0
