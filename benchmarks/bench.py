@@ -1,4 +1,4 @@
-"""simkit's performance benchmark; the same as ``simkit bench``. Run: python benchmarks/bench.py [--json] [--quick]"""
+"""simkit's performance benchmark; the same as ``simkit bench``. Run: python benchmarks/bench.py [--json] [--quick] [--repeat N]"""
 import sys
 
 from simkit.bench import main

@@ -9,10 +9,12 @@ import json
 import subprocess
 import sys
 import time
+from statistics import median
 
 import simpy
 
 from .checker import check
+from .errors import SimkitError
 from .scenario import load, parse
 from .strategies import STRATEGIES
 from .world import World, simulate
@@ -142,27 +144,31 @@ def cost_table(seeds: int = 5) -> list[dict]:
     return rows
 
 
-def measure(sizes: dict = FULL) -> dict:
-    """Every figure of the benchmark, in one run."""
+def _round(sizes: dict) -> dict:
+    """One round of every timed figure, each next to its own baseline."""
     base = simpy_steps_per_s(sizes["simpy_steps"])
     eps = events_per_s(sizes["events"])[0]          # the runs are not kept: each measure starts alone
     eps_faults = events_per_s(sizes["events"], faults=True)[0]
     sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
-    return {
-        "simpy_steps_per_s": round(base),
-        "events_per_s": round(eps),
-        "events_per_s_faults": round(eps_faults),
-        "ratio": round(eps / base, 3),
-        "explore_schedules_per_s": round(sched_per_s, 1),
-        "explore_schedules": schedules,
-        "explore_overhead": round(overhead, 2),
-        "sweep_scaling": round(sweep_scaling(sizes["sweep_seeds"]), 2),
-        "cpu_scaling": round(cpu_scaling(sizes["spin"]), 2),
-        "peak_rss_mb_1m": round(peak_rss_mb(sizes["rss_events"]), 1),
-        "checker_scaling": round(checker_scaling(sizes["checker_small"]), 2),
-        "events": sizes["events"],
-        "cost": cost_table(seeds=2 if sizes is QUICK else 5),
-    }
+    return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
+            "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
+            "sweep_scaling": sweep_scaling(sizes["sweep_seeds"]), "cpu_scaling": cpu_scaling(sizes["spin"]),
+            "checker_scaling": checker_scaling(sizes["checker_small"])}
+
+
+DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3,
+          "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
+          "cpu_scaling": 2, "checker_scaling": 2}
+
+
+def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
+    """Every figure of the benchmark: the median over ``repeat`` rounds (each ratio is taken within its round,
+    then the median of the ratios), so one noisy moment on a shared machine does not decide a figure."""
+    rounds = [_round(sizes) for _ in range(repeat)]
+    m = {k: round(median(r[k] for r in rounds), digits or None) for k, digits in DIGITS.items()}
+    m.update({"peak_rss_mb_1m": round(peak_rss_mb(sizes["rss_events"]), 1), "events": sizes["events"],
+              "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+    return m
 
 
 def table(m: dict) -> str:
@@ -178,15 +184,29 @@ def table(m: dict) -> str:
     return "\n".join(lines)
 
 
+def run(quick: bool = False, repeat: int | None = None, as_json: bool = False) -> int:
+    """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
+    repeat = (1 if quick else 3) if repeat is None else repeat
+    if repeat < 1:
+        raise SimkitError(f"bench: --repeat must be at least 1, got {repeat}")
+    m = measure(QUICK if quick else FULL, repeat)
+    print(json.dumps(m) if as_json else table(m))
+    return 0
+
+
 def main(argv=None) -> int:
     import argparse
     p = argparse.ArgumentParser(prog="simkit bench", description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--quick", action="store_true", help="tiny sizes, to check that the benchmark works")
+    p.add_argument("--repeat", type=int, default=None, metavar="N",
+                   help="rounds to take the median of (default 3; 1 with --quick)")
     args = p.parse_args(argv)
-    m = measure(QUICK if args.quick else FULL)
-    print(json.dumps(m) if args.json else table(m))
-    return 0
+    try:
+        return run(args.quick, args.repeat, args.json)
+    except SimkitError as exc:
+        print(f"simkit: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

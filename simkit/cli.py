@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="the performance benchmark, against bare SimPy in the same run")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
+    p.add_argument("--repeat", type=int, default=None, metavar="N",
+                   help="rounds to take the median of (default 3; 1 with --quick)")
     service_cli.add_parsers(sub)
     return parser
 
@@ -265,8 +267,8 @@ def cmd_live(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import main as bench
-    return bench((["--json"] if args.json else []) + (["--quick"] if args.quick else []))
+    from .bench import run
+    return run(args.quick, args.repeat, args.json)
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,

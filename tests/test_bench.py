@@ -14,14 +14,21 @@ FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "
 
 
 def test_bench_quick_json(capsys):
-    assert main(["bench", "--quick", "--json"]) == 0
+    assert main(["bench", "--quick", "--json", "--repeat", "2"]) == 0
     m = json.loads(capsys.readouterr().out)
+    assert m["repeat"] == 2
     for key in FIELDS:
         assert key in m, key
     assert all(m[k] > 0 for k in FIELDS if k != "cost")
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
     assert safe["replayed_per_crash"] <= 10        # seed 000: at most a page of replay per crash (pages of 10)
+
+
+def test_bench_refuses_zero_rounds_in_one_line(capsys):
+    assert main(["bench", "--repeat", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "simkit: bench: --repeat must be at least 1, got 0\n"
 
 
 @pytest.mark.parametrize("name", ["default", "late_retry", "late_response", "gauntlet"])
