@@ -107,7 +107,8 @@ def _spin(n: int) -> int:
 def cpu_scaling(n: int) -> float:
     """The machine's own baseline for ``sweep_scaling``: two pure-Python loops in 2 processes over in 1.
 
-    On a shared machine two virtual cores rarely give twice the work of one; this says what they gave now."""
+    On a shared machine two virtual cores rarely give twice the work of one; this says what they gave now, and
+    ``sweep_efficiency`` (sweep_scaling / cpu_scaling, within one round) what share of it a sweep used."""
     from concurrent.futures import ProcessPoolExecutor
     one, _ = _timed(lambda: [_spin(n), _spin(n)])
     with ProcessPoolExecutor(max_workers=2) as pool:
@@ -150,15 +151,16 @@ def _round(sizes: dict) -> dict:
     eps = events_per_s(sizes["events"])[0]          # the runs are not kept: each measure starts alone
     eps_faults = events_per_s(sizes["events"], faults=True)[0]
     sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
+    sweep, cpu = sweep_scaling(sizes["sweep_seeds"]), cpu_scaling(sizes["spin"])
     return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
             "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
-            "sweep_scaling": sweep_scaling(sizes["sweep_seeds"]), "cpu_scaling": cpu_scaling(sizes["spin"]),
+            "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
             "checker_scaling": checker_scaling(sizes["checker_small"])}
 
 
 DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3,
           "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
-          "cpu_scaling": 2, "checker_scaling": 2}
+          "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2}
 
 
 def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
