@@ -39,6 +39,10 @@ def record(cls):
     plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field).
     """
     cls = dataclass(frozen=True, slots=True)(cls)
+    unsupported = [f.name for f in fields(cls) if f.default_factory is not MISSING or not f.init or f.kw_only]
+    if unsupported or hasattr(cls, "__post_init__"):
+        raise TypeError(f"@record {cls.__name__}: plain fields with plain defaults only "
+                        f"(no default_factory, init=False, kw_only or __post_init__): {unsupported}")
     names = [f.name for f in fields(cls)]
     env = {f"_set_{n}": getattr(cls, n).__set__ for n in names}
     params = []
@@ -51,6 +55,7 @@ def record(cls):
     body = "".join(f"\n    _set_{n}(self, {n})" for n in names) or "\n    pass"
     exec(f"def __init__(self, {', '.join(params)}):{body}", env)
     env["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    env["__init__"].__module__ = cls.__module__
     cls.__init__ = env["__init__"]
     return cls
 

@@ -10,25 +10,23 @@ COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "c
 class Trace:
     """Columnar trace. Each row carries the durable checkpoint as it stood after the step."""
 
-    __slots__ = COLUMNS + ("_append",)
+    __slots__ = COLUMNS
 
     def __init__(self):
         for c in COLUMNS:
             setattr(self, c, [])
-        self._append = tuple(getattr(self, c).append for c in COLUMNS)
 
     def add(self, time, worker, step, event_id, position, checkpoint, place, outcome=""):
-        a = self._append
-        a[0](time)
-        a[1](worker)
-        a[2](step)
-        a[3](event_id)
-        a[4](position)
-        a[5](checkpoint.resume_cursor)
-        a[6](place)
-        a[7](checkpoint.applied_position)
-        a[8](checkpoint.checkpoint_version)
-        a[9](outcome)
+        self.time.append(time)
+        self.worker.append(worker)
+        self.step.append(step)
+        self.event_id.append(event_id)
+        self.position.append(position)
+        self.resume_cursor.append(checkpoint.resume_cursor)
+        self.cursor_place.append(place)
+        self.applied_position.append(checkpoint.applied_position)
+        self.checkpoint_version.append(checkpoint.checkpoint_version)
+        self.outcome.append(outcome)
 
     def __len__(self) -> int:
         return len(self.time)

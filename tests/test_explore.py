@@ -213,3 +213,12 @@ def test_a_run_failing_only_on_settlement_is_described_as_such_not_ok():
     assert not run.verdict.ok and kind[-1] == ("committed_downgraded",)
     assert "committed downgraded" in describe_kind(kind)
     assert describe_kind(failure_kind(simkit.simulate(simkit.load("late_response")).verdict)) == "ok"
+
+
+def test_a_schedule_with_no_budget_left_is_run_and_counted_not_fingerprinted():
+    """At K = 1 a one-crash schedule has no subtree to skip, so it is counted as run; at K = 2 the same level is
+    deduplicated because there a skip saves its subtree."""
+    one = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=1)
+    assert (one.schedules, one.deduplicated, one.by_faults) == (9, 0, [1, 8])
+    two = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=2)
+    assert (two.schedules, two.deduplicated, two.by_faults) == (20, 9, [1, 5, 14])      # as in the README
