@@ -133,8 +133,7 @@ def _check(world) -> Verdict:
             lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
             hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
             for pos, eid in page[lo:hi]:
-                done = since.get(eid)
-                if done is None or done > seq:
+                if not done_by(eid, seq):
                     violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
                                              f"(position {pos}) has no durable outcome")
         if wkind == "commit":

@@ -133,7 +133,7 @@ def _state(obj, skip, refs: dict, stack: tuple = ()) -> tuple:
 #: the parts of them that can still matter are added back, normalised, by :func:`fingerprint`.
 _SKIP = {
     "world": {"scenario", "strategy", "seed", "env", "clock", "timing", "provider", "sink", "store", "faults",
-              "contract", "trace", "crashes", "_processes", "_done"},
+              "contract", "trace", "crashes", "_processes", "_instant", "_timed", "_done"},
     "store": {"writes", "receipt_log", "reads", "clock"},
     "sink": {"effects", "decisions", "clock", "_specs", "_calls", "_first_seen"},
     "provider": {"log", "clock", "events", "_entries", "_index", "_last", "_place", "head", "start", "lost_fetch",

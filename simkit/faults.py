@@ -52,7 +52,8 @@ class FaultPlan:
     def idle(self) -> bool:
         """No fault can strike any more and nothing is recorded: passes and replies cost nothing."""
         rf = self._rf
-        return not (self.record or self._scripted or rf.crash or rf.pause or rf.lost_response)
+        random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response)
+        return not (self.record or self._scripted or random)
 
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
         """The crash or pause that strikes this pass of ``point``, if any."""

@@ -50,14 +50,15 @@ class Provider:
                 events.setdefault(e.id, e)
         self.events = events
         self._index = index
-        #: event id -> the last chain index whose page carries it (absent: none does)
-        self._last: dict[str, int] = {}
         self.head = max((e.position for e in events.values()), default=0)
-        self._place = self._places(chain)
+        #: event id -> the last chain index whose page carries it (absent: none does); per chain index, the place
+        self._last, self._place = self._places(chain)
 
-    def _places(self, chain: list[str]) -> list[int]:
-        """Per chain index: the highest position behind the cursor, or just below the first it still delivers."""
-        entries, events, last = self._entries, self.events, self._last
+    def _places(self, chain: list[str]) -> tuple[dict[str, int], list[int]]:
+        """Each event's last chain index, and per chain index the highest position behind the cursor, or just
+        below the first it still delivers."""
+        entries, events = self._entries, self.events
+        last: dict[str, int] = {}
         hi: dict[int, int] = {}
         lo: dict[int, int] = {}
         for k in range(len(chain) - 1, -1, -1):
@@ -82,7 +83,7 @@ class Provider:
             places.append(ahead[k] if behind is None else behind)
             if k in hi:
                 behind = hi[k] if behind is None else max(behind, hi[k])
-        return places
+        return last, places
 
     # -- what consumers see -------------------------------------------------------------------------
     def fetch(self, cursor: str, worker: int = 0) -> Page | None:

@@ -5,7 +5,8 @@
    that struck as an explicit ``[[faults]]`` entry (``FaultPlan.fired``, plus the fetch responses the
    provider itself lost). It must replay to the same failure, or shrinking stops with an error.
 2. Delta debugging (Zeller's ddmin) then removes, while the failure kind stays the same (lost, duplicated,
-   regressions, which of seed 000's invariants are broken, incomplete; see :func:`~simkit.explore.failure_kind`):
+   regressions, which of seed 000's invariants are broken, incomplete, which seed 001 settlement violations; see
+   :func:`~simkit.explore.failure_kind`):
    whole pages (the chain is relinked, tokens unchanged), events, second deliveries of overlapping events,
    faults, event behaviours, stuck tokens, initial receipts, the second worker. It repeats until no single
    removal keeps the failure.

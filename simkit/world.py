@@ -82,6 +82,12 @@ class World:
         self._placed = (None, 0)
         self.completed = False
         self._processes: list = []              # the generators of every SimPy process this world started
+        # dispatch by request type, to this class's handlers (functions, not bound methods: no cycle to the world)
+        cls = type(self)
+        self._instant = {Load: cls._load, Lookup: cls._lookup, Skip: cls._skip, Handle: cls._handle}
+        self._timed = {Fetch: cls._fetch, Effect: cls._effect, Commit: cls._commit, Barrier: cls._barrier,
+                       Overwrite: cls._overwrite, Wait: cls._wait, Halt: cls._halt, Reserve: cls._reserve,
+                       Call: cls._call, Settle: cls._settle}
 
     # -- running ------------------------------------------------------------------------------------------
     def run(self) -> "World":
@@ -108,7 +114,7 @@ class World:
             try:
                 while True:
                     op = gen.send(result)
-                    instant = _INSTANT.get(type(op))
+                    instant = self._instant.get(type(op))
                     if instant is not None:
                         result = instant(self, worker, op)
                     elif type(op) is Commit and self._quiet(self.timing.commit_latency):
@@ -130,7 +136,7 @@ class World:
         event = getattr(op, "event", None)
         if before and (pause := self._point(worker, before, event)) is not None:
             yield from self._pause(worker, pause, event)
-        result = yield from _TIMED[type(op)](self, worker, op)
+        result = yield from self._timed[type(op)](self, worker, op)
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
             yield from self._pause(worker, pause, event)
         return result
@@ -171,11 +177,8 @@ class World:
     def _latency(self, delay: float):
         """Spend ``delay`` of simulated time: ahead of the scheduler if :meth:`_ahead` may, else in SimPy."""
         if not self._ahead(delay):
-            yield from self._in_simpy(delay)
-
-    def _in_simpy(self, delay: float):
-        yield from self._sync()
-        yield self.env.timeout(delay)
+            yield from self._sync()
+            yield self.env.timeout(delay)
 
     def _ahead(self, delay: float) -> bool:
         """Spend ``delay`` without the scheduler, if possible. A lone worker, while no late reply is on its way,
@@ -183,16 +186,19 @@ class World:
         between, so requests that need no waiting cost no scheduler round-trip. It never runs past the time limit."""
         if delay <= 0:
             return True
-        if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:
+        if self._can_run_ahead(delay):
             self.clock.ahead += delay
             return True
         return False
 
+    def _can_run_ahead(self, delay: float) -> bool:
+        return self._solo and not self._late and self.clock.now + delay < self.timing.time_limit
+
     def _quiet(self, delay: float) -> bool:
-        """Can the next ``delay`` pass with no fault and no other process to interleave? Then a request needs
-        neither crash-point passes nor a generator: a lone worker runs ahead (see :meth:`_ahead`)."""
-        return (self._solo and not self._late and self.faults.idle()
-                and self.clock.now + delay < self.timing.time_limit)
+        """Can the next ``delay`` pass with no fault and no other process to interleave? Then a commit needs
+        neither crash-point passes nor a generator (:meth:`_commit_ahead`, which a subclass overriding
+        :meth:`_commit` should override too)."""
+        return self.faults.idle() and self._can_run_ahead(delay)
 
     def _sync(self):
         """Hand the time a lone worker ran ahead to the scheduler."""
@@ -245,8 +251,7 @@ class World:
         return True
 
     def _commit(self, worker, op):
-        if not self._ahead(self.timing.commit_latency):
-            yield from self._in_simpy(self.timing.commit_latency)
+        yield from self._latency(self.timing.commit_latency)
         ok, step = self._commit_write(worker, op)
         if self._lost(worker, "checkpoint_write", op.event):
             yield from self._no_reply(worker, step, op.event)
@@ -364,14 +369,6 @@ class World:
     def _check_done(self):
         if not self._done.triggered and all(s != "active" for s in self._status.values()):
             self._done.succeed()
-
-
-#: Requests that take no time and have no crash point: plain calls.
-_INSTANT = {Load: World._load, Lookup: World._lookup, Skip: World._skip, Handle: World._handle}
-#: The rest: SimPy generators, with their crash points and lost replies.
-_TIMED = {Fetch: World._fetch, Effect: World._effect, Commit: World._commit, Barrier: World._barrier,
-          Overwrite: World._overwrite, Wait: World._wait, Halt: World._halt, Reserve: World._reserve,
-          Call: World._call, Settle: World._settle}
 
 
 @dataclass
