@@ -196,13 +196,18 @@ def run(quick: bool = False, repeat: int | None = None, as_json: bool = False) -
     return 0
 
 
+def add_arguments(p) -> None:
+    """The options of ``simkit bench`` and ``benchmarks/bench.py``."""
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
+    p.add_argument("--repeat", type=int, default=None, metavar="N",
+                   help="rounds to take the median of (default 3; 1 with --quick)")
+
+
 def main(argv=None) -> int:
     import argparse
     p = argparse.ArgumentParser(prog="simkit bench", description=__doc__.splitlines()[0])
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--quick", action="store_true", help="tiny sizes, to check that the benchmark works")
-    p.add_argument("--repeat", type=int, default=None, metavar="N",
-                   help="rounds to take the median of (default 3; 1 with --quick)")
+    add_arguments(p)
     args = p.parse_args(argv)
     try:
         return run(args.quick, args.repeat, args.json)

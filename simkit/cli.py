@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from . import bench
 from . import scenario as scenarios
 from .errors import SimkitError
 from .model import CRASH_POINTS
@@ -105,10 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     _store(p)
     _settlement(p)
     p = sub.add_parser("bench", help="the performance benchmark, against bare SimPy in the same run")
-    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
-    p.add_argument("--repeat", type=int, default=None, metavar="N",
-                   help="rounds to take the median of (default 3; 1 with --quick)")
+    bench.add_arguments(p)
     service_cli.add_parsers(sub)
     return parser
 
@@ -267,8 +265,7 @@ def cmd_live(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import run
-    return run(args.quick, args.repeat, args.json)
+    return bench.run(args.quick, args.repeat, args.json)
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,

@@ -29,12 +29,15 @@ _MARKS = {
     "timeout": ("d", "#8c564b", 45, "timeout: no reply in time"),
 }
 _SETTLEMENTS = ("settle", "settle_late", "validate")
-_LATE = "#9467bd"
+_LATE = "#b8860b"
+_ROWS = 4                               # settlement labels take this many text rows in turn, never overlapping
 
 
-def _transition(outcome: str, foreign: bool) -> tuple[str, bool]:
+def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
     """``settle: pending -> committed`` as a short label, and whether it is a seed 001 failure: a downgrade of
     ``committed`` (step 5), or a commit on a reply that carried another request's identity (step 6)."""
+    if step == "validate":              # split_validate_write's first transaction: a decision, not a state
+        return f"validated: {outcome}", False
     action, _, change = outcome.partition(": ")
     before, _, after = change.partition(" -> ")
     if before == "committed" and after not in ("committed", ""):
@@ -63,7 +66,7 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     used = set()
     places = df.cursor_place.tolist()
     span = max(df.time.max(), 1.0)
-    settled = 0                         # settlement labels drawn: they take three rows in turn, never overlapping
+    settled = 0                         # settlement labels drawn so far
     crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
     for i, row in enumerate(df.itertuples()):
         if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
@@ -93,8 +96,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
             (foreign.add if row.outcome.startswith("crossed reply") else foreign.discard)(row.event_id)
         used.add(row.step)
         if row.step in _SETTLEMENTS:
-            text, failed = _transition(row.outcome, row.event_id in foreign)
-            depth, settled = settled % 3, settled + 1
+            text, failed = _transition(row.step, row.outcome, row.event_id in foreign)
+            depth, settled = settled % _ROWS, settled + 1
             ax.text(start + (end - start) / 2, ty - 0.3 - 0.13 * depth, text, ha="center", va="top",
                     fontsize=8 if failed else 7, color="#d62728" if failed else color)
         elif row.step == "barrier":
@@ -122,7 +125,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     for step, (marker, color, size, _label) in _MARKS.items():
         rows = df[df.step == step]
         if len(rows):
-            ys = [y[f"worker {w}"] if step != "barrier_rejected" else y["store"] for w in rows.worker]
+            ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"] + (0.15 if step == "timeout" else 0)
+                  for w in rows.worker]           # a timeout can fall at a crash: drawn just above it
             ax.scatter(rows.time, ys, marker=marker, color=color, s=size, zorder=3)
             used.add(step)
     lost = df[df.outcome == "reply lost"]
@@ -130,9 +134,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color="#d62728", s=80, zorder=3)
     if crossed:
         ax.scatter(*zip(*crossed), marker="$\\neq$", color="#d62728", s=90, zorder=3)
-    labels = dict.fromkeys(lab for step, (_t, _c, lab) in _STYLE.items() if step in used)
-    handles = [Line2D([], [], color=next(c for _t, c, lab in _STYLE.values() if lab == label), label=label)
-               for label in labels]
+    colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
+    handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
     if len(lost):
