@@ -49,7 +49,7 @@ def test_progress_draws_every_mark_with_title_axes_and_legend(ax):
     got = labels(ax)
     for label in ("server checkpoint cursor", "lost: at or below the checkpoint, never applied",
                   "effect ran; a restore dropped its entry; NOT reconciled", "restore of the backup taken at t=14",
-                  "worker 1 paused with its cursor in memory", "409 reply"):
+                  "worker 1 silent (back-off, then paused), cursor in memory", "409 reply"):
         assert label in got, label
     assert ax.get_legend() is not None
 

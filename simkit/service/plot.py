@@ -153,7 +153,7 @@ def progress(ax, run, *, until: float | None = None, title: str | None = None):
     window = _pause_window(run)
     if window:
         ax.axvspan(*window, color="#bdbdbd", alpha=0.35, lw=0,
-                   label=f"worker {world.sc.pause[0]} paused with its cursor in memory")
+                   label=f"worker {world.sc.pause[0]} silent (back-off, then paused), cursor in memory")
     ax.set_xlim(-1, until)
     ax.set_ylim(0, max(journal.head, max((s for s in seqs if s is not None), default=0)) + 2.5)
     ax.set_xlabel("simulated time (s)")
