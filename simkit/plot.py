@@ -356,7 +356,8 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     writes). The x axis is symmetric-log (linear up to the smallest positive rate, so rate 0 has a place) with a
     tick at every rate swept; ``xscale="linear"`` for a plain one. ``safe`` is black and drawn on top; the other
     strategies differ in colour and in hollow marker, so curves that coincide (at 0 or at 100 %) stay visible.
-    Each line is labelled with its strategy; each band's gid is ``"wilson <strategy>"``.
+    Each line is labelled with its strategy, and a curve that coincides with one drawn before says so in its label
+    (``"compare_tokens (= max_position_watermark)"``); each band's gid is ``"wilson <strategy>"``.
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, PercentFormatter
@@ -366,8 +367,12 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     extra = iter(_EXTRA_COLORS * (1 + len(shares) // len(_EXTRA_COLORS)))
     strategies = list(dict.fromkeys(shares["strategy"]))
     handles = []
+    drawn: dict[tuple, str] = {}        # a curve already drawn -> its strategy: a coinciding one says so
     for i, strategy in enumerate(strategies):
         s = shares[shares["strategy"] == strategy]
+        curve = tuple(zip(s["crash_rate"], s["share"]))
+        label = strategy if curve not in drawn else f"{strategy} (= {drawn[curve]})"
+        drawn.setdefault(curve, strategy)
         color = colors.get(strategy) or colors.setdefault(strategy, next(extra))
         safe = strategy == "safe"
         z = 10 if safe else 3 + i / 100
@@ -377,7 +382,7 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
                      markersize=5 if safe else 8, zorder=z)
         if not safe:
             style.update(markerfacecolor="none", markeredgewidth=1.4)
-        (line,) = ax.plot(s["crash_rate"], s["share"], label=strategy, **style)
+        (line,) = ax.plot(s["crash_rate"], s["share"], label=label, **style)
         handles.append(line)
     rates = sorted(set(shares["crash_rate"]))
     positive = [r for r in rates if r > 0]
