@@ -28,6 +28,19 @@ def test_service_explore_counts_schedules(capsys):
     assert out["explore"] == [{"client": "correct", "runs": 8, "failing": 0, "first_failing": None}]
 
 
+def test_service_explore_on_top_of_the_scenarios_own_faults(capsys):
+    """--with-scenario-faults: every schedule keeps checkpoint_service's three lost replies (worker 2's too) and
+    adds its own; the correct client still survives every one, new_key_retry does not."""
+    argv = ["service", "checkpoint_service", "--explore", "--max-crashes", "1", "--lost-responses", "1",
+            "--horizon", "3", "--with-scenario-faults", "--json"]
+    assert main(argv + ["--client", "correct"]) == 0
+    (correct,) = json.loads(capsys.readouterr().out)["explore"]
+    assert (correct["runs"], correct["failing"]) == (30, 0)       # (1, 2) is already lost: 2 new losses, not 3
+    assert main(argv + ["--client", "new_key_retry"]) == 0
+    (shortcut,) = json.loads(capsys.readouterr().out)["explore"]
+    assert shortcut["failing"] > 0 and [2, 3] in shortcut["first_failing"]["lost_writes"]
+
+
 @pytest.mark.parametrize("argv", [
     ["service", "nope"], ["service", "checkpoint_service", "--client", "nope"],
     ["service", "checkpoint_service", "--version", "3"], ["serve", "--port", "70000"],

@@ -33,6 +33,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--max-crashes", type=int, default=2)
     p.add_argument("--lost-responses", type=int, default=1)
     p.add_argument("--horizon", type=int, default=3, help="occurrences of each crash point / write to try")
+    p.add_argument("--with-scenario-faults", action="store_true",
+                   help="explore on top of the scenario's own lost replies and crashes (default: without them)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
@@ -59,7 +61,8 @@ def cmd_service(args) -> int:
             raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
         out = []
         for name in clients:
-            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon))
+            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon,
+                                        args.with_scenario_faults))
             failing = [r for r in runs if not r.verdict.ok]
             out.append({"client": name, "runs": len(runs), "failing": len(failing),
                         "first_failing": None if not failing else {

@@ -341,13 +341,18 @@ def run_service_scenario(name="checkpoint_service", client: str = "correct", ver
 
 
 def explore_service(name="checkpoint_service", client: str = "correct", version: int | None = None,
-                    max_crashes: int = 2, lost_replies: int = 1, horizon: int = 3):
-    """Every combination of up to ``max_crashes`` crashes of worker 1 (each crash point, occurrences
-    1..``horizon``) and up to ``lost_replies`` lost write replies (occurrences 1..``horizon``). Yields runs."""
-    points = [(1, p, n) for p in CRASH_POINTS for n in range(1, horizon + 1)]
-    losses = [(1, n) for n in range(1, horizon + 1)]
+                    max_crashes: int = 2, lost_replies: int = 1, horizon: int = 3, keep_faults: bool = False):
+    """Every combination of up to ``max_crashes`` crashes of worker 1, the client under test (each crash point,
+    occurrences 1..``horizon``), and up to ``lost_replies`` lost replies to its checkpoint writes (occurrences
+    1..``horizon``). Yields runs. As in :func:`simkit.explore.explore`, the scenario's own lost replies and crashes
+    are dropped, unless ``keep_faults``: then every schedule adds to them."""
+    sc = scenario(name)
+    base_lost, base_crashes = (sc.lost_writes, sc.crashes) if keep_faults else ((), ())
+    points = [(1, p, n) for p in CRASH_POINTS for n in range(1, horizon + 1) if (1, p, n) not in base_crashes]
+    losses = [(1, n) for n in range(1, horizon + 1) if (1, n) not in base_lost]
     for k in range(max_crashes + 1):
         for crashes in itertools.combinations(points, k):
             for j in range(lost_replies + 1):
                 for lost in itertools.combinations(losses, j):
-                    yield run_service_scenario(name, client, version, lost_writes=lost, crashes=crashes)
+                    yield run_service_scenario(sc, client, version, lost_writes=base_lost + lost,
+                                               crashes=base_crashes + crashes)
