@@ -13,13 +13,10 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from .collector import paused
 from .model import NON_TERMINAL, TERMINAL
 from .settlement import COMMITTED
-
-_POSITION_ID = attrgetter("position", "id")
 
 #: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
 SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")
@@ -84,12 +81,12 @@ def _check(world) -> Verdict:
     since = terminal_since(store, sink)
     final_cursor = store.checkpoint.resume_cursor
     v = Verdict(halted=world.halts[0][2] if world.halts else None, completed=bool(world.completed))
-    order = [e.id for e in sorted(events.values(), key=_POSITION_ID)]
-    for eid in order:
-        if eid not in since:
-            (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
-    effect_count = sink.effect_count
-    v.duplicated = [eid for eid in order if effect_count.get(eid, 0) > 1]
+    def in_order(ids):                  # stream order: by position, then id (sorting only the few reported)
+        return sorted(ids, key=lambda eid: (events[eid].position, eid))
+
+    for eid in in_order(eid for eid in events if eid not in since):
+        (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
+    v.duplicated = in_order(eid for eid, n in sink.effect_count.items() if n > 1 and eid in events)
 
     def violate(invariant, time, worker, detail):
         v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
