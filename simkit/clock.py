@@ -9,19 +9,27 @@ class Clock:
     :meth:`simkit.world.World._latency`): ``now`` includes it.
     """
 
-    __slots__ = ("env", "time", "seq", "ahead")
+    __slots__ = ("env", "time", "seq", "ahead", "_base", "_added", "_sum")
 
     def __init__(self, env=None):
         self.env = env
         self.time = 0.0
         self.seq = 0
         self.ahead = 0.0
+        self._base = self._added = None     # the SimPy time and ``ahead`` at the last read, and their sum
+        self._sum = 0.0
 
     @property
     def now(self) -> float:
-        # ``env._now`` is what SimPy's own ``Environment.now`` property returns; read directly, it is the
-        # cheapest call of a run (every log entry reads the clock)
-        return self.env._now + self.ahead if self.env is not None else self.time
+        """Every log entry of one instant reads the clock: they share one float, not one each. (``env._now`` is
+        what SimPy's own ``Environment.now`` property returns.)"""
+        env = self.env
+        if env is None:
+            return self.time
+        if env._now is not self._base or self.ahead is not self._added:
+            self._base, self._added = env._now, self.ahead
+            self._sum = self._base + self._added
+        return self._sum
 
     def tick(self) -> int:
         self.seq += 1
