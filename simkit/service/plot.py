@@ -10,7 +10,8 @@ effects and reconciliations; the transport log), never from what a client believ
 """
 from __future__ import annotations
 
-from .clients import CHANGES, WRITE
+from . import sim
+from .clients import WRITE
 
 CHECKPOINT, ENTRY, BACKED, RECONCILED, ORPHANED, LOST_RED, TWICE, REPLY_LOST, CONFLICT, RESTORE = (
     "#1f77b4", "#9e9e9e", "#4c9f70", "#8c6bb1", "#d62728", "#d62728", "#f28e2b", "black", "#555555", "#8c564b")
@@ -55,33 +56,16 @@ def checkpoint_steps(run) -> tuple[list[float], list[int | None]]:
 
 
 def acknowledged_twice(run) -> list[tuple[float, int]]:
-    """``(time, sequence)`` of every committed command that acknowledged the page its worker had just acknowledged,
-    with no page read in between: the checker's ``duplicate_acks`` (a lost write retried as a new command instead
-    of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
-    acked, out = {}, []
-    for time, worker, route, _status, committed in run.world.calls:
-        if route == CHANGES:
-            acked.pop(worker, None)
-        elif committed is not None:
-            cursor = committed.after["cursor"]
-            if acked.get(worker) == cursor:
-                out.append((committed.millis / 1000, cursor["sequence"]))
-            acked[worker] = cursor
-    return out
+    """``(time, sequence)`` of every command the checker counts in ``duplicate_acks``
+    (:func:`simkit.service.sim.acknowledged_twice`)."""
+    return [(rec.millis / 1000, rec.after["cursor"]["sequence"]) for rec in sim.acknowledged_twice(run.world)]
 
 
 def effect_fates(run) -> list[tuple[float, int, int, str]]:
     """``(time, worker, sequence, fate)`` for every external effect that ran; ``fate`` is a key of
-    :data:`EFFECT_FATES`: its entry is in the final journal, or a restore dropped it and a reconciliation reported
-    it, or nobody did ("Restoring an older backup can put the server behind external consumer effects")."""
-    present = {(e.journal_id, e.sequence, e.change_digest) for e in _journal(run).entries}
-    reported = {truth for *_x, items in run.world.reconciled for truth in items}
-    out = []
-    for time, worker, *truth in run.world.effects:
-        truth = tuple(truth)
-        fate = "backed" if truth in present else "reconciled" if truth in reported else "unreconciled"
-        out.append((time, worker, truth[1], fate))
-    return out
+    :data:`EFFECT_FATES`, as the checker decides it (:func:`simkit.service.sim.effect_fate`)."""
+    fate = sim.effect_fate(run.world)
+    return [(time, worker, truth[1], fate(tuple(truth))) for time, worker, *truth in run.world.effects]
 
 
 def _pause_window(run) -> tuple[float, float] | None:

@@ -253,6 +253,32 @@ class ServiceWorld:
         return r
 
 
+def acknowledged_twice(world: ServiceWorld) -> list:
+    """The committed commands (:class:`~simkit.service.checkpoints.WriteRecord`) that acknowledged the page their
+    worker had just acknowledged, with no page read in between: ``duplicate_acks`` (a lost write retried as a new
+    command instead of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
+    acked: dict[int, dict] = {}
+    out = []
+    for _t, worker, route, _status, committed in world.calls:
+        if route == CHANGES:
+            acked.pop(worker, None)
+        elif committed is not None:
+            if acked.get(worker) == committed.after["cursor"]:
+                out.append(committed)
+            acked[worker] = committed.after["cursor"]
+    return out
+
+
+def effect_fate(world: ServiceWorld):
+    """``fate(truth)`` for an effect that ran, ``truth`` its ``(journal_id, sequence, change_digest)``: ``backed``
+    (its entry is in the final journal), ``reconciled`` (a restore dropped it and a reconciliation reported it) or
+    ``unreconciled`` ("Restoring an older backup can put the server behind external consumer effects")."""
+    journal = world.svc.journals[(DEV_TENANT, tuple(DEV_SCOPE.values()))]
+    present = {(e.journal_id, e.sequence, e.change_digest) for e in journal.entries}
+    reported = {truth for *_x, items in world.reconciled for truth in items}
+    return lambda truth: "backed" if truth in present else "reconciled" if truth in reported else "unreconciled"
+
+
 def judge(world: ServiceWorld) -> ServiceVerdict:
     """The verdict, from ground truth only (see the module docstring)."""
     svc, sc = world.svc, world.sc
@@ -268,9 +294,8 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
     through = final.cursor["sequence"] if final and final.cursor["journal_id"] == journal.journal_id else 0
     v.lost = [f"{e.journal_id[-4:]}:{e.sequence}" for e in journal.entries[:through]
               if (e.journal_id, e.sequence, e.change_digest) not in ran]
-    present = {(e.journal_id, e.sequence, e.change_digest) for e in journal.entries}
-    reported = {truth for *_x, items in world.reconciled for truth in items}
-    v.unreconciled = sorted(f"{j[-4:]}:{s}" for (j, s, d) in ran if (j, s, d) not in present and (j, s, d) not in reported)
+    fate = effect_fate(world)
+    v.unreconciled = sorted(f"{j[-4:]}:{s}" for (j, s, d) in ran if fate((j, s, d)) == "unreconciled")
     restores = sorted(s for s, _t in svc.restores)
     last: dict[tuple, dict] = {}
     for rec in svc.writes:
@@ -284,16 +309,8 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
                          and rec.after["cursor"]["sequence"] < prev["cursor"]["sequence"])):
             v.regressions += 1
         last[k] = rec.after
-    acked: dict[int, dict] = {}
-    for _t, worker, route, status, committed in world.calls:
-        if route == CHANGES:
-            acked.pop(worker, None)
-        elif committed is not None:
-            if acked.get(worker) == committed.after["cursor"]:
-                v.duplicate_acks += 1
-            acked[worker] = committed.after["cursor"]
-        if status == 409:
-            v.conflicts += 1
+    v.duplicate_acks = len(acknowledged_twice(world))
+    v.conflicts = sum(1 for call in world.calls if call[3] == 409)
     v.reconciliations = len(world.reconciled)
     v.completed = bool(final) and through == journal.head and not world.halts
     return v
