@@ -49,10 +49,15 @@ class History:
     def verdict(self):
         return check(self)
 
-    def correct_run(self):
-        cp, page = self.page(1, "C1")
+    def first_page_applied(self):
+        """Worker 1 fetches C1 and commits both its events; no barrier yet."""
+        self.page(1, "C1")
         self.apply(1, "e1", 1)
         self.apply(1, "e2", 2)
+        return self
+
+    def correct_run(self):
+        self.first_page_applied()
         assert self.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
         cp, page = self.page(1, "C2")
         assert self.sink.decide(1, page.events[0]) == "operator_review"   # blocks: no barrier yet
@@ -143,10 +148,7 @@ def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
 
 
 def test_invariant_3_cursor_the_provider_never_returned():
-    h = History()
-    h.page(1, "C1")
-    h.apply(1, "e1", 1)
-    h.apply(1, "e2", 2)
+    h = History().first_page_applied()
     h.store.compare_and_swap(1, "C1", 0, "C9", 1, 2)
     v = h.verdict()
     assert invariants(v) == [3]
@@ -154,10 +156,7 @@ def test_invariant_3_cursor_the_provider_never_returned():
 
 
 def test_invariant_5_barrier_over_a_review_hold():
-    h = History()
-    h.page(1, "C1")
-    h.apply(1, "e1", 1)
-    h.apply(1, "e2", 2)
+    h = History().first_page_applied()
     h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
     _, page = h.page(1, "C2")
     assert h.sink.decide(1, page.events[0]) == "operator_review"
