@@ -15,6 +15,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from .collector import paused
+from .log import states
 from .model import NON_TERMINAL, TERMINAL
 from .settlement import COMMITTED
 
@@ -104,8 +105,8 @@ def _check(world) -> Verdict:
     context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
                           ((r[0], 2, r) for r in sink.decisions))
     upcoming = next(context, None)
-    for rec in store.writes:
-        seq, time, worker, wkind, before, after = rec
+    for seq, time, worker, wkind, before, after in states(store.writes):
+        (b_cursor, b_applied, b_version), (a_cursor, a_applied, a_version) = before, after
         while upcoming is not None and upcoming[0] <= seq:
             _s, kind, r = upcoming
             if kind == 0:
@@ -115,42 +116,37 @@ def _check(world) -> Verdict:
             else:
                 decisions[r[3]] = r[4]
             upcoming = next(context, None)
-        if before.resume_cursor == after.resume_cursor:
-            moved_back = False
-        else:
-            moved_back = provider.place(after.resume_cursor) < provider.place(before.resume_cursor)
-        if (after.checkpoint_version < before.checkpoint_version or after.applied_position < before.applied_position
-                or moved_back):
+        moved_back = a_cursor != b_cursor and provider.place(a_cursor) < provider.place(b_cursor)
+        if a_version < b_version or a_applied < b_applied or moved_back:
             v.regressions += 1
         response, read = last_page.get(worker, (None, None))
-        if after.applied_position > before.applied_position and response is not None:
+        if a_applied > b_applied and response is not None:
             page = by_position.get(response[0])
             if page is None:
                 page = by_position[response[0]] = sorted((events[e].position, e) for e in response[5])
-            lo = bisect.bisect_right(page, (before.applied_position, "\uffff"))
-            hi = bisect.bisect_right(page, (after.applied_position, "\uffff"))
+            lo = bisect.bisect_right(page, (b_applied, "\uffff"))
+            hi = bisect.bisect_right(page, (a_applied, "\uffff"))
             for pos, eid in page[lo:hi]:
                 if not done_by(eid, seq):
-                    violate(2, time, worker, f"applied_position {after.applied_position} written while {eid} "
+                    violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                              f"(position {pos}) has no durable outcome")
         if wkind == "commit":
             continue
         # A cursor-publishing write: invariants 3, 1 and 5.
-        if response is None or response[4] != after.resume_cursor:
-            violate(3, time, worker, f"cursor {after.resume_cursor!r} published but the provider never returned "
+        if response is None or response[4] != a_cursor:
+            violate(3, time, worker, f"cursor {a_cursor!r} published but the provider never returned "
                                      f"it for this worker's fetch")
             continue
-        if (response[3] != before.resume_cursor or read is None or read.resume_cursor != before.resume_cursor
-                or read.checkpoint_version != before.checkpoint_version
-                or after.checkpoint_version <= before.checkpoint_version):
+        if (response[3] != b_cursor or read is None or read.resume_cursor != b_cursor
+                or read.checkpoint_version != b_version or a_version <= b_version):
             violate(3, time, worker, f"barrier from {response[3]!r} overwrote checkpoint "
-                                     f"({before.resume_cursor!r}, v{before.checkpoint_version}) "
+                                     f"({b_cursor!r}, v{b_version}) "
                                      f"it did not read before fetching")
         for eid in response[5]:
             if not done_by(eid, seq):
                 blocked = decisions.get(eid) in NON_TERMINAL
                 violate(5 if blocked else 1, time, worker,
-                        f"token {after.resume_cursor!r} published while {eid} "
+                        f"token {a_cursor!r} published while {eid} "
                         + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
     runs: dict[str, list] = {eid: [] for eid in v.duplicated}
     for _s, t, w, e in sink.effects:

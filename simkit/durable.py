@@ -62,6 +62,10 @@ class DurableList:
     def append(self, item) -> None:
         self._db.execute(self._insert, tuple(self._encode(item)))
 
+    def add(self, *row) -> None:
+        """Append the row given column by column, as to a :class:`simkit.log.Log`."""
+        self.append(row)
+
     def __iter__(self):
         return iter([self._decode(r) for r in self._db.execute(f"SELECT * FROM {self._table} ORDER BY rowid")])
 

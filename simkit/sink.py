@@ -7,6 +7,7 @@ is ground truth for the checker; for the ``transactional`` sink the store's comm
 from __future__ import annotations
 
 from .clock import Clock
+from .log import DecisionLog, EffectLog
 from .model import Event, EventSpec
 
 _DEFAULT = EventSpec()
@@ -23,10 +24,10 @@ class Sink:
         self._calls: dict[str, int] = {}
         self._first_seen: dict[str, float] = {}
         #: (seq, time, worker, event id) for every effect that happened
-        self.effects: list[tuple[int, float, int, str]] = []
+        self.effects = EffectLog()
         self.effect_count: dict[str, int] = {}
         #: (seq, time, worker, event id, decision) for every handler decision
-        self.decisions: list[tuple[int, float, int, str, str]] = []
+        self.decisions = DecisionLog()
 
     def decide(self, worker: int, event: Event) -> str:
         """The handler's outcome for ``event`` now: ``apply``, ``quarantine`` or a non-terminal outcome."""
@@ -45,7 +46,7 @@ class Sink:
             decision = "operator_review" if now < first + spec.resolve_after else spec.resolution
         else:  # hold
             decision = "reversible_hold" if now < first + spec.release_after else "apply"
-        self.decisions.append((self.clock.tick(), now, worker, event.id, decision))
+        self.decisions.add(self.clock.tick(), now, worker, event.id, decision)
         return decision
 
     def effect(self, worker: int, event_id: str) -> None:
@@ -55,5 +56,5 @@ class Sink:
         self.record(worker, event_id)
 
     def record(self, worker: int, event_id: str) -> None:
-        self.effects.append((self.clock.tick(), self.clock.now, worker, event_id))
+        self.effects.add(self.clock.tick(), self.clock.now, worker, event_id)
         self.effect_count[event_id] = self.effect_count.get(event_id, 0) + 1

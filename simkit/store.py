@@ -7,6 +7,7 @@ checkpoint change with the state before and after, every receipt with the moment
 from __future__ import annotations
 
 from .clock import Clock
+from .log import ReadLog, ReceiptLog, WriteLog
 from .model import TERMINAL, Checkpoint
 from .settlement import Ledger
 
@@ -21,17 +22,17 @@ class MemoryStore:
         self.receipts: dict[str, tuple[str, int]] = dict(receipts or {})
         self._id_at = {pos: eid for eid, (out, pos) in self.receipts.items() if out in TERMINAL}
         #: (seq, time, worker, kind, before, after) for every durable checkpoint change
-        self.writes: list[tuple[int, float, int, str, Checkpoint, Checkpoint]] = []
+        self.writes = WriteLog(initial)
         #: (seq, time, worker, event id, outcome) for every durable receipt
-        self.receipt_log: list[tuple[int, float, int, str, str]] = [(0, 0.0, 0, eid, out) for eid, (out, _) in self.receipts.items()]
+        self.receipt_log = ReceiptLog((0, 0.0, 0, eid, out) for eid, (out, _) in self.receipts.items())
         #: (seq, time, worker, checkpoint) for every load
-        self.reads: list[tuple[int, float, int, Checkpoint]] = []
+        self.reads = ReadLog()
         #: seed 001: the durable operation records of external calls, their history and quarantine
         self.operations = Ledger(self.clock)
 
     def load(self, worker: int) -> Checkpoint:
         """Seed 000 step 1: read the checkpoint."""
-        self.reads.append((self.clock.tick(), self.clock.now, worker, self.checkpoint))
+        self.reads.add(self.clock.tick(), self.clock.now, worker, self.checkpoint)
         return self.checkpoint
 
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
@@ -57,11 +58,11 @@ class MemoryStore:
         if outcome in TERMINAL:
             self._id_at[position] = event_id
         seq, now = self.clock.tick(), self.clock.now
-        self.receipt_log.append((seq, now, worker, event_id, outcome))
-        before = self.checkpoint
-        if applied_position > before.applied_position:
-            self.checkpoint = Checkpoint(before.resume_cursor, applied_position, before.checkpoint_version)
-            self.writes.append((seq, now, worker, "commit", before, self.checkpoint))
+        self.receipt_log.add(seq, now, worker, event_id, outcome)
+        cp = self.checkpoint
+        if applied_position > cp.applied_position:
+            self.checkpoint = Checkpoint(cp.resume_cursor, applied_position, cp.checkpoint_version)
+            self.writes.add(seq, now, worker, "commit", cp.resume_cursor, applied_position, cp.checkpoint_version)
         return True
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
@@ -80,5 +81,6 @@ class MemoryStore:
         return True
 
     def _write(self, worker: int, kind: str, after: Checkpoint) -> None:
-        self.writes.append((self.clock.tick(), self.clock.now, worker, kind, self.checkpoint, after))
+        self.writes.add(self.clock.tick(), self.clock.now, worker, kind, after.resume_cursor, after.applied_position,
+                        after.checkpoint_version)
         self.checkpoint = after
