@@ -2,19 +2,21 @@
 from __future__ import annotations
 
 import hashlib
+from array import array
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
 
 
 class Trace:
-    """Columnar trace. Each row carries the durable checkpoint as it stood after the step."""
+    """Columnar trace. Each row carries the durable checkpoint as it stood after the step. Times are a typed
+    array (most rows have a moment of their own: a float object each, otherwise); the rest are lists."""
 
     __slots__ = COLUMNS
 
     def __init__(self):
         for c in COLUMNS:
-            setattr(self, c, [])
+            setattr(self, c, array("d") if c == "time" else [])
 
     def add(self, time, worker, step, event_id, position, checkpoint, place, outcome=""):
         self.time.append(time)
