@@ -21,6 +21,33 @@ class _Entry:
     stuck: int = 0          # the first `stuck` fetches answer an empty page with the same token
 
 
+def _chain(entries: dict[str, _Entry], start: str) -> tuple[list[str], dict[str, int]]:
+    """The cursors from ``start`` on, following ``next_cursor`` until an unknown or repeated one, and each
+    one's index in that chain."""
+    chain: list[str] = []
+    index: dict[str, int] = {}
+    cursor = start
+    while cursor in entries and cursor not in index:
+        index[cursor] = len(chain)
+        chain.append(cursor)
+        cursor = entries[cursor].next_cursor
+    return chain, index
+
+
+def _stream(entries: dict[str, _Entry], chain: list[str], extra: tuple[Event, ...]) -> dict[str, Event]:
+    """Every event of the stream by id, in the order ids first appear in ``extra``, then in the chain's pages,
+    then in the pages off the chain. An id's value is its last copy on the chain, else its first elsewhere."""
+    events: dict[str, Event] = {e.id: e for e in extra}
+    for c in chain:
+        for e in entries[c].events:
+            events[e.id] = e
+    if len(chain) < len(entries):              # pages off the chain still belong to the stream
+        for entry in entries.values():
+            for e in entry.events:
+                events.setdefault(e.id, e)
+    return events
+
+
 class Provider:
     """Serves pages by cursor; knows its whole stream (ground truth)."""
 
@@ -34,54 +61,45 @@ class Provider:
         self.clock = Clock()
         #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
         self.log: list[tuple[int, float, int, str, str, tuple[str, ...]]] = []
-        chain: list[str] = []
-        index: dict[str, int] = {}
-        cursor = start
-        while cursor in entries and cursor not in index:
-            index[cursor] = len(chain)
-            chain.append(cursor)
-            cursor = entries[cursor].next_cursor
-        events: dict[str, Event] = {e.id: e for e in extra}
-        for c in chain:
-            for e in entries[c].events:
-                events[e.id] = e
-        for entry in entries.values():            # pages off the chain still belong to the stream
-            for e in entry.events:
-                events.setdefault(e.id, e)
-        self.events = events
-        self._index = index
-        self.head = max((e.position for e in events.values()), default=0)
+        chain, self._index = _chain(entries, start)
+        self.events = _stream(entries, chain, extra)
+        self.head = max((e.position for e in self.events.values()), default=0)
         #: event id -> the last chain index whose page carries it (absent: none does); per chain index, the place
         self._last, self._place = self._places(chain)
 
     def _places(self, chain: list[str]) -> tuple[dict[str, int], list[int]]:
         """Each event's last chain index, and per chain index the highest position behind the cursor, or just
         below the first it still delivers."""
-        entries, events = self._entries, self.events
+        entries, events, n = self._entries, self.events, len(chain)
         last: dict[str, int] = {}
-        hi: dict[int, int] = {}
-        lo: dict[int, int] = {}
-        for k in range(len(chain) - 1, -1, -1):
-            for e in entries[chain[k]].events:
+        hi: list[int | None] = [None] * n       # per chain index: the highest and lowest position of the events
+        lo: list[int | None] = [None] * n       # whose last chain index it is (None: no such event)
+        for k in range(n - 1, -1, -1):
+            top = bottom = None
+            for e in reversed(entries[chain[k]].events):
+                # Walking the chain backwards, the first copy of an id met is the one ``events`` holds.
                 if e.id not in last:
                     last[e.id] = k
-                    pos = events[e.id].position
-                    if k in hi:
-                        hi[k], lo[k] = max(hi[k], pos), min(lo[k], pos)
-                    else:
-                        hi[k] = lo[k] = pos
-        off = [e.position for eid, e in events.items() if eid not in last]
-        if off:
-            hi[-1], lo[-1] = max(off), min(off)
-        ahead, first = [], self.head + 1
-        for k in reversed(range(len(chain))):
-            first = min(first, lo.get(k, first))
-            ahead.append(first - 1)
-        ahead.reverse()
-        places, behind = [], hi.get(-1)
-        for k in range(len(chain)):
+                    pos = e.position
+                    if top is None:
+                        top = bottom = pos
+                    elif pos > top:
+                        top = pos
+                    elif pos < bottom:
+                        bottom = pos
+            hi[k], lo[k] = top, bottom
+        ahead, first = [0] * n, self.head + 1     # per chain index: just below the first position it delivers
+        for k in range(n - 1, -1, -1):
+            if lo[k] is not None and lo[k] < first:
+                first = lo[k]
+            ahead[k] = first - 1
+        behind = None                           # the highest position no later chain index delivers
+        if len(last) < len(events):             # events off the chain: behind every cursor
+            behind = max(e.position for eid, e in events.items() if eid not in last)
+        places = []
+        for k in range(n):
             places.append(ahead[k] if behind is None else behind)
-            if k in hi:
+            if hi[k] is not None:
                 behind = hi[k] if behind is None else max(behind, hi[k])
         return last, places
 
