@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 import string
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .clock import Clock
 from .model import Event, EventSpec, Page, Scenario
@@ -19,6 +20,9 @@ class _Entry:
     events: tuple[Event, ...]
     next_cursor: str
     stuck: int = 0          # the first `stuck` fetches answer an empty page with the same token
+
+
+_position = attrgetter("position")
 
 
 def _chain(entries: dict[str, _Entry], start: str) -> tuple[list[str], dict[str, int]]:
@@ -142,6 +146,7 @@ class Provider:
 
 
 def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = "ok") -> Event:
+    """The event, with the behaviour its ``[[events]]`` spec gives, else ``default``."""
     spec = specs.get(position) if specs else None
     return Event(eid, position, spec.behavior if spec else default)
 
@@ -158,9 +163,13 @@ def scripted(sc: Scenario) -> Provider:
     return Provider(entries, start, extra)
 
 
+_ALPHANUMERIC = string.ascii_letters + string.digits
+
+
 def _token(rng: random.Random, used: set[str]) -> str:
+    """A fresh random token of 10 letters and digits."""
     while True:
-        t = "".join(rng.choices(string.ascii_letters + string.digits, k=10))
+        t = "".join(rng.choices(_ALPHANUMERIC, k=10))
         if t not in used:
             used.add(t)
             return t
@@ -174,14 +183,27 @@ def generated(sc: Scenario, seed: int) -> Provider:
     """
     g = sc.generate
     rng = random.Random(f"provider:{seed}")
-    size = g["page_size"]
-    arrivals: list[Event] = []
-    taken: set[int] = set()
+    arrivals, backfilled = _arrivals(g, rng)
+    if sc.events:
+        arrivals = [_event(e.id, e.position, sc.events, e.behavior) if e.position in sc.events else e
+                    for e in arrivals]
+    entries, start = _pages(g, rng, arrivals, backfilled)
+    return Provider(entries, start, (), g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
+
+
+def _arrivals(g: dict, rng: random.Random) -> tuple[list[Event], bool]:
+    """The events in arrival order, and whether any is a backfill (if not, their positions increase).
+
+    The i-th event has position 10·(i+1) and a behaviour drawn from the ``[generate]`` rates; from the
+    second page's worth on, it may be followed by a backfill: an ``ok`` event between ``page_size`` and twice
+    that many events back, at a position not a multiple of 10 and not taken by an earlier backfill.
+    """
+    size, backfill = g["page_size"], g["backfill"]
     rates = [(kind, g[kind]) for kind in ("poison", "transient", "review", "hold") if g[kind]]
-    backfill = g["backfill"]
+    arrivals: list[Event] = []
+    backs: set[int] = set()        # backfill positions (never a multiple of 10, so never a regular one)
     for i in range(g["events"]):
         pos = 10 * (i + 1)
-        taken.add(pos)
         behavior = "ok"
         r = rng.random()
         for kind, rate in rates:
@@ -189,12 +211,23 @@ def generated(sc: Scenario, seed: int) -> Provider:
                 behavior = kind
                 break
             r -= rate
-        arrivals.append(_event(f"e{pos}", pos, sc.events, behavior))
+        arrivals.append(Event(f"e{pos}", pos, behavior))
         if i >= size and rng.random() < backfill:
             back = 10 * (i + 1 - rng.randint(size, 2 * size)) + rng.randint(1, 9)
-            if back > 0 and back not in taken:
-                taken.add(back)
-                arrivals.append(_event(f"e{back}", back, sc.events))
+            if back > 0 and back not in backs:
+                backs.add(back)
+                arrivals.append(Event(f"e{back}", back))
+    return arrivals, bool(backs)
+
+
+def _pages(g: dict, rng: random.Random, arrivals: list[Event], backfilled: bool) -> tuple[dict[str, _Entry], str]:
+    """The chain of pages over ``arrivals`` by token, and its first token.
+
+    Each page takes the next ``page_size`` arrivals in position order (``backfilled``: they may need
+    sorting), or is empty, or starts up to half a page back (overlap); some answer ``stuck`` times first.
+    The last token answers an empty page and itself.
+    """
+    size = g["page_size"]
     used: set[str] = set()
     entries: dict[str, _Entry] = {}
     start = token = _token(rng, used)
@@ -209,12 +242,14 @@ def generated(sc: Scenario, seed: int) -> Provider:
             if offset and rng.random() < g["overlap"]:
                 begin = max(0, offset - rng.randint(1, max(1, size // 2)))
             end = max(offset + 1, begin + size)
-            page = tuple(sorted(arrivals[begin:end], key=lambda e: e.position))
-            entries[token] = _Entry(page, nxt, stuck)
+            page = arrivals[begin:end]
+            if backfilled:
+                page.sort(key=_position)
+            entries[token] = _Entry(tuple(page), nxt, stuck)
             offset = end
         token = nxt
     entries[token] = _Entry((), token)
-    return Provider(entries, start, (), g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
+    return entries, start
 
 
 def build(sc: Scenario, seed: int) -> Provider:
