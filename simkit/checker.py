@@ -97,7 +97,7 @@ def _check(world) -> Verdict:
         return s is not None and s <= seq
 
     decisions: dict[str, str] = {}
-    by_position: dict[int, list] = {}    # response seq -> its events as sorted (position, id)
+    sorted_page: dict[int, tuple] = {}   # worker -> (its last response's seq, that page's (position, id) sorted)
     last_read: dict[int, object] = {}
     last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
     # Every durable write, judged against what its worker had read and fetched before it (same clock; at one
@@ -121,9 +121,10 @@ def _check(world) -> Verdict:
             v.regressions += 1
         response, read = last_page.get(worker, (None, None))
         if a_applied > b_applied and response is not None:
-            page = by_position.get(response[0])
-            if page is None:
-                page = by_position[response[0]] = sorted((events[e].position, e) for e in response[5])
+            seen, page = sorted_page.get(worker, (None, None))
+            if seen != response[0]:         # sorted once per response, kept only while it is the worker's last
+                page = sorted((events[e].position, e) for e in response[5])
+                sorted_page[worker] = (response[0], page)
             lo = bisect.bisect_right(page, (b_applied, "\uffff"))
             hi = bisect.bisect_right(page, (a_applied, "\uffff"))
             for pos, eid in page[lo:hi]:
