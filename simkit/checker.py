@@ -63,7 +63,7 @@ def terminal_since(store, sink) -> dict[str, int]:
             if outcome != "applied":
                 since[eid] = seq
             else:
-                effect = first_effect.get(eid)
+                effect = first_effect.pop(eid, None)    # taken, not copied: one entry per event at a time
                 since[eid] = None if effect is None else max(seq, effect)
     if None in since.values():
         since = {eid: seq for eid, seq in since.items() if seq is not None}
