@@ -15,7 +15,7 @@ import heapq
 from dataclasses import dataclass, field
 
 from .collector import paused
-from .log import states
+from .log import write_states
 from .model import NON_TERMINAL, TERMINAL
 from .settlement import COMMITTED
 
@@ -63,7 +63,7 @@ def terminal_since(store, sink) -> dict[str, int]:
             if outcome != "applied":
                 since[eid] = seq
             else:
-                effect = first_effect.pop(eid, None)    # taken, not copied: one entry per event at a time
+                effect = first_effect.pop(eid, None)    # taken, not copied: its seq is held once, in `since`
                 since[eid] = None if effect is None else max(seq, effect)
     if None in since.values():
         since = {eid: seq for eid, seq in since.items() if seq is not None}
@@ -105,7 +105,7 @@ def _check(world) -> Verdict:
     context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
                           ((r[0], 2, r) for r in sink.decisions))
     upcoming = next(context, None)
-    for seq, time, worker, wkind, before, after in states(store.writes):
+    for seq, time, worker, wkind, before, after in write_states(store.writes):
         (b_cursor, b_applied, b_version), (a_cursor, a_applied, a_version) = before, after
         while upcoming is not None and upcoming[0] <= seq:
             _s, kind, r = upcoming

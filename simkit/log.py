@@ -1,8 +1,9 @@
 """Ground-truth logs stored column by column: typed arrays for numbers, lists for everything else.
 
-A log reads like the list of tuples it stands for (iteration, ``len``, indexing, ``==``), so its readers need
-not know. A row costs about 40 bytes instead of a tuple with its own sequence number and time objects (about
-120): a million-event run keeps several rows per event. Writers call :meth:`Log.add` with one value per column.
+A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
+``==`` with a list), so they need not know. A row costs about 40 bytes instead of a tuple with its own
+sequence number and time objects (about 120): a million-event run keeps several rows per event. Writers call
+:meth:`Log.add` with one value per column.
 """
 from __future__ import annotations
 
@@ -20,14 +21,17 @@ class Log:
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
 
     def __init_subclass__(cls):
-        # ``add(seq, time, ...)`` with one append per column, written out: no loop, no tuple per row
+        # ``add(seq, time, ...)`` with one append per column, written out: no loop, no tuple per row. A value a
+        # typed column refuses leaves no partial row behind.
         names = [name for name, _t in cls.COLUMNS]
-        body = "".join(f"\n    c[{i}].append({n})" for i, n in enumerate(names))
+        body = "".join(f"\n        c[{i}].append({n})" for i, n in enumerate(names))
         env: dict = {}
-        exec(f"def add(self, {', '.join(names)}):\n    c = self.columns{body}", env)
-        env["add"].__qualname__ = f"{cls.__qualname__}.add"
-        env["add"].__doc__ = f"Append the row ({', '.join(names)})."
-        cls.add = env["add"]
+        exec(f"def add(self, {', '.join(names)}):\n    c = self.columns\n    try:{body}\n"
+             f"    except BaseException:\n        self._truncate()\n        raise", env)
+        add = env["add"]
+        add.__qualname__, add.__module__ = f"{cls.__qualname__}.add", cls.__module__
+        add.__doc__ = f"Append the row ({', '.join(names)})."
+        cls.add = add
 
     def __init__(self, rows=()):
         self.columns = tuple([] if t is None else array(t) for _n, t in self.COLUMNS)
@@ -38,8 +42,21 @@ class Log:
         raise NotImplementedError
 
     def append(self, row: tuple) -> None:
-        """Append one row given as a tuple, as to a list."""
+        """Append a row given as the log reads it back."""
         self.add(*row)
+
+    def _truncate(self) -> None:
+        n = min(map(len, self.columns))
+        for c in self.columns:
+            del c[n:]
+
+    def __copy__(self):
+        other = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                setattr(other, name, getattr(self, name))
+        other.columns = tuple(c[:] for c in self.columns)
+        return other
 
     def __len__(self) -> int:
         return len(self.columns[0])
@@ -53,10 +70,9 @@ class Log:
         return tuple(c[i] for c in self.columns)
 
     def __eq__(self, other) -> bool:
-        try:
-            return list(self) == list(other)
-        except TypeError:
+        if not isinstance(other, (Log, list, tuple)):
             return NotImplemented
+        return list(self) == list(other)
 
     __hash__ = None
 
@@ -91,12 +107,17 @@ class DecisionLog(Log):
     COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None), ("decision", None))
 
 
+def _fields(cp: Checkpoint) -> tuple[str, int, int]:
+    return cp.resume_cursor, cp.applied_position, cp.checkpoint_version
+
+
 class WriteLog(Log):
     """Every durable checkpoint change of one store, read as (seq, time, worker, kind, before, after).
 
     It keeps only each change's result: a change starts from the one before it (the first from ``initial``),
-    so ``before`` is rebuilt when read. A commit that raises ``applied_position`` thus keeps no checkpoint
-    object of its own.
+    so ``before`` is rebuilt when read, and the store must write a row for every change of its checkpoint
+    (:class:`~simkit.store.MemoryStore` has no other way to change it). A commit that raises
+    ``applied_position`` thus keeps no checkpoint object of its own.
     """
 
     __slots__ = ("initial",)
@@ -109,17 +130,19 @@ class WriteLog(Log):
 
     def append(self, row: tuple) -> None:
         seq, time, worker, kind, before, after = row
-        if before != self._last():
+        if before != self.last():
             raise ValueError(f"write {row}: does not start from the checkpoint the log ends with")
-        self.add(seq, time, worker, kind, after.resume_cursor, after.applied_position, after.checkpoint_version)
+        self.add(seq, time, worker, kind, *_fields(after))
+
+    def last(self) -> Checkpoint:
+        """The checkpoint the last change left (``initial`` if none)."""
+        return Checkpoint(*(c[-1] for c in self.columns[4:])) if len(self) else self.initial
 
     def states(self):
         """The rows with ``before`` and ``after`` as plain ``(resume_cursor, applied_position,
         checkpoint_version)`` tuples: what a reader of every row (the checker) takes, building no checkpoints."""
         seq, time, worker, kind, *after = self.columns
-        first = self.initial
-        befores = chain([(first.resume_cursor, first.applied_position, first.checkpoint_version)], zip(*after))
-        return zip(seq, time, worker, kind, befores, zip(*after))
+        return zip(seq, time, worker, kind, chain([_fields(self.initial)], zip(*after)), zip(*after))
 
     def __iter__(self):
         for seq, time, worker, kind, before, after in self.states():
@@ -132,13 +155,9 @@ class WriteLog(Log):
         before = self.initial if i == 0 else Checkpoint(*(c[i - 1] for c in self.columns[4:]))
         return (*(c[i] for c in self.columns[:4]), before, Checkpoint(*(c[i] for c in self.columns[4:])))
 
-    def _last(self) -> Checkpoint:
-        return self[-1][5] if len(self) else self.initial
 
-
-def states(writes):
+def write_states(writes):
     """:meth:`WriteLog.states` of any sequence of write rows (a store that keeps a plain list, a test's)."""
     if isinstance(writes, WriteLog):
         return writes.states()
-    return ((s, t, w, k, (b.resume_cursor, b.applied_position, b.checkpoint_version),
-             (a.resume_cursor, a.applied_position, a.checkpoint_version)) for s, t, w, k, b, a in writes)
+    return ((s, t, w, k, _fields(b), _fields(a)) for s, t, w, k, b, a in writes)

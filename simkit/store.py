@@ -17,7 +17,7 @@ class MemoryStore:
 
     def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None, clock: Clock | None = None):
         self.clock = clock or Clock()
-        self.checkpoint = initial
+        self._checkpoint = initial
         #: event id -> (outcome, position)
         self.receipts: dict[str, tuple[str, int]] = dict(receipts or {})
         self._id_at = {pos: eid for eid, (out, pos) in self.receipts.items() if out in TERMINAL}
@@ -30,10 +30,15 @@ class MemoryStore:
         #: seed 001: the durable operation records of external calls, their history and quarantine
         self.operations = Ledger(self.clock)
 
+    @property
+    def checkpoint(self) -> Checkpoint:
+        """The durable checkpoint. Only a write changes it, and every write is a row of ``writes``."""
+        return self._checkpoint
+
     def load(self, worker: int) -> Checkpoint:
         """Seed 000 step 1: read the checkpoint."""
-        self.reads.add(self.clock.tick(), self.clock.now, worker, self.checkpoint)
-        return self.checkpoint
+        self.reads.add(self.clock.tick(), self.clock.now, worker, self._checkpoint)
+        return self._checkpoint
 
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
         """Receipts of these events by id, and the ids holding a terminal receipt at their positions."""
@@ -59,16 +64,16 @@ class MemoryStore:
             self._id_at[position] = event_id
         seq, now = self.clock.tick(), self.clock.now
         self.receipt_log.add(seq, now, worker, event_id, outcome)
-        cp = self.checkpoint
+        cp = self._checkpoint
         if applied_position > cp.applied_position:
-            self.checkpoint = Checkpoint(cp.resume_cursor, applied_position, cp.checkpoint_version)
+            self._checkpoint = Checkpoint(cp.resume_cursor, applied_position, cp.checkpoint_version)
             self.writes.add(seq, now, worker, "commit", cp.resume_cursor, applied_position, cp.checkpoint_version)
         return True
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
                          applied_position: int) -> bool:
         """Invariant 3: replace the cursor only if cursor and version still match the attempt."""
-        before = self.checkpoint
+        before = self._checkpoint
         if before.resume_cursor != cursor or before.checkpoint_version != version:
             return False
         self._write(worker, "barrier", Checkpoint(new_cursor, max(applied_position, before.applied_position), new_version))
@@ -76,11 +81,11 @@ class MemoryStore:
 
     def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:
         """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
-        after = Checkpoint(new_cursor, max(applied_position, self.checkpoint.applied_position), new_version)
+        after = Checkpoint(new_cursor, max(applied_position, self._checkpoint.applied_position), new_version)
         self._write(worker, "overwrite", after)
         return True
 
     def _write(self, worker: int, kind: str, after: Checkpoint) -> None:
         self.writes.add(self.clock.tick(), self.clock.now, worker, kind, after.resume_cursor, after.applied_position,
                         after.checkpoint_version)
-        self.checkpoint = after
+        self._checkpoint = after

@@ -10,7 +10,8 @@ COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "c
 
 class Trace:
     """Columnar trace. Each row carries the durable checkpoint as it stood after the step. Times are a typed
-    array (most rows have a moment of their own: a float object each, otherwise); the rest are lists."""
+    array, as most rows have a moment of their own (a list would keep a float object per row); the rest are
+    lists."""
 
     __slots__ = COLUMNS
 

@@ -1,9 +1,14 @@
 """The columnar ground-truth logs read exactly like the lists of tuples they replace."""
+import copy
+import sqlite3
+
 import pytest
 
-from simkit.log import EffectLog, ReceiptLog, WriteLog, states
+from simkit.durable import DurableList
+from simkit.log import EffectLog, ReceiptLog, WriteLog, write_states
 from simkit.model import Checkpoint
 from simkit.store import MemoryStore
+from simkit.trace import Trace
 
 START = Checkpoint("C1", 0, 0)
 
@@ -38,8 +43,8 @@ def test_a_write_log_rebuilds_each_before_from_the_write_ahead_of_it():
     assert store.writes[1][4:] == (c1_10, c1_20) and store.writes[0][4] == START
     assert store.writes[-1][5] == store.checkpoint == c2
     as_list = list(store.writes)
-    assert list(states(store.writes)) == list(states(as_list))           # the checker's view, either form
-    assert list(states(as_list))[2][4:] == (("C1", 20, 0), ("C2", 20, 1))
+    assert list(write_states(store.writes)) == list(write_states(as_list))           # the checker's view, either form
+    assert list(write_states(as_list))[2][4:] == (("C1", 20, 0), ("C2", 20, 1))
 
 
 def test_a_write_log_refuses_a_row_that_does_not_continue_it():
@@ -48,3 +53,46 @@ def test_a_write_log_refuses_a_row_that_does_not_continue_it():
     with pytest.raises(ValueError, match="does not start from"):
         log.append((2, 0.0, 1, "commit", START, Checkpoint("C1", 6, 0)))
     assert len(log) == 1
+
+
+def test_a_row_a_typed_column_refuses_is_not_half_written():
+    log = EffectLog()
+    log.add(1, 0.0, 1, "e1")
+    with pytest.raises(TypeError):
+        log.add(2, 0.0, None, "e2")            # a worker must be a number
+    assert list(log) == [(1, 0.0, 1, "e1")] and [len(c) for c in log.columns] == [1, 1, 1, 1]
+
+
+def test_a_copy_of_a_log_is_its_own():
+    log = WriteLog(START)
+    log.add(1, 0.0, 1, "commit", "C1", 5, 0)
+    twin = copy.copy(log)
+    twin.add(2, 0.0, 1, "commit", "C1", 6, 0)
+    assert len(log) == 1 and len(twin) == 2 and twin.initial is START
+    assert copy.deepcopy(twin) == twin
+
+
+def test_a_log_equals_lists_and_tuples_of_its_rows_only():
+    assert EffectLog() == [] and EffectLog() == ()
+    assert EffectLog() != "" and EffectLog() != {}
+
+
+def test_the_store_checkpoint_changes_only_by_a_logged_write():
+    store = MemoryStore(START)
+    with pytest.raises(AttributeError):
+        store.checkpoint = Checkpoint("C1", 50, 3)
+    store.commit_event(1, "e1", 10, "applied", 10)
+    assert store.writes.last() == store.checkpoint == Checkpoint("C1", 10, 0)
+
+
+def test_the_live_durable_list_takes_rows_column_by_column_too():
+    rows = DurableList(sqlite3.connect(":memory:"), "effects", ("seq", "time", "worker", "event_id"))
+    rows.add(3, 1.5, 2, "e9")
+    assert list(rows) == [(3, 1.5, 2, "e9")]
+
+
+def test_trace_times_are_a_typed_array_and_read_back_as_floats():
+    trace = Trace()
+    trace.add(2.5, 1, "load", "", None, START, 0)
+    assert trace.time.typecode == "d" and list(trace.time) == [2.5]
+    assert trace.to_frame().time.dtype == "float64"
