@@ -136,8 +136,8 @@ _SKIP = {
               "contract", "trace", "crashes", "_processes", "_instant", "_timed", "_done"},
     "store": {"writes", "receipt_log", "reads", "clock"},
     "sink": {"effects", "decisions", "clock", "_specs", "_calls", "_first_seen"},
-    "provider": {"log", "clock", "events", "_entries", "_index", "_last", "_place", "head", "start", "lost_fetch",
-                 "_fetches"},
+    "provider": {"log", "clock", "events", "_entries", "_index", "_chain", "_last", "_place", "head", "start",
+                 "lost_fetch", "_fetches"},
 }
 
 

@@ -68,8 +68,10 @@ class Provider:
         chain, self._index = _chain(entries, start)
         self.events = _stream(entries, chain, extra)
         self.head = max((e.position for e in self.events.values()), default=0)
-        #: event id -> the last chain index whose page carries it (absent: none does); per chain index, the place
-        self._last, self._place = self._places(chain)
+        #: per chain index, the place; event id -> the last chain index whose page carries it (absent: none does),
+        #: dropped once built: only :meth:`deliverable` needs it, in a run that leaves events unaccounted for
+        self._chain = chain
+        self._last, self._place = None, self._places(chain)[1]
 
     def _places(self, chain: list[str]) -> tuple[dict[str, int], list[int]]:
         """Each event's last chain index, and per chain index the highest position behind the cursor, or just
@@ -132,7 +134,11 @@ class Provider:
     def deliverable(self, event_id: str, cursor: str) -> bool:
         """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
         k = self._index.get(cursor)
-        return k is not None and self._last.get(event_id, -1) >= k
+        if k is None:
+            return False
+        if self._last is None:
+            self._last = self._places(self._chain)[0]
+        return self._last.get(event_id, -1) >= k
 
     def place(self, cursor: str | None) -> int:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
