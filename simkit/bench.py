@@ -14,6 +14,7 @@ from statistics import median
 import simpy
 
 from .checker import check
+from .collector import paused
 from .errors import SimkitError
 from .scenario import load, parse
 from .strategies import STRATEGIES
@@ -62,6 +63,21 @@ def events_per_s(events: int, faults: bool = False) -> float:
     return events / dt
 
 
+def phases(events: int) -> dict[str, float]:
+    """Where an ``events_per_s`` event's time goes: µs per event building the world (the provider, mostly),
+    running it, and checking it (the three steps of :func:`~simkit.world.simulate`)."""
+    sc = parse(generated(events))
+    with paused():
+        t0 = time.perf_counter()
+        world = World(sc, STRATEGIES["safe"], 0)
+        t1 = time.perf_counter()
+        world.run()
+        t2 = time.perf_counter()
+        check(world)
+        t3 = time.perf_counter()
+    return {"provider": (t1 - t0) / events * 1e6, "run": (t2 - t1) / events * 1e6, "checker": (t3 - t2) / events * 1e6}
+
+
 def checker_scaling(small: int) -> float:
     """Checker time at 10× the events over checker time at ``small`` events (linear ≈ 10)."""
     times = []
@@ -71,12 +87,29 @@ def checker_scaling(small: int) -> float:
     return times[1] / times[0]
 
 
-def peak_rss_mb(events: int) -> float:
-    """Peak resident memory of a run of ``events`` events, trace included, in a fresh child process."""
-    code = (f"import resource, simkit, simkit.bench as b; r = simkit.simulate(simkit.parse(b.generated({events})));"
-            "assert r.verdict.ok and len(r.trace); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return int(out.stdout.strip()) / 1024
+_RSS = """
+import resource, simkit, simkit.bench as b
+from simkit.checker import check
+from simkit.collector import paused
+from simkit.strategies import STRATEGIES
+def rss():      # resident now, in pages
+    return int(open("/proc/self/statm").read().split()[1])
+sc, page = simkit.parse(b.generated({events})), resource.getpagesize()
+with paused():  # what simulate() does, step by step
+    world = simkit.World(sc, STRATEGIES["safe"], 0); provider = rss()
+    world.run(); run = rss()
+    assert check(world).ok and len(world.trace)
+print(provider * page, run * page, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def peak_rss_mb(events: int) -> dict[str, float]:
+    """Resident memory (MB) of a run of ``events`` events, trace included, in a fresh child process: after the
+    world is built, after the run, and the peak (during the check)."""
+    out = subprocess.run([sys.executable, "-c", _RSS.format(events=events)], check=True, capture_output=True,
+                         text=True)
+    provider, run, peak = (int(x) / 2**20 for x in out.stdout.split())
+    return {"provider": provider, "run": run, "peak": peak}
 
 
 def explore_metrics(events: int) -> tuple[float, float, int]:
@@ -168,14 +201,18 @@ def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
     then the median of the ratios), so one noisy moment on a shared machine does not decide a figure."""
     rounds = [_round(sizes) for _ in range(repeat)]
     m = {k: round(median(r[k] for r in rounds), digits or None) for k, digits in DIGITS.items()}
-    m.update({"peak_rss_mb_1m": round(peak_rss_mb(sizes["rss_events"]), 1), "events": sizes["events"],
-              "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+    rss = peak_rss_mb(sizes["rss_events"])
+    m.update({"peak_rss_mb_1m": round(rss.pop("peak"), 1), "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
+              "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
+              "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
     return m
 
 
 def table(m: dict) -> str:
     lines = [f"{'measure':28} value"]
     for key, value in m.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
         if key != "cost":
             lines.append(f"{key:28} {value}")
     lines.append("")

@@ -20,6 +20,9 @@ def test_bench_quick_json(capsys):
     for key in FIELDS:
         assert key in m, key
     assert all(m[k] > 0 for k in FIELDS if k != "cost")
+    assert set(m["us_per_event"]) == {"provider", "run", "checker"} and all(v > 0 for v in m["us_per_event"].values())
+    after = m["rss_mb_1m_after"]
+    assert set(after) == {"provider", "run"} and 0 < after["provider"] <= after["run"] <= m["peak_rss_mb_1m"]
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
     assert safe["replayed_per_crash"] <= 10        # seed 000: at most a page of replay per crash (pages of 10)
