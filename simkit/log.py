@@ -136,7 +136,10 @@ class WriteLog(Log):
 
     def last(self) -> Checkpoint:
         """The checkpoint the last change left (``initial`` if none)."""
-        return Checkpoint(*(c[-1] for c in self.columns[4:])) if len(self) else self.initial
+        return self._after(-1) if len(self) else self.initial
+
+    def _after(self, i: int) -> Checkpoint:
+        return Checkpoint(*(c[i] for c in self.columns[4:]))
 
     def states(self):
         """The rows with ``before`` and ``after`` as plain ``(resume_cursor, applied_position,
@@ -152,8 +155,7 @@ class WriteLog(Log):
         if isinstance(i, slice):
             return list(self)[i]
         i = range(len(self))[i]
-        before = self.initial if i == 0 else Checkpoint(*(c[i - 1] for c in self.columns[4:]))
-        return (*(c[i] for c in self.columns[:4]), before, Checkpoint(*(c[i] for c in self.columns[4:])))
+        return (*(c[i] for c in self.columns[:4]), self.initial if i == 0 else self._after(i - 1), self._after(i))
 
 
 def write_states(writes):
