@@ -63,19 +63,28 @@ def events_per_s(events: int, faults: bool = False) -> float:
     return events / dt
 
 
-def phases(events: int) -> dict[str, float]:
-    """Where an ``events_per_s`` event's time goes: µs per event building the world (the provider, mostly),
-    running it, and checking it (the three steps of :func:`~simkit.world.simulate`)."""
+def in_steps(events: int, measure) -> dict[str, float]:
+    """What :func:`~simkit.world.simulate` does with ``safe`` on the benchmark's scenario, one step at a time:
+    ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it (``run``) and
+    checking it (``checker``)."""
     sc = parse(generated(events))
     with paused():
-        t0 = time.perf_counter()
+        marks = {"start": measure()}
         world = World(sc, STRATEGIES["safe"], 0)
-        t1 = time.perf_counter()
+        marks["provider"] = measure()
         world.run()
-        t2 = time.perf_counter()
-        check(world)
-        t3 = time.perf_counter()
-    return {"provider": (t1 - t0) / events * 1e6, "run": (t2 - t1) / events * 1e6, "checker": (t3 - t2) / events * 1e6}
+        marks["run"] = measure()
+        verdict = check(world)
+        marks["checker"] = measure()
+    assert verdict.ok and len(world.trace)
+    return marks
+
+
+def phases(events: int) -> dict[str, float]:
+    """Where an ``events_per_s`` event's time goes: µs per event in each step of :func:`in_steps`."""
+    marks = in_steps(events, time.perf_counter)
+    steps = list(marks)
+    return {step: (marks[step] - marks[before]) / events * 1e6 for before, step in zip(steps, steps[1:])}
 
 
 def checker_scaling(small: int, rounds: int = 5) -> float:
@@ -90,18 +99,11 @@ def checker_scaling(small: int, rounds: int = 5) -> float:
 
 
 _RSS = """
-import resource, simkit, simkit.bench as b
-from simkit.checker import check
-from simkit.collector import paused
-from simkit.strategies import STRATEGIES
-def rss():      # resident now, in pages
-    return int(open("/proc/self/statm").read().split()[1])
-sc, page = simkit.parse(b.generated({events})), resource.getpagesize()
-with paused():  # what simulate() does, step by step
-    world = simkit.World(sc, STRATEGIES["safe"], 0); provider = rss()
-    world.run(); run = rss()
-    assert check(world).ok and len(world.trace)
-print(provider * page, run * page, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+import resource, simkit.bench as b
+def rss():      # resident now, in bytes
+    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+marks = b.in_steps({events}, rss)
+print(marks["provider"], marks["run"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
 """
 
 
