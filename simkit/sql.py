@@ -3,9 +3,10 @@ implement its steps 1, 4 and 5 (executed by :class:`simkit.sqlite_store.SQLiteSt
 
 Every write runs inside ``BEGIN IMMEDIATE ... COMMIT`` (the receipt lookup reads one snapshot inside a plain
 ``BEGIN``) on a database in WAL mode with ``synchronous = FULL`` (a simulated run, which no power cut can hit,
-turns it ``OFF``). ``LOAD`` uses ``RETURNING`` (SQLite 3.35 or newer). Named parameters (``:seq``, ``:time``, ``:worker``) stamp each durable write with the
-run's clock, so that the checker can order it against the provider's and the sink's logs. ``time`` columns carry
-no declared type: a value comes back exactly as the clock gave it (an int stays an int).
+turns it ``OFF``). ``LOAD`` uses ``RETURNING`` (SQLite 3.35 or newer). Named parameters (``:seq``, ``:time``,
+``:worker``) stamp each durable write with the run's clock, so that the checker can order it against the
+provider's and the sink's logs. ``time`` columns carry no declared type: a value comes back exactly as the clock
+gave it (an int stays an int).
 
 Ground truth is kept by the database itself: a trigger copies every checkpoint change, before and after, into
 ``checkpoint_history`` in the same transaction; another copies every receipt into ``receipt_log``. A worker
