@@ -192,13 +192,21 @@ def shot(box, name: str):
     box.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), clip=box.bounding_box())
 
 
-def test_explorer_redraws_for_a_new_crash_position_and_strategy(lab, browser):
-    page = open_and_run_all(browser, lab, "01_two_kinds_of_progress.ipynb")
+def first_drawing(browser, lab, notebook: str, label: str, source: str, name: str):
+    """Open ``notebook``, run it all without an error, and find its widget (see :func:`widget_with`); returns
+    the page, the widget and what it first shows, screenshot as ``<name>-before``."""
+    page = open_and_run_all(browser, lab, notebook)
     assert_no_errors(page)
-    box = widget_with(page, "crash at", "widgets.explorer()")
+    box = widget_with(page, label, source)
     before = settled(box)
+    shot(box, f"{name}-before")
+    return page, box, before
+
+
+def test_explorer_redraws_for_a_new_crash_position_and_strategy(lab, browser):
+    page, box, before = first_drawing(browser, lab, "01_two_kinds_of_progress.ipynb", "crash at",
+                                      "widgets.explorer()", "explorer")
     assert "crash: before_event_commit at e70 (position 70)" in before[0]
-    shot(box, "explorer-before")
     readout = box.locator(".widget-slider", has=page.locator("label", has_text="at position")).locator(
         ".widget-readout")
     readout.click()
@@ -217,12 +225,9 @@ def test_explorer_redraws_for_a_new_crash_position_and_strategy(lab, browser):
 
 
 def test_comparison_redraws_for_another_shortcut(lab, browser):
-    page = open_and_run_all(browser, lab, "04_unsafe_shortcuts.ipynb")
-    assert_no_errors(page)
-    box = widget_with(page, "shortcut", "widgets.comparison(")
-    before = settled(box)
+    page, box, before = first_drawing(browser, lab, "04_unsafe_shortcuts.ipynb", "shortcut", "widgets.comparison(",
+                                      "comparison")
     assert "watermark_only_dedup" in before[0]
-    shot(box, "comparison-before")
     choose(box, "shortcut", "in_memory_quarantine")
     after = wait_changed(box, before)
     assert "in_memory_quarantine" in after[0] and "watermark_only_dedup" not in after[0]
