@@ -63,6 +63,54 @@ def events_per_s(events: int, faults: bool = False) -> float:
     return events / dt
 
 
+def ideal_events_per_s(events: int, page_size: int = 100) -> float:
+    """The same work with everything but its bare minimum taken away: the ceiling on ``events_per_s``.
+
+    Per event, only what no design keeping per-event ground truth can skip, in plain lists, tuples and dicts:
+    draw its behaviour and build its id (the provider), test for a replay, then keep a receipt, an effect, a
+    checkpoint write and a trace row (the run; no consumer, no requests, no SimPy), and one pass of a checker
+    over those logs. Divided by ``simpy_steps_per_s`` it bounds what ``ratio`` any core written in Python could
+    reach on this machine now.
+    """
+    import random
+
+    def provider():
+        rng, poison = random.Random(0), 0.0        # a behaviour drawn per event, at the benchmark's rate of none
+        stream = [(f"e{p}", p, "poison" if rng.random() < poison else "ok") for p in range(10, 10 * events + 1, 10)]
+        return [stream[i:i + page_size] for i in range(0, events, page_size)], {e[0]: e for e in stream}
+
+    def run(pages):
+        receipts, id_at, effect_count, receipt_log, effects, writes, seq, now = {}, {}, {}, [], [], [], 0, 0.0
+        trace = [[] for _ in range(10)]
+        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 = (column.append for column in trace)
+        for page in pages:
+            for eid, pos, _behavior in page:
+                if eid in receipts:
+                    continue
+                seq, now = seq + 1, now + 1.0
+                effects.append((seq, now, 1, eid))
+                effect_count[eid] = effect_count.get(eid, 0) + 1
+                receipts[eid], id_at[pos] = "applied", eid
+                receipt_log.append((seq, now, 1, eid, "applied"))
+                writes.append((seq, now, 1, "commit", "c", pos, 0))
+                t0(now), t1(1), t2("commit"), t3(eid), t4(pos), t5("c"), t6(0), t7(pos), t8(0), t9("applied")
+        return receipt_log, effects
+
+    def checker(ids, receipt_log, effects):
+        first = {}
+        for seq, _t, _w, eid in effects:
+            first.setdefault(eid, seq)
+        since = {eid: max(seq, first[eid]) for seq, _t, _w, eid, _o in receipt_log if eid in first}
+        return [eid for eid in ids if eid not in since]
+
+    with paused():
+        dt, (pages, ids) = _timed(provider)
+        dt_run, logs = _timed(lambda: run(pages))
+        dt_check, lost = _timed(lambda: checker(ids, *logs))
+    assert not lost
+    return events / (dt + dt_run + dt_check)
+
+
 def in_steps(events: int, measure) -> dict[str, float]:
     """What :func:`~simkit.world.simulate` does with ``safe`` on the benchmark's scenario, one step at a time:
     ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it (``run``) and
@@ -191,15 +239,17 @@ def _round(sizes: dict) -> dict:
     base = simpy_steps_per_s(sizes["simpy_steps"])
     eps = events_per_s(sizes["events"])
     eps_faults = events_per_s(sizes["events"], faults=True)
+    ideal = ideal_events_per_s(sizes["events"])
     sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
     sweep, cpu = sweep_scaling(sizes["sweep_seeds"]), cpu_scaling(sizes["spin"])
     return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
+            "ratio_ceiling": ideal / base,
             "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
             "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
             "checker_scaling": checker_scaling(sizes["checker_small"])}
 
 
-DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3,
+DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "ratio_ceiling": 3,
           "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
           "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2}
 

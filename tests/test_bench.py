@@ -9,7 +9,7 @@ import simkit
 from simkit.cli import main
 from simkit.explore import _run, fault_free
 
-FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "explore_schedules_per_s",
+FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "ratio_ceiling", "explore_schedules_per_s",
           "explore_overhead", "sweep_scaling", "cpu_scaling", "sweep_efficiency", "peak_rss_mb_1m", "checker_scaling", "cost")
 
 
