@@ -17,6 +17,15 @@ def _broken(v) -> str:
     return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(kinds)])) or "-"
 
 
+def _settlement(v) -> str:
+    """Seed 001's settlement violations, beside the invariants, when there are any (they too make a run not ok)."""
+    found = getattr(v, "settlement_violations", [])
+    if not found:
+        return ""
+    kinds = sorted({x["kind"] for x in found})
+    return f"   settlement violations: {len(found)} ({', '.join(kinds)})"
+
+
 def verdict_row(run) -> tuple[str, ...]:
     v = run.verdict
     return (run.strategy, "yes" if v.ok else "NO", _ids(v.lost), _ids(v.duplicated), str(v.regressions),
@@ -40,8 +49,8 @@ def run_summary(run) -> str:
     lines = [
         f"{run.scenario} · {run.strategy}{settlement} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
         f"  lost: {_ids(v.lost, 10)}   duplicated: {_ids(v.duplicated, 10)}   regressions: {v.regressions}",
-        f"  invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}   halted: {v.halted or 'no'}"
-        f"   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
+        f"  invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}{_settlement(v)}"
+        f"   halted: {v.halted or 'no'}   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
         f"  final checkpoint: {d['final_checkpoint']}   crashes: {d['crashes']}   fetches: {d['fetches']}"
         f"   effects: {d['effects']}",
     ]

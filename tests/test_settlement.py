@@ -405,3 +405,13 @@ def test_settled_runs_are_deterministic():
         for policy in POLICIES:
             a = simkit.simulate(simkit.load(name), settlement=policy).trace.digest()
             assert simkit.simulate(simkit.load(name), settlement=policy).trace.digest() == a
+
+
+def test_the_run_summary_names_settlement_violations_beside_the_invariants(capsys):
+    """A run that breaks no invariant but a settlement is NOT ok; the summary says why on the same line."""
+    assert main(["run", "late_response", "--settlement", "last_write_wins"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("NOT ok")
+    assert "invariants broken: none   settlement violations: 1 (committed_downgraded)" in out[2]
+    assert main(["run", "late_response"]) == 0
+    assert "settlement violations" not in capsys.readouterr().out
