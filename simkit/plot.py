@@ -24,6 +24,12 @@ FATE_COLORS = {
 CURSOR, APPLIED, TRUTH, GAP, LOST_RED, DUP_ORANGE, QUARANTINE, PAUSE = (
     "#1f77b4", "#2ca02c", "black", "#d62728", "#d62728", "#f28e2b", "#8c6bb1", "#9467bd")
 
+#: The z-order of crash and lost-event marks: above the lines, beneath every other mark (drawn at 3), which
+#: shows on top of them, e.g. the commit at a crash or the page barrier that passed a lost event.
+BENEATH = 2.5
+#: A label's background: lines and marks behind it do not run through the text.
+LABEL_BOX = dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85)
+
 #: Crashes and lost events are labelled in the figure when there are at most this many of them.
 ANNOTATE_AT_MOST = 4
 
@@ -157,16 +163,19 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
          dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE), "quarantine decided (in memory)"),
         (df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)], "position",
          dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE), "non-terminal outcome"),
-        (df[df.step == "barrier"], "cursor_place", dict(marker="^", s=60, color=CURSOR), "page barrier"),
+        (df[df.step == "barrier"], "cursor_place",
+         dict(marker="^", s=70, color=CURSOR, edgecolors="white", linewidths=0.8), "page barrier"),
         (df[df.step == "barrier_rejected"], "applied_position", dict(marker="v", s=60, color="#7f7f7f"),
          "rejected barrier (stale attempt)"),
         (regress, "cursor_place", dict(marker="v", s=110, facecolors="none", edgecolors=GAP, linewidths=1.8),
          "checkpoint regression"),
-        (df[df.step == "crash"], "applied_position", dict(marker="X", s=90, color="black"), "crash"),
+        # beneath the other marks and larger than them: a commit or barrier at the crash shows on top of it
+        (df[df.step == "crash"], "applied_position", dict(marker="X", s=130, color="black", zorder=BENEATH),
+         "crash"),
     ]
     for rows, column, style, label in marks:
         if len(rows):
-            ax.scatter(rows.time, rows[column], zorder=3, label=label, **style)
+            ax.scatter(rows.time, rows[column], **{"zorder": 3, **style}, label=label)
 
     spans, paused = [], {}
     for row in df[df.step.isin(["pause", "resume"])].itertuples():
@@ -182,8 +191,9 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
     events = world.provider.events
     lost = lost_at(world, run.verdict)
     if lost:
-        ax.scatter(list(lost.values()), [events[e].position for e in lost], marker="x", s=80, color=LOST_RED,
-                   linewidths=2.5, zorder=5, label="lost event (when it became unreachable)")
+        # beneath the other marks and larger: the page barrier that passed the event shows inside the cross
+        ax.scatter(list(lost.values()), [events[e].position for e in lost], marker="x", s=200, color=LOST_RED,
+                   linewidths=2.2, zorder=BENEATH, label="lost event (when it became unreachable)")
     seen, dup = {}, []
     for _seq, time, _worker, eid in world.sink.effects:
         seen[eid] = seen.get(eid, 0) + 1
@@ -199,8 +209,8 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
         def label(text, x, y, dy, **style):
             """Label a mark to its right, or to its left near the right edge."""
             right = x > 0.8 * span
-            ax.annotate(text, (x, y), xytext=(-8 if right else 8, dy), textcoords="offset points",
-                        ha="right" if right else "left", **style)
+            ax.annotate(text, (x, y), xytext=(-10 if right else 10, dy), textcoords="offset points",
+                        ha="right" if right else "left", zorder=6, bbox=LABEL_BOX, **style)
 
         crashes = df[df.step == "crash"]
         if 0 < len(crashes) <= ANNOTATE_AT_MOST:

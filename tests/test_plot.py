@@ -58,6 +58,28 @@ def test_persist_token_on_fetch_timeline_shows_the_cursor_jumping_ahead_and_the_
     assert plot.durable_prefix(r) == ([0.0, 2.0], [105, 106])
 
 
+def scatter(ax, label):
+    (found,) = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_label() == label]
+    return found
+
+
+def test_a_crash_or_a_lost_event_does_not_hide_the_mark_at_the_same_spot(ax):
+    """persist_token_on_fetch: the barrier to C8 passes e107 at (1.5, 107), where e107 is marked lost; the crash
+    at (2.0, 106) falls on e106's commit. The crash and lost marks lie beneath the others and are larger, so the
+    barrier and the commit show on top of them; labels sit on a background box, so no line runs through them."""
+    plot.timeline(ax, run("shortcut_persist_token_on_fetch", "persist_token_on_fetch"))
+    barrier, commit = scatter(ax, "page barrier"), scatter(ax, "event commit (receipt + applied_position)")
+    crash, lost = scatter(ax, "crash"), scatter(ax, LOST)
+    assert points(ax, "page barrier") == points(ax, LOST) == [(1.5, 107.0)]
+    assert (2.0, 106.0) in points(ax, "event commit (receipt + applied_position)")
+    assert points(ax, "crash") == [(2.0, 106.0)]
+    assert lost.get_zorder() < barrier.get_zorder() and lost.get_sizes()[0] > barrier.get_sizes()[0]
+    assert crash.get_zorder() < commit.get_zorder() and crash.get_sizes()[0] > commit.get_sizes()[0]
+    labelled = {t.get_text(): t for t in ax.texts}
+    assert {"e107 lost", "crash before_event_commit (e107)"} <= set(labelled)
+    assert all(t.get_bbox_patch() is not None and t.get_zorder() > 3 for t in labelled.values())
+
+
 @pytest.mark.parametrize("name", ["retry_walkthrough", "quarantine_boundary", "gauntlet", "default"])
 def test_safe_never_opens_the_gap(ax, name):
     """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable outcome."""
