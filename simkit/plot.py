@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from matplotlib.artist import Artist
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
@@ -258,26 +259,62 @@ def compare(axes, runs, titles=None, annotate: bool = True):
     return axes
 
 
+class _FitLabels(Artist):
+    """Sizes the fates grid's position labels to its cells when the figure is drawn (after any layout engine
+    has placed the Axes): as large as fits, at most ``largest`` points; below :data:`SMALLEST_LABEL` the labels
+    are hidden and the x label says what the grid shows instead."""
+
+    def __init__(self, texts, chars: int, largest: float, labelled: str, unlabelled: str):
+        super().__init__()
+        self.texts, self.chars, self.largest = texts, chars, largest
+        self.labelled, self.unlabelled = labelled, unlabelled
+        self.set_in_layout(False)
+        self.set_zorder(0)                    # drawn before the labels it sizes
+
+    def draw(self, renderer):
+        ax = self.axes
+        (x0, y0), (x1, y1) = ax.transData.transform([(0, 0), (CELL, CELL)])
+        cell = min(abs(x1 - x0), abs(y1 - y0)) / renderer.points_to_pixels(1.0)       # in points
+        size = min(self.largest, 0.85 * cell / (0.62 * self.chars), 0.6 * cell)
+        for t in self.texts:
+            t.set_fontsize(size)
+            t.set_visible(size >= SMALLEST_LABEL)
+        ax.xaxis.label.set_text(self.labelled if size >= SMALLEST_LABEL else self.unlabelled)
+
+
+#: A fates cell's side (the grid's pitch is 1), and the smallest position label drawn in it, in points.
+CELL, SMALLEST_LABEL = 0.92, 4.5
+
+
 def fates(ax, run, columns: int = 20, title: str | None = None):
-    """One cell per event in source order, coloured by its fate in ground truth."""
+    """One cell per event in source order, coloured by its fate in ground truth, labelled with its position in a
+    font sized to the cells as drawn (when they are too small for any, the x label gives the positions' range).
+    The grid sits at the top of its Axes: room the layout leaves over goes below it."""
     world = run.world
     fate = event_fates(world, run.verdict)
     ids = sorted(fate, key=lambda e: world.provider.events[e].position)
     columns = max(1, min(columns, len(ids)))
-    fontsize = 9 if len(ids) <= 20 else 7
+    texts = []
     for i, eid in enumerate(ids):
         r, c = divmod(i, columns)
-        ax.add_patch(Rectangle((c, -r - 1), 0.92, 0.92, color=FATE_COLORS[fate[eid]]))
-        if len(ids) <= 80:
-            ax.text(c + 0.46, -r - 0.54, str(world.provider.events[eid].position), ha="center", va="center",
-                    fontsize=fontsize, color="white" if fate[eid] in ("lost", "quarantined", "applied once") else "black")
+        ax.add_patch(Rectangle((c, -r - 1), CELL, CELL, color=FATE_COLORS[fate[eid]]))
+        texts.append(ax.text(c + CELL / 2, -r - 1 + CELL / 2, str(world.provider.events[eid].position),
+                             ha="center", va="center",
+                             color="white" if fate[eid] in ("lost", "quarantined", "applied once") else "black"))
     rows = -(-len(ids) // columns)
     ax.set_xlim(0, columns)
     ax.set_ylim(-rows - 0.1, 0.1)
     ax.set_aspect("equal")
+    ax.set_anchor("N")
     ax.set_xticks([])
     ax.set_yticks([])
-    ax.set_xlabel("events in source order (label: position)")
+    positions = [world.provider.events[e].position for e in ids]
+    labelled = "events in source order (label: position)"
+    unlabelled = f"events in source order (positions {positions[0]}–{positions[-1]})" if ids else labelled
+    ax.set_xlabel(labelled)
+    if texts:
+        ax.add_artist(_FitLabels(texts, max(len(t.get_text()) for t in texts), 9 if len(ids) <= 20 else 8,
+                                 labelled, unlabelled))
     ax.set_ylabel(f"{columns} per row" if rows > 1 else "")
     ax.set_title(title or f"{run.strategy} on {run.scenario}: event fates")
     present = [f for f in FATES if f in fate.values()]

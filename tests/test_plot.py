@@ -147,6 +147,24 @@ def test_fates_colour_one_cell_per_event(ax):
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["applied once", "lost"]
 
 
+def test_fates_label_every_cell_in_a_font_fitted_to_the_cells_as_drawn():
+    """gauntlet's 86 events in 20 columns (notebook 04): every cell still reads its position, e.g. the lost e112;
+    when the cells are too small for any label, the x label gives the positions' range instead."""
+    r = run("gauntlet", "watermark_only_dedup")
+    fig, ax = plt.subplots(figsize=(6.5, 2.4), layout="constrained")
+    plot.fates(ax, r, title="event fates")
+    fig.canvas.draw()
+    texts = {t.get_text(): t for t in ax.texts}
+    assert len(texts) == len(r.world.provider.events) > 80 and "112" in texts
+    assert all(t.get_visible() and 4.5 <= t.get_fontsize() <= 8 for t in texts.values())
+    assert ax.get_xlabel() == "events in source order (label: position)"
+    fig.set_size_inches(2.5, 1.2)
+    fig.canvas.draw()
+    assert not any(t.get_visible() for t in ax.texts)
+    assert ax.get_xlabel() == "events in source order (positions 10–800)"
+    plt.close(fig)
+
+
 def test_compare_shares_the_position_scale_and_one_legend():
     sc = simkit.load("shortcut_persist_token_on_fetch")
     runs = [simkit.simulate(sc, simkit.resolve(s)) for s in ("safe", "persist_token_on_fetch")]
