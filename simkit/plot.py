@@ -327,24 +327,32 @@ def crash_matrix(ax, table, schedules=None, title: str | None = None, label: str
     """A heatmap of crash point (rows) × strategy (columns): how many single-crash schedules violate.
 
     ``table`` is a pandas DataFrame indexed by crash point with one column per strategy. ``schedules``, a frame
-    of the same shape, is how many single-crash schedules were run in each cell: cells read ``violating/run``,
-    and a cell with none run (the strategy never passes that point) is grey and reads ``not reached``.
+    of the same shape, is how many single-crash schedules were run in each cell: cells read ``violating/run`` and
+    are coloured by that share (0–100 %, so 2/2 is as dark as 3/3), and a cell with none run (the strategy never
+    passes that point) is grey and reads ``not reached``. Without ``schedules`` the colour is the count itself.
+    ``label`` names what is counted; the colour bar says whether it shows a share or a count of it.
     """
     import matplotlib
     import numpy as np
+    from matplotlib.ticker import PercentFormatter
 
     values = table.to_numpy(dtype=float)
-    runs = None if schedules is None else schedules.reindex(index=table.index, columns=table.columns).to_numpy()
-    shown = np.ma.masked_where(np.zeros_like(values, dtype=bool) if runs is None else runs == 0, values)
+    runs = None if schedules is None else schedules.reindex(index=table.index, columns=table.columns).to_numpy(
+        dtype=float)
+    if runs is None:
+        shade, top = values, max(1.0, float(np.nanmax(values)) if values.size else 1.0)
+        shown = np.ma.masked_invalid(shade)
+    else:
+        shade, top = np.divide(values, runs, out=np.zeros_like(values), where=runs > 0), 1.0
+        shown = np.ma.masked_where(runs == 0, shade)
     cmap = matplotlib.colormaps["Reds"].with_extremes(bad="#e0e0e0")
-    top = max(1.0, float(np.nanmax(values)) if values.size else 1.0)
     image = ax.imshow(shown, cmap=cmap, vmin=0, vmax=top, aspect="auto")
     for (r, c), v in np.ndenumerate(values):
         if runs is not None and runs[r, c] == 0:
             text, color = "not\nreached", "#616161"
         else:
             text = f"{v:g}" if runs is None else f"{v:g}/{runs[r, c]:g}"
-            color = "white" if v > 0.6 * top else "black"
+            color = "white" if shade[r, c] > 0.6 * top else "black"
         ax.text(c, r, text, ha="center", va="center", fontsize=8, color=color)
     ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=35, ha="right")
     ax.set_yticks(range(len(table.index)), [str(i) for i in table.index])
@@ -352,8 +360,12 @@ def crash_matrix(ax, table, schedules=None, title: str | None = None, label: str
     ax.set_ylabel("crash point")
     ax.set_title(title or "crash matrix: one crash at every pass of every crash point")
     bar = ax.figure.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    bar.set_label(label)
-    bar.locator = MaxNLocator(integer=True)
+    if runs is None:
+        bar.set_label(label)
+        bar.locator = MaxNLocator(integer=True)
+    else:
+        bar.set_label(f"{label}\n(share of the schedules run in the cell)")
+        bar.formatter = PercentFormatter(1.0)
     bar.update_ticks()
     return ax
 

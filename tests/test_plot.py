@@ -194,7 +194,23 @@ def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     (image,) = ax.images
     assert image.get_array().mask.tolist() == [[False, False], [False, True]]
     colorbar_ax = [a for a in ax.figure.axes if a is not ax]
-    assert colorbar_ax and colorbar_ax[0].get_ylabel() == "violating single-crash schedules"
+    assert colorbar_ax and colorbar_ax[0].get_ylabel().startswith("violating single-crash schedules\n(share")
+
+
+def test_crash_matrix_colours_each_cell_by_the_share_of_its_schedules_that_violate(ax):
+    """2/2 is every schedule, as dark as 3/3, darker than 2/3; the colour bar runs from 0 to 100 %."""
+    import pandas as pd
+
+    table = pd.DataFrame({"a": [2, 3], "b": [2, 0]}, index=["p", "q"])
+    schedules = pd.DataFrame({"a": [2, 3], "b": [3, 3]}, index=["p", "q"])
+    plot.crash_matrix(ax, table, schedules)
+    (image,) = ax.images
+    assert image.get_array().tolist() == [[1.0, pytest.approx(2 / 3)], [1.0, 0.0]]
+    assert image.get_clim() == (0, 1.0)
+    ax.figure.canvas.draw()
+    (bar,) = [a for a in ax.figure.axes if a is not ax]
+    ticks = [t.get_text() for t in bar.get_yticklabels()]
+    assert ticks[0] == "0%" and ticks[-1] == "100%"
 
 
 def sweep_table(runs):
