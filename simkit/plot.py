@@ -416,7 +416,8 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     tick at every rate swept; ``xscale="linear"`` for a plain one. ``safe`` is black and drawn on top; the other
     strategies differ in colour and in hollow marker, so curves that coincide (at 0 or at 100 %) stay visible.
     Each line is labelled with its strategy, and a curve that coincides with one drawn before says so in its label
-    (``"compare_tokens (= max_position_watermark)"``); each band's gid is ``"wilson <strategy>"``.
+    (``"compare_tokens (same curve as max_position_watermark)"``: the same share on this metric, nothing more; a
+    strategy on the ``safe`` curve can still fail otherwise); each band's gid is ``"wilson <strategy>"``.
     """
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, PercentFormatter
@@ -430,7 +431,7 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     for i, strategy in enumerate(strategies):
         s = shares[shares["strategy"] == strategy]
         curve = tuple(zip(s["crash_rate"], s["share"]))
-        label = strategy if curve not in drawn else f"{strategy} (= {drawn[curve]})"
+        label = strategy if curve not in drawn else f"{strategy} (same curve as {drawn[curve]})"
         drawn.setdefault(curve, strategy)
         color = colors.get(strategy) or colors.setdefault(strategy, next(extra))
         safe = strategy == "safe"

@@ -285,7 +285,7 @@ def test_sweep_curves_plot_the_duplicated_share_on_request(ax):
 def test_sweep_curves_tell_eight_strategies_apart_and_draw_safe_on_top(ax):
     table = sweep_table([(s, rate, 0, 0) for s in simkit.STRATEGIES for rate in (0.0, 0.002, 0.05)])
     plot.sweep_curves(ax, table)
-    labels = ["safe"] + [f"{s} (= safe)" for s in list(simkit.STRATEGIES)[1:]]    # all eight curves coincide at 0
+    labels = ["safe"] + [f"{s} (same curve as safe)" for s in list(simkit.STRATEGIES)[1:]]  # all eight coincide at 0
     assert legend_texts(ax) == [*labels, "95% Wilson interval"]
     lines = [line(ax, label) for label in labels]
     colors = {matplotlib.colors.to_hex(x.get_color()) for x in lines}
