@@ -21,6 +21,7 @@ Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost
 """
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from pathlib import Path
@@ -93,9 +94,44 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
         sc.generate = _generate(c, c.get(data, "generate", dict, {}))
     sc.events = _events(c, c.get(data, "events", list, []))
     sc.faults = tuple(parse_fault(c, f, f"faults[{i}]") for i, f in enumerate(c.get(data, "faults", list, [])))
+    _targets(c, sc)
     sc.random_faults = _random_faults(c, c.get(data, "random_faults", dict, {}))
     sc.rotate_at = _auth(c, c.get(data, "auth", dict, {}))
     return sc
+
+
+def _targets(c: "_Checker", sc: Scenario) -> None:
+    """Every ``[[events]]`` entry and fault names a position of the stream and a worker of the run: one that
+    names neither would be accepted and never take effect."""
+    where = {pos: f"events[{i}]" for i, pos in enumerate(sc.events)}
+    for pos in sc.events:
+        if (problem := _no_position(sc, pos)) is not None:
+            c.fail(f"{where[pos]}.position", problem)
+    for i, f in enumerate(sc.faults):
+        if f.worker > sc.workers:
+            c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
+        if f.position is not None and (problem := _no_position(sc, f.position)) is not None:
+            c.fail(f"faults[{i}].position", problem)
+
+
+def _no_position(sc: Scenario, pos: int) -> str | None:
+    """Why no event of the stream can have position ``pos``, or ``None`` if one can.
+
+    Scripted: the positions the pages carry, plus ``[initial] receipts`` (the provider adds those events).
+    Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
+    them, below the last one (see :func:`simkit.provider._arrivals`), at positions that depend on the seed.
+    """
+    if sc.pages is not None:
+        if pos in sc.initial.receipts or any(pos in p["positions"] for p in sc.pages):
+            return None
+        return f"no page carries position {pos}"
+    top = 10 * sc.generate["events"]
+    if not 1 <= pos <= top:
+        return f"position {pos} is outside the generated stream (1..{top} for events = {sc.generate['events']})"
+    if pos % 10 and not sc.generate["backfill"]:
+        return (f"position {pos} is not in the generated stream: with backfill = 0 its positions are "
+                f"10, 20, ..., {top}")
+    return None
 
 
 def _auth(c: "_Checker", t: dict) -> tuple[float, ...]:
@@ -103,7 +139,10 @@ def _auth(c: "_Checker", t: dict) -> tuple[float, ...]:
     c.only(t, ("rotate_at",), "auth")
     times = c.get(t, "rotate_at", list, [], where="auth")
     for i, x in enumerate(times):
-        if not isinstance(x, (int, float)) or isinstance(x, bool) or x < 0:
+        if not isinstance(x, (int, float)) or isinstance(x, bool):
+            c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
+        c.finite("auth.rotate_at", x)
+        if x < 0:
             c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
         if i and x <= times[i - 1]:
             c.fail("auth.rotate_at", f"times must increase, got {x!r} after {times[i - 1]!r}")
@@ -126,13 +165,26 @@ class _Checker:
         value = table[key]
         ok = isinstance(value, typ) and not (typ in (int, float) and isinstance(value, bool))
         if typ is float and isinstance(value, int) and not isinstance(value, bool):
-            value, ok = float(value), True
+            try:
+                value, ok = float(value), True
+            except OverflowError:
+                self.fail(full, f"must be finite, got an integer of {len(str(value))} digits")
         if not ok:
             name = {dict: "table", list: "array"}.get(typ, typ.__name__)
             self.fail(full, f"expected {name}, got {type(value).__name__} {value!r}")
+        if typ is float:
+            self.finite(full, value)
         if minimum is not None and value < minimum:
             self.fail(full, f"must be at least {minimum}, got {value!r}")
         return value
+
+    def finite(self, key: str, value: float):
+        """A number that can be compared and scheduled: ``nan`` compares false with everything (a run
+        with it ends early and reads as a false verdict); ``inf`` never arrives (a run with it may never end)."""
+        if math.isnan(value):
+            self.fail(key, "expected a number, got nan")
+        if math.isinf(value):
+            self.fail(key, f"must be finite, got {value!r}")
 
     def choice(self, table, key, choices, default, *, where=""):
         value = self.get(table, key, str, default, where=where)
@@ -226,6 +278,9 @@ def _events(c: _Checker, events: list) -> dict[int, EventSpec]:
             c.fail(where, "expected a table")
         c.only(e, ("position", "behavior", "failures", "resolve_after", "resolution", "release_after"), where)
         pos = c.get(e, "position", int, where=where, required=True)
+        if pos in out:
+            first = list(out).index(pos)
+            c.fail(f"{where}.position", f"duplicate position {pos} (events[{first}] already gives it)")
         out[pos] = EventSpec(
             behavior=c.choice(e, "behavior", BEHAVIORS, "ok", where=where),
             failures=c.get(e, "failures", int, 1, where=where, minimum=0),

@@ -1,0 +1,100 @@
+"""Scenario values that parse but could never mean anything (CONTRACT §5): ``nan`` and ``inf`` numbers, faults on
+a worker or position that does not exist, two ``[[events]]`` for one position. Each is one line naming the file,
+the key and the problem, exit status 2, and nothing written."""
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+import simkit
+from simkit.cli import main
+
+PAGES = """
+[[pages]]
+cursor = "C1"
+positions = [1, 2]
+next_cursor = "C2"
+[[pages]]
+cursor = "C2"
+positions = []
+next_cursor = "C2"
+"""
+SPIN = """
+[[pages]]
+cursor = "C5"
+positions = [1, 2]
+next_cursor = "C5"
+"""
+GENERATE = "[generate]\nevents = 4\n"
+CRASH = "[[faults]]\nkind = 'crash'\npoint = 'before_event_commit'\n"
+
+BAD = {
+    # nan compares false with everything: the run ended at once and read "NOT ok ... completed: no", exit 0
+    "nan latency": (PAGES + "[timing]\ncommit_latency = nan\n",
+                    "key 'timing.commit_latency': expected a number, got nan"),
+    "nan time limit": (PAGES + "[timing]\ntime_limit = nan\n", "key 'timing.time_limit': expected a number, got nan"),
+    "nan pause": (PAGES + "[[faults]]\nkind = 'pause'\npoint = 'after_fetch'\nduration = nan\n",
+                  "key 'faults[0].duration': expected a number, got nan"),
+    "nan pause_duration": (PAGES + "[random_faults]\npause = 0.1\npause_duration = nan\n",
+                           "key 'random_faults.pause_duration': expected a number, got nan"),
+    "nan rate": (GENERATE + "overlap = nan\n", "key 'generate.overlap': expected a number, got nan"),
+    "nan rotation": (PAGES + "[auth]\nrotate_at = [5.0, nan]\n", "key 'auth.rotate_at': expected a number, got nan"),
+    # inf: a page that never advances ran forever
+    "inf time limit": (SPIN + "[timing]\ntime_limit = inf\n", "key 'timing.time_limit': must be finite, got inf"),
+    "inf delay": (PAGES + "[[faults]]\nkind = 'late_reply'\ndelay = inf\n",
+                  "key 'faults[0].delay': must be finite, got inf"),
+    "huge integer": (PAGES + "[timing]\ntime_limit = 1" + "0" * 400 + "\n",
+                     "key 'timing.time_limit': must be finite, got an integer of 401 digits"),
+    # accepted, and never took effect
+    "fault on a missing worker": (PAGES + CRASH + "worker = 5\n",
+                                  "key 'faults[0].worker': no worker 5: the scenario has workers = 1"),
+    "fault at a missing position": (PAGES + CRASH + "position = 99\n",
+                                    "key 'faults[0].position': no page carries position 99"),
+    "event at a missing position": (PAGES + "[[events]]\nposition = 99\nbehavior = 'poison'\n",
+                                    "key 'events[0].position': no page carries position 99"),
+    "duplicate event position": (PAGES + "[[events]]\nposition = 1\nbehavior = 'poison'\n"
+                                 "[[events]]\nposition = 1\nbehavior = 'ok'\n",
+                                 "key 'events[1].position': duplicate position 1 (events[0] already gives it)"),
+    "generated: beyond the stream": (GENERATE + CRASH + "position = 50\n",
+                                     "key 'faults[0].position': position 50 is outside the generated stream "
+                                     "(1..40 for events = 4)"),
+    "generated: between positions, no backfill": (
+        GENERATE + "[[events]]\nposition = 15\nbehavior = 'poison'\n",
+        "key 'events[0].position': position 15 is not in the generated stream: with backfill = 0 its positions "
+        "are 10, 20, ..., 40"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_meaningless_value_is_one_line_exit_2(tmp_path, capsys, case):
+    text, message = BAD[case]
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    out = tmp_path / "timeline.png"
+    assert main(["run", str(path), "--timeline", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"simkit: {path}: {message}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("text", [
+    PAGES + "[initial]\nreceipts = [7]\n" + CRASH + "position = 7\n",     # a receipt's event is in the stream
+    PAGES + CRASH + "position = 2\n",
+    GENERATE + "[[events]]\nposition = 40\nbehavior = 'poison'\n",
+    GENERATE + "backfill = 0.5\n" + CRASH + "position = 15\n",               # backfills land between, by seed
+    SPIN + "[timing]\ntime_limit = 1e3\n",
+])
+def test_values_that_name_something_real_are_accepted(text):
+    simkit.parse(tomllib.loads(text))
+
+
+def test_two_workers_accept_a_fault_on_worker_two():
+    sc = simkit.parse(tomllib.loads("workers = 2\n" + PAGES + CRASH + "worker = 2\n"))
+    assert sc.faults[0].worker == 2
+
+
+def test_every_bundled_scenario_still_loads():
+    for name in simkit.bundled():
+        simkit.load(name)
