@@ -2,13 +2,15 @@
 
 One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
 fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps
-and lost replies. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
+and lost or delayed replies, with the wait for a reply up to its timeout and the checkpoint load that follows a
+lost store reply. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
 (labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
 them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
 alone.
 """
 from __future__ import annotations
 
+from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
 _STYLE = {
@@ -29,8 +31,8 @@ _MARKS = {
     "timeout": ("d", "#8c564b", 45, "timeout: no reply in time"),
 }
 _SETTLEMENTS = ("settle", "settle_late", "validate")
-_LATE = "#b8860b"
-_ROWS = 4                               # settlement labels take this many text rows in turn, never overlapping
+_LATE, _LOST, _WAIT, _RELOAD = "#b8860b", "#d62728", "#8c564b", "#333333"
+_BOX = dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9)   # arrows pass behind labels
 
 
 def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
@@ -49,12 +51,88 @@ def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
     return (f"{before} → {after}" if after and after != before else f"{after or action} kept"), False
 
 
+class _Stack(Artist):
+    """Lays out the labels that hang under a lane when the figure is drawn (once the caller's limits and layout are
+    final): each label takes the first text row below the lane where it overlaps no label already placed, so
+    labels never pile up, however the x axis is scaled."""
+
+    def __init__(self, labels, gap: float = 4.0):
+        super().__init__()
+        self.labels, self.gap = labels, gap             # annotations with offset-point text coordinates
+        self.set_in_layout(False)
+        self.set_zorder(0)                              # drawn before the labels it places
+
+    def draw(self, renderer):
+        px = renderer.points_to_pixels(1.0)
+        rows: list[list[tuple[float, float]]] = []
+        step = max((t.get_window_extent(renderer).height / px for t in self.labels), default=0.0) + 3.0
+        for t in self.labels:
+            t.xyann = (t.xyann[0], -self.gap)
+            box = t.get_window_extent(renderer)
+            x0, x1 = box.x0 - 3 * px, box.x1 + 3 * px
+            for r, row in enumerate(rows):
+                if all(x1 <= a or x0 >= b for a, b in row):
+                    break
+            else:
+                r, row = len(rows), []
+                rows.append(row)
+            row.append((x0, x1))
+            t.xyann = (t.xyann[0], -self.gap - r * step)
+
+
+def _delayed(df, timeout: float) -> set:
+    """The ``reply lost`` effect rows whose reply is only delayed: a ``late_reply`` row of the same worker and
+    event arrives at least a timeout later (a reply that late is not waited for). Each late reply is matched to the
+    latest such request."""
+    lost = [(r.Index, r.time, r.worker, r.event_id) for r in df.itertuples()
+            if r.step == "effect" and r.outcome == "reply lost"]
+    out = set()
+    for late in df[df.step == "late_reply"].itertuples():
+        fits = [i for i, t, w, e in lost if i not in out and (w, e) == (late.worker, late.event_id)
+                and t + timeout <= late.time + 1e-9]
+        if fits:
+            out.add(fits[-1])
+    return out
+
+
+def _waits(df, timeout: float):
+    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None)``. An
+    effect's wait ends at its ``timeout`` row; a store request's (:meth:`World._no_reply`) a timeout after its
+    ``reply lost`` row, and the worker's next row, when a ``load`` at that moment, is how it learns what landed."""
+    out = []
+    for pos, row in enumerate(df.itertuples()):
+        if row.outcome != "reply lost":
+            continue
+        later = df.iloc[pos + 1:]
+        later = later[later.worker == row.worker]
+        if row.step == "effect":
+            ends = later[(later.step == "timeout") & (later.event_id == row.event_id)]
+            if len(ends):
+                out.append((row, float(ends.time.iloc[0]), None))
+            continue
+        end = row.time + timeout
+        reload = None
+        if len(later) and later.step.iloc[0] == "load" and abs(later.time.iloc[0] - end) < 1e-9:
+            reload = later.iloc[0]
+        out.append((row, end, reload))
+    return out
+
+
 def swimlane(ax, run, until: float | None = None, title: str | None = None):
-    """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``)."""
-    df = run.trace.to_frame()
-    if until is not None:
-        df = df[df.time <= until]
+    """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
+
+    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
+    row follows) in a ◷, its reply arriving later as a dotted arrow. The wait for a reply that does not come is
+    drawn along the worker's lane up to its timeout; after a lost store reply, the checkpoint load that follows says
+    what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable.
+    Labels under the store lane are stacked so none overlaps another (:class:`_Stack`), each on a white box.
+    """
+    full = run.trace.to_frame()
     timing = run.world.timing
+    delayed = _delayed(full, timing.timeout)
+    waits = _waits(full, timing.timeout)
+    df = full if until is None else full[full.time <= until]
+    limit = float("inf") if until is None else until
     workers = sorted(set(df.worker))
     lanes = [f"worker {w}" for w in workers] + ["provider", "store"]
     if run.world.sink.external:
@@ -66,8 +144,13 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     used = set()
     places = df.cursor_place.tolist()
     span = max(df.time.max(), 1.0)
-    settled = 0                         # settlement labels drawn so far
+    under = []                          # labels hanging under the store lane, stacked by _Stack
     crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
+
+    def hang(text, x, color, size=7, ha="center", dx=0):
+        under.append(ax.annotate(text, (x, y["store"]), xytext=(dx, -4), textcoords="offset points", ha=ha, va="top",
+                                 fontsize=size, color=color, bbox=_BOX, zorder=4))
+
     for i, row in enumerate(df.itertuples()):
         if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
             ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
@@ -79,8 +162,9 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         if style is None:
             continue
         target, color, _label = style
-        if row.outcome == "reply lost":
-            color = "#d62728"
+        lost = row.outcome == "reply lost" and row.Index not in delayed
+        if lost:
+            color = _LOST
         end = row.time
         start = end - latency[target]
         wy, ty = y[f"worker {row.worker}"], y[target]
@@ -89,7 +173,7 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         if row.outcome != "reply lost":
             other = row.outcome.startswith("crossed reply")
             ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
-                        arrowprops=dict(arrowstyle="->", color="#d62728" if other else color, lw=1, ls="--"))
+                        arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
             if other:
                 crossed.append((end, wy))
         if row.step == "effect":
@@ -97,18 +181,20 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         used.add(row.step)
         if row.step in _SETTLEMENTS:
             text, failed = _transition(row.step, row.outcome, row.event_id in foreign)
-            depth, settled = settled % _ROWS, settled + 1
-            ax.text(start + (end - start) / 2, ty - 0.3 - 0.13 * depth, text, ha="center", va="top",
-                    fontsize=8 if failed else 7, color="#d62728" if failed else color)
+            hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
         elif row.step == "barrier":
             regressed = i > 0 and places[i] < places[i - 1]
-            ax.text(start + (end - start) / 2, ty - 0.12, f"{row.outcome}" + (" ← regression" if regressed else ""),
-                    ha="right" if regressed else "center", va="top", fontsize=8 if regressed else 7,
-                    color="#d62728" if regressed else color)
+            if lost:                    # the compare-and-swap landed before its reply was lost: the row holds it
+                text = f"{row.resume_cursor} (durable), reply lost"
+            else:
+                text = f"{row.outcome}" + (" ← regression" if regressed else "")
+            hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
+                 "right" if regressed else "center")
         elif row.step == "barrier_rejected":
-            ax.annotate(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}",
-                        xy=(end, ty), xytext=(0, -18), textcoords="offset points", ha="right", fontsize=8,
-                        color="#d62728")
+            hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
+                 -6)                    # clear of the rejection's mark at the lane
+    if under:
+        ax.add_artist(_Stack(under))
     paused = False
     for w in workers:
         rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
@@ -122,26 +208,61 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
                         solid_capstyle="butt", zorder=1)
                 paused |= began[0] == "pause"
                 began = None
+    waited, timeouts, reloads = False, [], []
+    for row, end, reload in waits:
+        if row.time > limit:
+            continue
+        wy = y[f"worker {row.worker}"]
+        ax.plot([row.time, min(end, limit, span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
+                gid="wait")
+        waited = True
+        if row.step != "effect" and end <= limit:         # no trace row: the timeout is the wait's end
+            timeouts.append((end, row.worker))
+        if reload is not None and end <= limit:
+            reloads.append((end, wy))
+            ax.annotate(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", (end, wy),
+                        xytext=(6, 7), textcoords="offset points", ha="left", va="bottom", fontsize=7,
+                        color=_RELOAD, bbox=_BOX, zorder=4)
     for step, (marker, color, size, _label) in _MARKS.items():
         rows = df[df.step == step]
-        if len(rows):
+        times, lane = list(rows.time), list(rows.worker)
+        if step == "timeout":
+            times, lane = times + [t for t, _w in timeouts], lane + [w for _t, w in timeouts]
+        if times:
             ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"] + (0.15 if step == "timeout" else 0)
-                  for w in rows.worker]           # a timeout can fall at a crash: drawn just above it
-            ax.scatter(rows.time, ys, marker=marker, color=color, s=size, zorder=3)
+                  for w in lane]                  # a timeout can fall at a crash: drawn just above it
+            ax.scatter(times, ys, marker=marker, color=color, s=size, zorder=3, gid=step)
             used.add(step)
-    lost = df[df.outcome == "reply lost"]
+    if reloads:
+        ax.scatter(*zip(*reloads), marker="o", s=40, facecolors="white", edgecolors=_RELOAD, linewidths=1.5,
+                   zorder=3)
+    lost = df[(df.outcome == "reply lost") & ~df.index.isin(delayed)]
+    late = df[df.index.isin(delayed)]
     if len(lost):
-        ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color="#d62728", s=80, zorder=3)
+        ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color=_LOST, s=80, zorder=3,
+                   gid="reply lost")
+    if len(late):
+        ax.scatter(late.time, [y[f"worker {w}"] for w in late.worker], marker="$◷$", color=_LATE, s=110, zorder=3,
+                   gid="reply delayed")
     if crossed:
-        ax.scatter(*zip(*crossed), marker="$\\neq$", color="#d62728", s=90, zorder=3)
+        ax.scatter(*zip(*crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
     colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
     handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
+    if waited:
+        handles.append(Line2D([], [], color=_WAIT, lw=1.6, ls=(0, (1, 2)),
+                              label="waiting for a reply (until the timeout)"))
+    if reloads:
+        handles.append(Line2D([], [], marker="o", color=_RELOAD, markerfacecolor="white", ls="",
+                              label="load: reread the checkpoint"))
     if len(lost):
-        handles.append(Line2D([], [], marker="$?$", color="#d62728", ls="", label="reply lost (red arrow)"))
+        handles.append(Line2D([], [], marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)"))
+    if len(late):
+        handles.append(Line2D([], [], marker="$◷$", color=_LATE, ls="", markersize=9,
+                              label="reply delayed (arrives after the timeout)"))
     if crossed:
-        handles.append(Line2D([], [], marker="$\\neq$", color="#d62728", ls="--",
+        handles.append(Line2D([], [], marker="$\\neq$", color=_LOST, ls="--",
                               label="reply carries another request's identity"))
     if "late_reply" in used:
         handles.append(Line2D([], [], color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)"))

@@ -307,3 +307,61 @@ def test_sweep_curves_agree_with_the_sweep_summary(ax):
         x = line(ax, row["strategy"])
         assert dict(zip(x.get_xdata(), x.get_ydata()))[row["crash_rate"]] == row["loss_rate"]
         assert band(ax, row["strategy"])[row["crash_rate"]] == pytest.approx(tuple(row["loss_ci"]))
+
+
+def lane_figure(scenario, **kw):
+    from simkit.swimlane import swimlane
+
+    fig, ax = plt.subplots(figsize=(13, 3.6))
+    swimlane(ax, simkit.simulate(simkit.load(scenario), **kw))
+    fig.canvas.draw()
+    return fig, ax
+
+
+def gid_points(ax, gid):
+    """The (x, y) points of the swimlane's scatter with this gid."""
+    return sorted(tuple(map(float, p)) for c in ax.collections if c.get_gid() == gid for p in c.get_offsets())
+
+
+def test_swimlane_tells_a_delayed_reply_from_a_lost_one():
+    """late_response: the first call's reply (t=2) is only slow, it arrives at 28.8; the retry's (t=19) is lost."""
+    fig, ax = lane_figure("late_response", settlement="fenced")
+    assert gid_points(ax, "reply delayed") == [(2.0, 0.0)]
+    assert gid_points(ax, "reply lost") == [(19.0, 0.0)]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"reply delayed (arrives after the timeout)", "reply lost (red arrow)",
+            "waiting for a reply (until the timeout)"} <= set(legend)
+    red = matplotlib.colors.to_rgba("#d62728")
+    requests = {round(a.xyann[0], 2): a.arrow_patch.get_edgecolor() for a in ax.texts
+                if a.get_text() == "" and a.arrow_patch is not None and a.xyann[1] == 0.0}
+    assert requests[1.5] != red and requests[18.5] == red                  # the calls left at 1.5 and 18.5
+    plt.close(fig)
+
+
+def test_swimlane_shows_what_a_lost_barrier_reply_left_durable_and_how_the_worker_learns_it():
+    """lost_barrier_reply: the CAS to C2 lands at t=3, its reply is lost; the worker waits until its timeout (13),
+    then loads the checkpoint and finds C2."""
+    fig, ax = lane_figure("lost_barrier_reply")
+    texts = [t.get_text() for t in ax.texts]
+    assert "C2 (durable), reply lost" in texts and "load: store holds C2 v1" in texts
+    (wait,) = [line for line in ax.lines if line.get_gid() == "wait"]
+    assert list(wait.get_xdata()) == [3.0, 13.0]
+    assert [x for x, _y in gid_points(ax, "timeout")] == [13.0]
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("scenario, policy", [("misbound_response", "unfenced"), ("misbound_response", "fenced"),
+                                              ("late_response", "last_write_wins")])
+def test_swimlane_labels_never_overlap_and_sit_on_a_box(scenario, policy):
+    """Notebook 06: the settlement labels under the store lane are stacked, each on a white box, none overlapping,
+    also once the caller widens the x axis."""
+    fig, ax = lane_figure(scenario, settlement=policy)
+    for xlim in (None, (-0.5, 40)):
+        if xlim:
+            ax.set_xlim(*xlim)
+            fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in ax.texts if t.get_text()]
+        assert len(boxes) >= 3
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    plt.close(fig)
