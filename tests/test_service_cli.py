@@ -101,3 +101,51 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
         proc.wait(timeout=10)
         proc.stdout.close()
         proc.stderr.close()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("subjects = 5\n", "subjects: expected an array of tables ([[subjects]]), got int 5"),
+    ("journals = 3\n", "journals: expected an array of tables ([[journals]]), got int 3"),
+    ("faults = [1]\n", 'faults: expected an array of strings like "lose-reply@write#2", got [1]'),
+    ('[[subjects]]\nid = "alice"\ncredentials = "tok"\n',
+     "subjects[0].credentials: expected an array of non-empty strings, got 'tok'"),
+    ('[[subjects]]\nid = "alice"\ntenant = 5\n', "subjects[0].tenant: expected a non-empty string, got int 5"),
+    ('[[subjects]]\nid = "alice"\ntenant_admin = "no"\n',
+     "subjects[0].tenant_admin: expected true or false, got str 'no'"),
+    ('[[subjects]]\nid = "alice"\ncredential = ["tok"]\n',
+     "subjects[0]: unknown key 'credential'; one of id, tenant, credentials, revoked, tenant_admin, grants"),
+    ('[[subjects]]\nid = "a"\n[[subjects]]\nid = "a"\n',
+     "subjects[1].id: duplicate subject 'a' (subjects[0] already adds it)"),
+    ('[[subjects]]\nid = "alice"\n[[subjects.grants]]\nscope = {project_id = "p"}\n'
+     'capabilities = [["memory_read"]]\n',
+     "subjects[0].grants[0]: capabilities must be a list of "
+     "memory_read, memory_checkpoint, memory_write, tenant_admin"),
+    ('[[journals]]\ntenant = ["x"]\nscope = {project_id = "p"}\n',
+     "journals[0].tenant: expected a non-empty string, got list ['x']"),
+    ('[[journals]]\nscope = {project_id = "p"}\nchanges = true\n',
+     "journals[0]: changes must be a non-negative integer"),
+    # dev's credential given to alice: dev's requests got 403 while the banner still said credential 'dev'
+    ('[[subjects]]\nid = "alice"\ncredentials = ["dev"]\n',
+     "subjects[0].credentials: credential 'dev' already belongs to subject 'dev'"),
+    ('[[subjects]]\nid = "a"\ncredentials = ["t"]\n[[subjects]]\nid = "b"\nrevoked = ["t"]\n',
+     "subjects[1].revoked: credential 't' already belongs to subject 'a'"),
+])
+def test_wrong_type_in_config_is_one_line_naming_file_and_key(tmp_path, capsys, text, message):
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text(text)
+    assert main(["serve", "--config", str(cfg), "--port", "0"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"simkit: {cfg}: {message}\n"
+
+
+def test_credential_flag_cannot_take_a_credential_from_its_subject(capsys):
+    assert main(["serve", "--credential", "dev=bob", "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "simkit: --credential 'dev=bob': credential 'dev' already belongs to subject 'dev'\n"
+
+
+def test_a_subject_may_list_its_own_credential_again(tmp_path):
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text('[[subjects]]\nid = "dev"\ncredentials = ["dev", "dev-2"]\n')
+    svc, _ = build_service(config=str(cfg))
+    assert svc.credentials["dev"] == svc.credentials["dev-2"] == "dev"

@@ -22,6 +22,9 @@ config file adds subjects, credentials, grants and journals::
 
     faults = ["lose-reply@write#2"]       # top level, like --fault
 
+A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
+file or with ``--credential``, is an error, as is a subject added twice or a value of the wrong type.
+
 Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``read``,
 ``write`` (default any), N the n-th matching request (default 1, ``*`` every one).
 """
@@ -103,42 +106,102 @@ def dev_service(clock=None, changes: int = len(DEV_CHANGES)) -> CheckpointServic
     return svc
 
 
+def _tables(data: dict, key: str, where: str) -> list[dict]:
+    """``data[key]`` as an array of tables (``[[key]]``), or one clear error."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{key}]]), "
+                                 f"got {type(value).__name__} {value!r}")
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} {item!r}")
+    return value
+
+
+def _only(table: dict, allowed: tuple, where: str) -> None:
+    extra = sorted(set(table) - set(allowed))
+    if extra:
+        raise ServiceConfigError(f"{where}: unknown key {extra[0]!r}; one of {', '.join(allowed)}")
+
+
+def _name(table: dict, key: str, default, where: str) -> str:
+    """A non-empty string (a subject id or a tenant)."""
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _strings(table: dict, key: str, where: str) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+        raise ServiceConfigError(f"{where}.{key}: expected an array of non-empty strings, got {value!r}")
+    return value
+
+
+def _issue(svc: CheckpointService, token: str, subject: str, where: str) -> None:
+    """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
+    (issuing it again would silently take it from its holder)."""
+    holder = svc.credentials.get(token)
+    if holder is not None and holder != subject:
+        raise ServiceConfigError(f"{where}: credential {token!r} already belongs to subject {holder!r}")
+    svc.add_credential(token, subject)
+
+
 def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSpec]:
-    """Add the subjects, grants and journals of a parsed config; return its start-up faults."""
+    """Add the subjects, grants and journals of a parsed config; return its start-up faults.
+
+    Each malformed value is one :class:`ServiceConfigError` naming ``where`` (the file) and the key.
+    """
     known = {"subjects", "journals", "faults"}
     extra = set(data) - known
     if extra:
         raise ServiceConfigError(f"{where}: unknown key {sorted(extra)[0]!r}; one of {', '.join(sorted(known))}")
-    for i, s in enumerate(data.get("subjects", [])):
+    seen: dict[str, int] = {}
+    for i, s in enumerate(_tables(data, "subjects", where)):
         w = f"{where}: subjects[{i}]"
-        if not isinstance(s, dict) or not isinstance(s.get("id"), str) or not s["id"]:
+        _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "grants"), w)
+        if not isinstance(s.get("id"), str) or not s["id"]:
             raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
-        svc.add_subject(s["id"], s.get("tenant", DEV_TENANT), tenant_admin=bool(s.get("tenant_admin", False)))
-        for token in s.get("credentials", []) + s.get("revoked", []):
-            if not isinstance(token, str) or not token:
-                raise ServiceConfigError(f"{w}: credentials must be non-empty strings")
-            svc.add_credential(token, s["id"])
-        for token in s.get("revoked", []):
+        sid = s["id"]
+        if sid in seen:
+            raise ServiceConfigError(f"{w}.id: duplicate subject {sid!r} (subjects[{seen[sid]}] already adds it)")
+        seen[sid] = i
+        tenant = _name(s, "tenant", DEV_TENANT, w)
+        admin = s.get("tenant_admin", False)
+        if not isinstance(admin, bool):
+            raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, got {type(admin).__name__} {admin!r}")
+        credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
+        grants = _tables(s, "grants", w)
+        svc.add_subject(sid, tenant, tenant_admin=admin)
+        for key, tokens in (("credentials", credentials), ("revoked", revoked)):
+            for token in tokens:
+                _issue(svc, token, sid, f"{w}.{key}")
+        for token in revoked:
             svc.revoke(token)
-        for j, g in enumerate(s.get("grants", [])):
-            caps = g.get("capabilities", []) if isinstance(g, dict) else None
-            if not isinstance(caps, list) or not set(caps) <= set(C.CAPABILITIES):
-                raise ServiceConfigError(f"{w}.grants[{j}]: capabilities must be a list of {', '.join(C.CAPABILITIES)}")
-            svc.grant(s["id"], _scope(g.get("scope"), f"{w}.grants[{j}]"), caps)
-    for i, j in enumerate(data.get("journals", [])):
+        for j, g in enumerate(grants):
+            wg = f"{w}.grants[{j}]"
+            _only(g, ("scope", "capabilities"), wg)
+            caps = g.get("capabilities", [])
+            if not isinstance(caps, list) or not all(isinstance(c, str) and c in C.CAPABILITIES for c in caps):
+                raise ServiceConfigError(f"{wg}: capabilities must be a list of {', '.join(C.CAPABILITIES)}")
+            svc.grant(sid, _scope(g.get("scope"), wg), caps)
+    for i, j in enumerate(_tables(data, "journals", where)):
         w = f"{where}: journals[{i}]"
-        sc = _scope(j.get("scope") if isinstance(j, dict) else None, w)
-        tenant = j.get("tenant", DEV_TENANT)
-        svc.activate_journal(tenant, sc)
+        _only(j, ("tenant", "scope", "changes"), w)
+        sc = _scope(j.get("scope"), w)
+        tenant = _name(j, "tenant", DEV_TENANT, w)
         n = j.get("changes", 0)
-        if not isinstance(n, int) or n < 0:
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise ServiceConfigError(f"{w}: changes must be a non-negative integer")
+        svc.activate_journal(tenant, sc)
         for k in range(n):
             kind, record = DEV_CHANGES[k % len(DEV_CHANGES)]
             svc.append(tenant, sc, kind, record, author="config")
     faults = data.get("faults", [])
-    if not isinstance(faults, list):
-        raise ServiceConfigError(f"{where}: faults must be a list of strings")
+    if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
+        raise ServiceConfigError(f"{where}: faults: expected an array of strings like \"lose-reply@write#2\", "
+                                 f"got {faults!r}")
     return [parse_fault(f, f"{where}: faults") for f in faults]
 
 
@@ -190,7 +253,7 @@ def build_service(clock=None, config: str | None = None, credentials=(), grants=
     for text in credentials:
         token, subject = parse_credential_flag(text)
         svc.add_subject(subject, DEV_TENANT)
-        svc.add_credential(token, subject)
+        _issue(svc, token, subject, f"--credential {text!r}")
     for text in grants:
         subject, caps, sc = parse_grant_flag(text)
         if subject not in svc.subjects:
