@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from dataclasses import dataclass
 
 from .errors import SimkitError
@@ -223,10 +224,15 @@ class Shrunk:
     runs: int               # runs tried while shrinking
     data: dict              # the shrunk scenario, as a dict parse() accepts
     run: Run                # its run
+    reference: str = ""     # the strategy as the user named it (a name, or a path.py:Class reference)
+
+    def replay(self, path: str = "THIS_FILE") -> str:
+        """The ``simkit run`` command that replays the shrunk file."""
+        return shlex.join(["simkit", "run", path, "--strategy", self.reference or self.strategy,
+                           "--seed", str(self.seed)])
 
     def toml(self) -> str:
-        return toml_text(self.data, f"Replay: simkit run THIS_FILE --strategy {self.strategy} --seed {self.seed}\n"
-                                    f"Expected failure: {self.failure}")
+        return toml_text(self.data, f"Replay: {self.replay()}\nExpected failure: {self.failure}")
 
     def summary(self, out: str | None = None) -> str:
         """What ``simkit shrink`` prints."""
@@ -238,7 +244,7 @@ class Shrunk:
                  f"  shrunk run: lost {len(v.lost)}   duplicated {len(v.duplicated)}   regressions {v.regressions}"
                  f"   invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}"]
         if out:
-            lines.append(f"  wrote {out}: replay with simkit run {out} --strategy {self.strategy} --seed {self.seed}")
+            lines.append(f"  wrote {out}: replay with {self.replay(out)}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
@@ -405,4 +411,5 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
                            f"{after['events']} and {after['faults']}.")
     data = {k: data[k] for k in ("name", "description", *[k for k in data if k not in ("name", "description")])}
     run = simulate(parse(data, source=data["name"]), cls, seed)
-    return Shrunk(scenario.name, name, seed, describe_kind(kind), before, after, still.runs, data, run)
+    return Shrunk(scenario.name, name, seed, describe_kind(kind), before, after, still.runs, data, run,
+                  strategy if isinstance(strategy, str) else name)
