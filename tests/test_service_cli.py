@@ -149,3 +149,25 @@ def test_a_subject_may_list_its_own_credential_again(tmp_path):
     cfg.write_text('[[subjects]]\nid = "dev"\ncredentials = ["dev", "dev-2"]\n')
     svc, _ = build_service(config=str(cfg))
     assert svc.credentials["dev"] == svc.credentials["dev-2"] == "dev"
+
+
+def test_unknown_route_and_wrong_method_answer_the_service_error_body():
+    """Not the framework's {"detail": ...}: the documented {"error": {status, code, message}}, no-store."""
+    from simkit.service.config import dev_service
+    from simkit.service.http import create_app, running
+    with running(create_app(dev_service())) as url, httpx.Client(base_url=url, timeout=10) as c:
+        missing = c.post("/api/v1/memory/nope", json={})
+        assert missing.status_code == 404 and missing.headers["cache-control"] == "no-store"
+        assert missing.json() == {"error": {"status": 404, "code": "route_not_found", "message":
+                                            "no route POST /api/v1/memory/nope; the routes are POST "
+                                            "/api/v1/memory/changes, POST /api/v1/memory/checkpoints, "
+                                            "POST /api/v1/memory/checkpoints/read"}}
+        wrong = c.get("/api/v1/memory/changes")
+        assert wrong.status_code == 405 and wrong.headers["cache-control"] == "no-store"
+        assert wrong.headers["allow"] == "POST"
+        assert wrong.json() == {"error": {"status": 405, "code": "method_not_allowed",
+                                          "message": "GET /api/v1/memory/changes: method not allowed; use POST"}}
+        for path in ("/_simkit/append", "/_simkit/restore"):       # operator routes: bad JSON is a 400, not a 500
+            bad = c.post(path, content=b"{")
+            assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
+            assert bad.json()["error"]["code"] == "malformed_json"

@@ -2,7 +2,8 @@
 
 The routes are seed 004's; each reads the raw body and hands it to :meth:`CheckpointService.call`, so the
 server answers exactly what the model answers. FastAPI publishes the OpenAPI document at ``/openapi.json``.
-Every reply carries ``Cache-Control: no-store``.
+Every reply carries ``Cache-Control: no-store``, and every error, an unknown route (404 ``route_not_found``) or
+method (405 ``method_not_allowed``) included, the body ``{"error": {"status", "code", "message"}}``.
 
 Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-up with ``--fault``
 (:func:`simkit.service.config.parse_fault`):
@@ -17,6 +18,7 @@ The fault header is deliberately not in the OpenAPI document: fuzzers exercise t
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import socket
 import threading
@@ -25,6 +27,7 @@ import time
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import schema as S
 from .checkpoints import ROUTES, CheckpointService
@@ -167,9 +170,28 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
           "Read a consumer's current checkpoint")
     route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
     _add_schemas(app)
+    _route_errors(app)
     if admin:
         _admin_routes(app)
     return app
+
+
+def _route_errors(app: FastAPI) -> None:
+    """An unknown route (404) or method (405) answers the service's error body ``{"error": {status, code,
+    message}}``, not the framework's ``{"detail": ...}``; the ``Allow`` header of a 405 is kept."""
+    posts = sorted(ROUTES)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def route_error(request: Request, exc: StarletteHTTPException):
+        where, headers = f"{request.method} {request.url.path}", dict(exc.headers or {})
+        if exc.status_code == 404:
+            code, message = "route_not_found", f"no route {where}; the routes are POST {', POST '.join(posts)}"
+        elif exc.status_code == 405:
+            code, message = "method_not_allowed", f"{where}: method not allowed; use {headers.get('Allow', 'POST')}"
+        else:
+            code, message = "http_error", str(exc.detail)
+        return JSONResponse({"error": {"status": exc.status_code, "code": code, "message": message}},
+                            exc.status_code, headers={**headers, **NO_STORE})
 
 
 def _add_schemas(app: FastAPI) -> None:
@@ -199,9 +221,22 @@ def _admin_routes(app: FastAPI) -> None:
     from .config import DEV_SCOPE, DEV_TENANT
     backups: list = []
 
+    async def json_body(request: Request):
+        """The body as JSON (empty: ``{}``), or ``None`` if it is not JSON."""
+        raw = await request.body()
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            return None
+
+    def not_json():
+        return JSONResponse({"error": {"status": 400, "code": "malformed_json", "message": "the body is not JSON"}},
+                            400)
+
     @app.post("/_simkit/append", include_in_schema=False)
     async def append(request: Request):
-        body = await request.json() if await request.body() else {}
+        if (body := await json_body(request)) is None:
+            return not_json()
         with app.state.lock:
             try:
                 entry = app.state.service.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
@@ -218,7 +253,8 @@ def _admin_routes(app: FastAPI) -> None:
 
     @app.post("/_simkit/restore", include_in_schema=False)
     async def restore(request: Request):
-        body = await request.json()
+        if (body := await json_body(request)) is None:
+            return not_json()
         n = body.get("backup") if isinstance(body, dict) else None
         if not isinstance(n, int) or not 1 <= n <= len(backups):
             return JSONResponse({"error": {"status": 400, "code": "bad_backup", "message": "unknown backup"}}, 400)
