@@ -116,3 +116,155 @@ def test_user_strategy_on_the_command_line(tmp_path, capsys):
     assert main(["run", "gauntlet", "--strategy", f"{tmp_path / 'mine.py'}:Mine", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["strategy"] == "Mine" and d["ok"]
+
+
+# -- output paths: refused before any work, one line, nothing left behind ---------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["run", "retry_walkthrough", "--timeline", "/nonexistent/t.png"],
+     "--timeline /nonexistent/t.png: no such folder '/nonexistent'"),
+    (["run", "retry_walkthrough", "--timeline", "t.xyz"], "--timeline t.xyz: unsupported extension '.xyz'; use "),
+    (["run", "retry_walkthrough", "--timeline", "noext"], "--timeline noext: no file extension; use "),
+    (["run", "retry_walkthrough", "--timeline", "folder"], "--timeline folder: is a folder, not a file"),
+    (["run", "retry_walkthrough", "--timeline", "ok.png", "--swimlane", "/nonexistent/s.png"],
+     "--swimlane /nonexistent/s.png: no such folder"),
+    (["run", "retry_walkthrough", "--timeline", "a.png", "--swimlane", "./a.png"],
+     "--swimlane ./a.png: the same file as --timeline"),
+    (["demo", "--out", "/nonexistent/d.png"], "--out /nonexistent/d.png: no such folder"),
+    (["demo", "--out", "d.xyz"], "--out d.xyz: unsupported extension '.xyz'"),
+    (["explore", "retry_walkthrough", "--out", "/nonexistent/dir/x.toml"], "--out /nonexistent/dir/x.toml: no such"),
+    (["explore", "retry_walkthrough", "--out", "folder"], "--out folder: is a folder, not a file"),
+    (["explore", "retry_walkthrough", "--out", "x.txt"], "--out x.txt: unsupported extension '.txt'; use .toml"),
+    (["shrink", "gauntlet", "--strategy", "persist_token_on_fetch", "--seed", "3", "--out", "/nonexistent/x.toml"],
+     "--out /nonexistent/x.toml: no such folder"),
+    (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "/nonexistent/x.csv"], "--out /nonexistent/x.csv: no such"),
+    (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "folder.csv"], "--out folder.csv: is a folder"),
+    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml"], "--dir base.toml: it is a file, not a folder"),
+    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml/run"], "--dir base.toml/run: 'base.toml' is a file"),
+])
+def test_a_bad_output_path_is_one_line_before_any_work(tmp_path, args, message):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder.csv").mkdir()
+    (tmp_path / "base.toml").write_text(GOOD)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = cli(*args, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""              # demo: no table printed before the refusal
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"simkit: {message}"), r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before     # nothing written, not even ok.png
+
+
+def _run_figures(tmp_path, monkeypatch, fail):
+    """``simkit run --timeline --swimlane`` with the swimlane's write failing part-way with ``fail``."""
+    import simkit.cli as cli_module
+    real = cli_module._save_figure
+
+    def save(run, path, kind):
+        if kind == "timeline":
+            return real(run, path, kind)
+        path.write_bytes(b"\x89PNG half")
+        raise fail
+    monkeypatch.setattr(cli_module, "_save_figure", save)
+    monkeypatch.chdir(tmp_path)
+    return main(["run", "retry_walkthrough", "--timeline", "t.png", "--swimlane", "s.png"])
+
+
+def test_a_failed_write_leaves_neither_figure(tmp_path, monkeypatch, capsys):
+    assert _run_figures(tmp_path, monkeypatch, OSError(28, "No space left on device")) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == "simkit: --swimlane s.png: cannot write it: No space left on device\n"
+    assert list(tmp_path.iterdir()) == []                    # no t.png, no temporary file
+
+
+def test_ctrl_c_is_one_line_exit_130_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    assert _run_figures(tmp_path, monkeypatch, KeyboardInterrupt()) == 130
+    out, err = capsys.readouterr()
+    assert out == "" and err == "simkit: interrupted\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_during_a_sweep(monkeypatch, capsys):
+    import simkit.sweep
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(simkit.sweep, "sweep", interrupted)
+    assert main(["sweep", "retry_walkthrough", "--seeds", "2"]) == 130
+    assert capsys.readouterr() == ("", "simkit: interrupted\n")
+
+
+def test_parquet_without_an_engine_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys):
+    import simkit.cli as cli_module
+    import simkit.sweep
+    monkeypatch.setattr(cli_module, "find_spec", lambda name: None)
+    monkeypatch.setattr(simkit.sweep, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    out = tmp_path / "runs.parquet"
+    assert main(["sweep", "retry_walkthrough", "--seeds", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"simkit: --out {out}: writing Parquet needs pyarrow") and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_outputs_are_written_whole(tmp_path):
+    r = cli("run", "retry_walkthrough", "--timeline", "t.png", "--swimlane", "s.svg", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("retry_walkthrough · safe")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.svg", "t.png"]          # no temporary file left
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG") and b"<svg" in (tmp_path / "s.svg").read_bytes()
+
+
+# -- arguments held to the scenario file's rules -------------------------------------------------------------------
+@pytest.mark.parametrize("args, message", [
+    (["run", "retry_walkthrough", "--crash", "before_effect#0"],
+     "--crash before_effect#0: key 'occurrence': must be at least 1"),
+    (["run", "retry_walkthrough", "--crash", "before_effect@999"],
+     "--crash before_effect@999: key 'position': no page carries position 999"),
+    (["explore", "retry_walkthrough", "--pause-duration", "nan"], "--pause-duration nan: must be a finite number"),
+    (["explore", "retry_walkthrough", "--pause-duration", "inf"], "--pause-duration inf: must be a finite number"),
+    (["explore", "retry_walkthrough", "--pause-duration", "-5"], "--pause-duration -5: must be at least 0"),
+    (["explore", "retry_walkthrough", "--jobs", "0"], "--jobs 0: must be at least 1"),
+    (["explore", "retry_walkthrough", "--jobs", "-3"], "--jobs -3: must be at least 1"),
+    (["sweep", "retry_walkthrough", "--seeds", "2", "--jobs", "0"], "--jobs 0: must be at least 1"),
+    (["live", "retry_walkthrough", "--kills", "1", "--timeout", "0"], "--timeout 0: must be positive"),
+    (["live", "retry_walkthrough", "--kills", "1", "--timeout", "nan"], "--timeout nan: must be a finite number"),
+    (["run", "retry_walkthrough", "--seed", "abc"],
+     "run: argument --seed: invalid int value: 'abc' (see simkit run --help)"),
+])
+def test_bad_option_values_are_one_line_exit_2(args, message, capsys):
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"simkit: {message}\n"
+
+
+# -- help, version, list ------------------------------------------------------------------------------------------
+def _help(*args):
+    r = cli(*args, "--help")
+    assert r.returncode == 0, r.stderr
+    return " ".join(r.stdout.split())
+
+
+def test_help_is_plain_text_for_users():
+    top = _help()
+    assert "``" not in top and "CONTRACT" not in top and "§" not in top
+    assert "exit status 2" in top and "without writing anything" in top
+    run = _help("run")
+    assert "inject a crash (repeatable)" in run and "(default: safe)" in run
+    assert "(default: 2)" in _help("explore")
+    assert "[--first-seed SEED]" in _help("sweep")
+    live = _help("live")
+    assert "[--store sqlite]" in live and "memory" not in live
+    assert _help("demo").startswith("usage: simkit demo [-h] [--out PNG] Every strategy on the gauntlet")
+
+
+def test_version():
+    from importlib.metadata import version
+    r = cli("--version")
+    assert r.returncode == 0 and r.stdout == f"simkit {version('simkit')}\n"
+
+
+def test_list_is_readable(capsys):
+    assert main(["list"]) == 0
+    for line in capsys.readouterr().out.splitlines():
+        text = line[47:]
+        assert "``" not in text and not text.startswith(('"', "'")) and not text.endswith(('"', "."))
+        assert len(text) <= 80
+        if text.endswith("…"):
+            assert text[-2] != " " and text.count("(") == text.count(")")
