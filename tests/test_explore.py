@@ -222,3 +222,29 @@ def test_a_schedule_with_no_budget_left_is_run_and_counted_not_fingerprinted():
     assert (one.schedules, one.deduplicated, one.by_faults) == (9, 0, [1, 8])
     two = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=2)
     assert (two.schedules, two.deduplicated, two.by_faults) == (20, 9, [1, 5, 14])      # as in the README
+
+
+@pytest.mark.parametrize("name, settlement, crashes", [("misbound_response", "unfenced", "1"),
+                                                       ("late_response", "last_write_wins", "0")])
+def test_the_out_file_replays_overrides_and_scenario_faults(tmp_path, capsys, name, settlement, crashes):
+    """--with-scenario-faults: the written scenario keeps the scenario's own [[faults]] (and the --settlement
+    override), so ``simkit run`` of it fails as the explored run did; the printed replay without --out too."""
+    out = tmp_path / "first.toml"
+    argv = ["explore", name, "--settlement", settlement, "--with-scenario-faults", "--max-crashes", crashes]
+    assert main([*argv, "--out", str(out), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)["first_violation"]["verdict"]
+    assert first["settlement_violations"]
+    assert main(["run", str(out), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert not replayed["ok"] and replayed["settlement"] == settlement
+    assert {k: v for k, v in replayed.items() if k in first and k != "scenario"} == \
+        {k: v for k, v in first.items() if k in replayed and k != "scenario"}
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    kinds = ", ".join(sorted({v["kind"].replace("_", " ") for v in first["settlement_violations"]}))
+    assert f"completed: yes   settlement: {kinds}" in text
+    if name == "late_response":                                  # no fault needed: a printed replay command
+        command = next(x for x in text.splitlines() if "replay: simkit run" in x).split("replay: simkit ")[1]
+        assert f"--settlement {settlement}" in command
+        assert main([*command.split(), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["settlement_violations"] == first["settlement_violations"]

@@ -75,3 +75,20 @@ def test_a_passing_run_is_refused(capsys):
     assert main(["shrink", "gauntlet", "--strategy", "safe", "--seed", "3"]) == 2
     err = capsys.readouterr().err
     assert "does not fail" in err and err.count("\n") == 1
+
+
+def test_a_user_strategy_is_named_as_given_in_the_replay(tmp_path, monkeypatch, capsys):
+    """The hint names ``my_consumer.py:TrustTheWatermark``, not the bare class name simkit run cannot find."""
+    (tmp_path / "my_consumer.py").write_text(
+        "from simkit import Consumer\n\n\nclass TrustTheWatermark(Consumer):\n"
+        "    def is_replay(self, event, receipts, applied_position):\n"
+        "        return event.position <= applied_position\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["shrink", "gauntlet", "--strategy", "my_consumer.py:TrustTheWatermark", "--seed", "3",
+                 "--out", "tw.toml"]) == 0
+    hint = "simkit run tw.toml --strategy my_consumer.py:TrustTheWatermark --seed 3"
+    assert f"wrote tw.toml: replay with {hint}" in capsys.readouterr().out
+    assert (tmp_path / "tw.toml").read_text().startswith(
+        "# Replay: simkit run THIS_FILE --strategy my_consumer.py:TrustTheWatermark --seed 3\n")
+    assert main([*hint.split()[1:], "--json"]) == 0
+    assert not json.loads(capsys.readouterr().out)["ok"]
