@@ -227,7 +227,7 @@ def _crash_faults(sc, crashes) -> tuple:
         f = parse_crash_arg(text)
         if f.occurrence < 1:
             raise SimkitError(f"--crash {text}: key 'occurrence': must be at least 1")
-        if f.position is not None and (problem := scenarios._no_position(sc, f.position)) is not None:
+        if f.position is not None and (problem := scenarios.missing_position(sc, f.position)) is not None:
             raise SimkitError(f"--crash {text}: key 'position': {problem}")
         faults.append(f)
     return tuple(faults)

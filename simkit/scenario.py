@@ -105,16 +105,16 @@ def _targets(c: "_Checker", sc: Scenario) -> None:
     names neither would be accepted and never take effect."""
     where = {pos: f"events[{i}]" for i, pos in enumerate(sc.events)}
     for pos in sc.events:
-        if (problem := _no_position(sc, pos)) is not None:
+        if (problem := missing_position(sc, pos)) is not None:
             c.fail(f"{where[pos]}.position", problem)
     for i, f in enumerate(sc.faults):
         if f.worker > sc.workers:
             c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
-        if f.position is not None and (problem := _no_position(sc, f.position)) is not None:
+        if f.position is not None and (problem := missing_position(sc, f.position)) is not None:
             c.fail(f"faults[{i}].position", problem)
 
 
-def _no_position(sc: Scenario, pos: int) -> str | None:
+def missing_position(sc: Scenario, pos: int) -> str | None:
     """Why no event of the stream can have position ``pos``, or ``None`` if one can.
 
     Scripted: the positions the pages carry, plus ``[initial] receipts`` (the provider adds those events).
