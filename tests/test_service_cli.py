@@ -171,3 +171,15 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
             bad = c.post(path, content=b"{")
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
             assert bad.json()["error"]["code"] == "malformed_json"
+
+
+def test_the_config_format_documented_in_config_py_is_accepted_as_written(tmp_path):
+    """The module docstring is the format's reference: its example must load, faults at the top level included."""
+    import textwrap
+
+    from simkit.service import config
+    example = textwrap.dedent(config.__doc__.split("::\n", 1)[1].split("\n\nA credential belongs")[0])
+    path = tmp_path / "serve.toml"
+    path.write_text(example)
+    svc, faults = config.build_service(config=str(path))
+    assert [f"{f.kind}@{f.route}#{f.nth}" for f in faults] == ["lose-reply@write#2"]

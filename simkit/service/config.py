@@ -2,7 +2,9 @@
 
 ``simkit serve`` starts with subject ``dev`` (bearer credential ``dev``) granted ``memory_read`` and
 ``memory_checkpoint`` on :data:`DEV_SCOPE`, and that namespace's journal active with a few changes. A TOML
-config file adds subjects, credentials, grants and journals::
+config file adds subjects, credentials, grants, journals and faults::
+
+    faults = ["lose-reply@write#2"]       # top level (before any [[table]]), like --fault
 
     [[subjects]]
     id = "alice"
@@ -19,8 +21,6 @@ config file adds subjects, credentials, grants and journals::
     tenant = "tenant"
     scope = {project_id = "other", visibility = "shared"}
     changes = 3                           # 0 activates an empty journal
-
-    faults = ["lose-reply@write#2"]       # top level, like --fault
 
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
 file or with ``--credential``, is an error, as is a subject added twice or a value of the wrong type.
