@@ -7,6 +7,18 @@ import pytest
 import simkit
 from simkit.scenario import SCENARIO_DIR
 
+#: The smallest scripted stream (CONTRACT §5): page C1 carries positions 1 and 2, then C2 is the end.
+TWO_PAGES = """
+[[pages]]
+cursor = "C1"
+positions = [1, 2]
+next_cursor = "C2"
+[[pages]]
+cursor = "C2"
+positions = []
+next_cursor = "C2"
+"""
+
 
 def scenario_dict(name: str) -> dict:
     """A bundled scenario as a mutable dict, to derive variants inside a test."""

@@ -5,21 +5,10 @@ import sys
 
 import pytest
 
+from conftest import TWO_PAGES
 from simkit.cli import main
 
-GOOD = """
-name = "tiny"
-[initial]
-resume_cursor = "C1"
-[[pages]]
-cursor = "C1"
-positions = [1, 2]
-next_cursor = "C2"
-[[pages]]
-cursor = "C2"
-positions = []
-next_cursor = "C2"
-"""
+GOOD = '\nname = "tiny"\n[initial]\nresume_cursor = "C1"' + TWO_PAGES
 
 BAD = {
     "missing key": ("[[pages]]\ncursor = 'C1'\nnext_cursor = 'C1'\n", "key 'pages[0].positions': missing"),

@@ -8,18 +8,10 @@ import tomllib
 import pytest
 
 import simkit
+from conftest import TWO_PAGES
 from simkit.cli import main
 
-PAGES = """
-[[pages]]
-cursor = "C1"
-positions = [1, 2]
-next_cursor = "C2"
-[[pages]]
-cursor = "C2"
-positions = []
-next_cursor = "C2"
-"""
+PAGES = TWO_PAGES
 SPIN = """
 [[pages]]
 cursor = "C5"
