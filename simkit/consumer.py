@@ -92,8 +92,13 @@ class Consumer:
 
     def validate(self, checkpoint: Checkpoint, page: Page, ids_at: dict[int, str]) -> str | None:
         """Step 3: overlap at or below the applied prefix is fine; a regression inside the page, a conflicting
-        identity at one position, or (without backfills) an unknown event behind the prefix stops the attempt."""
+        identity at one position, or (without backfills) an unknown event behind the prefix stops the attempt.
+
+        Without backfills every position at or below ``applied_position`` was applied, ignored or quarantined,
+        so it holds a terminal receipt; an event there without one is a gap the provider contract rules out.
+        """
         previous = None
+        backfills, applied = self.contract.backfills, checkpoint.applied_position
         for e in page.events:
             if previous is not None and e.position <= previous:
                 return f"source-order regression: position {e.position} after {previous}"
@@ -101,6 +106,9 @@ class Consumer:
             holder = ids_at.get(e.position)
             if holder is not None and holder != e.id:
                 return f"conflicting identity at position {e.position}: {e.id} but receipt for {holder}"
+            if holder is None and not backfills and e.position <= applied:
+                return (f"gap: {e.id} at position {e.position} is behind applied_position {applied} with no "
+                        f"receipt, and the provider contract has no backfills")
         return None
 
     def process(self, checkpoint: Checkpoint, page: Page, receipts: dict[str, str]):
