@@ -11,19 +11,20 @@ def _ids(ids: list[str], limit: int = 4) -> str:
     return f"{len(ids)} ({shown})"
 
 
+def _kinds(v) -> list[str]:
+    """The kinds of seed 001 settlement violations a verdict reports."""
+    return sorted({x["kind"] for x in getattr(v, "settlement_violations", [])})
+
+
 def _broken(v) -> str:
     """Invariants broken, then the kinds of seed 001 settlement violations."""
-    kinds = sorted({x["kind"] for x in getattr(v, "settlement_violations", [])})
-    return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(kinds)])) or "-"
+    return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(_kinds(v))])) or "-"
 
 
 def _settlement(v) -> str:
     """Seed 001's settlement violations, beside the invariants, when there are any (they too make a run not ok)."""
     found = getattr(v, "settlement_violations", [])
-    if not found:
-        return ""
-    kinds = sorted({x["kind"] for x in found})
-    return f"   settlement violations: {len(found)} ({', '.join(kinds)})"
+    return f"   settlement violations: {len(found)} ({', '.join(_kinds(v))})" if found else ""
 
 
 def verdict_row(run) -> tuple[str, ...]:
