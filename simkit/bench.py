@@ -69,8 +69,9 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
     Per event, only what no design keeping per-event ground truth can skip, in plain lists, tuples and dicts:
     draw its behaviour and build its id (the provider), test for a replay, then keep a receipt, an effect, a
     checkpoint write and a trace row (the run; no consumer, no requests, no SimPy), and one pass of a checker
-    over those logs. Divided by ``simpy_steps_per_s`` it bounds what ``ratio`` any core written in Python could
-    reach on this machine now.
+    over those logs. Divided by ``simpy_steps_per_s`` it is the ``ratio`` of a run that keeps ground truth and
+    does nothing else: a real run, which also executes seed 000's procedure, its requests and crash points, and a
+    full checker, costs more than this per event.
     """
     import random
 
