@@ -542,6 +542,6 @@ def summary_text(x: Exploration) -> str:
         inv = ", ".join(str(i) for i in sorted({v["invariant"] for v in run["invariant_violations"]})) or "none"
         settled = ", ".join(sorted({s["kind"].replace("_", " ") for s in run.get("settlement_violations", ())}))
         lines.append(f"    lost: {len(run['lost'])}   duplicated: {len(run['duplicated'])}   regressions: "
-                     f"{run['regressions']}   invariants broken: {inv}   completed: {'yes' if run['completed'] else 'no'}"
-                     + (f"   settlement: {settled}" if settled else ""))
+                     f"{run['regressions']}   invariants broken: {inv}   "
+                     f"completed: {'yes' if run['completed'] else 'no'}" + (f"   settlement: {settled}" if settled else ""))
     return "\n".join(lines)
