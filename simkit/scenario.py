@@ -340,11 +340,14 @@ _CRASH_ARG = re.compile(r"^(?P<point>[a-z_]+)(?:@(?P<position>-?\d+))?(?:#(?P<oc
 
 
 def parse_crash_arg(text: str) -> Fault:
-    """``POINT[@POSITION][#OCCURRENCE]`` from ``--crash`` (CONTRACT §6)."""
+    """``POINT[@POSITION][#OCCURRENCE]`` from ``--crash`` (CONTRACT §6); OCCURRENCE is at least 1, as a
+    ``[[faults]]`` entry's ``occurrence`` (:func:`parse_fault`)."""
     m = _CRASH_ARG.match(text)
     if not m or m["point"] not in CRASH_POINTS:
         raise ScenarioError(f"--crash {text}: key 'point': expected POINT[@POSITION][#OCCURRENCE] "
                             f"with POINT one of {', '.join(CRASH_POINTS)}")
+    occurrence = int(m["occurrence"]) if m["occurrence"] else 1
+    if occurrence < 1:
+        raise ScenarioError(f"--crash {text}: key 'occurrence': must be at least 1")
     return Fault(kind="crash", point=m["point"],
-                 position=int(m["position"]) if m["position"] else None,
-                 occurrence=int(m["occurrence"]) if m["occurrence"] else 1)
+                 position=int(m["position"]) if m["position"] else None, occurrence=occurrence)

@@ -90,3 +90,10 @@ def test_two_workers_accept_a_fault_on_worker_two():
 def test_every_bundled_scenario_still_loads():
     for name in simkit.bundled():
         simkit.load(name)
+
+
+def test_crash_argument_occurrence_is_at_least_1():
+    """``--crash POINT#0`` is refused by parse_crash_arg itself, as ``occurrence = 0`` in a [[faults]] entry is."""
+    with pytest.raises(simkit.ScenarioError, match=r"^--crash before_effect#0: key 'occurrence': must be at least 1$"):
+        simkit.parse_crash_arg("before_effect#0")
+    assert simkit.parse_crash_arg("before_effect#2").occurrence == 2
