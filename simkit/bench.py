@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import time
+from array import array
 from statistics import median
 
 import simpy
@@ -156,13 +157,45 @@ print(marks["provider"], marks["run"], resource.getrusage(resource.RUSAGE_SELF).
 """
 
 
+_RSS_IDEAL = """
+import resource, simkit.bench as b
+kept = b.ideal_columns({events})
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def ideal_columns(events: int) -> tuple:
+    """The least a run keeps per ``safe`` event, columnar: the event table (id, position, behaviour), the store's
+    receipts and their position index (a dictionary entry each), and a receipt, effect, checkpoint-write and
+    trace row, in typed arrays wherever the value is a number or a code. Its peak resident memory in a child
+    process is ``ideal_rss_mb_1m``, the memory counterpart of :func:`ideal_events_per_s`."""
+    ids = [f"e{p}" for p in range(10, 10 * events + 1, 10)]
+    positions, behaviors = array("q", range(10, 10 * events + 1, 10)), bytearray(events)
+    receipts, id_at = {}, {}
+    receipt_log = (array("q"), array("d"), bytearray(), [], bytearray())        # seq, time, worker, id, outcome
+    effects = (array("q"), array("d"), bytearray(), [])                         # seq, time, worker, id
+    writes = (array("q"), array("d"), bytearray(), bytearray(), [], array("q"), array("q"))
+    trace = (array("d"), bytearray(), bytearray(), [], array("q"), [], array("q"), array("q"), array("q"), bytearray())
+    for seq, (eid, pos) in enumerate(zip(ids, positions), 1):
+        now = float(seq)
+        receipts[eid], id_at[pos] = "applied", eid
+        for log, row in ((receipt_log, (seq, now, 1, eid, 0)), (effects, (seq, now, 1, eid)),
+                         (writes, (seq, now, 1, 0, "c", pos, 0)), (trace, (now, 1, 0, eid, pos, "c", 0, pos, 0, 0))):
+            for column, value in zip(log, row):
+                column.append(value)
+    return ids, positions, behaviors, receipts, id_at, receipt_log, effects, writes, trace
+
+
+def _child_rss(code: str) -> list[float]:
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return [int(x) / 2**20 for x in out.stdout.split()]
+
+
 def peak_rss_mb(events: int) -> dict[str, float]:
     """Resident memory (MB) of a run of ``events`` events, trace included, in a fresh child process: after the
     world is built, after the run, and the peak (during the check)."""
-    out = subprocess.run([sys.executable, "-c", _RSS.format(events=events)], check=True, capture_output=True,
-                         text=True)
-    provider, run, peak = (int(x) / 2**20 for x in out.stdout.split())
-    return {"provider": provider, "run": run, "peak": peak}
+    provider, run, peak = _child_rss(_RSS.format(events=events))
+    return {"provider": provider, "run": run, "peak": peak, "ideal": _child_rss(_RSS_IDEAL.format(events=events))[0]}
 
 
 def explore_metrics(events: int) -> tuple[float, float, int]:
@@ -261,7 +294,8 @@ def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
     rounds = [_round(sizes) for _ in range(repeat)]
     m = {k: round(median(r[k] for r in rounds), digits or None) for k, digits in DIGITS.items()}
     rss = peak_rss_mb(sizes["rss_events"])
-    m.update({"peak_rss_mb_1m": round(rss.pop("peak"), 1), "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
+    m.update({"peak_rss_mb_1m": round(rss.pop("peak"), 1), "ideal_rss_mb_1m": round(rss.pop("ideal"), 1),
+              "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
               "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
               "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
     return m

@@ -11,7 +11,7 @@ from simkit.explore import _run, fault_free
 
 FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "ratio_ceiling",
           "explore_schedules_per_s", "explore_overhead", "sweep_scaling", "cpu_scaling", "sweep_efficiency",
-          "peak_rss_mb_1m", "checker_scaling", "cost")
+          "peak_rss_mb_1m", "ideal_rss_mb_1m", "checker_scaling", "cost")
 
 
 def test_bench_quick_json(capsys):
