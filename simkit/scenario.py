@@ -102,27 +102,36 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
 
 def _targets(c: "_Checker", sc: Scenario) -> None:
     """Every ``[[events]]`` entry and fault names a position of the stream and a worker of the run: one that
-    names neither would be accepted and never take effect."""
-    where = {pos: f"events[{i}]" for i, pos in enumerate(sc.events)}
-    for pos in sc.events:
-        if (problem := missing_position(sc, pos)) is not None:
-            c.fail(f"{where[pos]}.position", problem)
+    names neither would be accepted and never take effect. The carried positions are gathered once (a lookup
+    per entry, not a scan of every page)."""
+    carried = carried_positions(sc)
+    for i, pos in enumerate(sc.events):
+        if (problem := missing_position(sc, pos, carried)) is not None:
+            c.fail(f"events[{i}].position", problem)
     for i, f in enumerate(sc.faults):
         if f.worker > sc.workers:
             c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
-        if f.position is not None and (problem := missing_position(sc, f.position)) is not None:
+        if f.position is not None and (problem := missing_position(sc, f.position, carried)) is not None:
             c.fail(f"faults[{i}].position", problem)
 
 
-def missing_position(sc: Scenario, pos: int) -> str | None:
+def carried_positions(sc: Scenario) -> frozenset[int] | None:
+    """A scripted stream's positions: those its pages carry, plus ``[initial] receipts`` (the provider adds
+    those events). ``None`` for a generated stream, whose positions :func:`missing_position` computes."""
+    if sc.pages is None:
+        return None
+    return frozenset(sc.initial.receipts).union(x for p in sc.pages for x in p["positions"])
+
+
+def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = None) -> str | None:
     """Why no event of the stream can have position ``pos``, or ``None`` if one can.
 
-    Scripted: the positions the pages carry, plus ``[initial] receipts`` (the provider adds those events).
+    Scripted: :func:`carried_positions` (pass it as ``carried`` when asking about many positions).
     Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
     them, below the last one (see :func:`simkit.provider._arrivals`), at positions that depend on the seed.
     """
     if sc.pages is not None:
-        if pos in sc.initial.receipts or any(pos in p["positions"] for p in sc.pages):
+        if pos in (carried if carried is not None else carried_positions(sc)):
             return None
         return f"no page carries position {pos}"
     top = 10 * sc.generate["events"]
@@ -139,10 +148,10 @@ def _auth(c: "_Checker", t: dict) -> tuple[float, ...]:
     c.only(t, ("rotate_at",), "auth")
     times = c.get(t, "rotate_at", list, [], where="auth")
     for i, x in enumerate(times):
-        if not isinstance(x, (int, float)) or isinstance(x, bool):
-            c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
-        c.finite("auth.rotate_at", x)
-        if x < 0:
+        number = isinstance(x, (int, float)) and not isinstance(x, bool)
+        if number:
+            c.finite("auth.rotate_at", x)
+        if not number or x < 0:
             c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
         if i and x <= times[i - 1]:
             c.fail("auth.rotate_at", f"times must increase, got {x!r} after {times[i - 1]!r}")

@@ -8,7 +8,8 @@
    regressions, which of seed 000's invariants are broken, incomplete, which seed 001 settlement violations; see
    :func:`~simkit.explore.failure_kind`):
    whole pages (the chain is relinked, tokens unchanged), events, second deliveries of overlapping events,
-   faults, event behaviours, stuck tokens, initial receipts, the second worker. It repeats until no single
+   faults, event behaviours, stuck tokens, initial receipts, the second worker. A fault or behaviour at a
+   position no page carries any more goes with it (the file format refuses it). It repeats until no single
    removal keeps the failure.
 3. The result is written as a scenario TOML that ``simkit run FILE --strategy S`` replays to the same failure.
 """
@@ -208,6 +209,18 @@ def _relink(data: dict, kept: list[dict], end: dict | None, off: list[dict]) -> 
         a["next_cursor"] = b["cursor"]
     out = dict(data, pages=pages + off)
     out["initial"] = dict(data.get("initial", {}), resume_cursor=pages[0]["cursor"])
+    return _carried(out)
+
+
+def _carried(data: dict) -> dict:
+    """``data`` without the ``[[events]]`` and ``[[faults]]`` entries whose position no page carries any more
+    (nor ``[initial] receipts``): :func:`~simkit.scenario.parse` refuses those (CONTRACT §5, see
+    ``scenario._targets``), and a reduction that removes a position removes what targets it with it."""
+    have = set(data.get("initial", {}).get("receipts", ())) | {x for p in data["pages"] for x in p["positions"]}
+    out = dict(data)
+    for key in ("events", "faults"):
+        if key in data:
+            out[key] = [e for e in data[key] if e.get("position") is None or e["position"] in have]
     return out
 
 
@@ -312,8 +325,9 @@ def _passes(data: dict, still: _Oracle) -> dict:
         data = _unstick(data, kept)
     receipts = data.get("initial", {}).get("receipts", [])
     if receipts:
-        kept = _ddmin(list(receipts), lambda rs: still(dict(data, initial=dict(data["initial"], receipts=rs))))
-        data = dict(data, initial=dict(data["initial"], receipts=kept))
+        kept = _ddmin(list(receipts),
+                      lambda rs: still(_carried(dict(data, initial=dict(data["initial"], receipts=rs)))))
+        data = _carried(dict(data, initial=dict(data["initial"], receipts=kept)))
     if data.get("workers", 1) > 1:
         faults = data.get("faults", [])
         mine = [f for f in faults if f.get("worker", 1) == 1]
@@ -347,17 +361,13 @@ def _page_with(p: dict, pairs: list[tuple[str, int]]) -> dict:
 
 def _only_events(data: dict, keep: set[str]) -> dict:
     pages = [_page_with(p, [(i, x) for i, x in zip(_ids(p), p["positions"]) if i in keep]) for p in data["pages"]]
-    positions = {x for p in pages for x in p["positions"]}
-    out = dict(data, pages=pages)
-    if "events" in data:
-        out["events"] = [e for e in data["events"] if e["position"] in positions]
-    return out
+    return _carried(dict(data, pages=pages))
 
 
 def _drop(data: dict, pairs: set) -> dict:
     pages = [_page_with(p, [(i, x) for i, x in zip(_ids(p), p["positions"]) if (k, i) not in pairs])
              for k, p in enumerate(data["pages"])]
-    return dict(data, pages=pages)
+    return _carried(dict(data, pages=pages))
 
 
 def _with(data: dict, key: str, items: list) -> dict:

@@ -23,6 +23,34 @@ def test_a_failing_gauntlet_seed_shrinks_to_a_handful_of_events(shortcut):
     assert failure_kind(s.run.verdict) == failure_kind(original.verdict)
 
 
+def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_readme_says():
+    """README: 22 pages, 86 events, 27 faults to 3 pages, 2 events, 0 faults (24 runs tried): 730, then 715
+    backfilled behind it, then the end of the stream; e715 is lost. When a reduction that dropped a page left a
+    fault or [[events]] entry at a position no page carries, parse refused the candidate and this took 378 runs
+    to a different result."""
+    s = shrink(GAUNTLET, "watermark_only_dedup", 3)
+    assert (s.original, s.shrunk, s.runs) == ({"pages": 22, "events": 86, "faults": 27},
+                                             {"pages": 3, "events": 2, "faults": 0}, 24)
+    assert [list(p["positions"]) for p in s.data["pages"]] == [[730], [715], []]
+    assert s.run.verdict.lost == ["e715"] and list(s.run.verdict.invariants_broken) == [1]
+
+
+def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
+    """A page or event removed takes the faults and [[events]] entries at its positions with it (``_carried``)."""
+    import simkit.shrink as shrink_module
+    refused = []
+
+    def parse(data, **kw):
+        try:
+            return simkit.parse(data, **kw)
+        except simkit.ScenarioError as exc:
+            refused.append(str(exc))
+            raise
+    monkeypatch.setattr(shrink_module, "parse", parse)
+    shrink(GAUNTLET, "compare_tokens", 3)
+    assert refused == []
+
+
 def test_the_shrunk_file_replays_with_simkit_run(tmp_path, capsys):
     out = tmp_path / "small.toml"
     assert main(["shrink", "gauntlet", "--strategy", "in_memory_quarantine", "--seed", "3", "--out", str(out)]) == 0
