@@ -1,27 +1,25 @@
-"""simkit: simulate a paginated event-stream consumer with crash-safe
-checkpoints, and judge every run.
+"""The ``simkit`` command line (CONTRACT §6). Bad input: one line on stderr, exit status 2, nothing written.
 
-Bad input (an unknown option value, a malformed scenario file, an output path
-that cannot be written) is answered with one line on stderr and exit status 2,
-before any work and without writing anything. Ctrl-C stops with exit status 130,
-and leaves no half-written file either.
+:data:`DESCRIPTION` is what ``simkit --help`` says, in plain words for users.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import re
 import shlex
 import sys
+import tempfile
 from contextlib import ExitStack, contextmanager
 from importlib.metadata import PackageNotFoundError, version
-from importlib.util import find_spec
 from pathlib import Path
 
 from . import bench
 from . import scenario as scenarios
+from . import sweep as sweeps
 from .errors import SimkitError
 from .model import CRASH_POINTS
 from .report import run_summary, table, verdict_row
@@ -31,6 +29,16 @@ from .world import simulate
 from .service import cli as service_cli
 
 DEMO_SCENARIO = "gauntlet"
+
+DESCRIPTION = """\
+simkit: simulate a paginated event-stream consumer with crash-safe
+checkpoints, and judge every run.
+
+Bad input (an unknown option value, a malformed scenario file, an output path
+that cannot be written) is answered with one line on stderr and exit status 2,
+before any work and without writing anything. Ctrl-C stops with exit status 130,
+and leaves no half-written file either.
+"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,7 +97,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="simkit", description=__doc__)
+    parser = _Parser(prog="simkit", description=DESCRIPTION)
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--version", action="version", version=f"simkit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -136,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--first-seed", type=int, default=0, metavar="SEED", help="the first seed (default: 0)")
     p.add_argument("--crash-rate", type=float, action="append", metavar="R",
                    help="override [random_faults] crash (repeatable)")
-    p.add_argument("--jobs", type=_number("--jobs", minimum=1), default=None, metavar="J",
+    p.add_argument("--jobs", type=_number("--jobs"), default=None, metavar="J",
                    help="local worker processes (default: one per CPU)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on this Dask distributed scheduler instead")
     p.add_argument("--out", metavar="FILE", help="write one row per run: .csv or .parquet")
@@ -171,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- output paths: checked before any work, written whole or not at all ----------------------------------------
 def _figure_formats() -> tuple[str, ...]:
+    """Matplotlib's file types but PGF, which needs a TeX installation to write."""
     from matplotlib.backend_bases import FigureCanvasBase
-    return tuple(f".{x}" for x in sorted(FigureCanvasBase.get_supported_filetypes()))
+    return tuple(f".{x}" for x in sorted(FigureCanvasBase.get_supported_filetypes()) if x != "pgf")
 
 
 def _check_out(option: str, path: str, suffixes: tuple[str, ...]) -> Path:
@@ -192,18 +201,36 @@ def _check_out(option: str, path: str, suffixes: tuple[str, ...]) -> Path:
     return out
 
 
+class _CannotWrite(OSError):
+    """A writer's failure that is not an OSError (a plotting backend's, say), for :func:`_atomic` to report."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
 def _atomic(option: str, path: Path):
-    """A temporary path beside ``path`` to write to: it replaces ``path`` when the block succeeds and is
-    removed when it fails (or is interrupted), so no half-written file is ever left behind."""
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix.lower()}")
+    """A temporary file of its own beside ``path`` to write to (a short name, so any name ``path`` may have
+    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so no
+    half-written file is ever left behind."""
     try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=path.suffix)
+        os.close(fd)
+    except OSError as exc:
+        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())          # the mode a plain open() would give, not mkstemp's 0600
         yield tmp
         os.replace(tmp, path)
     except OSError as exc:
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _write_text(option: str, path: Path, text: str) -> None:
@@ -224,9 +251,7 @@ def _crash_faults(sc, crashes) -> tuple:
     """``--crash`` arguments as faults, held to the rules a ``[[faults]]`` entry of the scenario file obeys."""
     faults = []
     for text in crashes:
-        f = parse_crash_arg(text)
-        if f.occurrence < 1:
-            raise SimkitError(f"--crash {text}: key 'occurrence': must be at least 1")
+        f = parse_crash_arg(text)                 # the point and occurrence; the position needs the scenario
         if f.position is not None and (problem := scenarios.missing_position(sc, f.position)) is not None:
             raise SimkitError(f"--crash {text}: key 'position': {problem}")
         faults.append(f)
@@ -307,7 +332,12 @@ def _save_figure(run, path: Path, kind: str) -> None:
     fig, ax = plt.subplots(figsize=(12, height), layout="constrained")
     try:
         (timeline if kind == "timeline" else swimlane)(ax, run)
-        fig.savefig(path, dpi=110)
+        try:
+            fig.savefig(path, dpi=110)
+        except (OSError, SimkitError):
+            raise
+        except Exception as exc:                  # a backend's own failure: one line, not a traceback
+            raise _CannotWrite(" ".join(f"{type(exc).__name__}: {exc}".split())) from exc
     finally:
         plt.close(fig)
 
@@ -373,26 +403,21 @@ def cmd_explore(args) -> int:
     return 0
 
 
-_TABLE_FORMATS = (".csv", ".parquet")
-
-
 def cmd_sweep(args) -> int:
     from .strategies import STRATEGIES
-    from .sweep import summary_table, sweep
-    out = _check_out("--out", args.out, _TABLE_FORMATS) if args.out else None
-    if out and out.suffix.lower() == ".parquet" and not (find_spec("pyarrow") or find_spec("fastparquet")):
-        raise SimkitError(f"--out {args.out}: writing Parquet needs pyarrow (pip install 'simkit[parquet]'); "
-                          f"or use .csv")
+    out = _check_out("--out", args.out, sweeps.FORMATS) if args.out else None
+    if out:
+        sweeps.check_out(args.out)                # the Parquet engine, before any run
     sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
     for s in args.strategy or ():
         resolve(s)
-    result = sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
+    result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
                    first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
                    progress=not args.json and sys.stderr.isatty())
     if out:
         with _atomic("--out", out) as tmp:
             result.write(tmp)
-    print(json.dumps(result.as_dict(args.out)) if args.json else summary_table(result)
+    print(json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
           + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
     return 0
 
@@ -414,12 +439,15 @@ def cmd_shrink(args) -> int:
 
 
 def _check_folder(option: str, path: str) -> None:
-    """``path`` as a folder to create or reuse: neither it nor the nearest existing folder above it is a file."""
+    """``path`` as a folder to create or reuse: it, or the nearest existing folder above it, is a folder we
+    may write into."""
     p = Path(path)
     existing = next(a for a in (p, *p.parents) if a.exists())
+    name = "it" if existing == p else repr(str(existing))
     if not existing.is_dir():
-        raise SimkitError(f"{option} {path}: {'it' if existing == p else repr(str(existing))} is a file, "
-                          f"not a folder")
+        raise SimkitError(f"{option} {path}: {name} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SimkitError(f"{option} {path}: cannot write into {name}")
 
 
 def cmd_live(args) -> int:

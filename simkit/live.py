@@ -20,6 +20,7 @@ No other fault is injected: no lost, late or crossed replies, no pauses; the sce
 """
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import random
@@ -259,10 +260,12 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         timeout: seconds before the run is cut off (``completed`` is then false).
 
     Raises:
-        SimkitError: bad arguments (one line).
+        SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
     """
     if kills < 0:
         raise SimkitError(f"--kills {kills}: must be at least 0")
+    if max_delay is not None and not math.isfinite(max_delay):
+        raise SimkitError(f"--max-delay {max_delay}: must be a finite number")
     if max_delay is not None and max_delay <= 0:
         raise SimkitError(f"--max-delay {max_delay}: must be positive")
     for point in at:
@@ -272,7 +275,10 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
     provider = providers.build(scenario, seed)
     with tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
         where = Path(folder) if folder is not None else Path(tmp)
-        where.mkdir(parents=True, exist_ok=True)
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SimkitError(f"--dir {where}: cannot create it: {exc.strerror or exc}") from None
         if any((where / name).exists() for name in FILES):
             raise SimkitError(f"--dir {where}: already holds a live run's databases")
         began = time.monotonic()

@@ -16,6 +16,7 @@ import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
@@ -25,12 +26,15 @@ from .model import Scenario
 from .strategies import STRATEGIES
 from .world import simulate
 
-__all__ = ["Sweep", "sweep", "wilson", "run_row", "COLUMNS"]
+__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
 
 #: The columns of the tidy table, one row per run.
-COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok", "lost", "duplicated", "regressions", "invariants",
-           "halted", "completed", "pending", "events", "faults", "crashes", "fetches", "effects")
-_FORMATS = (".csv", ".parquet")
+COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok", "lost", "duplicated",
+           "regressions", "invariants", "halted", "completed", "pending", "events", "faults", "crashes", "fetches",
+           "effects")
+#: The file types :meth:`Sweep.write` writes, by extension.
+FORMATS = (".csv", ".parquet")
+_PARQUET = "writing Parquet needs pyarrow (pip install 'simkit[parquet]'); or use .csv"
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -107,16 +111,15 @@ class Sweep:
     def write(self, path: str | Path) -> None:
         """Write the tidy table: CSV or Parquet, by the file's extension."""
         path = Path(path)
-        _check_out(path)
+        check_out(path)
         frame = self.frame()
-        if path.suffix == ".csv":
+        if path.suffix.lower() == ".csv":
             frame.to_csv(path, index=False)
         else:
             try:
                 frame.to_parquet(path, index=False)
-            except ImportError as exc:
-                raise SimkitError(f"--out {path}: writing Parquet needs pyarrow (pip install 'simkit[parquet]'): "
-                                  f"{exc}") from None
+            except ImportError:                   # an engine found but broken
+                raise SimkitError(f"--out {path}: {_PARQUET}") from None
 
     def as_dict(self, out: str | None = None) -> dict:
         """The ``simkit sweep --json`` object."""
@@ -124,9 +127,14 @@ class Sweep:
                 "runs": len(self.rows), "summary": self.summary(), "out": out}
 
 
-def _check_out(path: Path) -> None:
-    if path.suffix not in _FORMATS:
-        raise SimkitError(f"--out {path}: unknown format {path.suffix or '(no extension)'!r}; use .csv or .parquet")
+def check_out(path: str | Path) -> None:
+    """``path`` names a table :meth:`Sweep.write` can write: a :data:`FORMATS` extension (any case), and for
+    Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the runs."""
+    suffix = Path(path).suffix
+    if suffix.lower() not in FORMATS:
+        raise SimkitError(f"--out {path}: unknown format {suffix or '(no extension)'!r}; use {', '.join(FORMATS)}")
+    if suffix.lower() == ".parquet" and not (find_spec("pyarrow") or find_spec("fastparquet")):
+        raise SimkitError(f"--out {path}: {_PARQUET}")
 
 
 def _local(tasks, jobs: int, bar):
@@ -184,13 +192,13 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
     if seeds < 1:
-        raise SimkitError("sweep: --seeds must be at least 1")
+        raise SimkitError(f"--seeds {seeds}: must be at least 1")
     for rate in crash_rates:
         if rate is not None and not 0.0 <= rate <= 1.0:
-            raise SimkitError(f"sweep: --crash-rate must be between 0 and 1, got {rate!r}")
+            raise SimkitError(f"--crash-rate {rate}: must be between 0 and 1")
+    if jobs is not None and jobs < 1:
+        raise SimkitError(f"--jobs {jobs}: must be at least 1")
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    if jobs < 1:
-        raise SimkitError("sweep: --jobs must be at least 1")
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
     size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))

@@ -2,6 +2,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -125,10 +126,16 @@ def test_user_strategy_on_the_command_line(tmp_path, capsys):
     (["explore", "retry_walkthrough", "--out", "x.txt"], "--out x.txt: unsupported extension '.txt'; use .toml"),
     (["shrink", "gauntlet", "--strategy", "persist_token_on_fetch", "--seed", "3", "--out", "/nonexistent/x.toml"],
      "--out /nonexistent/x.toml: no such folder"),
-    (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "/nonexistent/x.csv"], "--out /nonexistent/x.csv: no such"),
+    (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "/nonexistent/x.csv"],
+     "--out /nonexistent/x.csv: no such"),
     (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "folder.csv"], "--out folder.csv: is a folder"),
-    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml"], "--dir base.toml: it is a file, not a folder"),
-    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml/run"], "--dir base.toml/run: 'base.toml' is a file"),
+    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml"],
+     "--dir base.toml: it is a file, not a folder"),
+    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml/run"],
+     "--dir base.toml/run: 'base.toml' is a file"),
+    (["live", "retry_walkthrough", "--kills", "1", "--dir", "base.toml/a/b"],
+     "--dir base.toml/a/b: 'base.toml' is a file"),
+    (["run", "retry_walkthrough", "--timeline", "t.pgf"], "--timeline t.pgf: unsupported extension '.pgf'"),
 ])
 def test_a_bad_output_path_is_one_line_before_any_work(tmp_path, args, message):
     (tmp_path / "folder").mkdir()
@@ -182,9 +189,8 @@ def test_ctrl_c_during_a_sweep(monkeypatch, capsys):
 
 
 def test_parquet_without_an_engine_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys):
-    import simkit.cli as cli_module
     import simkit.sweep
-    monkeypatch.setattr(cli_module, "find_spec", lambda name: None)
+    monkeypatch.setattr(simkit.sweep, "find_spec", lambda name: None)
     monkeypatch.setattr(simkit.sweep, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
     out = tmp_path / "runs.parquet"
     assert main(["sweep", "retry_walkthrough", "--seeds", "2", "--out", str(out)]) == 2
@@ -198,6 +204,55 @@ def test_outputs_are_written_whole(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith("retry_walkthrough · safe")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.svg", "t.png"]          # no temporary file left
     assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG") and b"<svg" in (tmp_path / "s.svg").read_bytes()
+
+
+def test_an_output_name_as_long_as_the_system_allows_is_written(tmp_path, monkeypatch, capsys):
+    """The temporary file beside it has a short name of its own, not the output's name made longer."""
+    monkeypatch.chdir(tmp_path)
+    name = "a" * 251 + ".svg"                                  # 255 bytes: the usual longest file name
+    assert main(["run", "retry_walkthrough", "--swimlane", name]) == 0, capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_two_outputs_differing_in_case_get_a_temporary_file_each(tmp_path, monkeypatch, capsys):
+    (tmp_path / "x.png").touch()
+    if (tmp_path / "X.PNG").exists():
+        pytest.skip("a case-insensitive file system: x.Png and x.png are one file")
+    (tmp_path / "x.png").unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "retry_walkthrough", "--timeline", "x.Png", "--swimlane", "x.png"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.Png", "x.png"]
+    assert (tmp_path / "x.Png").read_bytes() != (tmp_path / "x.png").read_bytes()     # a timeline, a swimlane
+
+
+def test_a_plotting_backend_failure_is_one_line_and_leaves_nothing(tmp_path, monkeypatch, capsys):
+    import matplotlib.figure
+
+    def savefig(self, *args, **kwargs):
+        raise RuntimeError("'xelatex' not found; install it")
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "retry_walkthrough", "--timeline", "t.png"]) == 2
+    assert capsys.readouterr() == ("", "simkit: --timeline t.png: cannot write it: RuntimeError: 'xelatex' not "
+                                       "found; install it\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_live_dir_under_a_folder_that_cannot_be_written(tmp_path, monkeypatch, capsys):
+    import os
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == locked else real(p, mode))  # also as root
+    assert main(["live", "retry_walkthrough", "--kills", "1", "--dir", str(locked / "a" / "b")]) == 2
+    assert capsys.readouterr() == ("", f"simkit: --dir {locked}/a/b: cannot write into {str(locked)!r}\n")
+    assert list(locked.iterdir()) == []
+
+
+def test_the_module_docstring_cites_the_contract_and_help_does_not():
+    import simkit.cli
+    assert "CONTRACT §6" in simkit.cli.__doc__
+    assert "CONTRACT" not in simkit.cli.build_parser().format_help()
 
 
 # -- arguments held to the scenario file's rules -------------------------------------------------------------------

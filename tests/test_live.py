@@ -97,6 +97,8 @@ def test_json_output_has_the_contract_fields_and_kills(tmp_path):
     (["--kills", "1", "--at", "lunch"], "invalid choice: 'lunch'"),
     (["--kills", "1", "--events", "9"], "--events 9: needs a [generate] scenario"),
     (["--kills", "1", "--max-delay", "0"], "--max-delay 0.0: must be positive"),
+    (["--kills", "1", "--max-delay", "nan"], "--max-delay nan: must be a finite number"),
+    (["--kills", "1", "--max-delay", "inf"], "--max-delay inf: must be a finite number"),
     ([], "the following arguments are required: --kills"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
@@ -105,6 +107,12 @@ def test_bad_input_one_line_exit_2(args, message):
     assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], out.stderr
+
+
+def test_a_folder_live_cannot_create_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(simkit.SimkitError, match=r"^--dir .*/file/run: cannot create it: Not a directory$"):
+        live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), 1, folder=tmp_path / "file" / "run")
 
 
 def test_durable_containers_behave_like_plain_ones(tmp_path):

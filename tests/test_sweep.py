@@ -6,7 +6,7 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.sweep import COLUMNS, sweep, wilson
+from simkit.sweep import COLUMNS, check_out, sweep, wilson
 
 DEFAULT = simkit.load("default")
 
@@ -92,3 +92,28 @@ def test_bad_input_is_one_line_and_status_2(argv, capsys):
     assert main(["sweep", "retry_walkthrough", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("simkit: ") and err.count("\n") == 1
+
+
+def test_check_out_is_the_one_rule_for_the_table_file(monkeypatch):
+    check_out("runs.csv")
+    check_out("RUNS.CSV")                           # the CLI accepts any case; so does write()
+    with pytest.raises(simkit.SimkitError, match=r"^--out runs.txt: unknown format '.txt'; use .csv, .parquet$"):
+        check_out("runs.txt")
+    monkeypatch.setattr(simkit.sweep, "find_spec", lambda name: None)
+    with pytest.raises(simkit.SimkitError, match=r"^--out r.parquet: writing Parquet needs pyarrow"):
+        check_out("r.parquet")
+
+
+def test_cli_writes_an_upper_case_extension(tmp_path, capsys):
+    out = tmp_path / "RUNS.CSV"
+    assert main(["sweep", "retry_walkthrough", "--strategy", "safe", "--seeds", "2", "--jobs", "1",
+                 "--out", str(out)]) == 0
+    assert len(pd.read_csv(out)) == 2 and [p.name for p in tmp_path.iterdir()] == ["RUNS.CSV"]
+
+
+@pytest.mark.parametrize("kwargs, message", [({"seeds": 0}, "--seeds 0: must be at least 1"),
+                                             ({"jobs": 0}, "--jobs 0: must be at least 1"),
+                                             ({"crash_rates": (1.5,)}, "--crash-rate 1.5: must be between 0 and 1")])
+def test_the_library_checks_bounds_in_the_cli_words(kwargs, message):
+    with pytest.raises(simkit.SimkitError, match=f"^{message}$"):
+        sweep(DEFAULT, ("safe",), **{"seeds": 1, **kwargs})
