@@ -51,33 +51,68 @@ def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
     return (f"{before} → {after}" if after and after != before else f"{after or action} kept"), False
 
 
-class _Stack(Artist):
-    """Lays out the labels that hang under a lane when the figure is drawn (once the caller's limits and layout are
-    final): each label takes the first text row below the lane where it overlaps no label already placed, so
-    labels never pile up, however the x axis is scaled."""
+#: A lane's labels take at most this many text rows (as plot.ANNOTATE_AT_MOST caps annotations); a label that
+#: finds no free place within them, inside the Axes, is left out, and a note says how many were.
+ROWS_AT_MOST = 4
 
-    def __init__(self, labels, gap: float = 4.0):
+
+class _Stack(Artist):
+    """Lays out the swimlane's labels when the figure is drawn (once the caller's limits and layout are final).
+    Each label takes the first of :data:`ROWS_AT_MOST` text rows away from its lane (down under the store lane, up
+    over a worker's) where its box lies inside the Axes, moved sideways if it sticks out, and overlaps no label
+    already placed nor the note; a label with no such row is hidden, and the note in the Axes' lower right corner
+    says how many were, so labels never pile up or leave the Axes, however the x axis is scaled. A label whose
+    anchor is off the x axis is hidden, as its arrow is clipped, and not counted."""
+
+    def __init__(self, labels, note):
         super().__init__()
-        self.labels, self.gap = labels, gap             # annotations with offset-point text coordinates
+        self.labels, self.note = labels, note           # (annotation, dx, first row's dy, +1 up / -1 down)
         self.set_in_layout(False)
         self.set_zorder(0)                              # drawn before the labels it places
 
-    def draw(self, renderer):
+    def _place(self, renderer, ax, taken) -> tuple[int, int]:
         px = renderer.points_to_pixels(1.0)
-        rows: list[list[tuple[float, float]]] = []
-        step = max((t.get_window_extent(renderer).height / px for t in self.labels), default=0.0) + 3.0
-        for t in self.labels:
-            t.xyann = (t.xyann[0], -self.gap)
-            box = t.get_window_extent(renderer)
-            x0, x1 = box.x0 - 3 * px, box.x1 + 3 * px
-            for r, row in enumerate(rows):
-                if all(x1 <= a or x0 >= b for a, b in row):
+        for t, *_ in self.labels:                       # an invisible text has no extent
+            t.set_visible(True)
+
+        def box(t):                                     # its white box, and a margin: 1.5 points aside, 0.5 above
+            pad = t.get_bbox_patch().get_boxstyle().pad * t.get_fontsize()
+            return t.get_window_extent(renderer).padded((pad + 1.5) * px, (pad + 0.5) * px)
+
+        step = max(box(t).height / px for t, *_ in self.labels) + 0.5         # rows do not touch
+        left = shown = 0
+        for t, dx, dy, sign in self.labels:
+            if not ax.x0 <= t.axes.transData.transform(t.xy)[0] <= ax.x1:      # off the x axis, like its arrow
+                t.set_visible(False)
+                continue
+            shown += 1
+            for r in range(ROWS_AT_MOST):
+                t.xyann = (dx, dy + sign * r * step)
+                b = box(t)
+                shift = max(ax.x0 - b.x0, 0) - max(b.x1 - ax.x1, 0)
+                b = b.translated(shift, 0)
+                if (ax.y0 <= b.y0 and b.y1 <= ax.y1 and ax.x0 - 0.5 <= b.x0 and b.x1 <= ax.x1 + 0.5
+                        and not any(b.overlaps(other) for other in taken)):
+                    t.xyann = (dx + shift / px, t.xyann[1])
+                    taken.append(b)
                     break
             else:
-                r, row = len(rows), []
-                rows.append(row)
-            row.append((x0, x1))
-            t.xyann = (t.xyann[0], -self.gap - r * step)
+                t.set_visible(False)
+                left += 1
+        return left, shown
+
+    def draw(self, renderer):
+        if not self.labels:
+            return
+        ax = self.axes.bbox
+        self.note.set_visible(False)
+        left, shown = self._place(renderer, ax, [])
+        if left:                                        # again, clear of the note (as wide as it can get)
+            self.note.set_text(f"{shown} of {shown} labels left out (no room)")
+            self.note.set_visible(True)
+            reserved = self.note.get_window_extent(renderer).padded(renderer.points_to_pixels(2.0))
+            left, shown = self._place(renderer, ax, [reserved])
+            self.note.set_text(f"{left} of {shown} labels left out (no room)")
 
 
 def _delayed(df, timeout: float) -> set:
@@ -125,7 +160,9 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     row follows) in a ◷, its reply arriving later as a dotted arrow. The wait for a reply that does not come is
     drawn along the worker's lane up to its timeout; after a lost store reply, the checkpoint load that follows says
     what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable.
-    Labels under the store lane are stacked so none overlaps another (:class:`_Stack`), each on a white box.
+    Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
+    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
+    says how many (:class:`_Stack`).
     """
     full = run.trace.to_frame()
     timing = run.world.timing
@@ -144,12 +181,15 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     used = set()
     places = df.cursor_place.tolist()
     span = max(df.time.max(), 1.0)
-    under = []                          # labels hanging under the store lane, stacked by _Stack
+    labels = []                         # under the store lane and over a worker's, placed by _Stack
     crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
 
-    def hang(text, x, color, size=7, ha="center", dx=0):
-        under.append(ax.annotate(text, (x, y["store"]), xytext=(dx, -4), textcoords="offset points", ha=ha, va="top",
-                                 fontsize=size, color=color, bbox=_BOX, zorder=4))
+    def hang(text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
+        up = dy > 0
+        t = ax.annotate(text, (x, y[lane]), xytext=(dx, dy), textcoords="offset points", ha=ha,
+                        va="bottom" if up else "top", fontsize=size, color=color, bbox=_BOX, zorder=4,
+                        in_layout=False)                # _Stack keeps it inside the Axes
+        labels.append((t, dx, dy, 1 if up else -1))
 
     for i, row in enumerate(df.itertuples()):
         if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
@@ -193,8 +233,6 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         elif row.step == "barrier_rejected":
             hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
                  -6)                    # clear of the rejection's mark at the lane
-    if under:
-        ax.add_artist(_Stack(under))
     paused = False
     for w in workers:
         rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
@@ -220,9 +258,11 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
             timeouts.append((end, row.worker))
         if reload is not None and end <= limit:
             reloads.append((end, wy))
-            ax.annotate(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", (end, wy),
-                        xytext=(6, 7), textcoords="offset points", ha="left", va="bottom", fontsize=7,
-                        color=_RELOAD, bbox=_BOX, zorder=4)
+            hang(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", end, _RELOAD, ha="left",
+                 dx=6, lane=f"worker {row.worker}", dy=7)
+    note = ax.annotate("", (0.995, 0.015), xycoords="axes fraction", ha="right", va="bottom", fontsize=7,
+                       color="#555555", style="italic", visible=False, in_layout=False, gid="labels left out")
+    ax.add_artist(_Stack(labels, note))
     for step, (marker, color, size, _label) in _MARKS.items():
         rows = df[df.step == step]
         times, lane = list(rows.time), list(rows.worker)

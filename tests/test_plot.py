@@ -365,3 +365,30 @@ def test_swimlane_labels_never_overlap_and_sit_on_a_box(scenario, policy):
         assert len(boxes) >= 3
         assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
     plt.close(fig)
+
+
+def test_swimlane_keeps_a_busy_runs_labels_inside_the_axes_and_says_how_many_it_left_out():
+    """gauntlet (as `simkit run gauntlet --swimlane` draws it): its ~140 store and load labels cannot all fit.
+    Those drawn lie inside the Axes, none overlapping another or the note, in at most ROWS_AT_MOST rows; the note
+    counts the rest."""
+    from simkit.swimlane import ROWS_AT_MOST, swimlane
+
+    run = simkit.simulate(simkit.load("gauntlet"))
+    fig, ax = plt.subplots(figsize=(12, 1.6 + 0.75 * (run.world.scenario.workers + 3)), layout="constrained")
+    swimlane(ax, run)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_text() and t.get_gid() != "labels left out"]
+    shown = [t for t in labels if t.get_visible()]
+    (note,) = [t for t in ax.texts if t.get_gid() == "labels left out"]
+    left = len(labels) - len(shown)
+    assert note.get_visible() and note.get_text() == f"{left} of {len(labels)} labels left out (no room)"
+    assert any(t.get_text().startswith("load: store holds") for t in shown) and len(shown) >= 20
+    inside = ax.get_window_extent(renderer)
+    boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in shown] + [note.get_window_extent(renderer)]
+    for box in boxes:
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    rows = {round(t.xyann[1], 3) for t in shown if not t.get_text().startswith("load:")}
+    assert len(rows) <= ROWS_AT_MOST
+    plt.close(fig)
