@@ -135,6 +135,12 @@ def test_empty_pages_with_advancing_tokens(sink):
     explore_all(sc)
     run = replay(sc, "safe", ())
     assert run.trace.step.count("barrier") == 4 and run.as_dict()["final_checkpoint"]["resume_cursor"] == "C5"
+    # ground truth: each barrier over an empty page moves the cursor on and leaves applied_position as it was
+    empty = {c for _s, _t, _w, c, _n, ids in run.world.provider.log if not ids}
+    over_empty = [(b, a) for _s, _t, _w, kind, b, a in run.world.store.writes
+                  if kind == "barrier" and b.resume_cursor in empty]
+    assert [(b.resume_cursor, a.resume_cursor) for b, a in over_empty] == [("C2", "C3"), ("C3", "C4")]
+    assert all(a.applied_position == b.applied_position == 2 for b, a in over_empty)
 
 
 @pytest.mark.parametrize("sink", SINKS)
