@@ -144,11 +144,25 @@ def test_credential_flag_cannot_take_a_credential_from_its_subject(capsys):
     assert err == "simkit: --credential 'dev=bob': credential 'dev' already belongs to subject 'dev'\n"
 
 
-def test_a_subject_may_list_its_own_credential_again(tmp_path):
+def test_config_cannot_add_dev_a_second_time(tmp_path):
+    """A subject added twice is an error, dev included: add_subject kept the first, so this tenant and tenant_admin
+    were silently ignored. (build_service, not main: a config that loads would start a server.)"""
+    from simkit.service.config import ServiceConfigError
     cfg = tmp_path / "serve.toml"
-    cfg.write_text('[[subjects]]\nid = "dev"\ncredentials = ["dev", "dev-2"]\n')
-    svc, _ = build_service(config=str(cfg))
+    cfg.write_text('[[subjects]]\nid = "dev"\ntenant = "acme"\ntenant_admin = true\n')
+    with pytest.raises(ServiceConfigError) as exc:
+        build_service(config=str(cfg))
+    assert str(exc.value) == (f"{cfg}: subjects[0].id: duplicate subject 'dev' "
+                              "(simkit serve already has it; extend it with --credential or --grant)")
+
+
+def test_a_subject_may_list_its_own_credential_again(tmp_path):
+    """dev is extended with flags (a [[subjects]] entry for it is a duplicate subject)."""
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text('[[subjects]]\nid = "alice"\ncredentials = ["a", "a-2"]\nrevoked = ["a-2"]\n')
+    svc, _ = build_service(config=str(cfg), credentials=["dev=dev", "dev-2=dev", "a-3=alice"])
     assert svc.credentials["dev"] == svc.credentials["dev-2"] == "dev"
+    assert svc.credentials["a"] == svc.credentials["a-2"] == svc.credentials["a-3"] == "alice"
 
 
 def test_unknown_route_and_wrong_method_answer_the_service_error_body():
@@ -171,6 +185,43 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
             bad = c.post(path, content=b"{")
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
             assert bad.json()["error"]["code"] == "malformed_json"
+
+
+@pytest.mark.parametrize("path", ["/_simkit/append", "/_simkit/restore"])
+def test_operator_routes_parse_the_body_as_the_contract_does(path):
+    """contract.parse_body: a JSON list was a 400 "'list' object has no attribute 'get'" and a body over 64 KiB
+    was appended; now the contract's malformed_json and 413, in its error body."""
+    from simkit.service.config import dev_service
+    from simkit.service.contract import MAX_REQUEST_BYTES
+    from simkit.service.http import create_app, running
+    svc = dev_service()
+    journal = svc.journals[("tenant", tuple(DEV_SCOPE.values()))]
+    with running(create_app(svc)) as url, httpx.Client(base_url=url, timeout=10) as c:
+        listed = c.post(path, content=b"[]")
+        assert listed.status_code == 400 and listed.json() == {"error": {
+            "status": 400, "code": "malformed_json", "message": "request body must be a JSON object"}}
+        big = c.post(path, content=json.dumps({"record_id": "x" * MAX_REQUEST_BYTES}).encode())
+        assert big.status_code == 413 and big.headers["cache-control"] == "no-store"
+        assert big.json()["error"]["code"] == "request_too_large"
+    assert journal.head == 5                                             # the 413 appended nothing
+
+
+def test_any_other_framework_http_error_answers_the_service_error_body():
+    """The ``http_error`` branch of _route_errors: status, detail and headers kept, body and no-store the service's."""
+    from starlette.exceptions import HTTPException
+
+    from simkit.service.config import dev_service
+    from simkit.service.http import create_app, running
+    app = create_app(dev_service())
+
+    @app.get("/teapot")
+    def teapot():
+        raise HTTPException(418, "short and stout", headers={"X-Pot": "tea"})
+
+    with running(app) as url, httpx.Client(base_url=url, timeout=10) as c:
+        r = c.get("/teapot")
+    assert r.status_code == 418 and r.headers["cache-control"] == "no-store" and r.headers["x-pot"] == "tea"
+    assert r.json() == {"error": {"status": 418, "code": "http_error", "message": "short and stout"}}
 
 
 def test_the_config_format_documented_in_config_py_is_accepted_as_written(tmp_path):

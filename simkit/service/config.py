@@ -23,7 +23,8 @@ config file adds subjects, credentials, grants, journals and faults::
     changes = 3                           # 0 activates an empty journal
 
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
-file or with ``--credential``, is an error, as is a subject added twice or a value of the wrong type.
+file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service already has
+it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
 
 Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``read``,
 ``write`` (default any), N the n-th matching request (default 1, ``*`` every one).
@@ -157,7 +158,9 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     extra = set(data) - known
     if extra:
         raise ServiceConfigError(f"{where}: unknown key {sorted(extra)[0]!r}; one of {', '.join(sorted(known))}")
-    seen: dict[str, int] = {}
+    # A subject added twice is an error, one the service already has (``dev``) included: add_subject keeps the
+    # first, so a second [[subjects]] entry's tenant and tenant_admin would be silently ignored.
+    seen = {sid: "simkit serve already has it; extend it with --credential or --grant" for sid in svc.subjects}
     for i, s in enumerate(_tables(data, "subjects", where)):
         w = f"{where}: subjects[{i}]"
         _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "grants"), w)
@@ -165,8 +168,8 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
             raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
         sid = s["id"]
         if sid in seen:
-            raise ServiceConfigError(f"{w}.id: duplicate subject {sid!r} (subjects[{seen[sid]}] already adds it)")
-        seen[sid] = i
+            raise ServiceConfigError(f"{w}.id: duplicate subject {sid!r} ({seen[sid]})")
+        seen[sid] = f"subjects[{i}] already adds it"
         tenant = _name(s, "tenant", DEV_TENANT, w)
         admin = s.get("tenant_admin", False)
         if not isinstance(admin, bool):

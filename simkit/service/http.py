@@ -3,7 +3,8 @@
 The routes are seed 004's; each reads the raw body and hands it to :meth:`CheckpointService.call`, so the
 server answers exactly what the model answers. FastAPI publishes the OpenAPI document at ``/openapi.json``.
 Every reply carries ``Cache-Control: no-store``, and every error, an unknown route (404 ``route_not_found``) or
-method (405 ``method_not_allowed``) included, the body ``{"error": {"status", "code", "message"}}``.
+method (405 ``method_not_allowed``) and the operator routes' included, the body ``{"error": {"status", "code",
+"message"}}`` of :meth:`simkit.service.contract.ServiceError.body` (:func:`_error`).
 
 Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-up with ``--fault``
 (:func:`simkit.service.config.parse_fault`):
@@ -18,7 +19,6 @@ The fault header is deliberately not in the OpenAPI document: fuzzers exercise t
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import socket
 import threading
@@ -32,7 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from . import schema as S
 from .checkpoints import ROUTES, CheckpointService
 from .config import FaultSpec, ServiceConfigError, parse_fault
-from .contract import MAX_REQUEST_BYTES, NO_STORE
+from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError, parse_body
 from .transport import corrupt_for
 
 FAULT_HEADER = "x-simkit-fault"
@@ -76,6 +76,21 @@ class _NoStore:
             return
         for message in held:
             await send(message)
+
+
+def _error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:
+    """The one error reply: ``exc.body()`` (seed 004's ``{"error": {status, code, message}}``), no-store."""
+    return JSONResponse(exc.body(), exc.status, headers={**(headers or {}), **NO_STORE})
+
+
+async def _read(request: Request) -> bytes:
+    """The body, read no further than one chunk past the 64 KiB limit (enough for ``parse_body``'s 413)."""
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_REQUEST_BYTES:
+            break
+    return bytes(raw)
 
 
 class _QuietLostReply(logging.Filter):
@@ -142,21 +157,17 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
         op = ROUTES[path]
 
         async def handler(request: Request):
-            raw = bytearray()
-            async for chunk in request.stream():
-                raw += chunk
-                if len(raw) > MAX_REQUEST_BYTES:
-                    break
+            raw = await _read(request)
             authorization = request.headers.get("authorization")
             try:
                 kinds = _faults_for(request, op, specs, counts)
             except ServiceConfigError as exc:
-                return JSONResponse({"error": {"status": 400, "code": "bad_fault", "message": str(exc)}}, 400)
+                return _error(ServiceError(400, "bad_fault", str(exc)))
             with app.state.lock:
                 svc = app.state.service
                 if kinds:
-                    corrupt_for(svc, kinds, path, authorization, bytes(raw))
-                reply = svc.call(path, authorization, bytes(raw))
+                    corrupt_for(svc, kinds, path, authorization, raw)
+                reply = svc.call(path, authorization, raw)
             if "lose-reply" in kinds:
                 request.scope[_LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
@@ -190,8 +201,7 @@ def _route_errors(app: FastAPI) -> None:
             code, message = "method_not_allowed", f"{where}: method not allowed; use {headers.get('Allow', 'POST')}"
         else:
             code, message = "http_error", str(exc.detail)
-        return JSONResponse({"error": {"status": exc.status_code, "code": code, "message": message}},
-                            exc.status_code, headers={**headers, **NO_STORE})
+        return _error(ServiceError(exc.status_code, code, message), headers)
 
 
 def _add_schemas(app: FastAPI) -> None:
@@ -221,28 +231,23 @@ def _admin_routes(app: FastAPI) -> None:
     from .config import DEV_SCOPE, DEV_TENANT
     backups: list = []
 
-    async def json_body(request: Request):
-        """The body as JSON (empty: ``{}``), or ``None`` if it is not JSON."""
-        raw = await request.body()
-        try:
-            return json.loads(raw) if raw else {}
-        except ValueError:
-            return None
-
-    def not_json():
-        return JSONResponse({"error": {"status": 400, "code": "malformed_json", "message": "the body is not JSON"}},
-                            400)
+    async def json_body(request: Request) -> dict:
+        """The body as a JSON object (empty: ``{}``); else the contract's 413 or 400 (``contract.parse_body``)."""
+        raw = await _read(request)
+        return parse_body(raw) if raw else {}
 
     @app.post("/_simkit/append", include_in_schema=False)
     async def append(request: Request):
-        if (body := await json_body(request)) is None:
-            return not_json()
+        try:
+            body = await json_body(request)
+        except ServiceError as exc:
+            return _error(exc)
         with app.state.lock:
             try:
                 entry = app.state.service.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
                                    body.get("kind", "created"), str(body.get("record_id", "note")), "operator")
             except Exception as exc:  # noqa: BLE001 - operator input, reported as 400
-                return JSONResponse({"error": {"status": 400, "code": "bad_append", "message": str(exc)}}, 400)
+                return _error(ServiceError(400, "bad_append", str(exc)))
         return {"entry": entry}
 
     @app.post("/_simkit/backup", include_in_schema=False)
@@ -253,11 +258,13 @@ def _admin_routes(app: FastAPI) -> None:
 
     @app.post("/_simkit/restore", include_in_schema=False)
     async def restore(request: Request):
-        if (body := await json_body(request)) is None:
-            return not_json()
-        n = body.get("backup") if isinstance(body, dict) else None
+        try:
+            body = await json_body(request)
+        except ServiceError as exc:
+            return _error(exc)
+        n = body.get("backup")
         if not isinstance(n, int) or not 1 <= n <= len(backups):
-            return JSONResponse({"error": {"status": 400, "code": "bad_backup", "message": "unknown backup"}}, 400)
+            return _error(ServiceError(400, "bad_backup", "unknown backup"))
         with app.state.lock:
             app.state.service.restore(backups[n - 1])
         return {"restored": n}
