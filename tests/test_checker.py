@@ -49,6 +49,13 @@ class History:
     def verdict(self):
         return check(self)
 
+    def write(self, worker, cursor, applied, version, kind="overwrite"):
+        """A durable checkpoint write as ground truth records it, with no store rule in the way (the store's
+        own writes never lower applied_position)."""
+        clock = self.store.clock
+        self.store.writes.add(clock.tick(), clock.now, worker, kind, cursor, applied, version)
+        self.store._checkpoint = Checkpoint(cursor, applied, version)
+
     def first_page_applied(self):
         """Worker 1 fetches C1 and commits both its events; no barrier yet."""
         self.page(1, "C1")
@@ -118,6 +125,34 @@ def test_regression_counted_for_each_backwards_write():
     assert v.regressions == 1 and not v.ok
 
 
+def test_regression_of_the_version_alone():
+    h = History().correct_run()                               # ends at C3 / 3 / v2
+    h.write(1, "C3", 3, 1)
+    v = h.verdict()
+    assert v.regressions == 1 and not v.ok
+
+
+def test_regression_of_applied_position_alone():
+    h = History().correct_run()
+    h.write(1, "C3", 2, 3, kind="commit")                     # version up, cursor kept, applied 3 -> 2
+    v = h.verdict()
+    assert v.regressions == 1 and not v.ok
+    assert v.invariant_violations == []
+
+
+def test_regression_of_the_cursors_place_alone():
+    h = History().correct_run()
+    h.write(1, "C2", 3, 3)                                    # version up, applied kept, cursor back to C2
+    v = h.verdict()
+    assert v.regressions == 1 and not v.ok
+
+
+def test_a_write_that_moves_nothing_backwards_is_no_regression():
+    h = History().correct_run()
+    h.write(1, "C3", 3, 3)
+    assert h.verdict().regressions == 0
+
+
 def test_invariant_1_token_published_before_every_event_is_classified():
     h = History()
     h.page(1, "C1")
@@ -145,6 +180,29 @@ def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
     h.store.overwrite(2, "C2", 1, 0)
     v = h.verdict()
     assert 3 in invariants(v)
+
+
+def test_invariant_3_barrier_whose_cursor_matches_but_whose_version_is_stale():
+    """Worker 2 read C3/v2 and fetched C3; worker 1 then passed a barrier to C3/v3. Worker 2's barrier still
+    finds the cursor it fetched with, but not the version: an unconditional write over v3 breaks invariant 3."""
+    h = History().correct_run()                               # worker 1 has fetched C3 (empty, C3 back)
+    h.page(2, "C3")                                           # worker 2 reads C3/v2 and fetches C3
+    assert h.store.compare_and_swap(1, "C3", 2, "C3", 3, 3)
+    h.store.overwrite(2, "C3", 4, 3)                          # no version check: v3 was never read by 2
+    v = h.verdict()
+    assert v.regressions == 0 and invariants(v) == [3]
+    assert len(v.invariant_violations) == 1 and v.invariant_violations[0]["worker"] == 2
+    assert "('C3', v3)" in v.invariant_violations[0]["detail"]
+
+
+def test_invariant_3_barrier_that_does_not_increase_the_version():
+    """Seed 000 step 5: the barrier swaps to the returned cursor *and a greater version*. One that keeps
+    the version (and so cannot fence a stale retry) breaks invariant 3, though it moves nothing backwards."""
+    h = History().first_page_applied()
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 0, 2)
+    v = h.verdict()
+    assert v.regressions == 0 and invariants(v) == [3]
+    assert "('C1', v0)" in v.invariant_violations[0]["detail"]
 
 
 def test_invariant_3_cursor_the_provider_never_returned():
