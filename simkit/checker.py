@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from .collector import paused
 from .log import write_states
@@ -51,8 +52,11 @@ class Verdict:
                 "settlement_violations": self.settlement_violations}
 
 
-def terminal_since(store, sink) -> dict[str, int]:
-    """For each event id, the log sequence number from which it holds a terminal outcome in ground truth."""
+def terminal_since(store, sink, again: list | None = None) -> dict[str, int]:
+    """For each event id, the log sequence number from which it holds a terminal outcome in ground truth.
+
+    ``again``, if given, receives the id of every terminal receipt written for an event that already held one.
+    """
     first_effect: dict[str, int] = {}
     for seq, _t, _w, eid in sink.effects:
         if eid not in first_effect:
@@ -65,9 +69,104 @@ def terminal_since(store, sink) -> dict[str, int]:
             else:
                 effect = first_effect.pop(eid, None)    # taken, not copied: its seq is held once, in `since`
                 since[eid] = None if effect is None else max(seq, effect)
+        elif again is not None and outcome in TERMINAL:
+            again.append(eid)
     if None in since.values():
         since = {eid: seq for eid, seq in since.items() if seq is not None}
     return since
+
+
+_position = attrgetter("position")
+
+
+class _Stream:
+    """The stream in position order, for invariant 2: which events a write of ``applied_position`` covers.
+
+    ``applied_position`` P claims every event of the stream at or below P has a durable outcome, not only the
+    events of the page its worker fetched (seed 000: "never the maximum position merely observed"). An event
+    joins the stream from the start, except one that arrives late: its first page on the provider's chain
+    comes after a page holding its position or a greater one (a backfill; or a conflicting identity at a
+    position already served, which step 3 halts on), or no page on the chain carries it. A late event counts
+    only from the first response that served it (as a backfill does in :func:`simkit.plot.durable_prefix`):
+    no consumer can have known of it before.
+    """
+
+    def __init__(self, provider):
+        self._provider = provider
+        # Ids by position (ties in the stream's order; a report sorts its few by id) and their positions: two
+        # lists of references to the events' own objects, not a tuple per event, to keep the check's peak low.
+        by_position = sorted(provider.events.values(), key=_position)
+        self.ids = [e.id for e in by_position]
+        self.positions = [e.position for e in by_position]
+        self._late: dict[str, float] | None = None   # built on first need: a run that keeps its prefix never asks
+
+    def known(self, eid: str, seq: int) -> bool:
+        """Was this event part of the stream a consumer could know at sequence number ``seq``?"""
+        if self._late is None:
+            self._late = _late_events(self._provider)
+        return self._late.get(eid, -1) <= seq
+
+
+def _late_events(provider) -> dict[str, float]:
+    """Events that join the stream late (see :class:`_Stream`): id -> seq of the first response that served
+    it (infinity if none did)."""
+    entries = provider._entries
+    late: dict[str, float] = {}
+    seen: set[str] = set()
+    highest = None
+    for cursor in provider._chain:
+        top = highest
+        for e in entries[cursor].events:
+            if e.id not in seen:
+                seen.add(e.id)
+                if highest is not None and e.position <= highest:
+                    late[e.id] = float("inf")
+            top = e.position if top is None else max(top, e.position)
+        highest = top
+    late.update((eid, float("inf")) for eid in provider.events if eid not in seen)
+    if late:
+        for seq, _t, _w, _c, _n, ids in provider.log:
+            for eid in ids:
+                if late.get(eid) == float("inf"):
+                    late[eid] = seq
+    return late
+
+
+def _applied_receipts_twice(receipt_log, candidates, events) -> dict[str, list[tuple[float, int]]]:
+    """CONTRACT §4 ``duplicated``, its receipt form: of ``candidates`` (events with more than one terminal
+    receipt), those of ``events`` with more than one ``applied`` receipt, each with the (time, worker) of every
+    one. (The store refuses a second terminal receipt: only a store that does not, or a hand-built history,
+    has candidates at all.)"""
+    rows: dict[str, list] = {}
+    if candidates:
+        for _s, t, w, eid, outcome in receipt_log:
+            if outcome == "applied" and eid in candidates and eid in events:
+                rows.setdefault(eid, []).append((t, w))
+    return {eid: r for eid, r in rows.items() if len(r) > 1}
+
+
+class _Holds:
+    """The non-terminal durable receipts (retry later, dead letter, review, reversible hold), looked up only
+    for an event a barrier passed without an outcome: built on first need."""
+
+    def __init__(self, receipt_log):
+        self._log = receipt_log
+        self._rows: dict[str, list] | None = None
+
+    def at(self, eid: str, seq: int) -> str | None:
+        """The event's last receipt written by ``seq``, if it is a non-terminal one."""
+        if self._rows is None:
+            rows: dict[str, list] = {}
+            for s, _t, _w, e, outcome in self._log:
+                if outcome in NON_TERMINAL or e in rows:     # an event's receipts from its first hold on
+                    rows.setdefault(e, []).append((s, outcome))
+            self._rows = rows
+        last = None
+        for s, outcome in self._rows.get(eid, ()):
+            if s > seq:
+                break
+            last = outcome
+        return last if last in NON_TERMINAL else None
 
 
 def check(world) -> Verdict:
@@ -79,7 +178,9 @@ def check(world) -> Verdict:
 def _check(world) -> Verdict:
     provider, store, sink = world.provider, world.store, world.sink
     events = provider.events
-    since = terminal_since(store, sink)
+    again: list[str] = []
+    since = terminal_since(store, sink, again)
+    receipts_twice = _applied_receipts_twice(store.receipt_log, set(again), events)
     final_cursor = store.checkpoint.resume_cursor
     v = Verdict(halted=world.halts[0][2] if world.halts else None, completed=bool(world.completed))
     def in_order(ids):                  # stream order: by position, then id (sorting only the few reported)
@@ -87,7 +188,9 @@ def _check(world) -> Verdict:
 
     for eid in in_order(eid for eid in events if eid not in since):
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
-    v.duplicated = in_order(eid for eid, n in sink.effect_count.items() if n > 1 and eid in events)
+    effects_twice = [eid for eid, n in sink.effect_count.items() if n > 1 and eid in events]
+    v.duplicated = in_order(set(effects_twice).union(receipts_twice))
+    holds = _Holds(store.receipt_log)
 
     def violate(invariant, time, worker, detail):
         v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
@@ -97,7 +200,9 @@ def _check(world) -> Verdict:
         return s is not None and s <= seq
 
     decisions: dict[str, str] = {}
-    sorted_page: dict[int, tuple] = {}   # worker -> (its last response's seq, that page's (position, id) sorted)
+    stream = _Stream(provider)
+    ids, positions, since_get, bisect_right = stream.ids, stream.positions, since.get, bisect.bisect_right
+    covered = (None, 0)                 # the last write's applied_position and the end of the range it covered
     last_read: dict[int, object] = {}
     last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
     # Every durable write, judged against what its worker had read and fetched before it (same clock; at one
@@ -119,18 +224,22 @@ def _check(world) -> Verdict:
         moved_back = a_cursor != b_cursor and provider.place(a_cursor) < provider.place(b_cursor)
         if a_version < b_version or a_applied < b_applied or moved_back:
             v.regressions += 1
-        response, read = last_page.get(worker, (None, None))
-        if a_applied > b_applied and response is not None:
-            seen, page = sorted_page.get(worker, (None, None))
-            if seen != response[0]:         # sorted once per response, kept only while it is the worker's last
-                page = sorted((events[e].position, e) for e in response[5])
-                sorted_page[worker] = (response[0], page)
-            lo = bisect.bisect_right(page, (b_applied, "\uffff"))
-            hi = bisect.bisect_right(page, (a_applied, "\uffff"))
-            for pos, eid in page[lo:hi]:
-                if not done_by(eid, seq):
+        if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
+            # the range starts where the last one ended when this write continues it (the usual case)
+            lo = covered[1] if covered[0] == b_applied else bisect_right(positions, b_applied)
+            hi = bisect_right(positions, a_applied, lo)
+            covered = (a_applied, hi)
+            undone = None
+            for i in range(lo, hi):
+                s = since_get(ids[i])
+                if (s is None or s > seq) and stream.known(ids[i], seq):
+                    undone = undone or []
+                    undone.append((positions[i], ids[i]))
+            if undone:
+                for pos, eid in sorted(undone):
                     violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                              f"(position {pos}) has no durable outcome")
+        response, read = last_page.get(worker, (None, None))
         if wkind == "commit":
             continue
         # A cursor-publishing write: invariants 3, 1 and 5.
@@ -145,16 +254,22 @@ def _check(world) -> Verdict:
                                      f"it did not read before fetching")
         for eid in response[5]:
             if not done_by(eid, seq):
-                blocked = decisions.get(eid) in NON_TERMINAL
-                violate(5 if blocked else 1, time, worker,
+                # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
+                # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
+                held = decisions.get(eid)
+                if held not in NON_TERMINAL:
+                    held = holds.at(eid, seq)
+                violate(5 if held else 1, time, worker,
                         f"token {a_cursor!r} published while {eid} "
-                        + (f"is {decisions[eid]}" if blocked else "has no durable outcome"))
-    runs: dict[str, list] = {eid: [] for eid in v.duplicated}
+                        + (f"is {held}" if held else "has no durable outcome"))
+    runs: dict[str, list] = {eid: [] for eid in effects_twice}
     for _s, t, w, e in sink.effects:
         if e in runs:
             runs[e].append((t, w))
     for eid, times in runs.items():
         violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
+    for eid, rows in receipts_twice.items():
+        violate(4, rows[1][0], rows[1][1], f"{eid} holds {len(rows)} applied receipts")
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
     v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))
     return v

@@ -29,8 +29,8 @@ PAGES = {
 class History:
     """A world assembled by hand: provider, store and sink share one clock."""
 
-    def __init__(self, sink="transactional"):
-        sc = simkit.parse(PAGES)
+    def __init__(self, sink="transactional", pages=PAGES):
+        sc = simkit.parse(pages)
         self.provider = scripted(sc)
         self.store = MemoryStore(Checkpoint("C1", 0, 0))
         self.sink = Sink(sink, sc.events, self.store.clock)
@@ -174,6 +174,71 @@ def test_invariant_2_applied_position_beyond_the_durable_prefix():
     assert "e2" in v.invariant_violations[0]["detail"]
 
 
+def test_invariant_2_applied_position_past_the_fetched_page():
+    """Invariant 2 is judged against the whole stream, not only the page the worker fetched: e3 is on C2,
+    which no one has fetched yet, and has no outcome when applied_position is raised to 3."""
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.apply(1, "e2", 2, applied=3)
+    v = h.verdict()
+    assert invariants(v) == [2]
+    assert [x["detail"] for x in v.invariant_violations] == [
+        "applied_position 3 written while e3 (position 3) has no durable outcome"]
+
+
+def test_invariant_2_applied_position_far_beyond_anything_observed_with_backfills():
+    """The reviewer's repro: a consumer that writes applied_position = 10^6 on a stream with backfills. Every
+    event of the stream above the real prefix (4 and 5, on a page not fetched yet) breaks invariant 2."""
+    class Far(simkit.Consumer):
+        def resulting_applied_position(self, event, page, applied):
+            return 10**6 if event.position == 3 else max(applied, event.position)
+
+    sc = simkit.parse({"name": "far", "backfills": True, "initial": {"resume_cursor": "C1"},
+                       "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+                                 {"cursor": "C2", "positions": [4, 5], "next_cursor": "C3"},
+                                 {"cursor": "C3", "positions": [], "next_cursor": "C3"}]})
+    v = simkit.simulate(sc, Far).verdict
+    assert not v.ok and 2 in invariants(v)
+    assert {x["detail"] for x in v.invariant_violations if x["invariant"] == 2} == {
+        "applied_position 1000000 written while e4 (position 4) has no durable outcome",
+        "applied_position 1000000 written while e5 (position 5) has no durable outcome"}
+
+
+BACKFILL = {"name": "backfill", "backfills": True, "initial": {"resume_cursor": "C1"},
+            "pages": [{"cursor": "C1", "positions": [1, 3], "next_cursor": "C2"},
+                      {"cursor": "C2", "positions": [2], "next_cursor": "C3"},      # 2 lands behind 3
+                      {"cursor": "C3", "positions": [], "next_cursor": "C3"}]}
+
+
+def test_invariant_2_a_backfill_counts_only_once_served():
+    """A backfill joins the stream when the provider first serves it: before that no consumer can know of
+    it, so applied_position 3 written while e2 is still unserved is the complete prefix, not a violation."""
+    h = History(pages=BACKFILL)
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.apply(1, "e3", 3)
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 3)
+    h.page(1, "C2")
+    h.apply(1, "e2", 2)
+    assert h.store.compare_and_swap(1, "C2", 1, "C3", 2, 3)
+    v = h.verdict()
+    assert v.ok, v
+
+
+def test_invariant_2_a_backfill_already_served_counts():
+    """Once served, the backfill is part of the stream: raising applied_position over it before it has an
+    outcome breaks invariant 2."""
+    h = History(pages=BACKFILL)
+    h.page(1, "C1")
+    h.page(2, "C2")                                           # e2 served (to another worker) first
+    h.apply(1, "e1", 1)
+    h.apply(1, "e3", 3)
+    v = h.verdict()
+    assert [x["detail"] for x in v.invariant_violations] == [
+        "applied_position 3 written while e2 (position 2) has no durable outcome"]
+
+
 def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
     h = History().correct_run()
     h.page(2, "C1")                                           # worker 2 read C3/v2, yet fetched C1
@@ -222,6 +287,60 @@ def test_invariant_5_barrier_over_a_review_hold():
     v = h.verdict()
     assert invariants(v) == [5]
     assert v.lost == ["e3"]
+
+
+@pytest.mark.parametrize("outcome", ["retry_later", "dead_letter", "operator_review", "reversible_hold"])
+@pytest.mark.parametrize("decided", [True, False], ids=["decision_logged", "receipt_only"])
+def test_barrier_over_a_durable_receipt_that_is_not_terminal(outcome, decided):
+    """A durable receipt that says retry later, dead letter, await review or hold reversibly is no terminal
+    outcome: a barrier that publishes C3 over it breaks invariant 5, whether the handler's decision is in the
+    sink's log or only the receipt says so, and e3 is lost."""
+    h = History().first_page_applied()
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    _, page = h.page(1, "C2")
+    if decided:
+        h.sink.decisions.add(h.store.clock.tick(), h.store.clock.now, 1, "e3", outcome)
+    assert h.store.commit_event(1, "e3", 3, outcome, 2)      # durable, not terminal
+    assert h.store.compare_and_swap(1, "C2", 1, "C3", 2, 2)
+    v = h.verdict()
+    assert invariants(v) == [5]
+    assert v.invariant_violations[0]["detail"] == f"token 'C3' published while e3 is {outcome}"
+    assert v.lost == ["e3"] and not v.ok
+
+
+def test_barrier_after_a_hold_was_made_terminal_is_ok():
+    """The receipt history matters only up to the barrier: a reversible hold later made a durable terminal
+    quarantine, then the barrier, is the quarantine boundary done right."""
+    h = History().first_page_applied()
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    h.page(1, "C2")
+    assert h.store.commit_event(1, "e3", 3, "reversible_hold", 2)
+    assert h.store.commit_event(1, "e3", 3, "quarantined", 3)
+    assert h.store.compare_and_swap(1, "C2", 1, "C3", 2, 3)
+    assert h.verdict().ok
+
+
+def test_two_applied_receipts_for_one_event_are_duplicated():
+    """CONTRACT §4: ``duplicated`` also holds an event with more than one ``applied`` receipt. The store
+    refuses a second terminal receipt, so the receipt log is written by hand; the sink ran the effect once."""
+    h = History().correct_run()
+    clock = h.store.clock
+    h.store.receipt_log.add(clock.tick(), 50.0, 2, "e2", "applied")
+    v = h.verdict()
+    assert v.duplicated == ["e2"] and not v.ok
+    assert h.sink.effect_count["e2"] == 1
+    assert [(x["invariant"], x["time"], x["worker"], x["detail"]) for x in v.invariant_violations] == [
+        (4, 50.0, 2, "e2 holds 2 applied receipts")]
+
+
+def test_an_applied_receipt_after_a_terminal_quarantine_is_not_duplicated():
+    """One ``applied`` receipt is not a duplicate, whatever terminal receipt came before it."""
+    h = History()
+    h.page(1, "C1")
+    assert h.store.commit_event(1, "e1", 1, "quarantined", 1)
+    h.store.receipt_log.add(h.store.clock.tick(), 5.0, 2, "e1", "applied")
+    v = h.verdict()
+    assert v.duplicated == [] and 4 not in invariants(v)
 
 
 def test_halted_is_reported_and_counts_as_completed():
