@@ -202,6 +202,7 @@ def _check(world) -> Verdict:
     decisions: dict[str, str] = {}
     stream = _Stream(provider)
     ids, positions, since_get, bisect_right = stream.ids, stream.positions, since.get, bisect.bisect_right
+    end = len(positions)
     covered = (None, 0)                 # the last write's applied_position and the end of the range it covered
     last_read: dict[int, object] = {}
     last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
@@ -226,8 +227,13 @@ def _check(world) -> Verdict:
             v.regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
             # the range starts where the last one ended when this write continues it (the usual case)
-            lo = covered[1] if covered[0] == b_applied else bisect_right(positions, b_applied)
-            hi = bisect_right(positions, a_applied, lo)
+            if covered[0] == b_applied:     # walk on from there: a commit covers an event or two, no search
+                lo = hi = covered[1]
+                while hi < end and positions[hi] <= a_applied:
+                    hi += 1
+            else:
+                lo = bisect_right(positions, b_applied)
+                hi = bisect_right(positions, a_applied, lo)
             covered = (a_applied, hi)
             undone = None
             for i in range(lo, hi):
