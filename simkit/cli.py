@@ -10,7 +10,6 @@ import json
 import math
 import os
 import re
-import shlex
 import sys
 import tempfile
 from contextlib import ExitStack, contextmanager
@@ -356,16 +355,11 @@ def cmd_demo(args) -> int:
 
 
 def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> str:
-    """The ``simkit run`` command line that replays a run: the strategy as the user named it (a name, or a
-    path.py:Class reference), and the seed, settlement and store overrides unless the file carries them."""
-    cmd = ["simkit", "run", target, "--strategy", args.strategy]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-        for opt in ("settlement", "store"):
-            if getattr(args, opt, None):
-                cmd += [f"--{opt}", getattr(args, opt)]
-    cmd += [x for c in crashes for x in ("--crash", c)]
-    return shlex.join(cmd)
+    """:func:`~simkit.shrink.replay_command` for this invocation: the seed, settlement and store overrides only
+    when replaying the bundled scenario (a written file carries them)."""
+    from .shrink import replay_command
+    overrides = {} if seed is None else {o: getattr(args, o, None) for o in ("settlement", "store")}
+    return replay_command(target, args.strategy, seed, crashes=crashes, **overrides)
 
 
 def cmd_explore(args) -> int:

@@ -27,7 +27,21 @@ from .scenario import parse
 from .strategies import resolve, strategy_name
 from .world import Run, simulate
 
-__all__ = ["Shrunk", "shrink", "scenario_data", "toml_text", "scripted_data"]
+__all__ = ["Shrunk", "shrink", "scenario_data", "toml_text", "scripted_data", "replay_command"]
+
+
+def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
+                   store: str | None = None, crashes=()) -> str:
+    """The ``simkit run`` command line (CONTRACT §6) that replays a run of ``target``, shell-quoted: the strategy
+    as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does not carry."""
+    cmd = ["simkit", "run", target, "--strategy", strategy]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    for opt, value in (("settlement", settlement), ("store", store)):
+        if value:
+            cmd += [f"--{opt}", value]
+    cmd += [x for c in crashes for x in ("--crash", c)]
+    return shlex.join(cmd)
 
 
 # -- scenarios as TOML ----------------------------------------------------------------------------------------
@@ -241,8 +255,7 @@ class Shrunk:
 
     def replay(self, path: str = "THIS_FILE") -> str:
         """The ``simkit run`` command that replays the shrunk file."""
-        return shlex.join(["simkit", "run", path, "--strategy", self.reference or self.strategy,
-                           "--seed", str(self.seed)])
+        return replay_command(path, self.reference or self.strategy, self.seed)
 
     def toml(self) -> str:
         return toml_text(self.data, f"Replay: {self.replay()}\nExpected failure: {self.failure}")
