@@ -110,20 +110,7 @@ class _Stream:
 def _late_events(provider) -> dict[str, float]:
     """Events that join the stream late (see :class:`_Stream`): id -> seq of the first response that served
     it (infinity if none did)."""
-    entries = provider._entries
-    late: dict[str, float] = {}
-    seen: set[str] = set()
-    highest = None
-    for cursor in provider._chain:
-        top = highest
-        for e in entries[cursor].events:
-            if e.id not in seen:
-                seen.add(e.id)
-                if highest is not None and e.position <= highest:
-                    late[e.id] = float("inf")
-            top = e.position if top is None else max(top, e.position)
-        highest = top
-    late.update((eid, float("inf")) for eid in provider.events if eid not in seen)
+    late = dict.fromkeys(provider.late_arrivals(), float("inf"))
     if late:
         for seq, _t, _w, _c, _n, ids in provider.log:
             for eid in ids:

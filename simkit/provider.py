@@ -1,8 +1,9 @@
 """The provider: ordered pages behind opaque continuation tokens (CONTRACT §1, §5).
 
 A provider is a chain of pages, one per cursor. :class:`Provider` serves them and logs every response;
-:meth:`Provider.deliverable` and :meth:`Provider.place` answer, for the checker and for plots only, which
-events a cursor can still deliver and where in the stream it stands. No consumer ever calls them.
+:meth:`Provider.deliverable`, :meth:`Provider.place` and :meth:`Provider.late_arrivals` answer, for the checker
+and for plots only, which events a cursor can still deliver, where in the stream it stands and which events join
+it late. No consumer ever calls them.
 """
 from __future__ import annotations
 
@@ -144,6 +145,25 @@ class Provider:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
         k = self._index.get(cursor)
         return self.head if k is None else self._place[k]
+
+    def late_arrivals(self) -> set[str]:
+        """Events that join the stream late: their first page on the chain comes after a page holding their
+        position or a greater one (a backfill, or a conflicting identity at a position already served), or no
+        chain page carries them."""
+        late: set[str] = set()
+        seen: set[str] = set()
+        highest = None
+        for cursor in self._chain:
+            top = highest
+            for e in self._entries[cursor].events:
+                if e.id not in seen:
+                    seen.add(e.id)
+                    if highest is not None and e.position <= highest:
+                        late.add(e.id)
+                top = e.position if top is None else max(top, e.position)
+            highest = top
+        late.update(eid for eid in self.events if eid not in seen)
+        return late
 
     def is_end(self, cursor: str) -> bool:
         """Is ``cursor`` the end of the stream (empty page, same token, no stuck answers left)?"""
