@@ -2,8 +2,8 @@
 
 One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
 fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps
-and lost or delayed replies, with the wait for a reply up to its timeout and the checkpoint load that follows a
-lost store reply. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
+and lost or delayed replies, with the wait for a reply up to its timeout and the checkpoint load that follows
+it. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
 (labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
 them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
 alone.
@@ -131,25 +131,21 @@ def _delayed(df, timeout: float) -> set:
 
 
 def _waits(df, timeout: float):
-    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None)``. An
-    effect's wait ends at its ``timeout`` row; a store request's (:meth:`World._no_reply`) a timeout after its
-    ``reply lost`` row, and the worker's next row, when a ``load`` at that moment, is how it learns what landed."""
+    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None, traced)``.
+    Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply lost`` row; at
+    that moment the worker writes the ``timeout`` row of a seed 001 call (``traced``), or its next row is the
+    ``load`` by which it learns what landed."""
     out = []
     for pos, row in enumerate(df.itertuples()):
         if row.outcome != "reply lost":
             continue
         later = df.iloc[pos + 1:]
         later = later[later.worker == row.worker]
-        if row.step == "effect":
-            ends = later[(later.step == "timeout") & (later.event_id == row.event_id)]
-            if len(ends):
-                out.append((row, float(ends.time.iloc[0]), None))
-            continue
         end = row.time + timeout
-        reload = None
-        if len(later) and later.step.iloc[0] == "load" and abs(later.time.iloc[0] - end) < 1e-9:
-            reload = later.iloc[0]
-        out.append((row, end, reload))
+        at_end = later[(later.time - end).abs() < 1e-9]      # a late reply of another call may come between
+        first = later.iloc[0] if len(later) else None
+        reload = first if first is not None and first.step == "load" and abs(first.time - end) < 1e-9 else None
+        out.append((row, end, reload, bool((at_end.step == "timeout").any())))
     return out
 
 
@@ -158,8 +154,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
 
     A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
     row follows) in a ◷, its reply arriving later as a dotted arrow. The wait for a reply that does not come is
-    drawn along the worker's lane up to its timeout; after a lost store reply, the checkpoint load that follows says
-    what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable.
+    drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says what the store holds.
+    A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable.
     Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
     white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
     says how many (:class:`_Stack`).
@@ -247,14 +243,14 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
                 paused |= began[0] == "pause"
                 began = None
     waited, timeouts, reloads = False, [], []
-    for row, end, reload in waits:
+    for row, end, reload, traced in waits:
         if row.time > limit:
             continue
         wy = y[f"worker {row.worker}"]
         ax.plot([row.time, min(end, limit, span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
                 gid="wait")
         waited = True
-        if row.step != "effect" and end <= limit:         # no trace row: the timeout is the wait's end
+        if not traced and end <= limit:                   # no trace row: the timeout is the wait's end
             timeouts.append((end, row.worker))
         if reload is not None and end <= limit:
             reloads.append((end, wy))

@@ -350,6 +350,27 @@ def test_swimlane_shows_what_a_lost_barrier_reply_left_durable_and_how_the_worke
     plt.close(fig)
 
 
+def test_swimlane_draws_the_wait_after_any_lost_reply_not_only_a_seed_001_call():
+    """A lost effect reply of an unsafe sink writes no ``timeout`` row (World._no_reply): its wait is still drawn,
+    with the timeout mark at its end and the load that follows."""
+    from conftest import variant
+    from simkit.swimlane import swimlane
+
+    sc = variant("shortcut_success_before_effect", faults=[{"kind": "lost_response", "op": "effect", "position": 107}])
+    run = simkit.simulate(sc, simkit.resolve("success_before_effect"))
+    reply = run.trace.to_frame().query("step == 'effect' and outcome == 'reply lost'").time.tolist()
+    assert len(reply) == 1
+    fig, ax = plt.subplots(figsize=(13, 3.6))
+    swimlane(ax, run)
+    fig.canvas.draw()
+    (wait,) = [line for line in ax.lines if line.get_gid() == "wait"]
+    end = reply[0] + run.world.timing.timeout
+    assert list(wait.get_xdata()) == [reply[0], end]
+    assert end in [x for x, _y in gid_points(ax, "timeout")]
+    assert any(t.get_text().startswith("load: store holds") for t in ax.texts)
+    plt.close(fig)
+
+
 @pytest.mark.parametrize("scenario, policy", [("misbound_response", "unfenced"), ("misbound_response", "fenced"),
                                               ("late_response", "last_write_wins")])
 def test_swimlane_labels_never_overlap_and_sit_on_a_box(scenario, policy):
