@@ -13,6 +13,8 @@ from __future__ import annotations
 from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
+from .plot import LABEL_BOX
+
 _STYLE = {
     "fetch": ("provider", "#1f77b4", "fetch → page"),
     "commit": ("store", "#2ca02c", "event commit"),
@@ -25,14 +27,14 @@ _STYLE = {
     "settle_late": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
     "validate": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
 }
+_LATE, _LOST, _WAIT, _RELOAD = "#b8860b", "#d62728", "#8c564b", "#333333"
 _MARKS = {
     "crash": ("X", "black", 110, "crash"),
-    "barrier_rejected": ("s", "#d62728", 60, "barrier rejected: reread state"),
-    "timeout": ("d", "#8c564b", 45, "timeout: no reply in time"),
+    "barrier_rejected": ("s", _LOST, 60, "barrier rejected: reread state"),
+    "timeout": ("d", _WAIT, 45, "timeout: no reply in time"),
 }
 _SETTLEMENTS = ("settle", "settle_late", "validate")
-_LATE, _LOST, _WAIT, _RELOAD = "#b8860b", "#d62728", "#8c564b", "#333333"
-_BOX = dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.9)   # arrows pass behind labels
+_BOX = dict(LABEL_BOX, boxstyle="round,pad=0.15", alpha=0.9)   # the timeline's label box, tighter: arrows pass behind
 
 
 def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
