@@ -70,8 +70,8 @@ def _simulate(scenario: str, cls) -> simkit.Run:
 
 
 def verdict_text(verdict) -> str:
-    """The verdict fields that decide ``ok``, in one line: lost, invariants, completed, halted, pending always;
-    duplicated, regressions and settlement violations when there are any."""
+    """A verdict in one line: the fields that decide ``ok`` (lost, invariants and completed always; duplicated,
+    regressions and settlement violations when there are any), and halted and pending, which say why."""
     parts = [f"lost {len(verdict.lost)}", f"invariants {verdict.invariants_broken}"]
     if verdict.duplicated:
         parts.append(f"duplicated {len(verdict.duplicated)}")
