@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from importlib.resources import files
 from pathlib import Path
 
 from .errors import ScenarioError
@@ -33,7 +34,9 @@ from .model import (
     EventSpec, Fault, Initial, RandomFaults, Scenario, Timing,
 )
 
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "data" / "scenarios"
+# Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A Traversable,
+# a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
+SCENARIO_DIR = files("simkit") / "scenarios"
 SETTLEMENTS = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
 STORES = ("memory", "sqlite")
 
@@ -47,8 +50,8 @@ _TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settleme
 
 
 def bundled() -> list[str]:
-    """Names of the bundled scenarios in ``data/scenarios``."""
-    return sorted(p.stem for p in SCENARIO_DIR.glob("*.toml"))
+    """Names of the bundled scenarios in ``simkit/scenarios``."""
+    return sorted(p.name.removesuffix(".toml") for p in SCENARIO_DIR.iterdir() if p.name.endswith(".toml"))
 
 
 def load(ref: str | Path) -> Scenario:
@@ -66,7 +69,7 @@ def load(ref: str | Path) -> Scenario:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    return parse(data, source=str(path), default_name=path.stem)
+    return parse(data, source=str(path), default_name=Path(path.name).stem)
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
