@@ -15,6 +15,7 @@ import heapq
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from .claims import halt_justified, unjustified_writes
 from .collector import paused
 from .log import write_states
 from .model import NON_TERMINAL, TERMINAL
@@ -31,6 +32,8 @@ class Verdict:
     regressions: int = 0
     invariant_violations: list[dict] = field(default_factory=list)
     halted: str | None = None
+    #: ``None`` when nothing halted; else whether every halt had a cause in ground truth (:mod:`simkit.claims`)
+    halt_justified: bool | None = None
     pending: list[str] = field(default_factory=list)
     completed: bool = True
     #: seed 001: ``{kind, time, worker, detail}`` with ``kind`` one of :data:`SETTLEMENT_KINDS`
@@ -48,14 +51,16 @@ class Verdict:
     def as_dict(self) -> dict:
         return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
                 "invariant_violations": self.invariant_violations, "halted": self.halted,
-                "pending": self.pending, "completed": self.completed,
+                "halt_justified": self.halt_justified, "pending": self.pending, "completed": self.completed,
                 "settlement_violations": self.settlement_violations}
 
 
-def terminal_since(store, sink, again: list | None = None) -> dict[str, int]:
+def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str, int]:
     """For each event id, the log sequence number from which it holds a terminal outcome in ground truth.
 
     ``again``, if given, receives the id of every terminal receipt written for an event that already held one.
+    ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
+    (:func:`simkit.claims.unjustified_writes`): such a receipt is a claim, not an outcome.
     """
     first_effect: dict[str, int] = {}
     for seq, _t, _w, eid in sink.effects:
@@ -63,6 +68,8 @@ def terminal_since(store, sink, again: list | None = None) -> dict[str, int]:
             first_effect[eid] = seq
     since: dict[str, int | None] = {}   # None: the first terminal receipt is ``applied`` but no effect ran
     for seq, _t, _w, eid, outcome in store.receipt_log:
+        if outcome in TERMINAL and outcome != "applied" and eid in void:
+            continue
         if outcome in TERMINAL and eid not in since:
             if outcome != "applied":
                 since[eid] = seq
@@ -165,11 +172,16 @@ def check(world) -> Verdict:
 def _check(world) -> Verdict:
     provider, store, sink = world.provider, world.store, world.sink
     events = provider.events
+    unordered = unjustified_writes(store, sink, events)
     again: list[str] = []
-    since = terminal_since(store, sink, again)
+    since = terminal_since(store, sink, again, {e for e, u in unordered.items() if u[3] != "applied"})
     receipts_twice = _applied_receipts_twice(store.receipt_log, set(again), events)
     final_cursor = store.checkpoint.resume_cursor
-    v = Verdict(halted=world.halts[0][2] if world.halts else None, completed=bool(world.completed))
+    v = Verdict(halted=world.halts[0][2] if world.halts else None)
+    if world.halts:
+        backfills = _backfills(world)
+        v.halt_justified = all(halt_justified(h, provider, store, backfills) for h in world.halts)
+    v.completed = bool(world.completed) and v.halt_justified is not False
     def in_order(ids):                  # stream order: by position, then id (sorting only the few reported)
         return sorted(ids, key=lambda eid: (events[eid].position, eid))
 
@@ -177,41 +189,87 @@ def _check(world) -> Verdict:
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
     effects_twice = [eid for eid, n in sink.effect_count.items() if n > 1 and eid in events]
     v.duplicated = in_order(set(effects_twice).union(receipts_twice))
-    holds = _Holds(store.receipt_log)
 
     def violate(invariant, time, worker, detail):
         v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
 
-    def done_by(eid, seq):
-        s = since.get(eid)
-        return s is not None and s <= seq
+    v.regressions = _judge_writes(world, since, violate)
+    for _seq, time, worker, _outcome, detail in unordered.values():
+        violate(5, time, worker, detail)
+    runs: dict[str, list] = {eid: [] for eid in effects_twice}
+    for _s, t, w, e in sink.effects:
+        if e in runs:
+            runs[e].append((t, w))
+    for eid, times in runs.items():
+        violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
+    for eid, rows in receipts_twice.items():
+        violate(4, rows[1][0], rows[1][1], f"{eid} holds {len(rows)} applied receipts")
+    v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
+    v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))
+    return v
 
-    decisions: dict[str, str] = {}
+
+def _backfills(world) -> bool:
+    """The provider contract the consumer was given: may events appear behind served positions?"""
+    contract = getattr(world, "contract", None)
+    if contract is not None:
+        return contract.backfills
+    return bool(getattr(getattr(world, "scenario", None), "backfills", False))
+
+
+class _Pages:
+    """What each worker had read and been served, replayed in sequence order beside the store's writes."""
+
+    def __init__(self, world):
+        store, provider, sink = world.store, world.provider, world.sink
+        # at one sequence number reads, responses and decisions come before the write
+        self._context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
+                                    ((r[0], 2, r) for r in sink.decisions))
+        self._upcoming = next(self._context, None)
+        self.decisions: dict[str, str] = {}
+        self._read: dict[int, object] = {}
+        #: (worker, request cursor, next cursor) -> (the latest such response, the checkpoint read before it)
+        self.fetched: dict[tuple, tuple] = {}
+        #: (worker, next cursor) -> the latest response that returned it, and the read before it
+        self.returned: dict[tuple, tuple] = {}
+
+    def until(self, seq: int) -> None:
+        """Take in everything that happened before the write at ``seq``."""
+        while self._upcoming is not None and self._upcoming[0] <= seq:
+            _s, kind, r = self._upcoming
+            if kind == 0:
+                self._read[r[2]] = r[3]
+            elif kind == 1:
+                seen = (r, self._read.get(r[2]))
+                self.fetched[(r[2], r[3], r[4])] = seen
+                self.returned[(r[2], r[4])] = seen
+            else:
+                self.decisions[r[3]] = r[4]
+            self._upcoming = next(self._context, None)
+
+
+def _judge_writes(world, since: dict[str, int], violate) -> None:
+    """Every durable checkpoint write: regressions, invariant 2 over the whole stream, and for a write that
+    publishes a cursor, invariants 3, 1 and 5 against the page that returned it."""
+    provider, store = world.provider, world.store
     stream = _Stream(provider)
     ids, positions, since_get, bisect_right = stream.ids, stream.positions, since.get, bisect.bisect_right
     end = len(positions)
     covered = (None, 0)                 # the last write's applied_position and the end of the range it covered
-    last_read: dict[int, object] = {}
-    last_page: dict[int, tuple] = {}     # worker -> (response, the checkpoint it had read before fetching)
-    # Every durable write, judged against what its worker had read and fetched before it (same clock; at one
-    # sequence number reads, responses and decisions come first).
-    context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
-                          ((r[0], 2, r) for r in sink.decisions))
-    upcoming = next(context, None)
+    pages = _Pages(world)
+    holds = _Holds(store.receipt_log)
+    regressions = 0
+
+    def done_by(eid, seq):
+        s = since_get(eid)
+        return s is not None and s <= seq
+
     for seq, time, worker, wkind, before, after in write_states(store.writes):
         (b_cursor, b_applied, b_version), (a_cursor, a_applied, a_version) = before, after
-        while upcoming is not None and upcoming[0] <= seq:
-            _s, kind, r = upcoming
-            if kind == 0:
-                last_read[r[2]] = r[3]
-            elif kind == 1:
-                last_page[r[2]] = (r, last_read.get(r[2]))
-            else:
-                decisions[r[3]] = r[4]
-            upcoming = next(context, None)
+        pages.until(seq)
         moved_back = a_cursor != b_cursor and provider.place(a_cursor) < provider.place(b_cursor)
         if a_version < b_version or a_applied < b_applied or moved_back:
-            v.regressions += 1
+            regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
             # the range starts where the last one ended when this write continues it (the usual case)
             if covered[0] == b_applied:     # walk on from there: a commit covers an event or two, no search
@@ -232,40 +290,53 @@ def _check(world) -> Verdict:
                 for pos, eid in sorted(undone):
                     violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                              f"(position {pos}) has no durable outcome")
-        response, read = last_page.get(worker, (None, None))
         if wkind == "commit":
             continue
-        # A cursor-publishing write: invariants 3, 1 and 5.
-        if response is None or response[4] != a_cursor:
-            violate(3, time, worker, f"cursor {a_cursor!r} published but the provider never returned "
-                                     f"it for this worker's fetch")
+        response = _page_published(pages, worker, wkind, before, after, time, violate)
+        if response is None:
             continue
-        if (response[3] != b_cursor or read is None or read.resume_cursor != b_cursor
-                or read.checkpoint_version != b_version or a_version <= b_version):
-            violate(3, time, worker, f"barrier from {response[3]!r} overwrote checkpoint "
-                                     f"({b_cursor!r}, v{b_version}) "
-                                     f"it did not read before fetching")
         for eid in response[5]:
             if not done_by(eid, seq):
                 # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
                 # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
-                held = decisions.get(eid)
+                held = pages.decisions.get(eid)
                 if held not in NON_TERMINAL:
                     held = holds.at(eid, seq)
                 violate(5 if held else 1, time, worker,
                         f"token {a_cursor!r} published while {eid} "
                         + (f"is {held}" if held else "has no durable outcome"))
-    runs: dict[str, list] = {eid: [] for eid in effects_twice}
-    for _s, t, w, e in sink.effects:
-        if e in runs:
-            runs[e].append((t, w))
-    for eid, times in runs.items():
-        violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
-    for eid, rows in receipts_twice.items():
-        violate(4, rows[1][0], rows[1][1], f"{eid} holds {len(rows)} applied receipts")
-    v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
-    v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))
-    return v
+    return regressions
+
+
+def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
+    """Invariant 3 for one cursor-publishing write; returns the response whose page it closes, if any.
+
+    Seed 000 step 5: the barrier swaps "from the attempt cursor and version to the returned next cursor and a
+    greater version". It must publish the ``next_cursor`` of a page its worker fetched with the durable cursor
+    it replaces, at any time before (read-ahead and a remembered attempt identity are fine); a compare-and-swap
+    (``barrier``) matched the durable (cursor, version) by construction, an unconditional write must have read
+    it before that fetch.
+    """
+    (b_cursor, _a, b_version), (a_cursor, _b, a_version) = before, after
+    found = pages.fetched.get((worker, b_cursor, a_cursor))
+    if found is None:
+        other = pages.returned.get((worker, a_cursor))
+        if other is None:
+            violate(3, time, worker, f"cursor {a_cursor!r} published but the provider never returned "
+                                     f"it for this worker's fetch")
+            return None
+        violate(3, time, worker, f"barrier from {other[0][3]!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) "
+                                 f"it did not read before fetching")
+        return other[0]
+    response, read = found
+    if a_version <= b_version:
+        violate(3, time, worker, f"barrier from {b_cursor!r} over checkpoint ({b_cursor!r}, v{b_version}) "
+                                 f"does not raise checkpoint_version (v{a_version})")
+    elif wkind != "barrier" and (read is None or read.resume_cursor != b_cursor
+                                 or read.checkpoint_version != b_version):
+        violate(3, time, worker, f"barrier from {b_cursor!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) "
+                                 f"it did not read before fetching")
+    return response
 
 
 def settlement_violations(ledger, service=None) -> list[dict]:

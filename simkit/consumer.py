@@ -21,7 +21,7 @@ Hooks (each a small, documented decision of the procedure):
 - :meth:`is_replay` — step 4, replay detection;
 - :meth:`resulting_applied_position` — invariant 2, what ``applied_position`` a commit may write;
 - :meth:`is_terminal` — invariants 1 and 5, which handler outcomes close the prefix;
-- :meth:`apply` and :meth:`quarantine` — step 4, how an outcome is made durable;
+- :meth:`apply`, :meth:`ignore` and :meth:`quarantine` — step 4, how an outcome is made durable;
 - :meth:`barrier_target`, :meth:`is_caught_up` and :meth:`page_barrier` — steps 5 and 7;
 - :meth:`after_fetch` — step 2, what happens to the returned token before processing;
 - :meth:`settle_effect` — seed 001, how an external effect is reserved, called and settled.
@@ -126,6 +126,8 @@ class Consumer:
             target = self.resulting_applied_position(event, page, applied)
             if decision == "apply":
                 result = yield from self.apply(event, target)
+            elif decision == "ignore":
+                result = yield from self.ignore(event, target)
             elif decision == "quarantine":
                 result = yield from self.quarantine(event, target)
             elif self.is_terminal(decision):
@@ -184,6 +186,11 @@ class Consumer:
         reply = yield Call(event, operation.reservation)
         state = yield Settle(event, operation.reservation, reply)
         return COMMITTED if state == COMMITTED else BLOCKED
+
+    def ignore(self, event: Event, applied_position: int):
+        """Step 4: an event the policy intentionally ignores (invariant 1's "intentionally ignored") is done once
+        a durable receipt says so; it has no effect."""
+        return (yield Commit(event, "ignored", applied_position))
 
     def quarantine(self, event: Event, applied_position: int):
         """Step 4: quarantine is terminal only once a durable receipt binds the event to the final disposition."""

@@ -9,7 +9,7 @@ NON_TERMINAL = ("retry_later", "dead_letter", "operator_review", "reversible_hol
 OUTCOMES = TERMINAL + NON_TERMINAL
 
 #: Event behaviours (CONTRACT §5): how the handler and sink treat an event.
-BEHAVIORS = ("ok", "poison", "transient", "review", "hold")
+BEHAVIORS = ("ok", "ignore", "poison", "transient", "review", "hold")
 
 #: Crash points (CONTRACT §2), in the order a page attempt reaches them.
 CRASH_POINTS = (

@@ -50,7 +50,8 @@ class Skip:
 
 @record
 class Handle:
-    """Ask the handler what this event's outcome is now. Result: ``apply``, ``quarantine`` or a non-terminal outcome."""
+    """Ask the handler what this event's outcome is now. Result: ``apply``, ``ignore``, ``quarantine`` or a
+    non-terminal outcome."""
     event: Event
 
 

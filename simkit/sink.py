@@ -30,7 +30,9 @@ class Sink:
         self.decisions = DecisionLog()
 
     def decide(self, worker: int, event: Event) -> str:
-        """The handler's outcome for ``event`` now: ``apply``, ``quarantine`` or a non-terminal outcome."""
+        """The handler's outcome for ``event`` now: ``apply``, ``ignore``, ``quarantine`` or a non-terminal outcome.
+
+        Every decision but an ``ok`` event's ``apply`` is logged: it is the ground truth a receipt is judged by."""
         behavior = event.behavior
         if behavior == "ok":
             return "apply"              # no state: an ``ok`` event's outcome never depends on its history
@@ -38,7 +40,9 @@ class Sink:
         spec = self._specs.get(event.position, _DEFAULT)
         calls = self._calls[event.id] = self._calls.get(event.id, 0) + 1
         first = self._first_seen.setdefault(event.id, now)
-        if behavior == "poison":
+        if behavior == "ignore":
+            decision = "ignore"         # a final policy decision: this event needs no effect
+        elif behavior == "poison":
             decision = "quarantine"
         elif behavior == "transient":
             decision = "retry_later" if calls <= spec.failures else "apply"

@@ -308,16 +308,107 @@ def test_barrier_over_a_durable_receipt_that_is_not_terminal(outcome, decided):
     assert v.lost == ["e3"] and not v.ok
 
 
+def decide(h, eid, decision, worker=1):
+    """A handler decision as the sink logs it."""
+    h.sink.decisions.add(h.store.clock.tick(), h.store.clock.now, worker, eid, decision)
+
+
 def test_barrier_after_a_hold_was_made_terminal_is_ok():
-    """The receipt history matters only up to the barrier: a reversible hold later made a durable terminal
-    quarantine, then the barrier, is the quarantine boundary done right."""
+    """The receipt history matters only up to the barrier: a review hold, later resolved by the handler to
+    quarantine and made a durable terminal quarantine, then the barrier, is the quarantine boundary done right."""
     h = History().first_page_applied()
     assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
     h.page(1, "C2")
-    assert h.store.commit_event(1, "e3", 3, "reversible_hold", 2)
+    decide(h, "e3", "operator_review")
+    assert h.store.commit_event(1, "e3", 3, "operator_review", 2)
+    decide(h, "e3", "quarantine")
     assert h.store.commit_event(1, "e3", 3, "quarantined", 3)
     assert h.store.compare_and_swap(1, "C2", 1, "C3", 2, 3)
     assert h.verdict().ok
+
+
+# -- receipts are claims, the handler's decisions are the facts (CONTRACT §4) -----------------------------------
+def barrier_over_e3(h, outcome, applied=3):
+    """Worker 1 has done page C1; it fetches C2, writes ``outcome`` for e3 and passes the barrier."""
+    h.first_page_applied()
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    h.page(1, "C2")
+    if outcome == "applied":
+        h.apply(1, "e3", 3)
+    else:
+        assert h.store.commit_event(1, "e3", 3, outcome, applied)
+    assert h.store.compare_and_swap(1, "C2", 1, "C3", 2, applied)
+    return h.verdict()
+
+
+@pytest.mark.parametrize("outcome", ["ignored", "quarantined"])
+def test_a_terminal_receipt_the_handler_never_ordered_breaks_invariant_5_and_is_no_outcome(outcome):
+    """A consumer that writes ``ignored`` or ``quarantined`` for an event without asking the handler has
+    closed nothing: invariant 5 at the receipt, and since the claim is no outcome, invariant 1 at the barrier
+    and the event lost."""
+    v = barrier_over_e3(History(), outcome)
+    assert [x["detail"] for x in v.invariant_violations if x["invariant"] == 5] == [
+        f"durable {outcome} receipt of e3 while the handler never decided it"]
+    assert 1 in invariants(v) and v.lost == ["e3"] and not v.ok
+
+
+@pytest.mark.parametrize("decision", ["retry_later", "operator_review", "reversible_hold"])
+@pytest.mark.parametrize("outcome", ["ignored", "quarantined"])
+def test_a_non_terminal_decision_made_terminal_by_the_consumer_breaks_invariant_5(decision, outcome):
+    """Seed 000 step 4: "a transient dead-letter entry, a pending operator decision, or a reversible hold does
+    not close the prefix". A durable quarantine or ignore over such a decision is a claim the handler never
+    made."""
+    h = History()
+    decide(h, "e3", decision)
+    v = barrier_over_e3(h, outcome)
+    assert f"durable {outcome} receipt of e3 while the handler's decision was {decision}" in [
+        x["detail"] for x in v.invariant_violations if x["invariant"] == 5]
+    assert v.lost == ["e3"] and not v.ok
+
+
+@pytest.mark.parametrize("decision", ["operator_review", "reversible_hold", "retry_later", "quarantine"])
+def test_an_effect_while_the_latest_decision_is_not_apply_breaks_invariant_5(decision):
+    """Applying an event under review, on hold, due for a retry, or that the policy quarantined: the effect
+    and its receipt exist, but the handler never ordered them."""
+    h = History()
+    decide(h, "e3", decision)
+    v = barrier_over_e3(h, "applied")
+    assert [x["detail"] for x in v.invariant_violations] == [
+        f"durable applied receipt of e3 while the handler's decision was {decision}"]
+    assert not v.ok and v.lost == []            # the effect did happen: nothing is lost, it is wrong
+
+
+def test_an_effect_of_an_event_whose_handler_logs_but_was_never_asked_breaks_invariant_5():
+    """e3 is a review event: its handler logs every decision. Applied with no decision at all, it was never
+    asked."""
+    v = barrier_over_e3(History(), "applied")
+    assert invariants(v) == [5] and "the handler never decided it" in v.invariant_violations[0]["detail"]
+
+
+@pytest.mark.parametrize("outcome, decision", [("applied", "apply"), ("quarantined", "quarantine"),
+                                               ("ignored", "ignore")])
+def test_a_terminal_receipt_the_handler_ordered_is_an_outcome(outcome, decision):
+    h = History()
+    decide(h, "e3", decision)
+    assert barrier_over_e3(h, outcome).ok
+
+
+def test_the_latest_decision_counts_a_retry_later_then_apply_is_ordered():
+    h = History()
+    decide(h, "e3", "retry_later")
+    decide(h, "e3", "apply")
+    assert barrier_over_e3(h, "applied").ok
+
+
+def test_an_ok_event_needs_no_logged_decision_to_be_applied_but_does_to_be_ignored():
+    """The handler of an ``ok`` event answers apply and logs nothing: applying it is ordered, ignoring it is not."""
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    assert h.store.commit_event(1, "e2", 2, "ignored", 2)
+    v = h.verdict()
+    assert [x["detail"] for x in v.invariant_violations if x["invariant"] == 5] == [
+        "durable ignored receipt of e2 while the handler never decided it"]
 
 
 def test_two_applied_receipts_for_one_event_are_duplicated():
@@ -343,12 +434,50 @@ def test_an_applied_receipt_after_a_terminal_quarantine_is_not_duplicated():
     assert v.duplicated == [] and 4 not in invariants(v)
 
 
-def test_halted_is_reported_and_counts_as_completed():
-    h = History()
-    h.halts.append((3.0, 1, "source-order regression: position 1 after 2"))
+# -- halts are claims that the provider broke its contract --------------------------------------------------------
+REGRESSING = {"name": "hand", "pages": [{"cursor": "C1", "positions": [2, 1], "next_cursor": "C2"},
+                                        {"cursor": "C2", "positions": [], "next_cursor": "C2"}]}
+
+
+def test_a_halt_on_a_page_that_regresses_is_justified_and_counts_as_completed():
+    h = History(pages=REGRESSING)
+    h.page(1, "C1")
+    h.halts.append((h.store.clock.now, 1, "source-order regression: position 1 after 2"))
     v = h.verdict()
-    assert v.halted.startswith("source-order regression") and v.completed
-    assert v.pending == ["e1", "e2", "e3"] and v.ok
+    assert v.halted.startswith("source-order regression") and v.halt_justified is True and v.completed
+    assert v.pending == ["e1", "e2"] and v.ok
+
+
+def test_a_halt_the_page_does_not_justify_is_a_liveness_failure():
+    """The same reason given over a page in source order: the provider kept its contract, the worker stopped
+    without cause. Nothing is lost, yet the run is not ok: it never finishes."""
+    h = History()
+    h.page(1, "C1")
+    h.halts.append((h.store.clock.now, 1, "source-order regression: position 1 after 2"))
+    v = h.verdict()
+    assert v.halt_justified is False and not v.completed and not v.lost and not v.ok
+
+
+def test_a_halt_before_any_page_of_the_attempt_is_unjustified():
+    """A worker that stops right after loading its checkpoint has seen nothing it could blame."""
+    h = History(pages=REGRESSING)
+    h.page(1, "C1")                             # an earlier attempt saw the regression ...
+    h.store.load(1)                             # ... but this one halts before fetching
+    h.halts.append((h.store.clock.now, 1, "source-order regression: position 1 after 2"))
+    assert h.verdict().halt_justified is False
+
+
+@pytest.mark.parametrize("cursor, justified", [("C2", True), ("C9", False)])
+def test_a_refused_cursor_justifies_a_halt_only_if_the_provider_issued_it(cursor, justified):
+    """The provider refusing a token it returned itself breaks its contract; refusing one the consumer made up
+    (an incremented token) does not."""
+    h = History()
+    h.page(1, "C1")                             # returns C2
+    h.store.load(1)
+    clock = h.store.clock                       # the provider refuses the next fetch (a hand-written response)
+    h.provider.log.append((clock.tick(), clock.now, 1, cursor, "", ()))
+    h.halts.append((h.store.clock.now, 1, f"provider refused cursor {cursor!r}"))
+    assert h.verdict().halt_justified is justified
 
 
 def test_not_completed_is_not_ok():
