@@ -27,10 +27,17 @@ def _settlement(v) -> str:
     return f"   settlement violations: {len(found)} ({', '.join(_kinds(v))})" if found else ""
 
 
+def _halt(v) -> str:
+    """``no``, or the reason and whether ground truth justified it (CONTRACT §4 ``halt_justified``)."""
+    if not v.halted:
+        return "no"
+    return v.halted + ("" if v.halt_justified else " (unjustified: the provider kept its contract)")
+
+
 def verdict_row(run) -> tuple[str, ...]:
     v = run.verdict
     return (run.strategy, "yes" if v.ok else "NO", _ids(v.lost), _ids(v.duplicated), str(v.regressions),
-            _broken(v), v.halted or "-")
+            _broken(v), (v.halted + (" (unjustified)" if v.halt_justified is False else "")) if v.halted else "-")
 
 
 def table(rows: list[tuple[str, ...]], headers: tuple[str, ...] = HEADERS) -> str:
@@ -51,7 +58,7 @@ def run_summary(run) -> str:
         f"{run.scenario} · {run.strategy}{settlement} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
         f"  lost: {_ids(v.lost, 10)}   duplicated: {_ids(v.duplicated, 10)}   regressions: {v.regressions}",
         f"  invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}{_settlement(v)}"
-        f"   halted: {v.halted or 'no'}   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
+        f"   halted: {_halt(v)}   pending: {_ids(v.pending, 10)}   completed: {'yes' if v.completed else 'no'}",
         f"  final checkpoint: {d['final_checkpoint']}   crashes: {d['crashes']}   fetches: {d['fetches']}"
         f"   effects: {d['effects']}",
     ]
