@@ -7,10 +7,13 @@ from .model import REPLY_FAULTS, Fault, RandomFaults
 
 
 class FaultPlan:
-    """Decides, at each crash-point pass and each reply, whether a fault strikes (CONTRACT §2, §5).
+    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (CONTRACT §2, §5).
 
-    ``record``: keep every pass and reply (``passes``, ``replies``) for exploration. A plain run turns it off,
-    and once no scripted fault is left and no random one can strike, a pass costs nothing.
+    Requests and replies are counted apart: a ``lost_request`` with ``occurrence = n`` is the n-th request of
+    its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
+
+    ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
+    plain run turns it off, and once no scripted fault is left and no random one can strike, a pass costs nothing.
     """
 
     record = True
@@ -25,6 +28,9 @@ class FaultPlan:
         self.passes: list[tuple[int, str, int | None, int]] = []
         #: every reply as (worker, op, position, occurrence of op, occurrence at that position, passes before it)
         self.replies: list[tuple[int, str, int | None, int, int, int]] = []
+        #: every request as (worker, op, position, occurrence of op, occurrence at that position, passes before
+        #: it, replies before it)
+        self.requests: list[tuple[int, str, int | None, int, int, int, int]] = []
         self.fired: list[Fault] = []
 
     def _count(self, worker, name, position) -> tuple[int, int]:
@@ -52,7 +58,7 @@ class FaultPlan:
     def idle(self) -> bool:
         """No fault can strike any more and nothing is recorded: passes and replies cost nothing."""
         rf = self._rf
-        random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response)
+        random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response or rf.lost_request)
         return not (self.record or self._scripted or random)
 
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
@@ -67,6 +73,24 @@ class FaultPlan:
         if fault is None and self._draw(self._rf.pause):
             fault = self._fired(Fault("pause", point, position, n_pos, worker, duration=self._rf.pause_duration))
         return fault
+
+    def request_lost(self, worker: int, op: str, position: int | None) -> bool:
+        """Is this request lost on its way (it never arrives, so it takes no effect and gets no reply)?
+
+        Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
+        store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does not.
+        """
+        if not (self.record or self._scripted or self._rf.lost_request):
+            return False
+        n_any, n_pos = self._count(worker, ("request", op), position)
+        self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
+        if self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
+            return True
+        if self._draw(self._rf.lost_request):
+            # a fault without a position matches the n-th request of its op (see _match): record that n
+            self._fired(Fault("lost_request", None, position, n_pos if position is not None else n_any, worker, op=op))
+            return True
+        return False
 
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""

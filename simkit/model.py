@@ -25,7 +25,11 @@ CRASH_POINTS = (
 )
 
 SINKS = ("transactional", "idempotent", "unsafe")
-FAULT_KINDS = ("crash", "lost_response", "pause", "late_reply", "crossed_reply")
+FAULT_KINDS = ("crash", "lost_response", "lost_request", "pause", "late_reply", "crossed_reply")
+#: Faults that lose one message of a request (CONTRACT §5): they name the request by ``op`` (:data:`LOST_OPS`).
+#: ``lost_response``: the request took effect, its reply never came; ``lost_request``: the request never arrived.
+#: Either way the caller times out not knowing which.
+LOST_FAULTS = ("lost_response", "lost_request")
 #: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
 REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")
@@ -150,10 +154,12 @@ class Timing:
 
 @dataclass(slots=True)
 class RandomFaults:
-    """Seeded faults (CONTRACT §5 ``[random_faults]``): probabilities per crash-point pass or per reply."""
+    """Seeded faults (CONTRACT §5 ``[random_faults]``): probabilities per crash-point pass, per reply
+    (``lost_response``) or per request (``lost_request``)."""
 
     crash: float = 0.0
     lost_response: float = 0.0
+    lost_request: float = 0.0
     pause: float = 0.0
     pause_duration: float = 20.0
     max_faults: int = 25

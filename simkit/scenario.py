@@ -18,6 +18,12 @@ Seed 001 adds, for runs whose sink is external (``idempotent`` or ``unsafe``):
     generation.
 
 Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost_response`` with ``op = "effect"``.
+
+``[[faults]] kind = "lost_request"``, ``op = "fetch" | "effect" | "checkpoint_write"`` (default ``fetch``)
+    the request never reaches the provider, sink or store: it takes no effect, and its caller times out exactly
+    as when a ``lost_response`` loses the reply of a request that did. Matched like ``lost_response``, except that
+    ``occurrence`` counts requests of the op, not replies. ``[random_faults] lost_request`` is its probability per
+    request. Seed 001's ``Reserve`` and ``Settle`` transactions are never lost (see :func:`~simkit.ops.lost_op`).
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ from pathlib import Path
 from .errors import ScenarioError
 from .external import CROSSED_FIELDS
 from .model import (
-    BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_OPS, REPLY_FAULTS, SINKS,
+    BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_FAULTS, LOST_OPS, REPLY_FAULTS, SINKS,
     EventSpec, Fault, Initial, RandomFaults, Scenario, Timing,
 )
 
@@ -313,12 +319,12 @@ def parse_fault(c: _Checker, f: dict, where: str) -> Fault:
     if kind in ("crash", "pause"):
         point = c.choice(f, "point", CRASH_POINTS, None, where=where) if "point" in f else c.fail(f"{where}.point", "missing")
     elif point is not None:
-        c.fail(f"{where}.point", f"a {kind} names a reply, not a point")
+        c.fail(f"{where}.point", f"a {kind} names a {'request' if kind == 'lost_request' else 'reply'}, not a point")
     op = None
-    if kind == "lost_response":
+    if kind in LOST_FAULTS:
         op = c.choice(f, "op", LOST_OPS, "fetch", where=where)
     elif "op" in f:
-        c.fail(f"{where}.op", "only a lost_response names an op")
+        c.fail(f"{where}.op", "only a lost_response names an op (or a lost_request)")
     elif kind in REPLY_FAULTS:
         op = "effect"
     if "delay" in f and kind != "late_reply":
@@ -341,7 +347,7 @@ def parse_fault(c: _Checker, f: dict, where: str) -> Fault:
 def _random_faults(c: _Checker, t: dict) -> RandomFaults:
     rf = RandomFaults()
     c.only(t, RandomFaults.__slots__, "random_faults")
-    for key in ("crash", "lost_response", "pause"):
+    for key in ("crash", *LOST_FAULTS, "pause"):
         setattr(rf, key, c.rate(t, key, 0.0, where="random_faults"))
     rf.pause_duration = c.get(t, "pause_duration", float, rf.pause_duration, where="random_faults", minimum=0.0)
     rf.max_faults = c.get(t, "max_faults", int, rf.max_faults, where="random_faults", minimum=0)

@@ -1,14 +1,18 @@
 """The SimPy world: provider, store, sink, external service and workers; it executes the requests a consumer yields.
 
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash
-points fall before and after them (CONTRACT §2), replies can be lost, and a crash discards the consumer
-with all its memory; the worker restarts after ``restart_delay`` from durable state only.
+points fall before and after them (CONTRACT §2), a request can be lost on its way (it takes no effect) or its
+reply can be lost (it took effect): either way the caller gets ``LOST`` after ``timeout`` and cannot tell which.
+A crash discards the consumer with all its memory; the worker restarts after ``restart_delay`` from durable
+state only.
 
 External calls (seed 001): ``Reserve`` and ``Settle`` are store transactions (``commit_latency`` each; under
 ``split_validate_write`` a settlement is two of them, validation then write). ``Call`` reaches the service after
-``effect_latency``; its reply can be lost or late (the caller gets ``TIMEOUT`` after ``timeout``) or crossed. A
-late reply is delivered by a process of its own and settled by the policy when it arrives, whatever became of
-the caller.
+``effect_latency``; the call can be lost on its way (the service never runs it), its reply lost or late (the
+caller gets ``TIMEOUT`` after ``timeout`` in each case) or crossed. A late reply is delivered by a process of its
+own and settled by the policy when it arrives, whatever became of the caller. ``Reserve`` and ``Settle`` are
+out of the reach of ``lost_request`` and ``lost_response`` faults (:func:`~simkit.ops.lost_op` names no op for
+them): they always arrive and always answer.
 """
 from __future__ import annotations
 
@@ -36,6 +40,11 @@ from .trace import Trace
 
 class _Crash(Exception):
     pass
+
+
+def _commit_step(op: Commit) -> str:
+    """The trace step of an event commit: ``quarantine`` for a durable quarantine receipt, else ``commit``."""
+    return "quarantine" if op.outcome == "quarantined" else "commit"
 
 
 class _Halted(Exception):
@@ -158,9 +167,15 @@ class World:
         """Is the reply of this request, which took effect, lost? (Then :meth:`_no_reply`.)"""
         return self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost
 
-    def _no_reply(self, worker: int, step: str, event):
-        """The reply never comes: the caller learns after its timeout."""
-        self._row(worker, step, event, "reply lost")
+    def _unsent(self, worker: int, op: str, event) -> bool:
+        """Is this request lost on its way, so that it never arrives and takes no effect? (Then :meth:`_no_reply`
+        with ``request lost``.) Asked when it would arrive, after its latency."""
+        return self.faults.request_lost(worker, op, event.position if event is not None else None)
+
+    def _no_reply(self, worker: int, step: str, event, outcome: str = "reply lost"):
+        """The reply never comes (``reply lost``: the request took effect; ``request lost``: it never arrived, and
+        nothing durable changed): the caller learns after its timeout, the same way in both cases."""
+        self._row(worker, step, event, outcome)
         yield from self._latency(self.timing.timeout)
 
     def _row(self, worker, step, event=None, outcome=""):
@@ -215,6 +230,9 @@ class World:
 
     def _fetch(self, worker, op):
         yield from self._latency(self.timing.fetch_latency)
+        if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
+            yield from self._no_reply(worker, "fetch", None, "request lost")
+            return LOST
         page = self.provider.fetch(op.cursor, worker)
         self._fetched[worker] = op.cursor
         if page is None:
@@ -243,6 +261,9 @@ class World:
 
     def _effect(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
+        if self._unsent(worker, "effect", op.event):     # the sink runs nothing
+            yield from self._no_reply(worker, "effect", op.event, "request lost")
+            return LOST
         self.sink.effect(worker, op.event.id)
         if self._lost(worker, "effect", op.event):
             yield from self._no_reply(worker, "effect", op.event)
@@ -252,6 +273,9 @@ class World:
 
     def _commit(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
+        if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
+            yield from self._no_reply(worker, _commit_step(op), op.event, "request lost")
+            return LOST
         ok, step = self._commit_write(worker, op)
         if self._lost(worker, "checkpoint_write", op.event):
             yield from self._no_reply(worker, step, op.event)
@@ -270,10 +294,13 @@ class World:
         e = op.event
         effect = (lambda: self.sink.record(worker, e.id)) if op.with_effect else None
         ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
-        return ok, "quarantine" if op.outcome == "quarantined" else "commit"
+        return ok, _commit_step(op)
 
     def _barrier(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
+        if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
+            yield from self._no_reply(worker, "barrier", None, "request lost")
+            return LOST
         ok = self.store.compare_and_swap(worker, op.cursor, op.version, op.next_cursor, op.next_version, op.applied_position)
         if self._lost(worker, "checkpoint_write", None):
             yield from self._no_reply(worker, "barrier" if ok else "barrier_rejected", None)
@@ -283,6 +310,9 @@ class World:
 
     def _overwrite(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
+        if self._unsent(worker, "checkpoint_write", None):
+            yield from self._no_reply(worker, "barrier", None, "request lost")
+            return LOST
         self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
         if self._lost(worker, "checkpoint_write", None):
             yield from self._no_reply(worker, "barrier", None)
@@ -305,6 +335,11 @@ class World:
     def _call(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
         e, mine = op.event, op.reservation
+        if self._unsent(worker, "effect", e):        # the service never runs it: nothing to settle late either
+            self._row(worker, "effect", e, "request lost")
+            yield from self._latency(self.timing.timeout)
+            self._row(worker, "timeout", e, str(mine))
+            return TIMEOUT
         lost = self.faults.reply_lost(worker, "effect", e.position)
         fault = None if lost else self.faults.reply_altered(worker, "effect", e.position)
         if fault is not None and fault.kind == "crossed_reply":
