@@ -121,7 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-crashes", type=_number("--max-crashes", minimum=0), default=2, metavar="K",
                    help="crashes (and pauses) per schedule (default: 2)")
     p.add_argument("--lost-responses", type=_number("--lost-responses", minimum=0), default=0, metavar="L",
-                   help="lost replies per schedule (default: 0)")
+                   help="lost replies per schedule: the request took effect, its caller timed out (default: 0)")
+    p.add_argument("--lost-requests", type=_number("--lost-requests", minimum=0), default=0, metavar="L",
+                   help="lost requests per schedule: the request never arrived, its caller timed out all the same "
+                        "(default: 0)")
     p.add_argument("--pauses", action=argparse.BooleanOptionalAction, default=None,
                    help="also pause workers at every pass (default: when the scenario has several workers)")
     p.add_argument("--pause-duration", type=_number("--pause-duration", float, minimum=0), default=None,
@@ -368,7 +371,8 @@ def cmd_explore(args) -> int:
     out = _check_out("--out", args.out, (".toml",)) if args.out else None
     sc, seed = _load(args)
     x = explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
-                pauses=args.pauses, pause_duration=args.pause_duration, seed=seed, points=args.point,
+                lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration, seed=seed,
+                points=args.point,
                 dedup=not args.no_dedup, keep_faults=args.with_scenario_faults, jobs=args.jobs,
                 progress=not args.json and sys.stderr.isatty())
     replay = _replay_command(args.out, args) if out else None

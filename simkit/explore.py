@@ -5,19 +5,22 @@ commit, after each event commit, before and after a durable quarantine receipt, 
 after the barrier.* :func:`explore` does that for every pass of every crash point, not just a few.
 
 How schedules are built. The fault-free run (the scenario without its scripted and random faults) records
-every crash-point pass and every reply (:class:`~simkit.faults.FaultPlan` ``passes`` and ``replies``). Each
-pass becomes a candidate fault: a crash there, or (with several workers) a pause; each reply, with
-``lost_responses``, a lost reply. A schedule's extensions are the passes and replies that occur *after its
-last fault in its own run*, so the run of ``S + [f]`` is the run of ``S`` up to ``f``, every fault of a
-schedule fires, and every set of up to K faults that can fire together is run exactly once, in firing order.
+every crash-point pass, every request and every reply (:class:`~simkit.faults.FaultPlan` ``passes``,
+``requests`` and ``replies``). Each pass becomes a candidate fault: a crash there, or (with several workers) a
+pause; each reply, with ``lost_responses``, a lost reply (the request took effect); each request, with
+``lost_requests``, a lost request (it never arrived: no effect, and the caller times out just the same). A
+schedule's extensions are the passes, requests and replies that occur *after its last fault in its own run*, so
+the run of ``S + [f]`` is the run of ``S`` up to ``f``, every fault of a schedule fires, and every set of faults
+within the bounds that can fire together is run exactly once, in firing order.
 
 Deduplication, where it is sound. With one worker, the moment of a crash leaves nothing but durable state:
 the store, the sink, the provider, the simulated time. Two schedules whose last crash leaves the same state
 (same fingerprint, see :func:`fingerprint`) have the same future; the later one, with no more fault budget
 left than the earlier, is skipped with its whole subtree. Any violation it could show is either in that
-shared future (the earlier schedule shows it) or before its last fault (its parent shows it). Pauses and lost
-replies leave a worker's memory alive, and a second worker's memory is never part of durable state: those
-schedules are never deduplicated. Nor is a one-fault schedule with no budget left: it has already run, and has
+shared future (the earlier schedule shows it) or before its last fault (its parent shows it). "No more budget"
+is counted per kind: crashes, lost replies and lost requests. Pauses, lost replies and lost requests leave a
+worker's memory alive, and a second worker's memory is never part of durable state: schedules whose last fault
+is one of those are never deduplicated. Nor is a one-fault schedule with no budget left: it has already run, and has
 no subtree to skip.
 
 Execution. Schedules of one fault run first; then each one-fault schedule's subtree is explored depth first,
@@ -196,11 +199,11 @@ class _Plan(FaultPlan):
         super().__init__(tuple(base.faults) + faults, base.random_faults, seed)
         self.world = world
         self.last = faults[-1] if faults else None
-        self.at = None                      # index of the last fault in passes / replies
+        self.at = None                      # index of the last fault in passes / replies / requests
         self.watch = watch
         self.stop = stop
         self.fingerprint = None
-        self.struck: set[tuple[str, int]] = set()     # passes ("p", i) and replies ("r", j) a fault struck
+        self.struck: set[tuple[str, int]] = set()     # passes ("p", i), replies ("r", j), requests ("q", k) struck
 
     def at_point(self, worker, point, position):
         fault = super().at_point(worker, point, position)
@@ -220,6 +223,14 @@ class _Plan(FaultPlan):
             self.struck.add(("r", len(self.replies) - 1))
         if lost and self.last is not None and self.fired and self.fired[-1] is self.last and self.at is None:
             self.at = len(self.replies) - 1
+        return lost
+
+    def request_lost(self, worker, op, position):
+        lost = super().request_lost(worker, op, position)
+        if lost:
+            self.struck.add(("q", len(self.requests) - 1))
+            if self.last is not None and self.fired[-1] is self.last and self.at is None:
+                self.at = len(self.requests) - 1
         return lost
 
     def reply_altered(self, worker, op, position):
@@ -260,24 +271,40 @@ class _Space:
     pause_duration: float
     points: tuple[str, ...]
     ops: tuple[str, ...]
+    lost_requests: int = 0
 
 
-def _extensions(plan: _Plan, space: _Space, crashes_left: int, lost_left: int) -> list[Fault]:
-    """The faults that may follow the schedule's last fault: every later pass and reply, in timeline order,
-    except those a fault already struck (a fault kept from the scenario)."""
-    passes, replies = plan.passes, plan.replies
+def _extensions(plan: _Plan, space: _Space, crashes_left: int, lost_left: int, requests_left: int = 0) -> list[Fault]:
+    """The faults that may follow the schedule's last fault: every later pass, request and reply, in timeline
+    order, except those a fault already struck (a fault kept from the scenario).
+
+    Timeline order: a request recorded ``(…, passes before, replies before)`` comes before pass ``passes before``
+    and reply ``replies before``; a reply recorded with ``passes before`` comes before that pass. A request comes
+    before its own reply, so a lost request and a lost reply of one request are never in one schedule."""
+    passes, replies, requests = plan.passes, plan.replies, plan.requests
     last = plan.last
     if last is None:
-        i0, j0 = 0, 0
+        i0, j0, k0 = 0, 0, 0
     elif last.kind == "lost_response":
         i0, j0 = replies[plan.at][5], plan.at + 1
+        k0 = next((k for k, q in enumerate(requests) if q[6] >= j0), len(requests))
+    elif last.kind == "lost_request":
+        _w, _op, _pos, _n, _m, i0, j0 = requests[plan.at]
+        k0 = plan.at + 1
     else:
         i0 = plan.at + 1
         j0 = next((j for j, r in enumerate(replies) if r[5] >= i0), len(replies))
+        k0 = next((k for k, q in enumerate(requests) if q[5] >= i0), len(requests))
     out: list[Fault] = []
-    i, j = i0, j0
-    while i < len(passes) or j < len(replies):
-        if j < len(replies) and (i >= len(passes) or replies[j][5] <= i):
+    i, j, k = i0, j0, k0
+    n_requests = len(requests) if requests_left else k      # none to offer: skip them all
+    while i < len(passes) or j < len(replies) or k < n_requests:
+        if k < n_requests and (j >= len(replies) or requests[k][6] <= j) and (i >= len(passes) or requests[k][5] <= i):
+            w, op, pos, n_any, n_pos, _i, _j = requests[k]
+            k += 1
+            if op in space.ops and ("q", k - 1) not in plan.struck:
+                out.append(Fault("lost_request", None, pos, n_pos if pos is not None else n_any, w, op=op))
+        elif j < len(replies) and (i >= len(passes) or replies[j][5] <= i):
             w, op, pos, n_any, n_pos, _ = replies[j]
             j += 1
             if lost_left and op in space.ops and ("r", j - 1) not in plan.struck:
@@ -292,9 +319,17 @@ def _extensions(plan: _Plan, space: _Space, crashes_left: int, lost_left: int) -
     return out
 
 
-def _budget(faults, space: _Space) -> tuple[int, int]:
+def _budget(faults, space: _Space) -> tuple[int, int, int]:
+    """What a schedule leaves of each bound: (crashes and pauses, lost replies, lost requests)."""
     lost = sum(1 for f in faults if f.kind == "lost_response")
-    return space.max_crashes - (len(faults) - lost), space.lost_responses - lost
+    unsent = sum(1 for f in faults if f.kind == "lost_request")
+    return (space.max_crashes - (len(faults) - lost - unsent), space.lost_responses - lost,
+            space.lost_requests - unsent)
+
+
+def _covered(budgets, budget) -> bool:
+    """Has a schedule reached this state before with at least ``budget`` left of every bound?"""
+    return any(all(had >= left for had, left in zip(old, budget)) for old in budgets)
 
 
 # -- the result -------------------------------------------------------------------------------------------------
@@ -309,6 +344,7 @@ class Exploration:
     lost_responses: int
     pauses: bool
     settlement: str = "fenced"
+    lost_requests: int = 0
     schedules: int = 0                      # schedules run and judged, the fault-free run included
     by_faults: list[int] = field(default_factory=list)  # schedules run, by number of faults
     deduplicated: int = 0                   # schedules skipped, with their subtrees, as equivalent
@@ -317,6 +353,7 @@ class Exploration:
     first_violation: tuple | None = None    # (faults, run dict): the shortest, first in enumeration order
     passes: dict[str, int] = field(default_factory=dict)  # crash-point passes of the fault-free run, by point
     replies: dict[str, int] = field(default_factory=dict)  # replies of the fault-free run, by op
+    requests: dict[str, int] = field(default_factory=dict)  # requests of the fault-free run, by op
 
     @property
     def ok(self) -> bool:
@@ -330,7 +367,7 @@ class Exploration:
             first = {"faults": [f.as_dict() for f in faults], "verdict": run}
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
                 "settlement": self.settlement, "max_crashes": self.max_crashes,
-                "lost_responses": self.lost_responses, "pauses": self.pauses,
+                "lost_responses": self.lost_responses, "lost_requests": self.lost_requests, "pauses": self.pauses,
                 "schedules": self.schedules, "by_faults": self.by_faults, "deduplicated": self.deduplicated,
                 "violations": self.violations, "kinds": dict(sorted(self.kinds.items())),
                 "first_violation": first}
@@ -380,11 +417,12 @@ def _subtree(args) -> Exploration:
     """Depth-first exploration below one one-fault schedule (whose own verdict the caller already counted)."""
     base, strategy, seed, root, space, dedup, seen = args
     seen = {fp: list(budgets) for fp, budgets in seen.items()}
-    result = Exploration(base.name, "", seed, space.max_crashes, space.lost_responses, space.pauses)
+    result = Exploration(base.name, "", seed, space.max_crashes, space.lost_responses, space.pauses,
+                         lost_requests=space.lost_requests)
 
     def stop_for(budget):
         def stop(fp):
-            if any(c >= budget[0] and l >= budget[1] for c, l in seen.get(fp, ())):
+            if _covered(seen.get(fp, ()), budget):
                 return True
             seen.setdefault(fp, []).append(budget)
             return False
@@ -394,8 +432,7 @@ def _subtree(args) -> Exploration:
 
     def visit(faults, plan):
         nonlocal counter
-        c_left, l_left = _budget(faults, space)
-        for fault in _extensions(plan, space, c_left, l_left):
+        for fault in _extensions(plan, space, *_budget(faults, space)):
             child = faults + (fault,)
             budget = _budget(child, space)
             out = _run(base, strategy, seed, child, dedup, stop_for(budget), record=any(budget))
@@ -405,7 +442,7 @@ def _subtree(args) -> Exploration:
                 continue
             verdict, world, child_plan = out
             result._note(child, verdict, world, counter)
-            if budget[0] > 0 or budget[1] > 0:
+            if any(left > 0 for left in budget):
                 visit(child, child_plan)
 
     _verdict, _world, plan = _run(base, strategy, seed, (root,), dedup)
@@ -427,22 +464,27 @@ def _map(fn, tasks, jobs: int, progress):
 
 
 def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_responses: int = 0,
-            pauses: bool | None = None, pause_duration: float | None = None, seed: int | None = None,
+            lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None, seed: int | None = None,
             points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS, dedup: bool = True,
             keep_faults: bool = False, jobs: int = 1, progress: bool = False) -> Exploration:
-    """Run every schedule of up to ``max_crashes`` crashes (and pauses) and ``lost_responses`` lost replies.
+    """Run every schedule of up to ``max_crashes`` crashes (and pauses), ``lost_responses`` lost replies and
+    ``lost_requests`` lost requests.
 
     Args:
         scenario: the scenario; its random faults are dropped, and its scripted faults too unless
             ``keep_faults`` (then they stay in every schedule, as part of the world).
         strategy: a strategy name, ``path.py:Class``/``module:Class`` reference, or a Consumer subclass.
         max_crashes: K, the most crash or pause faults in one schedule.
-        lost_responses: L, the most lost replies (fetch, effect, checkpoint write) in one schedule.
+        lost_responses: L, the most lost replies (fetch, effect, checkpoint write) in one schedule: the request
+            took effect, its caller times out.
+        lost_requests: the most lost requests (fetch, effect, checkpoint write) in one schedule: the request never
+            arrived and took no effect, its caller times out just the same. Seed 001's reservation and
+            settlement transactions are not among them (:func:`~simkit.ops.lost_op`).
         pauses: also pause at every pass (a stale worker); default: when the scenario has several workers.
         pause_duration: how long a pause lasts; default the scenario's ``[random_faults] pause_duration``.
         seed: the seed (generated providers); default the scenario's.
         points: only these crash points get faults (default: all of CONTRACT §2).
-        ops: only these replies may be lost.
+        ops: only the replies and requests of these ops may be lost.
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
         jobs: worker processes for the subtrees; the result does not depend on it.
         progress: show a tqdm bar on stderr.
@@ -450,8 +492,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     Raises:
         SimkitError: a bound is negative or a point or op is unknown.
     """
-    if max_crashes < 0 or lost_responses < 0:
-        raise SimkitError("explore: --max-crashes and --lost-responses must be at least 0")
+    if max_crashes < 0 or lost_responses < 0 or lost_requests < 0:
+        raise SimkitError("explore: --max-crashes, --lost-responses and --lost-requests must be at least 0")
     points = CRASH_POINTS if points is None else tuple(points)
     for p in points:
         if p not in CRASH_POINTS:
@@ -463,34 +505,35 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     seed = scenario.seed if seed is None else seed
     space = _Space(max_crashes, lost_responses, base.workers > 1 if pauses is None else bool(pauses),
                    scenario.random_faults.pause_duration if pause_duration is None else float(pause_duration),
-                   points, tuple(ops))
+                   points, tuple(ops), lost_requests)
     cls = _strategy(strategy)
     ref = strategy if isinstance(strategy, str) else cls
     result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,
-                         getattr(scenario, "settlement", "fenced"))
+                         getattr(scenario, "settlement", "fenced"), lost_requests)
 
     verdict, world, plan = _run(base, ref, seed, (), dedup)
     result._note((), verdict, world, 0)
     result.passes = dict(Counter(p[1] for p in plan.passes))
     result.replies = dict(Counter(r[1] for r in plan.replies))
-    firsts = _extensions(plan, space, max_crashes, lost_responses)
+    result.requests = dict(Counter(q[1] for q in plan.requests))
+    firsts = _extensions(plan, space, max_crashes, lost_responses, lost_requests)
 
     from tqdm import tqdm
     bar = tqdm(total=len(firsts), disable=not progress, desc=f"explore {scenario.name} · {result.strategy}",
                unit="schedule", leave=False)
-    seen: dict[bytes, list[tuple[int, int]]] = {}
+    seen: dict[bytes, list[tuple[int, int, int]]] = {}
     roots = []
     # a one-fault schedule is fingerprinted only if it has a subtree to prune: otherwise it has already run
     tasks = [(base, ref, seed, f, dedup, any(_budget((f,), space))) for f in firsts]
     for k, (fault, (verdict, run, fp)) in enumerate(zip(firsts, _map(_level_one, tasks, jobs, bar)), 1):
         budget = _budget((fault,), space)
         if fp is not None and dedup:
-            if any(c >= budget[0] and l >= budget[1] for c, l in seen.get(fp, ())):
+            if _covered(seen.get(fp, ()), budget):
                 result.deduplicated += 1
                 continue
             seen.setdefault(fp, []).append(budget)
         result._note((fault,), verdict, run, k)
-        if budget[0] > 0 or budget[1] > 0:
+        if any(left > 0 for left in budget):
             roots.append((k, fault))
     tasks = [(base, ref, seed, fault, space, dedup, seen) for _k, fault in roots]
     bar.total = len(firsts) + len(roots)
@@ -503,18 +546,21 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
 
 # -- text ---------------------------------------------------------------------------------------------------------
 def fault_text(f: Fault) -> str:
-    """``crash at before_event_commit@107#2 (worker 2)``, ``pause 25 at …``, ``lost checkpoint_write reply@107``."""
+    """``crash at before_event_commit@107#2 (worker 2)``, ``pause 25 at …``, ``lost checkpoint_write reply@107``,
+    ``lost fetch request#2``."""
     where = (f"@{f.position}" if f.position is not None else "") + (f"#{f.occurrence}" if f.occurrence != 1 else "")
     who = f" (worker {f.worker})" if f.worker != 1 else ""
     if f.kind == "lost_response":
         return f"lost {f.op} reply{where}{who}"
+    if f.kind == "lost_request":
+        return f"lost {f.op} request{where}{who}"
     return f"{'crash' if f.kind == 'crash' else f'pause {f.duration:g}'} at {f.point}{where}{who}"
 
 
 def crash_args(sc: Scenario, faults, keep_faults: bool = False) -> list[str] | None:
     """``--crash`` arguments that make ``simkit run`` replay ``faults``, or ``None`` if it cannot."""
     rf = sc.random_faults
-    if (sc.faults and not keep_faults) or rf.crash or rf.pause or rf.lost_response:
+    if (sc.faults and not keep_faults) or rf.crash or rf.pause or rf.lost_response or rf.lost_request:
         return None
     if any(f.kind != "crash" or f.worker != 1 for f in faults):
         return None
@@ -527,12 +573,14 @@ def summary_text(x: Exploration) -> str:
     plural = x.max_crashes != 1
     space = f"up to {x.max_crashes} crash{'es' if plural else ''}" + (f" or pause{'s' if plural else ''}" if x.pauses else "")
     space += f" and {x.lost_responses} lost repl{'ies' if x.lost_responses != 1 else 'y'}" if x.lost_responses else ""
+    space += f" and {x.lost_requests} lost request{'s' if x.lost_requests != 1 else ''}" if x.lost_requests else ""
+    requests = f"{sum(x.requests.values())} requests, " if x.lost_requests else ""
     depth = ", ".join(f"{n} fault{'s' if n != 1 else ''}: {c}" for n, c in enumerate(x.by_faults))
     lines = [
         f"explore {x.scenario} · {x.strategy} · seed {x.seed} · settlement {x.settlement}: "
         + ("no violations" if x.ok else f"{x.violations} violating schedule{'s' if x.violations != 1 else ''}"),
-        f"  schedules of {space}, over {sum(x.passes.values())} crash-point passes and "
-        f"{sum(x.replies.values())} replies of the fault-free run",
+        f"  schedules of {space}, over {sum(x.passes.values())} crash-point passes{',' if requests else ' and'} "
+        f"{requests}{'and ' if requests else ''}{sum(x.replies.values())} replies of the fault-free run",
         f"  schedules run: {x.schedules} ({depth}); skipped as equivalent: {x.deduplicated}",
     ]
     if not x.ok:
