@@ -30,6 +30,10 @@ FAULT_KINDS = ("crash", "lost_response", "lost_request", "pause", "late_reply", 
 #: ``lost_response``: the request took effect, its reply never came; ``lost_request``: the request never arrived.
 #: Either way the caller times out not knowing which.
 LOST_FAULTS = ("lost_response", "lost_request")
+#: The trace outcome of a request whose caller got no reply and times out: it took effect but its reply was lost
+#: (``lost_response``, or a fetch response the provider lost), or it never arrived and nothing changed
+#: (``lost_request``). The caller cannot tell them apart; the trace, written by the world, can.
+REPLY_LOST, REQUEST_LOST = "reply lost", "request lost"
 #: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
 REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")

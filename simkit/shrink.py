@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from .errors import SimkitError
 from .explore import describe_kind, failure_kind
-from .model import EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
+from .model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
 from .scenario import parse
 from .strategies import resolve, strategy_name
 from .world import Run, simulate
@@ -146,12 +146,14 @@ def _page_data(p: dict) -> dict:
 
 # -- a run as a scripted scenario ------------------------------------------------------------------------------
 def _lost_fetches(run: Run) -> list[Fault]:
-    """Fetch responses lost in the run (by the provider or a fault), as explicit faults."""
+    """Fetch responses lost in the run (by the provider or a fault), as explicit faults. A ``lost_response``
+    counts replies: a refused cursor and a request that never arrived (``request lost``, a ``lost_request``
+    fault, already among the faults that fired) have none."""
     tr, out, count = run.trace, [], {}
     for worker, step, outcome in zip(tr.worker, tr.step, tr.outcome):
-        if step == "fetch" and outcome != "cursor refused":
+        if step == "fetch" and outcome not in ("cursor refused", REQUEST_LOST):
             n = count[worker] = count.get(worker, 0) + 1
-            if outcome == "reply lost":
+            if outcome == REPLY_LOST:
                 out.append(Fault("lost_response", None, None, n, worker, op="fetch"))
     return out
 

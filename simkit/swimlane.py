@@ -1,9 +1,9 @@
 """The swimlane figure: a Lamport diagram of one run.
 
 One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
-fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps
-and lost or delayed replies, with the wait for a reply up to its timeout and the checkpoint load that follows
-it. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
+fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps,
+lost or delayed replies and requests lost on their way, with the wait for a reply up to its timeout and the
+checkpoint load that follows it. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
 (labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
 them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
 alone.
@@ -13,6 +13,7 @@ from __future__ import annotations
 from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
+from .model import REPLY_LOST, REQUEST_LOST
 from .plot import LABEL_BOX
 
 _STYLE = {
@@ -122,7 +123,7 @@ def _delayed(df, timeout: float) -> set:
     event arrives at least a timeout later (a reply that late is not waited for). Each late reply is matched to the
     latest such request."""
     lost = [(r.Index, r.time, r.worker, r.event_id) for r in df.itertuples()
-            if r.step == "effect" and r.outcome == "reply lost"]
+            if r.step == "effect" and r.outcome == REPLY_LOST]
     out = set()
     for late in df[df.step == "late_reply"].itertuples():
         fits = [i for i, t, w, e in lost if i not in out and (w, e) == (late.worker, late.event_id)
@@ -134,12 +135,12 @@ def _delayed(df, timeout: float) -> set:
 
 def _waits(df, timeout: float):
     """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None, traced)``.
-    Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply lost`` row; at
-    that moment the worker writes the ``timeout`` row of a seed 001 call (``traced``), or its next row is the
-    ``load`` by which it learns what landed."""
+    Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply lost`` or
+    ``request lost`` row; at that moment the worker writes the ``timeout`` row of a seed 001 call (``traced``), or
+    its next row is the ``load`` by which it learns what landed."""
     out = []
     for pos, row in enumerate(df.itertuples()):
-        if row.outcome != "reply lost":
+        if row.outcome != REPLY_LOST and row.outcome != REQUEST_LOST:
             continue
         later = df.iloc[pos + 1:]
         later = later[later.worker == row.worker]
@@ -155,9 +156,11 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
 
     A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
-    row follows) in a ◷, its reply arriving later as a dotted arrow. The wait for a reply that does not come is
+    row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way is a red line that
+    stops short of its target at a ×: it never arrives, so it has no reply and writes nothing. The wait for a reply that does not come is
     drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says what the store holds.
-    A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable.
+    A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a lost barrier request
+    with the checkpoint the store still holds.
     Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
     white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
     says how many (:class:`_Stack`).
@@ -181,6 +184,7 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     span = max(df.time.max(), 1.0)
     labels = []                         # under the store lane and over a worker's, placed by _Stack
     crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
+    unsent = []                         # where the requests lost on their way stop
 
     def hang(text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
         up = dy > 0
@@ -200,15 +204,21 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
         if style is None:
             continue
         target, color, _label = style
-        lost = row.outcome == "reply lost" and row.Index not in delayed
-        if lost:
+        lost = row.outcome == REPLY_LOST and row.Index not in delayed
+        never = row.outcome == REQUEST_LOST
+        if lost or never:
             color = _LOST
         end = row.time
         start = end - latency[target]
         wy, ty = y[f"worker {row.worker}"], y[target]
-        ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
-                    arrowprops=dict(arrowstyle="->", color=color, lw=1))
-        if row.outcome != "reply lost":
+        if never:                       # most of the way to the target, and no further
+            tip = (start + 0.7 * (end - start) / 2, wy + 0.7 * (ty - wy))
+            ax.plot([start, tip[0]], [wy, tip[1]], color=color, lw=1)
+            unsent.append(tip)
+        else:
+            ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
+                        arrowprops=dict(arrowstyle="->", color=color, lw=1))
+        if row.outcome != REPLY_LOST and not never:
             other = row.outcome.startswith("crossed reply")
             ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
                         arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
@@ -224,6 +234,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
             regressed = i > 0 and places[i] < places[i - 1]
             if lost:                    # the compare-and-swap landed before its reply was lost: the row holds it
                 text = f"{row.resume_cursor} (durable), reply lost"
+            elif never:                 # it never reached the store: the row holds what the store still has
+                text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
             else:
                 text = f"{row.outcome}" + (" ← regression" if regressed else "")
             hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
@@ -274,7 +286,7 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     if reloads:
         ax.scatter(*zip(*reloads), marker="o", s=40, facecolors="white", edgecolors=_RELOAD, linewidths=1.5,
                    zorder=3)
-    lost = df[(df.outcome == "reply lost") & ~df.index.isin(delayed)]
+    lost = df[(df.outcome == REPLY_LOST) & ~df.index.isin(delayed)]
     late = df[df.index.isin(delayed)]
     if len(lost):
         ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color=_LOST, s=80, zorder=3,
@@ -284,6 +296,8 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
                    gid="reply delayed")
     if crossed:
         ax.scatter(*zip(*crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
+    if unsent:
+        ax.scatter(*zip(*unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3, gid="request lost")
     colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
     handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
@@ -296,6 +310,9 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
                               label="load: reread the checkpoint"))
     if len(lost):
         handles.append(Line2D([], [], marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)"))
+    if unsent:
+        handles.append(Line2D([], [], marker="x", color=_LOST, markeredgewidth=1.5,
+                              label="request lost on its way (never arrived: nothing written)"))
     if len(late):
         handles.append(Line2D([], [], marker="$◷$", color=_LATE, ls="", markersize=9,
                               label="reply delayed (arrives after the timeout)"))

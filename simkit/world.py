@@ -28,7 +28,7 @@ from .consumer import Consumer, Contract
 from .errors import ScenarioError
 from .external import ExternalService, principal_at
 from .faults import FaultPlan
-from .model import Checkpoint, Fault, Scenario
+from .model import REPLY_LOST, REQUEST_LOST, Checkpoint, Fault, Scenario
 from .ops import (LOST, Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Reserve, Settle,
                   Skip, Wait, crash_points)
 from .settlement import POLICIES, TIMEOUT, canonical_request, fingerprint
@@ -172,7 +172,7 @@ class World:
         with ``request lost``.) Asked when it would arrive, after its latency."""
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
-    def _no_reply(self, worker: int, step: str, event, outcome: str = "reply lost"):
+    def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
         """The reply never comes (``reply lost``: the request took effect; ``request lost``: it never arrived, and
         nothing durable changed): the caller learns after its timeout, the same way in both cases."""
         self._row(worker, step, event, outcome)
@@ -231,7 +231,7 @@ class World:
     def _fetch(self, worker, op):
         yield from self._latency(self.timing.fetch_latency)
         if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
-            yield from self._no_reply(worker, "fetch", None, "request lost")
+            yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
         page = self.provider.fetch(op.cursor, worker)
         self._fetched[worker] = op.cursor
@@ -262,7 +262,7 @@ class World:
     def _effect(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
         if self._unsent(worker, "effect", op.event):     # the sink runs nothing
-            yield from self._no_reply(worker, "effect", op.event, "request lost")
+            yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
             return LOST
         self.sink.effect(worker, op.event.id)
         if self._lost(worker, "effect", op.event):
@@ -274,7 +274,7 @@ class World:
     def _commit(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
         if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
-            yield from self._no_reply(worker, _commit_step(op), op.event, "request lost")
+            yield from self._no_reply(worker, _commit_step(op), op.event, REQUEST_LOST)
             return LOST
         ok, step = self._commit_write(worker, op)
         if self._lost(worker, "checkpoint_write", op.event):
@@ -299,7 +299,7 @@ class World:
     def _barrier(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
         if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
-            yield from self._no_reply(worker, "barrier", None, "request lost")
+            yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
             return LOST
         ok = self.store.compare_and_swap(worker, op.cursor, op.version, op.next_cursor, op.next_version, op.applied_position)
         if self._lost(worker, "checkpoint_write", None):
@@ -311,7 +311,7 @@ class World:
     def _overwrite(self, worker, op):
         yield from self._latency(self.timing.commit_latency)
         if self._unsent(worker, "checkpoint_write", None):
-            yield from self._no_reply(worker, "barrier", None, "request lost")
+            yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
             return LOST
         self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
         if self._lost(worker, "checkpoint_write", None):
@@ -336,7 +336,7 @@ class World:
         yield from self._latency(self.timing.effect_latency)
         e, mine = op.event, op.reservation
         if self._unsent(worker, "effect", e):        # the service never runs it: nothing to settle late either
-            self._row(worker, "effect", e, "request lost")
+            self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))
             return TIMEOUT
@@ -349,7 +349,7 @@ class World:
         reply = self.service.execute(worker, mine)
         delay = fault.delay if fault is not None else 0.0
         if lost or delay >= self.timing.timeout:
-            self._row(worker, "effect", e, "reply lost")
+            self._row(worker, "effect", e, REPLY_LOST)
             if not lost:
                 yield from self._sync()
                 self._late += 1
