@@ -6,9 +6,10 @@ from .model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
 from .scenario import bundled, load, parse, parse_crash_arg
 from .strategies import SHORTCUTS, STRATEGIES, resolve
 from .world import Run, World, simulate
+from .auditor import Audit, audit
 
 __all__ = [
-    "CRASH_POINTS", "Checkpoint", "Consumer", "Contract", "Event", "Fault", "Page", "Run", "SHORTCUTS",
-    "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World", "bundled",
+    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "Contract", "Event", "Fault", "Page", "Run", "SHORTCUTS",
+    "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World", "audit", "bundled",
     "check", "load", "parse", "parse_crash_arg", "resolve", "simulate",
 ]

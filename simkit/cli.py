@@ -173,6 +173,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", choices=STORES, default=None, metavar="sqlite",
                    help="the durable store: live mode needs one that outlives its workers, so only sqlite")
     _settlement(p)
+    p = _command(sub, "audit", "a consumer judged on every bundled scenario, a seeded sweep and bounded "
+                               "exploration; exit 1 when it fails")
+    p.add_argument("strategy", metavar="FILE.py:Class", help="your consumer (or a strategy name, or module:Class)")
+    p.add_argument("--seeds", type=_number("--seeds", minimum=1), default=3, metavar="N",
+                   help="seeds per generated bundled scenario (default: 3)")
+    p.add_argument("--sweep-seeds", type=_number("--sweep-seeds", minimum=0), default=20, metavar="N",
+                   help="seeds per generated scenario under random faults (default: 20)")
+    p.add_argument("--jobs", type=_number("--jobs", minimum=1), default=1, metavar="J",
+                   help="worker processes for each exploration (default: 1)")
+    p.add_argument("--out", metavar="TOML", help="where to write the first failure, shrunk "
+                                                 "(default: simkit-audit-CLASS.toml)")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p = _command(sub, "bench", "the performance benchmark, against bare SimPy in the same run")
     bench.add_arguments(p)
     service_cli.add_parsers(sub)
@@ -464,12 +476,30 @@ def cmd_live(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    from .auditor import audit, audit_text, failure_toml
+    from .strategies import strategy_name
+    name = strategy_name(resolve(args.strategy))
+    path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
+    out = _check_out("--out", path, (".toml",))
+    result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,
+                   progress=not args.json and sys.stderr.isatty())
+    if not result.ok:
+        _write_text("--out", out, failure_toml(result, path))
+    if args.json:
+        print(json.dumps({**result.as_dict(), "out": None if result.ok else path}))
+    else:
+        print(audit_text(result, None if result.ok else path))
+    return 0 if result.ok else 1
+
+
 def cmd_bench(args) -> int:
     return bench.run(args.quick, args.repeat, args.json)
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
-            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "bench": cmd_bench}
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "audit": cmd_audit,
+            "bench": cmd_bench}
 COMMANDS.update(service_cli.COMMANDS)
 
 
