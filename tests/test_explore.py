@@ -183,8 +183,8 @@ def test_cli_text_prints_a_replay_command_that_replays(tmp_path, capsys):
     assert "no violations" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["--max-crashes", "-1"], ["--lost-responses", "-2"], ["--point", "nowhere"],
-                                  ["--strategy", "nope"]])
+@pytest.mark.parametrize("argv", [["--max-crashes", "-1"], ["--lost-responses", "-2"], ["--lost-requests", "-3"],
+                                  ["--lost-requests", "x"], ["--point", "nowhere"], ["--strategy", "nope"]])
 def test_bad_input_is_one_line_and_status_2(argv, capsys):
     assert main(["explore", "retry_walkthrough", *argv]) == 2
     err = capsys.readouterr().err

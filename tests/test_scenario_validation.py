@@ -43,6 +43,12 @@ BAD = {
                                   "key 'faults[0].worker': no worker 5: the scenario has workers = 1"),
     "fault at a missing position": (PAGES + CRASH + "position = 99\n",
                                     "key 'faults[0].position': no page carries position 99"),
+    "lost request at a missing position": (PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'checkpoint_write'\n"
+                                           "position = 99\n", "key 'faults[0].position': no page carries position 99"),
+    "lost request of no request": (PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'barrier'\n",
+                                   "key 'faults[0].op': 'barrier' is not one of fetch, effect, checkpoint_write"),
+    "lost request on a missing worker": (PAGES + "[[faults]]\nkind = 'lost_request'\nworker = 3\n",
+                                         "key 'faults[0].worker': no worker 3: the scenario has workers = 1"),
     "event at a missing position": (PAGES + "[[events]]\nposition = 99\nbehavior = 'poison'\n",
                                     "key 'events[0].position': no page carries position 99"),
     "duplicate event position": (PAGES + "[[events]]\nposition = 1\nbehavior = 'poison'\n"
