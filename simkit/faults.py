@@ -56,7 +56,9 @@ class FaultPlan:
         return False
 
     def idle(self) -> bool:
-        """No fault can strike any more and nothing is recorded: passes and replies cost nothing."""
+        """No fault can strike any more (no scripted fault left, no random rate of any kind, lost requests
+        included, or no random fault left to draw) and nothing is recorded: passes, requests and replies cost
+        nothing, and the world may commit without them (``World._quiet``)."""
         rf = self._rf
         random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response or rf.lost_request)
         return not (self.record or self._scripted or random)
