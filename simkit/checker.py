@@ -83,6 +83,18 @@ def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str,
     return since
 
 
+def _void(unordered: dict) -> set[str]:
+    """The events whose ``ignored``/``quarantined`` claim the handler never ordered (an unordered effect did
+    happen: its ``applied`` receipt still counts, and is reported)."""
+    return {eid for eid, u in unordered.items() if u[3] != "applied"}
+
+
+def outcome_since(world) -> dict[str, int]:
+    """:func:`terminal_since` as the checker counts it: receipts the handler never ordered are no outcome."""
+    unordered = unjustified_writes(world.store, world.sink, world.provider.events)
+    return terminal_since(world.store, world.sink, void=_void(unordered))
+
+
 _position = attrgetter("position")
 
 
@@ -174,7 +186,7 @@ def _check(world) -> Verdict:
     events = provider.events
     unordered = unjustified_writes(store, sink, events)
     again: list[str] = []
-    since = terminal_since(store, sink, again, {e for e, u in unordered.items() if u[3] != "applied"})
+    since = terminal_since(store, sink, again, _void(unordered))
     receipts_twice = _applied_receipts_twice(store.receipt_log, set(again), events)
     final_cursor = store.checkpoint.resume_cursor
     v = Verdict(halted=world.halts[0][2] if world.halts else None)

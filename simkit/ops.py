@@ -156,7 +156,8 @@ def crash_points(op) -> tuple[str | None, str | None]:
 
 
 def lost_op(op) -> str | None:
-    """Which reply kind of ``lost_response`` faults can hit this request."""
+    """Which ``op`` of ``lost_response`` and ``lost_request`` faults names this request (``Reserve`` and ``Settle``,
+    seed 001's store transactions, have none)."""
     t = type(op)
     if t is Fetch:
         return "fetch"

@@ -15,8 +15,8 @@ from matplotlib.artist import Artist
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .checker import FATES, event_fates, lost_at, terminal_since
-from .model import NON_TERMINAL
+from .checker import FATES, event_fates, lost_at, outcome_since
+from .model import NON_TERMINAL, REQUEST_LOST
 
 FATE_COLORS = {
     "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8", "duplicated": "#f28e2b",
@@ -39,7 +39,7 @@ def _terminal_times(world) -> dict[str, float]:
     """For each event id, the simulated time from which it holds a terminal outcome in ground truth."""
     time_of = {seq: t for seq, t, *_ in world.store.receipt_log}
     time_of.update((seq, t) for seq, t, *_ in world.sink.effects)
-    return {eid: time_of[seq] for eid, seq in terminal_since(world.store, world.sink).items()}
+    return {eid: time_of[seq] for eid, seq in outcome_since(world).items()}
 
 
 def _known_from(world) -> dict[str, float]:
@@ -156,7 +156,8 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
     marks = [
         (df[(df.step == "commit") & (df.outcome == "applied")], "position",
          dict(marker="o", s=16, color=APPLIED), "event commit (receipt + applied_position)"),
-        (df[df.step == "quarantine"], "position", dict(marker="o", s=30, color=QUARANTINE),
+        (df[(df.step == "quarantine") & (df.outcome != REQUEST_LOST)], "position",
+         dict(marker="o", s=30, color=QUARANTINE),
          "durable quarantine receipt"),
         (df[df.step == "replay"], "position", dict(marker="o", s=30, facecolors="none", edgecolors="#555555"),
          "replay (already done: skipped)"),
@@ -164,7 +165,7 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
          dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE), "quarantine decided (in memory)"),
         (df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)], "position",
          dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE), "non-terminal outcome"),
-        (df[df.step == "barrier"], "cursor_place",
+        (df[(df.step == "barrier") & (df.outcome != REQUEST_LOST)], "cursor_place",
          dict(marker="^", s=70, color=CURSOR, edgecolors="white", linewidths=0.8), "page barrier"),
         (df[df.step == "barrier_rejected"], "applied_position", dict(marker="v", s=60, color="#7f7f7f"),
          "rejected barrier (stale attempt)"),
