@@ -11,11 +11,15 @@ state is touched, so a malformed request (400) can never change state. The check
 - stale compare-and-set revisions, nonmonotonic, foreign or ahead cursors, idempotency conflicts → 409;
 - a request above the standard 64 KiB limit → 413;
 - detected integrity failures → 500.
+
+Error messages that echo a caller's value show it shortened (:func:`show`), so a 64 KiB field name or a deeply
+nested value gives a one-line message, never a huge one or a ``RecursionError``.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 import unicodedata
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -37,6 +41,14 @@ VISIBILITIES = ("private", "shared")
 KINDS = ("created", "derived", "updated", "deleted", "embedding_attached", "reviewed")
 SCOPE_KEYS = ("project_id", "mission_id", "agent_id", "visibility")
 NO_STORE = {"Cache-Control": "no-store"}
+#: Arrays and objects nested deeper than this are a 400 (seed 004's bodies nest four levels at most).
+MAX_JSON_DEPTH = 32
+#: Faults ``simkit serve`` can inject (``X-Simkit-Fault`` or ``--fault``).
+FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal")
+#: Service-wide roles of a subject (not scoped, unlike grants): ``operator`` may call the ``/_simkit/*`` operator
+#: routes; ``inject_faults`` may send ``X-Simkit-Fault``. Neither grants any memory capability.
+OPERATOR, INJECT_FAULTS = "operator", "inject_faults"
+ROLES = (OPERATOR, INJECT_FAULTS)
 
 
 class ServiceError(Exception):
@@ -56,6 +68,15 @@ def bad(code: str, message: str) -> ServiceError:
 
 def conflict(code: str, message: str) -> ServiceError:
     return ServiceError(409, code, message)
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 3, 60, 60, 6, 4
+
+
+def show(value) -> str:
+    """``repr(value)`` cut short: at most three levels and 60 characters a string (for error messages)."""
+    return _SHORT.repr(value)
 
 
 # -- digests -------------------------------------------------------------------------------------------------
@@ -78,9 +99,25 @@ def parse_body(raw: bytes) -> dict:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad("malformed_json", f"request body is not JSON: {exc}") from None
+    except RecursionError:
+        body = None                          # nested beyond the parser's stack: the depth check's 400 below
+    if body is None or not _shallow(body, MAX_JSON_DEPTH):
+        raise bad("malformed_json", f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep")
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
+
+
+def _shallow(value, limit: int) -> bool:
+    """No array or object in ``value`` is more than ``limit`` levels deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > limit:
+                return False
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return True
 
 
 def _fields(obj, where: str, required: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
@@ -89,7 +126,7 @@ def _fields(obj, where: str, required: tuple[str, ...], optional: tuple[str, ...
     unknown = sorted(set(obj) - set(required) - set(optional))
     if unknown:
         # "The request cannot select another subject or tenant": unknown fields are refused, never ignored.
-        raise bad("unknown_field", f"{where}: unknown field {unknown[0]!r}")
+        raise bad("unknown_field", f"{where}: unknown field {show(unknown[0])}")
     missing = [k for k in required if k not in obj]
     if missing:
         raise bad("missing_field", f"{where}: missing field {missing[0]!r}")
@@ -119,7 +156,7 @@ def identity(value, where: str) -> str:
 
 def contract_version(value, where: str, allowed=CONTRACT_VERSIONS) -> int:
     if not _is_int(value) or value not in allowed:
-        raise bad("unsupported_contract", f"{where} must be one of {list(allowed)}, got {value!r}")
+        raise bad("unsupported_contract", f"{where} must be one of {list(allowed)}, got {show(value)}")
     return value
 
 
@@ -210,3 +247,31 @@ def bearer(authorization: str | None) -> str:
     if scheme.lower() != "bearer" or not token.strip():
         raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
     return token.strip()
+
+
+# -- the operator routes of ``simkit serve`` (not seed 004) ------------------------------------------------------
+def append_request(body: dict, default_tenant: str, default_scope: dict) -> tuple[str, tuple, str, str]:
+    """``POST /_simkit/append``: (tenant, scope, kind, record_id); every field optional, each checked like the
+    seed's identities (``record_id`` and ``tenant`` 1–128 UTF-8 bytes, no control characters, not blank)."""
+    _fields(body, "request", (), ("tenant", "scope", "kind", "record_id"))
+    tenant = identity(body.get("tenant", default_tenant), "tenant")
+    sc = scope(body.get("scope", default_scope))
+    kind = body.get("kind", "created")
+    if kind not in KINDS:
+        raise bad("malformed_kind", f"kind must be one of {', '.join(KINDS)}, got {show(kind)}")
+    return tenant, sc, kind, identity(body.get("record_id", "note"), "record_id")
+
+
+def backup_request(body: dict) -> None:
+    """``POST /_simkit/backup``: an empty body or ``{}``."""
+    _fields(body, "request", ())
+
+
+def restore_request(body: dict, taken: int) -> int:
+    """``POST /_simkit/restore``: ``{"backup": N}``, N one of the ``taken`` backups (1-based)."""
+    _fields(body, "request", ("backup",))
+    n = body["backup"]
+    if not _is_int(n) or not 1 <= n <= taken:
+        raise bad("bad_backup", f"backup must be the number of a backup taken (1-{taken})" if taken
+                  else "no backup has been taken; POST /_simkit/backup first")
+    return n

@@ -121,3 +121,41 @@ class ErrorDetail(_Strict):
 
 class Error(_Strict):
     error: ErrorDetail
+
+
+# -- the operator routes of ``simkit serve`` (not seed 004; published only when they are on) ----------------------
+def _dev_scope() -> "Scope":
+    from .config import DEV_SCOPE
+    return Scope(**DEV_SCOPE)
+
+
+class AppendRequest(_Strict):
+    """A memory mutation's journal entry, written as ``author: "operator"``; every field optional."""
+
+    tenant: str = Field(default="tenant", min_length=1, max_length=128,
+                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    scope: Scope = Field(default_factory=_dev_scope, json_schema_extra={"default": {
+        "project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}})
+    kind: Literal[KINDS] = "created"  # type: ignore[valid-type]
+    record_id: str = Field(default="note", min_length=1, max_length=128,
+                           pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+
+
+class AppendResponse(_Strict):
+    entry: Entry
+
+
+class BackupRequest(_Strict):
+    """No fields: the body is empty or ``{}``."""
+
+
+class BackupResponse(_Strict):
+    backup: int = Field(ge=1, description="this backup's number, for POST /_simkit/restore")
+
+
+class RestoreRequest(_Strict):
+    backup: int = Field(ge=1, description="the number POST /_simkit/backup answered")
+
+
+class RestoreResponse(_Strict):
+    restored: int = Field(ge=1)
