@@ -7,7 +7,9 @@ body and returns a :class:`Reply`; the HTTP server (``simkit serve``) is a thin 
 tests drive both through the same calls.
 
 Order of checks on every call: size (413) → credential (401) → shape (400) → capability and grant for the
-exact scope (403) → state (404 / 409 / 500). A rejected call changes no state.
+exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds (400) → injected faults →
+state (404 / 409 / 500). A rejected call changes no state: a fault is injected only into a call that passed every
+check before it, and only a subject with the ``inject_faults`` role may ask for one.
 
 The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
 """
@@ -47,6 +49,8 @@ class Reply:
     status: int
     body: dict
     headers: dict = field(default_factory=lambda: dict(C.NO_STORE))
+    #: the fault kinds injected into this call (``lose-reply``: the transport drops this reply)
+    faults: tuple = ()
 
 
 @dataclass
@@ -56,6 +60,8 @@ class Subject:
     #: exact scope tuple -> capabilities
     grants: dict[tuple, frozenset] = field(default_factory=dict)
     tenant_admin: bool = False
+    #: service-wide roles (:data:`simkit.service.contract.ROLES`), held apart from the scoped grants
+    roles: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -131,11 +137,21 @@ class CheckpointService:
         self._journal_count = 0
 
     # -- identities and grants ----------------------------------------------------------------------------
-    def add_subject(self, subject_id: str, tenant: str = "tenant", credentials=(), tenant_admin: bool = False) -> Subject:
+    def add_subject(self, subject_id: str, tenant: str = "tenant", credentials=(), tenant_admin: bool = False,
+                    roles=()) -> Subject:
         s = self.subjects.setdefault(subject_id, Subject(subject_id, tenant, tenant_admin=tenant_admin))
         for token in credentials:
             self.add_credential(token, subject_id)
+        for role in roles:
+            self.give_role(subject_id, role)
         return s
+
+    def give_role(self, subject_id: str, role: str) -> None:
+        """A service-wide role: ``operator`` (the ``/_simkit/*`` routes) or ``inject_faults`` (``X-Simkit-Fault``)."""
+        if role not in C.ROLES:
+            raise ValueError(f"unknown role {role!r}; one of {', '.join(C.ROLES)}")
+        s = self.subjects[subject_id]
+        s.roles = s.roles | {role}
 
     def add_credential(self, token: str, subject_id: str) -> None:
         """Issue (or rotate in) a credential; rotation within one subject preserves its checkpoints."""
@@ -189,18 +205,26 @@ class CheckpointService:
         return self.activate_journal(tenant, scope)
 
     # -- calls --------------------------------------------------------------------------------------------
-    def call(self, route: str, authorization: str | None, raw: bytes) -> Reply:
-        """One request: ``route`` is a path of :data:`ROUTES`; ``raw`` the body bytes. Never raises."""
+    def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None) -> Reply:
+        """One request: ``route`` is a path of :data:`ROUTES`; ``raw`` the body bytes. Never raises a
+        :class:`ServiceError` (it is the reply).
+
+        ``faults`` are the fault kinds the caller asks for (``X-Simkit-Fault``); ``scheduled(op)`` returns the
+        start-up faults (``--fault``) due for this request. Both are consulted only once the call has passed
+        every check up to its grant, so a rejected call neither injects a fault nor counts towards ``#N``; asking
+        for a fault needs the ``inject_faults`` role (403) and known kinds (400).
+        """
         op = ROUTES.get(route)
         if op is None:
             return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())
+        injected: list[str] = []
         try:
-            body = self._handle(op, authorization, raw)
+            body = self._handle(op, authorization, raw, faults, scheduled, injected)
         except ServiceError as exc:
-            return Reply(exc.status, exc.body())
-        return Reply(200, body)
+            return Reply(exc.status, exc.body(), faults=tuple(injected))
+        return Reply(200, body, faults=tuple(injected))
 
-    def _handle(self, op: str, authorization: str | None, raw: bytes) -> dict:
+    def _handle(self, op: str, authorization: str | None, raw: bytes, faults, scheduled, injected: list) -> dict:
         if len(raw) > C.MAX_REQUEST_BYTES:
             C.parse_body(raw)                       # raises 413
         subject = self._authenticate(authorization)
@@ -208,14 +232,46 @@ class CheckpointService:
         if op == "changes":
             version, sc, after, through, limit = C.changes_request(body)
             ns = self._authorize(subject, sc, op)
+            injected += self._faults(subject, op, faults, scheduled)
+            if "corrupt-journal" in injected:
+                journal = self.journals.get(ns)
+                if journal is not None and journal.head:
+                    self.corrupt_journal(ns[0], C.scope_dict(sc), min((after or {}).get("sequence", 0) + 1, journal.head))
             return self._changes(ns, version, after, through, limit)
         if op == "read":
             version, sc, consumer_id = C.read_request(body)
-            ns = self._authorize(subject, sc, op)
-            return self._read(subject, ns, sc, version, consumer_id)
-        sc, cmd = C.write_request(body)
+        else:
+            sc, cmd = C.write_request(body)
+            version, consumer_id = cmd["contract_version"], cmd["consumer_id"]
         ns = self._authorize(subject, sc, op)
+        injected += self._faults(subject, op, faults, scheduled)
+        if "corrupt-checkpoint" in injected:
+            self.corrupt_checkpoint(subject.subject_id, C.scope_dict(sc), consumer_id, version)
+        if op == "read":
+            return self._read(subject, ns, sc, version, consumer_id)
         return self._write(subject, ns, cmd)
+
+    def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
+        """The faults to inject into an authorized call: the ones asked for, then the start-up ones now due."""
+        kinds = [k.strip() for k in requested if k.strip()]
+        if kinds:
+            if C.INJECT_FAULTS not in subject.roles:
+                raise ServiceError(403, "forbidden", f"subject lacks the {C.INJECT_FAULTS} role needed to send "
+                                                     f"X-Simkit-Fault")
+            unknown = [k for k in kinds if k not in C.FAULT_KINDS]
+            if unknown:
+                raise C.bad("bad_fault", f"X-Simkit-Fault: unknown fault {C.show(unknown[0])}; one of "
+                                         f"{', '.join(C.FAULT_KINDS)}")
+        return kinds + list(scheduled(op) if scheduled else ())
+
+    def authenticate(self, authorization: str | None) -> Subject:
+        """The subject of an ``Authorization: Bearer`` header, or 401 (for routes outside :data:`ROUTES`)."""
+        return self._authenticate(authorization)
+
+    def require_role(self, subject: Subject, role: str) -> None:
+        """403 unless ``subject`` holds the service-wide ``role``."""
+        if role not in subject.roles:
+            raise ServiceError(403, "forbidden", f"subject lacks the {role} role")
 
     def _authenticate(self, authorization: str | None) -> Subject:
         """Checked on every call, retries included: unknown or revoked credentials are 401."""
