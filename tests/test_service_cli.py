@@ -113,7 +113,7 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
     ('[[subjects]]\nid = "alice"\ntenant_admin = "no"\n',
      "subjects[0].tenant_admin: expected true or false, got str 'no'"),
     ('[[subjects]]\nid = "alice"\ncredential = ["tok"]\n',
-     "subjects[0]: unknown key 'credential'; one of id, tenant, credentials, revoked, tenant_admin, grants"),
+     "subjects[0]: unknown key 'credential'; one of id, tenant, credentials, revoked, tenant_admin, roles, grants"),
     ('[[subjects]]\nid = "a"\n[[subjects]]\nid = "a"\n',
      "subjects[1].id: duplicate subject 'a' (subjects[0] already adds it)"),
     ('[[subjects]]\nid = "alice"\n[[subjects.grants]]\nscope = {project_id = "p"}\n'
@@ -123,7 +123,11 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
     ('[[journals]]\ntenant = ["x"]\nscope = {project_id = "p"}\n',
      "journals[0].tenant: expected a non-empty string, got list ['x']"),
     ('[[journals]]\nscope = {project_id = "p"}\nchanges = true\n',
-     "journals[0]: changes must be a non-negative integer"),
+     "journals[0]: changes must be an integer 0-100000"),
+    ('[[journals]]\nscope = {project_id = "p"}\nchanges = 1000000000\n',       # appended for ever at start-up
+     "journals[0]: changes must be an integer 0-100000"),
+    ('[[subjects]]\nid = "alice"\nroles = ["admin"]\n',
+     "subjects[0].roles: unknown role 'admin'; one of operator, inject_faults"),
     # dev's credential given to alice: dev's requests got 403 while the banner still said credential 'dev'
     ('[[subjects]]\nid = "alice"\ncredentials = ["dev"]\n',
      "subjects[0].credentials: credential 'dev' already belongs to subject 'dev'"),
@@ -169,7 +173,9 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
     """Not the framework's {"detail": ...}: the documented {"error": {status, code, message}}, no-store."""
     from simkit.service.config import dev_service
     from simkit.service.http import create_app, running
-    with running(create_app(dev_service())) as url, httpx.Client(base_url=url, timeout=10) as c:
+    svc = dev_service()
+    svc.add_subject("ops", credentials=["ops"], roles=["operator"])
+    with running(create_app(svc, admin=True)) as url, httpx.Client(base_url=url, timeout=10) as c:
         missing = c.post("/api/v1/memory/nope", json={})
         assert missing.status_code == 404 and missing.headers["cache-control"] == "no-store"
         assert missing.json() == {"error": {"status": 404, "code": "route_not_found", "message":
@@ -182,7 +188,7 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
         assert wrong.json() == {"error": {"status": 405, "code": "method_not_allowed",
                                           "message": "GET /api/v1/memory/changes: method not allowed; use POST"}}
         for path in ("/_simkit/append", "/_simkit/restore"):       # operator routes: bad JSON is a 400, not a 500
-            bad = c.post(path, content=b"{")
+            bad = c.post(path, content=b"{", headers={"Authorization": "Bearer ops"})
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
             assert bad.json()["error"]["code"] == "malformed_json"
 
@@ -195,8 +201,10 @@ def test_operator_routes_parse_the_body_as_the_contract_does(path):
     from simkit.service.contract import MAX_REQUEST_BYTES
     from simkit.service.http import create_app, running
     svc = dev_service()
+    svc.add_subject("ops", credentials=["ops"], roles=["operator"])
     journal = svc.journals[("tenant", tuple(DEV_SCOPE.values()))]
-    with running(create_app(svc)) as url, httpx.Client(base_url=url, timeout=10) as c:
+    with running(create_app(svc, admin=True)) as url, \
+            httpx.Client(base_url=url, timeout=10, headers={"Authorization": "Bearer ops"}) as c:
         listed = c.post(path, content=b"[]")
         assert listed.status_code == 400 and listed.json() == {"error": {
             "status": 400, "code": "malformed_json", "message": "request body must be a JSON object"}}

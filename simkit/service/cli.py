@@ -23,6 +23,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--fault", action="append", default=[], metavar="KIND[@ROUTE][#N]",
                    help=f"start-up fault: KIND one of {', '.join(FAULT_KINDS)}; ROUTE one of "
                         f"{', '.join(FAULT_ROUTES)}; N the n-th matching request (default 1, '*' every one)")
+    p.add_argument("--operator", metavar="TOKEN",
+                   help="add the /_simkit/* operator routes (back up, restore, append), callable only with bearer "
+                        "credential TOKEN (subject 'operator', role operator); off by default")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p = sub.add_parser("service", help="a seed 004 client in the simulated service world, judged")
     p.add_argument("scenario", help="checkpoint_service, restore_from_backup or restore_reused_numbers")
@@ -43,7 +46,7 @@ def cmd_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise ServiceConfigError(f"--port {args.port}: must be 0-65535")
     from .http import WallClock, serve
-    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault)
+    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault, args.operator)
     serve(svc, faults, args.port, args.log_level)
     return 0
 

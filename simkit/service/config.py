@@ -1,8 +1,9 @@
 """Who may call the service, what is in it at start-up, and which faults to inject: defaults, flags, config file.
 
 ``simkit serve`` starts with subject ``dev`` (bearer credential ``dev``) granted ``memory_read`` and
-``memory_checkpoint`` on :data:`DEV_SCOPE`, and that namespace's journal active with a few changes. A TOML
-config file adds subjects, credentials, grants, journals and faults::
+``memory_checkpoint`` on :data:`DEV_SCOPE`, with the ``inject_faults`` role (it may send ``X-Simkit-Fault``) and
+no other, and that namespace's journal active with a few changes. A TOML config file adds subjects, credentials,
+grants, roles, journals and faults::
 
     faults = ["lose-reply@write#2"]       # top level (before any [[table]]), like --fault
 
@@ -12,6 +13,7 @@ config file adds subjects, credentials, grants, journals and faults::
     credentials = ["alice-token"]
     revoked = ["alice-old-token"]
     tenant_admin = false
+    roles = ["operator"]                  # service-wide: "operator", "inject_faults"; default none
 
     [[subjects.grants]]
     scope = {project_id = "project", agent_id = "agent", visibility = "shared"}   # absent ids are null
@@ -26,8 +28,14 @@ A credential belongs to one subject: giving one a subject already holds (``dev``
 file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service already has
 it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
 
+Roles are service-wide, not scoped: ``operator`` may call the ``/_simkit/*`` operator routes (back up, restore,
+append to any namespace's journal), which exist only when some subject holds it; ``inject_faults`` may send the
+``X-Simkit-Fault`` header. ``--operator TOKEN`` is short for a subject ``operator`` with credential TOKEN and the
+``operator`` role. No subject is an operator by default.
+
 Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``read``,
-``write`` (default any), N the n-th matching request (default 1, ``*`` every one).
+``write`` (default any), N the n-th matching request (default 1, ``*`` every one); a request counts only once it
+has passed authentication and authorization, and a rejected one gets no fault.
 """
 from __future__ import annotations
 
@@ -42,9 +50,10 @@ from .checkpoints import CheckpointService, ManualClock
 
 DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}
 DEV_TENANT = "tenant"
+MAX_CONFIG_CHANGES = 100_000
 DEV_CHANGES = (("created", "note-1"), ("created", "note-2"), ("updated", "note-1"), ("derived", "summary-1"),
                ("reviewed", "note-2"))
-FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal")
+FAULT_KINDS = C.FAULT_KINDS
 FAULT_ROUTES = ("changes", "read", "write")
 
 
@@ -98,7 +107,7 @@ def _scope(value, where: str) -> dict:
 def dev_service(clock=None, changes: int = len(DEV_CHANGES)) -> CheckpointService:
     """The service ``simkit serve`` starts with: subject ``dev``, its grants, an active journal with changes."""
     svc = CheckpointService(clock or ManualClock())
-    svc.add_subject("dev", DEV_TENANT, credentials=["dev"])
+    svc.add_subject("dev", DEV_TENANT, credentials=["dev"], roles=[C.INJECT_FAULTS])
     svc.grant("dev", DEV_SCOPE, [C.MEMORY_READ, C.MEMORY_CHECKPOINT])
     svc.activate_journal(DEV_TENANT, DEV_SCOPE)
     for i in range(changes):
@@ -112,31 +121,31 @@ def _tables(data: dict, key: str, where: str) -> list[dict]:
     value = data.get(key, [])
     if not isinstance(value, list):
         raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{key}]]), "
-                                 f"got {type(value).__name__} {value!r}")
+                                 f"got {type(value).__name__} {C.show(value)}")
     for i, item in enumerate(value):
         if not isinstance(item, dict):
-            raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} {item!r}")
+            raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} {C.show(item)}")
     return value
 
 
 def _only(table: dict, allowed: tuple, where: str) -> None:
     extra = sorted(set(table) - set(allowed))
     if extra:
-        raise ServiceConfigError(f"{where}: unknown key {extra[0]!r}; one of {', '.join(allowed)}")
+        raise ServiceConfigError(f"{where}: unknown key {C.show(extra[0])}; one of {', '.join(allowed)}")
 
 
 def _name(table: dict, key: str, default, where: str) -> str:
     """A non-empty string (a subject id or a tenant)."""
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
-        raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, got {type(value).__name__} {value!r}")
+        raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, got {type(value).__name__} {C.show(value)}")
     return value
 
 
 def _strings(table: dict, key: str, where: str) -> list[str]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
-        raise ServiceConfigError(f"{where}.{key}: expected an array of non-empty strings, got {value!r}")
+        raise ServiceConfigError(f"{where}.{key}: expected an array of non-empty strings, got {C.show(value)}")
     return value
 
 
@@ -145,7 +154,7 @@ def _issue(svc: CheckpointService, token: str, subject: str, where: str) -> None
     (issuing it again would silently take it from its holder)."""
     holder = svc.credentials.get(token)
     if holder is not None and holder != subject:
-        raise ServiceConfigError(f"{where}: credential {token!r} already belongs to subject {holder!r}")
+        raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject {C.show(holder)}")
     svc.add_credential(token, subject)
 
 
@@ -157,26 +166,30 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     known = {"subjects", "journals", "faults"}
     extra = set(data) - known
     if extra:
-        raise ServiceConfigError(f"{where}: unknown key {sorted(extra)[0]!r}; one of {', '.join(sorted(known))}")
+        raise ServiceConfigError(f"{where}: unknown key {C.show(sorted(extra)[0])}; one of {', '.join(sorted(known))}")
     # A subject added twice is an error, one the service already has (``dev``) included: add_subject keeps the
     # first, so a second [[subjects]] entry's tenant and tenant_admin would be silently ignored.
     seen = {sid: "simkit serve already has it; extend it with --credential or --grant" for sid in svc.subjects}
     for i, s in enumerate(_tables(data, "subjects", where)):
         w = f"{where}: subjects[{i}]"
-        _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "grants"), w)
+        _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
         if not isinstance(s.get("id"), str) or not s["id"]:
             raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
         sid = s["id"]
         if sid in seen:
-            raise ServiceConfigError(f"{w}.id: duplicate subject {sid!r} ({seen[sid]})")
+            raise ServiceConfigError(f"{w}.id: duplicate subject {C.show(sid)} ({seen[sid]})")
         seen[sid] = f"subjects[{i}] already adds it"
         tenant = _name(s, "tenant", DEV_TENANT, w)
         admin = s.get("tenant_admin", False)
         if not isinstance(admin, bool):
-            raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, got {type(admin).__name__} {admin!r}")
+            raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, got {type(admin).__name__} {C.show(admin)}")
         credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
+        roles = _strings(s, "roles", w)
+        if not set(roles) <= set(C.ROLES):
+            raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
+                                     f"one of {', '.join(C.ROLES)}")
         grants = _tables(s, "grants", w)
-        svc.add_subject(sid, tenant, tenant_admin=admin)
+        svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
         for key, tokens in (("credentials", credentials), ("revoked", revoked)):
             for token in tokens:
                 _issue(svc, token, sid, f"{w}.{key}")
@@ -195,8 +208,8 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
         sc = _scope(j.get("scope"), w)
         tenant = _name(j, "tenant", DEV_TENANT, w)
         n = j.get("changes", 0)
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise ServiceConfigError(f"{w}: changes must be a non-negative integer")
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_CONFIG_CHANGES:
+            raise ServiceConfigError(f"{w}: changes must be an integer 0-{MAX_CONFIG_CHANGES}")
         svc.activate_journal(tenant, sc)
         for k in range(n):
             kind, record = DEV_CHANGES[k % len(DEV_CHANGES)]
@@ -204,18 +217,28 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     faults = data.get("faults", [])
     if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
         raise ServiceConfigError(f"{where}: faults: expected an array of strings like \"lose-reply@write#2\", "
-                                 f"got {faults!r}")
+                                 f"got {C.show(faults)}")
     return [parse_fault(f, f"{where}: faults") for f in faults]
 
 
 def load_config(path: str) -> dict:
-    p = Path(path)
+    """The parsed TOML file, or one :class:`ServiceConfigError` line naming the file and the problem."""
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+        raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ServiceConfigError(f"{path}: not a UTF-8 text file (byte {exc.start} is {raw[exc.start]:#04x}); "
+                                 f"a config is TOML text") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ServiceConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ServiceConfigError(f"{path}: arrays or inline tables nested too deeply to read "
+                                 f"(a config nests a few levels at most)") from None
 
 
 def parse_credential_flag(text: str) -> tuple[str, str]:
@@ -247,8 +270,13 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
     return subject, caps, sc
 
 
-def build_service(clock=None, config: str | None = None, credentials=(), grants=(), faults=()) -> tuple[CheckpointService, list[FaultSpec]]:
-    """The dev service plus a config file and flags; the start-up faults."""
+def build_service(clock=None, config: str | None = None, credentials=(), grants=(), faults=(),
+                  operator: str | None = None) -> tuple[CheckpointService, list[FaultSpec]]:
+    """The dev service plus a config file and flags; the start-up faults.
+
+    ``operator`` (``--operator TOKEN``) issues TOKEN to subject ``operator`` (created if new) with the
+    ``operator`` role.
+    """
     svc = dev_service(clock)
     specs: list[FaultSpec] = []
     if config:
@@ -262,5 +290,17 @@ def build_service(clock=None, config: str | None = None, credentials=(), grants=
         if subject not in svc.subjects:
             raise ServiceConfigError(f"--grant {text!r}: unknown subject {subject!r}; add a --credential for it first")
         svc.grant(subject, sc, caps)
+    if operator is not None:
+        if not operator.strip() or operator != operator.strip() or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in operator):
+            raise ServiceConfigError(f"--operator {operator!r}: a credential is one token without spaces or control "
+                                     f"characters")
+        svc.add_subject("operator", DEV_TENANT)
+        _issue(svc, operator, "operator", f"--operator {operator!r}")
+        svc.give_role("operator", C.OPERATOR)
     specs += [parse_fault(f) for f in faults]
     return svc, specs
+
+
+def has_operator(svc: CheckpointService) -> bool:
+    """Whether some subject holds the ``operator`` role (``simkit serve`` then adds the operator routes)."""
+    return any(C.OPERATOR in s.roles for s in svc.subjects.values())
