@@ -106,17 +106,20 @@ def test_the_correct_client_against_simkit_serve_over_http_with_a_lost_write_rep
 
 
 def test_operator_routes_of_simkit_serve_append_back_up_and_restore():
-    """The unpublished /_simkit routes let a workshop restore a backup under a running client."""
+    """The /_simkit routes let a workshop's operator restore a backup under a running client."""
     svc = dev_service()
-    with running(create_app(svc)) as url:
+    svc.add_subject("operator", credentials=["ops"], roles=["operator"])
+    ops = {"Authorization": "Bearer ops"}
+    with running(create_app(svc, admin=True)) as url:
         t = HttpTransport(url)
         try:
-            assert t.client.post("/_simkit/backup").json() == {"backup": 1}
-            assert t.client.post("/_simkit/append", json={"record_id": "extra"}).json()["entry"]["cursor"]["sequence"] == 6
+            assert t.client.post("/_simkit/backup", headers=ops).json() == {"backup": 1}
+            assert t.client.post("/_simkit/append", json={"record_id": "extra"},
+                                 headers=ops).json()["entry"]["cursor"]["sequence"] == 6
             body = {"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 10}}
             assert t.post("/api/v1/memory/changes", body)["high_watermark"]["sequence"] == 6
-            assert t.client.post("/_simkit/restore", json={"backup": 1}).json() == {"restored": 1}
+            assert t.client.post("/_simkit/restore", json={"backup": 1}, headers=ops).json() == {"restored": 1}
             assert t.post("/api/v1/memory/changes", body)["high_watermark"]["sequence"] == 5
-            assert t.client.post("/_simkit/restore", json={"backup": 9}).status_code == 400
+            assert t.client.post("/_simkit/restore", json={"backup": 9}, headers=ops).status_code == 400
         finally:
             t.close()

@@ -7,7 +7,9 @@ method (405 ``method_not_allowed``) and the operator routes' included, the body 
 "message"}}`` of :meth:`simkit.service.contract.ServiceError.body` (:func:`_error`).
 
 Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-up with ``--fault``
-(:func:`simkit.service.config.parse_fault`):
+(:func:`simkit.service.config.parse_fault`), are injected by :meth:`CheckpointService.call` only into a request
+that passed authentication and authorization, and the header only from a subject with the ``inject_faults`` role
+(else 403): a request the service rejects changes no state.
 
 - ``lose-reply``: the request takes effect, then the connection is closed mid-reply (the client sees a
   truncated response, exactly like a reply lost on the network);
@@ -15,6 +17,15 @@ Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-
 - ``corrupt-journal``: a journal entry in the requested range is altered behind its digest (500).
 
 The fault header is deliberately not in the OpenAPI document: fuzzers exercise the contract, not the faults.
+
+The operator routes ``POST /_simkit/backup``, ``/_simkit/restore`` and ``/_simkit/append`` (not seed 004) exist
+only when ``create_app(admin=True)`` (``simkit serve`` does so when some subject holds the ``operator`` role:
+``--operator TOKEN`` or ``roles = ["operator"]`` in the config file). Each needs a bearer credential (401) whose
+subject holds the ``operator`` role (403), then a valid body (400); they are in the OpenAPI document when on.
+
+A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
+first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body)
+would otherwise hold its connection forever. :class:`_DeadlineH11` closes such a connection.
 """
 from __future__ import annotations
 
@@ -24,19 +35,24 @@ import socket
 import threading
 import time
 
+import h11
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from . import contract as C
 from . import schema as S
 from .checkpoints import ROUTES, CheckpointService
-from .config import FaultSpec, ServiceConfigError, parse_fault
+from .config import FaultSpec, ServiceConfigError, has_operator
 from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError, parse_body
-from .transport import corrupt_for
 
 FAULT_HEADER = "x-simkit-fault"
 _LOST = "simkit.lose_reply"
+#: Seconds a request may take to arrive whole (headers and body), from its first byte.
+REQUEST_TIMEOUT = 10.0
 
 
 class WallClock:
@@ -48,7 +64,8 @@ class WallClock:
 
 
 class _NoStore:
-    """Pure ASGI wrapper: ``Cache-Control: no-store`` on every reply, and the ``lose-reply`` fault."""
+    """Pure ASGI wrapper: ``Cache-Control: no-store`` on every reply, the ``lose-reply`` fault, and the service's
+    500 error body instead of the framework's bare text should the app ever raise."""
 
     def __init__(self, app):
         self.app = app
@@ -64,7 +81,13 @@ class _NoStore:
                 message = {**message, "headers": headers + [(b"cache-control", NO_STORE["Cache-Control"].encode())]}
             held.append(message)
 
-        await self.app(scope, receive, capture)
+        try:
+            await self.app(scope, receive, capture)
+        except Exception:  # noqa: BLE001 - a bug, reported in the documented body, never a bare 500
+            logging.getLogger("uvicorn.error").exception("simkit: unhandled error in %s %s", scope["method"], scope["path"])
+            held.clear()                                  # nothing was sent yet: every message is held until here
+            await _error(ServiceError(500, "internal_error", "the server failed to handle this request"))(
+                scope, receive, capture)
         if scope.get(_LOST):
             # The request took effect; the client gets headers and part of the body, then the connection closes.
             start = held[0]
@@ -84,12 +107,16 @@ def _error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:
 
 
 async def _read(request: Request) -> bytes:
-    """The body, read no further than one chunk past the 64 KiB limit (enough for ``parse_body``'s 413)."""
+    """The body, read no further than one chunk past the 64 KiB limit (enough for ``parse_body``'s 413); a
+    client gone before its body was complete (closed, or cut off by the request deadline) is a 400 nobody reads."""
     raw = bytearray()
-    async for chunk in request.stream():
-        raw += chunk
-        if len(raw) > MAX_REQUEST_BYTES:
-            break
+    try:
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_REQUEST_BYTES:
+                break
+    except ClientDisconnect:
+        raise ServiceError(400, "incomplete_request", "the connection closed before the body was complete") from None
     return bytes(raw)
 
 
@@ -98,20 +125,28 @@ class _QuietLostReply(logging.Filter):
         return "returned without completing response" not in record.getMessage()
 
 
-def _faults_for(request: Request, route: str, specs: list[FaultSpec], counts: dict) -> list[str]:
-    kinds = [parse_fault(k, f"header X-Simkit-Fault").kind for k in request.headers.get(FAULT_HEADER, "").split(",") if k.strip()]
-    for i, spec in enumerate(specs):
-        if spec.route in (None, route):
-            counts[i] = counts.get(i, 0) + 1
-            if spec.nth == 0 or counts[i] == spec.nth:
-                kinds.append(spec.kind)
-    return kinds
+def _scheduler(specs: list[FaultSpec]):
+    """``scheduled(op)`` for :meth:`CheckpointService.call`: the start-up faults due for this authorized request
+    (each spec counts the authorized requests on its route)."""
+    counts: dict[int, int] = {}
+
+    def scheduled(op: str) -> list[str]:
+        kinds = []
+        for i, spec in enumerate(specs):
+            if spec.route in (None, op):
+                counts[i] = counts.get(i, 0) + 1
+                if spec.nth == 0 or counts[i] == spec.nth:
+                    kinds.append(spec.kind)
+        return kinds
+
+    return scheduled
 
 
 def _responses(ok_model, codes) -> dict:
     header = {"Cache-Control": {"description": "always no-store", "schema": {"type": "string", "enum": ["no-store"]}}}
     meaning = {400: "malformed identity, contract or bounds", 401: "missing, invalid or revoked credential",
-               403: "missing capability or grant for the exact scope", 404: "absent progress",
+               403: "missing capability or grant for the exact scope (operator routes: the operator role)",
+               404: "absent progress",
                409: "stale revision, nonmonotonic/foreign/ahead cursor or idempotency conflict",
                413: "request above the 64 KiB limit", 500: "detected integrity failure"}
     out = {200: {"model": ok_model, "headers": header}}
@@ -120,9 +155,9 @@ def _responses(ok_model, codes) -> dict:
     return out
 
 
-def _body(model, example: dict) -> dict:
+def _body(model, example: dict, required: bool = True) -> dict:
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
-    return {"requestBody": {"required": True, "content": {"application/json": {
+    return {"requestBody": {"required": required, "content": {"application/json": {
         "schema": schema, "examples": {"dev": {"summary": "the dev subject's scope on simkit serve", "value": example}}}}}}
 
 
@@ -139,17 +174,18 @@ def _examples() -> dict:
     }
 
 
-def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = True) -> FastAPI:
+def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = False) -> FastAPI:
     """The FastAPI app serving ``svc`` (``app.state.service``, which may be swapped between requests).
 
-    ``admin`` adds the unpublished ``/_simkit/*`` operator routes.
+    ``admin`` adds the ``/_simkit/*`` operator routes (each needs a credential of a subject with the ``operator``
+    role) and publishes them in the OpenAPI document; off by default.
     """
     app = FastAPI(title="simkit checkpoint service (seed 004)", version="1",
                   description="Durable consumer checkpoints and the change feed they refer to, as seed 004 and "
                               "feed-notes.md describe them. Every reply carries Cache-Control: no-store.")
     app.state.service = svc
     app.state.lock = threading.Lock()
-    specs, counts = list(faults), {}
+    scheduled = _scheduler(list(faults))
     bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <credential> (checked on every call)")
     common = (400, 401, 403, 409, 413, 500)
 
@@ -157,18 +193,15 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
         op = ROUTES[path]
 
         async def handler(request: Request):
-            raw = await _read(request)
-            authorization = request.headers.get("authorization")
             try:
-                kinds = _faults_for(request, op, specs, counts)
-            except ServiceConfigError as exc:
-                return _error(ServiceError(400, "bad_fault", str(exc)))
+                raw = await _read(request)
+            except ServiceError as exc:
+                return _error(exc)
+            authorization = request.headers.get("authorization")
+            asked = ",".join(request.headers.getlist(FAULT_HEADER)).split(",")
             with app.state.lock:
-                svc = app.state.service
-                if kinds:
-                    corrupt_for(svc, kinds, path, authorization, raw)
-                reply = svc.call(path, authorization, raw)
-            if "lose-reply" in kinds:
+                reply = app.state.service.call(path, authorization, raw, faults=asked, scheduled=scheduled)
+            if "lose-reply" in reply.faults:
                 request.scope[_LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
@@ -180,10 +213,10 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
     route("/api/v1/memory/checkpoints/read", S.ReadResponse, S.ReadRequest, common[:3] + (404,) + common[3:],
           "Read a consumer's current checkpoint")
     route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
+    if admin:
+        _admin_routes(app, bearer)
     _add_schemas(app)
     _route_errors(app)
-    if admin:
-        _admin_routes(app)
     return app
 
 
@@ -213,7 +246,7 @@ def _add_schemas(app: FastAPI) -> None:
             return app.openapi_schema
         doc = original()
         comps = doc.setdefault("components", {}).setdefault("schemas", {})
-        for model in (S.ChangesRequest, S.ReadRequest, S.WriteRequest):
+        for model in (S.ChangesRequest, S.ReadRequest, S.WriteRequest, S.AppendRequest):
             js = model.model_json_schema(ref_template="#/components/schemas/{model}")
             for name, d in js.pop("$defs", {}).items():
                 comps.setdefault(name, d)
@@ -226,48 +259,113 @@ def _add_schemas(app: FastAPI) -> None:
     app.openapi = openapi
 
 
-def _admin_routes(app: FastAPI) -> None:
-    """Operator tools for workshops (not part of seed 004, not in the OpenAPI document)."""
+def _admin_routes(app: FastAPI, bearer) -> None:
+    """Operator tools for workshops (not part of seed 004): back up the stored data, restore a backup, append a
+    journal entry to any namespace. Each answers 413 (body over 64 KiB) → 401 (no valid credential) → 403 (the
+    subject lacks the ``operator`` role) → 400 (malformed body) before it touches anything; in the OpenAPI
+    document."""
     from .config import DEV_SCOPE, DEV_TENANT
     backups: list = []
+    app.state.backups = backups
 
-    async def json_body(request: Request) -> dict:
-        """The body as a JSON object (empty: ``{}``); else the contract's 413 or 400 (``contract.parse_body``)."""
+    async def operator_body(request: Request) -> dict:
+        """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else the service's
+        413, 401, 403 or 400, in that order (:func:`contract.parse_body` for the body)."""
         raw = await _read(request)
-        return parse_body(raw) if raw else {}
+        if len(raw) > MAX_REQUEST_BYTES:
+            parse_body(raw)                                   # raises 413
+        svc = app.state.service
+        svc.require_role(svc.authenticate(request.headers.get("authorization")), C.OPERATOR)
+        return parse_body(raw) if raw.strip() else {}
 
-    @app.post("/_simkit/append", include_in_schema=False)
-    async def append(request: Request):
-        try:
-            body = await json_body(request)
-        except ServiceError as exc:
-            return _error(exc)
-        with app.state.lock:
-            try:
-                entry = app.state.service.append(body.get("tenant", DEV_TENANT), body.get("scope", DEV_SCOPE),
-                                   body.get("kind", "created"), str(body.get("record_id", "note")), "operator")
-            except Exception as exc:  # noqa: BLE001 - operator input, reported as 400
-                return _error(ServiceError(400, "bad_append", str(exc)))
-        return {"entry": entry}
+    def op_route(path: str, ok_model, request_model, example: dict, summary: str, description: str, required=True):
+        def register(fn):
+            async def endpoint(request: Request):
+                try:
+                    body = await operator_body(request)
+                    with app.state.lock:
+                        return fn(body)
+                except ServiceError as exc:
+                    return _error(exc)
+            endpoint.__name__ = fn.__name__
+            app.post(path, summary=summary, description=description, tags=["operator"],
+                     responses=_responses(ok_model, (400, 401, 403, 413)),
+                     openapi_extra=_body(request_model, example, required), dependencies=[Depends(bearer)])(endpoint)
+            return fn
+        return register
 
-    @app.post("/_simkit/backup", include_in_schema=False)
-    async def backup():
-        with app.state.lock:
-            backups.append(app.state.service.backup())
+    role = "Needs a bearer credential whose subject holds the operator role (401 without one, 403 without the role)."
+
+    @op_route("/_simkit/backup", S.BackupResponse, S.BackupRequest, {}, "Operator: back up the stored data",
+              "Snapshots journals, checkpoints and receipts (not identities or grants) and answers its number. "
+              + role, required=False)
+    def backup(body: dict) -> dict:
+        C.backup_request(body)
+        backups.append(app.state.service.backup())
         return {"backup": len(backups)}
 
-    @app.post("/_simkit/restore", include_in_schema=False)
-    async def restore(request: Request):
-        try:
-            body = await json_body(request)
-        except ServiceError as exc:
-            return _error(exc)
-        n = body.get("backup")
-        if not isinstance(n, int) or not 1 <= n <= len(backups):
-            return _error(ServiceError(400, "bad_backup", "unknown backup"))
-        with app.state.lock:
-            app.state.service.restore(backups[n - 1])
+    @op_route("/_simkit/restore", S.RestoreResponse, S.RestoreRequest, {"backup": 1},
+              "Operator: restore a backup", "Puts journals, checkpoints and receipts back as backup N held them "
+              "(seed 004, 'Recovery and limits'): consumers may then be ahead of the journal. " + role)
+    def restore(body: dict) -> dict:
+        n = C.restore_request(body, len(backups))
+        app.state.service.restore(backups[n - 1])
         return {"restored": n}
+
+    @op_route("/_simkit/append", S.AppendResponse, S.AppendRequest,
+              {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "created", "record_id": "note-9"},
+              "Operator: append a change to a namespace's journal",
+              "A memory mutation's journal entry (author 'operator'), activating the journal if needed; tenant, "
+              "scope, kind and record_id default to the dev namespace, 'created' and 'note'. tenant and record_id "
+              "follow the identity rule (1-128 UTF-8 bytes, no control characters, not blank). " + role)
+    def append(body: dict) -> dict:
+        tenant, sc, kind, record_id = C.append_request(body, DEV_TENANT, DEV_SCOPE)
+        return {"entry": app.state.service.append(tenant, C.scope_dict(sc), kind, record_id, "operator")}
+
+
+class _DeadlineH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for receiving each request whole.
+
+    The deadline starts with the connection and again with the first byte of each later request, and ends once
+    the request's body is complete (``their_state`` DONE); then the app runs, however long it takes. Between
+    requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
+    connection: the half-sent request never reaches the service, or the app sees a disconnect mid-body (400,
+    changing nothing).
+    """
+
+    request_timeout = REQUEST_TIMEOUT
+    _deadline = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            if self._deadline is None:
+                self._arm()                             # the first byte of a request
+        else:
+            self._disarm()                              # the request arrived whole, or the connection is over
+
+    def connection_lost(self, exc) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.logger.warning("simkit: closed a connection whose request did not arrive whole within %gs",
+                                self.request_timeout)
+            self.transport.close()
 
 
 def asgi(app: FastAPI):
@@ -289,17 +387,18 @@ def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
     return sock
 
 
-def _server(app: FastAPI, log_level: str):
+def _server(app: FastAPI, log_level: str, request_timeout: float | None = None):
     import uvicorn
     logging.getLogger("uvicorn.error").addFilter(_QuietLostReply())
-    return uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off"))
+    protocol = type("DeadlineH11", (_DeadlineH11,), {"request_timeout": request_timeout or REQUEST_TIMEOUT})
+    return uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol))
 
 
 @contextlib.contextmanager
-def running(app: FastAPI, port: int = 0, log_level: str = "warning"):
+def running(app: FastAPI, port: int = 0, log_level: str = "warning", request_timeout: float | None = None):
     """Serve ``app`` on 127.0.0.1 in a background thread; yields the base URL; always shuts down."""
     sock = bind(port)
-    server = _server(app, log_level)
+    server = _server(app, log_level, request_timeout)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -315,9 +414,11 @@ def running(app: FastAPI, port: int = 0, log_level: str = "warning"):
 
 
 def serve(svc: CheckpointService, faults: list[FaultSpec], port: int, log_level: str = "info", announce=None) -> None:
-    """Serve until interrupted (``simkit serve``)."""
-    app = create_app(svc, faults)
+    """Serve until interrupted (``simkit serve``); the operator routes only if some subject is an operator."""
+    admin = has_operator(svc)
+    app = create_app(svc, faults, admin=admin)
     sock = bind(port)
-    line = f"simkit serve: http://127.0.0.1:{sock.getsockname()[1]}  (OpenAPI at /openapi.json; credential 'dev')"
+    line = f"simkit serve: http://127.0.0.1:{sock.getsockname()[1]}  (OpenAPI at /openapi.json; credential 'dev'"
+    line += "; operator routes /_simkit/* on)" if admin else ")"
     (announce or (lambda text: print(text, flush=True)))(line)
     _server(app, log_level).run(sockets=[sock])

@@ -1,7 +1,9 @@
 """Two ways to call the service with the same code: in-process (the model) or over HTTP (``simkit serve``).
 
 Both take a route path, a JSON body (or raw bytes), a bearer credential and optional fault kinds, and return
-a :class:`Response`; a lost reply raises :class:`ReplyLost`. The tests run the same rule tests through both,
+a :class:`Response`; a lost reply raises :class:`ReplyLost`. Faults are the service's to honour
+(:meth:`CheckpointService.call`): only for an authenticated, authorized caller with the ``inject_faults`` role;
+a rejected call's reply is never lost and its faults change nothing. The tests run the same rule tests through both,
 and a consumer can be pointed at either.
 """
 from __future__ import annotations
@@ -36,27 +38,6 @@ def _authorization(credential: str | None) -> str | None:
     return f"Bearer {credential}" if credential else "Bearer"
 
 
-def corrupt_for(svc: CheckpointService, kinds, route: str, authorization: str | None, raw: bytes) -> None:
-    """Apply ``corrupt-checkpoint`` / ``corrupt-journal`` to what this request will touch (valid callers only)."""
-    from .checkpoints import ROUTES
-    op = ROUTES.get(route)
-    try:
-        body = json.loads(raw)
-        token = (authorization or "").partition(" ")[2].strip()
-        subject = svc.subjects[svc.credentials[token]]
-        scope = body["scope"]
-        if "corrupt-checkpoint" in kinds and op in ("read", "write"):
-            cmd = body if op == "read" else body["command"]
-            svc.corrupt_checkpoint(subject.subject_id, scope, cmd["consumer_id"], cmd["contract_version"])
-        if "corrupt-journal" in kinds and op == "changes":
-            after = ((body.get("query") or {}).get("after") or {}).get("sequence", 0)
-            journal = svc.journals.get(svc.namespace(subject.subject_id, scope))
-            if journal is not None:
-                svc.corrupt_journal(subject.tenant, scope, min(after + 1, journal.head))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        pass
-
-
 class ModelTransport:
     """Calls :meth:`CheckpointService.call` directly, with the same fault semantics as the server."""
 
@@ -66,11 +47,8 @@ class ModelTransport:
         self.svc = svc
 
     def post(self, route: str, body, credential: str | None = "dev", faults=()) -> Response:
-        raw, auth = _encode(body), _authorization(credential)
-        if faults:
-            corrupt_for(self.svc, faults, route, auth, raw)
-        reply = self.svc.call(route, auth, raw)
-        if "lose-reply" in faults:
+        reply = self.svc.call(route, _authorization(credential), _encode(body), faults=faults)
+        if "lose-reply" in reply.faults:
             raise ReplyLost(route)
         return Response(reply.status, reply.body, {k.lower(): v for k, v in reply.headers.items()})
 
