@@ -71,6 +71,10 @@ class ParkBlockedPage(Consumer):
     Breaks invariant 5: "A failed item, retryable dead-letter outcome, operator-review hold, or reversible
     quarantine blocks the page barrier" — blocks it, to be retried (seed 000 step 6), not abandoned; and step 7,
     which backs off only on a non-advancing token of the page being attempted.
+
+    Caught today only by invariant 2 on a generated scenario with backfills, because its walk prefetches them
+    (the rule ``PipelinedReadAhead`` disputes). On the scripted scenarios with a blocked page it is judged ok with
+    events pending: ``ok`` ignores ``pending``, and ``completed`` trusts the last cursor the worker fetched.
     """
 
     def after_fetch(self, checkpoint, page):
