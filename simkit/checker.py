@@ -199,6 +199,10 @@ def _check(world) -> Verdict:
 
     for eid in in_order(eid for eid in events if eid not in since):
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
+    if not world.halts and not (provider.at_end(final_cursor) and not v.pending):
+        # caught up in memory only: the durable checkpoint must say so too (seed 000: "the cursor says where to
+        # fetch"), with nothing left pending, unless a justified halt stopped the stream
+        v.completed = False
     effects_twice = [eid for eid, n in sink.effect_count.items() if n > 1 and eid in events]
     v.duplicated = in_order(set(effects_twice).union(receipts_twice))
 

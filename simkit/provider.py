@@ -165,6 +165,11 @@ class Provider:
         late.update(eid for eid in self.events if eid not in seen)
         return late
 
+    def at_end(self, cursor: str) -> bool:
+        """Is ``cursor`` the stream's end page (empty, answering itself), whatever has been fetched?"""
+        e = self._entries.get(cursor)
+        return e is not None and not e.events and e.next_cursor == cursor
+
     def is_end(self, cursor: str) -> bool:
         """Is ``cursor`` the end of the stream (empty page, same token, no stuck answers left)?"""
         e = self._entries.get(cursor)

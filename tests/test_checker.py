@@ -493,3 +493,18 @@ def test_ok_is_false_whenever_any_failure_field_is_set(field):
     setattr(v, field, {"lost": ["e1"], "duplicated": ["e1"], "regressions": 1,
                        "invariant_violations": [{"invariant": 1}], "completed": False}[field])
     assert not v.ok
+
+
+def test_caught_up_in_memory_only_is_not_completed():
+    """Every event has its outcome, but the durable resume_cursor never left C1: the workers said they were
+    caught up, the checkpoint says otherwise. A restart would fetch the whole stream again."""
+    h = History()
+    h.page(1, "C1")
+    h.apply(1, "e1", 1)
+    h.apply(1, "e2", 2)
+    decide(h, "e3", "apply")
+    h.apply(1, "e3", 3)
+    v = h.verdict()
+    assert not v.lost and not v.pending and not v.invariant_violations
+    assert not v.completed and not v.ok
+
