@@ -1,16 +1,9 @@
-"""Issue 16, item 7: the mutant gallery (``tests/mutants``) against the independent checker.
+"""Issue 16, item 7: the mutant gallery (``tests/mutants``) against the independent checker, through
+:func:`simkit.audit` — the very search ``simkit audit`` runs for anyone's consumer.
 
 Every mutant is a realistic buggy consumer whose docstring names the seed rule it breaks; every correct consumer
-takes a liberty seed 000 allows. Each is judged on the same search ``simkit audit`` runs, cheapest case first:
-
-1. every bundled scenario as written (seeds ``seed``, ``seed + 1``, ``seed + 2`` for a generated one);
-2. every schedule of one crash plus one lost reply, then one crash plus one lost request, on the small scripted
-   single-worker scenarios (:func:`simkit.explore.explore`).
-
-A case *catches* a consumer when its verdict is not ok where ``safe``'s is. On an ``unsafe`` sink even ``safe``
-duplicates an effect after a crash between the external call and its receipt, or after a lost call reply (seed
-000, "Limits and validation"); those faults are left out of that scenario's exploration, which is then checked to
-be clean for ``safe``. A mutant must be caught somewhere; a correct consumer must be caught nowhere.
+takes a liberty seed 000 allows. A mutant must fail the audit (some case fails where ``safe`` passes it); a correct
+consumer must pass every case.
 
 ``python tests/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first caught.
 """
@@ -23,8 +16,6 @@ from functools import lru_cache
 import pytest
 
 import simkit
-from simkit.explore import describe_kind, explore, failure_kind, fault_text, replay
-from simkit.model import CRASH_POINTS, LOST_OPS
 
 from mutants import correct, memory, outcomes, progress, unseen, validation
 
@@ -42,8 +33,6 @@ CORRECT = _consumers(correct)
 NEEDS: dict[str, str] = {
     "HttpCallInsideDbTransaction": "world: Commit(with_effect=True) runs an external sink's effect atomically with "
                                    "the receipt, a transaction no external sink offers; no crash can fall between",
-    "CursorLivesInMemory": "checker: `completed` trusts the worker's Wait('caught_up') and the last cursor it "
-                           "fetched, not the durable resume_cursor, which never moves here",
 }
 #: Correct consumers the checker flags, with why (xfailed: the checker, or the consumer, has to change).
 DISPUTED_WHY = {
@@ -51,91 +40,15 @@ DISPUTED_WHY = {
                           "any worker, so prefetching a page turns safe's own commits into invariant 2 violations",
 }
 
-#: Exploration bounds: (max_crashes, lost_responses, lost_requests).
-BOUNDS = ((1, 1, 0), (1, 0, 1))
-_LOST_REQUESTS = "lost_requests" in inspect.signature(explore).parameters
-
-
-# -- the search ---------------------------------------------------------------------------------------------------
-def _seeds(sc: simkit.Scenario) -> list[int]:
-    return [sc.seed] + ([sc.seed + 1, sc.seed + 2] if sc.generate is not None else [])
-
-
-def _small(sc: simkit.Scenario) -> bool:
-    return sc.generate is None and sc.workers == 1
+#: Seeds per generated scenario under random faults: fewer than the CLI's default, to keep the suite quick.
+SWEEP_SEEDS = 5
 
 
 @lru_cache(maxsize=None)
-def cases() -> tuple[tuple, ...]:
-    """Every case, cheapest first: ``("bundled", name, seed)`` then ``("explore", name, bounds)``."""
-    scenarios = [_scenario(name) for name in simkit.bundled()]
-    out = [("bundled", sc.name, seed) for sc in scenarios for seed in _seeds(sc)]
-    bounds = BOUNDS if _LOST_REQUESTS else BOUNDS[:1]
-    small = sorted((sc for sc in scenarios if _small(sc)), key=lambda sc: (sum(len(p["positions"]) for p in sc.pages),
-                                                                           sc.name))
-    out += [("explore", sc.name, b) for sc in small for b in bounds]      # the smallest stream first
-    return tuple(out)
-
-
-@lru_cache(maxsize=None)
-def _scenario(name: str) -> simkit.Scenario:
-    return simkit.load(name)
-
-
-def _space(sc: simkit.Scenario, bounds) -> dict:
-    """explore()'s keyword arguments for one case: the bounds, minus what seed 000's limits excuse."""
-    crashes, replies, requests = bounds
-    kw = {"max_crashes": crashes, "lost_responses": replies}
-    if requests:
-        kw["lost_requests"] = requests
-    if sc.sink == "unsafe":
-        kw["points"] = tuple(p for p in CRASH_POINTS if p != "after_effect")
-        kw["ops"] = tuple(op for op in LOST_OPS if op != "effect")
-    return kw
-
-
-@lru_cache(maxsize=None)
-def _safe_ok(case) -> bool:
-    kind, name, arg = case
-    sc = _scenario(name)
-    if kind == "bundled":
-        return simkit.simulate(sc, simkit.Consumer, arg).verdict.ok
-    return explore(sc, simkit.Consumer, **_space(sc, arg)).ok
-
-
-def judge(cls, case) -> str | None:
-    """How ``cls`` fails on ``case`` where ``safe`` passes it, or ``None``."""
-    kind, name, arg = case
-    sc = _scenario(name)
-    if kind == "bundled":
-        v = simkit.simulate(sc, cls, arg).verdict
-        if v.ok or not _safe_ok(case):
-            return None
-        return describe_kind(failure_kind(v)) + (f" (halted: {v.halted})" if v.halted else "")
-    x = explore(sc, cls, **_space(sc, arg))
-    if x.ok or not _safe_ok(case):
-        return None
-    faults, _run = x.first_violation
-    assert replay(sc, simkit.Consumer, faults).verdict.ok      # the search's own claim, checked once more
-    v = replay(sc, cls, faults).verdict
-    return f"{describe_kind(failure_kind(v))} after {', '.join(fault_text(f) for f in faults)}"
-
-
-def where(case) -> str:
-    kind, name, arg = case
-    if kind == "bundled":
-        return f"{name} seed {arg}"
-    crashes, replies, requests = arg
-    return f"explore {name} ({crashes} crash + " + (f"{replies} lost reply)" if replies else f"{requests} lost request)")
-
-
-def first_catch(cls) -> tuple[tuple, str] | None:
-    """The first case that catches ``cls``, and how it failed there."""
-    for case in cases():
-        failure = judge(cls, case)
-        if failure is not None:
-            return case, failure
-    return None
+def first_failure(cls) -> simkit.auditor.Failure | None:
+    """Where the audit first catches ``cls`` (``None``: it passes)."""
+    a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, first_only=True, shrink_first=False)
+    return a.failures[0] if a.failures else None
 
 
 # -- the tests ----------------------------------------------------------------------------------------------------
@@ -155,26 +68,27 @@ def test_gallery_shape():
 
 
 def test_safe_passes_every_case():
-    """The search's baseline: a case safe fails would catch nobody, so there must be none."""
-    assert [where(case) for case in cases() if not _safe_ok(case)] == []
+    """The search's baseline: every case counts (none skipped because safe itself fails it)."""
+    a = simkit.audit("safe", sweep_seeds=SWEEP_SEEDS, shrink_first=False)
+    assert a.ok and a.skipped == []
 
 
 @pytest.mark.parametrize("cls", [pytest.param(c, id=c.__name__, marks=pytest.mark.xfail(reason=NEEDS[c.__name__]))
                                  if c.__name__ in NEEDS else pytest.param(c, id=c.__name__) for c in MUTANTS])
 def test_mutant_is_caught(cls):
-    assert first_catch(cls) is not None, f"{cls.__name__} passed every case: the checker was fooled"
+    assert first_failure(cls) is not None, f"{cls.__name__} passed every case: the checker was fooled"
 
 
 @pytest.mark.parametrize("cls", CORRECT, ids=lambda c: c.__name__)
 def test_correct_consumer_is_never_flagged(cls):
-    flagged = [(where(case), failure) for case in cases() if (failure := judge(cls, case)) is not None]
-    assert not flagged
+    a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, shrink_first=False)
+    assert a.ok, a.rows()
 
 
 @pytest.mark.parametrize("cls", [pytest.param(c, id=c.__name__, marks=pytest.mark.xfail(reason=DISPUTED_WHY[c.__name__]))
                                  for c in DISPUTED])
 def test_disputed_consumer_is_not_flagged(cls):
-    assert first_catch(cls) is None
+    assert first_failure(cls) is None
 
 
 def markdown() -> str:
@@ -184,8 +98,9 @@ def markdown() -> str:
         rule, words = RULE.search(" ".join(cls.__doc__.split())).groups()
         if not rule.startswith("seed"):
             rule = "seed 000 " + rule
-        hit = first_catch(cls)
-        caught = f"{where(hit[0])}: {hit[1]}" if hit else f"not caught ({NEEDS.get(cls.__name__, '?')})"
+        hit = first_failure(cls)
+        caught = (f"{hit.case.kind} {hit.case.label}: {hit.kind}" if hit
+                  else f"not caught ({NEEDS.get(cls.__name__, '?')})")
         rows.append(f"| `{cls.__name__}` | {rule}: “{words}” | {caught} |")
     return "\n".join(rows)
 
