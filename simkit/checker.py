@@ -102,12 +102,15 @@ class _Stream:
     """The stream in position order, for invariant 2: which events a write of ``applied_position`` covers.
 
     ``applied_position`` P claims every event of the stream at or below P has a durable outcome, not only the
-    events of the page its worker fetched (seed 000: "never the maximum position merely observed"). An event
-    joins the stream from the start, except one that arrives late: its first page on the provider's chain
-    comes after a page holding its position or a greater one (a backfill; or a conflicting identity at a
-    position already served, which step 3 halts on), or no page on the chain carries it. A late event counts
-    only from the first response that served it (as a backfill does in :func:`simkit.plot.durable_prefix`):
-    no consumer can have known of it before.
+    events of the page its worker fetched (seed 000: "never the maximum position merely observed"). The claim is
+    about the stream as it stood, so an event that joins it late is not part of it: one whose first page on the
+    provider's chain comes after a page holding its position or a greater one (a backfill; or a conflicting
+    identity at a position already served, which step 3 halts on), or that no page on the chain carries. Seed
+    000 says where a watermark stops proving anything ("If the source permits late backfills, use per-event
+    receipts instead"): a late event is judged by receipts alone, at the barrier (invariants 1 and 5) and as
+    ``lost``. Counting it from the moment some response served it would make the verdict depend on when a worker
+    fetched, not on what became durable: a consumer that reads the next page ahead would break invariant 2 with
+    exactly ``safe``'s checkpoint writes.
     """
 
     def __init__(self, provider):
@@ -117,25 +120,13 @@ class _Stream:
         by_position = sorted(provider.events.values(), key=_position)
         self.ids = [e.id for e in by_position]
         self.positions = [e.position for e in by_position]
-        self._late: dict[str, float] | None = None   # built on first need: a run that keeps its prefix never asks
+        self._late: set[str] | None = None      # built on first need: a run that keeps its prefix never asks
 
-    def known(self, eid: str, seq: int) -> bool:
-        """Was this event part of the stream a consumer could know at sequence number ``seq``?"""
+    def known(self, eid: str) -> bool:
+        """Is this event part of the stream an ``applied_position`` makes a claim about?"""
         if self._late is None:
-            self._late = _late_events(self._provider)
-        return self._late.get(eid, -1) <= seq
-
-
-def _late_events(provider) -> dict[str, float]:
-    """Events that join the stream late (see :class:`_Stream`): id -> seq of the first response that served
-    it (infinity if none did)."""
-    late = dict.fromkeys(provider.late_arrivals(), float("inf"))
-    if late:
-        for seq, _t, _w, _c, _n, ids in provider.log:
-            for eid in ids:
-                if late.get(eid) == float("inf"):
-                    late[eid] = seq
-    return late
+            self._late = self._provider.late_arrivals()
+        return eid not in self._late
 
 
 def _applied_receipts_twice(receipt_log, candidates, events) -> dict[str, list[tuple[float, int]]]:
@@ -299,7 +290,7 @@ def _judge_writes(world, since: dict[str, int], violate) -> None:
             undone = None
             for i in range(lo, hi):
                 s = since_get(ids[i])
-                if (s is None or s > seq) and stream.known(ids[i], seq):
+                if (s is None or s > seq) and stream.known(ids[i]):
                     undone = undone or []
                     undone.append((positions[i], ids[i]))
             if undone:
