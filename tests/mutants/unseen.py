@@ -1,6 +1,8 @@
-"""Consumers the search judges wrongly today: each shows a gap in what the world lets a consumer do or in what the
-checker looks at. ``tests/test_mutants.py`` xfails the buggy ones that pass (``NEEDS``) and the correct one that is
-flagged (``DISPUTED``), each with the reason."""
+"""Consumers written by a reviewer who had not seen the others, each aimed at a gap in what the world lets a
+consumer do or in what the checker looks at. Each gap they found is closed: ``completed`` needs the durable cursor
+at the end (``CursorLivesInMemory``, ``ParkBlockedPage``), invariant 2 no longer depends on fetch timing
+(``PipelinedReadAhead``), and an external sink's effect is never inside the store's transaction
+(``HttpCallInsideDbTransaction``)."""
 from __future__ import annotations
 
 from simkit import Consumer
@@ -72,9 +74,8 @@ class ParkBlockedPage(Consumer):
     quarantine blocks the page barrier" — blocks it, to be retried (seed 000 step 6), not abandoned; and step 7,
     which backs off only on a non-advancing token of the page being attempted.
 
-    Caught today only by invariant 2 on a generated scenario with backfills, because its walk prefetches them
-    (the rule ``PipelinedReadAhead`` disputes). On the scripted scenarios with a blocked page it is judged ok with
-    events pending: ``ok`` ignores ``pending``, and ``completed`` trusts the last cursor the worker fetched.
+    Caught as incomplete: the durable cursor is not at the end, and events are pending, though the worker says
+    it is caught up.
     """
 
     def after_fetch(self, checkpoint, page):
@@ -98,14 +99,14 @@ class ParkBlockedPage(Consumer):
 
 
 class PipelinedReadAhead(Consumer):
-    """Correct, but flagged today. Fetches the next page *before* processing the current one (a pipelined
-    fetch), then processes the current page, passes its barrier as a compare-and-swap from the attempt's own
-    (cursor, version), and takes the prefetched page as the next attempt, as ``correct.ReadAhead`` does.
+    """Correct. Fetches the next page *before* processing the current one (a pipelined fetch), then processes the
+    current page, passes its barrier as a compare-and-swap from the attempt's own (cursor, version), and takes the
+    prefetched page as the next attempt, as ``correct.ReadAhead`` does.
 
-    Its durable writes are the ones ``safe`` makes, in the same order. But the checker counts a backfilled event
-    as part of the stream from the first response that served it, to anyone: when the prefetched page carries a
-    backfill behind the current page, the current page's ordinary commits (``applied_position`` = each event's
-    position, exactly as ``safe`` writes them) are flagged for invariant 2.
+    Its durable writes are the ones ``safe`` makes, in the same order. The checker once counted a backfill as part
+    of the stream from the first response that served it, so when the prefetched page carried one behind the
+    current page, the current page's ordinary commits were flagged for invariant 2; a verdict must not depend on
+    when a worker fetched.
     """
 
     def run(self):
