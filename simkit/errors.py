@@ -11,3 +11,8 @@ class ScenarioError(SimkitError, ValueError):
 
 class StrategyError(SimkitError, LookupError):
     """A strategy name or ``path:Class`` reference cannot be resolved."""
+
+
+class ConsumerError(SimkitError, RuntimeError):
+    """A consumer's own code raised during a run, or yielded something that is not a request. The message names
+    the strategy, the exception and where it was raised (:func:`simkit.strategies.consumer_error`)."""

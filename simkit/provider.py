@@ -110,6 +110,24 @@ class Provider:
                 behind = hi[k] if behind is None else max(behind, hi[k])
         return last, places
 
+    @property
+    def pages(self) -> int:
+        """How many cursors the provider answers."""
+        return len(self._entries)
+
+    def script(self) -> list[tuple[str, tuple[Event, ...], str, int]]:
+        """Every page as ``(cursor, events, next_cursor, stuck)``: the chain in order, then the pages off it by
+        cursor (what a scripted scenario of this provider lists)."""
+        entries, index = self._entries, self._index
+        order = sorted(entries, key=lambda c: (index.get(c, len(entries)), c))
+        return [(c, entries[c].events, entries[c].next_cursor, entries[c].stuck) for c in order]
+
+    def stuck_left(self) -> dict[str, int]:
+        """For each stuck cursor fetched, how many of its ``stuck`` answers have been given (the only part of
+        the fetch counts that can still change an answer)."""
+        entries = self._entries
+        return {c: min(n, entries[c].stuck) for c, n in self._fetches.items() if c in entries and entries[c].stuck}
+
     # -- what consumers see -------------------------------------------------------------------------
     def fetch(self, cursor: str, worker: int = 0) -> Page | None:
         """Answer ``fetch(cursor)``; ``None`` when the provider does not know the token."""

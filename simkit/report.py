@@ -62,6 +62,8 @@ def run_summary(run) -> str:
         f"  final checkpoint: {d['final_checkpoint']}   crashes: {d['crashes']}   fetches: {d['fetches']}"
         f"   effects: {d['effects']}",
     ]
+    if d.get("stopped"):
+        lines.append(f"  stopped: {d['stopped']}")
     for x in v.invariant_violations[:8]:
         lines.append(f"  invariant {x['invariant']} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
     if len(v.invariant_violations) > 8:

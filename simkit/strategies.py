@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import re
 import sys
+import sysconfig
 from pathlib import Path
 
 from .consumer import Consumer
-from .errors import StrategyError
+from .errors import ConsumerError, StrategyError
 from .model import Checkpoint, Event, Page
 from .ops import LOST, Barrier, Commit, Effect, Overwrite
 
@@ -186,3 +188,65 @@ def resolve(ref: str) -> type[Consumer]:
 def strategy_name(cls: type[Consumer]) -> str:
     """The name a strategy class reports in verdicts."""
     return cls.name if STRATEGIES.get(cls.name) is cls else cls.__name__
+
+
+def strategy_ref(cls: type) -> str:
+    """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or ``module:Class``."""
+    if STRATEGIES.get(getattr(cls, "name", None)) is cls:
+        return cls.name
+    module = getattr(cls, "__module__", "") or ""
+    if module.startswith("simkit_user_"):           # loaded from a file by resolve()
+        try:
+            return f"{Path(inspect.getsourcefile(cls) or module).name}:{cls.__qualname__}"
+        except TypeError:
+            pass
+    return f"{module}:{cls.__qualname__}"
+
+
+_PACKAGE = str(Path(__file__).resolve().parent)
+_LIBRARIES = tuple({str(Path(p).resolve()) for k, p in sysconfig.get_paths().items()
+                    if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+
+
+def _where(exc: BaseException) -> str:
+    """`` in HOOK (file.py:LINE)`` for the frame that raised: the deepest one in the consumer's own code (not
+    simkit's, not the standard library's or an installed package's), else the deepest of all."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    if not frames:
+        return ""
+
+    def own(tb) -> bool:
+        path = str(Path(tb.tb_frame.f_code.co_filename).resolve())
+        return not path.startswith(_PACKAGE) and not path.startswith(_LIBRARIES)
+
+    tb = next((t for t in reversed(frames) if own(t)), frames[-1])
+    code = tb.tb_frame.f_code
+    return f" in {code.co_name} ({Path(code.co_filename).name}:{tb.tb_lineno})"
+
+
+def _one_line(text: str, width: int = 300) -> str:
+    """``text`` on one line of printable characters, cut at ``width``."""
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: str | None = None) -> ConsumerError:
+    """The one-line error for a consumer whose own code raised ``exc``, or (``exc`` None) that yielded ``op``,
+    which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in is_replay
+    (mine.py:12)``."""
+    ref = strategy_ref(strategy)
+    if problem is not None:
+        return ConsumerError(f"strategy {ref}: {problem}")
+    if exc is None:
+        return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), which is not a "
+                             "request of simkit.ops")
+    if isinstance(exc, StopIteration):
+        return ConsumerError(f"strategy {ref}: its run() returned; a consumer yields requests until "
+                             "the world stops it (caught up, halted or crashed)")
+    message = _one_line(str(exc))
+    return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"
+                         f"{_where(exc)}")

@@ -34,7 +34,7 @@ from .ops import (LOST, Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load
 from .settlement import POLICIES, TIMEOUT, canonical_request, fingerprint
 from .sink import Sink
 from .sqlite_store import make_store
-from .strategies import strategy_name
+from .strategies import consumer_error, strategy_name
 from .trace import Trace
 
 
@@ -49,6 +49,35 @@ def _commit_step(op: Commit) -> str:
 
 class _Halted(Exception):
     pass
+
+
+class _Stopped(Exception):
+    """The progress guard ended the run; ``args[0]`` says why."""
+
+
+#: The progress guard (CONTRACT §4: ``completed`` is false "for a run ended by the progress guard"). Simulated
+#: time is no guard on its own: zero latencies with ``backoff = 0``, a transient event that never stops failing or
+#: latencies of 1e-300 spin at one instant, or nearly, while memory grows. Requests are counted per worker and
+#: handed over every :data:`GUARD_CHUNK` (a local increment per request on the hot path); a run ends, with
+#: ``stopped`` saying why, after :data:`STALL_STEPS` requests at one simulated instant, or once it has spent its
+#: step budget: :data:`STEP_BASE` plus :data:`STEPS_PER_ITEM` per event and page of the stream, per worker. The
+#: bundled scenarios take at most a few thousand steps per run (README, "Progress guard"); a million-event
+#: benchmark about 3 per event.
+GUARD_CHUNK = 1_000
+STALL_STEPS = 100_000
+STEP_BASE = 1_000_000
+STEPS_PER_ITEM = 1_000
+
+
+class Guard:
+    """The progress guard's count: ``steps`` (requests handed over so far, in chunks of :data:`GUARD_CHUNK`) of
+    ``budget``, and ``instant`` of them since simulated time last moved, at ``at``. (Its own object: a World
+    keeps under 30 attributes, CPython's limit for the fast attribute access its hot path relies on.)"""
+
+    __slots__ = ("steps", "budget", "at", "instant")
+
+    def __init__(self, budget: int):
+        self.steps, self.budget, self.at, self.instant = 0, budget, -1.0, 0
 
 
 class World:
@@ -90,6 +119,9 @@ class World:
         self._late = 0                          # late-reply processes still to arrive
         self._placed = (None, 0)
         self.completed = False
+        #: ``None``, or why the progress guard ended the run (:data:`STALL_STEPS`, :meth:`step_budget`)
+        self.stopped: str | None = None
+        self.guard = Guard(self.step_budget())
         self._processes: list = []              # the generators of every SimPy process this world started
         # dispatch by request type, to this class's handlers (functions, not bound methods: no cycle to the world)
         cls = type(self)
@@ -106,23 +138,53 @@ class World:
         try:
             with paused():
                 self.env.run(until=self.env.any_of([self._done, limit]))
+        except _Stopped as stop:
+            self.stopped = stop.args[0]
         finally:
             for process in self._processes:     # their frames hold the world: let it be freed by reference count
                 process.close()
-        self.completed = self._done.triggered
+        self.completed = self._done.triggered and self.stopped is None
         return self
+
+    def step_budget(self) -> int:
+        """The most requests this run may take (:data:`STEP_BASE`, :data:`STEPS_PER_ITEM`)."""
+        return STEP_BASE + STEPS_PER_ITEM * self.scenario.workers * (len(self.provider.events) + self.provider.pages)
+
+    def _progress(self) -> None:
+        """The progress guard, every :data:`GUARD_CHUNK` requests of a worker: too many at one instant, or the
+        step budget spent, ends the run (raises :class:`_Stopped`, which :meth:`run` catches)."""
+        g = self.guard
+        g.steps += GUARD_CHUNK
+        now = self.clock.now
+        if now != g.at:
+            g.at, g.instant = now, GUARD_CHUNK
+        else:
+            g.instant += GUARD_CHUNK
+            if g.instant >= STALL_STEPS:
+                raise _Stopped(f"progress guard: {g.instant} steps at t={now:g} without simulated time advancing")
+        if g.steps >= g.budget:
+            raise _Stopped(f"progress guard: the step budget of {g.budget} steps spent at t={now:g} "
+                           f"({STEP_BASE} + {STEPS_PER_ITEM} per event and page per worker)")
 
     def _start(self, process) -> None:
         self._processes.append(process)
         self.env.process(process)
 
     def _worker(self, worker: int):
+        left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
-            gen = self.strategy(self.contract).run()
+            gen = self._consumer()
             result = None
             try:
                 while True:
-                    op = gen.send(result)
+                    try:
+                        op = gen.send(result)
+                    except Exception as exc:        # the consumer's own code: no traceback, one line (CLI exit 2)
+                        raise consumer_error(self.strategy, exc) from exc
+                    left -= 1
+                    if not left:
+                        left = GUARD_CHUNK
+                        self._progress()
                     instant = self._instant.get(type(op))
                     if instant is not None:
                         result = instant(self, worker, op)
@@ -131,21 +193,41 @@ class World:
                     else:
                         result = yield from self._execute(worker, op)
             except _Crash:
-                gen.close()
+                self._close(gen)
                 self.crashes += 1
                 self._status[worker] = "active"
                 yield from self._latency(self.timing.restart_delay)
                 self._row(worker, "restart")
             except _Halted:
-                gen.close()
+                self._close(gen)
                 return
+
+    def _consumer(self):
+        """A fresh consumer's procedure (after a crash too: it remembers nothing)."""
+        try:
+            gen = self.strategy(self.contract).run()
+        except Exception as exc:
+            raise consumer_error(self.strategy, exc) from exc
+        if not hasattr(gen, "send"):
+            raise consumer_error(self.strategy, None, problem=f"run() returned {type(gen).__name__}, not a generator")
+        return gen
+
+    def _close(self, gen) -> None:
+        """Discard a consumer (crashed or halted): its own cleanup may not raise."""
+        try:
+            gen.close()
+        except Exception as exc:
+            raise consumer_error(self.strategy, exc) from exc
 
     def _execute(self, worker: int, op):
         before, after = crash_points(op)
         event = getattr(op, "event", None)
         if before and (pause := self._point(worker, before, event)) is not None:
             yield from self._pause(worker, pause, event)
-        result = yield from self._timed[type(op)](self, worker, op)
+        timed = self._timed.get(type(op))
+        if timed is None:
+            raise consumer_error(self.strategy, None, op)
+        result = yield from timed(self, worker, op)
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
             yield from self._pause(worker, pause, event)
         return result
@@ -421,12 +503,13 @@ class Run:
         return self.world.trace
 
     def as_dict(self) -> dict:
-        """The ``--json`` object of CONTRACT §6."""
+        """The ``--json`` object of CONTRACT §6, and ``stopped``: ``None``, or why the progress guard ended the run."""
         w = self.world
         return {
             "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
             "settlement": w.settlement,
             **self.verdict.as_dict(),
+            "stopped": w.stopped,               # why the progress guard ended the run (then completed is false)
             "final_checkpoint": w.store.checkpoint.as_dict(),
             "crashes": w.crashes,
             "fetches": len(w.provider.log),
