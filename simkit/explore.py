@@ -160,17 +160,8 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
         roots = {"world": world, "store": store, "sink": sink, "provider": provider}
         refs = {id(v): k for k, v in roots.items()}
         refs.update({id(world.env): "env", id(world.clock): "clock"})
-        fetches = {c: min(n, provider._entries[c].stuck) for c, n in provider._fetches.items()
-                   if c in provider._entries and provider._entries[c].stuck}
-        calls, seen = {}, {}
-        for eid, n in sink._calls.items():
-            event = provider.events.get(eid)
-            behavior = event.behavior if event is not None else "?"
-            if behavior == "transient":
-                spec = sink._specs.get(event.position)
-                calls[eid] = min(n, spec.failures if spec is not None else 1)
-            elif behavior != "ok":
-                seen[eid] = sink._first_seen.get(eid)
+        fetches = provider.stuck_left()
+        calls, seen = sink.handler_state(provider.events)
         decided = {rec[3]: rec[4] for rec in sink.decisions}
         last_read = {r[2]: r[3] for r in store.reads}
         last_page = {r[2]: r[3:] for r in provider.log}
@@ -180,8 +171,9 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
         parts = (world.clock.now, *(_state(v, _SKIP[k], refs) for k, v in roots.items()), sink.effect_count,
                  fetches, calls, seen, decided, last_read, last_page)
         frozen = _freeze(parts, refs)
-        if plan is not None and plan._scripted:
-            frozen += (_freeze(plan._scripted, refs), _freeze(plan._counts, refs))
+        scripted, counts = plan.remaining() if plan is not None else ((), {})
+        if scripted:
+            frozen += (_freeze(scripted, refs), _freeze(counts, refs))
     except (_Opaque, AttributeError, KeyError):
         return None
     return hashlib.sha256(repr(frozen).encode()).digest()

@@ -115,6 +115,10 @@ class FaultPlan:
         n_pos = self._counts.get((worker, ("reply", op), position), 0)
         return self._match(REPLY_FAULTS, worker, "op", op, position, n_any, n_pos)
 
+    def remaining(self) -> tuple[tuple[Fault, ...], dict]:
+        """The scripted faults still to fire and the pass counts they are matched against."""
+        return tuple(self._scripted), dict(self._counts)
+
     def _fired(self, fault: Fault) -> Fault:
         self.fired.append(fault)
         return fault

@@ -162,13 +162,8 @@ def scripted_data(run: Run) -> dict:
     """The scenario of ``run`` as a scripted scenario dict: its provider's pages, explicit faults, no randomness."""
     world, sc = run.world, run.world.scenario
     provider = world.provider
-    entries = provider._entries
-    order = sorted(entries, key=lambda c: (provider._index.get(c, len(entries)), c))
-    pages = []
-    for c in order:
-        e = entries[c]
-        pages.append({"cursor": c, "positions": tuple(x.position for x in e.events),
-                      "ids": tuple(x.id for x in e.events), "next_cursor": e.next_cursor, "stuck": e.stuck})
+    pages = [{"cursor": c, "positions": tuple(x.position for x in events), "ids": tuple(x.id for x in events),
+              "next_cursor": next_cursor, "stuck": stuck} for c, events, next_cursor, stuck in provider.script()]
     specs = {}
     for ev in sorted(provider.events.values(), key=lambda x: x.position):
         if ev.behavior != "ok" or ev.position in sc.events:

@@ -53,6 +53,20 @@ class Sink:
         self.decisions.add(self.clock.tick(), now, worker, event.id, decision)
         return decision
 
+    def handler_state(self, events: dict[str, Event]) -> tuple[dict[str, int], dict[str, float]]:
+        """What the handler's future answers depend on: per transient event its calls so far (capped at its
+        failures), per review or hold event when it was first seen."""
+        calls, seen = {}, {}
+        for eid, n in self._calls.items():
+            event = events.get(eid)
+            behavior = event.behavior if event is not None else "?"
+            if behavior == "transient":
+                spec = self._specs.get(event.position)
+                calls[eid] = min(n, spec.failures if spec is not None else 1)
+            elif behavior != "ok":
+                seen[eid] = self._first_seen.get(eid)
+        return calls, seen
+
     def effect(self, worker: int, event_id: str) -> None:
         """Run the event's effect. The ``idempotent`` sink deduplicates by event id; ``unsafe`` never does."""
         if self.kind == "idempotent" and event_id in self.effect_count:
