@@ -188,6 +188,8 @@ class World:
                     instant = self._instant.get(type(op))
                     if instant is not None:
                         result = instant(self, worker, op)
+                    elif type(op) is Commit and op.with_effect and self.sink.external:
+                        result = yield from self._effect_then_commit(worker, op)
                     elif type(op) is Commit and self._quiet(self.timing.commit_latency):
                         result = self._commit_ahead(worker, op)
                     else:
@@ -218,6 +220,15 @@ class World:
             gen.close()
         except Exception as exc:
             raise consumer_error(self.strategy, exc) from exc
+
+    def _effect_then_commit(self, worker: int, op):
+        """``Commit(with_effect=True)`` on an external sink: no external sink joins the store's transaction
+        (invariant 4 offers a transaction only where the sink has one), so it is the call, then the commit, with
+        the crash points of both between them."""
+        done = yield from self._execute(worker, Effect(op.event))
+        if done is LOST:
+            return LOST
+        return (yield from self._execute(worker, Commit(op.event, op.outcome, op.applied_position)))
 
     def _execute(self, worker: int, op):
         before, after = crash_points(op)

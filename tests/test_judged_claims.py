@@ -119,3 +119,19 @@ def test_a_halt_on_acceptable_overlap_is_unjustified():
 def test_a_consumer_that_only_halts_never_completes():
     v = run(OnlyHalts).verdict
     assert v.halt_justified is False and not v.completed and not v.ok and not v.lost
+
+
+class CallInsideTheTransaction(Consumer):
+    """Asks for the external call "inside" the receipt's transaction, which no external sink offers."""
+
+    def apply(self, event, applied_position):
+        return (yield Commit(event, "applied", applied_position, with_effect=True))
+
+
+def test_an_external_call_never_joins_the_stores_transaction():
+    """On an external sink ``Commit(with_effect=True)`` is the call, then the commit: a crash between them
+    (after_effect) leaves an effect without its receipt, and the retry calls again."""
+    sc = simkit.load("shortcut_success_before_effect")                    # an unsafe (non-idempotent) sink
+    faults = (simkit.parse_crash_arg("after_effect@106"),)
+    v = simkit.simulate(sc, CallInsideTheTransaction, faults=faults).verdict
+    assert v.duplicated == ["e106"] and 4 in v.invariants_broken
