@@ -181,7 +181,7 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
         assert missing.json() == {"error": {"status": 404, "code": "route_not_found", "message":
                                             "no route POST /api/v1/memory/nope; the routes are POST "
                                             "/api/v1/memory/changes, POST /api/v1/memory/checkpoints, "
-                                            "POST /api/v1/memory/checkpoints/read"}}
+                                            "POST /api/v1/memory/checkpoints/read, POST /api/v1/memory/query"}}
         wrong = c.get("/api/v1/memory/changes")
         assert wrong.status_code == 405 and wrong.headers["cache-control"] == "no-store"
         assert wrong.headers["allow"] == "POST"

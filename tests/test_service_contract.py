@@ -18,6 +18,7 @@ from simkit.service.http import create_app, running
 from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
 
 CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+QUERY = "/api/v1/memory/query"
 OTHER_SCOPE = {**DEV_SCOPE, "agent_id": "other-agent"}
 
 
@@ -381,7 +382,7 @@ def test_no_implicit_reset_rollback_or_checkpoint_deletion(env):
     assert env.write(env.cursor(0) | {"sequence": 7}, 2, "k3").status == 409
     r = env.read()
     assert r["checkpoint"]["cursor"]["sequence"] == 3 and r["checkpoint"]["revision"] == 1   # not reset, not deleted
-    assert set(ROUTES) == {CHANGES, READ, WRITE}                 # no reset, rollback or delete route
+    assert set(ROUTES) == {CHANGES, QUERY, READ, WRITE}          # no reset, rollback or delete route
 
 
 def test_a_replaced_journal_needs_a_new_consumer_identity_after_reconciliation(env):

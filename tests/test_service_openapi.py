@@ -29,7 +29,7 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 def test_openapi_document_lists_exactly_the_seed_004_routes():
     doc = APP.openapi()
-    assert set(doc["paths"]) == {"/api/v1/memory/changes", "/api/v1/memory/checkpoints/read",
+    assert set(doc["paths"]) == {"/api/v1/memory/changes", "/api/v1/memory/query", "/api/v1/memory/checkpoints/read",
                                  "/api/v1/memory/checkpoints"}
     assert all(set(item) == {"post"} for item in doc["paths"].values())
     ops = OPS_APP.openapi()

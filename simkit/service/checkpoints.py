@@ -11,24 +11,59 @@ exact scope (403) → requested faults: the ``inject_faults`` role (403) and kno
 state (404 / 409 / 500). A rejected call changes no state: a fault is injected only into a call that passed every
 check before it, and only a subject with the ``inject_faults`` role may ask for one.
 
+Routes (:data:`ROUTES`; bodies in :mod:`simkit.service.contract`, their OpenAPI models in
+:mod:`simkit.service.schema`):
+
+| route | needs | answers | errors |
+| --- | --- | --- | --- |
+| ``POST /api/v1/memory/changes`` | ``memory_read`` | a feed page (feed-notes.md) | 400 401 403 409 413 500 |
+| ``POST /api/v1/memory/query`` | ``memory_read`` | ``{contract_version, records, scanned, next_after, feed_cursor}`` | 400 401 403 413 |
+| ``POST /api/v1/memory/checkpoints/read`` | ``memory_read`` + ``memory_checkpoint`` | ``{contract_version, scope, checkpoint}`` | 400 401 403 404 413 500 |
+| ``POST /api/v1/memory/checkpoints`` | ``memory_read`` + ``memory_checkpoint`` | ``{contract_version, receipt}`` | 400 401 403 409 413 500 |
+
+The memory query (seed 004's "initial memory query scan", :mod:`simkit.service.memory`) takes ``{contract_version,
+scope, filter: {limit, scan_limit, next_after}}``; deleted records and records private to another subject use up
+``scan_limit`` without being returned, so a page may be empty while ``next_after`` is not null; the scan is complete
+when ``next_after`` is null. It has no 409: ``next_after`` is a record id, valid whatever the journal holds.
+
+**Writes commit together.** A checkpoint command's checkpoint and its idempotency receipt are one synchronous batch
+(seed 004: *"Checkpoint and receipt commit in one synchronous WAL batch in the memory store"*); a memory mutation's
+record, journal entry and receipt likewise (feed-notes.md). :data:`STORES` names the batched store and, to show what
+the batch prevents, two stores that split the checkpoint write in two, with a crash point between (the
+``crash-mid-write`` fault; see :meth:`CheckpointService._commit`).
+
 The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
 """
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import contract as C
+from . import memory
 from .contract import ServiceError, conflict, digest
 from .feed import Journal, inactive_page
+from .memory import Record
 
 ROUTES = {
     "/api/v1/memory/changes": "changes",
+    "/api/v1/memory/query": "query",
     "/api/v1/memory/checkpoints/read": "read",
     "/api/v1/memory/checkpoints": "write",
 }
-NEEDS = {"changes": frozenset({C.MEMORY_READ}), "read": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT}),
+NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_READ}),
+         "read": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT}),
          "write": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT})}
+#: How a checkpoint command's two writes, the checkpoint and its idempotency receipt, reach the store:
+#: ``batched`` in one synchronous batch (seed 004; the default), ``split`` the checkpoint and then the receipt,
+#: ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a split store
+#: loses one of them (:meth:`CheckpointService._commit`).
+STORES = ("batched", "split", "split_receipt_first")
+
+
+class ServerCrash(Exception):
+    """The service process died in the middle of a call (the ``crash-mid-write`` fault): whatever it had written
+    stays, the rest of the call never happens, and the caller gets no reply."""
 
 
 class ManualClock:
@@ -49,8 +84,13 @@ class Reply:
     status: int
     body: dict
     headers: dict = field(default_factory=lambda: dict(C.NO_STORE))
-    #: the fault kinds injected into this call (``lose-reply``: the transport drops this reply)
+    #: the fault kinds injected into this call (``lose-reply``, ``crash-mid-write``: the caller gets no reply)
     faults: tuple = ()
+
+    @property
+    def lost(self) -> bool:
+        """The caller never hears this reply (a fault of :data:`simkit.service.contract.LOST_REPLY_FAULTS`)."""
+        return any(f in C.LOST_REPLY_FAULTS for f in self.faults)
 
 
 @dataclass
@@ -106,23 +146,34 @@ class WriteRecord:
 
 @dataclass
 class Backup:
-    """A snapshot of the stored data (journals, checkpoints, receipts). Identities and grants are not data."""
+    """A snapshot of the stored data (journals, checkpoints, receipts, records, mutation receipts). Identities and
+    grants are not data."""
 
     journals: dict
     checkpoints: dict
     receipts: dict
     taken_at_millis: int
+    records: dict = field(default_factory=dict)
+    mutations: dict = field(default_factory=dict)
 
 
 def _receipt_digest(receipt: dict) -> str:
     return digest({k: receipt[k] for k in ("contract_version", "idempotency_key", "checkpoint")})
 
 
-class CheckpointService:
-    """Seed 004's service: change feed, checkpoint read and write, backup and restore."""
+def _mutation_digest(receipt: dict) -> str:
+    return digest({k: receipt[k] for k in ("idempotency_key", "entry")})
 
-    def __init__(self, clock: ManualClock | None = None):
+
+class CheckpointService:
+    """Seed 004's service: change feed, memory records and their query, checkpoint read and write, backup and
+    restore. ``store`` is one of :data:`STORES` (default ``batched``, the seed's)."""
+
+    def __init__(self, clock: ManualClock | None = None, store: str = "batched"):
+        if store not in STORES:
+            raise ValueError(f"unknown store {store!r}; one of {', '.join(STORES)}")
         self.clock = clock or ManualClock()
+        self.store = store
         self.subjects: dict[str, Subject] = {}
         self.credentials: dict[str, str] = {}
         self.revoked: set[str] = set()
@@ -130,6 +181,10 @@ class CheckpointService:
         self.checkpoints: dict[tuple, Stored] = {}
         #: (subject, namespace, idempotency key) -> (command fingerprint, receipt)
         self.receipts: dict[tuple, tuple[str, dict]] = {}
+        #: namespace -> record id -> record (:mod:`simkit.service.memory`)
+        self.records: dict[tuple, dict[str, Record]] = {}
+        #: (author, namespace, idempotency key) -> (mutation fingerprint, receipt)
+        self.mutations: dict[tuple, tuple[str, dict]] = {}
         #: ground truth for checkers: committed commands, restores
         self.writes: list[WriteRecord] = []
         self.restores: list[tuple[int, int]] = []
@@ -195,8 +250,63 @@ class CheckpointService:
 
     def append(self, tenant: str, scope: dict, kind: str, record_id: str, author: str = "writer") -> dict:
         """A memory mutation's journal entry (activating the journal if needed). Not a checkpoint route."""
+        return self.mutate(tenant, scope, kind, record_id, author)["entry"]
+
+    def mutate(self, tenant: str, scope: dict, kind: str, record_id: str, author: str = "writer",
+               idempotency_key: str | None = None, private_to: str | None = None) -> dict:
+        """A memory mutation (activating the journal if needed): ``{"entry": ...}``, plus ``"receipt":
+        {idempotency_key, receipt_digest}`` when it carries an idempotency key.
+
+        feed-notes.md: *"A mutation, its idempotency receipt and its journal entry commit together; an identical
+        command retry creates no second entry; rejected commands do not advance the journal."* The record, the
+        journal entry and the receipt are written together, with nothing that can fail between them. Keys are
+        scoped to the author and namespace; the command is ``(kind, record_id, private_to)``. An identical retry
+        returns the original entry and receipt, even after later mutations; the same key for another command is a
+        409 ``idempotency_conflict`` that changes nothing. ``private_to`` makes a new record visible to that subject
+        only (:mod:`simkit.service.memory`); a change to an existing record keeps its owner.
+        """
+        if kind not in C.KINDS:
+            raise ValueError(f"unknown change kind {kind!r}; one of {', '.join(C.KINDS)}")
+        ns = (tenant, C.scope(scope))
+        fingerprint = digest({"kind": kind, "record_id": record_id, "private_to": private_to})
+        rkey = None if idempotency_key is None else (author, ns, idempotency_key)
+        if rkey is not None and rkey in self.mutations:
+            stored_fp, receipt = self.mutations[rkey]
+            if _mutation_digest(receipt) != receipt["receipt_digest"]:
+                raise ServiceError(500, "integrity_failure", "stored mutation receipt does not match its receipt_digest")
+            if stored_fp != fingerprint:
+                raise conflict("idempotency_conflict", "idempotency_key was used for another mutation (kind, "
+                                                       "record_id or private_to); use a new key")
+            return {"entry": copy.deepcopy(receipt["entry"]),
+                    "receipt": {"idempotency_key": idempotency_key, "receipt_digest": receipt["receipt_digest"]}}
         self.activate_journal(tenant, scope)
-        return self.journals[(tenant, C.scope(scope))].append(kind, record_id, author, self.clock.now_millis).as_dict(2)
+        records = self.records.setdefault(ns, {})
+        prev = records.get(record_id)
+        now = self.clock.now_millis
+        record = Record(record_id, (prev.revision if prev else 0) + 1, kind, author, now,
+                        prev.private_to if prev else private_to)
+        entry = self.journals[ns].append(kind, record_id, author, now, record.revision).as_dict(2)
+        records[record_id] = record
+        out = {"entry": entry}
+        if rkey is not None:
+            receipt = {"idempotency_key": idempotency_key, "entry": copy.deepcopy(entry)}
+            receipt["receipt_digest"] = _mutation_digest(receipt)
+            self.mutations[rkey] = (fingerprint, receipt)
+            out["receipt"] = {"idempotency_key": idempotency_key, "receipt_digest": receipt["receipt_digest"]}
+        return out
+
+    def import_record(self, tenant: str, scope: dict, record_id: str, author: str = "importer",
+                      private_to: str | None = None, deleted: bool = False) -> Record:
+        """A record from before the namespace's journal was activated: no journal entry, so the feed never delivers
+        it and only the initial reconciliation scan finds it. ``deleted``: a tombstone (created, then deleted).
+        Only before activation (``ValueError`` after)."""
+        ns = (tenant, C.scope(scope))
+        if ns in self.journals:
+            raise ValueError("the namespace's journal is active: a record now comes with its journal entry (mutate)")
+        record = Record(record_id, 2 if deleted else 1, "deleted" if deleted else "created", author,
+                        self.clock.now_millis, private_to)
+        self.records.setdefault(ns, {})[record_id] = record
+        return record
 
     def replace_journal(self, tenant: str, scope: dict) -> str:
         """Give the namespace a new journal identity (as a restore from another lineage would)."""
@@ -222,6 +332,8 @@ class CheckpointService:
             body = self._handle(op, authorization, raw, faults, scheduled, injected)
         except ServiceError as exc:
             return Reply(exc.status, exc.body(), faults=tuple(injected))
+        except ServerCrash as crash:                      # nobody hears this reply (Reply.lost)
+            return Reply(500, ServiceError(500, "server_crashed", str(crash)).body(), faults=tuple(injected))
         return Reply(200, body, faults=tuple(injected))
 
     def _handle(self, op: str, authorization: str | None, raw: bytes, faults, scheduled, injected: list) -> dict:
@@ -238,6 +350,11 @@ class CheckpointService:
                 if journal is not None and journal.head:
                     self.corrupt_journal(ns[0], C.scope_dict(sc), min((after or {}).get("sequence", 0) + 1, journal.head))
             return self._changes(ns, version, after, through, limit)
+        if op == "query":
+            version, sc, limit, scan_limit, after = C.query_request(body)
+            ns = self._authorize(subject, sc, op)
+            injected += self._faults(subject, op, faults, scheduled)
+            return self._query(subject, ns, version, limit, scan_limit, after)
         if op == "read":
             version, sc, consumer_id = C.read_request(body)
         else:
@@ -249,7 +366,7 @@ class CheckpointService:
             self.corrupt_checkpoint(subject.subject_id, C.scope_dict(sc), consumer_id, version)
         if op == "read":
             return self._read(subject, ns, sc, version, consumer_id)
-        return self._write(subject, ns, cmd)
+        return self._write(subject, ns, cmd, crash="crash-mid-write" in injected)
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
         """The faults to inject into an authorized call: the ones asked for, then the start-up ones now due."""
@@ -262,6 +379,9 @@ class CheckpointService:
             if unknown:
                 raise C.bad("bad_fault", f"X-Simkit-Fault: unknown fault {C.show(unknown[0])}; one of "
                                          f"{', '.join(C.FAULT_KINDS)}")
+            if "crash-mid-write" in kinds and op != "write":
+                raise C.bad("bad_fault", "X-Simkit-Fault: crash-mid-write applies to POST /api/v1/memory/checkpoints "
+                                         "only (a crash between its checkpoint write and its receipt write)")
         return kinds + list(scheduled(op) if scheduled else ())
 
     def authenticate(self, authorization: str | None) -> Subject:
@@ -298,6 +418,14 @@ class CheckpointService:
             return inactive_page(version)
         return journal.page(after, through, limit, version)
 
+    def _query(self, subject: Subject, ns: tuple, version: int, limit: int, scan_limit: int, after: str | None) -> dict:
+        """One page of the initial memory query scan (:mod:`simkit.service.memory`), with the feed's high watermark
+        as of this page (``feed_cursor``; null before the journal is active)."""
+        found, scanned, nxt = memory.scan(self.records.get(ns, {}), subject.subject_id, after, limit, scan_limit)
+        journal = self.journals.get(ns)
+        return {"contract_version": version, "records": [r.as_dict() for r in found], "scanned": scanned,
+                "next_after": nxt, "feed_cursor": None if journal is None else journal.cursor(journal.head, version)}
+
     def _stored(self, key) -> Stored | None:
         rec = self.checkpoints.get(key)
         if rec is not None and digest(rec.digest_input()) != rec.checkpoint_digest:
@@ -311,7 +439,7 @@ class CheckpointService:
                                                             f"{consumer_id!r}; run the feed's initial reconciliation")
         return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
 
-    def _write(self, subject: Subject, ns: tuple, cmd: dict) -> dict:
+    def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False) -> dict:
         version = cmd["contract_version"]
         fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
         rkey = (subject.subject_id, ns, cmd["idempotency_key"])
@@ -352,25 +480,66 @@ class CheckpointService:
         new = Stored(**{**new.__dict__, "checkpoint_digest": digest(new.digest_input())})
         receipt = {"contract_version": version, "idempotency_key": cmd["idempotency_key"], "checkpoint": new.public()}
         receipt["receipt_digest"] = _receipt_digest(receipt)
-        # One atomic batch: checkpoint and receipt together. No journal entry: no feedback loop in the feed.
-        self.checkpoints[key] = new
-        self.receipts[rkey] = (fingerprint, receipt)
-        self._seq += 1
-        self.writes.append(WriteRecord(self._seq, self.clock.now_millis, subject.subject_id, ns, version,
-                                       cmd["consumer_id"], cmd["idempotency_key"], rec.public() if rec else None,
-                                       new.public()))
+        # No journal entry: checkpoint writes cannot create a feedback loop in the feed.
+        self._commit(key, new, rkey, (fingerprint, receipt),
+                     WriteRecord(0, self.clock.now_millis, subject.subject_id, ns, version, cmd["consumer_id"],
+                                 cmd["idempotency_key"], rec.public() if rec else None, new.public()), crash)
         return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
+
+    def _commit(self, key, new: Stored, rkey, receipt_row, record: WriteRecord, crash: bool) -> None:
+        """Write a checkpoint command's checkpoint and idempotency receipt as :attr:`store` says; ``crash``: the
+        process dies between the two writes (:class:`ServerCrash`). Ground truth (:attr:`writes`) records the
+        checkpoint write.
+
+        - ``batched`` (seed 004): one synchronous batch, so there is no point between the two: a crash lands before
+          the batch (nothing written, as if the request had been lost) or after it; simkit puts it after, the case
+          in which the identical retry must be answered from the receipt. It is.
+        - ``split``: the checkpoint, then the receipt. A crash between loses the receipt: the checkpoint has
+          advanced, and the identical retry, the one recovery seed 004 gives a client whose reply was lost, finds
+          no receipt, is judged as a new command, and meets its own commit: 409 ``revision_conflict`` instead of
+          *"its original receipt"*, and that receipt can never be had again.
+        - ``split_receipt_first``: the receipt, then the checkpoint. A crash between loses the checkpoint, which is
+          worse and harder to see: the identical retry gets a 200 with a receipt for progress the service never
+          stored, and only a later read (or a 409) shows it.
+
+        Either order loses something; ``split`` is the order a store that saves progress and then remembers the
+        answer would use, and the retry itself exposes its loss, so it is the split store the simulation and the
+        command line show beside the batch.
+        """
+        def checkpoint():
+            self.checkpoints[key] = new
+            self._seq += 1
+            self.writes.append(replace(record, seq=self._seq))
+
+        def receipt():
+            self.receipts[rkey] = receipt_row
+
+        if self.store == "batched":
+            checkpoint()
+            receipt()
+            if crash:
+                raise ServerCrash("crash-mid-write: the server died after its one checkpoint-and-receipt batch")
+            return
+        first, second = (checkpoint, receipt) if self.store == "split" else (receipt, checkpoint)
+        first()
+        if crash:
+            raise ServerCrash(f"crash-mid-write: the server died after writing the {first.__name__} and before "
+                              f"writing the {second.__name__}")
+        second()
 
     # -- backup, restore, integrity faults --------------------------------------------------------------------
     def backup(self) -> Backup:
         return Backup(copy.deepcopy(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
-                      self.clock.now_millis)
+                      self.clock.now_millis, {ns: dict(r) for ns, r in self.records.items()},
+                      copy.deepcopy(self.mutations))
 
     def restore(self, backup: Backup) -> None:
         """Put the stored data back as it was when ``backup`` was taken (seed 004 "Recovery and limits")."""
         self.journals = copy.deepcopy(backup.journals)
         self.checkpoints = dict(backup.checkpoints)
         self.receipts = copy.deepcopy(backup.receipts)
+        self.records = {ns: dict(r) for ns, r in backup.records.items()}
+        self.mutations = copy.deepcopy(backup.mutations)
         self._seq += 1
         self.restores.append((self._seq, self.clock.now_millis))
 
@@ -380,6 +549,8 @@ class CheckpointService:
             "journals": sorted([repr(ns), j.journal_id, [e.as_dict(2) for e in j.entries]] for ns, j in self.journals.items()),
             "checkpoints": sorted([repr(k), v.digest_input(), v.checkpoint_digest] for k, v in self.checkpoints.items()),
             "receipts": sorted([repr(k), fp, r] for k, (fp, r) in self.receipts.items()),
+            "records": sorted([repr(ns), rid, r.content()] for ns, rs in self.records.items() for rid, r in rs.items()),
+            "mutations": sorted([repr(k), fp, r] for k, (fp, r) in self.mutations.items()),
         })
 
     def corrupt_checkpoint(self, subject_id: str, scope: dict, consumer_id: str, version: int = 1) -> bool:

@@ -2,8 +2,10 @@
 
 ``simkit serve`` starts with subject ``dev`` (bearer credential ``dev``) granted ``memory_read`` and
 ``memory_checkpoint`` on :data:`DEV_SCOPE`, with the ``inject_faults`` role (it may send ``X-Simkit-Fault``) and
-no other, and that namespace's journal active with a few changes. A TOML config file adds subjects, credentials,
-grants, roles, journals and faults::
+no other, and that namespace's journal active with a few changes. The namespace also holds three records from
+before its journal (:data:`DEV_RECORDS`): a deleted one and one private to another subject sort first, so a memory
+query with ``scan_limit`` 2 answers an empty first page that still has a ``next_after``. A TOML config file adds
+subjects, credentials, grants, roles, journals and faults::
 
     faults = ["lose-reply@write#2"]       # top level (before any [[table]]), like --fault
 
@@ -33,9 +35,10 @@ append to any namespace's journal), which exist only when some subject holds it;
 ``X-Simkit-Fault`` header. ``--operator TOKEN`` is short for a subject ``operator`` with credential TOKEN and the
 ``operator`` role. No subject is an operator by default.
 
-Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``read``,
-``write`` (default any), N the n-th matching request (default 1, ``*`` every one); a request counts only once it
-has passed authentication and authorization, and a rejected one gets no fault.
+Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``query``, ``read``,
+``write`` (default any; ``crash-mid-write`` is for ``write`` only, and its default), N the n-th matching request
+(default 1, ``*`` every one); a request counts only once it has passed authentication and authorization, and a
+rejected one gets no fault.
 """
 from __future__ import annotations
 
@@ -46,15 +49,18 @@ from pathlib import Path
 
 from ..errors import SimkitError
 from . import contract as C
-from .checkpoints import CheckpointService, ManualClock
+from .checkpoints import STORES, CheckpointService, ManualClock
 
 DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}
 DEV_TENANT = "tenant"
 MAX_CONFIG_CHANGES = 100_000
 DEV_CHANGES = (("created", "note-1"), ("created", "note-2"), ("updated", "note-1"), ("derived", "summary-1"),
                ("reviewed", "note-2"))
+#: Records from before the dev journal, (record id, state): ``deleted`` a tombstone, ``private`` private to subject
+#: ``archivist``, ``visible`` visible to ``dev``. In record id order they come before the journal's records.
+DEV_RECORDS = (("archive-1", "deleted"), ("archive-2", "private"), ("archive-3", "visible"))
 FAULT_KINDS = C.FAULT_KINDS
-FAULT_ROUTES = ("changes", "read", "write")
+FAULT_ROUTES = ("changes", "query", "read", "write")
 
 
 class ServiceConfigError(SimkitError, ValueError):
@@ -86,6 +92,10 @@ def parse_fault(text: str, where: str = "--fault") -> FaultSpec:
             n = -1
         if n < 1:
             raise ServiceConfigError(f"{where} {text!r}: occurrence after '#' must be a positive integer or '*'")
+    if kind == "crash-mid-write":
+        if route not in ("", "write"):
+            raise ServiceConfigError(f"{where} {text!r}: crash-mid-write applies to checkpoint writes only (@write)")
+        route = "write"
     return FaultSpec(kind, route or None, n)
 
 
@@ -104,11 +114,16 @@ def _scope(value, where: str) -> dict:
     return sc
 
 
-def dev_service(clock=None, changes: int = len(DEV_CHANGES)) -> CheckpointService:
-    """The service ``simkit serve`` starts with: subject ``dev``, its grants, an active journal with changes."""
-    svc = CheckpointService(clock or ManualClock())
+def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS, store: str = "batched") -> CheckpointService:
+    """The service ``simkit serve`` starts with: subject ``dev``, its grants, ``records`` from before the journal
+    (:data:`DEV_RECORDS`; ``()`` for none), then an active journal with changes. ``store``: one of
+    :data:`simkit.service.checkpoints.STORES`."""
+    svc = CheckpointService(clock or ManualClock(), store)
     svc.add_subject("dev", DEV_TENANT, credentials=["dev"], roles=[C.INJECT_FAULTS])
     svc.grant("dev", DEV_SCOPE, [C.MEMORY_READ, C.MEMORY_CHECKPOINT])
+    for record_id, state in records:
+        svc.import_record(DEV_TENANT, DEV_SCOPE, record_id, private_to="archivist" if state == "private" else None,
+                          deleted=state == "deleted")
     svc.activate_journal(DEV_TENANT, DEV_SCOPE)
     for i in range(changes):
         kind, record = DEV_CHANGES[i % len(DEV_CHANGES)]
@@ -271,13 +286,15 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
 
 
 def build_service(clock=None, config: str | None = None, credentials=(), grants=(), faults=(),
-                  operator: str | None = None) -> tuple[CheckpointService, list[FaultSpec]]:
+                  operator: str | None = None, store: str = "batched") -> tuple[CheckpointService, list[FaultSpec]]:
     """The dev service plus a config file and flags; the start-up faults.
 
     ``operator`` (``--operator TOKEN``) issues TOKEN to subject ``operator`` (created if new) with the
-    ``operator`` role.
+    ``operator`` role. ``store`` (``--store``): one of :data:`simkit.service.checkpoints.STORES`.
     """
-    svc = dev_service(clock)
+    if store not in STORES:
+        raise ServiceConfigError(f"--store {store!r}: one of {', '.join(STORES)}")
+    svc = dev_service(clock, store=store)
     specs: list[FaultSpec] = []
     if config:
         specs += apply_config(svc, load_config(config), config)

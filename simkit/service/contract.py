@@ -26,8 +26,11 @@ import unicodedata
 CONTRACT_VERSIONS = (1, 2)
 #: "Standard 64 KiB request limits" (seed 004, "Recovery and limits").
 MAX_REQUEST_BYTES = 64 * 1024
-#: Feed page size bounds (feed-notes.md: "limit 1–256").
+#: Feed page size bounds (feed-notes.md: "limit 1–256"); the memory query's ``filter.limit`` has the same bounds.
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 256, 100
+#: The memory query's ``filter.scan_limit``: candidates a page may examine, available or not (simkit's bounds;
+#: seed 004 asks only that it be set independently of ``filter.limit``).
+MIN_SCAN_LIMIT, MAX_SCAN_LIMIT, DEFAULT_SCAN_LIMIT = 1, 4096, 1024
 #: "an unsigned 64-bit sequence" (feed-notes.md).
 MAX_SEQUENCE = 2**64 - 1
 #: Identity rule of seed 004: "1–128 UTF-8 bytes with no control characters or blank value".
@@ -43,8 +46,12 @@ SCOPE_KEYS = ("project_id", "mission_id", "agent_id", "visibility")
 NO_STORE = {"Cache-Control": "no-store"}
 #: Arrays and objects nested deeper than this are a 400 (seed 004's bodies nest four levels at most).
 MAX_JSON_DEPTH = 32
-#: Faults ``simkit serve`` can inject (``X-Simkit-Fault`` or ``--fault``).
-FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal")
+#: Faults ``simkit serve`` can inject (``X-Simkit-Fault`` or ``--fault``). ``crash-mid-write`` (checkpoint writes
+#: only): the server dies between its checkpoint write and its receipt write, which only a store that splits them
+#: has (:data:`simkit.service.checkpoints.STORES`); the reply is lost either way.
+FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal", "crash-mid-write")
+#: The faults whose call the caller never hears back from.
+LOST_REPLY_FAULTS = ("lose-reply", "crash-mid-write")
 #: Service-wide roles of a subject (not scoped, unlike grants): ``operator`` may call the ``/_simkit/*`` operator
 #: routes; ``inject_faults`` may send ``X-Simkit-Fault``. Neither grants any memory capability.
 OPERATOR, INJECT_FAULTS = "operator", "inject_faults"
@@ -205,6 +212,26 @@ def changes_request(body: dict) -> tuple[int, tuple, dict | None, dict | None, i
     return version, sc, after, through, limit
 
 
+def query_request(body: dict) -> tuple[int, tuple, int, int, str | None]:
+    """``POST /api/v1/memory/query``: (version, scope, limit, scan_limit, next_after).
+
+    ``filter`` is optional, and each of its fields: ``limit`` 1-256 (default 100), ``scan_limit`` 1-4096 (default
+    1024), ``next_after`` a record id (the identity rule) or null (from the first candidate).
+    """
+    _fields(body, "request", ("contract_version", "scope"), ("filter",))
+    version = contract_version(body["contract_version"], "contract_version")
+    sc = scope(body["scope"])
+    f = _fields({} if body.get("filter") is None else body["filter"], "filter", (), ("limit", "scan_limit", "next_after"))
+    limit = f.get("limit", DEFAULT_LIMIT)
+    if not _is_int(limit) or not MIN_LIMIT <= limit <= MAX_LIMIT:
+        raise bad("malformed_bounds", f"filter.limit must be an integer {MIN_LIMIT}-{MAX_LIMIT}")
+    scan_limit = f.get("scan_limit", DEFAULT_SCAN_LIMIT)
+    if not _is_int(scan_limit) or not MIN_SCAN_LIMIT <= scan_limit <= MAX_SCAN_LIMIT:
+        raise bad("malformed_bounds", f"filter.scan_limit must be an integer {MIN_SCAN_LIMIT}-{MAX_SCAN_LIMIT}")
+    after = f.get("next_after")
+    return version, sc, limit, scan_limit, None if after is None else identity(after, "filter.next_after")
+
+
 def read_request(body: dict) -> tuple[int, tuple, str]:
     """``POST /api/v1/memory/checkpoints/read``: (version, scope, consumer_id)."""
     _fields(body, "request", ("contract_version", "scope", "consumer_id"))
@@ -250,16 +277,22 @@ def bearer(authorization: str | None) -> str:
 
 
 # -- the operator routes of ``simkit serve`` (not seed 004) ------------------------------------------------------
-def append_request(body: dict, default_tenant: str, default_scope: dict) -> tuple[str, tuple, str, str]:
-    """``POST /_simkit/append``: (tenant, scope, kind, record_id); every field optional, each checked like the
-    seed's identities (``record_id`` and ``tenant`` 1–128 UTF-8 bytes, no control characters, not blank)."""
-    _fields(body, "request", (), ("tenant", "scope", "kind", "record_id"))
+def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict:
+    """``POST /_simkit/append``: a memory mutation, as keyword arguments of
+    :meth:`simkit.service.checkpoints.CheckpointService.mutate` (``tenant``, ``scope``, ``kind``, ``record_id``,
+    ``idempotency_key``, ``private_to``). Every field optional; ``tenant``, ``record_id``, ``idempotency_key`` and
+    ``private_to`` checked like the seed's identities (1–128 UTF-8 bytes, no control characters, not blank)."""
+    _fields(body, "request", (), ("tenant", "scope", "kind", "record_id", "idempotency_key", "private_to"))
     tenant = identity(body.get("tenant", default_tenant), "tenant")
     sc = scope(body.get("scope", default_scope))
     kind = body.get("kind", "created")
     if kind not in KINDS:
         raise bad("malformed_kind", f"kind must be one of {', '.join(KINDS)}, got {show(kind)}")
-    return tenant, sc, kind, identity(body.get("record_id", "note"), "record_id")
+    key, private = body.get("idempotency_key"), body.get("private_to")
+    return {"tenant": tenant, "scope": scope_dict(sc), "kind": kind,
+            "record_id": identity(body.get("record_id", "note"), "record_id"),
+            "idempotency_key": None if key is None else identity(key, "idempotency_key"),
+            "private_to": None if private is None else identity(private, "private_to")}
 
 
 def backup_request(body: dict) -> None:

@@ -2,6 +2,18 @@
 
 The routes are seed 004's; each reads the raw body and hands it to :meth:`CheckpointService.call`, so the
 server answers exactly what the model answers. FastAPI publishes the OpenAPI document at ``/openapi.json``.
+
+| route | body | answer | errors |
+| --- | --- | --- | --- |
+| ``POST /api/v1/memory/changes`` | ``{contract_version, scope, query: {after, through, limit}}`` | ``{contract_version, changes, next_cursor, high_watermark, complete}`` | 400 401 403 409 413 500 |
+| ``POST /api/v1/memory/query`` | ``{contract_version, scope, filter: {limit, scan_limit, next_after}}`` | ``{contract_version, records, scanned, next_after, feed_cursor}`` | 400 401 403 413 |
+| ``POST /api/v1/memory/checkpoints/read`` | ``{contract_version, scope, consumer_id}`` | ``{contract_version, scope, checkpoint}`` | 400 401 403 404 413 500 |
+| ``POST /api/v1/memory/checkpoints`` | ``{scope, command}`` | ``{contract_version, receipt}`` | 400 401 403 409 413 500 |
+
+The memory query is seed 004's initial reconciliation scan (:mod:`simkit.service.memory`): deleted records and
+records private to another subject use up ``scan_limit`` unreturned, so a page can be empty with a ``next_after``;
+the scan is complete when ``next_after`` is null; ``feed_cursor`` is the feed's high watermark as of the page (keep
+the first page's).
 Every reply carries ``Cache-Control: no-store``, and every error, an unknown route (404 ``route_not_found``) or
 method (405 ``method_not_allowed``) and the operator routes' included, the body ``{"error": {"status", "code",
 "message"}}`` of :meth:`simkit.service.contract.ServiceError.body` (:func:`_error`).
@@ -14,7 +26,11 @@ that passed authentication and authorization, and the header only from a subject
 - ``lose-reply``: the request takes effect, then the connection is closed mid-reply (the client sees a
   truncated response, exactly like a reply lost on the network);
 - ``corrupt-checkpoint``: the caller's stored checkpoint is altered behind its digest before the call (500);
-- ``corrupt-journal``: a journal entry in the requested range is altered behind its digest (500).
+- ``corrupt-journal``: a journal entry in the requested range is altered behind its digest (500);
+- ``crash-mid-write`` (checkpoint writes only): the server dies between writing the checkpoint and writing its
+  receipt, then comes back with whatever it wrote; the reply is lost. With the seed's batched store
+  (``--store batched``) the two are one write and nothing is lost but the reply; ``--store split`` loses the
+  receipt (:meth:`simkit.service.checkpoints.CheckpointService._commit`).
 
 The fault header is deliberately not in the OpenAPI document: fuzzers exercise the contract, not the faults.
 
@@ -22,6 +38,9 @@ The operator routes ``POST /_simkit/backup``, ``/_simkit/restore`` and ``/_simki
 only when ``create_app(admin=True)`` (``simkit serve`` does so when some subject holds the ``operator`` role:
 ``--operator TOKEN`` or ``roles = ["operator"]`` in the config file). Each needs a bearer credential (401) whose
 subject holds the ``operator`` role (403), then a valid body (400); they are in the OpenAPI document when on.
+``/_simkit/append`` is the feed's write path, a memory mutation: with an ``idempotency_key`` an identical retry
+returns the original entry and receipt and appends nothing, the key reused for another mutation is a 409
+(feed-notes.md). An operator that also holds ``inject_faults`` may send ``X-Simkit-Fault: lose-reply`` to it.
 
 A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
 first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body)
@@ -167,6 +186,7 @@ def _examples() -> dict:
     cursor = {"journal_id": "00000000-0000-4000-8000-000000000001", "sequence": 2}
     return {
         "changes": {"contract_version": 1, "scope": DEV_SCOPE, "query": {"after": None, "through": None, "limit": 2}},
+        "query": {"contract_version": 1, "scope": DEV_SCOPE, "filter": {"limit": 2, "scan_limit": 2, "next_after": None}},
         "read": {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"},
         "write": {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "context-cache-page-1",
                                                   "consumer_id": "context-cache", "expected_revision": 0,
@@ -201,7 +221,7 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
             asked = ",".join(request.headers.getlist(FAULT_HEADER)).split(",")
             with app.state.lock:
                 reply = app.state.service.call(path, authorization, raw, faults=asked, scheduled=scheduled)
-            if "lose-reply" in reply.faults:
+            if reply.lost:
                 request.scope[_LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
@@ -210,6 +230,8 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
                  dependencies=[Depends(bearer)])(handler)
 
     route("/api/v1/memory/changes", S.ChangesPage, S.ChangesRequest, common, "Read one change-feed page")
+    route("/api/v1/memory/query", S.QueryPage, S.QueryRequest, (400, 401, 403, 413),
+          "Scan existing records (initial reconciliation): one page")
     route("/api/v1/memory/checkpoints/read", S.ReadResponse, S.ReadRequest, common[:3] + (404,) + common[3:],
           "Read a consumer's current checkpoint")
     route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
@@ -246,7 +268,7 @@ def _add_schemas(app: FastAPI) -> None:
             return app.openapi_schema
         doc = original()
         comps = doc.setdefault("components", {}).setdefault("schemas", {})
-        for model in (S.ChangesRequest, S.ReadRequest, S.WriteRequest, S.AppendRequest):
+        for model in (S.ChangesRequest, S.QueryRequest, S.ReadRequest, S.WriteRequest, S.AppendRequest):
             js = model.model_json_schema(ref_template="#/components/schemas/{model}")
             for name, d in js.pop("$defs", {}).items():
                 comps.setdefault(name, d)
@@ -268,28 +290,42 @@ def _admin_routes(app: FastAPI, bearer) -> None:
     backups: list = []
     app.state.backups = backups
 
-    async def operator_body(request: Request) -> dict:
+    async def operator_body(request: Request, faults: bool) -> tuple[dict, bool]:
         """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else the service's
-        413, 401, 403 or 400, in that order (:func:`contract.parse_body` for the body)."""
+        413, 401, 403 or 400, in that order (:func:`contract.parse_body` for the body). Then ``X-Simkit-Fault``:
+        only ``lose-reply``, only where ``faults``, and only from a subject with the ``inject_faults`` role (403,
+        else 400). Returns the body and whether the caller asked to lose the reply."""
         raw = await _read(request)
         if len(raw) > MAX_REQUEST_BYTES:
             parse_body(raw)                                   # raises 413
         svc = app.state.service
-        svc.require_role(svc.authenticate(request.headers.get("authorization")), C.OPERATOR)
-        return parse_body(raw) if raw.strip() else {}
+        subject = svc.authenticate(request.headers.get("authorization"))
+        svc.require_role(subject, C.OPERATOR)
+        body = parse_body(raw) if raw.strip() else {}
+        asked = [k.strip() for k in ",".join(request.headers.getlist(FAULT_HEADER)).split(",") if k.strip()]
+        if asked:
+            svc.require_role(subject, C.INJECT_FAULTS)
+            if not faults or set(asked) != {"lose-reply"}:
+                raise C.bad("bad_fault", "X-Simkit-Fault: an operator route takes only lose-reply, on /_simkit/append")
+        return body, bool(asked)
 
-    def op_route(path: str, ok_model, request_model, example: dict, summary: str, description: str, required=True):
+    def op_route(path: str, ok_model, request_model, example: dict, summary: str, description: str, required=True,
+                 faults=False, codes=(400, 401, 403, 413)):
+        """Register ``fn(body)``; with ``faults``, ``fn(body, lose)`` calls ``lose()`` once the body is valid, to
+        drop the reply (as the seed routes inject a fault only into a call that passed its checks)."""
         def register(fn):
             async def endpoint(request: Request):
                 try:
-                    body = await operator_body(request)
+                    body, asked = await operator_body(request, faults)
                     with app.state.lock:
-                        return fn(body)
+                        if not faults:
+                            return fn(body)
+                        return fn(body, lambda: request.scope.__setitem__(_LOST, True) if asked else None)
                 except ServiceError as exc:
                     return _error(exc)
             endpoint.__name__ = fn.__name__
             app.post(path, summary=summary, description=description, tags=["operator"],
-                     responses=_responses(ok_model, (400, 401, 403, 413)),
+                     responses=_responses(ok_model, codes),
                      openapi_extra=_body(request_model, example, required), dependencies=[Depends(bearer)])(endpoint)
             return fn
         return register
@@ -313,14 +349,21 @@ def _admin_routes(app: FastAPI, bearer) -> None:
         return {"restored": n}
 
     @op_route("/_simkit/append", S.AppendResponse, S.AppendRequest,
-              {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "created", "record_id": "note-9"},
+              {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "created", "record_id": "note-9",
+               "idempotency_key": "note-9-created"},
               "Operator: append a change to a namespace's journal",
-              "A memory mutation's journal entry (author 'operator'), activating the journal if needed; tenant, "
-              "scope, kind and record_id default to the dev namespace, 'created' and 'note'. tenant and record_id "
-              "follow the identity rule (1-128 UTF-8 bytes, no control characters, not blank). " + role)
-    def append(body: dict) -> dict:
-        tenant, sc, kind, record_id = C.append_request(body, DEV_TENANT, DEV_SCOPE)
-        return {"entry": app.state.service.append(tenant, C.scope_dict(sc), kind, record_id, "operator")}
+              "A memory mutation (author 'operator'): the record, its journal entry and, with an idempotency_key, "
+              "its receipt commit together, activating the journal if needed; tenant, scope, kind and record_id "
+              "default to the dev namespace, 'created' and 'note'. An identical retry (same idempotency_key, kind, "
+              "record_id and private_to) returns the original entry and receipt and appends nothing; the key reused "
+              "for another mutation is a 409 idempotency_conflict that appends nothing. private_to: a new record "
+              "visible to that subject only. tenant, record_id, idempotency_key and private_to follow the identity "
+              "rule (1-128 UTF-8 bytes, no control characters, not blank). " + role, faults=True,
+              codes=(400, 401, 403, 409, 413))
+    def append(body: dict, lose) -> dict:
+        mutation = C.append_request(body, DEV_TENANT, DEV_SCOPE)
+        lose()
+        return app.state.service.mutate(**mutation, author="operator")
 
 
 class _DeadlineH11(H11Protocol):

@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .contract import KINDS, MAX_LIMIT, MAX_SEQUENCE, MIN_LIMIT
+from .contract import (DEFAULT_LIMIT, DEFAULT_SCAN_LIMIT, KINDS, MAX_LIMIT, MAX_SCAN_LIMIT, MAX_SEQUENCE, MIN_LIMIT,
+                       MIN_SCAN_LIMIT)
 
 IDENTITY = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
@@ -63,6 +64,42 @@ class ChangesPage(_Strict):
     next_cursor: Cursor | None
     high_watermark: Cursor | None
     complete: bool
+
+
+class Filter(_Strict):
+    """The initial memory query scan's bounds: ``scan_limit`` bounds the candidates examined, available or not;
+    ``limit`` the records returned; ``next_after`` continues after that record id (null: from the first)."""
+
+    limit: int = Field(default=DEFAULT_LIMIT, ge=MIN_LIMIT, le=MAX_LIMIT)
+    scan_limit: int = Field(default=DEFAULT_SCAN_LIMIT, ge=MIN_SCAN_LIMIT, le=MAX_SCAN_LIMIT)
+    next_after: str | None = Field(default=None, min_length=1, max_length=128,
+                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+
+
+class QueryRequest(_Strict):
+    contract_version: Literal[1, 2]
+    scope: Scope
+    filter: Filter | None = None
+
+
+class MemoryRecord(_Strict):
+    record_id: str
+    record_revision: int = Field(ge=1)
+    kind: Literal[KINDS]  # type: ignore[valid-type]
+    author: str
+    updated_at_millis: int
+
+
+class QueryPage(_Strict):
+    """A page of the scan. ``records`` may be empty while ``next_after`` is not null: the scan is complete only
+    when ``next_after`` is null. ``feed_cursor``: the feed's high watermark when this page was read (null before
+    the journal is active); keep the first page's and read the feed from it once the scan is complete."""
+
+    contract_version: int
+    records: list[MemoryRecord]
+    scanned: int = Field(ge=0, description="candidates examined, available or not (at most filter.scan_limit)")
+    next_after: str | None
+    feed_cursor: Cursor | None
 
 
 class ReadRequest(_Strict):
@@ -130,7 +167,9 @@ def _dev_scope() -> "Scope":
 
 
 class AppendRequest(_Strict):
-    """A memory mutation's journal entry, written as ``author: "operator"``; every field optional."""
+    """A memory mutation's journal entry, written as ``author: "operator"``; every field optional. With an
+    ``idempotency_key``, an identical retry returns the original entry and receipt and appends nothing; the same
+    key for another mutation is a 409. ``private_to``: a new record visible to that subject only."""
 
     tenant: str = Field(default="tenant", min_length=1, max_length=128,
                         pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
@@ -139,10 +178,22 @@ class AppendRequest(_Strict):
     kind: Literal[KINDS] = "created"  # type: ignore[valid-type]
     record_id: str = Field(default="note", min_length=1, max_length=128,
                            pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=128,
+                                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    private_to: str | None = Field(default=None, min_length=1, max_length=128,
+                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+
+
+class MutationReceipt(_Strict):
+    idempotency_key: str
+    receipt_digest: str = DIGEST
 
 
 class AppendResponse(_Strict):
+    """``receipt`` only when the request carried an ``idempotency_key``."""
+
     entry: Entry
+    receipt: MutationReceipt | None = None
 
 
 class BackupRequest(_Strict):

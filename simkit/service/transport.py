@@ -2,7 +2,8 @@
 
 Both take a route path, a JSON body (or raw bytes), a bearer credential and optional fault kinds, and return
 a :class:`Response`; a lost reply raises :class:`ReplyLost`. Faults are the service's to honour
-(:meth:`CheckpointService.call`): only for an authenticated, authorized caller with the ``inject_faults`` role;
+(:meth:`CheckpointService.call`): only for an authenticated, authorized caller with the ``inject_faults`` role
+(``lose-reply``, or ``crash-mid-write``: the server dies during a checkpoint write, so no reply either);
 a rejected call's reply is never lost and its faults change nothing. The tests run the same rule tests through both,
 and a consumer can be pointed at either.
 """
@@ -48,7 +49,7 @@ class ModelTransport:
 
     def post(self, route: str, body, credential: str | None = "dev", faults=()) -> Response:
         reply = self.svc.call(route, _authorization(credential), _encode(body), faults=faults)
-        if "lose-reply" in reply.faults:
+        if reply.lost:                                   # lose-reply, or the server died mid-write
             raise ReplyLost(route)
         return Response(reply.status, reply.body, {k.lower(): v for k, v in reply.headers.items()})
 
