@@ -71,3 +71,24 @@ def test_outcomes_counts_explored_schedules_per_client(ax):
     assert [t.get_text() for t in ax.get_xticklabels()] == ["ok", "lost", "unreconciled"]
     assert ax.get_ylabel() == "explored schedules" and ax.get_xlabel() and ax.get_title() == "t"
     assert labels(ax) == ["correct (3 schedules)", "reset_on_409 (3 schedules)"]
+
+
+def test_scan_draws_each_clients_pages_and_the_missed_records(ax):
+    runs = [run_service_scenario("initial_reconciliation", c) for c in ("correct", "stop_on_empty_page")]
+    candidates = splot.scan_candidates(runs[0])
+    assert candidates[:4] == ["mem-00", "mem-01", "mem-02", "mem-03"] and len(candidates) == 28
+    assert [len(p["records"]) for _a, p in splot.first_scan(runs[1])] == [0]          # stopped at the empty page
+    assert [len(p["records"]) for _a, p in splot.first_scan(runs[0])][:4] == [0, 3, 1, 0]
+    splot.scan(ax, runs)
+    assert labels(ax) == ["deleted or private to another subject", "available: applied from a scan page",
+                          "available: never received (missed)"]
+    texts = [t.get_text() for t in ax.texts]
+    assert texts.count("p1: empty") == 2 and "p4: empty" in texts
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["correct\nok", "stop_on_empty_page\nNOT ok"]
+    assert ax.get_title() and ax.get_xlabel()
+
+
+def test_failure_reasons_name_missed_records_and_broken_receipts():
+    assert splot.failure_reasons(run_service_scenario("initial_reconciliation", "stop_on_empty_page").verdict) == ("missed",)
+    split = run_service_scenario("crash_mid_checkpoint_write", "correct", store="split")
+    assert splot.failure_reasons(split.verdict) == ("broken_receipts",)

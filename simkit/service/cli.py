@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from .checkpoints import STORES
 from .config import FAULT_KINDS, FAULT_ROUTES
 
 DEFAULT_PORT = 8004
@@ -26,11 +27,19 @@ def add_parsers(sub) -> None:
     p.add_argument("--operator", metavar="TOKEN",
                    help="add the /_simkit/* operator routes (back up, restore, append), callable only with bearer "
                         "credential TOKEN (subject 'operator', role operator); off by default")
+    p.add_argument("--store", default="batched", metavar="STORE",
+                   help="how a checkpoint and its receipt are written: batched (seed 004's one batch, default), split "
+                        "(checkpoint, then receipt) or split_receipt_first; the crash-mid-write fault dies between")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p = sub.add_parser("service", help="a seed 004 client in the simulated service world, judged")
-    p.add_argument("scenario", help="checkpoint_service, restore_from_backup or restore_reused_numbers")
-    p.add_argument("--client", default=None, help="correct, new_key_retry or reset_on_409 (default: all three)")
+    p.add_argument("scenario", help="checkpoint_service, restore_from_backup, restore_reused_numbers, "
+                                    "initial_reconciliation or crash_mid_checkpoint_write")
+    p.add_argument("--client", default=None, help="correct, new_key_retry, reset_on_409 or stop_on_empty_page "
+                                                  "(default: the scenario's)")
     p.add_argument("--version", type=int, default=None, help="contract version 1 or 2 (default: the scenario's)")
+    p.add_argument("--store", default=None, metavar="STORE",
+                   help="batched, split or split_receipt_first (default: the scenario's; crash_mid_checkpoint_write "
+                        "runs all three side by side)")
     p.add_argument("--explore", action="store_true",
                    help="run every schedule of up to --max-crashes crashes and --lost-responses lost write replies")
     p.add_argument("--max-crashes", type=int, default=2)
@@ -46,7 +55,8 @@ def cmd_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise ServiceConfigError(f"--port {args.port}: must be 0-65535")
     from .http import WallClock, serve
-    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault, args.operator)
+    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault, args.operator,
+                                args.store)
     serve(svc, faults, args.port, args.log_level)
     return 0
 
@@ -58,14 +68,16 @@ def cmd_service(args) -> int:
     sc = scenario(args.scenario)
     if args.client is not None and args.client not in CLIENTS:
         raise ServiceConfigError(f"--client {args.client!r}: one of {', '.join(CLIENTS)}")
-    clients = [args.client] if args.client else list(CLIENTS)
+    if args.store is not None and args.store not in STORES:
+        raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
+    clients = [args.client] if args.client else list(sc.clients)
     if args.explore:
         if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
             raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
         out = []
         for name in clients:
             runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon,
-                                        args.with_scenario_faults))
+                                        args.with_scenario_faults, args.store))
             failing = [r for r in runs if not r.verdict.ok]
             out.append({"client": name, "runs": len(runs), "failing": len(failing),
                         "first_failing": None if not failing else {
@@ -78,17 +90,32 @@ def cmd_service(args) -> int:
             for o in out:
                 print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
         return 0
-    runs = [run_service_scenario(sc, name, args.version) for name in clients]
+    stores = [args.store] if args.store else list(sc.compare_stores or (sc.store,))
+    runs = [run_service_scenario(sc, name, args.version, store=store) for name in clients for store in stores]
     if args.json:
         print(json.dumps({"scenario": sc.name, "results": [r.as_dict() for r in runs]}))
         return 0
     print(f"{sc.name}: {sc.description}\n")
-    print(f"{'client':15} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} reconciled")
+    # The columns of the scan and of the store appear only where the scenario exercises them.
+    scan, store = sc.initial_scan, bool(sc.server_crashes) or stores != ["batched"]
+    w = max([15] + [len(name) + 1 for name in clients])
+    head = f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} reconciled"
+    if store:
+        head = (f"{'client':{w}} {'v':2} {'store':20} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} "
+                f"{'broken receipts':16} {'409s':5} reconciled")
+    print(head + ("  missed" if scan else ""))
     for r in runs:
         v = r.verdict
         lost = f"{len(v.lost)} ({', '.join(v.lost[:2])}{', …' if len(v.lost) > 2 else ''})" if v.lost else "0"
-        print(f"{r.client:15} {r.version:<2} {'yes' if v.ok else 'NO':4} {lost:26} {len(v.duplicated):<4} "
-              f"{v.duplicate_acks:<9} {len(v.unreconciled):<14} {v.conflicts:<5} {v.reconciliations}")
+        line = f"{r.client:{w}} {r.version:<2} "
+        if store:
+            line += f"{r.world.sc.store:20} "
+        line += f"{'yes' if v.ok else 'NO':4} {lost:26} {len(v.duplicated):<4} {v.duplicate_acks:<9} "
+        line += f"{len(v.broken_receipts):<16} " if store else f"{len(v.unreconciled):<14} "
+        line += f"{v.conflicts:<5} {v.reconciliations:<10}"
+        if scan:
+            line += f"  {len(v.missed)}" + (f" ({', '.join(v.missed[:3])}{', …' if len(v.missed) > 3 else ''})" if v.missed else "")
+        print(line.rstrip())
     return 0
 
 

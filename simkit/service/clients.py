@@ -1,12 +1,17 @@
-"""Consumers of the seed 004 service: one that uses it correctly, and two that do not.
+"""Consumers of the seed 004 service: one that uses it correctly, and three that do not.
 
 Like :class:`simkit.Consumer`, a client does no I/O: :meth:`Client.run` is a generator that yields requests
-(:class:`Call`, :class:`Apply`, :class:`Reconcile`, :class:`Wait`, :class:`Halt`) and receives their
-results, so a driver can lose replies, crash it anywhere, or point it at ``simkit serve``.
+(:class:`Call`, :class:`Apply`, :class:`ApplyRecord`, :class:`Reconcile`, :class:`Wait`, :class:`Halt`) and
+receives their results, so a driver can lose replies, crash it anywhere, or point it at ``simkit serve``.
 
 The correct client follows seed 004 "Retry and reconnect correctly", steps 1-5:
 
-1. read the current checkpoint (404: start from the feed's beginning);
+1. read the current checkpoint. 404: *"follow the feed's initial reconciliation procedure and start from the
+   appropriate cursor"* (:meth:`Client.initial_reconciliation`): with ``initial_scan`` (a consumer of existing
+   records, some of which its journal may not describe), scan them with the memory query until ``next_after`` is
+   null, empty pages included, keeping the ``feed_cursor`` of the first page, and create the checkpoint there;
+   without it (a consumer of changes only, or a namespace whose journal holds its whole history, as in the
+   older scenarios), start from the feed's beginning;
 2. read the next page with its cursor as the exclusive ``after``, keeping a ``through`` fence per cycle;
 3. apply each entry idempotently by its delivery identity before acknowledging the page;
 4. save ``next_cursor`` with the current revision and a new idempotency key; on a lost reply, retry the
@@ -17,10 +22,12 @@ And "Recovery and limits": a cursor ahead of the restored journal, foreign to it
 history it does not have returns 409; the client reconciles explicitly (:class:`Reconcile` records which
 effects the server no longer backs) and restarts from the server's checkpoint. It never resets silently.
 
-The two wrong clients override one decision each:
+The wrong clients override one decision each:
 
 - :class:`NewKeyRetry` retries a lost write as a *new* command: reread the revision, resend with a new key;
-- :class:`ResetOn409` answers any 409 by jumping to the feed's current high watermark.
+- :class:`ResetOn409` answers any 409 by jumping to the feed's current high watermark;
+- :class:`StopOnEmptyPage` ends the initial scan at the first empty query page (seed 004: *"An empty query page
+  with next_after still requires continuation"*).
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ from dataclasses import dataclass
 from ..ops import LOST, Halt, Wait
 
 CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+QUERY = "/api/v1/memory/query"
 #: 409 codes that mean "the server does not have the history this cursor came from": reconcile explicitly.
 HISTORY_CONFLICTS = ("cursor_ahead", "foreign_cursor", "divergent_history", "journal_switch", "journal_not_active")
 
@@ -46,6 +54,14 @@ class Apply:
     Result: ``True`` if it ran now, ``False`` if the ledger proved it done."""
     identity: tuple
     entry: dict
+
+
+@dataclass(frozen=True, slots=True)
+class ApplyRecord:
+    """Apply an existing record's current state, found by the initial scan, unless the durable ledger already holds
+    ``identity`` (``("record", record_id, record_revision)``). Result: ``True`` if it ran now."""
+    identity: tuple
+    record: dict
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +89,57 @@ class Client:
     name = "correct"
 
     def __init__(self, worker: int, consumer_id: str, scope: dict, version: int = 1, limit: int = 4,
-                 incarnation: int = 0, credential: str = "dev"):
+                 incarnation: int = 0, credential: str = "dev", initial_scan: bool = False, scan_limit: int = 16):
         self.worker, self.consumer_id, self.scope, self.version = worker, consumer_id, scope, version
         self.limit, self.incarnation, self.credential = limit, incarnation, credential
+        self.initial_scan, self.scan_limit = initial_scan, scan_limit
         self._keys = 0
 
     # -- the procedure -------------------------------------------------------------------------------------------
     def run(self):
         while True:
             state = yield from self.load()
+            if state.cursor is None and self.initial_scan:
+                state = yield from self.initial_reconciliation()
+                if state is None:
+                    continue
             yield from self.consume(state)
+
+    def initial_reconciliation(self):
+        """Step 1 without a checkpoint, for a consumer of existing records (seed 004, "Read or create progress"):
+        *"Use the change feed to obtain the cursor and complete initial reconciliation when consuming existing
+        records."*
+
+        Scan with the memory query, ``scan_limit`` set apart from ``limit``, applying each record found, until
+        ``next_after`` is null: *"An empty query page with next_after still requires continuation."* The cursor is
+        the first page's ``feed_cursor``, the feed's high watermark before any record was read, so every change
+        committed during the scan is after it and the feed delivers it, even one to a record the scan had already
+        passed (a cursor from the end of the scan would skip that change; :mod:`simkit.service.memory`). Then the
+        checkpoint is created at that cursor (``expected_revision`` 0), which makes the reconciliation durable, and
+        the feed is read from it. Returns the new state, or ``None`` to start again from :meth:`load`.
+        """
+        cursor, after, first = None, None, True
+        while True:
+            page = yield from self.call(QUERY, {"contract_version": self.version, "scope": self.scope,
+                                                "filter": {"limit": self.limit, "scan_limit": self.scan_limit,
+                                                           "next_after": after}})
+            if page.status != 200:
+                yield Halt(f"memory query returned {page.status}: {page.body}")
+            if first:
+                cursor, first = page["feed_cursor"], False
+            for record in page["records"]:
+                yield ApplyRecord(("record", record["record_id"], record["record_revision"]), record)
+            if self.scan_complete(page):
+                break
+            after = page["next_after"]
+        if cursor is None:
+            yield Wait("journal not active")                  # no cursor to start from yet: scan again later
+            return None
+        return (yield from self.save(State(None, 0, None), cursor))
+
+    def scan_complete(self, page) -> bool:
+        """The scan is complete when ``next_after`` is null, whatever the page holds."""
+        return page["next_after"] is None
 
     def load(self):
         """Step 1: read the current checkpoint."""
@@ -248,4 +305,15 @@ class ResetOn409(Client):
                 return cur
 
 
-CLIENTS = {cls.name: cls for cls in (Client, NewKeyRetry, ResetOn409)}
+class StopOnEmptyPage(Client):
+    """Wrong: ends the initial scan at the first empty page, as if emptiness were the end (seed 000, step 7:
+    "Do not equate emptiness with end of stream"), and starts the feed from there. Records after the deleted and
+    private ones it stopped at, and never changed since, are never delivered by anything."""
+
+    name = "stop_on_empty_page"
+
+    def scan_complete(self, page) -> bool:
+        return not page["records"] or page["next_after"] is None
+
+
+CLIENTS = {cls.name: cls for cls in (Client, NewKeyRetry, ResetOn409, StopOnEmptyPage)}

@@ -1,5 +1,8 @@
 """Figures of seed 004 service runs (:mod:`simkit.service.sim`); each draws on a matplotlib ``Axes`` it is given.
 
+:func:`scan` draws the initial memory query scan of one or more runs: the candidates in record id order, the pages
+each client read, and what became of each record.
+
 :func:`progress` draws one run over simulated time against journal sequence numbers: the journal's entries, the
 server's checkpoint cursor (seed 004 "Read or create progress": it moves only by committed commands, and by an
 operator's restore, "Recovery and limits"), the external effects the consumer ran, and the faults and mistakes
@@ -22,7 +25,8 @@ EFFECT_FATES = {
     "unreconciled": ("effect ran; a restore dropped its entry; NOT reconciled", ORPHANED, False),
 }
 #: The ways a run can fail (:class:`~simkit.service.sim.ServiceVerdict`), in the order :func:`outcomes` draws them.
-REASONS = ("lost", "duplicated", "duplicate_acks", "regressions", "unreconciled", "incomplete")
+REASONS = ("lost", "duplicated", "duplicate_acks", "regressions", "unreconciled", "incomplete", "missed",
+           "broken_receipts")
 WORKER_MARKERS = ("o", "^", "s", "D")
 
 
@@ -164,6 +168,7 @@ def failure_reasons(verdict) -> tuple[str, ...]:
     out += [r for r in ("duplicate_acks", "regressions") if getattr(verdict, r)]
     out += ["unreconciled"] if verdict.unreconciled else []
     out += [] if verdict.completed else ["incomplete"]
+    out += [r for r in ("missed", "broken_receipts") if getattr(verdict, r)]
     return tuple(out) or ("ok",)
 
 
@@ -183,7 +188,7 @@ def outcomes(ax, runs_by_client: dict, *, title: str | None = None):
     counts = {name: outcome_counts(runs) for name, runs in runs_by_client.items()}
     shown = ["ok"] + [r for r in REASONS if any(c[r] for c in counts.values())]
     width = 0.8 / max(len(counts), 1)
-    colors = {"correct": BACKED, "new_key_retry": TWICE, "reset_on_409": LOST_RED}
+    colors = {"correct": BACKED, "new_key_retry": TWICE, "reset_on_409": LOST_RED, "stop_on_empty_page": RECONCILED}
     for i, (name, c) in enumerate(counts.items()):
         xs = [k + (i - (len(counts) - 1) / 2) * width for k in range(len(shown))]
         total = len(runs_by_client[name])
@@ -196,3 +201,87 @@ def outcomes(ax, runs_by_client: dict, *, title: str | None = None):
     ax.set_title(title or "outcomes across explored fault schedules")
     ax.legend(loc="upper right", fontsize="small")
     return ax
+
+
+SCAN_FATES = {
+    "scanned": ("available: applied from a scan page", BACKED, "o", True),
+    "feed": ("available: never scanned, its state came from the feed", CHECKPOINT, "o", False),
+    "missed": ("available: never received (missed)", LOST_RED, "X", True),
+    "unavailable": ("deleted or private to another subject", ENTRY, "x", True),
+}
+
+
+def scan_candidates(run) -> list:
+    """The namespace's records when worker 1's first scan began, in record id order (the scan's candidates): the
+    records from before the journal and those whose first journal entry was committed before that page."""
+    world = run.world
+    first = next((t for t, w, _after, _page in world.scan_pages if w == 1), None)
+    if first is None:
+        return []
+    born = {}
+    for e in _journal(run).entries:
+        born.setdefault(e.record_id, e.committed_at_millis / 1000)
+    records = next(iter(world.svc.records.values()))
+    return sorted(rid for rid in records if born.get(rid, 0.0) < first)
+
+
+def first_scan(run) -> list:
+    """Worker 1's pages up to the one it took for the last (``(next_after sent, page)``): one scan, read once."""
+    pages = []
+    for _t, w, after, page in run.world.scan_pages:
+        if w != 1:
+            continue
+        if after is None and pages:
+            break
+        pages.append((after, page))
+    return pages
+
+
+def scan(ax, runs, *, title: str | None = None):
+    """The initial scan of each run, one row per run: the candidates in record id order (x), each marked by what
+    became of it (:data:`SCAN_FATES`, from ground truth: the final store, the scan's applied records, the verdict's
+    ``missed``), and a band per query page the client read, labelled with what the page held. A run's row ends where
+    its scan stopped; "…" marks a page that went on past the candidates, into records created since the scan began
+    (not drawn). Returns ``ax``."""
+    rows = list(runs)
+    candidates = scan_candidates(rows[0]) if rows else []
+    where = {rid: i for i, rid in enumerate(candidates)}
+    shown = set()
+    for y, run in enumerate(rows):
+        records = next(iter(run.world.svc.records.values()))
+        applied = {rid for _t, _w, rid, _rev in run.world.record_effects}
+        missed = set(run.verdict.missed)
+        for k, (after, page) in enumerate(first_scan(run)):
+            start = 0 if after is None else next((i for i, rid in enumerate(candidates) if rid > after), len(candidates))
+            if start >= len(candidates):
+                break                                 # the rest of the scan read records created since it began
+            beyond = page["next_after"] is None or page["next_after"] not in where
+            end = len(candidates) if beyond else where[page["next_after"]] + 1
+            found = len(page["records"])
+            ax.add_patch(_band(start - 0.45, y - 0.32, end - start - 0.1, 0.64, k))
+            text = (f"p{k + 1}: {found} found" if found else f"p{k + 1}: empty") + (" …" if beyond else "")
+            ax.text((start + end - 1) / 2, y + 0.36 + 0.13 * (k % 2), text, ha="center", va="top", fontsize="x-small",
+                    color="#333333" if found else LOST_RED)
+        for i, rid in enumerate(candidates):
+            rec = records.get(rid)
+            fate = ("unavailable" if rec is None or not rec.available_to("dev") else "missed" if rid in missed
+                    else "scanned" if rid in applied else "feed")
+            label, color, marker, filled = SCAN_FATES[fate]
+            style = {"color": color} if marker == "x" else {"color": color if filled else "none", "edgecolors": color}
+            ax.scatter([i], [y], s=46, marker=marker, zorder=3, linewidths=1.5, label=None if fate in shown else label,
+                       **style)
+            shown.add(fate)
+    ax.set_yticks(range(len(rows)), [f"{r.client}\n{'ok' if r.verdict.ok else 'NOT ok'}" for r in rows])
+    ax.set_ylim(len(rows) - 0.3, -0.6)
+    ax.set_xticks(range(len(candidates)), candidates, rotation=90, fontsize="x-small")
+    ax.set_xlim(-0.8, len(candidates) - 0.2)
+    ax.set_xlabel("candidate records in record id order (the scan's order); bands: the query pages each client read")
+    ax.set_title(title or "the initial memory query scan: pages, and what became of each record")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    return ax
+
+
+def _band(x, y, w, h, k):
+    from matplotlib.patches import Rectangle
+    return Rectangle((x, y), w, h, facecolor="#e8eef7" if k % 2 == 0 else "#f6efe2", edgecolor="#9aa7b8", lw=0.8,
+                     zorder=1)
