@@ -537,6 +537,13 @@ def test_feed_limit_outside_1_to_256_is_400(env, limit):
     assert r.status == 400 and code(r) == "malformed_bounds"
 
 
+@pytest.mark.parametrize("query", [[], 0, "", False], ids=repr)
+def test_a_feed_query_that_is_not_an_object_is_400_not_the_default(env, query):
+    r = env.t.post(CHANGES, {"contract_version": 1, "scope": DEV_SCOPE, "query": query})
+    assert r.status == 400 and code(r) == "malformed_request"
+    assert env.t.post(CHANGES, {"contract_version": 1, "scope": DEV_SCOPE, "query": None}).status == 200
+
+
 @pytest.mark.parametrize("limit", [1, 256])
 def test_feed_limit_bounds_are_inclusive(env, limit):
     assert len(env.changes(limit=limit)["changes"]) == min(limit, 5)

@@ -201,7 +201,7 @@ def changes_request(body: dict) -> tuple[int, tuple, dict | None, dict | None, i
     _fields(body, "request", ("contract_version", "scope"), ("query",))
     version = contract_version(body["contract_version"], "contract_version")
     sc = scope(body["scope"])
-    q = _fields(body.get("query") or {}, "query", (), ("after", "through", "limit"))
+    q = _fields({} if body.get("query") is None else body["query"], "query", (), ("after", "through", "limit"))
     after = None if q.get("after") is None else cursor(q["after"], "query.after", version)
     through = None if q.get("through") is None else cursor(q["through"], "query.through", version)
     limit = q.get("limit", DEFAULT_LIMIT)
