@@ -113,8 +113,8 @@ class _NoStore:
             await send(start)
             body = b"".join(m.get("body", b"") for m in held[1:])
             await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
-            logging.getLogger("uvicorn.error").warning("simkit: lose-reply fault: dropped the reply to %s %s",
-                                                       scope["method"], scope["path"])
+            logging.getLogger("uvicorn.error").warning("simkit: lose-reply or crash-mid-write fault: dropped the reply "
+                                                       "to %s %s", scope["method"], scope["path"])
             return
         for message in held:
             await send(message)
