@@ -1,6 +1,12 @@
 """User-facing errors: each message is one line that names the file, the key and the problem."""
 
 
+def printable(text: str) -> str:
+    """``text`` with every character a terminal would obey written as its escape (``\\x1b``, ``\\n``): it
+    prints as itself, on one line. A message or description may echo a file name, key or string from a file."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class SimkitError(Exception):
     """Base of every error simkit reports to a user (CLI exit status 2)."""
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 import tomllib
 from importlib.resources import files
 from pathlib import Path
 
-from .errors import ScenarioError
+from .errors import ScenarioError, printable
 from .external import CROSSED_FIELDS
 from .model import (
     BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_FAULTS, LOST_OPS, REPLY_FAULTS, SINKS,
@@ -51,6 +52,21 @@ GENERATE_DEFAULTS = {
     "lost_fetch": 0.0, "poison": 0.0, "transient": 0.0, "review": 0.0, "hold": 0.0,
 }
 _RATES = [k for k in GENERATE_DEFAULTS if k not in ("events", "page_size")]
+
+#: Upper bounds (issue 20). Every integer key holds at most MAX_INT in magnitude: SQLite's INTEGER and the
+#: trace's and logs' 64-bit columns stop at 2**63 - 1, and a checkpoint_version must leave room for a run's
+#: increments; 2**53 is also the largest integer a float (and JSON readers that use one) holds exactly.
+MAX_INT = 2**53
+#: ``[generate] events`` (and ``page_size``): a run keeps about 1 KB and takes about 10 µs per event, so 10**7 is
+#: some 10 GB; ``2**63 - 1`` was a MemoryError after minutes.
+MAX_EVENTS = 10_000_000
+#: ``workers``: one SimPy process each (one OS process each in ``simkit live``).
+MAX_WORKERS = 64
+#: A scenario file is read whole: a bigger one is refused before it is read.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_show = reprlib.Repr()
+_show.maxstring = _show.maxother = 60
+_show.maxlevel = 3
 _TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settlement", "store",
         "initial", "timing", "pages", "generate", "events", "faults", "random_faults", "auth"}
 
@@ -64,18 +80,33 @@ def load(ref: str | Path) -> Scenario:
     """Load a bundled scenario by name, or a scenario file by path.
 
     Raises:
-        ScenarioError: the file is missing, not TOML, or breaks a rule of CONTRACT §5.
+        ScenarioError: the file is missing, a folder, unreadable, too big, not TOML, or breaks a rule of
+            CONTRACT §5.
     """
     path = Path(ref)
-    if not path.suffix and not path.exists():
-        path = SCENARIO_DIR / f"{ref}.toml"
-    if not path.is_file():
-        raise ScenarioError(f"{ref}: no such scenario (bundled: {', '.join(bundled())})")
+    name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
-    return parse(data, source=str(path), default_name=Path(path.name).stem)
+        if not path.suffix and not path.exists():
+            path = SCENARIO_DIR / f"{ref}.toml"
+        if path.is_dir():
+            raise ScenarioError(f"{name}: is a folder, not a scenario file")
+        if not path.is_file():
+            raise ScenarioError(f"{name}: no such scenario (bundled: {', '.join(bundled())})")
+        name = printable(str(path))
+        if (size := path.stat().st_size) > MAX_FILE_BYTES:
+            raise ScenarioError(f"{name}: {size} bytes; a scenario file holds at most {MAX_FILE_BYTES}")
+        text = path.read_text(encoding="utf-8-sig")           # a UTF-8 byte order mark is no error
+    except OSError as exc:                                     # unreadable, a name too long, a loop of links
+        raise ScenarioError(f"{name}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{name}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{name}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(f"{name}: not valid TOML: arrays or inline tables nested too deeply") from None
+    return parse(data, source=name, default_name=printable(Path(path.name).stem))
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
@@ -84,11 +115,11 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     for key in data:
         if key not in _TOP:
             c.fail(key, "unknown key")
-    sc = Scenario(name=c.get(data, "name", str, default_name), source=source)
+    sc = Scenario(name=c.text(data, "name", default_name), source=source)
     sc.description = c.get(data, "description", str, "")
     sc.sink = c.choice(data, "sink", SINKS, "transactional")
     sc.backfills = c.get(data, "backfills", bool, False)
-    sc.workers = c.get(data, "workers", int, 1, minimum=1)
+    sc.workers = c.get(data, "workers", int, 1, minimum=1, maximum=MAX_WORKERS)
     sc.seed = c.get(data, "seed", int, 0)
     sc.settlement = c.choice(data, "settlement", SETTLEMENTS, "fenced")
     sc.store = c.choice(data, "store", STORES, "memory")
@@ -99,6 +130,7 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
         c.fail("pages", "give exactly one of [[pages]] (scripted provider) or [generate]")
     if has_pages:
         sc.pages = _pages(c, c.get(data, "pages", list, []))
+        _cursors(c, sc)
     else:
         sc.generate = _generate(c, c.get(data, "generate", dict, {}))
     sc.events = _events(c, c.get(data, "events", list, []))
@@ -107,6 +139,53 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     sc.random_faults = _random_faults(c, c.get(data, "random_faults", dict, {}))
     sc.rotate_at = _auth(c, c.get(data, "auth", dict, {}))
     return sc
+
+
+def _cursors(c: "_Checker", sc: Scenario) -> None:
+    """CONTRACT §5: every cursor a page or ``[initial]`` names is a page of the scenario, one id belongs to one
+    position, and the only cycle of ``next_cursor`` is the last page's answer of its own token. A cursor naming no
+    page was refused at run time as if the consumer were to blame (the verdict then blamed ``safe`` for lost
+    events); one id at two positions was judged ok; a cycle ran until the time limit, or the progress guard."""
+    pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
+    start = sc.initial.resume_cursor
+    if start is not None and start not in pages:
+        c.fail("initial.resume_cursor", f"{_show.repr(start)} names no page{_known(pages)}")
+    for i, p in enumerate(sc.pages):
+        if p["next_cursor"] not in pages:
+            c.fail(f"pages[{i}].next_cursor", f"{_show.repr(p['next_cursor'])} names no page{_known(pages)}")
+    state: dict[str, int] = {}                  # 1: on the path being followed, 2: known to end in a self-loop
+    for first in pages:
+        path, cursor = [], first
+        while state.get(cursor) is None:
+            state[cursor] = 1
+            path.append(cursor)
+            cursor = sc.pages[pages[cursor]]["next_cursor"]
+        if state[cursor] == 1 and cursor != path[-1]:
+            loop = path[path.index(cursor):] + [cursor]
+            shown = " -> ".join(_show.repr(x) for x in loop[:6]) + (" -> ..." if len(loop) > 6 else "")
+            c.fail(f"pages[{pages[path[-1]]}].next_cursor",
+                   f"cycle {shown}: the stream would never end (only its end page names itself)")
+        for x in path:
+            state[x] = 2
+    where: dict[str, tuple[int, str]] = {}      # id -> (position, the key that first gave it)
+    for i, p in enumerate(sc.pages):
+        for k, (eid, pos) in enumerate(zip(p["ids"], p["positions"])):
+            first = where.setdefault(eid, (pos, f"pages[{i}]"))
+            if first[0] != pos:
+                c.fail(f"pages[{i}].ids", f"id {_show.repr(eid)} at position {pos} here and at position {first[0]} "
+                                          f"in {first[1]}: one id belongs to one position")
+    carried = {pos for pos, _key in where.values()}
+    for pos in sc.initial.receipts:             # a receipt's event no page carries is e<position>
+        first = where.get(f"e{pos}") if pos not in carried else None
+        if first is not None and first[0] != pos:
+            c.fail("initial.receipts", f"position {pos} is event e{pos}, which {first[1]} carries at position "
+                                       f"{first[0]}: one id belongs to one position")
+
+
+def _known(pages: dict) -> str:
+    names = list(pages)
+    shown = ", ".join(_show.repr(x) for x in names[:8]) + (", ..." if len(names) > 8 else "")
+    return f" (pages: {shown})"
 
 
 def _targets(c: "_Checker", sc: Scenario) -> None:
@@ -172,9 +251,10 @@ class _Checker:
         self.source = source
 
     def fail(self, key: str, problem: str):
-        raise ScenarioError(f"{self.source}: key '{key}': {problem}")
+        raise ScenarioError(f"{self.source}: key '{printable(key)}': {problem}")
 
-    def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, required=False):
+    def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, maximum=None,
+            required=False):
         full = f"{where}.{key}" if where else key
         if key not in table:
             if required:
@@ -189,11 +269,29 @@ class _Checker:
                 self.fail(full, f"must be finite, got an integer of {len(str(value))} digits")
         if not ok:
             name = {dict: "table", list: "array"}.get(typ, typ.__name__)
-            self.fail(full, f"expected {name}, got {type(value).__name__} {value!r}")
+            self.fail(full, f"expected {name}, got {type(value).__name__} {_show.repr(value)}")
         if typ is float:
             self.finite(full, value)
+        if typ is int:
+            self.bounded(full, value, maximum)
         if minimum is not None and value < minimum:
             self.fail(full, f"must be at least {minimum}, got {value!r}")
+        return value
+
+    def bounded(self, key: str, value: int, maximum: int | None = None):
+        """An integer within ``maximum`` (default :data:`MAX_INT`), and within -MAX_INT."""
+        top = MAX_INT if maximum is None else maximum
+        if value > top:
+            self.fail(key, f"must be at most {top}, got {_big(value)}")
+        if value < -MAX_INT:
+            self.fail(key, f"must be at least {-MAX_INT}, got {_big(value)}")
+
+    def text(self, table: dict, key: str, default=None, *, where: str = "", required=False) -> str:
+        """A string that prints as itself: no control characters (a terminal would obey them)."""
+        value = self.get(table, key, str, default, where=where, required=required)
+        if value is not None and not value.isprintable():
+            self.fail(f"{where}.{key}" if where else key,
+                      f"{_show.repr(value)} holds control characters; use printable text")
         return value
 
     def finite(self, key: str, value: float):
@@ -227,9 +325,10 @@ def _initial(c: _Checker, t: dict) -> Initial:
     receipts = c.get(t, "receipts", list, [], where="initial")
     for r in receipts:
         if not isinstance(r, int) or isinstance(r, bool):
-            c.fail("initial.receipts", f"expected positions (integers), got {r!r}")
+            c.fail("initial.receipts", f"expected positions (integers), got {_show.repr(r)}")
+        c.bounded("initial.receipts", r)
     return Initial(
-        resume_cursor=c.get(t, "resume_cursor", str, None, where="initial"),
+        resume_cursor=c.text(t, "resume_cursor", None, where="initial"),
         applied_position=c.get(t, "applied_position", int, 0, where="initial"),
         checkpoint_version=c.get(t, "checkpoint_version", int, 0, where="initial", minimum=0),
         receipts=tuple(receipts),
@@ -254,22 +353,25 @@ def _pages(c: _Checker, pages: list) -> tuple[dict, ...]:
         if not isinstance(p, dict):
             c.fail(where, "expected a table")
         c.only(p, ("cursor", "positions", "next_cursor", "ids", "stuck"), where)
-        cursor = c.get(p, "cursor", str, where=where, required=True)
+        cursor = c.text(p, "cursor", where=where, required=True)
         if cursor in seen:
-            c.fail(f"{where}.cursor", f"duplicate cursor {cursor!r}")
+            c.fail(f"{where}.cursor", f"duplicate cursor {_show.repr(cursor)}")
         seen.add(cursor)
         positions = c.get(p, "positions", list, where=where, required=True)
         for x in positions:
             if not isinstance(x, int) or isinstance(x, bool):
-                c.fail(f"{where}.positions", f"expected integers, got {x!r}")
+                c.fail(f"{where}.positions", f"expected integers, got {_show.repr(x)}")
+            c.bounded(f"{where}.positions", x)
         ids = c.get(p, "ids", list, [f"e{x}" for x in positions], where=where)
         if len(ids) != len(positions) or not all(isinstance(x, str) and x for x in ids):
             c.fail(f"{where}.ids", "must be one non-empty string per position")
+        if not all(x.isprintable() for x in ids):
+            c.fail(f"{where}.ids", "ids hold control characters; use printable text")
         out.append({
             "cursor": cursor,
             "positions": tuple(positions),
             "ids": tuple(ids),
-            "next_cursor": c.get(p, "next_cursor", str, where=where, required=True),
+            "next_cursor": c.text(p, "next_cursor", where=where, required=True),
             "stuck": c.get(p, "stuck", int, 0, where=where, minimum=0),
         })
     if not out:
@@ -280,8 +382,10 @@ def _pages(c: _Checker, pages: list) -> tuple[dict, ...]:
 def _generate(c: _Checker, t: dict) -> dict:
     c.only(t, GENERATE_DEFAULTS, "generate")
     g = {
-        "events": c.get(t, "events", int, GENERATE_DEFAULTS["events"], where="generate", minimum=1),
-        "page_size": c.get(t, "page_size", int, GENERATE_DEFAULTS["page_size"], where="generate", minimum=1),
+        "events": c.get(t, "events", int, GENERATE_DEFAULTS["events"], where="generate", minimum=1,
+                        maximum=MAX_EVENTS),
+        "page_size": c.get(t, "page_size", int, GENERATE_DEFAULTS["page_size"], where="generate", minimum=1,
+                           maximum=MAX_EVENTS),
     }
     for key in _RATES:
         g[key] = c.rate(t, key, GENERATE_DEFAULTS[key], where="generate")
@@ -367,5 +471,14 @@ def parse_crash_arg(text: str) -> Fault:
     occurrence = int(m["occurrence"]) if m["occurrence"] else 1
     if occurrence < 1:
         raise ScenarioError(f"--crash {text}: key 'occurrence': must be at least 1")
+    for key, value in (("position", m["position"]), ("occurrence", m["occurrence"])):
+        if value and abs(int(value)) > MAX_INT:
+            raise ScenarioError(f"--crash {text}: key '{key}': must be within {MAX_INT} either side of 0")
     return Fault(kind="crash", point=m["point"],
                  position=int(m["position"]) if m["position"] else None, occurrence=occurrence)
+
+
+def _big(value: int) -> str:
+    """An integer as a message shows it: whole, or its digit count when it is long."""
+    text = str(value)
+    return text if len(text) <= 40 else f"an integer of {len(text.lstrip('-'))} digits"
