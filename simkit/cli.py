@@ -19,7 +19,7 @@ from pathlib import Path
 from . import bench
 from . import scenario as scenarios
 from . import sweep as sweeps
-from .errors import SimkitError
+from .errors import SimkitError, printable
 from .model import CRASH_POINTS
 from .report import run_summary, table, verdict_row
 from .scenario import SETTLEMENTS, STORES, parse_crash_arg
@@ -202,16 +202,26 @@ def _check_out(option: str, path: str, suffixes: tuple[str, ...]) -> Path:
     """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in one
     of ``suffixes`` and go into a folder that exists and is writable."""
     out = Path(path)
-    if out.is_dir():
-        raise SimkitError(f"{option} {path}: is a folder, not a file")
-    if out.suffix.lower() not in suffixes:
-        problem = f"unsupported extension {out.suffix!r}" if out.suffix else "no file extension"
-        raise SimkitError(f"{option} {path}: {problem}; use {', '.join(suffixes)}")
-    folder = out.parent
-    if not folder.is_dir():
-        raise SimkitError(f"{option} {path}: no such folder {str(folder)!r}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise SimkitError(f"{option} {path}: cannot write into folder {str(folder)!r}")
+    try:
+        if out.is_dir():
+            raise SimkitError(f"{option} {path}: is a folder, not a file")
+        if out.suffix.lower() not in suffixes:
+            problem = f"unsupported extension {out.suffix!r}" if out.suffix else "no file extension"
+            raise SimkitError(f"{option} {path}: {problem}; use {', '.join(suffixes)}")
+        folder = out.parent
+        if not folder.is_dir():
+            raise SimkitError(f"{option} {path}: no such folder {str(folder)!r}")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise SimkitError(f"{option} {path}: cannot write into folder {str(folder)!r}")
+        if len(os.fsencode(out.name)) > (most := os.pathconf(folder, "PC_NAME_MAX")):
+            raise SimkitError(f"{option} {path}: file name too long ({len(os.fsencode(out.name))} bytes; "
+                              f"at most {most} here)")
+        if out.exists() and not (out.stat().st_mode & 0o222 and os.access(out, os.W_OK)):
+            # a read-only file is one its owner chose to keep: replacing it (a new file, by rename) would
+            # succeed in a writable folder, and silently
+            raise SimkitError(f"{option} {path}: is read-only; not replaced (remove it or make it writable)")
+    except OSError as exc:                      # a name too long for the system, a loop of symbolic links, ...
+        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     return out
 
 
@@ -309,9 +319,14 @@ def cmd_compare(args) -> int:
     if args.json:
         print(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
     else:
-        print(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {sc.description}\n")
+        print(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n")
         print(table([verdict_row(r) for r in runs]))
     return 0
+
+
+def _shown(text: str) -> str:
+    """A description as printed: one line, its control characters escaped (a terminal would obey them)."""
+    return printable(" ".join(text.split()))
 
 
 def _brief(text: str, width: int = 80) -> str:
@@ -327,7 +342,7 @@ def _brief(text: str, width: int = 80) -> str:
 
 def cmd_list(args) -> int:
     for name in scenarios.bundled():
-        print(f"scenario    {name:34} {_brief(scenarios.load(name).description)}")
+        print(f"scenario    {name:34} {_brief(_shown(scenarios.load(name).description))}")
     for name, cls in STRATEGIES.items():
         print(f"strategy    {name:34} {_brief(cls.__doc__ or '')}")
     for name in SETTLEMENTS:
@@ -363,7 +378,7 @@ def cmd_demo(args) -> int:
     worst = next((r for r in runs if r.strategy == "persist_token_on_fetch"), runs[0])
     with _atomic("--out", out) as tmp:
         _save_figure(worst, tmp, "timeline")
-    print(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{sc.description}\n")
+    print(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
     print(table([verdict_row(r) for r in runs]))
     print(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
     return 0
@@ -508,7 +523,7 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except SimkitError as exc:
-        print(f"simkit: {exc}", file=sys.stderr)
+        print(f"simkit: {printable(str(exc))}", file=sys.stderr)     # one line, whatever it echoes
         return 2
     except BrokenPipeError:
         return 0
