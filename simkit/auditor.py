@@ -23,6 +23,7 @@ from .consumer import Consumer
 from .errors import SimkitError
 from .explore import describe_kind, explore, failure_kind, fault_free
 from .model import CRASH_POINTS, LOST_OPS, Fault, Scenario
+from .pool import processes
 from .scenario import bundled, load
 from .report import table
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
@@ -186,7 +187,7 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         sweep_seeds: seeds per generated scenario under random faults.
         first_only: stop at the first failure.
         shrink_first: shrink the first failure to a replayable scenario (``Audit.shrunk``).
-        jobs: worker processes for each exploration.
+        jobs: worker processes for each exploration (at most :data:`~simkit.pool.JOBS_PER_CPU` per CPU).
         progress: a tqdm bar on stderr.
 
     Raises:
@@ -196,6 +197,7 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
     if seeds < 1 or sweep_seeds < 0:
         raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, {sweep_seeds})")
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
+    jobs = processes(jobs)                      # noted once here, not at each exploration
     result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls))
     todo = cases(seeds, sweep_seeds)
     from tqdm import tqdm

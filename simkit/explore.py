@@ -41,6 +41,7 @@ from .consumer import Consumer
 from .errors import SimkitError
 from .faults import FaultPlan
 from .model import CRASH_POINTS, LOST_OPS, Fault, RandomFaults, Scenario
+from .pool import processes
 from .strategies import resolve, strategy_name
 from .world import Run, World
 
@@ -443,6 +444,7 @@ def _subtree(args) -> Exploration:
 
 
 def _map(fn, tasks, jobs: int, progress):
+    jobs = processes(jobs, len(tasks))
     if jobs <= 1:
         for t in tasks:
             yield fn(t)
@@ -478,7 +480,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         points: only these crash points get faults (default: all of CONTRACT §2).
         ops: only the replies and requests of these ops may be lost.
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
-        jobs: worker processes for the subtrees; the result does not depend on it.
+        jobs: worker processes for the subtrees (at most :data:`~simkit.pool.JOBS_PER_CPU` per CPU and one per
+            subtree); the result does not depend on it.
         progress: show a tqdm bar on stderr.
 
     Raises:
@@ -495,6 +498,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             raise SimkitError(f"explore: unknown reply {op!r} (one of {', '.join(LOST_OPS)})")
     base = fault_free(scenario, keep_faults)
     seed = scenario.seed if seed is None else seed
+    jobs = processes(jobs)                      # the CPU bound, noted once; each pool also gets no more than tasks
     space = _Space(max_crashes, lost_responses, base.workers > 1 if pauses is None else bool(pauses),
                    scenario.random_faults.pause_duration if pause_duration is None else float(pause_duration),
                    points, tuple(ops), lost_requests)

@@ -23,6 +23,7 @@ from statistics import NormalDist
 
 from .errors import SimkitError
 from .model import Scenario
+from .pool import processes
 from .strategies import STRATEGIES
 from .world import simulate
 
@@ -138,6 +139,7 @@ def check_out(path: str | Path) -> None:
 
 
 def _local(tasks, jobs: int, bar):
+    jobs = processes(jobs, len(tasks))
     if jobs <= 1:
         for t in tasks:
             rows = _chunk(t)
@@ -182,7 +184,8 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
         seeds: how many seeds per configuration, from ``first_seed``.
         crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
-        jobs: local worker processes (default: one per CPU); 1 runs in this process.
+        jobs: local worker processes (default: one per CPU; at most :data:`~simkit.pool.JOBS_PER_CPU` per CPU
+            and one per task); 1 runs in this process.
         dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
         dask_timeout: seconds to wait for the scheduler to answer.
         progress: show a tqdm bar on stderr.
@@ -198,7 +201,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
             raise SimkitError(f"--crash-rate {rate}: must be between 0 and 1")
     if jobs is not None and jobs < 1:
         raise SimkitError(f"--jobs {jobs}: must be at least 1")
-    jobs = (os.cpu_count() or 1) if jobs is None else jobs
+    jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
     size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))

@@ -175,3 +175,204 @@ def test_simulate_raises_a_simkit_error_carrying_it(mine):
 def test_explore_sweep_shrink_and_audit_report_it_the_same_way(mine, capsys, argv):
     err = one_line_exit_2(capsys, argv, "strategy mine.py:Boom raised ValueError: boom in is_replay (mine.py:8)")
     assert not list(mine.glob("*.toml"))
+
+
+# -- 4. tracebacks instead of one line -----------------------------------------------------------------------------
+def test_an_unreadable_scenario_file_is_one_line(tmp_path, capsys, monkeypatch):
+    """PermissionError (as root, chmod cannot make a file unreadable: the read itself is made to fail)."""
+    path = tmp_path / "locked.toml"
+    path.write_text(TWO_PAGES)
+    real = type(path).read_text
+
+    def refuse(self, *args, **kw):
+        if self.name == "locked.toml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(type(path), "read_text", refuse)
+    one_line_exit_2(capsys, ["run", str(path)], f"simkit: {path}: cannot read it: Permission denied\n")
+
+
+@pytest.mark.parametrize("text", ["a = " + "[" * 3000 + "]" * 3000, "a = " + "{b = " * 3000 + "1" + "}" * 3000],
+                         ids=["arrays", "inline tables"])
+def test_deeply_nested_toml_is_one_line(tmp_path, capsys, text):
+    """RecursionError, 3,002 lines of traceback."""
+    path = tmp_path / "deep.toml"
+    path.write_text(text)
+    one_line_exit_2(capsys, ["run", str(path)], f"{path}: not valid TOML: arrays or inline tables nested too deeply")
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_checkpoint_version_where_integers_stop_is_refused(tmp_path, capsys, store):
+    """OverflowError at the barrier (the trace's 64-bit column), another on SQLite."""
+    path = tmp_path / "version.toml"
+    path.write_text(f'store = "{store}"\n[initial]\ncheckpoint_version = {2**63 - 1}\n' + TWO_PAGES)
+    one_line_exit_2(capsys, ["run", str(path)],
+                    f"key 'initial.checkpoint_version': must be at most {2**53}, got {2**63 - 1}")
+
+
+def test_a_stream_of_2_63_events_is_refused(tmp_path, capsys):
+    """MemoryError, after minutes."""
+    path = tmp_path / "events.toml"
+    path.write_text(f"[generate]\nevents = {2**63 - 1}\n")
+    one_line_exit_2(capsys, ["run", str(path)], f"key 'generate.events': must be at most 10000000, got {2**63 - 1}")
+
+
+@pytest.mark.parametrize("option", ["--timeline", "--swimlane"])
+def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
+    """OSError: File name too long, after the run."""
+    out = tmp_path / ("x" * 300 + ".png")
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", option, str(out)], "File name too long")
+
+
+# -- 6. --jobs has a bound -----------------------------------------------------------------------------------------
+class _Pool(Exception):
+    """Raised by the spy in place of starting a process pool."""
+
+
+@pytest.fixture
+def pools(monkeypatch):
+    """The ``max_workers`` of every process pool asked for; none is started."""
+    import concurrent.futures
+    asked = []
+
+    def spy(max_workers=None, **kw):
+        asked.append(max_workers)
+        raise _Pool
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", spy)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    return asked
+
+
+def test_explore_jobs_are_capped_at_4_per_cpu_and_the_schedules(pools, capsys):
+    """``explore ... --jobs 1000`` started 1,002 processes for 9 schedules; ``--jobs 10**6`` was a fork bomb."""
+    from simkit.explore import explore
+    sc = simkit.load("retry_walkthrough")
+    with pytest.raises(_Pool):
+        explore(sc, "safe", max_crashes=2, jobs=10**6)
+    assert pools == [8]
+    assert capsys.readouterr().err == "simkit: --jobs 1000000: using 8 worker processes (4 per CPU at most)\n"
+    with pytest.raises(_Pool):                  # two first faults: two processes, however many were asked for
+        explore(sc, "safe", max_crashes=1, jobs=1000, points=("before_event_commit",))
+    assert pools == [8, 2]
+
+
+def test_no_more_processes_than_tasks():
+    from simkit.pool import processes
+    assert processes(5, 3) == 3 and processes(1, 0) == 1 and processes(2) == 2
+
+
+def test_sweep_jobs_are_capped(pools, capsys):
+    from simkit.sweep import sweep
+    with pytest.raises(_Pool):
+        sweep(simkit.load("default"), ("safe",), seeds=100, jobs=1000)
+    assert pools == [8] and "simkit: --jobs 1000: using 8 worker processes" in capsys.readouterr().err
+
+
+def test_audit_caps_its_jobs_once(monkeypatch, capsys):
+    import simkit.auditor as auditor
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    monkeypatch.setattr(auditor, "cases", lambda seeds, sweep_seeds: [])
+    auditor.audit("safe", jobs=10**6)
+    assert capsys.readouterr().err == "simkit: --jobs 1000000: using 8 worker processes (4 per CPU at most)\n"
+
+
+# -- 7. accepted but wrong ---------------------------------------------------------------------------------------
+def pages(*spec) -> list[dict]:
+    """``(cursor, positions, next_cursor[, ids])`` per page."""
+    return [{"cursor": p[0], "positions": p[1], "next_cursor": p[2], **({"ids": p[3]} if len(p) > 3 else {})}
+            for p in spec]
+
+
+END = ("C9", [], "C9")
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"initial": {"resume_cursor": "C7"}, "pages": pages(("C1", [1], "C9"), END)},
+     "key 'initial.resume_cursor': 'C7' names no page (pages: 'C1', 'C9')"),
+    ({"pages": pages(("C1", [1], "C2"), END)}, "key 'pages[0].next_cursor': 'C2' names no page (pages: 'C1', 'C9')"),
+    ({"pages": pages(("C1", [1, 2], "C9", ["a", "a"]), END)},
+     "key 'pages[0].ids': id 'a' at position 2 here and at position 1 in pages[0]: one id belongs to one position"),
+    ({"pages": pages(("C1", [1], "C2", ["a"]), ("C2", [2], "C9", ["a"]), END)},
+     "key 'pages[1].ids': id 'a' at position 2 here and at position 1 in pages[0]: one id belongs to one position"),
+    ({"initial": {"receipts": [5]}, "pages": pages(("C1", [1], "C9", ["e5"]), END)},
+     "key 'initial.receipts': position 5 is event e5, which pages[0] carries at position 1: one id belongs to one "
+     "position"),
+    ({"pages": pages(("C1", [1], "C2"), ("C2", [2], "C1"))},
+     "key 'pages[1].next_cursor': cycle 'C1' -> 'C2' -> 'C1': the stream would never end (only its end page names "
+     "itself)"),
+    ({"pages": pages(("C1", [1], "C9"), END, ("X", [], "Y"), ("Y", [], "X"))},
+     "key 'pages[3].next_cursor': cycle 'X' -> 'Y' -> 'X': the stream would never end"),
+], ids=["resume_cursor names no page", "next_cursor names no page", "one id twice on a page",
+        "one id on two pages", "a receipt's id on a page", "cycle", "cycle off the chain"])
+def test_cursors_naming_no_page_one_id_at_two_positions_and_cycles_are_refused(data, message):
+    """CONTRACT §5. A cursor naming no page was refused at run time, and the verdict blamed ``safe`` for lost
+    events; one id at two positions was judged ok; a cycle ran to the time limit."""
+    with pytest.raises(simkit.ScenarioError) as err:
+        simkit.parse(data, source="s")
+    assert str(err.value).startswith(f"s: {message}")
+
+
+@pytest.mark.parametrize("data", [
+    {"pages": pages(("C1", [1], "C9"), END), "initial": {"receipts": [7]}},          # a receipt off every page
+    {"pages": pages(("C1", [1, 2], "C2"), ("C2", [2, 3], "C9"), END)},              # an overlap: same id, same place
+    {"pages": pages(("C1", [2], "C2", ["x2"]), ("C2", [2, 3], "C9", ["y2", "e3"]), END)},   # two ids at one position
+    {"pages": pages(("C1", [1], "C1"))},                                             # a page answering its own token
+    {"pages": pages(("C1", [1], "C9"), END, ("X", [5], "C9"))},                      # a page off the chain
+])
+def test_what_the_contract_allows_is_still_accepted(data):
+    simkit.simulate(simkit.parse(data))
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path, capsys):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + ('name = "bom"\n' + TWO_PAGES).encode())
+    assert main(["run", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+
+
+def test_a_folder_is_reported_as_a_folder(tmp_path, capsys):
+    (tmp_path / "scenarios").mkdir()
+    one_line_exit_2(capsys, ["run", str(tmp_path / "scenarios")],
+                    f"simkit: {tmp_path / 'scenarios'}: is a folder, not a scenario file\n")
+
+
+@pytest.mark.parametrize("argv", [["shrink", "shortcut_persist_token_on_fetch", "--strategy", "persist_token_on_fetch"],
+                                  ["run", "retry_walkthrough", "--timeline"]], ids=["shrink", "run --timeline"])
+def test_a_read_only_output_file_is_not_replaced(tmp_path, capsys, argv):
+    out = tmp_path / ("kept.toml" if argv[0] == "shrink" else "kept.png")
+    out.write_text("mine\n")
+    out.chmod(0o444)
+    one_line_exit_2(capsys, argv + ([str(out)] if argv[-1] == "--timeline" else ["--out", str(out)]),
+                    f"{out}: is read-only; not replaced")
+    assert out.read_text() == "mine\n" and out.stat().st_mode & 0o777 == 0o444
+
+
+def test_control_characters_in_a_description_are_escaped(tmp_path, capsys):
+    """``compare`` echoed ANSI escapes from a description to the terminal."""
+    path = tmp_path / "ansi.toml"
+    path.write_text('description = "red \\u001b[31mRED\\u001b[0m\\u0007 done"\n' + TWO_PAGES)
+    assert main(["compare", str(path)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith(r"red \x1b[31mRED\x1b[0m\x07 done") and "\x1b" not in head
+
+
+@pytest.mark.parametrize("data, message", [
+    ({"name": "\x1b[2J"}, "key 'name': '\\x1b[2J' holds control characters"),
+    ({"\x1b[2J": 1}, "key '\\x1b[2J': unknown key"),
+    ({"workers": 65}, "key 'workers': must be at most 64, got 65"),
+    ({"seed": 2**64}, f"key 'seed': must be at most {2**53}, got {2**64}"),
+    ({"initial": {"applied_position": -2**63}}, f"key 'initial.applied_position': must be at least {-2**53}"),
+    ({"events": [{"position": 1, "behavior": "transient", "failures": 2**63}]},
+     f"key 'events[0].failures': must be at most {2**53}"),
+    ({"faults": [{"kind": "crash", "point": "after_fetch", "occurrence": 10**30}]},
+     "key 'faults[0].occurrence': must be at most 9007199254740992, got 1000000000000000000000000000000"),
+    ({"random_faults": {"max_faults": 10**400}}, "key 'random_faults.max_faults': must be at most 9007199254740992, "
+                                                 "got an integer of 401 digits"),
+])
+def test_every_integer_key_has_a_bound_and_names_print_as_themselves(data, message):
+    base = {"pages": pages(("C1", [1], "C9"), END)}
+    with pytest.raises(simkit.ScenarioError) as err:
+        simkit.parse({**base, **data}, source="s")
+    assert str(err.value).startswith(f"s: {message}") and str(err.value).isprintable()

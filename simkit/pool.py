@@ -1,0 +1,27 @@
+"""How many worker processes ``--jobs J`` starts (explore, sweep, audit): never more than :data:`JOBS_PER_CPU`
+per CPU, nor more than there are tasks. ``--jobs 1000`` once started 1,002 processes for 9 schedules, and
+``--jobs 1000000`` was a fork bomb."""
+from __future__ import annotations
+
+import os
+import sys
+
+#: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
+JOBS_PER_CPU = 4
+
+
+def most() -> int:
+    """The most worker processes this machine gets."""
+    return JOBS_PER_CPU * (os.cpu_count() or 1)
+
+
+def processes(jobs: int, tasks: int | None = None) -> int:
+    """``jobs`` as a number of processes to start for ``tasks`` tasks: at most :func:`most` (with a note on
+    stderr when that cuts what was asked for) and at most ``tasks``, and at least 1."""
+    if jobs > most():
+        print(f"simkit: --jobs {jobs}: using {most()} worker processes ({JOBS_PER_CPU} per CPU at most)",
+              file=sys.stderr)
+        jobs = most()
+    if tasks is not None:
+        jobs = min(jobs, tasks)
+    return max(1, jobs)
