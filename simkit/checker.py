@@ -255,7 +255,7 @@ class _Pages:
             self._upcoming = next(self._context, None)
 
 
-def _judge_writes(world, since: dict[str, int], violate) -> None:
+def _judge_writes(world, since: dict[str, int], violate) -> int:
     """Every durable checkpoint write: regressions, invariant 2 over the whole stream, and for a write that
     publishes a cursor, invariants 3, 1 and 5 against the page that returned it."""
     provider, store = world.provider, world.store
@@ -374,28 +374,46 @@ def settlement_violations(ledger, service=None) -> list[dict]:
     return out
 
 
-FATES = ("applied once", "replayed harmlessly", "duplicated", "quarantined", "lost", "pending")
+#: An event's fate in one run, for plots (:func:`event_fates`), in the order a legend lists them.
+FATES = ("done before the run", "applied once", "replayed harmlessly", "ignored", "quarantined", "duplicated", "lost",
+         "pending")
 
 
 def event_fates(world, verdict: Verdict) -> dict[str, str]:
-    """Each event's fate in ground truth, for plots: one of :data:`FATES`."""
-    delivered: dict[str, int] = {}
-    for rec in world.provider.log:
-        for eid in rec[5]:
-            delivered[eid] = delivered.get(eid, 0) + 1
+    """Each event's fate in ground truth, for plots: one of :data:`FATES`.
+
+    ``duplicated``, ``lost`` and ``pending`` are the verdict's. Otherwise the event holds a terminal outcome:
+    ``quarantined`` or ``ignored`` by its durable receipt; ``replayed harmlessly`` if it was delivered again after
+    that outcome was durable and a worker recognised it and skipped it (a ``replay`` row of the trace at or after
+    the outcome's moment); ``done before the run`` if its outcome is the scenario's initial state and no worker
+    replayed it; else ``applied once``. A redelivery that came before the outcome was durable (the page retried
+    after a crash, say) is no replay: the event was applied once, on the retry.
+    """
+    outcome_at = {seq: t for seq, t, *_ in world.store.receipt_log}
+    outcome_at.update((seq, t) for seq, t, *_ in world.sink.effects)
+    done_at = {eid: outcome_at[seq] for eid, seq in outcome_since(world).items()}
+    initial = {eid for seq, _t, worker, eid, _o in world.store.receipt_log if seq == 0 and worker == 0}
+    trace = world.trace
+    replayed = {eid for step, eid, t in zip(trace.step, trace.event_id, trace.time)
+                if step == "replay" and eid in done_at and t >= done_at[eid]}
     lost, pending, dup = set(verdict.lost), set(verdict.pending), set(verdict.duplicated)
     fates = {}
     for eid in world.provider.events:
+        receipt = world.store.receipts.get(eid, ("",))[0]
         if eid in dup:
             fates[eid] = "duplicated"
         elif eid in lost:
             fates[eid] = "lost"
         elif eid in pending:
             fates[eid] = "pending"
-        elif world.store.receipts.get(eid, ("",))[0] == "quarantined":
-            fates[eid] = "quarantined"
+        elif receipt in ("quarantined", "ignored"):
+            fates[eid] = receipt
+        elif eid in replayed:
+            fates[eid] = "replayed harmlessly"
+        elif eid in initial:
+            fates[eid] = "done before the run"
         else:
-            fates[eid] = "replayed harmlessly" if delivered.get(eid, 0) > 1 else "applied once"
+            fates[eid] = "applied once"
     return fates
 
 

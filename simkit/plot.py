@@ -19,9 +19,11 @@ from .checker import FATES, event_fates, lost_at, outcome_since
 from .model import NON_TERMINAL, REQUEST_LOST
 
 FATE_COLORS = {
-    "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8", "duplicated": "#f28e2b",
-    "quarantined": "#8c6bb1", "lost": "#d62728", "pending": "#bdbdbd",
+    "done before the run": "#e6efe8", "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8",
+    "ignored": "#9ecae1", "quarantined": "#8c6bb1", "duplicated": "#f28e2b", "lost": "#d62728", "pending": "#bdbdbd",
 }
+#: Fates whose cell is dark enough for a white label.
+_DARK_FATES = ("lost", "quarantined", "applied once")
 CURSOR, APPLIED, TRUTH, GAP, LOST_RED, DUP_ORANGE, QUARANTINE, PAUSE = (
     "#1f77b4", "#2ca02c", "black", "#d62728", "#d62728", "#f28e2b", "#8c6bb1", "#9467bd")
 
@@ -283,14 +285,22 @@ class _FitLabels(Artist):
         ax.xaxis.label.set_text(self.labelled if size >= SMALLEST_LABEL else self.unlabelled)
 
 
+def _fate_style(fate: str) -> dict:
+    """A fate's cell: its colour; the pale cell of an event done before the run gets a green edge."""
+    if fate == "done before the run":
+        return dict(facecolor=FATE_COLORS[fate], edgecolor=FATE_COLORS["replayed harmlessly"], linewidth=1.2)
+    return dict(color=FATE_COLORS[fate])
+
+
 #: A fates cell's side (the grid's pitch is 1), and the smallest position label drawn in it, in points.
 CELL, SMALLEST_LABEL = 0.92, 4.5
 
 
-def fates(ax, run, columns: int = 20, title: str | None = None):
-    """One cell per event in source order, coloured by its fate in ground truth, labelled with its position in a
-    font sized to the cells as drawn (when they are too small for any, the x label gives the positions' range).
-    The grid sits at the top of its Axes: room the layout leaves over goes below it."""
+def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
+    """One cell per event in source order, coloured by its fate in ground truth (:func:`simkit.checker.event_fates`),
+    labelled with its position in a font sized to the cells as drawn (when they are too small for any, the x label
+    gives the positions' range). The grid sits at the top of its Axes: room the layout leaves over goes below it.
+    ``highlight``: ids whose cells get a thick black frame (the events a crash changed, say)."""
     world = run.world
     fate = event_fates(world, run.verdict)
     ids = sorted(fate, key=lambda e: world.provider.events[e].position)
@@ -298,10 +308,12 @@ def fates(ax, run, columns: int = 20, title: str | None = None):
     texts = []
     for i, eid in enumerate(ids):
         r, c = divmod(i, columns)
-        ax.add_patch(Rectangle((c, -r - 1), CELL, CELL, color=FATE_COLORS[fate[eid]]))
+        style = _fate_style(fate[eid])
+        if eid in highlight:
+            style = dict(facecolor=FATE_COLORS[fate[eid]], edgecolor="black", linewidth=2.5)
+        ax.add_patch(Rectangle((c, -r - 1), CELL, CELL, **style))
         texts.append(ax.text(c + CELL / 2, -r - 1 + CELL / 2, str(world.provider.events[eid].position),
-                             ha="center", va="center",
-                             color="white" if fate[eid] in ("lost", "quarantined", "applied once") else "black"))
+                             ha="center", va="center", color="white" if fate[eid] in _DARK_FATES else "black"))
     rows = -(-len(ids) // columns)
     ax.set_xlim(0, columns)
     ax.set_ylim(-rows - 0.1, 0.1)
@@ -319,9 +331,14 @@ def fates(ax, run, columns: int = 20, title: str | None = None):
     ax.set_ylabel(f"{columns} per row" if rows > 1 else "")
     ax.set_title(title or f"{run.strategy} on {run.scenario}: event fates")
     present = [f for f in FATES if f in fate.values()]
-    ax.legend(handles=[Patch(color=FATE_COLORS[f], label=f) for f in present], loc="upper left",
+    ax.legend(handles=[Patch(**_fate_style(f), label=f) for f in present], loc="upper left",
               bbox_to_anchor=(1.01, 1), fontsize="small")
     return ax
+
+
+#: The crash matrix's diverging palette: blue where a crash made the run better than the fault-free one, white where
+#: it changed nothing, red where it made it worse; a cell with no schedule is grey.
+MATRIX_CMAP, UNREACHED = "RdBu_r", "#d9d9d9"
 
 
 def crash_matrix(ax, table, schedules=None, title: str | None = None, label: str = "violating single-crash schedules"):

@@ -12,6 +12,7 @@ from matplotlib.patches import Rectangle  # noqa: E402
 
 import simkit  # noqa: E402
 from simkit import plot  # noqa: E402
+from simkit.checker import event_fates  # noqa: E402
 from simkit.scenario import SCENARIO_DIR  # noqa: E402
 from conftest import labels  # noqa: E402
 
@@ -136,6 +137,28 @@ def test_timeline_marks_quarantine_decisions_and_receipts(ax):
     assert [y for _x, y in points(ax, "replay (already done: skipped)")] == [210.0, 212.0]
 
 
+def test_fates_say_what_happened_to_each_event_of_the_walkthrough():
+    """Notebook 02: e104 was done before the run and its redelivery was recognised and skipped (replayed
+    harmlessly); e105 was never delivered in this run (done before the run, not "applied once"); e106 was applied
+    and replayed on the retry; e107 was delivered twice but applied once: its first delivery was no replay."""
+    r = run("retry_walkthrough")
+    assert event_fates(r.world, r.verdict) == {"e104": "replayed harmlessly", "e105": "done before the run",
+                                               "e106": "replayed harmlessly", "e107": "applied once"}
+
+
+def test_a_replay_before_the_outcome_is_durable_is_no_harmless_replay():
+    """watermark_only_dedup skips e105 as a replay behind its watermark while e105 has no outcome: that skip is the
+    loss, not a harmless replay."""
+    r = run("shortcut_watermark_only_dedup", "watermark_only_dedup")
+    replays = r.trace.to_frame().query("step == 'replay'")
+    assert "e105" in set(replays.event_id)
+    assert event_fates(r.world, r.verdict)["e105"] == "lost"
+
+
+def test_every_fate_has_a_colour_and_a_place_in_the_legend_order():
+    assert set(plot.FATE_COLORS) == set(simkit.checker.FATES)
+
+
 def test_fates_colour_one_cell_per_event(ax):
     r = run("shortcut_in_memory_quarantine", "in_memory_quarantine")
     plot.fates(ax, r)
@@ -144,7 +167,7 @@ def test_fates_colour_one_cell_per_event(ax):
     assert len(cells) == 5
     red = matplotlib.colors.to_rgba(plot.FATE_COLORS["lost"])
     assert sum(c.get_facecolor() == red for c in cells) == 2
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["applied once", "lost"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["done before the run", "applied once", "lost"]
 
 
 def test_fates_label_every_cell_in_a_font_fitted_to_the_cells_as_drawn():
@@ -162,6 +185,15 @@ def test_fates_label_every_cell_in_a_font_fitted_to_the_cells_as_drawn():
     fig.canvas.draw()
     assert not any(t.get_visible() for t in ax.texts)
     assert ax.get_xlabel() == "events in source order (positions 10–800)"
+    plt.close(fig)
+
+
+def test_fates_highlight_the_events_named():
+    r = run("retry_walkthrough")
+    fig, ax = plt.subplots()
+    plot.fates(ax, r, highlight=["e107"])
+    thick = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_linewidth() >= 2]
+    assert len(thick) == 1 and thick[0].get_x() == 3
     plt.close(fig)
 
 
