@@ -1,22 +1,31 @@
-"""Figures that take a matplotlib ``Axes``: the timeline of ``resume_cursor`` against ``applied_position``,
-the fate of every event, and side-by-side timelines. Matplotlib is imported by the caller's figure, not by the
-simulation core.
+"""Figures that take a matplotlib ``Axes``: the timeline of the durable checkpoint against the worker's memory,
+the fate of every event, side-by-side timelines, the state of one instant (the step-through widget's picture),
+the crash matrix and sweep curves. Matplotlib is imported by the caller's figure, not by the simulation core.
 
 The timeline draws what the durable checkpoint *says* (``resume_cursor``, decoded to its place in the stream by
-the provider, and ``applied_position``) against what ground truth *is* (:func:`durable_prefix`: how far every
-event the stream has served is durably done). The gap that matters is shaded: the durable cursor has moved past
-an event that has no durable outcome (:func:`unsafe_rows`). A safe consumer never opens it.
+the provider, and ``applied_position``) next to what a worker only *holds in memory* (seed 000, step 2: the
+returned ``next_cursor``, from the fetch to the page barrier or the crash that ends the attempt:
+:func:`held_pages`) and against what ground truth *is* (:func:`durable_prefix`: how far every event the stream
+has served is durably done). Harm is drawn per event: while the durable cursor is past an event that has no
+durable outcome, that event is at risk (:func:`at_risk`); a lost event's risk ends in a cross at the moment its
+loss became final (:func:`loss_final`): the crash, or the page barrier, after which nothing could still apply it.
+A safe consumer puts no event at risk.
+
+This module owns those facts for plots: "held in memory", "at risk" and "lost for good at".
 """
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 
 from matplotlib.artist import Artist
+from matplotlib.legend_handler import HandlerTuple
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from .checker import FATES, event_fates, lost_at, outcome_since
-from .model import NON_TERMINAL, REQUEST_LOST
+from .checker import FATES, event_fates, outcome_since
+from .model import NON_TERMINAL, REPLY_LOST, REQUEST_LOST
 
 FATE_COLORS = {
     "done before the run": "#e6efe8", "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8",
@@ -26,15 +35,28 @@ FATE_COLORS = {
 _DARK_FATES = ("lost", "quarantined", "applied once")
 CURSOR, APPLIED, TRUTH, GAP, LOST_RED, DUP_ORANGE, QUARANTINE, PAUSE = (
     "#1f77b4", "#2ca02c", "black", "#d62728", "#d62728", "#f28e2b", "#8c6bb1", "#9467bd")
+#: An event at risk that got its outcome in the end (light), and one that was lost (the red of the loss).
+AT_RISK = "#f4a3a3"
 
-#: The z-order of crash and lost-event marks: above the lines, beneath every other mark (drawn at 3), which
-#: shows on top of them, e.g. the commit at a crash or the page barrier that passed a lost event.
+#: The z-order of crash marks: above the lines, beneath every other mark (drawn at 3), which shows on top of
+#: them, e.g. the commit at a crash.
 BENEATH = 2.5
 #: A label's background: lines and marks behind it do not run through the text.
 LABEL_BOX = dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85)
 
 #: Crashes and lost events are labelled in the figure when there are at most this many of them.
 ANNOTATE_AT_MOST = 4
+#: Tokens are labelled where they are published when they are this short (a scripted scenario's ``C7``) and there
+#: are at most :data:`TOKENS_AT_MOST` publishes; otherwise only the publishes that put a lost event at risk are,
+#: abbreviated to :data:`TOKEN_CHARS` characters.
+SHORT_TOKEN, TOKENS_AT_MOST, TOKEN_CHARS = 4, 12, 4
+
+#: The layers of :func:`timeline`; ``layers=`` draws some of them (to build the picture up step by step).
+#: ``cursor``: the durable ``resume_cursor``, page barriers, token labels, rejected barriers, regressions;
+#: ``applied``: ``applied_position`` and durable receipts; ``memory``: the ``next_cursor`` each worker holds in
+#: memory, pauses; ``truth``: ground truth's durable prefix; ``events``: replays and outcomes that are not durable
+#: or not final; ``crashes``; ``harm``: events at risk, lost events, duplicated effects.
+LAYERS = ("cursor", "applied", "memory", "truth", "events", "crashes", "harm")
 
 
 def _terminal_times(world) -> dict[str, float]:
@@ -122,143 +144,456 @@ def _step_at(times: list[float], values: list[int], at) -> list[int]:
     return [values[max(0, bisect_right(times, t) - 1)] for t in at]
 
 
-def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: bool = True):
-    """Simulated time against stream position.
+# -- memory, risk and loss: the facts the timeline draws ---------------------------------------------------------
+@dataclass(frozen=True)
+class Hold:
+    """A page one worker held in memory (seed 000, step 2): from the fetch that returned it to the step that ended
+    the attempt (``ended_by``: the worker's next ``fetch``, ``load``, ``crash``, ``halt`` or ``restart``, or
+    ``end of run``). ``row``/``end_row`` index the trace (``end_row`` is ``None`` at the run's end)."""
 
-    Lines: the durable ``resume_cursor`` (its decoded place: the highest position it can no longer deliver),
-    the durable ``applied_position``, ground truth's durable prefix (:func:`durable_prefix`), the highest
-    position fetched so far, and the provider head. Shaded: the cursor has moved past an event with no durable
-    outcome. Marks: event commits and durable quarantine receipts, replays, in-memory quarantine decisions and
-    non-terminal outcomes, page barriers (accepted, rejected), checkpoint regressions, crashes, pauses, lost
-    events (red, when they became unreachable) and duplicated effects (orange). With ``annotate``, a few
-    crashes and lost events are also labelled in the figure.
+    worker: int
+    start: float
+    end: float
+    cursor: str
+    next_cursor: str
+    ids: tuple[str, ...]
+    row: int
+    end_row: int | None
+    ended_by: str
+
+
+#: The steps after which a worker no longer holds the page it fetched.
+_ENDS = frozenset({"fetch", "load", "crash", "halt", "restart"})
+
+
+def held_pages(run) -> list[Hold]:
+    """Every page a worker received, with the ``next_cursor`` it then held, in the order they were fetched.
+
+    The provider's log (ground truth) says what each response carried; the trace says which responses reached
+    their worker (a lost reply or a refused cursor leaves nothing in memory) and when the attempt ended.
     """
-    df = run.trace.to_frame()
+    trace = run.trace
+    served: dict[int, list] = {}
+    for _seq, _t, worker, cursor, next_cursor, ids in run.world.provider.log:
+        served.setdefault(worker, []).append((cursor, next_cursor, ids))
+    taken: dict[int, int] = {}
+    holding: dict[int, tuple] = {}         # worker -> (start, cursor, next_cursor, ids, row) of the page it holds
+    holds = []
+    for i, (t, w, step, outcome) in enumerate(zip(trace.time, trace.worker, trace.step, trace.outcome)):
+        if step in _ENDS and w in holding:
+            start, cursor, next_cursor, ids, row = holding.pop(w)
+            holds.append(Hold(w, start, t, cursor, next_cursor, ids, row, i, step))
+        if step == "fetch" and outcome != REQUEST_LOST:     # a request lost on its way left no log entry
+            k = taken.get(w, 0)
+            if k < len(served.get(w, ())):
+                taken[w] = k + 1
+                cursor, next_cursor, ids = served[w][k]
+                if outcome.endswith(" events"):             # not a lost reply, not a refused cursor
+                    holding[w] = (t, cursor, next_cursor, tuple(ids), i)
+    end = trace.time[-1] if len(trace) else 0.0
+    holds += [Hold(w, start, end, cursor, next_cursor, ids, row, None, "end of run")
+              for w, (start, cursor, next_cursor, ids, row) in holding.items()]
+    return sorted(holds, key=lambda h: h.row)
+
+
+def _cursor_history(world) -> list[tuple[float, str, str]]:
+    """The durable ``resume_cursor`` as ``(from time, cursor, the write's kind)``, from the store's log of writes."""
+    writes = world.store.writes
+    first = writes[0][4].resume_cursor if len(writes) else world.store.checkpoint.resume_cursor
+    history = [(0.0, first, "initial")]
+    for _seq, time, _w, kind, before, after in writes:
+        if after.resume_cursor != history[-1][1]:
+            history.append((time, after.resume_cursor, kind))
+    return history
+
+
+def at_risk(run) -> dict[str, list[tuple[float, float]]]:
+    """Per event, the spans during which it was at risk: the durable ``resume_cursor`` could no longer deliver it
+    while it was part of the stream (a backfill from when it was served) and had no durable outcome. Invariant 1
+    forbids every such span; an event that never had one is absent. A span ends when the event gets its outcome,
+    when the cursor can deliver it again, or (a lost event's last one) at the run's end: :func:`loss_final` says
+    when that loss became final."""
     world = run.world
-    t, place, applied = df["time"], df["cursor_place"], df["applied_position"]
-    truth_t, truth_v = durable_prefix(run)
-    end = float(t.iloc[-1]) if len(t) else 0.0
-    truth_rows = _step_at(truth_t, truth_v, t)
-    gap = unsafe_rows(run)
-    if any(gap):
-        ax.fill_between(t, truth_rows, place, where=gap, step="post", color=GAP, alpha=0.18, lw=0,
-                        label="cursor past events with no durable outcome")
-    ax.axhline(world.provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), label="provider head (end of stream)")
-    fetch = df[(df.step == "fetch") & df.position.notna()]
-    if len(fetch):
-        ax.step(list(fetch.time) + [end], list(fetch.position.cummax()) + [fetch.position.max()], where="post",
-                color="#7f7f7f", lw=1, ls="--", label="highest position fetched so far")
-    ax.step(t, place, where="post", color=CURSOR, lw=2.2, label="resume_cursor (its place in the stream)")
-    ax.step(t, applied, where="post", color=APPLIED, lw=2.2, label="applied_position")
-    ax.step(truth_t + [end], truth_v + [truth_v[-1]], where="post", color=TRUTH, lw=1.2, ls=":",
-            label="durable prefix in ground truth")
+    provider = world.provider
+    done, known = _terminal_times(world), _known_from(world)
+    history = _cursor_history(world)
+    bounds = [t for t, *_ in history[1:]] + [float("inf")]
+    end = run.trace.time[-1] if len(run.trace) else 0.0
+    out: dict[str, list[tuple[float, float]]] = {}
+    for eid in provider.events:
+        finish = done.get(eid, float("inf"))
+        spans: list[tuple[float, float]] = []
+        for (t0, cursor, _kind), t1 in zip(history, bounds):
+            a, b = max(t0, known[eid]), min(t1, finish)
+            if a >= finish or (a >= b and b != float("inf")) or provider.deliverable(eid, cursor):
+                continue
+            if spans and spans[-1][1] == a:
+                spans[-1] = (spans[-1][0], b)
+            else:
+                spans.append((a, b))
+        if spans:
+            out[eid] = [(a, min(b, max(a, end))) for a, b in spans]
+    return out
 
-    regress = df[(df.cursor_place < df.cursor_place.shift()) | (df.checkpoint_version < df.checkpoint_version.shift())
-                 | (df.applied_position < df.applied_position.shift())]
-    marks = [
-        (df[(df.step == "commit") & (df.outcome == "applied")], "position",
-         dict(marker="o", s=16, color=APPLIED), "event commit (receipt + applied_position)"),
-        (df[(df.step == "quarantine") & (df.outcome != REQUEST_LOST)], "position",
-         dict(marker="o", s=30, color=QUARANTINE),
-         "durable quarantine receipt"),
-        (df[df.step == "replay"], "position", dict(marker="o", s=30, facecolors="none", edgecolors="#555555"),
-         "replay (already done: skipped)"),
-        (df[(df.step == "handle") & (df.outcome == "quarantine")], "position",
-         dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE), "quarantine decided (in memory)"),
-        (df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)], "position",
-         dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE), "non-terminal outcome"),
-        (df[(df.step == "barrier") & (df.outcome != REQUEST_LOST)], "cursor_place",
-         dict(marker="^", s=70, color=CURSOR, edgecolors="white", linewidths=0.8), "page barrier"),
-        (df[df.step == "barrier_rejected"], "applied_position", dict(marker="v", s=60, color="#7f7f7f"),
-         "rejected barrier (stale attempt)"),
-        (regress, "cursor_place", dict(marker="v", s=110, facecolors="none", edgecolors=GAP, linewidths=1.8),
-         "checkpoint regression"),
-        # beneath the other marks and larger than them: a commit or barrier at the crash shows on top of it
-        (df[df.step == "crash"], "applied_position", dict(marker="X", s=130, color="black", zorder=BENEATH),
-         "crash"),
-    ]
-    for rows, column, style, label in marks:
-        if len(rows):
-            ax.scatter(rows.time, rows[column], **{"zorder": 3, **style}, label=label)
 
-    spans, paused = [], {}
-    for row in df[df.step.isin(["pause", "resume"])].itertuples():
-        if row.step == "pause":
-            paused[row.worker] = (row.time, row.applied_position)
-        elif row.worker in paused:
-            spans.append((*paused.pop(row.worker), row.time))
-    spans += [(t0, y, end) for t0, y in paused.values()]
-    for i, (t0, y, t1) in enumerate(spans):
-        ax.plot([t0, t1], [y, y], color=PAUSE, lw=5, alpha=0.55, solid_capstyle="butt", zorder=2,
-                label="worker paused (stale memory)" if i == 0 else None)
+def loss_final(run, risk: dict | None = None) -> dict[str, tuple[float, str]]:
+    """For each lost event, when its loss became final and what made it so: the moment the durable cursor last
+    moved past it (``page barrier``, or the write's kind) or, if later, the end of the last attempt that still
+    held it in memory and could have applied it (``crash``, ``halt``, ``worker moved on``, ``end of run``).
 
-    events = world.provider.events
-    lost = lost_at(world, run.verdict)
-    if lost:
-        # beneath the other marks and larger: the page barrier that passed the event shows inside the cross
-        ax.scatter(list(lost.values()), [events[e].position for e in lost], marker="x", s=200, color=LOST_RED,
-                   linewidths=2.2, zorder=BENEATH, label="lost event (when it became unreachable)")
+    Seed 000's walkthrough with the token persisted on fetch: the barrier to ``C8`` puts ``e107`` at risk at
+    t = 1.5, the worker still holds it, and the crash at t = 2 before it commits makes the loss final."""
+    world = run.world
+    risk = at_risk(run) if risk is None else risk
+    history = _cursor_history(world)
+    kind_at = {t: kind for t, _c, kind in history}
+    holds = held_pages(run)
+    out = {}
+    for eid in run.verdict.lost:
+        spans = risk.get(eid)
+        if not spans:
+            continue
+        start = spans[-1][0]
+        when, why = start, {"barrier": "page barrier"}.get(kind_at.get(start, ""), kind_at.get(start, "write"))
+        for h in holds:
+            if eid in h.ids and h.end > when:
+                when, why = h.end, {"load": "worker moved on", "fetch": "worker moved on"}.get(h.ended_by, h.ended_by)
+        out[eid] = (when, why)
+    return out
+
+
+# -- the timeline ----------------------------------------------------------------------------------------------------
+def _short(token: str) -> str:
+    return token if len(token) <= SHORT_TOKEN else token[:TOKEN_CHARS] + "…"
+
+
+class _Canvas:
+    """One timeline being drawn: its Axes, the run's trace as a frame, and the keys of the marks drawn so far (each
+    artist's gid is its key: the legend and the tests read them back)."""
+
+    def __init__(self, ax, run, annotate: bool):
+        self.ax, self.run, self.annotate = ax, run, annotate
+        self.df = run.trace.to_frame()
+        self.place = run.world.provider.place
+        self.end = float(self.df.time.iloc[-1]) if len(self.df) else 0.0
+        self.drawn: set[str] = set()
+
+    def scatter(self, xs, ys, key, **style):
+        if len(xs):
+            self.ax.scatter(list(xs), list(ys), gid=key, **{"zorder": 3, **style})
+            self.drawn.add(key)
+
+    def hlines(self, rows, key, **style):
+        """Horizontal bars ``(y, from, to)``: held cursors, pauses, events at risk."""
+        rows = [r for r in rows if r[2] > r[1]]
+        if rows:
+            ys, starts, ends = zip(*rows)
+            self.ax.hlines(ys, starts, ends, gid=key, **style)
+            self.drawn.add(key)
+
+    def label(self, text, x, y, dy, **style):
+        """Label a mark to its right, or to its left near the right edge."""
+        right = x > 0.8 * (self.end or 1.0)
+        self.ax.annotate(text, (x, y), xytext=(-10 if right else 10, dy), textcoords="offset points",
+                         ha="right" if right else "left", va="center", zorder=6, bbox=LABEL_BOX, **style)
+
+
+def _harm(c: _Canvas, risk, final, crashes) -> None:
+    """Events at risk (a bar while the durable cursor is past them with no outcome), the moment each loss became
+    final (a red cross), duplicated effects. A crash at the same spot as the loss it made final is named in the
+    loss's label, and ``crashes`` (index -> (y, text)) loses it."""
+    events = c.run.world.provider.events
+    survived, doomed = [], []
+    for eid, spans in risk.items():
+        for a, b in spans:
+            if eid in final:
+                doomed.append((events[eid].position, a, min(b, final[eid][0])))
+            else:
+                survived.append((events[eid].position, a, b))
+    c.hlines(survived, "at risk", colors=AT_RISK, lw=5, alpha=0.8, zorder=2.6)
+    c.hlines(doomed, "lost window", colors=LOST_RED, lw=5, alpha=0.5, zorder=2.6)
+    few = len(final) <= 2 * ANNOTATE_AT_MOST
+    c.scatter([w for w, _ in final.values()], [events[e].position for e in final], "lost", marker="x",
+              s=150 if few else 70, color=LOST_RED, linewidths=2.4 if few else 1.8, zorder=4)
     seen, dup = {}, []
-    for _seq, time, _worker, eid in world.sink.effects:
+    for _seq, time, _worker, eid in c.run.world.sink.effects:
         seen[eid] = seen.get(eid, 0) + 1
         if seen[eid] == 2:
             dup.append((time, events[eid].position, eid))
-    if dup:
-        ax.scatter([d[0] for d in dup], [d[1] for d in dup], marker="D", s=50, color=DUP_ORANGE, zorder=5,
-                   label="duplicated effect (second run)")
+    c.scatter([d[0] for d in dup], [d[1] for d in dup], "duplicated", marker="D", s=50, color=DUP_ORANGE, zorder=5)
+    if c.annotate and 0 < len(final) <= ANNOTATE_AT_MOST:
+        for eid, (when, why) in final.items():
+            y = events[eid].position
+            at = [i for i, (cy, _text) in crashes.items() if cy == y and c.df.time[i] == when]
+            if at:
+                why = f"crash {c.df.outcome[at[0]]}"
+                del crashes[at[0]]
+            c.label(f"{eid} lost ({why})", when, y, -12, fontsize=9, color=LOST_RED, fontweight="bold")
+    if c.annotate and 0 < len(dup) <= ANNOTATE_AT_MOST:
+        for when, pos, eid in dup:
+            c.label(f"{eid} twice", when, pos, -12, fontsize=9, color=DUP_ORANGE, fontweight="bold")
 
-    if annotate:
-        span = end or 1.0
 
-        def label(text, x, y, dy, **style):
-            """Label a mark to its right, or to its left near the right edge."""
-            right = x > 0.8 * span
-            ax.annotate(text, (x, y), xytext=(-10 if right else 10, dy), textcoords="offset points",
-                        ha="right" if right else "left", zorder=6, bbox=LABEL_BOX, **style)
+def _memory(c: _Canvas, holds, scripted: bool) -> None:
+    """The ``next_cursor`` each worker holds, dashed from its fetch (○) to the end of the attempt, at the place it
+    would give the durable cursor; pauses (the worker goes on later with that stale memory)."""
+    shown = [h for h in holds if h.next_cursor != h.cursor or h.ids]      # not a caught-up worker's own token
+    c.hlines([(c.place(h.next_cursor), h.start, h.end) for h in shown], "held", colors=CURSOR, lw=1.6,
+             linestyles=(0, (3, 2)), zorder=2.2)
+    c.scatter([h.start for h in shown], [c.place(h.next_cursor) for h in shown], "fetch", marker="o", s=22,
+              facecolors="white", edgecolors=CURSOR, linewidths=1.2, zorder=2.3)
+    if c.annotate and scripted and len(shown) <= 6:
+        for h in shown:
+            c.ax.annotate(f"{h.next_cursor} in memory", (h.start, c.place(h.next_cursor)), xytext=(2, 5),
+                          textcoords="offset points", ha="left", va="bottom", fontsize=7.5, color=CURSOR,
+                          style="italic", zorder=6, bbox=LABEL_BOX)
+    spans, paused = [], {}
+    for row in c.df[c.df.step.isin(["pause", "resume"])].itertuples():
+        if row.step == "pause":
+            paused[row.worker] = (row.time, row.applied_position)
+        elif row.worker in paused:
+            t0, y = paused.pop(row.worker)
+            spans.append((y, t0, row.time))
+    spans += [(y, t0, c.end) for t0, y in paused.values()]
+    c.hlines(spans, "paused", colors=PAUSE, lw=5, alpha=0.55, zorder=2)
 
-        crashes = df[df.step == "crash"]
-        if 0 < len(crashes) <= ANNOTATE_AT_MOST:
-            for _, row in crashes.iterrows():
-                what = f"crash {row.outcome}" + (f" ({row.event_id})" if row.event_id else "")
-                label(what, row.time, row.applied_position, -14, fontsize=8)
-        if 0 < len(lost) <= ANNOTATE_AT_MOST:
-            for eid, when in lost.items():
-                label(f"{eid} lost", when, events[eid].position, 6, fontsize=9, color=LOST_RED, fontweight="bold")
-        if 0 < len(dup) <= ANNOTATE_AT_MOST:
-            for when, pos, eid in dup:
-                label(f"{eid} twice", when, pos, 6, fontsize=9, color=DUP_ORANGE, fontweight="bold")
 
+def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
+    """The durable ``resume_cursor`` at its place, page barriers, rejected barriers (at the place of the token they
+    tried to publish), regressions, and the ``labelled`` publishes' tokens (``under`` the step's top, or above it)."""
+    df, ax = c.df, c.ax
+    ax.step(df.time, df.cursor_place, where="post", color=CURSOR, lw=2.2, zorder=2.4, gid="cursor")
+    c.drawn.add("cursor")
+    barriers = df[(df.step == "barrier") & (df.outcome != REQUEST_LOST)]
+    c.scatter(barriers.time, barriers.cursor_place, "barrier", marker="^", s=70, color=CURSOR, edgecolors="white",
+              linewidths=0.8)
+    rejected = df[df.step == "barrier_rejected"]
+    c.scatter(rejected.time, [c.place(x) for x in rejected.outcome], "rejected", marker="v", s=60, color="#7f7f7f")
+    regress = df[(df.cursor_place < df.cursor_place.shift()) | (df.checkpoint_version < df.checkpoint_version.shift())
+                 | (df.applied_position < df.applied_position.shift())]
+    c.scatter(regress.time, regress.cursor_place, "regression", marker="v", s=110, facecolors="none",
+              edgecolors=GAP, linewidths=1.8)
+    for time, cursor, _kind in labelled:
+        # left of the rise to it: just under its top when the held tokens' labels take the space above, else above
+        below = time > 0 and under
+        ax.annotate(_short(cursor), (time, c.place(cursor)), xytext=(-4, -3) if below else (-4 if time else 2, 4),
+                    textcoords="offset points", ha="right" if time > 0 else "left", va="top" if below else "bottom",
+                    fontsize=8.5, color=CURSOR, fontweight="bold", zorder=6, bbox=LABEL_BOX, gid="token")
+
+
+def _applied(c: _Canvas) -> None:
+    df = c.df
+    c.ax.step(df.time, df.applied_position, where="post", color=APPLIED, lw=2.2, zorder=2.3, gid="applied")
+    c.drawn.add("applied")
+    commits = df[(df.step == "commit") & df.outcome.isin(["applied", "ignored"])]
+    c.scatter(commits.time, commits.position, "commit", marker="o", s=16, color=APPLIED)
+    receipts = df[(df.step == "quarantine") & ~df.outcome.isin([REQUEST_LOST, "conflict"])]
+    c.scatter(receipts.time, receipts.position, "quarantine receipt", marker="o", s=30, color=QUARANTINE)
+
+
+def _truth(c: _Canvas) -> None:
+    times, values = durable_prefix(c.run)
+    c.ax.step(times + [c.end], values + [values[-1]], where="post", color=TRUTH, lw=1.2, ls=":", zorder=2.5,
+              gid="truth")
+    c.drawn.add("truth")
+
+
+def _events(c: _Canvas) -> None:
+    """What a worker did with events in hand that left no durable outcome: replays it skipped, quarantines
+    decided in memory only, outcomes that are not final."""
+    df = c.df
+    for key, rows, style in [
+        ("replay", df[df.step == "replay"], dict(marker="o", s=30, facecolors="none", edgecolors="#555555")),
+        ("decided", df[(df.step == "handle") & (df.outcome == "quarantine")],
+         dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE)),
+        ("not final", df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)],
+         dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE)),
+    ]:
+        c.scatter(rows.time, rows.position, key, **style)
+
+
+def _crashes(c: _Canvas, holds) -> dict[int, tuple[float, str]]:
+    """Each crash (by trace row): where it is drawn and its label. At the event being processed, or (a crash of
+    the page attempt) at the place of the ``next_cursor`` the worker held, or where the durable cursor stood if it
+    held nothing: the label names what the mark's height is."""
+    ended = {h.end_row: h for h in holds if h.ended_by == "crash"}
+    out = {}
+    for i, row in c.df[c.df.step == "crash"].iterrows():
+        if row.event_id:
+            out[i] = (float(row.position), f"crash {row.outcome} at {row.event_id}")
+        elif i in ended:
+            out[i] = (float(c.place(ended[i].next_cursor)),
+                      f"crash {row.outcome}, holding {_short(ended[i].next_cursor)}")
+        else:
+            out[i] = (float(row.cursor_place), f"crash {row.outcome}")
+    return out
+
+
+def _draw(ax, run, layers, annotate: bool, now) -> set[str]:
+    """Draw the chosen layers of one run's timeline; return the keys of what was drawn (for the legend)."""
+    c = _Canvas(ax, run, annotate)
+    provider = run.world.provider
+    ax.axhline(provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), zorder=1, gid="head")
+    ax.annotate("end of stream", (0.0, provider.head), xycoords=("axes fraction", "data"), xytext=(4, 3),
+                textcoords="offset points", ha="left", va="bottom", fontsize=7, color="#757575")
+    if now is not None:
+        ax.axvline(now, color="#424242", lw=1.2, alpha=0.7, zorder=1.5, gid="now")
+    holds = held_pages(run)
+    history = _cursor_history(run.world)
+    tokens = [x for _t, x, _k in history] + [h.next_cursor for h in holds]
+    scripted = all(len(x) <= SHORT_TOKEN for x in tokens) and len(history) <= TOKENS_AT_MOST
+    risk = at_risk(run) if "harm" in layers else {}
+    final = loss_final(run, risk) if risk else {}
+    crashes = _crashes(c, holds) if "crashes" in layers else {}
+    drawn_crashes = dict(crashes)
+    if "harm" in layers:
+        _harm(c, risk, final, crashes)
+    if "memory" in layers:
+        _memory(c, holds, scripted)
+    if "cursor" in layers:
+        if not annotate:
+            labelled = []
+        elif scripted:
+            labelled = history
+        else:                           # only the publishes that put a lost event labelled in the figure at risk
+            starts = {risk[e][-1][0] for e in final} if len(final) <= ANNOTATE_AT_MOST else set()
+            labelled = [h for h in history if h[0] in starts]
+        _cursor(c, history, labelled, under=scripted and "memory" in layers)
+    if "applied" in layers:
+        _applied(c)
+    if "truth" in layers:
+        _truth(c)
+    if "events" in layers:
+        _events(c)
+    if drawn_crashes:
+        # beneath the other marks and larger than them: a commit at the crash shows on top of it
+        c.scatter(c.df.time[list(drawn_crashes)], [y for y, _ in drawn_crashes.values()], "crash", marker="X",
+                  s=130, color="black", zorder=BENEATH)
+        if annotate and len(drawn_crashes) <= ANNOTATE_AT_MOST:
+            for i, (y, text) in crashes.items():        # those not named in a loss's label
+                c.label(text, c.df.time[i], y, -12, fontsize=8)
+    return c.drawn
+
+
+def _proxy(**style):
+    style.setdefault("ls", "none")
+    return Line2D([], [], **style)
+
+
+#: The timeline's legend, at most seven entries: (drawn keys that call for the entry, [(key, words, proxy)]).
+#: An entry shows the marks of the keys drawn, side by side, and names them in order.
+_LEGEND = [
+    ("resume_cursor (durable)", [
+        ("cursor", None, dict(color=CURSOR, lw=2.2, ls="-")),
+        ("barrier", "page barrier", dict(marker="^", ms=8, color=CURSOR, mec="white")),
+        ("rejected", "rejected barrier", dict(marker="v", ms=7, color="#7f7f7f")),
+        ("regression", "regression", dict(marker="v", ms=9, mfc="none", mec=GAP, mew=1.8))]),
+    ("next_cursor held in memory", [
+        ("held", None, dict(color=CURSOR, lw=1.6, ls=(0, (3, 2)), marker="o", ms=4.5, mfc="white", mec=CURSOR,
+                            markevery=[0])),
+        ("paused", "worker paused", dict(color=PAUSE, lw=5, alpha=0.55, ls="-"))]),
+    ("applied_position", [
+        ("applied", None, dict(color=APPLIED, lw=2.2, ls="-")),
+        ("commit", "event commit", dict(marker="o", ms=4.5, color=APPLIED)),
+        ("quarantine receipt", "quarantine receipt", dict(marker="o", ms=6, color=QUARANTINE))]),
+    ("durable prefix (ground truth)", [("truth", None, dict(color=TRUTH, lw=1.2, ls=":"))]),
+    ("", [
+        ("replay", "replay skipped", dict(marker="o", ms=6, mfc="none", mec="#555555")),
+        ("decided", "quarantine decided in memory", dict(marker="s", ms=6, mfc="none", mec=QUARANTINE)),
+        ("not final", "outcome not final", dict(marker="s", ms=6, mfc="none", mec=DUP_ORANGE))]),
+    ("crash", [("crash", None, dict(marker="X", ms=10, color="black"))]),
+    ("", [
+        ("at risk", "at risk (cursor past it, no outcome)", dict(color=AT_RISK, lw=5, ls="-")),
+        ("lost window", None, dict(color=LOST_RED, lw=5, alpha=0.5, ls="-")),
+        ("lost", "lost (final at the cross)", dict(marker="x", ms=9, mew=2.4, color=LOST_RED)),
+        ("duplicated", "duplicated effect", dict(marker="D", ms=6, color=DUP_ORANGE))]),
+]
+
+
+def legend_entries(drawn) -> tuple[list, list[str]]:
+    """The grouped legend of the marks ``drawn`` (keys :func:`timeline` reports): at most seven entries, each a
+    tuple of handles and its label."""
+    handles, texts = [], []
+    for name, parts in _LEGEND:
+        present = [(words, style) for key, words, style in parts if key in drawn]
+        if not present:
+            continue
+        words = [w for w, _ in present if w]
+        text = name + (" · " + ", ".join(words) if name and words else ", ".join(words))
+        handles.append(tuple(_proxy(**style) for _, style in present))
+        texts.append(text)
+    return handles, texts
+
+
+def _legend(where, drawn, **kw):
+    handles, texts = legend_entries(drawn)
+    return where.legend(handles, texts, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.4)},
+                        handlelength=3.2, fontsize="small", **kw)
+
+
+def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: bool = True, layers=None,
+             now: float | None = None):
+    """Simulated time against stream position: the durable checkpoint beside the worker's memory.
+
+    Solid: the durable ``resume_cursor`` (its decoded place: the highest position it can no longer deliver; ▲ at
+    each page barrier, labelled with the token published where tokens are short) and ``applied_position`` (●
+    at each event commit). Dashed: the ``next_cursor`` a worker holds in memory, from the fetch (○) to the
+    barrier that publishes it or the crash that forgets it (:func:`held_pages`). Dotted: ground truth's durable
+    prefix (:func:`durable_prefix`). Marks: replays, outcomes decided in memory or not final, crashes (✖ at the
+    event being processed, or at the ``next_cursor`` held when the crash belongs to the page attempt), pauses.
+    Harm, per event: a bar at its position while it is at risk (:func:`at_risk`), red ending in a red cross at the
+    moment its loss became final (:func:`loss_final`); orange ◆ duplicated effects.
+
+    ``layers``: which of :data:`LAYERS` to draw (default all), to build the picture up a layer at a time; the
+    legend lists only what is drawn, grouped in at most seven entries. ``now``: a time to mark with a vertical
+    line. With ``annotate``, tokens, a few crashes and lost events are labelled in the figure. Returns ``ax``.
+    """
+    drawn = _timeline(ax, run, title, annotate, layers, now)
+    if legend and drawn:
+        _legend(ax, drawn, loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def _timeline(ax, run, title, annotate, layers, now) -> set[str]:
+    layers = LAYERS if layers is None else tuple(layers)
+    unknown = [x for x in layers if x not in LAYERS]
+    if unknown:
+        raise ValueError(f"layers {unknown}: use some of {', '.join(LAYERS)}")
+    drawn = _draw(ax, run, layers, annotate, now)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.03, y=0.1)
     ax.set_xlabel("simulated time")
     ax.set_ylabel("stream position")
-    ax.set_title(title or f"{run.strategy} on {run.scenario} (seed {run.seed})\nresume_cursor vs applied_position")
-    if legend:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
-    return ax
+    ax.set_title(title or f"{run.strategy} on {run.scenario} (seed {run.seed})\n"
+                          "durable checkpoint (solid) and worker memory (dashed)")
+    return drawn
 
 
-def compare(axes, runs, titles=None, annotate: bool = True):
-    """One timeline per run, side by side on a shared position scale, with a single legend under the figure.
+def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
+    """One timeline per run, side by side, sharing both axes (time and position), with one legend under the
+    figure for the marks of all of them.
 
     ``axes`` is a sequence of Axes, one per run (e.g. ``plt.subplots(1, 2)[1]``).
     """
     axes = list(axes)
     titles = list(titles) if titles is not None else [None] * len(runs)
+    drawn: set[str] = set()
     for ax, run, title in zip(axes, runs, titles):
-        timeline(ax, run, title=title, legend=False, annotate=annotate)
-    lows, highs = zip(*(ax.get_ylim() for ax in axes))
-    for ax in axes:
-        ax.set_ylim(min(lows), max(highs))
-    handles: dict[str, object] = {}
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, h)
+        drawn |= _timeline(ax, run, title, annotate, layers, None)
+    for ax in axes[1:]:
+        if not ax.get_shared_x_axes().joined(ax, axes[0]):
+            try:
+                ax.sharex(axes[0])
+            except ValueError:                        # already shared with another Axes: limits alone
+                pass
+    for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
+        lows, highs = zip(*(getattr(ax, get)() for ax in axes))
+        for ax in axes:
+            getattr(ax, set_)(min(lows), max(highs))
     fig = axes[0].figure
     where = dict(loc="outside lower center") if fig.get_layout_engine() is not None else dict(
         loc="upper center", bbox_to_anchor=(0.5, 0.0))
-    fig.legend(list(handles.values()), list(handles), ncol=min(3, len(handles)), fontsize="small",
-               frameon=False, **where)
+    _legend(fig, drawn, ncol=min(4, len(legend_entries(drawn)[0])), frameon=False, **where)
     return axes
 
 

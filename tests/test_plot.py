@@ -1,4 +1,7 @@
-"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a legend."""
+"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a legend.
+
+Every mark of the timeline carries its kind as the artist's gid (``cursor``, ``held``, ``crash``, ``lost``, …), and
+the tests read the marks back by it."""
 import copy
 import tomllib
 
@@ -7,14 +10,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.collections import PathCollection, PolyCollection  # noqa: E402
+from matplotlib.collections import LineCollection, PathCollection, PolyCollection  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import simkit  # noqa: E402
 from simkit import plot  # noqa: E402
 from simkit.checker import event_fates  # noqa: E402
 from simkit.scenario import SCENARIO_DIR  # noqa: E402
-from conftest import labels  # noqa: E402
 
 
 def run(name, strategy="safe", **changes):
@@ -27,12 +29,25 @@ def run(name, strategy="safe", **changes):
     return simkit.simulate(sc, simkit.resolve(strategy))
 
 
-def points(ax, label):
-    """The (x, y) points of the scatter carrying this legend label."""
-    for c in ax.collections:
-        if isinstance(c, PathCollection) and c.get_label() == label:
-            return [tuple(map(float, p)) for p in c.get_offsets()]
-    raise AssertionError(f"no scatter labelled {label!r}; have {labels(ax)}")
+def points(ax, gid):
+    """The (x, y) points of the timeline's scatter of this kind (none: [])."""
+    found = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_gid() == gid]
+    return [tuple(map(float, p)) for c in found for p in c.get_offsets()]
+
+
+def bars(ax, gid):
+    """The horizontal bars of this kind as (y, from, to): held cursors, pauses, events at risk."""
+    found = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_gid() == gid]
+    return sorted((float(s[0][1]), float(s[0][0]), float(s[1][0])) for c in found for s in c.get_segments())
+
+
+def legend_texts(ax_or_fig):
+    legend = ax_or_fig.get_legend() if hasattr(ax_or_fig, "get_legend") else ax_or_fig.legends[0]
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def texts(ax):
+    return {t.get_text(): t for t in ax.texts}
 
 
 def assert_readable(ax):
@@ -40,54 +55,148 @@ def assert_readable(ax):
     assert ax.get_legend() is not None and ax.get_legend().get_texts()
 
 
-GAP = "cursor past events with no durable outcome"
-LOST = "lost event (when it became unreachable)"
-
-
-def test_persist_token_on_fetch_timeline_shows_the_cursor_jumping_ahead_and_the_lost_event_in_the_gap(ax):
-    """The mission's picture: the cursor leaps to C8 (place 107) on fetch while applied_position is 105; the
-    crash leaves 107 undone; e107 is marked lost where the cursor passed it, inside the shaded gap."""
-    r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
+# -- the key picture: seed 000's walkthrough ------------------------------------------------------------------------
+def test_the_walkthrough_draws_the_next_cursor_held_in_memory_until_the_barrier_publishes_it(ax):
+    """Seed 000 step 2: fetching C7 returns C8, held in memory (dashed) from the fetch at t=1 until the crash at
+    t=1.5 forgets it, and again from the retry's fetch at 7.5 until the barrier publishes it at 8.5; the durable
+    resume_cursor stays C7 (place 105) until then. Both tokens are labelled where they are published."""
+    r = run("retry_walkthrough")
     plot.timeline(ax, r)
     assert_readable(ax)
-    cursor = next(line for line in ax.lines if line.get_label().startswith("resume_cursor"))
-    assert max(cursor.get_ydata()) == 107
-    assert points(ax, LOST) == [(1.5, 107.0)]
-    (gap,) = [c for c in ax.collections if isinstance(c, PolyCollection) and c.get_label() == GAP]
-    assert gap.get_paths()[0].contains_point((5.0, 106.5))       # between applied (106) and the cursor (107)
-    assert any(t.get_text() == "e107 lost" for t in ax.texts)
-    assert plot.durable_prefix(r) == ([0.0, 2.0], [105, 106])
+    assert [(h.start, h.end, h.next_cursor, h.ended_by) for h in plot.held_pages(r) if h.ids] == [
+        (1.0, 1.5, "C8", "crash"), (7.5, 8.5, "C8", "load")]
+    assert bars(ax, "held") == [(107.0, 1.0, 1.5), (107.0, 7.5, 8.5)]
+    assert points(ax, "barrier") == [(8.5, 107.0)]
+    assert {"C7", "C8", "C8 in memory"} <= set(texts(ax))
+    (cursor,) = [line for line in ax.lines if line.get_gid() == "cursor"]
+    assert set(cursor.get_ydata()[cursor.get_xdata() < 8.5]) == {105}
+    assert legend_texts(ax)[:2] == ["resume_cursor (durable) · page barrier", "next_cursor held in memory"]
 
 
-def scatter(ax, label):
-    (found,) = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_label() == label]
-    return found
+def test_a_crash_sits_at_the_event_it_names(ax):
+    """The crash before 107's commit is drawn at position 107, not on the applied line (106), and its label names
+    e107: the mark's height and its label agree."""
+    plot.timeline(ax, run("retry_walkthrough"))
+    assert points(ax, "crash") == [(1.5, 107.0)]
+    assert "crash before_event_commit at e107" in texts(ax)
 
 
-def test_a_crash_or_a_lost_event_does_not_hide_the_mark_at_the_same_spot(ax):
-    """persist_token_on_fetch: the barrier to C8 passes e107 at (1.5, 107), where e107 is marked lost; the crash
-    at (2.0, 106) falls on e106's commit. The crash and lost marks lie beneath the others and are larger, so the
-    barrier and the commit show on top of them; labels sit on a background box, so no line runs through them."""
-    plot.timeline(ax, run("shortcut_persist_token_on_fetch", "persist_token_on_fetch"))
-    barrier, commit = scatter(ax, "page barrier"), scatter(ax, "event commit (receipt + applied_position)")
-    crash, lost = scatter(ax, "crash"), scatter(ax, LOST)
-    assert points(ax, "page barrier") == points(ax, LOST) == [(1.5, 107.0)]
-    assert (2.0, 106.0) in points(ax, "event commit (receipt + applied_position)")
-    assert points(ax, "crash") == [(2.0, 106.0)]
-    assert lost.get_zorder() < barrier.get_zorder() and lost.get_sizes()[0] > barrier.get_sizes()[0]
-    assert crash.get_zorder() < commit.get_zorder() and crash.get_sizes()[0] > commit.get_sizes()[0]
-    labelled = {t.get_text(): t for t in ax.texts}
-    assert {"e107 lost", "crash before_event_commit (e107)"} <= set(labelled)
-    assert all(t.get_bbox_patch() is not None and t.get_zorder() > 3 for t in labelled.values())
+def test_a_crash_of_the_page_attempt_sits_at_the_next_cursor_it_held(ax):
+    """A crash before the page barrier belongs to no event: it is drawn where the token the worker held (C8, place
+    107) would have put the cursor, and its label says so. (Replacing the scenario's crash: one attempt, at t=2.)"""
+    r = run("retry_walkthrough", faults=[{"kind": "crash", "point": "before_page_barrier"}])
+    plot.timeline(ax, r)
+    assert points(ax, "crash") == [(2.0, 107.0)]
+    assert "crash before_page_barrier, holding C8" in texts(ax)
+
+
+def test_the_loss_is_marked_at_the_crash_that_makes_it_final(ax):
+    """persist_token_on_fetch: the barrier publishes C8 at t=1.5 while e106 and e107 have no outcome: both are at
+    risk. e106 commits at 2.0 (its risk ends); the crash at t=2 before e107 commits ends the only attempt that could
+    still apply it: e107's loss is final there, at (2.0, 107), not at the publish (notebook 04: "the crash at t = 2
+    leaves 107 in the gap"). One label names the loss and the crash."""
+    r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
+    assert plot.at_risk(r) == {"e106": [(1.5, 2.0)], "e107": [(1.5, 8.0)]}
+    assert plot.loss_final(r) == {"e107": (2.0, "crash")}
+    plot.timeline(ax, r)
+    assert_readable(ax)
+    assert points(ax, "lost") == [(2.0, 107.0)] and points(ax, "crash") == [(2.0, 107.0)]
+    assert bars(ax, "at risk") == [(106.0, 1.5, 2.0)]
+    assert bars(ax, "lost window") == [(107.0, 1.5, 2.0)]          # from the premature publish to the crash
+    assert "e107 lost (crash before_event_commit)" in texts(ax)
+    assert not any(t.startswith("crash ") for t in texts(ax))      # folded into the loss's label
+    lost, crash = [c for c in ax.collections if c.get_gid() in ("lost", "crash")]
+    assert crash.get_zorder() < lost.get_zorder()                  # the red cross shows on the black one
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]     # no flood
+
+
+@pytest.mark.parametrize("scenario, strategy, when", [
+    ("shortcut_in_memory_quarantine", "in_memory_quarantine", {"e211": (2.5, "page barrier"),
+                                                               "e212": (2.5, "page barrier")}),
+    ("shortcut_max_position_watermark", "max_position_watermark", {"e107": (2.0, "page barrier")}),
+    ("shortcut_watermark_only_dedup", "watermark_only_dedup", {"e105": (5.0, "page barrier")}),
+])
+def test_a_loss_no_worker_could_still_repair_is_final_at_the_barrier(scenario, strategy, when):
+    """No attempt holds the event any more when the barrier passes it (skipped as a replay, quarantined in memory):
+    the barrier itself makes the loss final."""
+    assert plot.loss_final(run(scenario, strategy)) == when
+
+
+def test_each_lost_event_has_its_own_window_and_none_floods_the_plot():
+    """default, persist_token_on_fetch (notebook 01): every lost event's risk ends where its loss became final,
+    every other event's where it got its outcome; the shaded region of old (cursor past events with no outcome,
+    open for the rest of the run after the first loss) is gone."""
+    r = simkit.simulate(simkit.load("default"), simkit.resolve("persist_token_on_fetch"))
+    risk, final = plot.at_risk(r), plot.loss_final(r)
+    assert set(final) == set(r.verdict.lost) and len(final) > 10
+    end = r.trace.time[-1]
+    assert all(when < end for when, _why in final.values())
+    fig, ax = plt.subplots()
+    plot.timeline(ax, r)
+    windows = bars(ax, "lost window")
+    assert len(windows) == len([e for e in final if final[e][0] > risk[e][-1][0]])
+    assert all(b <= max(w for w, _ in final.values()) for _y, _a, b in windows)
+    assert not [c for c in ax.collections if isinstance(c, PolyCollection)]
+    plt.close(fig)
 
 
 @pytest.mark.parametrize("name", ["retry_walkthrough", "quarantine_boundary", "gauntlet", "default"])
-def test_safe_never_opens_the_gap(ax, name):
+def test_safe_puts_no_event_at_risk(ax, name):
     """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable outcome."""
     r = run(name)
-    assert not any(plot.unsafe_rows(r))
+    assert not any(plot.unsafe_rows(r)) and plot.at_risk(r) == {}
     plot.timeline(ax, r)
-    assert GAP not in labels(ax) and LOST not in labels(ax)
+    assert not points(ax, "lost") and not bars(ax, "at risk") and not bars(ax, "lost window")
+
+
+@pytest.mark.parametrize("name", ["gauntlet", "default", "retry_walkthrough"])
+def test_the_legend_has_at_most_seven_entries(name):
+    """Grouped: one entry per kind of thing (durable cursor, memory, applied, ground truth, events in hand, crash,
+    harm), whatever is drawn; on every strategy, so also in the compare figure of two."""
+    for strategy in simkit.STRATEGIES:
+        r = run(name, strategy)
+        fig, ax = plt.subplots()
+        plot.timeline(ax, r)
+        assert 4 <= len(legend_texts(ax)) <= 7, (strategy, legend_texts(ax))
+        plt.close(fig)
+
+
+def test_generated_tokens_are_labelled_sparingly_and_abbreviated():
+    """Generated tokens are 10 random characters: none is labelled when many events are lost (gauntlet, 48); with a
+    few lost events (the explorer's stream, in_memory_quarantine: 4), only the publishes that put them at risk, cut
+    to four characters and an ellipsis."""
+    from simkit import widgets
+
+    fig, (a, b) = plt.subplots(1, 2)
+    plot.timeline(a, run("gauntlet", "persist_token_on_fetch"))
+    assert not [t for t in a.texts if t.get_gid() == "token"]
+    r = widgets.explorer_run(strategy="in_memory_quarantine")
+    plot.timeline(b, r)
+    tokens = [t.get_text() for t in b.texts if t.get_gid() == "token"]
+    assert 0 < len(tokens) <= len(r.verdict.lost) <= plot.ANNOTATE_AT_MOST
+    assert all(len(t) == plot.TOKEN_CHARS + 1 and t.endswith("…") for t in tokens)
+    plt.close(fig)
+
+
+def test_layers_build_the_picture_up(ax):
+    """Notebook 01 can start with the durable checkpoint alone and add memory, ground truth and harm; the legend
+    lists only what is drawn. An unknown layer is an error that names the layers."""
+    r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
+    plot.timeline(ax, r, layers=["cursor", "applied"])
+    assert legend_texts(ax) == ["resume_cursor (durable) · page barrier", "applied_position · event commit"]
+    assert not points(ax, "lost") and not bars(ax, "held")
+    fig, other = plt.subplots()
+    plot.timeline(other, r, layers=["cursor", "applied", "memory"])
+    assert "next_cursor held in memory" in legend_texts(other) and bars(other, "held")
+    plt.close(fig)
+    with pytest.raises(ValueError, match="layers \\['gap'\\]: use some of cursor, applied, memory"):
+        plot.timeline(ax, r, layers=["gap"])
+
+
+def test_now_marks_an_instant(ax):
+    plot.timeline(ax, run("retry_walkthrough"), now=4.0)
+    (line,) = [x for x in ax.lines if x.get_gid() == "now"]
+    assert list(line.get_xdata()) == [4.0, 4.0]
 
 
 def test_durable_prefix_follows_the_seed_walkthroughs():
@@ -112,12 +221,13 @@ def test_a_backfill_lowers_the_durable_prefix_until_it_is_done():
 def test_timeline_marks_regressions_pauses_and_rejected_barriers(ax):
     r = run("shortcut_no_version_check", "no_version_check")
     plot.timeline(ax, r)
-    assert points(ax, "checkpoint regression") == [(33.0, 3.0)]
-    assert "worker paused (stale memory)" in labels(ax)
+    assert points(ax, "regression") == [(33.0, 3.0)]
+    assert bars(ax, "paused")
+    assert "next_cursor held in memory · worker paused" in legend_texts(ax)
     fig, other = plt.subplots()
     plot.timeline(other, run("shortcut_no_version_check"))
-    assert "rejected barrier (stale attempt)" in labels(other)
-    assert "checkpoint regression" not in labels(other)
+    assert points(other, "rejected") and not points(other, "regression")
+    assert legend_texts(other)[0] == "resume_cursor (durable) · page barrier, rejected barrier"
     plt.close(fig)
 
 
@@ -127,16 +237,18 @@ def test_timeline_marks_duplicated_effects_of_an_unsafe_sink(ax):
     r = run("retry_walkthrough", sink="unsafe", faults=[{"kind": "crash", "point": "after_effect", "position": 107}])
     assert r.verdict.duplicated == ["e107"]
     plot.timeline(ax, r)
-    assert [y for _x, y in points(ax, "duplicated effect (second run)")] == [107.0]
+    assert [y for _x, y in points(ax, "duplicated")] == [107.0]
+    assert "e107 twice" in texts(ax)
 
 
 def test_timeline_marks_quarantine_decisions_and_receipts(ax):
     plot.timeline(ax, run("quarantine_boundary"))
-    assert [y for _x, y in points(ax, "quarantine decided (in memory)")] == [211.0, 211.0]
-    assert points(ax, "durable quarantine receipt") == [(8.0, 211.0)]
-    assert [y for _x, y in points(ax, "replay (already done: skipped)")] == [210.0, 212.0]
+    assert [y for _x, y in points(ax, "decided")] == [211.0, 211.0]
+    assert points(ax, "quarantine receipt") == [(8.0, 211.0)]
+    assert [y for _x, y in points(ax, "replay")] == [210.0, 212.0]
 
 
+# -- fates -------------------------------------------------------------------------------------------------------------
 def test_fates_say_what_happened_to_each_event_of_the_walkthrough():
     """Notebook 02: e104 was done before the run and its redelivery was recognised and skipped (replayed
     harmlessly); e105 was never delivered in this run (done before the run, not "applied once"); e106 was applied
@@ -197,19 +309,24 @@ def test_fates_highlight_the_events_named():
     plt.close(fig)
 
 
-def test_compare_shares_the_position_scale_and_one_legend():
+# -- side by side -------------------------------------------------------------------------------------------------------
+def test_compare_shares_both_axes_and_one_grouped_legend():
+    """The two panels of notebook 02's cell 22 (safe stuck on 107, the shortcut that loses it) on one time scale and
+    one position scale, with one legend under the figure listing each kind of mark once."""
     sc = simkit.load("shortcut_persist_token_on_fetch")
     runs = [simkit.simulate(sc, simkit.resolve(s)) for s in ("safe", "persist_token_on_fetch")]
     fig, axes = plt.subplots(1, 2, layout="constrained")
     plot.compare(axes, runs)
-    assert axes[0].get_ylim() == axes[1].get_ylim()
+    assert axes[0].get_ylim() == axes[1].get_ylim() and axes[0].get_xlim() == axes[1].get_xlim()
+    assert axes[0].get_shared_x_axes().joined(axes[0], axes[1])
     assert all(a.get_legend() is None and a.get_title() for a in axes)
-    (legend,) = fig.legends
-    texts = [t.get_text() for t in legend.get_texts()]
-    assert LOST in texts and len(texts) == len(set(texts))
+    texts = legend_texts(fig)
+    assert len(texts) == len(set(texts)) <= 7
+    assert any("lost" in t for t in texts) and "crash" in texts
     plt.close(fig)
 
 
+# -- the crash matrix ---------------------------------------------------------------------------------------------------
 def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     """One annotated cell per (crash point, strategy), ``violating/run``; a cell with no schedule reads
     ``not reached``; the colour bar carries the label; title and axes are labelled."""
@@ -264,10 +381,6 @@ TOY = sweep_table([("safe", 0.0, 0, 0)] * 4 + [("safe", 0.01, 0, 1)] * 4
 def line(ax, label):
     (found,) = [x for x in ax.lines if x.get_label() == label]
     return found
-
-
-def legend_texts(ax):
-    return [t.get_text() for t in ax.get_legend().get_texts()]
 
 
 def band(ax, strategy):
