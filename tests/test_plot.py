@@ -362,6 +362,51 @@ def test_crash_matrix_colours_each_cell_by_the_share_of_its_schedules_that_viola
     assert ticks[0] == "0%" and ticks[-1] == "100%"
 
 
+def test_crash_matrix_diverges_worse_same_better(ax):
+    """With ``better``: red by the share worse, blue (negative) by the share better, white when every schedule
+    ended as the fault-free run did; any schedule worse makes the cell red. The colour bar names both sides."""
+    import pandas as pd
+
+    idx = ["p", "q"]
+    worse = pd.DataFrame({"a": [2, 0], "b": [1, 0]}, index=idx)
+    better = pd.DataFrame({"a": [0, 2], "b": [1, 0]}, index=idx)
+    schedules = pd.DataFrame({"a": [2, 2], "b": [3, 0]}, index=idx)
+    plot.crash_matrix(ax, worse, schedules, better=better)
+    (image,) = ax.images
+    assert image.get_array().filled(9).tolist() == [[1.0, pytest.approx(1 / 3)], [-1.0, 9]]
+    assert image.get_clim() == (-1, 1) and image.get_cmap().name.startswith(plot.MATRIX_CMAP)
+    assert sorted(t.get_text() for t in ax.texts) == ["1 worse, 1 better\nof 3", "2/2 better", "2/2 worse",
+                                                      "not\nreached"]
+    (bar,) = [a for a in ax.figure.axes if a is not ax]
+    assert [t.get_text() for t in bar.get_yticklabels()] == ["all better", "half better", "same as\nfault-free",
+                                                            "half worse", "all worse"]
+    assert "red: worse, blue: better" in bar.get_ylabel()
+    assert legend_texts(ax) == ["not reached\n(no schedule)"]
+    with pytest.raises(ValueError, match="better needs schedules"):
+        plot.crash_matrix(ax, worse, better=better)
+
+
+def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_better():
+    """max_position_watermark loses e2, e3 and e5 without a crash; a crash before its first barrier makes the retry
+    halt on step 3's gap check with nothing lost: better, not harm. persist_token_on_fetch's crash after its early
+    barrier loses the page: worse. safe: the same as its fault-free run everywhere."""
+    from simkit import widgets
+
+    sc = simkit.parse({
+        "name": "crash_matrix", "sink": "idempotent", "backfills": False, "initial": {"resume_cursor": "C1"},
+        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+                  {"cursor": "C2", "positions": [4, 5], "next_cursor": "C3"},
+                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
+        "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}]}, source="test")
+    fx = widgets.crash_effects(sc, ["safe", "persist_token_on_fetch", "max_position_watermark"])
+    assert (fx.worse + fx.same + fx.better == fx.run).all()
+    assert fx.xs("safe", level="strategy").eval("run == same").all()
+    assert fx.loc[("before_page_barrier", "max_position_watermark")].to_dict() == dict(run=2, worse=0, same=0,
+                                                                                       better=2)
+    assert fx.loc[("after_page_barrier", "persist_token_on_fetch")].to_dict() == dict(run=2, worse=2, same=0,
+                                                                                      better=0)
+
+
 def sweep_table(runs):
     """A tidy sweep table (simkit.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
     import pandas as pd

@@ -126,3 +126,31 @@ def test_explorer_takes_your_own_consumer():
     assert e.run.strategy == "TrustTheWatermark" and e.run.verdict.lost      # backfills behind the watermark
     e.controls["strategy"].value = "safe"
     assert e.run.strategy == "safe" and e.run.verdict.ok
+
+
+def test_single_crashes_are_the_schedules_explore_runs():
+    """One crash at each crash-point pass of the fault-free run: as many, per point, as explore(max_crashes=1)."""
+    import simkit
+    from simkit.explore import explore
+
+    sc = simkit.load("quarantine_boundary")
+    faults = widgets.single_crashes(sc, "safe")
+    for point in simkit.CRASH_POINTS:
+        x = explore(sc, "safe", max_crashes=1, points=(point,))
+        ran = x.by_faults[1] if len(x.by_faults) > 1 else 0
+        assert ran == sum(f.point == point for f in faults), point
+
+
+def test_crash_effect_puts_safety_before_liveness():
+    """A crash that adds a lost event is worse; one whose retry halts before the loss the fault-free run had is
+    better although the unjustified halt leaves the run incomplete; the same harms are the same."""
+    from simkit.checker import Verdict
+
+    lost = Verdict(lost=["e2"], invariant_violations=[{"invariant": 1}, {"invariant": 2}])
+    halted = Verdict(invariant_violations=[{"invariant": 2}], halted="gap: e2", halt_justified=False, completed=False)
+    assert widgets.crash_effect(lost, halted) == "better"
+    assert widgets.crash_effect(halted, lost) == "worse"
+    assert widgets.crash_effect(lost, Verdict(lost=["e2"], invariant_violations=[{"invariant": 1},
+                                                                                {"invariant": 2}])) == "same"
+    assert widgets.crash_effect(Verdict(), Verdict(completed=False)) == "worse"
+    assert widgets.crash_effect(Verdict(regressions=1), Verdict(regressions=2)) == "worse"
