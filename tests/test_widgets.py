@@ -154,3 +154,20 @@ def test_crash_effect_puts_safety_before_liveness():
                                                                                 {"invariant": 2}])) == "same"
     assert widgets.crash_effect(Verdict(), Verdict(completed=False)) == "worse"
     assert widgets.crash_effect(Verdict(regressions=1), Verdict(regressions=2)) == "worse"
+
+
+def test_explorer_crash_mark_sits_at_the_event_its_label_names(explorer):
+    """The explorer's crash before e70's commit: the mark at position 70 (not on applied_position, 60), labelled
+    with e70, and crash_note names the same event and position."""
+    from matplotlib.collections import PathCollection
+
+    from simkit import plot
+
+    fig, ax = plt.subplots()
+    plot.timeline(ax, explorer.run)
+    (crash,) = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_gid() == "crash"]
+    ((x, y),) = crash.get_offsets()
+    assert y == 70.0 and explorer.run.trace.applied_position[explorer.run.trace.step.index("crash")] == 60
+    assert "crash before_event_commit at e70" in [t.get_text() for t in ax.texts]
+    assert "at e70 (position 70)" in widgets.crash_note(explorer.run)
+    plt.close(fig)
