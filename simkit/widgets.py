@@ -1,7 +1,9 @@
-"""Notebook widgets (ipywidgets): a scenario explorer and a side-by-side comparison of ``safe`` and a shortcut.
+"""Notebook widgets (ipywidgets): a scenario explorer, a side-by-side comparison of ``safe`` and a shortcut, and a
+step-through of one run with a "crash here" button.
 
-Each widget is a small class around pure functions: :func:`explorer_run` and :func:`comparison_runs` build the
-input and run it, :func:`show_run` and :func:`show_comparison` draw the result; the widget only wires its
+Each widget is a small class around pure functions: :func:`explorer_run`, :func:`comparison_runs` and
+:func:`stepped_run` build the input and run it, :func:`show_run`, :func:`show_comparison`, :func:`show_instant` and
+:func:`show_crash` draw the result; the widget only wires its
 controls to them with :func:`ipywidgets.interactive_output`. So a notebook can render the same thing statically
 (``show_run(explorer_run())``) where no widget frontend runs, and tests can drive the controls by setting
 ``.value`` and read the last result from ``widget.run`` / ``widget.runs``.
@@ -13,14 +15,17 @@ from __future__ import annotations
 
 import base64
 import io
+from dataclasses import dataclass, field
 
 import ipywidgets as W
 from matplotlib.figure import Figure
 from IPython.display import display
 
 from . import plot
+from .checker import check
 from .consumer import Consumer
 from .explore import fault_free, replay
+from .faults import FaultPlan
 from .model import CRASH_POINTS, SINKS, Fault, Scenario
 from .scenario import bundled, load, parse
 from .strategies import SHORTCUTS, STRATEGIES, resolve
@@ -281,6 +286,132 @@ def _show(fig: Figure) -> None:
     display({"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": repr(fig)}, raw=True)
 
 
+# -- the step-through: one run, instant by instant, and a crash at any of them ---------------------------------------
+class _Passes(FaultPlan):
+    """The world's fault plan, noting how many trace rows were written before each crash-point pass: where on the
+    trace a crash at that pass would strike."""
+
+    def __init__(self, world: World, faults, random_faults, seed: int):
+        super().__init__(faults, random_faults, seed)
+        self.world = world
+        self.rows_before: list[int] = []
+
+    def at_point(self, worker, point, position):
+        n = len(self.passes)
+        fault = super().at_point(worker, point, position)
+        if len(self.passes) > n:
+            self.rows_before.append(len(self.world.trace))
+        return fault
+
+
+@dataclass
+class Stepped:
+    """One run to step through: the run, its input, and every crash-point pass as (trace rows written before it,
+    the crash that would strike there)."""
+
+    run: Run
+    scenario: Scenario
+    strategy: type[Consumer]
+    faults: tuple[Fault, ...]
+    passes: list[tuple[int, Fault]] = field(default_factory=list)
+
+
+def stepped_run(scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
+                seed: int | None = None, faults: tuple[Fault, ...] = ()) -> Stepped:
+    """Run ``strategy`` on ``scenario`` (a bundled name or a :class:`~simkit.Scenario`), noting where each crash
+    point is passed: the same run, row for row, as :func:`~simkit.simulate` gives."""
+    sc = load(scenario) if isinstance(scenario, str) else scenario
+    cls, seed = _strategy(strategy), sc.seed if seed is None else seed
+    world = World(sc, cls, seed, tuple(faults))
+    plan = world.faults = _Passes(world, tuple(sc.faults) + tuple(faults), sc.random_faults, seed)
+    try:
+        world.run()
+    finally:
+        plan.world = None                       # no cycle: the world is freed with the run
+    run = Run(sc.name, _name(strategy), seed, check(world), world)
+    passes = [(rows, Fault("crash", point, position, n, worker))
+              for rows, (worker, point, position, n) in zip(plan.rows_before, plan.passes)]
+    return Stepped(run, sc, cls, tuple(faults), passes)
+
+
+def crash_after(stepped: Stepped, row: int) -> Fault | None:
+    """The crash at the first crash-point pass after trace row ``row``: what "crash here" adds; ``None`` when no
+    crash point is passed after it."""
+    return next((fault for rows, fault in stepped.passes if rows > row), None)
+
+
+def crash_rerun(stepped: Stepped, row: int) -> tuple[Fault | None, Run | None]:
+    """The run again with a crash at the first pass after ``row`` (:func:`crash_after`), besides its own faults."""
+    fault = crash_after(stepped, row)
+    if fault is None:
+        return None, None
+    return fault, simulate(stepped.scenario, stepped.strategy, stepped.run.seed, stepped.faults + (fault,))
+
+
+def fate_changes(before: Run, after: Run):
+    """The events whose fate (:func:`simkit.checker.event_fates`) differs between two runs of one input."""
+    import pandas as pd
+
+    from .checker import event_fates
+
+    a, b = event_fates(before.world, before.verdict), event_fates(after.world, after.verdict)
+    events = before.world.provider.events
+    rows = [{"event_id": e, "position": events[e].position, "before": a[e], "after": b.get(e, "-")}
+            for e in sorted(a, key=lambda e: (events[e].position, e)) if a[e] != b.get(e)]
+    return pd.DataFrame(rows, columns=["event_id", "position", "before", "after"])
+
+
+def fault_arg(fault: Fault) -> str:
+    """``--crash POINT[@POSITION][#OCCURRENCE]`` for a crash (worker 1; another worker is named in words)."""
+    arg = crash_arg(fault.point, fault.position, fault.occurrence) if fault.position is not None or \
+        fault.point not in EVENT_POINTS else f"{fault.point}#{fault.occurrence}"
+    return arg + (f" (worker {fault.worker})" if fault.worker != 1 else "")
+
+
+def instant_note(stepped: Stepped, row: int) -> str:
+    """One line: the instant, and where "crash here" would strike."""
+    state = plot.instant_state(stepped.run, row)
+    fault = crash_after(stepped, row)
+    nxt = f"crash here: {fault_arg(fault)}" if fault else "no crash point is passed after this step"
+    return f"t = {state.time:g}, after row {row}: {state.what}. {nxt}"
+
+
+def show_instant(stepped: Stepped, row: int) -> None:
+    """The timeline with the instant marked, and the instant's memory beside its durable state."""
+    print(instant_note(stepped, row))
+    run = stepped.run
+    fig = Figure(figsize=(11, 8), layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=(3, 2.2))
+    plot.timeline(top, run, now=run.trace.time[row])
+    plot.instant(bottom, run, row)
+    _show(fig)
+
+
+def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None:
+    """What a crash at that pass changes: both verdicts, the events whose fate changes, both timelines, the fates
+    of the crashed run with the changed events framed."""
+    if fault is None:
+        print("no crash point is passed after this step: nothing to crash")
+        return
+    run = stepped.run
+    changes = fate_changes(run, rerun)
+    same = rerun.trace.digest() == run.trace.digest()
+    print(f"crash here: --crash {fault_arg(fault)}. " + (
+        "The run already crashes at this pass: nothing changes." if same else
+        f"{len(changes)} event{'s' if len(changes) != 1 else ''} change{'s' if len(changes) == 1 else ''} fate"
+        + (": " + ", ".join(changes.event_id) if len(changes) else "") + "."))
+    display(verdict_frame([run, rerun]).set_axis(["as run", "crash here"]).rename_axis("run"))
+    if len(changes):
+        display(changes)
+    fig = Figure(figsize=(13, 7), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=(5, 1.8))
+    plot.compare(top.subplots(1, 2), [run, rerun],
+                 titles=[f"{run.strategy} as run", f"with --crash {fault_arg(fault)}"])
+    plot.fates(bottom.subplots(), rerun, title="event fates with the crash (framed: changed)",
+               highlight=set(changes.event_id))
+    _show(fig)
+
+
 # -- the widgets ------------------------------------------------------------------------------------------------
 def _slider(cls, value, **kw):
     return cls(value=value, continuous_update=False, style={"description_width": "initial"},
@@ -384,3 +515,48 @@ def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> E
 def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None) -> Comparison:
     """``safe`` beside ``shortcut`` on the same input (by default the shortcut's own scenario)."""
     return Comparison(shortcut, scenario, seed)
+
+
+class Stepper(W.VBox):
+    """Step through one run: a slider over its trace rows shows, at each instant, the worker's memory (page in
+    hand, ``next_cursor`` held, the event it is at) beside the durable checkpoint and receipts; "crash here" reruns
+    it with a crash at the next crash-point pass and shows which events change fate.
+
+    ``stepped`` is the run (:func:`stepped_run`); ``controls["row"]`` the slider; ``instant`` the last
+    :class:`~simkit.plot.Instant` drawn; after "crash here", ``fault``, ``rerun`` and ``changes``
+    (:func:`fate_changes`).
+    """
+
+    def __init__(self, scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
+                 seed: int | None = None, row: int = 0):
+        self.stepped = stepped_run(scenario, strategy, seed)
+        self.instant = None
+        self.fault = self.rerun = self.changes = None
+        last = len(self.stepped.run.trace) - 1
+        self.controls = {"row": W.IntSlider(value=min(max(row, 0), last), min=0, max=last, description="step",
+                                            continuous_update=False, style={"description_width": "initial"},
+                                            layout=W.Layout(width="520px"))}
+        self.button = W.Button(description="crash here", icon="bolt", button_style="danger",
+                               tooltip="rerun with a crash at the next crash-point pass and show what changes")
+        self.button.on_click(self._crash)
+        self.output = W.interactive_output(self._draw, self.controls)
+        self.crash_output = W.Output()
+        super().__init__([W.HBox([self.controls["row"], self.button]), self.output, self.crash_output])
+
+    def _draw(self, row):
+        self.instant = plot.instant_state(self.stepped.run, row)
+        show_instant(self.stepped, row)
+
+    def _crash(self, _button=None):
+        self.fault, self.rerun = crash_rerun(self.stepped, self.controls["row"].value)
+        self.changes = fate_changes(self.stepped.run, self.rerun) if self.rerun is not None else None
+        with self.crash_output:
+            self.crash_output.clear_output(wait=True)
+            show_crash(self.stepped, self.fault, self.rerun)
+
+
+def stepper(scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
+            seed: int | None = None, row: int = 0) -> Stepper:
+    """Step through ``strategy`` on ``scenario`` (by default seed 000's walkthrough with ``safe``), starting at trace
+    row ``row``; "crash here" shows what a crash at any instant would change."""
+    return Stepper(scenario, strategy, seed, row)

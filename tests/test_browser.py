@@ -2,7 +2,8 @@
 
 nbval proves the cells run and their text holds; this proves what a person sees: JupyterLab on 127.0.0.1
 opens the notebook, runs every cell, no cell shows an error, and changing a widget control redraws the
-timeline and the verdict. Screenshots before and after each change go to ``artifacts/browser/``.
+timeline and the verdict; the step-through widget (``tests/browser_stepper.ipynb``) steps and crashes where asked.
+Screenshots before and after each change go to ``artifacts/browser/``.
 
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
 skipped, unless ``SIMKIT_REQUIRE_BROWSER=1`` (as ``.ci/run`` sets): then it fails.
@@ -23,6 +24,8 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("SIMKIT_REQUIRE_BROWSER") == "1"
 TOKEN = "simkit-browser-test"
+#: Notebooks of the tests themselves, served beside the workshop's: their widgets do not depend on the workshop text.
+FIXTURES = ("browser_stepper.ipynb",)
 
 
 def _need(condition: bool, why: str):
@@ -36,6 +39,8 @@ def lab(tmp_path_factory):
     _need(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    for fixture in FIXTURES:                         # the tests' own notebooks, beside the workshop's
+        shutil.copy(ROOT / "tests" / fixture, root / "notebooks" / fixture)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -234,3 +239,48 @@ def test_comparison_redraws_for_another_shortcut(lab, browser):
     shot(box, "comparison-after")
     page.close()
     assert not blank(before[1]) and not blank(after[1])
+
+
+def output_state(box, i: int, needle: str, timeout: float = 120) -> tuple[str, str]:
+    """The text and first image of the widget's ``i``-th output once its text contains ``needle`` and stops
+    changing."""
+    out = box.locator(".widget-output").nth(i)
+    deadline, last = time.time() + timeout, None
+    while time.time() < deadline:
+        try:
+            now = out.inner_text(), out.locator("img").first.get_attribute("src", timeout=2000)
+        except Exception:   # being redrawn
+            now = None
+        if now is not None and needle in now[0] and now[1] and now == last:
+            return now
+        last = now
+        time.sleep(1.0)
+    pytest.fail(f"the widget's output {i} never showed {needle!r}; it shows {last[0][:300] if last else None!r}")
+
+
+def test_stepper_steps_through_a_run_and_crashes_where_asked(lab, browser):
+    """The step slider moves the instant (its note, the timeline's line, memory beside durable state); "crash here"
+    reruns with a crash at the next crash-point pass and says which events change fate."""
+    page = open_and_run_all(browser, lab, "browser_stepper.ipynb")
+    assert_no_errors(page)
+    box = widget_with(page, "step", "widgets.stepper(")
+    first = output_state(box, 0, "after row 0")
+    shot(box, "stepper-before")
+    readout = box.locator(".widget-slider", has=page.locator("label", has_text="step")).locator(".widget-readout")
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type("2")
+    page.keyboard.press("Enter")
+    moved = output_state(box, 0, "after row 2: worker 1 barrier C8")
+    assert "crash here: after_page_barrier" in moved[0] and moved[1] != first[1]
+    shot(box, "stepper-row-2")
+    box.locator("button", has_text="crash here").click()
+    crashed = output_state(box, 1, "change fate")
+    assert "crash here: --crash after_page_barrier. 2 events change fate: e104, e106." in crashed[0]
+    assert "lost" in crashed[0]
+    box.locator(".widget-output").nth(1).locator("img").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "stepper-crash-here.png"), clip=box.bounding_box())
+    page.close()
+    assert not any(blank(x[1]) for x in (first, moved, crashed))

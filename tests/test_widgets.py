@@ -166,8 +166,98 @@ def test_explorer_crash_mark_sits_at_the_event_its_label_names(explorer):
     fig, ax = plt.subplots()
     plot.timeline(ax, explorer.run)
     (crash,) = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_gid() == "crash"]
-    ((x, y),) = crash.get_offsets()
+    ((_x, y),) = crash.get_offsets()
     assert y == 70.0 and explorer.run.trace.applied_position[explorer.run.trace.step.index("crash")] == 60
     assert "crash before_event_commit at e70" in [t.get_text() for t in ax.texts]
     assert "at e70 (position 70)" in widgets.crash_note(explorer.run)
+    plt.close(fig)
+
+
+# -- the step-through ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def stepper():
+    return widgets.stepper()
+
+
+def test_stepped_run_is_the_plain_run_row_for_row():
+    import simkit
+
+    for strategy in ("safe", "persist_token_on_fetch"):
+        stepped = widgets.stepped_run("retry_walkthrough", strategy)
+        plain = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve(strategy))
+        assert stepped.run.trace.digest() == plain.trace.digest() and stepped.run.verdict == plain.verdict
+    gauntlet = widgets.stepped_run("gauntlet", "safe")          # two workers, random faults
+    assert gauntlet.run.trace.digest() == simkit.simulate(simkit.load("gauntlet")).trace.digest()
+
+
+def test_stepper_shows_memory_beside_durable_state_at_each_instant(stepper):
+    """Seed 000's walkthrough, step by step: after the commit of 106 the worker holds page C7 with C8 in memory
+    and is at e106, while the durable checkpoint says C7 / 106; after the crash its memory is empty and the durable
+    state unchanged; after the barrier the checkpoint holds C8."""
+    slider = stepper.controls["row"]
+    assert (slider.min, slider.max, slider.value) == (0, 14, 0)
+    slider.value = 3
+    s = stepper.instant
+    assert (s.row, s.time, s.resume_cursor, s.applied_position) == (3, 1.5, "C7", 106)
+    (w,) = s.workers
+    assert (w.page.cursor, w.page.next_cursor, w.page.ids, w.at) == ("C7", "C8", ("e104", "e106", "e107"), "e106")
+    assert w.done == {"e104": "replay", "e106": "commit"} and w.attempt == ("C7", 1)
+    assert s.receipts == {"e104": "applied", "e105": "applied", "e106": "applied"}
+    slider.value = 4
+    (w,) = stepper.instant.workers
+    assert w.page is None and w.status == "crashed: its memory is gone"
+    assert (stepper.instant.resume_cursor, stepper.instant.applied_position) == ("C7", 106)
+    slider.value = 11
+    assert stepper.instant.resume_cursor == "C8" and stepper.instant.checkpoint_version == 2
+    assert plt.get_fignums() == []
+
+
+def test_crash_here_reruns_with_a_crash_at_the_next_pass_and_names_the_events_that_change_fate():
+    """persist_token_on_fetch: after its early barrier (row 2) the next pass is after_page_barrier; a crash there
+    loses e106 as well as e107. For safe, a crash anywhere leaves the run ok: at most an event applied once becomes
+    one replayed harmlessly (a crash after 107's commit: the retry recognises it)."""
+    w = widgets.stepper(strategy="persist_token_on_fetch")
+    w.controls["row"].value = 2
+    w.button.click()
+    assert (w.fault.point, w.fault.position, w.fault.occurrence) == ("after_page_barrier", None, 1)
+    assert w.rerun.verdict.lost == ["e106", "e107"]
+    assert list(w.changes.event_id) == ["e104", "e106"]
+    assert dict(zip(w.changes.event_id, w.changes.after)) == {"e104": "done before the run", "e106": "lost"}
+    safe = widgets.stepped_run()
+    harmless = {"applied once", "replayed harmlessly", "done before the run"}
+    changed = set()
+    for row in range(len(safe.run.trace)):
+        fault, rerun = widgets.crash_rerun(safe, row)
+        if fault is not None:
+            changes = widgets.fate_changes(safe.run, rerun)
+            assert rerun.verdict.ok and set(changes.after) <= harmless, row
+            changed |= {(e, a) for e, a in zip(changes.event_id, changes.after)}
+    assert changed == {("e107", "replayed harmlessly")}
+
+
+def test_crash_here_names_the_crash_the_command_line_would_take():
+    stepped = widgets.stepped_run()
+    assert [widgets.fault_arg(f) for _rows, f in stepped.passes][:5] == [
+        "after_fetch", "before_event_commit@106", "after_event_commit@106", "before_event_commit@107",
+        "after_fetch#2"]
+    assert widgets.crash_after(stepped, 3).point == "after_event_commit"
+    assert widgets.crash_after(stepped, len(stepped.run.trace) - 1) is None
+    assert "no crash point is passed" in widgets.instant_note(stepped, len(stepped.run.trace) - 1)
+
+
+def test_instant_draws_a_window_of_a_long_stream(ax=None):
+    """gauntlet's 86 events: the instant shows at most WINDOW of them, around the page in hand, one memory row per
+    worker."""
+    from simkit import plot
+
+    r = widgets.stepped_run("gauntlet", "persist_token_on_fetch").run
+    fig, ax = plt.subplots()
+    plot.instant(ax, r, 60)
+    state = plot.instant_state(r, 60)
+    assert len(state.workers) == 2 and all(w.page is not None for w in state.workers)
+    assert f"{plot.WINDOW} of 86" in ax.get_xlabel()
+    labels = [t.get_text() for t in ax.texts]
+    assert any(t.startswith("worker 1 memory") for t in labels) and any(t.startswith("worker 2 memory") for t in labels)
+    with pytest.raises(IndexError, match="the trace has rows 0 to"):
+        plot.instant_state(r, len(r.trace))
     plt.close(fig)
