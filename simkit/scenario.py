@@ -389,6 +389,13 @@ def _generate(c: _Checker, t: dict) -> dict:
     }
     for key in _RATES:
         g[key] = c.rate(t, key, GENERATE_DEFAULTS[key], where="generate")
+    # A page is empty with chance empty_pages, whatever is left: about events / (1 - empty_pages) pages in all
+    # (pages of one event at worst), so 1.0 never ends the stream, and a rate near it makes one too big to build.
+    if g["empty_pages"] >= 1.0:
+        c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches its events")
+    if (pages := g["events"] / (1.0 - g["empty_pages"])) > MAX_EVENTS:
+        c.fail("generate.empty_pages", f"{g['empty_pages']!r} with events = {g['events']} makes about {pages:.3g} "
+                                       f"pages; at most {MAX_EVENTS}")
     return g
 
 

@@ -218,6 +218,18 @@ def test_a_stream_of_2_63_events_is_refused(tmp_path, capsys):
     one_line_exit_2(capsys, ["run", str(path)], f"key 'generate.events': must be at most 10000000, got {2**63 - 1}")
 
 
+@pytest.mark.parametrize("rate, message", [
+    (1.0, "key 'generate.empty_pages': must be below 1: a stream whose every page is empty never reaches its events"),
+    (0.9999999, "key 'generate.empty_pages': 0.9999999 with events = 40 makes about 4e+08 pages; at most 10000000"),
+])
+def test_a_stream_of_empty_pages_that_never_ends_is_refused(rate, message):
+    """Found by the generated scenarios below: ``empty_pages = 1.0`` built pages forever (16 GB in ten minutes)
+    before the run even began."""
+    with pytest.raises(simkit.ScenarioError) as err:
+        bounded(lambda: simkit.parse({"generate": {"empty_pages": rate}}, source="s"), seconds=5)
+    assert str(err.value) == f"s: {message}"
+
+
 @pytest.mark.parametrize("option", ["--timeline", "--swimlane"])
 def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
     """OSError: File name too long, after the run."""
@@ -376,3 +388,102 @@ def test_every_integer_key_has_a_bound_and_names_print_as_themselves(data, messa
     with pytest.raises(simkit.ScenarioError) as err:
         simkit.parse({**base, **data}, source="s")
     assert str(err.value).startswith(f"s: {message}") and str(err.value).isprintable()
+
+
+# -- 8. generated hostile scenarios --------------------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+#: numbers at the edges: zero, negative, tiny, huge, where integers stop, not numbers at all
+HOSTILE_NUMBERS = st.sampled_from([0, -1, 1, 2, 3, 0.0, -0.5, 1e-300, 5e-324, 0.5, 1e15, 1e308, 2**53, 2**53 + 1,
+                                   2**63 - 1, 2**64, 10**400, float("nan"), float("inf"), -float("inf"), True,
+                                   "1", None, [], {}])
+SMALL_INTS = st.integers(-3, 12)
+WORDS = st.sampled_from(["C1", "C2", "C3", "C9", "", "x" * 5000, "\x1b[31m", "é", "\n", "C1 ", "\u202e"])
+NESTED = st.recursive(st.sampled_from([0, "x", 1.5, None]), lambda inner: st.lists(inner, max_size=2)
+                      | st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2), max_leaves=6)
+
+
+def sometimes(strategy, hostile=HOSTILE_NUMBERS):
+    """Mostly a sensible value; one time in 15 a hostile number, one in 30 a nested structure where a scalar
+    belongs (so that a good share of scenarios is accepted and run)."""
+    return st.integers(0, 29).flatmap(lambda k: hostile if k > 27 else NESTED if k == 27 else strategy)
+
+
+@st.composite
+def hostile_scenarios(draw) -> dict:
+    data: dict = {}
+    if draw(st.booleans()):
+        cursors = draw(st.lists(WORDS, min_size=1, max_size=4, unique=True))
+        data["pages"] = [{"cursor": c,
+                          "positions": draw(sometimes(st.lists(sometimes(SMALL_INTS), max_size=4))),
+                          "next_cursor": draw(st.sampled_from(cursors) | WORDS),
+                          **({"ids": draw(st.lists(st.sampled_from(["a", "b", "e1", "e2", ""]), max_size=4))}
+                             if draw(st.booleans()) else {}),
+                          **({"stuck": draw(sometimes(SMALL_INTS))} if draw(st.booleans()) else {})}
+                         for c in cursors]
+        if draw(st.booleans()):
+            data["pages"][-1].update(positions=[], next_cursor=data["pages"][-1]["cursor"])  # an end, often
+        if draw(st.booleans()):
+            data["initial"] = {"resume_cursor": draw(st.sampled_from(cursors) | WORDS),
+                               "checkpoint_version": draw(sometimes(SMALL_INTS)),
+                               "applied_position": draw(sometimes(SMALL_INTS)),
+                               "receipts": draw(sometimes(st.lists(SMALL_INTS, max_size=3)))}
+    else:
+        data["generate"] = {"events": draw(sometimes(st.integers(1, 40))), "page_size": draw(sometimes(st.integers(1, 6))),
+                            **{k: draw(sometimes(st.sampled_from([0.0, 0.1, 0.5, 1.0])))
+                               for k in draw(st.lists(st.sampled_from(["overlap", "backfill", "empty_pages", "stuck",
+                                                                       "lost_fetch", "poison", "transient", "review",
+                                                                       "hold"]), max_size=4, unique=True))}}
+    data["timing"] = {k: draw(sometimes(st.sampled_from([0.0, 1e-300, 0.5, 1.0, 5.0, 1e6])))
+                      for k in draw(st.lists(st.sampled_from(["fetch_latency", "commit_latency", "effect_latency",
+                                                              "restart_delay", "timeout", "backoff", "time_limit"]),
+                                             max_size=7, unique=True))}
+    if draw(st.integers(0, 3)) == 3:                # every latency zero: only the guard ends what time does not
+        data["timing"].update(ZERO)
+    data["workers"] = draw(sometimes(st.integers(1, 3)))
+    data["sink"] = draw(st.sampled_from(["transactional", "idempotent", "unsafe"]))
+    data["events"] = [{"position": draw(sometimes(st.sampled_from([1, 2, 3, 10, 20, 30]))),
+                       "behavior": draw(st.sampled_from(["ok", "poison", "transient", "review", "hold", "lunch"])),
+                       "failures": draw(sometimes(st.integers(0, 3), st.sampled_from([2**53, 2**63, -1])))}
+                      for _ in range(draw(st.integers(0, 2)))]
+    data["faults"] = [{"kind": draw(st.sampled_from(["crash", "pause", "lost_response", "lost_request"])),
+                       "point": draw(st.sampled_from(simkit.CRASH_POINTS)),
+                       "occurrence": draw(sometimes(st.integers(1, 3))),
+                       "duration": draw(sometimes(st.sampled_from([0.0, 1.0, 50.0])))}
+                      for _ in range(draw(st.integers(0, 2)))]
+    for f in data["faults"]:
+        if f["kind"] not in ("crash", "pause"):
+            del f["point"]
+    if draw(st.booleans()):
+        data["random_faults"] = {"crash": draw(sometimes(st.sampled_from([0.0, 0.3, 1.0]))),
+                                 "max_faults": draw(sometimes(st.integers(0, 50), st.sampled_from([10**9, 2**53])))}
+    return data
+
+
+@pytest.fixture
+def small_guard(monkeypatch):
+    """A guard that ends a run after thousands of steps, not a million: each example stays well under a second."""
+    monkeypatch.setattr(worlds, "STALL_STEPS", 5_000)
+    monkeypatch.setattr(worlds, "STEP_BASE", 20_000)
+    monkeypatch.setattr(worlds, "STEPS_PER_ITEM", 100)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
+                                 HealthCheck.data_too_large])
+@given(hostile_scenarios(), st.sampled_from(["safe", "compare_tokens", "no_version_check"]))
+def test_hostile_scenarios_get_one_line_or_a_verdict_in_bounded_steps_and_memory(small_guard, data, strategy):
+    """Parsed, and if accepted simulated: a ScenarioError of one printable line, or a verdict of a run that took
+    no more steps than its (here small) budget, in bounded time and memory."""
+    try:
+        sc = simkit.parse(copy.deepcopy(data), source="hostile.toml")
+    except simkit.ScenarioError as exc:
+        message = str(exc)
+        assert message.startswith("hostile.toml: key '") and message.isprintable() and len(message) < 2000
+        return
+    run = bounded(lambda: simkit.simulate(sc, simkit.resolve(strategy)), seconds=20, megabytes=200)
+    d = run.as_dict()
+    assert run.world.guard.steps <= run.world.guard.budget
+    assert d["stopped"] is None or (d["stopped"].startswith("progress guard: ") and d["completed"] is False)
+    json.dumps(d)                                   # the --json object is plain data
