@@ -309,7 +309,7 @@ def test_fates_highlight_the_events_named():
     plt.close(fig)
 
 
-# -- side by side -------------------------------------------------------------------------------------------------------
+# -- side by side -----------------------------------------------------------------------------------------------------
 def test_compare_shares_both_axes_and_one_grouped_legend():
     """The two panels of notebook 02's cell 22 (safe stuck on 107, the shortcut that loses it) on one time scale and
     one position scale, with one legend under the figure listing each kind of mark once."""
@@ -326,7 +326,7 @@ def test_compare_shares_both_axes_and_one_grouped_legend():
     plt.close(fig)
 
 
-# -- the crash matrix ---------------------------------------------------------------------------------------------------
+# -- the crash matrix -------------------------------------------------------------------------------------------------
 def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     """One annotated cell per (crash point, strategy), ``violating/run``; a cell with no schedule reads
     ``not reached``; the colour bar carries the label; title and axes are labelled."""
