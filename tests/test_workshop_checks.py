@@ -1,5 +1,10 @@
-"""notebooks/workshop_checks.py, the check cells of 09_workshop: a right answer passes, a wrong one gets a ✗ that
-names what the run shows, and no answer, however ill-typed or buggy, makes a check raise."""
+"""notebooks/workshop_checks.py: the prediction questions of the notebooks and the exercises of 09_workshop.
+
+A prediction left unanswered says how to answer and gives nothing away; a right one is confirmed with the reason,
+a wrong one gets the answer and the reason; an ill-typed one is told the expected form. An exercise's right answer
+passes, a wrong one gets a ✗ whose hint names what the run shows, and no answer, however ill-typed or buggy, makes
+a check raise.
+"""
 import importlib.util
 from pathlib import Path
 
@@ -12,8 +17,6 @@ _spec = importlib.util.spec_from_file_location(
 check = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(check)
 
-PersistTokenOnFetch = simkit.resolve("persist_token_on_fetch")
-
 
 def refused(result, *words):
     """``result`` is a ✗ whose message holds every one of ``words``."""
@@ -24,6 +27,100 @@ def refused(result, *words):
     return text
 
 
+# -- predictions --------------------------------------------------------------------------------------------------
+#: What simkit does, as the notebooks show it: each question's answer, and a wrong prediction for it.
+ANSWERS = {
+    "after_crash_cursor": ("C7", "C8"),
+    "lost_on_fetch": ("e107", 106),
+    "cursor_moves_at": ("barrier", "fetch"),
+    "loses_without_crash": ("yes", False),
+    "replays_after_crash": (frozenset({104, 106}), [104, 106, 107]),
+    "stuck_107": ("pending", "lost"),
+    "stuck_ok": ("no", "yes"),
+    "prefix_at_crash": (210, 212),
+    "in_memory_loses": (frozenset({"operator_review", "reversible_hold"}), ["retry_later"]),
+    "watermark_crashes": (0, 1),
+    "no_version_check_harm": ("regression", "lost"),
+    "safe_failing_schedules": (0, 3),
+    "most_hurt": ("persist_token_on_fetch", "success_before_effect"),
+    "stale_barrier": ("rejected", "overwrites"),
+    "refetch_after_lost_reply": ("no", "yes"),
+    "unsafe_sink_repeats": ("90%", "10%"),
+}
+
+
+def test_every_question_is_pinned_here():
+    assert set(ANSWERS) | {"zero_of_200"} == set(check.PREDICTIONS)
+
+
+@pytest.mark.parametrize("key", sorted(ANSWERS))
+def test_prediction_answers_are_what_simkit_does(key):
+    assert check.prediction_answer(key) == ANSWERS[key][0]
+
+
+def test_zero_of_200_is_the_wilson_bound():
+    assert 1.85 < check.prediction_answer("zero_of_200") < 1.9
+
+
+@pytest.mark.parametrize("key", sorted(check.PREDICTIONS))
+def test_an_unanswered_prediction_reveals_nothing(key):
+    why = check.PREDICTIONS[key][3]
+    text = repr(check.check_prediction(key, None))
+    assert text.startswith("✎ no prediction yet. Set my_prediction to ") and why not in text
+    assert not check.check_prediction(key, None)
+
+
+@pytest.mark.parametrize("key", sorted(ANSWERS))
+def test_a_right_prediction_is_confirmed_with_the_reason(key):
+    right = ANSWERS[key][0]
+    result = check.check_prediction(key, sorted(right) if isinstance(right, frozenset) else right)
+    assert result and repr(result) == "✓ right. " + check.PREDICTIONS[key][3]
+
+
+@pytest.mark.parametrize("key", sorted(ANSWERS))
+def test_a_wrong_prediction_gets_the_answer_and_the_reason(key):
+    result = check.check_prediction(key, ANSWERS[key][1])
+    text = repr(result)
+    assert not result and text.startswith("✗ not ") and text.endswith(check.PREDICTIONS[key][3])
+
+
+@pytest.mark.parametrize("key, spelled", [("lost_on_fetch", 107), ("lost_on_fetch", "107"),
+                                          ("after_crash_cursor", "c7"), ("loses_without_crash", True),
+                                          ("replays_after_crash", ["e106", "e104"]), ("stuck_ok", "No"),
+                                          ("zero_of_200", 1.5), ("zero_of_200", 2)])
+def test_predictions_accept_the_usual_spellings(key, spelled):
+    assert check.check_prediction(key, spelled)
+
+
+@pytest.mark.parametrize("key, odd", [("after_crash_cursor", 7), ("lost_on_fetch", "the last one"),
+                                      ("replays_after_crash", 3.5), ("stuck_ok", "maybe"), ("zero_of_200", "2%"),
+                                      ("zero_of_200", 250), ("watermark_crashes", -1), ("most_hurt", "safe"),
+                                      ("in_memory_loses", [None])])
+def test_ill_typed_predictions_are_told_the_form(key, odd):
+    result = check.check_prediction(key, odd)
+    assert not result and repr(result).startswith("✎ ")
+
+
+def test_an_unknown_question_is_a_message():
+    assert repr(check.check_prediction("nope", "C7")).startswith("✎ there is no question 'nope'")
+
+
+# -- exercise 1: which hook? ---------------------------------------------------------------------------------------
+def test_exercise_1_the_suspect_changes_exactly_one_hook():
+    assert [h for h in check.HOOKS if getattr(check.Suspect, h) is not getattr(simkit.Consumer, h)] == ["is_caught_up"]
+    v = simkit.simulate(simkit.load("default"), check.Suspect).verdict
+    assert not v.lost and not v.invariant_violations and not v.completed and v.pending    # liveness only
+
+
+def test_exercise_1_right_and_wrong_hooks():
+    assert check.exercise_1("is_caught_up")
+    refused(check.exercise_1("is_replay"), "neither", "never completes")
+    refused(check.exercise_1("page_barrier"), "invariant 3")
+    for odd in (None, 3, "is_caught_up()", check.Suspect):
+        refused(check.exercise_1(odd), "name one hook")
+
+
+# -- exercise 2: break it on purpose -------------------------------------------------------------------------------
 class TrustTheWatermark(simkit.Consumer):
     def is_replay(self, event, receipts, applied_position):
         return event.position <= applied_position
@@ -34,112 +131,154 @@ class Boom(simkit.Consumer):
         raise RuntimeError("bug in learner code")
 
 
-class Repaired(PersistTokenOnFetch):
-    after_fetch = simkit.Consumer.after_fetch
-    page_barrier = simkit.Consumer.page_barrier
-
-
-# -- exercise 1 -----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("answer", [{"lost": 0, "invariants": [2]}, {"lost": 0, "invariants": (2,)}])
-def test_exercise_1_right_answer_passes(answer):
-    result = check.exercise_1(answer)
-    assert result and repr(result).startswith("✓ it loses 0 events and still breaks invariant 2")
-
-
-def test_exercise_1_wrong_answers_point_at_the_notebooks_run():
-    refused(check.exercise_1({"lost": 3, "invariants": [2]}), "does not lose 3", "watermark.verdict.lost")
-    refused(check.exercise_1({"lost": 0, "invariants": [1, 2]}), "watermark.verdict.invariants_broken")
-    refused(check.exercise_1(None), 'answer = {"lost"')
-
-
-@pytest.mark.parametrize("answer, shown", [
-    ({"lost": 0, "invariants": 2}, "not 2"),
-    ({"lost": 0, "invariants": None}, "not None"),
-    ({"lost": 0, "invariants": ["2"]}, "not ['2']"),
-    ({"lost": [], "invariants": [2]}, "not []"),
-    ({"lost": False, "invariants": [2]}, "not False"),
-    ({"lost": "0", "invariants": [2]}, "not '0'"),
-])
-def test_exercise_1_ill_typed_answers_do_not_raise(answer, shown):
-    refused(check.exercise_1(answer), shown)
-
-
-# -- exercise 2 -----------------------------------------------------------------------------------------------
-def test_exercise_2_right_answer_passes_and_quotes_both_conditions_of_step_4():
-    result = check.exercise_2(TrustTheWatermark)
-    assert result
-    assert "positions are immutable and the stored prefix is known complete" in repr(result)
-
-
-def test_exercise_2_wrong_answers():
+def test_exercise_2():
+    assert "positions are immutable and the stored prefix is known complete" in repr(check.exercise_2(TrustTheWatermark))
     refused(check.exercise_2(simkit.Consumer), "it lost nothing", "lose exactly e105")
     refused(check.exercise_2("watermark_only_dedup"), "subclasses simkit.Consumer")
-    refused(check.exercise_2(42), "subclasses simkit.Consumer")
-
-
-def test_exercise_2_learners_exception_becomes_a_message():
     refused(check.exercise_2(Boom), "shortcut_watermark_only_dedup", "RuntimeError: bug in learner code")
 
 
-# -- exercise 3 -----------------------------------------------------------------------------------------------
-def test_exercise_3_right_answer_passes():
-    assert check.exercise_3(Repaired)
+# -- exercise 3: write the test for a quarantine bug ---------------------------------------------------------------
+def boundary(**event):
+    return {**check.BOUNDARY, "events": [{"position": 211, **event}]} if event else dict(check.BOUNDARY)
 
 
-def test_exercise_3_the_unrepaired_shortcut_is_told_it_loses():
-    refused(check.exercise_3(PersistTokenOnFetch), "lost 1, invariants [1]", "completed True",
-            "When does it publish the returned token?")
+def test_exercise_3_a_reversible_hold_catches_impatient(tmp_path):
+    assert check.exercise_3(boundary(behavior="hold", release_after=30.0))
+    path = tmp_path / "hold.toml"
+    path.write_text('[[pages]]\ncursor = "C1"\npositions = [1, 2]\nnext_cursor = "C2"\n'
+                    '[[pages]]\ncursor = "C2"\npositions = []\nnext_cursor = "C2"\n'
+                    '[[events]]\nposition = 1\nbehavior = "hold"\nrelease_after = 20.0\n')
+    assert check.exercise_3(str(path))
 
 
-def test_exercise_3_restoring_after_fetch_alone_names_completed_and_page_barrier():
-    class OnlyFetch(PersistTokenOnFetch):
-        after_fetch = simkit.Consumer.after_fetch
-
-    text = refused(check.exercise_3(OnlyFetch), "lost 0, invariants []", "completed False", "halted None",
-                   "pending 0", "PersistTokenOnFetch.page_barrier")
-    assert "When does it publish" not in text
-
-
-def test_exercise_3_refuses_a_plain_consumer_and_a_copied_procedure():
-    class Safe(simkit.Consumer):
-        pass
-
-    refused(check.exercise_3(Safe), "subclass of PersistTokenOnFetch")
-    refused(check.exercise_3(simkit.Consumer), "subclass of PersistTokenOnFetch")
-
-    class Copied(Repaired):
-        def attempt(self):
-            return (yield from simkit.Consumer.attempt(self))
-
-    refused(check.exercise_3(Copied), "overrides attempt")
+def test_exercise_3_hints():
+    refused(check.exercise_3(boundary(behavior="poison")), "Impatient passes", "not final")
+    refused(check.exercise_3(boundary(behavior="review", resolve_after=30.0, resolution="apply")),
+            "answered operator_review", "Try the others")
+    refused(check.exercise_3(boundary(behavior="hold", release_after=30000.0)), "safe fails on your scenario too")
+    refused(check.exercise_3({"pages": []}), "simkit.parse refuses it")
+    refused(check.exercise_3(None), "give a scenario as a dict")
 
 
-def test_exercise_3_learners_exception_becomes_a_message():
-    class Broken(PersistTokenOnFetch):
-        def page_barrier(self, checkpoint, page, applied_position):
-            raise ValueError("half-written hook")
-
-    refused(check.exercise_3(Broken), "ValueError: half-written hook")
-
-
-# -- exercise 4 -----------------------------------------------------------------------------------------------
-def test_exercise_4_right_answer_passes():
-    result = check.exercise_4(("after_event_commit", 70))
-    assert result and "success_before_effect loses e70" in repr(result)
+# -- exercise 4: fencing a late retry ------------------------------------------------------------------------------
+def test_exercise_4_a_pause_between_fetch_and_barrier_regresses_no_version_check():
+    assert not simkit.simulate(check.fencing_stream(), simkit.resolve("no_version_check")).verdict.regressions
+    assert check.exercise_4(("before_page_barrier", 1, 10.0))
+    assert check.exercise_4(simkit.Fault("pause", "after_fetch", worker=2, duration=20.0))
 
 
-@pytest.mark.parametrize("crash, shown", [
-    (None, 'crash = ("<crash point>", <position>)'),
-    (("after_event_commit",), 'crash = ("<crash point>", <position>)'),
-    (("after_event_comit", 70), "'after_event_comit' is not a crash point"),
-    (("after_event_commit", None), "not None"),
-    (("after_event_commit", "70"), "not '70'"),
-    (("after_event_commit", True), "not True"),
-    ((["after_event_commit"], 70), "is not a crash point"),
+@pytest.mark.parametrize("pause, shown", [
+    (("before_effect", 1, 10.0), "never struck"),
+    (("after_page_barrier", 1, 10.0), "holds nothing stale"),
+    (("after_fetch", 2, 2.0), "Pause longer"),
+    (("after_fetch", 3, 10.0), "workers 1 and 2"),
+    (("after_fetch", 1, -1), "positive number"),
+    (("somewhere", 1, 10.0), "not a crash point"),
+    (None, 'set pause = ("<crash point>"'),
+    (simkit.Fault("crash", "after_fetch"), "kind 'pause'"),
 ])
-def test_exercise_4_ill_formed_answers_do_not_raise(crash, shown):
-    refused(check.exercise_4(crash), shown)
+def test_exercise_4_hints(pause, shown):
+    refused(check.exercise_4(pause), shown)
 
 
-def test_exercise_4_a_crash_the_shortcut_survives():
-    refused(check.exercise_4(("after_effect", 70)), "success_before_effect lost nothing")
+# -- exercise 5: the service's 409 ---------------------------------------------------------------------------------
+def read(api):
+    from simkit.service import DEV_SCOPE
+    from simkit.service.clients import READ
+    return api.post(READ, {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"})["checkpoint"]
+
+
+def save(api, key, revision, cursor):
+    from simkit.service import DEV_SCOPE
+    from simkit.service.clients import WRITE
+    return api.post(WRITE, {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": key,
+                                                             "consumer_id": "context-cache",
+                                                             "expected_revision": revision, "cursor": cursor}})
+
+
+def reconcile(api, mine, key):
+    current = read(api)
+    if current["cursor"]["sequence"] >= mine["sequence"]:
+        return current["cursor"]
+    return save(api, key + "-retry", current["revision"], mine)["receipt"]["checkpoint"]["cursor"]
+
+
+def test_exercise_5_situations_are_what_they_say():
+    for situation, (revision, sequence) in {"ahead": (3, 5), "behind": (2, 2), "same": (2, 4)}.items():
+        api, refused_reply, mine, key = check.service_409(situation)
+        assert refused_reply["error"]["code"] == "revision_conflict" and mine["sequence"] == 4
+        assert (read(api)["revision"], read(api)["cursor"]["sequence"]) == (revision, sequence)
+
+
+def test_exercise_5_reread_and_reconcile_passes():
+    assert "Do not overwrite another worker's newer progress" in repr(check.exercise_5(reconcile))
+
+
+def test_exercise_5_hints():
+    refused(check.exercise_5(lambda api, mine, key: mine), "never reread")
+    refused(check.exercise_5(lambda api, mine, key: save(api, key, read(api)["revision"], mine) and mine),
+            "cursor_backward")
+
+    def same_key(api, mine, key):          # the refused command left no receipt: its key is free
+        current = read(api)
+        if current["cursor"]["sequence"] < mine["sequence"]:
+            save(api, key, current["revision"], mine)
+        return max(current["cursor"], mine, key=lambda c: c["sequence"])
+
+    assert check.exercise_5(same_key)
+
+    def worker_2s_key(api, mine, key):     # a key the service committed names that command for ever
+        current = read(api)
+        if current["cursor"]["sequence"] < mine["sequence"]:
+            save(api, "w2-resave", current["revision"], mine)
+        return max(current["cursor"], mine, key=lambda c: c["sequence"])
+
+    refused(check.exercise_5(worker_2s_key), "idempotency_conflict", "key of its own")
+
+    def always_write(api, mine, key):
+        current = read(api)
+        if current["cursor"]["sequence"] <= mine["sequence"]:
+            save(api, key + "-x", current["revision"], mine)
+        return max(read(api)["cursor"], mine, key=lambda c: c["sequence"])
+
+    refused(check.exercise_5(always_write), "acknowledged sequence 4 a second time")
+    refused(check.exercise_5(lambda api, mine, key: read(api) and None), "sequence 5", "your function returned None")
+    refused(check.exercise_5(lambda api, mine, key: 1 / 0), "ZeroDivisionError")
+    refused(check.exercise_5("on_409"), "pass your function itself")
+
+
+# -- exercise 6: find the crash ------------------------------------------------------------------------------------
+def test_exercise_6():
+    assert "success_before_effect loses e70" in repr(check.exercise_6(("after_event_commit", 70)))
+    refused(check.exercise_6(("after_effect", 70)), "success_before_effect lost nothing")
+    for odd, shown in [(None, 'crash = ("<crash point>"'), (("after_event_comit", 70), "is not a crash point"),
+                       (("after_event_commit", "70"), "not '70'"), (("after_event_commit", True), "not True")]:
+        refused(check.exercise_6(odd), shown)
+
+
+# -- exercise 7: from a failing audit to a minimal counterexample --------------------------------------------------
+@pytest.fixture(scope="module")
+def teammate_audit():
+    return simkit.audit(check.Teammate, seeds=1, sweep_seeds=0, first_only=True)
+
+
+def test_exercise_7_teammate_passes_every_bundled_scenario_and_fails_the_audit(teammate_audit):
+    assert all(simkit.simulate(simkit.load(name), check.Teammate).verdict.ok for name in simkit.bundled())
+    assert not teammate_audit.ok and teammate_audit.failures[0].case.kind == "explore"
+
+
+def test_exercise_7_the_shrunk_failure_passes_and_the_unshrunk_one_is_told_to_shrink(teammate_audit, tmp_path):
+    assert check.exercise_7(teammate_audit.shrunk.data)
+    path = tmp_path / "small.toml"
+    path.write_text(teammate_audit.shrunk.toml())
+    assert check.exercise_7(str(path))
+    refused(check.exercise_7(teammate_audit.failures[0].scenario), "not minimal yet", "shrink")
+    refused(check.exercise_7("retry_walkthrough.toml"), "could not use your answer")
+    refused(check.exercise_7(check.BOUNDARY), "Teammate passes this scenario")
+
+
+def test_exercise_7_explain():
+    assert check.exercise_7_explain("b") and check.exercise_7_explain(" B ")
+    refused(check.exercise_7_explain("a"), "[[faults]]")
+    refused(check.exercise_7_explain(2), "answer 'a', 'b' or 'c'")
