@@ -311,6 +311,38 @@ def _unsafe_sink_repeats() -> str:
     return min(("0%", "10%", "50%", "90%"), key=lambda c: abs(float(c[:-1]) - share))
 
 
+def _lost_reply_retry() -> str:
+    from simkit.service import DEV_SCOPE, DEV_TENANT, ManualClock, dev_service
+    from simkit.service.clients import WRITE
+    from simkit.service.transport import ModelTransport, ReplyLost
+    svc = dev_service(ManualClock())
+    api = ModelTransport(svc)
+    journal = svc.journal_id(DEV_TENANT, DEV_SCOPE)
+
+    def save(key, revision, seq, faults=()):
+        return api.post(WRITE, {"scope": DEV_SCOPE, "command": {
+            "contract_version": 1, "idempotency_key": key, "consumer_id": "context-cache",
+            "expected_revision": revision, "cursor": {"journal_id": journal, "sequence": seq}}}, faults=faults)
+
+    save("page-1", 0, 2)
+    try:
+        save("page-2", 1, 4, faults=("lose-reply",))
+    except ReplyLost:
+        pass
+    commits = len(svc.writes)
+    retry = save("page-2", 1, 4)
+    if retry.status == 409:
+        return "conflict"
+    return "twice" if len(svc.writes) > commits else "receipt"
+
+
+def _double_ack_client() -> str:
+    from simkit.service import run_service_scenario
+    doubled = [c for c in ("correct", "new_key_retry", "reset_on_409")
+               if run_service_scenario("checkpoint_service", c).verdict.duplicate_acks]
+    return doubled[0] if len(doubled) == 1 else "/".join(doubled)
+
+
 #: key -> (how to answer, normalize, the answer computed now, why)
 PREDICTIONS = {
     # 00 · index
@@ -385,6 +417,19 @@ PREDICTIONS = {
         "'yes' or 'no'", _yes_no, _refetch_after_lost_reply,
         "no: after the timeout the worker does not guess. It reloads the checkpoint, finds C2 (its compare-and-swap "
         "did commit), and goes on from there."),
+    # 07 · the checkpoint service
+    "lost_reply_retry": (
+        "'receipt', 'conflict' or 'twice'", _one_of("receipt", "conflict", "twice"), _lost_reply_retry,
+        "receipt: the service answers the identical command (same key, same cursor, same expected revision) from "
+        "the receipt it stored when the first command committed: 200, the original revision and receipt_digest, "
+        "nothing committed a second time. Seed 004, step 4: \"On a lost response, retry the identical command with "
+        "that same key.\""),
+    "double_ack_client": (
+        "'correct', 'new_key_retry' or 'reset_on_409'", _one_of("correct", "new_key_retry", "reset_on_409"),
+        _double_ack_client,
+        "new_key_retry: after a lost reply it rereads, finds its own command committed (a new revision) and sends "
+        "the same cursor again under a new key, which the service must accept. Each such page is acknowledged "
+        "twice, and the extra revision makes the other worker's honest command conflict."),
     # 08 · sweeps
     "zero_of_200": (
         "a percentage such as 0.5 or 5", _percent, _zero_of_200,

@@ -46,6 +46,8 @@ ANSWERS = {
     "stale_barrier": ("rejected", "overwrites"),
     "refetch_after_lost_reply": ("no", "yes"),
     "unsafe_sink_repeats": ("90%", "10%"),
+    "lost_reply_retry": ("receipt", "twice"),
+    "double_ack_client": ("new_key_retry", "reset_on_409"),
 }
 
 
