@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+import signal
 import sys
 import tempfile
 from contextlib import ExitStack, contextmanager
@@ -19,7 +20,7 @@ from pathlib import Path
 from . import bench
 from . import scenario as scenarios
 from . import sweep as sweeps
-from .errors import SimkitError, printable
+from .errors import SimkitError, Terminated, printable
 from .model import CRASH_POINTS
 from .report import run_summary, table, verdict_row
 from .scenario import SETTLEMENTS, STORES, parse_crash_arg
@@ -527,6 +528,9 @@ def main(argv=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except Terminated as exc:                   # SIGTERM, SIGHUP (simkit live): unwound as Ctrl-C is
+        print(f"simkit: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except KeyboardInterrupt:
         print("simkit: interrupted", file=sys.stderr)
         return 130

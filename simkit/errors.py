@@ -22,3 +22,12 @@ class StrategyError(SimkitError, LookupError):
 class ConsumerError(SimkitError, RuntimeError):
     """A consumer's own code raised during a run, or yielded something that is not a request. The message names
     the strategy, the exception and where it was raised (:func:`simkit.strategies.consumer_error`)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where a signal handler caught it, to unwind the way Ctrl-C does (files and
+    folders cleaned up); ``signum`` says which, and the CLI exits with 128 + it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum

@@ -25,16 +25,19 @@ import multiprocessing
 import os
 import random
 import selectors
+import signal
 import sys
 import tempfile
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import provider as providers
 from .checker import Verdict, check
 from .consumer import Consumer
-from .errors import SimkitError
+from .errors import SimkitError, Terminated
 from .live_worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
 from .model import CRASH_POINTS, Scenario
 from .report import run_summary
@@ -42,6 +45,9 @@ from .sqlite_store import SQLiteStore, connect
 from .strategies import strategy_name
 
 __all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_summary"]
+
+#: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
+MAX_BARREN_DEATHS = 5
 
 
 # -- the supervisor -------------------------------------------------------------------------------------------
@@ -55,6 +61,8 @@ class _Worker:
     mark: float = 0.0               # when it was last ready or last reached a page barrier
     done: bool = False
     starts: int = 0
+    pages: int = 0                  # page barriers this incarnation reached
+    barren: int = 0                 # unplanned deaths in a row of incarnations that reached none
 
 
 class Supervisor:
@@ -66,6 +74,9 @@ class Supervisor:
     on a fast machine and on a slow one alike.
     Point mode: each incarnation of worker ``w`` is told, from ``random.Random(f"kills:{seed}:{w}")``, a crash
     point of ``at`` and an occurrence 1-5; it reports reaching that pass and is killed there.
+
+    A worker that dies without being killed by the supervisor (SIGKILL from the OOM killer or an operator) is a
+    crash like any other: counted in ``deaths``, apart from ``kills``, and restarted.
     """
 
     def __init__(self, folder: Path, scenario: Scenario, provider, strategy: type[Consumer], seed: int, kills: int,
@@ -78,8 +89,11 @@ class Supervisor:
         self.ctx = multiprocessing.get_context("fork")
         self.sel = selectors.DefaultSelector()
         self.kills = self.allotted = 0
+        #: workers that died without being killed by us (the OOM killer, an operator): (worker, exit status)
+        self.deaths: list[tuple[int, int | None]] = []
         self.page_times: list[float] = []
         self.halts: list[tuple[float, int, str]] = []
+        self.plan: list | None = None
 
     def _start(self, wk: _Worker) -> None:
         target = None
@@ -92,7 +106,7 @@ class Supervisor:
         wk.proc = self.ctx.Process(target=worker_main, args=(*self.args, wk.id, self.t0, target, w), daemon=True)
         wk.proc.start()
         os.close(w)
-        wk.fd, wk.buffer, wk.ready_at, wk.starts = r, b"", None, wk.starts + 1
+        wk.fd, wk.buffer, wk.ready_at, wk.starts, wk.pages = r, b"", None, wk.starts + 1, 0
         self.sel.register(r, selectors.EVENT_READ, wk)
 
     def _kill(self, wk: _Worker) -> None:
@@ -111,8 +125,7 @@ class Supervisor:
                 os.close(wk.fd)
                 wk.proc.join()
                 if not wk.done and not until_eof:
-                    self._stop()
-                    raise RuntimeError(f"live worker {wk.id} exited with status {wk.proc.exitcode}")
+                    self._died(wk)
                 return
             wk.buffer += data
             *lines, wk.buffer = wk.buffer.split(b"\n")
@@ -120,6 +133,18 @@ class Supervisor:
                 self._hear(wk, line.decode())
             if not until_eof:
                 return
+
+    def _died(self, wk: _Worker) -> None:
+        """A worker we did not kill is gone: a crash like any other, counted apart from ours, and restarted.
+        One that keeps dying before it reaches a page barrier cannot make progress: the run stops there."""
+        self.deaths.append((wk.id, wk.proc.exitcode))
+        wk.barren = 0 if wk.pages else wk.barren + 1
+        if wk.barren >= MAX_BARREN_DEATHS:
+            raise SimkitError(f"live worker {wk.id} died {wk.barren} times in a row before reaching a page barrier "
+                              f"(last exit status {wk.proc.exitcode})")
+        if self.plan is not None and self.plan[0] is wk:
+            self.plan[2] = None      # a kill planned for the dead incarnation lands in the next one
+        self._start(wk)
 
     def _hear(self, wk: _Worker, line: str) -> None:
         word, _, rest = line.partition(" ")
@@ -129,6 +154,9 @@ class Supervisor:
             now = time.monotonic()
             self.page_times.append(now - wk.mark)
             wk.mark = now
+            wk.pages += 1
+        elif word == "error":        # the worker's own one-line report of an exception, before it exits
+            raise SimkitError(f"live worker {wk.id}: {rest}")
         elif word == "caught_up":
             wk.done = True
         elif word == "halt":
@@ -142,6 +170,10 @@ class Supervisor:
             if wk.proc is not None and wk.proc.is_alive():
                 wk.proc.kill()
                 wk.proc.join()
+            if wk.fd >= 0 and wk.fd in self.sel.get_map():
+                self.sel.unregister(wk.fd)
+                os.close(wk.fd)
+                wk.fd = -1
 
     def window(self) -> float:
         """Random mode: the longest a worker runs before its kill, in seconds."""
@@ -151,34 +183,39 @@ class Supervisor:
         return 2 * recent[len(recent) // 2] if recent else 0.02
 
     def run(self) -> bool:
-        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``)."""
+        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``). However it
+        ends (an error, Ctrl-C, SIGTERM), no worker is left running."""
+        try:
+            return self._run()
+        finally:
+            self._stop()
+
+    def _run(self) -> bool:
         for wk in self.workers.values():
             self._start(wk)
         deadline = time.monotonic() + self.timeout
-        plan = None
         while not all(wk.done for wk in self.workers.values()):
             now = time.monotonic()
             if now >= deadline:
-                self._stop()
                 return False
             wait = deadline - now
-            if not self.at and plan is None and self.kills < self.kills_wanted:
-                plan = [self.workers[self.rng.randint(1, len(self.workers))], self.rng.random(), None]
-            if plan is not None:
-                wk, u, due = plan
+            if not self.at and self.plan is None and self.kills < self.kills_wanted:
+                self.plan = [self.workers[self.rng.randint(1, len(self.workers))], self.rng.random(), None]
+            if self.plan is not None:
+                wk, u, due = self.plan
                 if wk.done:
-                    plan = None      # that worker finished first: the next kill of the schedule
+                    self.plan = None     # that worker finished first: the next kill of the schedule
                     continue
                 if wk.ready_at is not None:
                     if due is None:
-                        due = plan[2] = wk.ready_at + u * self.window()
+                        due = self.plan[2] = wk.ready_at + u * self.window()
                     if now >= due:
-                        plan = None
+                        self.plan = None
                         self._kill(wk)
                         continue
                     wait = min(wait, due - now)
             for key, _ in self.sel.select(timeout=wait):
-                if key.fd in self.sel.get_map():
+                if self.sel.get_map().get(key.fd) is key:    # not closed, nor its number reused by a restart
                     self._read(key.data)
         return True
 
@@ -198,14 +235,18 @@ class LiveRun:
     seconds: float
     summary: dict
     world: object = field(repr=False, default=None)
+    #: workers that died without being killed by the supervisor: (worker, exit status); each was restarted
+    deaths: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        """CONTRACT §6's fields (``crashes`` are the kills), plus ``kills`` and ``integrity``."""
+        """CONTRACT §6's fields (``crashes`` are the kills and the unplanned deaths), plus ``kills``,
+        ``unplanned_deaths`` and ``integrity``."""
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
                 **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
-                "crashes": self.kills, "fetches": len(self.world.provider.log),
+                "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
                 "effects": sum(1 for x in self.world.sink.effects if x[0] > 0),
-                "kills": self.kills, "integrity": self.integrity, "mode": self.mode, "starts": self.starts}
+                "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
+                "mode": self.mode, "starts": self.starts}
 
 
 class _Snapshot:
@@ -273,7 +314,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             raise SimkitError(f"--at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})")
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
-    with tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
+    with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
         where = Path(folder) if folder is not None else Path(tmp)
         try:
             where.mkdir(parents=True, exist_ok=True)
@@ -290,11 +331,34 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         verdict = check(world)
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
-                       time.monotonic() - began, {"settlement": scenario.settlement}, world)
+                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM and SIGHUP stop a live run the way Ctrl-C does: :class:`~simkit.errors.Terminated` (a
+    KeyboardInterrupt) unwinds it, the workers are killed and the temporary folder removed (SIGTERM's default
+    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Terminated(signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def live_summary(run: LiveRun) -> str:
     """``simkit run``'s summary, and what the kills and the databases say."""
     how = "at random instants" if run.mode == "random" else "at named crash points"
-    return (run_summary(run) + f"\n  live: {run.kills} SIGKILLs {how}, {run.starts} worker starts, "
+    deaths = (f", {len(run.deaths)} unplanned deaths ("
+              + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
+              + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
+    return (run_summary(run) + f"\n  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
             f"{run.seconds:.1f} s   integrity_check: {run.integrity}")

@@ -8,8 +8,11 @@ it reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON
 """
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
+import signal
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -18,6 +21,7 @@ from . import provider as providers
 from . import sql
 from .consumer import Consumer, Contract
 from .durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
+from .errors import ConsumerError
 from .external import ExternalService, Request, principal_at
 from .model import Checkpoint, Scenario
 from .ops import (Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Reserve, Settle, Skip,
@@ -25,6 +29,7 @@ from .ops import (Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Look
 from .settlement import Reservation, canonical_request, fingerprint
 from .sink import Sink
 from .sqlite_store import SQLiteStore, connect
+from .strategies import consumer_error
 
 #: Simulated time units per real second: ``backoff = 5.0`` waits 5 ms, ``resolve_after = 30.0`` lasts 30 ms.
 TIME_SCALE = 1000.0
@@ -151,11 +156,17 @@ class Driver:
 
     def run(self) -> str:
         """Until caught up (``caught_up``) or halted (``halt REASON``)."""
-        gen = self.strategy(self.contract).run()
+        try:
+            gen = self.strategy(self.contract).run()
+        except Exception as exc:
+            raise consumer_error(self.strategy, exc) from exc
         result = None
         try:
             while True:
-                op = gen.send(result)
+                try:
+                    op = gen.send(result)
+                except Exception as exc:     # the consumer's own code: one line, as in the simulation
+                    raise consumer_error(self.strategy, exc) from exc
                 before, after = crash_points(op)
                 if before:
                     self._point(before)
@@ -226,12 +237,32 @@ class Driver:
             return None
         if t is Halt:
             raise _Done(f"halt {op.reason}")
-        raise TypeError(f"simkit live cannot execute {t.__name__} requests yet")
+        raise consumer_error(self.strategy, None, op)
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when its supervisor dies, even by SIGKILL (no orphan goes on writing)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)            # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) -> None:
-    clock = LiveClock(t0)
-    h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
-    driver = Driver(h, strategy, worker, fd, target)
-    driver.say("ready")
-    driver.say(driver.run())
+    # Ctrl-C and a hangup reach the whole process group: the supervisor stops the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        _die_with_parent()
+    try:
+        clock = LiveClock(t0)
+        h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
+        driver = Driver(h, strategy, worker, fd, target)
+        driver.say("ready")
+        outcome = driver.run()
+    except Exception as exc:                     # one line to the supervisor, which stops the run with it
+        line = str(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {exc}"
+        os.write(fd, f"error {' '.join(line.split())}\n".encode())
+        os._exit(1)
+    driver.say(outcome)

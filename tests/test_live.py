@@ -6,8 +6,12 @@ lose events under the same schedule. Kills at named crash points (the worker rep
 there) hit the shortcuts' windows every time. No test asserts a duration.
 """
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +133,66 @@ def test_durable_containers_behave_like_plain_ones(tmp_path):
     assert list(log) == [(1, "x"), (2, "y")] and log[-1] == (2, "y") and len(log) == 2
     assert counts["e1"] == 1 and "e2" not in counts and counts.setdefault("e2", 5) == 5
     assert ("r", 1) in seen and ("r", 2) not in seen
+
+
+# -- deaths nobody planned, and signals to the supervisor (issue 20) ------------------------------------------------
+SLOW = 'name = "slow"\n[generate]\nevents = 300\npage_size = 5\n[timing]\nfetch_latency = 30.0\n'   # 30 ms a page
+
+
+def _start_live(tmp_path, *args):
+    """``simkit live`` on a stream of about 2 s in a subprocess (temporary folders under ``tmp_path``), and the pid
+    of its first worker once it is up."""
+    path = tmp_path / "slow.toml"
+    path.write_text(SLOW)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "live", str(path), *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children") for x in p.read_text().split()]
+        if children:
+            time.sleep(0.3)                 # into its work
+            return proc, children[0]
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("no live worker started")
+
+
+def test_a_worker_killed_from_outside_is_a_crash_like_any_other(tmp_path):
+    """The OOM killer or an operator: the supervisor ended with RuntimeError ... exited with status -9."""
+    proc, worker = _start_live(tmp_path, "--kills", "0", "--json")
+    os.kill(worker, signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    d = json.loads(out)
+    assert d["unplanned_deaths"] == 1 and d["kills"] == 0 and d["crashes"] == 1 and d["starts"] == 2
+    assert d["ok"] and d["completed"] and d["integrity"] == "ok"
+
+
+@pytest.mark.parametrize("signame, status, message", [("SIGTERM", 143, "simkit: terminated by SIGTERM\n"),
+                                                      ("SIGHUP", 129, "simkit: terminated by SIGHUP\n"),
+                                                      ("SIGINT", 130, "simkit: interrupted\n")])
+def test_sigterm_and_sighup_clean_up_like_ctrl_c(tmp_path, signame, status, message):
+    """SIGTERM printed nothing and left the temporary databases (17 MB) and the workers behind."""
+    proc, worker = _start_live(tmp_path, "--kills", "3")
+    assert list(tmp_path.glob("simkit-live-*"))
+    os.kill(proc.pid, getattr(signal, signame))
+    out, err = proc.communicate(timeout=60)
+    assert (proc.returncode, out, err) == (status, "", message)
+    assert not list(tmp_path.glob("simkit-live-*"))
+    for _ in range(100):                    # the worker is gone (killed and reaped by the supervisor)
+        if not Path(f"/proc/{worker}").exists():
+            break
+        time.sleep(0.05)
+    assert not Path(f"/proc/{worker}").exists()
+
+
+def test_a_consumer_that_raises_in_a_worker_is_one_line(tmp_path):
+    (tmp_path / "mine.py").write_text("from simkit import Consumer\n\nclass Boom(Consumer):\n"
+                                      "    def is_replay(self, event, receipts, applied_position):\n"
+                                      "        raise ValueError('boom')\n")
+    out = subprocess.run([sys.executable, "-m", "simkit", "live", "retry_walkthrough", "--kills", "1",
+                          "--strategy", "mine.py:Boom"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == ("simkit: live worker 1: strategy mine.py:Boom raised ValueError: boom in is_replay "
+                          "(mine.py:5)\n")
