@@ -24,6 +24,7 @@ from .errors import SimkitError
 from .explore import describe_kind, explore, failure_kind, fault_free
 from .model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from .pool import processes
+from .sweep import MAX_SEEDS
 from .scenario import bundled, load
 from .report import table
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
@@ -196,6 +197,8 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
     """
     if seeds < 1 or sweep_seeds < 0:
         raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, {sweep_seeds})")
+    if max(seeds, sweep_seeds) > MAX_SEEDS:
+        raise SimkitError(f"audit: seeds and sweep_seeds at most {MAX_SEEDS} (got {seeds}, {sweep_seeds})")
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
     jobs = processes(jobs)                      # noted once here, not at each exploration
     result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls))

@@ -269,6 +269,8 @@ def _load(args):
         sc.store = args.store
     if getattr(args, "settlement", None):
         sc.settlement = args.settlement
+    if args.seed is not None:
+        sweeps.check_seed("--seed", args.seed)
     return sc, (sc.seed if args.seed is None else args.seed)
 
 
@@ -486,6 +488,8 @@ def cmd_live(args) -> int:
     if args.events is not None:
         if sc.generate is None or args.events < 1:
             raise SimkitError(f"--events {args.events}: needs a [generate] scenario and a positive count")
+        if args.events > scenarios.MAX_EVENTS:
+            raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
         sc.generate["events"] = args.events
     run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
     print(json.dumps(run.as_dict()) if args.json else live_summary(run))

@@ -42,6 +42,9 @@ from .errors import SimkitError
 from .faults import FaultPlan
 from .model import CRASH_POINTS, LOST_OPS, Fault, RandomFaults, Scenario
 from .pool import processes
+
+#: The most faults of each kind in one schedule: a schedule is explored one recursion level per fault.
+MAX_FAULTS = 50
 from .strategies import resolve, strategy_name
 from .world import Run, World
 
@@ -489,6 +492,11 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     """
     if max_crashes < 0 or lost_responses < 0 or lost_requests < 0:
         raise SimkitError("explore: --max-crashes, --lost-responses and --lost-requests must be at least 0")
+    for option, bound in (("--max-crashes", max_crashes), ("--lost-responses", lost_responses),
+                          ("--lost-requests", lost_requests)):
+        if bound > MAX_FAULTS:
+            raise SimkitError(f"{option} {bound}: at most {MAX_FAULTS} (schedules grow as passes ** K; "
+                              f"a schedule of 1,000 faults ended in a RecursionError)")
     points = CRASH_POINTS if points is None else tuple(points)
     for p in points:
         if p not in CRASH_POINTS:

@@ -24,8 +24,20 @@ from statistics import NormalDist
 from .errors import SimkitError
 from .model import Scenario
 from .pool import processes
+from .scenario import MAX_INT
 from .strategies import STRATEGIES
 from .world import simulate
+
+#: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
+MAX_SEEDS = 1_000_000
+
+
+def check_seed(option: str, seed: int) -> None:
+    """A seed as the scenario file's ``seed`` key takes it: within :data:`~simkit.scenario.MAX_INT` of 0 (a
+    seed past 2**63 stopped a Parquet table with an OverflowError)."""
+    if abs(seed) > MAX_INT:
+        raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0")
+
 
 __all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
 
@@ -196,6 +208,10 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     """
     if seeds < 1:
         raise SimkitError(f"--seeds {seeds}: must be at least 1")
+    if seeds > MAX_SEEDS:
+        raise SimkitError(f"--seeds {seeds}: at most {MAX_SEEDS} per configuration")
+    check_seed("--first-seed", first_seed)
+    check_seed("--first-seed", first_seed + seeds - 1)
     for rate in crash_rates:
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise SimkitError(f"--crash-rate {rate}: must be between 0 and 1")

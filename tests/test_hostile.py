@@ -237,6 +237,25 @@ def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
     one_line_exit_2(capsys, ["run", "retry_walkthrough", option, str(out)], "File name too long")
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["sweep", "default", "--seeds", str(10**18)], f"--seeds {10**18}: at most 1000000 per configuration"),
+    (["sweep", "default", "--seeds", "2", "--first-seed", str(10**30), "--out", "{tmp}/s.csv"],
+     f"--first-seed {10**30}: must be within {2**53} either side of 0"),
+    (["run", "retry_walkthrough", "--seed", str(10**30), "--timeline", "{tmp}/t.png"],
+     f"--seed {10**30}: must be within {2**53} either side of 0"),
+    (["explore", "retry_walkthrough", "--max-crashes", str(10**6), "--out", "{tmp}/x.toml"],
+     f"--max-crashes {10**6}: at most 50"),
+    (["audit", "safe", "--seeds", str(10**8), "--out", "{tmp}/a.toml"], "audit: seeds and sweep_seeds at most 1000000"),
+    (["live", "default", "--kills", "1", "--events", str(10**8)], f"--events {10**8}: at most 10000000"),
+], ids=["sweep --seeds", "--first-seed", "--seed", "explore --max-crashes", "audit --seeds", "live --events"])
+def test_numeric_options_have_bounds_too(tmp_path, capsys, argv, message):
+    """Found by trying the bounds above as a hostile user: --seeds 10**18 built its task list forever, a seed past
+    2**63 stopped a Parquet table with an OverflowError, --max-crashes 10**6 ended in a RecursionError."""
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    bounded(lambda: one_line_exit_2(capsys, argv, message), seconds=20)
+    assert not list(tmp_path.iterdir())
+
+
 # -- 6. --jobs has a bound -----------------------------------------------------------------------------------------
 class _Pool(Exception):
     """Raised by the spy in place of starting a process pool."""
