@@ -61,7 +61,7 @@ class _Stopped(Exception):
 #: handed over every :data:`GUARD_CHUNK` (a local increment per request on the hot path); a run ends, with
 #: ``stopped`` saying why, after :data:`STALL_STEPS` requests at one simulated instant, or once it has spent its
 #: step budget: :data:`STEP_BASE` plus :data:`STEPS_PER_ITEM` per event and page of the stream, per worker. The
-#: bundled scenarios take at most a few thousand steps per run (docs/verdict.md, "Progress guard": at most 1,380); a million-event
+#: bundled scenarios take at most 1,380 steps per run (docs/verdict.md, "Progress guard"); a million-event
 #: benchmark about 3 per event.
 GUARD_CHUNK = 1_000
 STALL_STEPS = 100_000
