@@ -1,15 +1,39 @@
-"""simkit: seed 000's crash-safe cursor handoff, executed in a deterministic SimPy world and judged from ground truth."""
-from .checker import Verdict, check
-from .consumer import Consumer, Contract
-from .errors import ConsumerError, ScenarioError, SimkitError, StrategyError
-from .model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
-from .scenario import bundled, load, parse, parse_crash_arg
-from .strategies import SHORTCUTS, STRATEGIES, resolve
-from .world import Run, World, simulate
-from .auditor import Audit, audit
+"""simkit: seed 000's crash-safe cursor handoff, executed in a deterministic SimPy world and judged from ground truth.
+
+The layers, each a subpackage, in the order a run flows through them (docs/architecture.md draws it):
+
+============  ==========================================================================================
+where         what it holds
+============  ==========================================================================================
+model, ops    the vocabulary: events, pages, checkpoints, outcomes; the requests a consumer yields
+scenario/     scenario files in, a validated Scenario out; the bundled scenarios
+procedure/    the consumer of seed 000 and the unsafe shortcuts
+world/        the SimPy world: provider, sink, external service, faults, clock
+store/        durable state: checkpoint, receipts, settlement ledger, on memory or SQLite
+truth/        ground truth: the logs and the trace a run leaves
+judge/        the verdict, from ground truth only
+tools/        explore, shrink, sweep, audit, bench
+live/         the procedure in real processes on SQLite
+service/      the checkpoint service and its change feed, as a model and over HTTP
+viz/          timelines, fates, swimlanes, crash matrices, widgets, tables
+workshop/     the prediction checks and exercises the notebooks call
+cli           the ``simkit`` command line
+============  ==========================================================================================
+"""
+from simkit import _moved
+from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
+from simkit.judge.checker import Verdict, check
+from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
+from simkit.procedure.consumer import Consumer, Contract
+from simkit.procedure.strategies import SHORTCUTS, STRATEGIES, resolve
+from simkit.scenario.read import bundled, load, parse, parse_crash_arg
+from simkit.world.simulation import Run, World, simulate
+from simkit.tools.audit import Audit, audit
+
+_moved.install()
 
 __all__ = [
-    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "Page", "Run", "SHORTCUTS",
-    "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World", "audit", "bundled",
-    "check", "load", "parse", "parse_crash_arg", "resolve", "simulate",
+    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "Page", "Run",
+    "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World",
+    "audit", "bundled", "check", "load", "parse", "parse_crash_arg", "resolve", "simulate",
 ]

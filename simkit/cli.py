@@ -17,15 +17,15 @@ from contextlib import ExitStack, contextmanager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import bench
-from . import scenario as scenarios
-from . import sweep as sweeps
+from simkit.tools import bench
+from simkit.scenario import read as scenarios
+from simkit.tools import sweep as sweeps
 from .errors import SimkitError, Terminated, printable
 from .model import CRASH_POINTS
-from .report import run_summary, table, verdict_row
-from .scenario import SETTLEMENTS, STORES, parse_crash_arg
-from .strategies import STRATEGIES, resolve
-from .world import simulate
+from simkit.viz.report import run_summary, table, verdict_row
+from simkit.scenario.read import SETTLEMENTS, STORES, parse_crash_arg
+from simkit.procedure.strategies import STRATEGIES, resolve
+from simkit.world.simulation import simulate
 from .service import cli as service_cli
 
 DEMO_SCENARIO = "gauntlet"
@@ -358,8 +358,8 @@ def _save_figure(run, path: Path, kind: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plot import timeline
-    from .swimlane import swimlane
+    from simkit.viz.plot import timeline
+    from simkit.viz.swimlane import swimlane
     height = 5.5 if kind == "timeline" else 1.6 + 0.75 * (run.world.scenario.workers + 3)
     fig, ax = plt.subplots(figsize=(12, height), layout="constrained")
     try:
@@ -388,16 +388,16 @@ def cmd_demo(args) -> int:
 
 
 def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> str:
-    """:func:`~simkit.shrink.replay_command` for this invocation: the seed, settlement and store overrides only
+    """:func:`~simkit.tools.shrink.replay_command` for this invocation: the seed, settlement and store overrides only
     when replaying the bundled scenario (a written file carries them)."""
-    from .shrink import replay_command
+    from simkit.tools.shrink import replay_command
     overrides = {} if seed is None else {o: getattr(args, o, None) for o in ("settlement", "store")}
     return replay_command(target, args.strategy, seed, crashes=crashes, **overrides)
 
 
 def cmd_explore(args) -> int:
-    from .explore import crash_args, explore, fault_free, summary_text
-    from .shrink import scenario_data, toml_text
+    from simkit.tools.explore import crash_args, explore, fault_free, summary_text
+    from simkit.tools.shrink import scenario_data, toml_text
     out = _check_out("--out", args.out, (".toml",)) if args.out else None
     sc, seed = _load(args)
     x = explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
@@ -432,7 +432,7 @@ def cmd_explore(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from .strategies import STRATEGIES
+    from simkit.procedure.strategies import STRATEGIES
     out = _check_out("--out", args.out, sweeps.FORMATS) if args.out else None
     if out:
         sweeps.check_out(args.out)                # the Parquet engine, before any run
@@ -451,7 +451,7 @@ def cmd_sweep(args) -> int:
 
 
 def cmd_shrink(args) -> int:
-    from .shrink import shrink
+    from simkit.tools.shrink import shrink
     out = _check_out("--out", args.out, (".toml",)) if args.out else None
     sc, seed = _load(args)
     result = shrink(sc, args.strategy, seed)
@@ -479,7 +479,7 @@ def _check_folder(option: str, path: str) -> None:
 
 
 def cmd_live(args) -> int:
-    from .live import live, live_summary
+    from simkit.live.supervisor import live, live_summary
     if args.dir is not None:
         _check_folder("--dir", args.dir)
     sc, seed = _load(args)
@@ -497,8 +497,8 @@ def cmd_live(args) -> int:
 
 
 def cmd_audit(args) -> int:
-    from .auditor import audit, audit_text, failure_toml
-    from .strategies import strategy_name
+    from simkit.tools.audit import audit, audit_text, failure_toml
+    from simkit.procedure.strategies import strategy_name
     name = strategy_name(resolve(args.strategy))
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = _check_out("--out", path, (".toml",))

@@ -21,7 +21,7 @@ class StrategyError(SimkitError, LookupError):
 
 class ConsumerError(SimkitError, RuntimeError):
     """A consumer's own code raised during a run, or yielded something that is not a request. The message names
-    the strategy, the exception and where it was raised (:func:`simkit.strategies.consumer_error`)."""
+    the strategy, the exception and where it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
 
 
 class Terminated(KeyboardInterrupt):

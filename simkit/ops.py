@@ -6,7 +6,7 @@ real process against a real database) executes it. ``LOST`` is the result of a r
 from __future__ import annotations
 
 from .model import Event, record
-from .settlement import TIMEOUT, Reply, Reservation
+from simkit.store.settlement import TIMEOUT, Reply, Reservation
 
 
 class _Sentinel:
@@ -66,7 +66,7 @@ class Reserve:
     """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its reservation.
 
     The driver supplies the canonical request fingerprint and the authorization binding in force. Result: the
-    :class:`~simkit.settlement.Operation` (its ``reservation`` and ``state``).
+    :class:`~simkit.store.settlement.Operation` (its ``reservation`` and ``state``).
     """
     event: Event
 
@@ -75,8 +75,8 @@ class Reserve:
 class Call:
     """Call the external service with exactly this reservation tuple (seed 001 step 2).
 
-    Result: a :class:`~simkit.settlement.Reply` (the identity it carries may be another request's), or
-    :data:`~simkit.settlement.TIMEOUT` when no reply came in time (lost, or late: a late reply is settled
+    Result: a :class:`~simkit.store.settlement.Reply` (the identity it carries may be another request's), or
+    :data:`~simkit.store.settlement.TIMEOUT` when no reply came in time (lost, or late: a late reply is settled
     by the driver when it arrives).
     """
     event: Event

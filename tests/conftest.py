@@ -5,7 +5,7 @@ import tomllib
 import pytest
 
 import simkit
-from simkit.scenario import SCENARIO_DIR
+from simkit.scenario.read import SCENARIO_DIR
 
 #: The smallest scripted stream (CONTRACT §5): page C1 carries positions 1 and 2, then C2 is the end.
 TWO_PAGES = """

@@ -10,8 +10,8 @@ import textwrap
 import pytest
 
 import simkit
-from simkit import auditor
-from simkit.auditor import Case, cases
+from simkit.tools import audit as auditor
+from simkit.tools.audit import Case, cases
 from simkit.cli import main
 
 MINE = textwrap.dedent('''

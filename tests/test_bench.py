@@ -7,7 +7,7 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.explore import _run, fault_free
+from simkit.tools.explore import _run, fault_free
 
 FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "ratio_ceiling",
           "explore_schedules_per_s", "explore_overhead", "sweep_scaling", "cpu_scaling", "sweep_efficiency",

@@ -8,11 +8,11 @@ from types import SimpleNamespace
 import pytest
 
 import simkit
-from simkit.checker import check
+from simkit.judge.checker import check
 from simkit.model import Checkpoint
-from simkit.provider import scripted
-from simkit.sink import Sink
-from simkit.store import MemoryStore
+from simkit.world.provider import scripted
+from simkit.world.sink import Sink
+from simkit.store.memory import MemoryStore
 
 PAGES = {
     "name": "hand",

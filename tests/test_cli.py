@@ -179,19 +179,19 @@ def test_ctrl_c_is_one_line_exit_130_and_leaves_nothing(tmp_path, monkeypatch, c
 
 
 def test_ctrl_c_during_a_sweep(monkeypatch, capsys):
-    import simkit.sweep
+    import simkit.tools.sweep
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
-    monkeypatch.setattr(simkit.sweep, "sweep", interrupted)
+    monkeypatch.setattr(simkit.tools.sweep, "sweep", interrupted)
     assert main(["sweep", "retry_walkthrough", "--seeds", "2"]) == 130
     assert capsys.readouterr() == ("", "simkit: interrupted\n")
 
 
 def test_parquet_without_an_engine_is_refused_before_the_sweep(tmp_path, monkeypatch, capsys):
-    import simkit.sweep
-    monkeypatch.setattr(simkit.sweep, "find_spec", lambda name: None)
-    monkeypatch.setattr(simkit.sweep, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
+    import simkit.tools.sweep
+    monkeypatch.setattr(simkit.tools.sweep, "find_spec", lambda name: None)
+    monkeypatch.setattr(simkit.tools.sweep, "sweep", lambda *a, **k: pytest.fail("the sweep ran"))
     out = tmp_path / "runs.parquet"
     assert main(["sweep", "retry_walkthrough", "--seeds", "2", "--out", str(out)]) == 2
     err = capsys.readouterr().err

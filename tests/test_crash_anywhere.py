@@ -15,7 +15,7 @@ from simkit.model import Fault
 def record(scenario, strategy, faults):
     """The run of ``faults`` on ``scenario`` without its own faults, with every crash-point pass and every
     request and reply it reached recorded."""
-    world = simkit.World(simkit.explore.fault_free(scenario), strategy, scenario.seed, tuple(faults))
+    world = simkit.World(simkit.tools.explore.fault_free(scenario), strategy, scenario.seed, tuple(faults))
     world.faults.record = True
     world.run()
     return world, simkit.check(world)
@@ -81,5 +81,5 @@ def test_a_shortcut_is_shrunk_to_the_one_fault_that_breaks_it():
         run_state_machine_as_test(Shortcut, settings=SETTINGS)
     assert len(Shortcut.failing) == 1
     sc = Shortcut.scenario
-    assert simkit.explore.replay(sc, "safe", Shortcut.failing).verdict.ok                # safe survives it
-    assert simkit.explore.replay(sc, Shortcut.strategy, Shortcut.failing).verdict.lost
+    assert simkit.tools.explore.replay(sc, "safe", Shortcut.failing).verdict.ok                # safe survives it
+    assert simkit.tools.explore.replay(sc, Shortcut.strategy, Shortcut.failing).verdict.lost

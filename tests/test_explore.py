@@ -10,7 +10,7 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
+from simkit.tools.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
 from simkit.model import CRASH_POINTS, LOST_OPS
 
 SCRIPTED = [n for n in simkit.bundled() if simkit.load(n).pages is not None]
@@ -169,7 +169,7 @@ def test_cli_json_matches_the_contract_and_the_out_file_replays(tmp_path, capsys
 
 
 def test_cli_text_prints_a_replay_command_that_replays(tmp_path, capsys):
-    from simkit.shrink import scenario_data, toml_text
+    from simkit.tools.shrink import scenario_data, toml_text
     path = tmp_path / "no_faults.toml"
     path.write_text(toml_text(scenario_data(simkit.load("shortcut_success_before_effect"), faults=())))
     assert main(["explore", str(path), "--max-crashes", "1"]) == 0

@@ -2,7 +2,7 @@
 status 2, nothing written, or with a verdict, in bounded time and memory. Each case here once spun, grew without
 bound, printed a traceback or was accepted and judged wrongly.
 
-The progress guard (:mod:`simkit.world`) is what bounds a run that simulated time does not: a run that spins at one
+The progress guard (:mod:`simkit.world.simulation`) is what bounds a run that simulated time does not: a run that spins at one
 instant, or spends its step budget, ends with ``completed: false`` and ``stopped`` saying why.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 
 import simkit
 from conftest import TWO_PAGES, scenario_dict
-from simkit import world as worlds
+from simkit.world import simulation as worlds
 from simkit.cli import main
-from simkit.shrink import toml_text
+from simkit.tools.shrink import toml_text
 
 ZERO = {"fetch_latency": 0.0, "commit_latency": 0.0, "effect_latency": 0.0, "restart_delay": 0.0, "timeout": 0.0,
         "backoff": 0.0}
@@ -278,7 +278,7 @@ def pools(monkeypatch):
 
 def test_explore_jobs_are_capped_at_4_per_cpu_and_the_schedules(pools, capsys):
     """``explore ... --jobs 1000`` started 1,002 processes for 9 schedules; ``--jobs 10**6`` was a fork bomb."""
-    from simkit.explore import explore
+    from simkit.tools.explore import explore
     sc = simkit.load("retry_walkthrough")
     with pytest.raises(_Pool):
         explore(sc, "safe", max_crashes=2, jobs=10**6)
@@ -290,19 +290,19 @@ def test_explore_jobs_are_capped_at_4_per_cpu_and_the_schedules(pools, capsys):
 
 
 def test_no_more_processes_than_tasks():
-    from simkit.pool import processes
+    from simkit.tools.pool import processes
     assert processes(5, 3) == 3 and processes(1, 0) == 1 and processes(2) == 2
 
 
 def test_sweep_jobs_are_capped(pools, capsys):
-    from simkit.sweep import sweep
+    from simkit.tools.sweep import sweep
     with pytest.raises(_Pool):
         sweep(simkit.load("default"), ("safe",), seeds=100, jobs=1000)
     assert pools == [8] and "simkit: --jobs 1000: using 8 worker processes" in capsys.readouterr().err
 
 
 def test_audit_caps_its_jobs_once(monkeypatch, capsys):
-    import simkit.auditor as auditor
+    import simkit.tools.audit as auditor
     monkeypatch.setattr("os.cpu_count", lambda: 2)
     monkeypatch.setattr(auditor, "cases", lambda seeds, sweep_seeds: [])
     auditor.audit("safe", jobs=10**6)

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from conftest import run  # noqa: E402
 
 from simkit.cli import main  # noqa: E402
-from simkit.swimlane import swimlane  # noqa: E402
+from simkit.viz.swimlane import swimlane  # noqa: E402
 
 
 def test_late_retry_safe_rejects_the_stale_barrier_and_rereads():

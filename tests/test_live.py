@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import simkit
-from simkit.durable import DurableDict, DurableList, DurableSet, transaction
-from simkit.live import live
-from simkit.sqlite_store import connect
+from simkit.store.durable import DurableDict, DurableList, DurableSet, transaction
+from simkit.live.supervisor import live
+from simkit.store.sqlite import connect
 
 KILLS, SEED = 30, 5
 

@@ -4,11 +4,11 @@ import sqlite3
 
 import pytest
 
-from simkit.durable import DurableList
-from simkit.log import EffectLog, ReceiptLog, WriteLog, write_states
+from simkit.store.durable import DurableList
+from simkit.truth.log import EffectLog, ReceiptLog, WriteLog, write_states
 from simkit.model import Checkpoint
-from simkit.store import MemoryStore
-from simkit.trace import Trace
+from simkit.store.memory import MemoryStore
+from simkit.truth.trace import Trace
 
 START = Checkpoint("C1", 0, 0)
 

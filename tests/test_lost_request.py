@@ -14,11 +14,11 @@ import pytest
 import simkit
 from simkit import Consumer
 from simkit.cli import main
-from simkit.explore import _budget, _extensions, _run, _Space, explore, fault_free, fault_text, replay
-from simkit.faults import FaultPlan
+from simkit.tools.explore import _budget, _extensions, _run, _Space, explore, fault_free, fault_text, replay
+from simkit.world.faults import FaultPlan
 from simkit.model import CRASH_POINTS, LOST_OPS, REPLY_LOST, REQUEST_LOST, Fault, RandomFaults
 from simkit.ops import LOST
-from simkit.shrink import scenario_data, shrink, toml_text
+from simkit.tools.shrink import scenario_data, shrink, toml_text
 
 
 class TrustsTimedOutCommits(Consumer):
@@ -303,7 +303,7 @@ def test_explore_cli_refuses_a_negative_bound(capsys):
 
 # -- the swimlane ----------------------------------------------------------------------------------------------------
 def test_the_swimlane_draws_a_lost_request_as_one_that_never_arrives(ax):
-    from simkit.swimlane import swimlane
+    from simkit.viz.swimlane import swimlane
     sc = _bare("lost_barrier_reply")
     run = simkit.simulate(sc, faults=(Fault("lost_request", op="checkpoint_write", occurrence=4),))
     swimlane(ax, run)

@@ -8,11 +8,11 @@ import tracemalloc
 
 import pytest
 
-import simkit.bench as bench
-from simkit.checker import check
-from simkit.scenario import parse
-from simkit.strategies import STRATEGIES
-from simkit.world import World
+import simkit.tools.bench as bench
+from simkit.judge.checker import check
+from simkit.scenario.read import parse
+from simkit.procedure.strategies import STRATEGIES
+from simkit.world.simulation import World
 
 EVENTS = 20_000
 

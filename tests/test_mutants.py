@@ -36,7 +36,7 @@ SWEEP_SEEDS = 5
 
 
 @lru_cache(maxsize=None)
-def first_failure(cls) -> simkit.auditor.Failure | None:
+def first_failure(cls) -> simkit.tools.audit.Failure | None:
     """Where the audit first catches ``cls`` (``None``: it passes)."""
     a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, first_only=True, shrink_first=False)
     return a.failures[0] if a.failures else None

@@ -14,7 +14,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import simkit
-from simkit.scenario import SCENARIO_DIR
+from simkit.scenario.read import SCENARIO_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 NOT_SOURCE = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "*.pyc", ".hypothesis",
@@ -41,8 +41,8 @@ def package_files() -> dict[str, bytes]:
 def test_the_wheel_holds_the_bundled_scenarios_and_every_file_the_package_reads(tmp_path):
     with zipfile.ZipFile(build_wheel(tmp_path)) as wheel:
         names = set(wheel.namelist())
-        scenarios = {f"simkit/scenarios/{name}.toml" for name in simkit.bundled()}
-        assert "simkit/scenarios/gauntlet.toml" in scenarios and len(scenarios) > 10
+        scenarios = {f"simkit/scenario/bundled/{name}.toml" for name in simkit.bundled()}
+        assert "simkit/scenario/bundled/gauntlet.toml" in scenarios and len(scenarios) > 10
         assert scenarios <= names, f"bundled scenarios missing from the wheel: {sorted(scenarios - names)}"
         for name in scenarios:
             assert wheel.read(name) == (SCENARIO_DIR / name.rsplit("/", 1)[1]).read_bytes(), name

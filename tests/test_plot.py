@@ -14,9 +14,9 @@ from matplotlib.collections import LineCollection, PathCollection, PolyCollectio
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import simkit  # noqa: E402
-from simkit import plot  # noqa: E402
-from simkit.checker import event_fates  # noqa: E402
-from simkit.scenario import SCENARIO_DIR  # noqa: E402
+from simkit.viz import plot  # noqa: E402
+from simkit.judge.checker import event_fates  # noqa: E402
+from simkit.scenario.read import SCENARIO_DIR  # noqa: E402
 
 
 def run(name, strategy="safe", **changes):
@@ -165,7 +165,7 @@ def test_generated_tokens_are_labelled_sparingly_and_abbreviated():
     """Generated tokens are 10 random characters: none is labelled when many events are lost (gauntlet, 48); with a
     few lost events (the explorer's stream, in_memory_quarantine: 4), only the publishes that put them at risk, cut
     to four characters and an ellipsis."""
-    from simkit import widgets
+    from simkit.viz import widgets
 
     fig, (a, b) = plt.subplots(1, 2)
     plot.timeline(a, run("gauntlet", "persist_token_on_fetch"))
@@ -268,7 +268,7 @@ def test_a_replay_before_the_outcome_is_durable_is_no_harmless_replay():
 
 
 def test_every_fate_has_a_colour_and_a_place_in_the_legend_order():
-    assert set(plot.FATE_COLORS) == set(simkit.checker.FATES)
+    assert set(plot.FATE_COLORS) == set(simkit.judge.checker.FATES)
 
 
 def test_fates_colour_one_cell_per_event(ax):
@@ -390,7 +390,7 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
     """max_position_watermark loses e2, e3 and e5 without a crash; a crash before its first barrier makes the retry
     halt on step 3's gap check with nothing lost: better, not harm. persist_token_on_fetch's crash after its early
     barrier loses the page: worse. safe: the same as its fault-free run everywhere."""
-    from simkit import widgets
+    from simkit.viz import widgets
 
     sc = simkit.parse({
         "name": "crash_matrix", "sink": "idempotent", "backfills": False, "initial": {"resume_cursor": "C1"},
@@ -408,9 +408,9 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
 
 
 def sweep_table(runs):
-    """A tidy sweep table (simkit.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
+    """A tidy sweep table (simkit.tools.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
     import pandas as pd
-    from simkit.sweep import COLUMNS
+    from simkit.tools.sweep import COLUMNS
 
     rows = [{**dict.fromkeys(COLUMNS, 0), "scenario": "toy", "strategy": s, "crash_rate": rate, "seed": i,
              "lost": lost, "duplicated": dup} for i, (s, rate, lost, dup) in enumerate(runs)]
@@ -451,7 +451,7 @@ def test_sweep_curves_plot_the_share_of_runs_that_lost_an_event(ax):
 
 def test_sweep_curves_shade_the_wilson_interval_around_each_share(ax):
     """Bands are Wilson intervals, inside [0, 1], holding the estimate; 0 of 4 still has an upper bound > 0."""
-    from simkit.sweep import wilson
+    from simkit.tools.sweep import wilson
 
     plot.sweep_curves(ax, TOY)
     for strategy in ("safe", "persist_token_on_fetch"):
@@ -488,7 +488,7 @@ def test_sweep_curves_tell_eight_strategies_apart_and_draw_safe_on_top(ax):
 
 def test_sweep_curves_agree_with_the_sweep_summary(ax):
     """On a real sweep: each point is Sweep.summary()'s loss rate, each band its Wilson interval."""
-    from simkit.sweep import sweep
+    from simkit.tools.sweep import sweep
 
     result = sweep(simkit.load("default"), ("safe", "persist_token_on_fetch"), seeds=5, crash_rates=(0.0, 0.05),
                    jobs=1)
@@ -500,7 +500,7 @@ def test_sweep_curves_agree_with_the_sweep_summary(ax):
 
 
 def lane_figure(scenario, **kw):
-    from simkit.swimlane import swimlane
+    from simkit.viz.swimlane import swimlane
 
     fig, ax = plt.subplots(figsize=(13, 3.6))
     swimlane(ax, simkit.simulate(simkit.load(scenario), **kw))
@@ -544,7 +544,7 @@ def test_swimlane_draws_the_wait_after_any_lost_reply_not_only_a_seed_001_call()
     """A lost effect reply of an unsafe sink writes no ``timeout`` row (World._no_reply): its wait is still drawn,
     with the timeout mark at its end and the load that follows."""
     from conftest import variant
-    from simkit.swimlane import swimlane
+    from simkit.viz.swimlane import swimlane
 
     sc = variant("shortcut_success_before_effect", faults=[{"kind": "lost_response", "op": "effect", "position": 107}])
     run = simkit.simulate(sc, simkit.resolve("success_before_effect"))
@@ -582,7 +582,7 @@ def test_swimlane_keeps_a_busy_runs_labels_inside_the_axes_and_says_how_many_it_
     """gauntlet (as `simkit run gauntlet --swimlane` draws it): its ~140 store and load labels cannot all fit.
     Those drawn lie inside the Axes, none overlapping another or the note, in at most ROWS_AT_MOST rows; the note
     counts the rest."""
-    from simkit.swimlane import ROWS_AT_MOST, swimlane
+    from simkit.viz.swimlane import ROWS_AT_MOST, swimlane
 
     run = simkit.simulate(simkit.load("gauntlet"))
     fig, ax = plt.subplots(figsize=(12, 1.6 + 0.75 * (run.world.scenario.workers + 3)), layout="constrained")

@@ -108,7 +108,7 @@ def test_crash_argument_occurrence_is_at_least_1():
 def test_a_long_scripted_stream_gathers_its_positions_once(monkeypatch):
     """20,000 [[events]] and a fault per page: each is a set lookup, not a scan of every page (which made parsing
     quadratic: 10,000 events took 5.5 s)."""
-    from simkit import scenario
+    from simkit.scenario import read as scenario
     calls = []
     real = scenario.carried_positions
     monkeypatch.setattr(scenario, "carried_positions", lambda sc: calls.append(1) or real(sc))

@@ -10,16 +10,16 @@ from types import SimpleNamespace
 import pytest
 
 import simkit
-from simkit.checker import check, settlement_violations
+from simkit.judge.checker import check, settlement_violations
 from simkit.cli import main
-from simkit.external import ExternalService
+from simkit.world.external import ExternalService
 from simkit.model import Checkpoint, Event
-from simkit.provider import scripted
-from simkit.scenario import SETTLEMENTS
-from simkit.settlement import (COMMITTED, PENDING, POLICIES, PROVISIONAL, TIMEOUT, Ledger, Reply, Reservation,
+from simkit.world.provider import scripted
+from simkit.scenario.read import SETTLEMENTS
+from simkit.store.settlement import (COMMITTED, PENDING, POLICIES, PROVISIONAL, TIMEOUT, Ledger, Reply, Reservation,
                                canonical_request, fingerprint)
-from simkit.sink import Sink
-from simkit.store import MemoryStore
+from simkit.world.sink import Sink
+from simkit.store.memory import MemoryStore
 
 BASE = {"name": "settle", "sink": "idempotent", "initial": {"resume_cursor": "C1"},
         "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},

@@ -6,8 +6,8 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.explore import failure_kind
-from simkit.shrink import _ddmin, scenario_data, scripted_data, shrink, toml_text
+from simkit.tools.explore import failure_kind
+from simkit.tools.shrink import _ddmin, scenario_data, scripted_data, shrink, toml_text
 
 GAUNTLET = simkit.load("gauntlet")
 
@@ -37,7 +37,7 @@ def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_readme_says():
 
 def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
     """A page or event removed takes the faults and [[events]] entries at its positions with it (``_carried``)."""
-    import simkit.shrink as shrink_module
+    import simkit.tools.shrink as shrink_module
     refused = []
 
     def parse(data, **kw):

@@ -14,10 +14,10 @@ import sys
 import pytest
 
 import simkit
-from simkit import sql
+from simkit.store import sql
 from simkit.model import Checkpoint, Event
-from simkit.settlement import COMMITTED, TIMEOUT, Reply
-from simkit.sqlite_store import SQLiteStore, make_store
+from simkit.store.settlement import COMMITTED, TIMEOUT, Reply
+from simkit.store.sqlite import SQLiteStore, make_store
 
 START = Checkpoint("C7", 105, 1)
 INITIAL = {"e104": ("applied", 104), "e105": ("applied", 105)}

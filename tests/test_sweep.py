@@ -6,7 +6,7 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.sweep import COLUMNS, check_out, sweep, wilson
+from simkit.tools.sweep import COLUMNS, check_out, sweep, wilson
 
 DEFAULT = simkit.load("default")
 
@@ -99,7 +99,7 @@ def test_check_out_is_the_one_rule_for_the_table_file(monkeypatch):
     check_out("RUNS.CSV")                           # the CLI accepts any case; so does write()
     with pytest.raises(simkit.SimkitError, match=r"^--out runs.txt: unknown format '.txt'; use .csv, .parquet$"):
         check_out("runs.txt")
-    monkeypatch.setattr(simkit.sweep, "find_spec", lambda name: None)
+    monkeypatch.setattr(simkit.tools.sweep, "find_spec", lambda name: None)
     with pytest.raises(simkit.SimkitError, match=r"^--out r.parquet: writing Parquet needs pyarrow"):
         check_out("r.parquet")
 

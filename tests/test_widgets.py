@@ -6,7 +6,8 @@ import ipywidgets  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from simkit import SHORTCUTS, widgets  # noqa: E402
+from simkit import SHORTCUTS  # noqa: E402
+from simkit.viz import widgets  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,7 @@ def test_explorer_takes_your_own_consumer():
 def test_single_crashes_are_the_schedules_explore_runs():
     """One crash at each crash-point pass of the fault-free run: as many, per point, as explore(max_crashes=1)."""
     import simkit
-    from simkit.explore import explore
+    from simkit.tools.explore import explore
 
     sc = simkit.load("quarantine_boundary")
     faults = widgets.single_crashes(sc, "safe")
@@ -144,7 +145,7 @@ def test_single_crashes_are_the_schedules_explore_runs():
 def test_crash_effect_puts_safety_before_liveness():
     """A crash that adds a lost event is worse; one whose retry halts before the loss the fault-free run had is
     better although the unjustified halt leaves the run incomplete; the same harms are the same."""
-    from simkit.checker import Verdict
+    from simkit.judge.checker import Verdict
 
     lost = Verdict(lost=["e2"], invariant_violations=[{"invariant": 1}, {"invariant": 2}])
     halted = Verdict(invariant_violations=[{"invariant": 2}], halted="gap: e2", halt_justified=False, completed=False)
@@ -161,7 +162,7 @@ def test_explorer_crash_mark_sits_at_the_event_its_label_names(explorer):
     with e70, and crash_note names the same event and position."""
     from matplotlib.collections import PathCollection
 
-    from simkit import plot
+    from simkit.viz import plot
 
     fig, ax = plt.subplots()
     plot.timeline(ax, explorer.run)
@@ -248,7 +249,7 @@ def test_crash_here_names_the_crash_the_command_line_would_take():
 def test_instant_draws_a_window_of_a_long_stream(ax=None):
     """gauntlet's 86 events: the instant shows at most WINDOW of them, around the page in hand, one memory row per
     worker."""
-    from simkit import plot
+    from simkit.viz import plot
 
     r = widgets.stepped_run("gauntlet", "persist_token_on_fetch").run
     fig, ax = plt.subplots()

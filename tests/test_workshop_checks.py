@@ -1,21 +1,14 @@
-"""notebooks/workshop_checks.py: the prediction questions of the notebooks and the exercises of 09_workshop.
+"""simkit.workshop: the prediction questions of the notebooks and the exercises of 09_workshop.
 
 A prediction left unanswered says how to answer and gives nothing away; a right one is confirmed with the reason,
 a wrong one gets the answer and the reason; an ill-typed one is told the expected form. An exercise's right answer
 passes, a wrong one gets a ✗ whose hint names what the run shows, and no answer, however ill-typed or buggy, makes
 a check raise.
 """
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 import simkit
-
-_spec = importlib.util.spec_from_file_location(
-    "workshop_checks", Path(__file__).resolve().parents[1] / "notebooks" / "workshop_checks.py")
-check = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(check)
+from simkit import workshop as check
 
 
 def refused(result, *words):

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ops import LOST, Halt, Wait
+from simkit.ops import LOST, Halt, Wait
 
 CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
 QUERY = "/api/v1/memory/query"

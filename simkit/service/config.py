@@ -47,7 +47,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import SimkitError
+from simkit.errors import SimkitError
 from . import contract as C
 from .checkpoints import STORES, CheckpointService, ManualClock
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 
 import simpy
 
-from ..ops import LOST
+from simkit.ops import LOST
 from .checkpoints import STORES, CheckpointService, ManualClock
 from .clients import CLIENTS, CHANGES, QUERY, WRITE, Apply, ApplyRecord, Call, Halt, Reconcile, Wait
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, dev_service
@@ -488,7 +488,7 @@ def explore_service(name="checkpoint_service", client: str = "correct", version:
                     store: str | None = None):
     """Every combination of up to ``max_crashes`` crashes of worker 1, the client under test (each crash point,
     occurrences 1..``horizon``), and up to ``lost_replies`` lost replies to its checkpoint writes (occurrences
-    1..``horizon``). Yields runs. As in :func:`simkit.explore.explore`, the scenario's own lost replies and crashes
+    1..``horizon``). Yields runs. As in :func:`simkit.tools.explore.explore`, the scenario's own lost replies and crashes
     are dropped, unless ``keep_faults``: then every schedule adds to them. Its ``server_crashes`` are its premise and
     always kept; ``store`` overrides its store."""
     sc = scenario(name)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import simkit
-from simkit.strategies import STRATEGIES
+from simkit.procedure.strategies import STRATEGIES
 
 FILE = Path(__file__).with_name("verdicts.json")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from simkit import Consumer
 from simkit.ops import BLOCKED, LOST, Call, Effect, Reserve, Settle
-from simkit.settlement import COMMITTED, TIMEOUT, Reply
+from simkit.store.settlement import COMMITTED, TIMEOUT, Reply
 
 from .correct import RememberedIdentity
 

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import simkit  # noqa: E402
-from simkit import plot, widgets  # noqa: E402
+from simkit.viz import plot, widgets  # noqa: E402
 
 out, tag = sys.argv[1], sys.argv[2]
 
@@ -60,7 +60,7 @@ if hasattr(widgets, "crash_effects"):
                       better=fx.better.unstack().reindex(**shape), title=title)
 else:                                   # the notebook's own computation before issue 18
     import pandas as pd
-    from simkit.explore import explore
+    from simkit.tools.explore import explore
     no_crash = {name: explore(scenario, name, max_crashes=0) for name in simkit.STRATEGIES}
     harmed, ran = {}, {}
     for name in simkit.STRATEGIES:

@@ -1,0 +1,364 @@
+"""``simkit live``: seed 000's procedure in real worker processes on SQLite, killed with SIGKILL (issue 9).
+
+The worker runs the very same consumer classes as the simulation. A synchronous driver
+(:class:`simkit.live.worker.Driver`) executes the requests they yield against SQLite files in one run folder, and
+real time replaces simulated time (one simulated unit is a millisecond):
+
+- ``store.db``: the durable store (:class:`~simkit.store.sqlite.SQLiteStore`; the transactional sink's effects
+  commit in its transactions);
+- ``provider.db``: the provider's fetch counters and its log of every response. The pages themselves are a pure
+  function of scenario and seed, so every process serves the same stream;
+- ``sink.db``: the handler's state and decisions, and for an external sink its effects and the external service's
+  request log, each written in the sink's own transaction, outside the store's.
+
+The provider, sink and external service are the simulation's own classes with their containers swapped for
+durable ones (:mod:`simkit.store.durable`). A supervisor forks the worker, kills it with SIGKILL at seeded random real
+instants (or, with ``at``, when the worker reports reaching a named crash point), restarts it, and when the
+workers report caught up judges the databases with :func:`simkit.judge.checker.check` and ``PRAGMA integrity_check``.
+No other fault is injected: no lost, late or crossed replies, no pauses; the scenario's ``[[faults]]`` and
+``[random_faults]`` belong to the simulation.
+"""
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import random
+import selectors
+import signal
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from simkit.world import provider as providers
+from simkit.judge.checker import Verdict, check
+from simkit.procedure.consumer import Consumer
+from simkit.errors import SimkitError, Terminated
+from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
+from simkit.model import CRASH_POINTS, Scenario
+from simkit.viz.report import run_summary
+from simkit.store.sqlite import SQLiteStore, connect
+from simkit.procedure.strategies import strategy_name
+
+__all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_summary"]
+
+#: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
+MAX_BARREN_DEATHS = 5
+
+
+# -- the supervisor -------------------------------------------------------------------------------------------
+@dataclass(eq=False)
+class _Worker:
+    id: int
+    proc: multiprocessing.Process | None = None
+    fd: int = -1
+    buffer: bytes = b""
+    ready_at: float | None = None
+    mark: float = 0.0               # when it was last ready or last reached a page barrier
+    done: bool = False
+    starts: int = 0
+    pages: int = 0                  # page barriers this incarnation reached
+    barren: int = 0                 # unplanned deaths in a row of incarnations that reached none
+
+
+class Supervisor:
+    """Starts the workers, kills them with SIGKILL on a seeded schedule, restarts them, until they catch up.
+
+    Random mode (``at`` empty): kill ``i`` picks a worker and a fraction ``u`` from ``random.Random(f"kills:{seed}")``
+    and lands ``u * window`` seconds after the worker's current incarnation is ready. The window is ``max_delay``,
+    or by default twice the workers' recent time per page barrier: a kill lands on average one page into the work,
+    on a fast machine and on a slow one alike.
+    Point mode: each incarnation of worker ``w`` is told, from ``random.Random(f"kills:{seed}:{w}")``, a crash
+    point of ``at`` and an occurrence 1-5; it reports reaching that pass and is killed there.
+
+    A worker that dies without being killed by the supervisor (SIGKILL from the OOM killer or an operator) is a
+    crash like any other: counted in ``deaths``, apart from ``kills``, and restarted.
+    """
+
+    def __init__(self, folder: Path, scenario: Scenario, provider, strategy: type[Consumer], seed: int, kills: int,
+                 max_delay: float | None, at: tuple[str, ...], timeout: float, t0: float):
+        self.args = (folder, scenario, provider, strategy)
+        self.kills_wanted, self.max_delay, self.at, self.timeout, self.t0 = kills, max_delay, at, timeout, t0
+        self.rng = random.Random(f"kills:{seed}")
+        self.point_rngs = {w: random.Random(f"kills:{seed}:{w}") for w in range(1, scenario.workers + 1)}
+        self.workers = {w: _Worker(w) for w in range(1, scenario.workers + 1)}
+        self.ctx = multiprocessing.get_context("fork")
+        self.sel = selectors.DefaultSelector()
+        self.kills = self.allotted = 0
+        #: workers that died without being killed by us (the OOM killer, an operator): (worker, exit status)
+        self.deaths: list[tuple[int, int | None]] = []
+        self.page_times: list[float] = []
+        self.halts: list[tuple[float, int, str]] = []
+        self.plan: list | None = None
+
+    def _start(self, wk: _Worker) -> None:
+        target = None
+        if self.at and self.allotted < self.kills_wanted:
+            rng = self.point_rngs[wk.id]
+            target, self.allotted = (rng.choice(self.at), rng.randint(1, 5)), self.allotted + 1
+        r, w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()           # a forked child must not write our buffered output a second time
+        wk.proc = self.ctx.Process(target=worker_main, args=(*self.args, wk.id, self.t0, target, w), daemon=True)
+        wk.proc.start()
+        os.close(w)
+        wk.fd, wk.buffer, wk.ready_at, wk.starts, wk.pages = r, b"", None, wk.starts + 1, 0
+        self.sel.register(r, selectors.EVENT_READ, wk)
+
+    def _kill(self, wk: _Worker) -> None:
+        wk.proc.kill()               # SIGKILL, to the process we started
+        wk.proc.join()
+        self.kills += 1
+        self._read(wk, until_eof=True)
+        if not wk.done:
+            self._start(wk)
+
+    def _read(self, wk: _Worker, until_eof: bool = False) -> None:
+        while True:
+            data = os.read(wk.fd, 65536)
+            if not data:
+                self.sel.unregister(wk.fd)
+                os.close(wk.fd)
+                wk.proc.join()
+                if not wk.done and not until_eof:
+                    self._died(wk)
+                return
+            wk.buffer += data
+            *lines, wk.buffer = wk.buffer.split(b"\n")
+            for line in lines:
+                self._hear(wk, line.decode())
+            if not until_eof:
+                return
+
+    def _died(self, wk: _Worker) -> None:
+        """A worker we did not kill is gone: a crash like any other, counted apart from ours, and restarted.
+        One that keeps dying before it reaches a page barrier cannot make progress: the run stops there."""
+        self.deaths.append((wk.id, wk.proc.exitcode))
+        wk.barren = 0 if wk.pages else wk.barren + 1
+        if wk.barren >= MAX_BARREN_DEATHS:
+            raise SimkitError(f"live worker {wk.id} died {wk.barren} times in a row before reaching a page barrier "
+                              f"(last exit status {wk.proc.exitcode})")
+        if self.plan is not None and self.plan[0] is wk:
+            self.plan[2] = None      # a kill planned for the dead incarnation lands in the next one
+        self._start(wk)
+
+    def _hear(self, wk: _Worker, line: str) -> None:
+        word, _, rest = line.partition(" ")
+        if word == "ready":
+            wk.ready_at = wk.mark = time.monotonic()
+        elif word == "page":
+            now = time.monotonic()
+            self.page_times.append(now - wk.mark)
+            wk.mark = now
+            wk.pages += 1
+        elif word == "error":        # the worker's own one-line report of an exception, before it exits
+            raise SimkitError(f"live worker {wk.id}: {rest}")
+        elif word == "caught_up":
+            wk.done = True
+        elif word == "halt":
+            wk.done = True
+            self.halts.append(((time.monotonic() - self.t0) * TIME_SCALE, wk.id, rest))
+        elif word == "at" and not wk.done:
+            self._kill(wk)
+
+    def _stop(self) -> None:
+        for wk in self.workers.values():
+            if wk.proc is not None and wk.proc.is_alive():
+                wk.proc.kill()
+                wk.proc.join()
+            if wk.fd >= 0 and wk.fd in self.sel.get_map():
+                self.sel.unregister(wk.fd)
+                os.close(wk.fd)
+                wk.fd = -1
+
+    def window(self) -> float:
+        """Random mode: the longest a worker runs before its kill, in seconds."""
+        if self.max_delay is not None:
+            return self.max_delay
+        recent = sorted(self.page_times[-50:])
+        return 2 * recent[len(recent) // 2] if recent else 0.02
+
+    def run(self) -> bool:
+        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``). However it
+        ends (an error, Ctrl-C, SIGTERM), no worker is left running."""
+        try:
+            return self._run()
+        finally:
+            self._stop()
+
+    def _run(self) -> bool:
+        for wk in self.workers.values():
+            self._start(wk)
+        deadline = time.monotonic() + self.timeout
+        while not all(wk.done for wk in self.workers.values()):
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            wait = deadline - now
+            if not self.at and self.plan is None and self.kills < self.kills_wanted:
+                self.plan = [self.workers[self.rng.randint(1, len(self.workers))], self.rng.random(), None]
+            if self.plan is not None:
+                wk, u, due = self.plan
+                if wk.done:
+                    self.plan = None     # that worker finished first: the next kill of the schedule
+                    continue
+                if wk.ready_at is not None:
+                    if due is None:
+                        due = self.plan[2] = wk.ready_at + u * self.window()
+                    if now >= due:
+                        self.plan = None
+                        self._kill(wk)
+                        continue
+                    wait = min(wait, due - now)
+            for key, _ in self.sel.select(timeout=wait):
+                if self.sel.get_map().get(key.fd) is key:    # not closed, nor its number reused by a restart
+                    self._read(key.data)
+        return True
+
+
+@dataclass
+class LiveRun:
+    """The outcome of a live run: the verdict on the databases, the kills, and ``PRAGMA integrity_check``."""
+
+    scenario: str
+    strategy: str
+    seed: int
+    verdict: Verdict
+    kills: int
+    integrity: str
+    mode: str
+    starts: int
+    seconds: float
+    summary: dict
+    world: object = field(repr=False, default=None)
+    #: workers that died without being killed by the supervisor: (worker, exit status); each was restarted
+    deaths: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        """CONTRACT §6's fields (``crashes`` are the kills and the unplanned deaths), plus ``kills``,
+        ``unplanned_deaths`` and ``integrity``."""
+        return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
+                **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
+                "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
+                "effects": sum(1 for x in self.world.sink.effects if x[0] > 0),
+                "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
+                "mode": self.mode, "starts": self.starts}
+
+
+class _Snapshot:
+    """Plain attributes: ground truth read back from the databases."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> _Snapshot:
+    clock = LiveClock(t0)
+    h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
+    try:
+        p, s, svc = h.ground_truth()
+        st, ops = h.store, h.store.operations
+        ledger = _Snapshot(records=dict(ops.records.items()), history=list(ops.history),
+                           quarantine=list(ops.quarantine))
+        store = _Snapshot(checkpoint=st.checkpoint, receipts=st.receipts, writes=st.writes,
+                          receipt_log=st.receipt_log, reads=st.reads, operations=ledger)
+        return _Snapshot(scenario=scenario, provider=p, store=store, sink=s, service=svc, halts=halts,
+                         completed=completed, settlement=scenario.settlement)
+    finally:
+        h.close()
+
+
+def integrity(folder: Path) -> str:
+    """``PRAGMA integrity_check`` of every database of the run: ``ok``, or what is wrong where."""
+    problems = []
+    for name in FILES:
+        db = connect(folder / name)
+        try:
+            result = "; ".join(r[0] for r in db.execute("PRAGMA integrity_check"))
+        finally:
+            db.close()
+        if result != "ok":
+            problems.append(f"{name}: {result}")
+    return "; ".join(problems) or "ok"
+
+
+def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
+         max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
+         timeout: float = 600.0) -> LiveRun:
+    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and judge.
+
+    Args:
+        kills: SIGKILLs to deliver (fewer if the workers catch up first).
+        seed: the provider's seed and the kill schedule's (default: the scenario's).
+        max_delay: random mode, the longest a worker runs before its kill, in seconds (default: twice the
+            median time per page barrier, measured as the run goes).
+        at: point mode, the crash points (CONTRACT §2) to kill at instead of random instants.
+        folder: where the database files go (default: a temporary folder, removed afterwards).
+        timeout: seconds before the run is cut off (``completed`` is then false).
+
+    Raises:
+        SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
+    """
+    if kills < 0:
+        raise SimkitError(f"--kills {kills}: must be at least 0")
+    if max_delay is not None and not math.isfinite(max_delay):
+        raise SimkitError(f"--max-delay {max_delay}: must be a finite number")
+    if max_delay is not None and max_delay <= 0:
+        raise SimkitError(f"--max-delay {max_delay}: must be positive")
+    for point in at:
+        if point not in CRASH_POINTS:
+            raise SimkitError(f"--at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})")
+    seed = scenario.seed if seed is None else seed
+    provider = providers.build(scenario, seed)
+    with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
+        where = Path(folder) if folder is not None else Path(tmp)
+        try:
+            where.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SimkitError(f"--dir {where}: cannot create it: {exc.strerror or exc}") from None
+        if any((where / name).exists() for name in FILES):
+            raise SimkitError(f"--dir {where}: already holds a live run's databases")
+        began = time.monotonic()
+        t0 = time.monotonic()
+        Harness.create(where, scenario, provider, LiveClock(t0)).close()
+        sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
+        completed = sup.run()
+        world = _read_back(where, scenario, provider, t0, sup.halts, completed)
+        verdict = check(world)
+        return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
+                       "points" if at else "random", sum(w.starts for w in sup.workers.values()),
+                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM and SIGHUP stop a live run the way Ctrl-C does: :class:`~simkit.errors.Terminated` (a
+    KeyboardInterrupt) unwinds it, the workers are killed and the temporary folder removed (SIGTERM's default
+    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Terminated(signum)
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+def live_summary(run: LiveRun) -> str:
+    """``simkit run``'s summary, and what the kills and the databases say."""
+    how = "at random instants" if run.mode == "random" else "at named crash points"
+    deaths = (f", {len(run.deaths)} unplanned deaths ("
+              + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
+              + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
+    return (run_summary(run) + f"\n  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
+            f"{run.seconds:.1f} s   integrity_check: {run.integrity}")

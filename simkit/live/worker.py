@@ -1,0 +1,268 @@
+"""The worker side of ``simkit live``: seed 000's consumer driven synchronously against SQLite files.
+
+A :class:`Harness` binds the simulation's own provider, sink and external service to durable containers
+(:mod:`simkit.store.durable`) in the run folder, next to the :class:`~simkit.store.sqlite.SQLiteStore`; a
+:class:`Driver` executes the requests the very same consumer classes yield, one transaction each, and reports
+to the supervisor (:mod:`simkit.live.supervisor`) on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when
+it reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON`` at the end.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import signal
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from simkit.world import provider as providers
+from simkit.store import sql
+from simkit.procedure.consumer import Consumer, Contract
+from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
+from simkit.errors import ConsumerError
+from simkit.world.external import ExternalService, Request, principal_at
+from simkit.model import Checkpoint, Scenario
+from simkit.ops import (Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Reserve, Settle, Skip,
+                  Wait, crash_points)
+from simkit.store.settlement import Reservation, canonical_request, fingerprint
+from simkit.world.sink import Sink
+from simkit.store.sqlite import SQLiteStore, connect
+from simkit.procedure.strategies import consumer_error
+
+#: Simulated time units per real second: ``backoff = 5.0`` waits 5 ms, ``resolve_after = 30.0`` lasts 30 ms.
+TIME_SCALE = 1000.0
+#: The run folder's databases.
+FILES = ("store.db", "provider.db", "sink.db")
+
+
+class LiveClock:
+    """Real time since the run began, in simulated units; sequence numbers from the system-wide monotonic clock,
+    so that the logs of all processes and all files merge in real order."""
+
+    __slots__ = ("t0", "last")
+
+    def __init__(self, t0: float):
+        self.t0, self.last = t0, 0
+
+    @property
+    def now(self) -> float:
+        return (time.monotonic() - self.t0) * TIME_SCALE
+
+    def tick(self) -> int:
+        self.last = max(time.monotonic_ns(), self.last + 1)
+        return self.last
+
+
+# -- the durable world of a run ---------------------------------------------------------------------------------
+def _swap(obj, name: str, container):
+    """Replace a container of a simulation object by a durable one (loudly, if the attribute has gone)."""
+    if not hasattr(obj, name):
+        raise AttributeError(f"{type(obj).__name__} has no {name}: simkit.live.supervisor needs updating")
+    setattr(obj, name, container)
+
+
+def _request(r: Request) -> tuple:
+    return (r.seq, r.time, r.worker, pack([r.identity.operation_id, r.identity.fingerprint, r.identity.binding,
+                                           r.identity.generation]), r.fate)
+
+
+def _key(item) -> str:
+    """A set member (a tuple, or a dataclass such as a Reservation) as JSON."""
+    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) else item)
+
+
+class Harness:
+    """The store, provider, sink and external service of a live run, bound to the files in ``folder``."""
+
+    def __init__(self, folder: Path, scenario: Scenario, provider: providers.Provider, clock, store: SQLiteStore):
+        self.scenario, self.clock, self.store = scenario, clock, store
+        # The provider and the sink stand for remote systems with their own durability: WAL with synchronous =
+        # NORMAL survives any SIGKILL (only a power cut could lose their last commits); the store keeps FULL.
+        self.pdb, self.sdb = connect(folder / "provider.db", "NORMAL"), connect(folder / "sink.db", "NORMAL")
+        self.provider = provider
+        provider.clock = clock
+        _swap(provider, "_fetches", DurableDict(self.pdb, "fetches"))
+        _swap(provider, "log", DurableList(self.pdb, "served", ("seq", "time", "worker", "cursor", "next_cursor",
+                                                                  "event_ids"),
+                                           lambda r: (*r[:5], pack(r[5])), lambda r: (*r[:5], unpack(r[5]))))
+        self.sink = sink = Sink(scenario.sink, scenario.events, clock)
+        _swap(sink, "_calls", DurableDict(self.sdb, "handler_calls"))
+        _swap(sink, "_first_seen", DurableDict(self.sdb, "handler_first_seen"))
+        _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision")))
+        if sink.external:           # a transactional sink's effects are the store's (SQLiteStore.record_effect)
+            _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id")))
+            _swap(sink, "effect_count", DurableDict(self.sdb, "effect_count"))
+        self.service = ExternalService(sink, clock)
+        _swap(self.service, "requests", DurableList(
+            self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate"), _request,
+            lambda r: Request(*r[:3], Reservation(*unpack(r[3])), r[4])))
+        # the service's memory of what it ran: only ever added to and asked about, whatever its keys are
+        _swap(self.service, "_ran", DurableSet(self.sdb, "service_ran", _key))
+
+    @classmethod
+    def create(cls, folder: Path, scenario: Scenario, provider: providers.Provider, clock) -> "Harness":
+        """Fresh databases holding the scenario's durable state at time 0 (as :class:`simkit.world.simulation.World`)."""
+        init = scenario.initial
+        id_at = {e.position: e.id for e in provider.events.values()}
+        receipts = {id_at[p]: ("applied", p) for p in init.receipts}
+        start = Checkpoint(init.resume_cursor or provider.start, init.applied_position, init.checkpoint_version)
+        h = cls(folder, scenario, provider, clock, SQLiteStore(start, receipts, clock, folder / "store.db"))
+        with transaction(h.store._db), transaction(h.sdb):
+            for eid in receipts:            # their effects happened before time 0
+                if h.sink.external:
+                    h.sink.effects.append((0, 0.0, 0, eid))
+                    h.sink.effect_count[eid] = 1
+                else:
+                    h.store._db.execute(sql.RECORD_EFFECT, {"seq": 0, "time": 0.0, "worker": 0, "event_id": eid})
+        return h
+
+    def ground_truth(self) -> tuple[providers.Provider, Sink, ExternalService]:
+        """Provider, sink and service with their logs read back into plain lists, for the checker."""
+        p, s, svc = self.provider, self.sink, self.service
+        p.log, p._fetches = list(p.log), dict(p._fetches.items())
+        s.effects = list(s.effects) if s.external else self.store.effects
+        s.effect_count = dict(Counter(e[3] for e in s.effects))
+        s.decisions = list(s.decisions)
+        svc.requests = list(svc.requests)
+        return p, s, svc
+
+    def close(self) -> None:
+        for db in (self.pdb, self.sdb, self.store._db):
+            db.close()
+
+
+# -- the worker ---------------------------------------------------------------------------------------------
+class _Done(Exception):
+    pass
+
+
+class Driver:
+    """Executes a consumer's requests synchronously against the harness; reports to the supervisor on ``fd``.
+
+    ``target`` = (point, occurrence): at that pass of that crash point, report it and wait to be killed.
+    """
+
+    def __init__(self, h: Harness, strategy: type[Consumer], worker: int, fd: int, target=None):
+        self.h, self.strategy, self.worker, self.fd, self.target = h, strategy, worker, fd, target
+        self.contract = Contract(backfills=h.scenario.backfills, external_sink=h.sink.external)
+        self.settlement = h.scenario.settlement
+        self._passes: Counter = Counter()
+        self._fetched = ""
+
+    def say(self, line: str) -> None:
+        os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
+
+    def run(self) -> str:
+        """Until caught up (``caught_up``) or halted (``halt REASON``)."""
+        try:
+            gen = self.strategy(self.contract).run()
+        except Exception as exc:
+            raise consumer_error(self.strategy, exc) from exc
+        result = None
+        try:
+            while True:
+                try:
+                    op = gen.send(result)
+                except Exception as exc:     # the consumer's own code: one line, as in the simulation
+                    raise consumer_error(self.strategy, exc) from exc
+                before, after = crash_points(op)
+                if before:
+                    self._point(before)
+                result = self.execute(op)
+                if after:
+                    self._point(after)
+        except _Done as done:
+            return str(done)
+
+    def _point(self, point: str) -> None:
+        self._passes[point] += 1
+        if self.target == (point, self._passes[point]):
+            self.say(f"at {point}")
+            time.sleep(60)                   # the supervisor kills us here
+            os._exit(3)
+
+    def execute(self, op):
+        h, w, t = self.h, self.worker, type(op)
+        if t is Load:
+            return h.store.load(w)
+        if t is Fetch:
+            self._fetched = op.cursor
+            time.sleep(h.scenario.timing.fetch_latency / TIME_SCALE)      # the network, as the scenario times it
+            with transaction(h.pdb):
+                return h.provider.fetch(op.cursor, w)
+        if t is Lookup:
+            return h.store.lookup(op.events)
+        if t is Skip:
+            return None
+        if t is Handle:
+            with transaction(h.sdb):
+                return h.sink.decide(w, op.event)
+        if t is Effect:
+            time.sleep(h.scenario.timing.effect_latency / TIME_SCALE)
+            with transaction(h.sdb):
+                h.sink.effect(w, op.event.id)
+            return True
+        if t is Commit:
+            e = op.event
+            effect = (lambda: h.store.record_effect(w, e.id)) if op.with_effect else None
+            return h.store.commit_event(w, e.id, e.position, op.outcome, op.applied_position, effect)
+        if t is Barrier:
+            swapped = h.store.compare_and_swap(w, op.cursor, op.version, op.next_cursor, op.next_version,
+                                               op.applied_position)
+            self.say("page")         # the supervisor's measure of the pace of work
+            return swapped
+        if t is Overwrite:
+            done = h.store.overwrite(w, op.next_cursor, op.next_version, op.applied_position)
+            self.say("page")
+            return done
+        if t is Reserve:
+            e = op.event
+            return h.store.operations.reserve(w, e.id, fingerprint(canonical_request(e)),
+                                              principal_at(h.scenario.rotate_at, h.clock.now))
+        if t is Call:
+            time.sleep(h.scenario.timing.effect_latency / TIME_SCALE)
+            with transaction(h.sdb):
+                return h.service.execute(w, op.reservation)
+        if t is Settle:
+            ledger = h.store.operations
+            if self.settlement == "split_validate_write":
+                return ledger.write(w, ledger.validate(w, op.reservation, op.observation))
+            return ledger.settle(self.settlement, w, op.reservation, op.observation)
+        if t is Wait:
+            if op.reason == "caught_up" and h.provider.is_end(self._fetched):
+                raise _Done("caught_up")
+            time.sleep(h.scenario.timing.backoff / TIME_SCALE)
+            return None
+        if t is Halt:
+            raise _Done(f"halt {op.reason}")
+        raise consumer_error(self.strategy, None, op)
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when its supervisor dies, even by SIGKILL (no orphan goes on writing)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)            # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) -> None:
+    # Ctrl-C and a hangup reach the whole process group: the supervisor stops the workers itself
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        _die_with_parent()
+    try:
+        clock = LiveClock(t0)
+        h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
+        driver = Driver(h, strategy, worker, fd, target)
+        driver.say("ready")
+        outcome = driver.run()
+    except Exception as exc:                     # one line to the supervisor, which stops the run with it
+        line = str(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {exc}"
+        os.write(fd, f"error {' '.join(line.split())}\n".encode())
+        os._exit(1)
+    driver.say(outcome)

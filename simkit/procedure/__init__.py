@@ -1,0 +1,11 @@
+"""The procedure under test: seed 000's consumer and the unsafe shortcuts beside it.
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+consumer      :class:`Consumer`, steps 1-7 of the procedure as hooks that yield requests (:mod:`simkit.ops`)
+strategies    ``safe`` and the seven unsafe shortcuts; ``path.py:Class`` strategies; consumer errors
+============  ==========================================================================================
+
+A procedure only yields requests; it never touches the world, the store or the judge.
+"""

@@ -1,0 +1,216 @@
+"""The consumer procedure of seed 000 ("Crash-safe cursor handoff for retried event pages"), steps 1-7.
+
+:class:`Consumer` is the ``safe`` strategy and the documented base for every other consumer. It does no I/O:
+:meth:`Consumer.run` is a generator that yields requests from :mod:`simkit.ops` and receives their results,
+so the same code runs in the simulation and against a real store. A crash simply discards the generator.
+
+Write your own consumer by subclassing and overriding hook methods::
+
+    from simkit import Consumer
+
+    class TrustTheWatermark(Consumer):
+        '''Treats everything at or below the applied watermark as done, receipts or not.'''
+
+        def is_replay(self, event, receipts, applied_position):
+            return event.position <= applied_position
+
+then ``simkit run gauntlet --strategy my_consumer.py:TrustTheWatermark``.
+
+Hooks (each a small, documented decision of the procedure):
+
+- :meth:`is_replay` — step 4, replay detection;
+- :meth:`resulting_applied_position` — invariant 2, what ``applied_position`` a commit may write;
+- :meth:`is_terminal` — invariants 1 and 5, which handler outcomes close the prefix;
+- :meth:`apply`, :meth:`ignore` and :meth:`quarantine` — step 4, how an outcome is made durable;
+- :meth:`barrier_target`, :meth:`is_caught_up` and :meth:`page_barrier` — steps 5 and 7;
+- :meth:`after_fetch` — step 2, what happens to the returned token before processing;
+- :meth:`settle_effect` — seed 001, how an external effect is reserved, called and settled.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simkit.model import TERMINAL, Checkpoint, Event, Page
+from simkit.ops import BLOCKED, LOST, Barrier, Call, Commit, Fetch, Halt, Handle, Load, Lookup, Reserve, Settle, Skip, Wait
+from simkit.store.settlement import COMMITTED
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """What the consumer is told about its world: the provider contract and the sink it writes to."""
+
+    backfills: bool = False
+    external_sink: bool = False
+
+
+class Consumer:
+    """Seed 000's full procedure: the ``safe`` strategy."""
+
+    name = "safe"
+
+    def __init__(self, contract: Contract):
+        self.contract = contract
+
+    # -- the procedure ----------------------------------------------------------------------------------
+    def run(self):
+        """Attempt pages forever; back off when caught up or blocked (steps 6 and 7)."""
+        while True:
+            result = yield from self.attempt()
+            if result in ("caught_up", "blocked"):
+                yield Wait(result)
+            # "advanced", "rejected", "lost": start the next attempt from durable state (step 6)
+
+    def attempt(self):
+        """One page attempt. Returns ``advanced``, ``caught_up``, ``blocked``, ``rejected`` or ``lost``."""
+        # Step 1: load the checkpoint; its cursor and version are the attempt identity.
+        checkpoint = yield Load()
+        # Step 2: fetch with that cursor; the next cursor stays in memory.
+        page = yield Fetch(checkpoint.resume_cursor)
+        if page is LOST:
+            return "lost"
+        if page is None:
+            yield Halt(f"provider refused cursor {checkpoint.resume_cursor!r}")
+        early = yield from self.after_fetch(checkpoint, page)
+        if early is not None:
+            return early
+        receipts, ids_at = yield Lookup(page.events)
+        # Step 3: validate source order and identities before any effect.
+        problem = self.validate(checkpoint, page, ids_at)
+        if problem:
+            yield Halt(problem)
+        # Step 7: an empty page with the request token back is no progress: back off, don't spin.
+        if self.is_caught_up(checkpoint, page):
+            return "caught_up"
+        # Step 4: process events in source order; stop at the first outcome that is not durable and terminal.
+        status, applied = yield from self.process(checkpoint, page, receipts)
+        if status != "done":
+            return status
+        if self.barrier_target(checkpoint, page) == checkpoint.resume_cursor:
+            return "caught_up"          # step 7: the token did not advance; nothing to publish
+        # Step 5: every event has a durable outcome: compare-and-swap the page barrier.
+        return (yield from self.page_barrier(checkpoint, page, applied))
+
+    def validate(self, checkpoint: Checkpoint, page: Page, ids_at: dict[int, str]) -> str | None:
+        """Step 3: overlap at or below the applied prefix is fine; a regression inside the page, a conflicting
+        identity at one position, or (without backfills) an unknown event behind the prefix stops the attempt.
+
+        Without backfills every position at or below ``applied_position`` was applied, ignored or quarantined,
+        so it holds a terminal receipt; an event there without one is a gap the provider contract rules out.
+        """
+        previous = None
+        backfills, applied = self.contract.backfills, checkpoint.applied_position
+        for e in page.events:
+            if previous is not None and e.position <= previous:
+                return f"source-order regression: position {e.position} after {previous}"
+            previous = e.position
+            holder = ids_at.get(e.position)
+            if holder is not None and holder != e.id:
+                return f"conflicting identity at position {e.position}: {e.id} but receipt for {holder}"
+            if holder is None and not backfills and e.position <= applied:
+                return (f"gap: {e.id} at position {e.position} is behind applied_position {applied} with no "
+                        f"receipt, and the provider contract has no backfills")
+        return None
+
+    def process(self, checkpoint: Checkpoint, page: Page, receipts: dict[str, str]):
+        """Step 4 for every event of the page, in source order.
+
+        Returns (``done``, ``blocked`` or ``lost``; the applied prefix the page proves, replays included).
+        """
+        applied = checkpoint.applied_position
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = max(applied, event.position)
+                continue
+            decision = yield Handle(event)
+            target = self.resulting_applied_position(event, page, applied)
+            if decision == "apply":
+                result = yield from self.apply(event, target)
+            elif decision == "ignore":
+                result = yield from self.ignore(event, target)
+            elif decision == "quarantine":
+                result = yield from self.quarantine(event, target)
+            elif self.is_terminal(decision):
+                result = True           # a shortcut treating a non-terminal outcome as terminal
+            else:
+                return "blocked", applied   # invariant 5: a non-terminal outcome blocks the barrier
+            if result is LOST:
+                return "lost", applied
+            if result is BLOCKED:
+                return "blocked", applied   # an external operation not committed yet: non-terminal
+            applied = max(applied, target)
+        return "done", applied
+
+    # -- hooks --------------------------------------------------------------------------------------------
+    def after_fetch(self, checkpoint: Checkpoint, page: Page):
+        """Step 2: hold the next cursor in memory; publish nothing yet. Return a status to end the attempt."""
+        return None
+        yield  # pragma: no cover - makes this a generator
+
+    def is_replay(self, event: Event, receipts: dict[str, str], applied_position: int) -> bool:
+        """Step 4: a durable terminal receipt proves replay; the watermark may only when backfills are impossible."""
+        if receipts.get(event.id) in TERMINAL:
+            return True
+        return not self.contract.backfills and event.position <= applied_position
+
+    def resulting_applied_position(self, event: Event, page: Page, applied_position: int) -> int:
+        """Invariant 2: the prefix extends through this event, never to a position merely observed."""
+        return max(applied_position, event.position)
+
+    def is_terminal(self, decision: str) -> bool:
+        """Invariants 1 and 5: ``retry_later``, ``operator_review``, ``reversible_hold`` are not terminal."""
+        return False
+
+    def apply(self, event: Event, applied_position: int):
+        """Step 4 / invariant 4: effect and receipt with ``applied_position``, in one transaction when the
+        sink is transactional; after the external operation is committed when it is not."""
+        if self.contract.external_sink:
+            settled = yield from self.settle_effect(event)
+            if settled is not COMMITTED:
+                return settled
+            return (yield Commit(event, "applied", applied_position))
+        return (yield Commit(event, "applied", applied_position, with_effect=True))
+
+    def settle_effect(self, event: Event):
+        """Seed 001: the external effect as a retryable operation with a durable record.
+
+        Reserve the tuple, or get back the one already reserved (steps 1-2: every retry, after a crash too,
+        reuses it); call the service with it unless the record is already ``committed``; settle the reply or
+        the timeout in one compare-and-set (steps 3-6). Returns ``committed``, or ``BLOCKED`` when the outcome
+        is ``pending`` or ``provisional``: a non-terminal outcome that blocks the page barrier (seed 000
+        invariant 5) until a later attempt, with the same reservation, settles it.
+        """
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+    def ignore(self, event: Event, applied_position: int):
+        """Step 4: an event the policy intentionally ignores (invariant 1's "intentionally ignored") is done once
+        a durable receipt says so; it has no effect."""
+        return (yield Commit(event, "ignored", applied_position))
+
+    def quarantine(self, event: Event, applied_position: int):
+        """Step 4: quarantine is terminal only once a durable receipt binds the event to the final disposition."""
+        return (yield Commit(event, "quarantined", applied_position))
+
+    def is_caught_up(self, checkpoint: Checkpoint, page: Page) -> bool:
+        """Step 7: an empty page with the request token back is the end for now, not a page to publish."""
+        return not page.events and page.next_cursor == checkpoint.resume_cursor
+
+    def barrier_target(self, checkpoint: Checkpoint, page: Page) -> str:
+        """Step 5: the cursor the barrier publishes: the page's own ``next_cursor``, opaque, never computed."""
+        return page.next_cursor
+
+    def page_barrier(self, checkpoint: Checkpoint, page: Page, applied_position: int):
+        """Step 5 / invariant 3: compare-and-swap from the attempt's cursor and version to a greater version,
+        recording the prefix the page's receipts prove. A loser rereads state (the next attempt loads it)
+        rather than overwrite newer progress."""
+        swapped = yield Barrier(checkpoint.resume_cursor, checkpoint.checkpoint_version,
+                                self.barrier_target(checkpoint, page), checkpoint.checkpoint_version + 1,
+                                applied_position)
+        if swapped is LOST:
+            return "lost"
+        return "advanced" if swapped else "rejected"

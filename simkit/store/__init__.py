@@ -1,0 +1,15 @@
+"""Durable state: what survives a crash.
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+memory        :class:`MemoryStore`: checkpoint compare-and-swap, receipts, atomic event commits
+sqlite        the same store on SQLite (``store = "sqlite"``)
+sql           the schema and statements of that store, in SQL a reader can take home
+durable       a list, a dict and a set kept in a SQLite table
+settlement    the fenced settlement ledger of retryable external calls, and its unsafe policies
+============  ==========================================================================================
+"""
+from simkit._moved import forward
+
+__getattr__ = forward(__name__, "simkit.store.memory")

@@ -1,0 +1,350 @@
+"""The performance benchmark (``simkit bench``, ``benchmarks/bench.py``).
+
+Every figure is measured in one process run next to its baseline, so ratios hold on a shared, noisy machine:
+``simpy_steps_per_s`` is bare SimPy processing timeouts; simkit's throughput is reported against it.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from array import array
+from statistics import median
+
+import simpy
+
+from simkit.judge.checker import check
+from simkit.world.collector import paused
+from simkit.errors import SimkitError
+from simkit.scenario.read import load, parse
+from simkit.procedure.strategies import STRATEGIES
+from simkit.world.simulation import World, simulate
+
+FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
+        "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000}
+QUICK = {"simpy_steps": 20_000, "events": 2_000, "checker_small": 1_000, "rss_events": 5_000,
+         "sweep_seeds": 4, "explore_events": 12, "spin": 100_000}
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def simpy_steps_per_s(n: int) -> float:
+    """The baseline: bare SimPy, one process yielding ``n`` timeouts."""
+    env = simpy.Environment()
+
+    def proc(env):
+        for _ in range(n):
+            yield env.timeout(1)
+
+    env.process(proc(env))
+    dt, _ = _timed(env.run)
+    return n / dt
+
+
+def generated(events: int, faults: bool = False, page_size: int = 100) -> dict:
+    """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and overlaps."""
+    data = {"name": f"bench_{events}", "sink": "transactional",
+            "generate": {"events": events, "page_size": page_size}, "timing": {"time_limit": 1e12}}
+    if faults:
+        data["generate"].update(overlap=0.3, lost_fetch=0.01)
+        data["random_faults"] = {"crash": 0.001, "lost_response": 0.001, "max_faults": 10**9}
+    return data
+
+
+def events_per_s(events: int, faults: bool = False) -> float:
+    """``safe`` end to end, trace and checker included (the run is not kept: each measure starts alone)."""
+    sc = parse(generated(events, faults))
+    dt, run = _timed(lambda: simulate(sc))
+    assert run.verdict.ok, run.verdict
+    return events / dt
+
+
+def ideal_events_per_s(events: int, page_size: int = 100) -> float:
+    """The same work with everything but its bare minimum taken away: the ceiling on ``events_per_s``.
+
+    Per event, only what no design keeping per-event ground truth can skip, in plain lists, tuples and dicts:
+    draw its behaviour and build its id (the provider), test for a replay, then keep a receipt, an effect, a
+    checkpoint write and a trace row (the run; no consumer, no requests, no SimPy), and one pass of a checker
+    over those logs. Divided by ``simpy_steps_per_s`` it is the ``ratio`` of a run that keeps ground truth and
+    does nothing else: a real run, which also executes seed 000's procedure, its requests and crash points, and a
+    full checker, costs more than this per event.
+    """
+    import random
+
+    def provider():
+        rng, poison = random.Random(0), 0.0        # a behaviour drawn per event, at the benchmark's rate of none
+        stream = [(f"e{p}", p, "poison" if rng.random() < poison else "ok") for p in range(10, 10 * events + 1, 10)]
+        return [stream[i:i + page_size] for i in range(0, events, page_size)], {e[0]: e for e in stream}
+
+    def run(pages):
+        receipts, id_at, effect_count, receipt_log, effects, writes, seq, now = {}, {}, {}, [], [], [], 0, 0.0
+        trace = [[] for _ in range(10)]
+        t0, t1, t2, t3, t4, t5, t6, t7, t8, t9 = (column.append for column in trace)
+        for page in pages:
+            for eid, pos, _behavior in page:
+                if eid in receipts:
+                    continue
+                seq, now = seq + 1, now + 1.0
+                effects.append((seq, now, 1, eid))
+                effect_count[eid] = effect_count.get(eid, 0) + 1
+                receipts[eid], id_at[pos] = "applied", eid
+                receipt_log.append((seq, now, 1, eid, "applied"))
+                writes.append((seq, now, 1, "commit", "c", pos, 0))
+                t0(now), t1(1), t2("commit"), t3(eid), t4(pos), t5("c"), t6(0), t7(pos), t8(0), t9("applied")
+        return receipt_log, effects
+
+    def checker(ids, receipt_log, effects):
+        first = {}
+        for seq, _t, _w, eid in effects:
+            first.setdefault(eid, seq)
+        since = {eid: max(seq, first[eid]) for seq, _t, _w, eid, _o in receipt_log if eid in first}
+        return [eid for eid in ids if eid not in since]
+
+    with paused():
+        dt, (pages, ids) = _timed(provider)
+        dt_run, logs = _timed(lambda: run(pages))
+        dt_check, lost = _timed(lambda: checker(ids, *logs))
+    assert not lost
+    return events / (dt + dt_run + dt_check)
+
+
+def in_steps(events: int, measure) -> dict[str, float]:
+    """What :func:`~simkit.world.simulation.simulate` does with ``safe`` on the benchmark's scenario, one step at a time:
+    ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it (``run``) and
+    checking it (``checker``)."""
+    sc = parse(generated(events))
+    with paused():
+        marks = {"start": measure()}
+        world = World(sc, STRATEGIES["safe"], 0)
+        marks["provider"] = measure()
+        world.run()
+        marks["run"] = measure()
+        verdict = check(world)
+        marks["checker"] = measure()
+    assert verdict.ok and len(world.trace)
+    return marks
+
+
+def phases(events: int) -> dict[str, float]:
+    """Where an ``events_per_s`` event's time goes: µs per event in each step of :func:`in_steps`."""
+    marks = in_steps(events, time.perf_counter)
+    steps = list(marks)
+    return {step: (marks[step] - marks[before]) / events * 1e6 for before, step in zip(steps, steps[1:])}
+
+
+def checker_scaling(small: int, rounds: int = 5) -> float:
+    """Checker time at 10× the events over checker time at ``small`` events (linear ≈ 10). The two sizes are
+    checked in turn, the best of ``rounds`` each, so that a slow spell of a shared machine falls on both."""
+    worlds = [World(parse(generated(n, faults=True)), STRATEGIES["safe"], 0).run() for n in (small, 10 * small)]
+    best = [float("inf")] * len(worlds)
+    for _ in range(rounds):
+        for i, world in enumerate(worlds):
+            best[i] = min(best[i], _timed(lambda: check(world))[0])
+    return best[1] / best[0]
+
+
+_RSS = """
+import resource, simkit.tools.bench as b
+def rss():      # resident now, in bytes
+    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+marks = b.in_steps({events}, rss)
+print(marks["provider"], marks["run"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+_RSS_IDEAL = """
+import resource, simkit.tools.bench as b
+kept = b.ideal_columns({events})
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def ideal_columns(events: int) -> tuple:
+    """The least a run keeps per ``safe`` event, columnar: the event table (id, position, behaviour), the store's
+    receipts and their position index (a dictionary entry each), and a receipt, effect, checkpoint-write and
+    trace row, in typed arrays wherever the value is a number or a code. Its peak resident memory in a child
+    process is ``ideal_rss_mb_1m``, the memory counterpart of :func:`ideal_events_per_s`."""
+    ids = [f"e{p}" for p in range(10, 10 * events + 1, 10)]
+    positions, behaviors = array("q", range(10, 10 * events + 1, 10)), bytearray(events)
+    receipts, id_at = {}, {}
+    receipt_log = (array("q"), array("d"), bytearray(), [], bytearray())        # seq, time, worker, id, outcome
+    effects = (array("q"), array("d"), bytearray(), [])                         # seq, time, worker, id
+    writes = (array("q"), array("d"), bytearray(), bytearray(), [], array("q"), array("q"))
+    trace = (array("d"), bytearray(), bytearray(), [], array("q"), [], array("q"), array("q"), array("q"), bytearray())
+    for seq, (eid, pos) in enumerate(zip(ids, positions), 1):
+        now = float(seq)
+        receipts[eid], id_at[pos] = "applied", eid
+        for log, row in ((receipt_log, (seq, now, 1, eid, 0)), (effects, (seq, now, 1, eid)),
+                         (writes, (seq, now, 1, 0, "c", pos, 0)), (trace, (now, 1, 0, eid, pos, "c", 0, pos, 0, 0))):
+            for column, value in zip(log, row):
+                column.append(value)
+    return ids, positions, behaviors, receipts, id_at, receipt_log, effects, writes, trace
+
+
+def _child_rss(code: str) -> list[float]:
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return [int(x) / 2**20 for x in out.stdout.split()]
+
+
+def peak_rss_mb(events: int) -> dict[str, float]:
+    """Resident memory (MB) of a run of ``events`` events, trace included, in a fresh child process: after the
+    world is built, after the run, and the peak (during the check)."""
+    provider, run, peak = _child_rss(_RSS.format(events=events))
+    return {"provider": provider, "run": run, "peak": peak, "ideal": _child_rss(_RSS_IDEAL.format(events=events))[0]}
+
+
+def explore_metrics(events: int) -> tuple[float, float, int]:
+    """Schedules per second of ``explore --max-crashes 1``, and the time per schedule over one plain run. Both
+    are the best of several timings taken in turn, so that a slow spell of a shared machine falls on both."""
+    from .explore import explore
+    sc = parse(generated(events, page_size=5))
+    plain, dt = float("inf"), float("inf")
+    for _ in range(3):
+        plain = min(plain, *(_timed(lambda: simulate(sc))[0] for _ in range(3)))
+        t, x = _timed(lambda: explore(sc, "safe", max_crashes=1))
+        dt = min(dt, t)
+    return x.schedules / dt, (dt / x.schedules) / plain, x.schedules
+
+
+def sweep_scaling(seeds: int) -> float:
+    """Sweep throughput with 2 jobs over throughput with 1 job, on the ``default`` scenario."""
+    from .sweep import sweep
+    sc = load("default")
+    one, _ = _timed(lambda: sweep(sc, ("safe",), seeds, jobs=1))
+    two, _ = _timed(lambda: sweep(sc, ("safe",), seeds, jobs=2))
+    return one / two
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def cpu_scaling(n: int) -> float:
+    """The machine's own baseline for ``sweep_scaling``: two pure-Python loops in 2 processes over in 1.
+
+    On a shared machine two virtual cores rarely give twice the work of one; this says what they gave now, and
+    ``sweep_efficiency`` (sweep_scaling / cpu_scaling, within one round) what share of it a sweep used."""
+    from concurrent.futures import ProcessPoolExecutor
+    one, _ = _timed(lambda: [_spin(n), _spin(n)])
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        two, _ = _timed(lambda: list(pool.map(_spin, (n, n))))
+    return one / two
+
+
+COST_SCENARIO = {"name": "cost", "sink": "transactional", "generate": {"events": 400, "page_size": 10},
+                 "random_faults": {"crash": 0.02, "max_faults": 1000}}
+
+
+def cost_table(seeds: int = 5) -> list[dict]:
+    """The modelled price of each strategy: fetches per event, events replayed per crash, writes per page.
+
+    One worker, pages of 10, random crashes and nothing else that replays: seed 000 promises ``safe`` at most
+    a page of replay per crash.
+    """
+    sc = parse(COST_SCENARIO)
+    rows = []
+    for name, cls in STRATEGIES.items():
+        events = fetches = replays = crashes = writes = pages = 0
+        for seed in range(seeds):
+            run = simulate(sc, cls, seed)
+            w = run.world
+            events += len(w.provider.events)
+            fetches += len(w.provider.log)
+            crashes += w.crashes
+            replays += sum(1 for s in w.trace.step if s == "replay")
+            writes += len(w.store.writes)
+            pages += sum(1 for k in w.store.writes if k[3] != "commit")
+        rows.append({"strategy": name, "fetches_per_event": fetches / events,
+                     "replayed_per_crash": replays / crashes if crashes else 0.0,
+                     "checkpoint_writes_per_page": writes / pages if pages else 0.0})
+    return rows
+
+
+def _round(sizes: dict) -> dict:
+    """One round of every timed figure, each next to its own baseline."""
+    base = simpy_steps_per_s(sizes["simpy_steps"])
+    eps = events_per_s(sizes["events"])
+    eps_faults = events_per_s(sizes["events"], faults=True)
+    ideal = ideal_events_per_s(sizes["events"])
+    sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
+    sweep, cpu = sweep_scaling(sizes["sweep_seeds"]), cpu_scaling(sizes["spin"])
+    return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
+            "ratio_ceiling": ideal / base,
+            "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
+            "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
+            "checker_scaling": checker_scaling(sizes["checker_small"])}
+
+
+DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "ratio_ceiling": 3,
+          "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
+          "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2}
+
+
+def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
+    """Every figure of the benchmark: the median over ``repeat`` rounds (each ratio is taken within its round,
+    then the median of the ratios), so one noisy moment on a shared machine does not decide a figure."""
+    rounds = [_round(sizes) for _ in range(repeat)]
+    m = {k: round(median(r[k] for r in rounds), digits or None) for k, digits in DIGITS.items()}
+    rss = peak_rss_mb(sizes["rss_events"])
+    m.update({"peak_rss_mb_1m": round(rss.pop("peak"), 1), "ideal_rss_mb_1m": round(rss.pop("ideal"), 1),
+              "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
+              "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
+              "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+    return m
+
+
+def table(m: dict) -> str:
+    lines = [f"{'measure':28} value"]
+    for key, value in m.items():
+        if isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        if key != "cost":
+            lines.append(f"{key:28} {value}")
+    lines.append("")
+    lines.append(f"{'strategy':24} {'fetches/event':>14} {'replayed/crash':>15} {'writes/page':>12}")
+    for r in m["cost"]:
+        lines.append(f"{r['strategy']:24} {r['fetches_per_event']:14.3f} {r['replayed_per_crash']:15.2f}"
+                     f" {r['checkpoint_writes_per_page']:12.2f}")
+    return "\n".join(lines)
+
+
+def run(quick: bool = False, repeat: int | None = None, as_json: bool = False) -> int:
+    """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
+    repeat = (1 if quick else 3) if repeat is None else repeat
+    if repeat < 1:
+        raise SimkitError(f"bench: --repeat must be at least 1, got {repeat}")
+    m = measure(QUICK if quick else FULL, repeat)
+    print(json.dumps(m) if as_json else table(m))
+    return 0
+
+
+def add_arguments(p) -> None:
+    """The options of ``simkit bench`` and ``benchmarks/bench.py``."""
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
+    p.add_argument("--repeat", type=int, default=None, metavar="N",
+                   help="rounds to take the median of (default 3; 1 with --quick)")
+
+
+def main(argv=None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(prog="simkit bench", description=__doc__.splitlines()[0])
+    add_arguments(p)
+    args = p.parse_args(argv)
+    try:
+        return run(args.quick, args.repeat, args.json)
+    except SimkitError as exc:
+        print(f"simkit: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""Seeded sweeps: many runs per configuration, in parallel, as a tidy table and a summary with confidence intervals.
+
+A configuration is a strategy and a crash rate (``--crash-rate`` overrides ``[random_faults] crash``); each
+runs on seeds ``first_seed .. first_seed + seeds - 1``. Every run is a pure function of (scenario, strategy,
+seed, faults), so the table is the same whether it was computed in one process, in ``jobs`` local processes
+(:class:`concurrent.futures.ProcessPoolExecutor`) or on a Dask cluster (``dask_address``); rows come back in
+configuration and seed order.
+
+The summary gives, per configuration, the share of runs that lost an event and the share that duplicated an
+effect, each with a Wilson score interval (Wilson 1927; the interval recommended by Brown, Cai and DasGupta
+2001 for binomial proportions, and sound at 0 of n, where the normal approximation collapses to a point).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from math import sqrt
+from pathlib import Path
+from statistics import NormalDist
+
+from simkit.errors import SimkitError
+from simkit.model import Scenario
+from .pool import processes
+from simkit.scenario.read import MAX_INT
+from simkit.procedure.strategies import STRATEGIES
+from simkit.world.simulation import simulate
+
+#: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
+MAX_SEEDS = 1_000_000
+
+
+def check_seed(option: str, seed: int) -> None:
+    """A seed as the scenario file's ``seed`` key takes it: within :data:`~simkit.scenario.read.MAX_INT` of 0 (a
+    seed past 2**63 stopped a Parquet table with an OverflowError)."""
+    if abs(seed) > MAX_INT:
+        raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0")
+
+
+__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
+
+#: The columns of the tidy table, one row per run.
+COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok", "lost", "duplicated",
+           "regressions", "invariants", "halted", "completed", "pending", "events", "faults", "crashes", "fetches",
+           "effects")
+#: The file types :meth:`Sweep.write` writes, by extension.
+FORMATS = (".csv", ".parquet")
+_PARQUET = "writing Parquet needs pyarrow (pip install 'simkit[parquet]'); or use .csv"
+
+
+def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval for ``k`` successes in ``n`` trials."""
+    if n <= 0:
+        return (0.0, 1.0)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = k / n
+    denom = 1 + z * z / n
+    center = (p + z * z / (2 * n)) / denom
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (0.0 if k == 0 else max(0.0, center - half), 1.0 if k == n else min(1.0, center + half))
+
+
+def _with_rate(sc: Scenario, crash_rate: float | None) -> Scenario:
+    if crash_rate is None:
+        return sc
+    return dataclasses.replace(sc, random_faults=dataclasses.replace(sc.random_faults, crash=crash_rate))
+
+
+def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) -> dict:
+    """One run as one row of the tidy table (:data:`COLUMNS`)."""
+    from .explore import _strategy
+    sc = _with_rate(sc, crash_rate)
+    run = simulate(sc, _strategy(strategy), seed)
+    v, w = run.verdict, run.world
+    return {"scenario": sc.name, "strategy": run.strategy, "settlement": getattr(sc, "settlement", "fenced"),
+            "store": getattr(sc, "store", "memory"), "crash_rate": sc.random_faults.crash, "seed": seed,
+            "ok": v.ok, "lost": len(v.lost), "duplicated": len(v.duplicated), "regressions": v.regressions,
+            "invariants": ",".join(map(str, v.invariants_broken)), "halted": v.halted is not None,
+            "completed": v.completed, "pending": len(v.pending), "events": len(w.provider.events),
+            "faults": len(w.faults.fired), "crashes": w.crashes, "fetches": len(w.provider.log),
+            "effects": sum(1 for x in w.sink.effects if x[0] > 0)}
+
+
+def _chunk(task) -> list[dict]:
+    sc, strategy, crash_rate, seeds = task
+    return [run_row(sc, strategy, seed, crash_rate) for seed in seeds]
+
+
+@dataclass
+class Sweep:
+    """The outcome of :func:`sweep`: one row per run, and a summary per configuration."""
+
+    scenario: str
+    seeds: int
+    first_seed: int
+    rows: list[dict] = field(default_factory=list)
+
+    def frame(self):
+        """The tidy table as a pandas DataFrame."""
+        import pandas as pd
+        return pd.DataFrame(self.rows, columns=list(COLUMNS))
+
+    def summary(self, confidence: float = 0.95) -> list[dict]:
+        """Per (strategy, crash rate), in first-seen order: runs, ok, loss and duplication rates with Wilson CIs."""
+        groups: dict[tuple, list[dict]] = {}
+        for r in self.rows:
+            groups.setdefault((r["strategy"], r["crash_rate"]), []).append(r)
+        out = []
+        for (strategy, rate), rows in groups.items():
+            n = len(rows)
+            loss = sum(1 for r in rows if r["lost"])
+            dup = sum(1 for r in rows if r["duplicated"])
+            out.append({
+                "strategy": strategy, "crash_rate": rate, "runs": n, "ok": sum(1 for r in rows if r["ok"]),
+                "loss_runs": loss, "loss_rate": loss / n, "loss_ci": list(wilson(loss, n, confidence)),
+                "dup_runs": dup, "dup_rate": dup / n, "dup_ci": list(wilson(dup, n, confidence)),
+                "lost_events": sum(r["lost"] for r in rows), "duplicated_events": sum(r["duplicated"] for r in rows),
+                "events": sum(r["events"] for r in rows),
+            })
+        return out
+
+    def write(self, path: str | Path) -> None:
+        """Write the tidy table: CSV or Parquet, by the file's extension."""
+        path = Path(path)
+        check_out(path)
+        frame = self.frame()
+        if path.suffix.lower() == ".csv":
+            frame.to_csv(path, index=False)
+        else:
+            try:
+                frame.to_parquet(path, index=False)
+            except ImportError:                   # an engine found but broken
+                raise SimkitError(f"--out {path}: {_PARQUET}") from None
+
+    def as_dict(self, out: str | None = None) -> dict:
+        """The ``simkit sweep --json`` object."""
+        return {"scenario": self.scenario, "seeds": self.seeds, "first_seed": self.first_seed,
+                "runs": len(self.rows), "summary": self.summary(), "out": out}
+
+
+def check_out(path: str | Path) -> None:
+    """``path`` names a table :meth:`Sweep.write` can write: a :data:`FORMATS` extension (any case), and for
+    Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the runs."""
+    suffix = Path(path).suffix
+    if suffix.lower() not in FORMATS:
+        raise SimkitError(f"--out {path}: unknown format {suffix or '(no extension)'!r}; use {', '.join(FORMATS)}")
+    if suffix.lower() == ".parquet" and not (find_spec("pyarrow") or find_spec("fastparquet")):
+        raise SimkitError(f"--out {path}: {_PARQUET}")
+
+
+def _local(tasks, jobs: int, bar):
+    jobs = processes(jobs, len(tasks))
+    if jobs <= 1:
+        for t in tasks:
+            rows = _chunk(t)
+            bar.update(len(rows))
+            yield rows
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        for rows in pool.map(_chunk, tasks):
+            bar.update(len(rows))
+            yield rows
+
+
+def _dask(tasks, address: str, bar, timeout: float):
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise SimkitError("--dask needs dask.distributed: pip install 'simkit[dask]'") from None
+    try:
+        client = Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise SimkitError(f"--dask {address}: cannot connect to the scheduler: {exc}") from None
+    try:
+        futures = client.map(_chunk, tasks, pure=False)
+        index = {f.key: i for i, f in enumerate(futures)}
+        results: list = [None] * len(tasks)
+        for f in as_completed(futures):
+            results[index[f.key]] = f.result()
+            bar.update(len(results[index[f.key]]))
+        return results
+    finally:
+        client.close()
+
+
+def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, crash_rates=(None,), *,
+          first_seed: int = 0, jobs: int | None = None, dask_address: str | None = None,
+          dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None) -> Sweep:
+    """Run every strategy at every crash rate on ``seeds`` seeds.
+
+    Args:
+        scenario: the scenario (generated ones give each seed its own provider; random faults their own draws).
+        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
+        seeds: how many seeds per configuration, from ``first_seed``.
+        crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
+        jobs: local worker processes (default: one per CPU; at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU
+            and one per task); 1 runs in this process.
+        dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
+        dask_timeout: seconds to wait for the scheduler to answer.
+        progress: show a tqdm bar on stderr.
+        chunk: seeds per task (default: enough tasks to keep every worker busy).
+
+    Raises:
+        SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
+    """
+    if seeds < 1:
+        raise SimkitError(f"--seeds {seeds}: must be at least 1")
+    if seeds > MAX_SEEDS:
+        raise SimkitError(f"--seeds {seeds}: at most {MAX_SEEDS} per configuration")
+    check_seed("--first-seed", first_seed)
+    check_seed("--first-seed", first_seed + seeds - 1)
+    for rate in crash_rates:
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise SimkitError(f"--crash-rate {rate}: must be between 0 and 1")
+    if jobs is not None and jobs < 1:
+        raise SimkitError(f"--jobs {jobs}: must be at least 1")
+    jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
+    configs = [(s, rate) for s in strategies for rate in crash_rates]
+    workers = jobs if dask_address is None else 8
+    size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))
+    tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)))
+             for s, rate in configs for a in range(0, seeds, size)]
+    from tqdm import tqdm
+    bar = tqdm(total=len(configs) * seeds, disable=not progress, file=sys.stderr, unit="run",
+               desc=f"sweep {scenario.name}", leave=False)
+    try:
+        chunks = _dask(tasks, dask_address, bar, dask_timeout) if dask_address else _local(tasks, jobs, bar)
+        result = Sweep(scenario.name, seeds, first_seed)
+        for rows in chunks:
+            result.rows.extend(rows)
+    finally:
+        bar.close()
+    return result
+
+
+def summary_table(s: Sweep) -> str:
+    """What ``simkit sweep`` prints: one line per configuration."""
+    from simkit.viz.report import table
+    pct = lambda x: f"{100 * x:.2f}%"
+    rows = [(r["strategy"], f"{r['crash_rate']:g}", str(r["runs"]), str(r["ok"]),
+             f"{pct(r['loss_rate'])} [{pct(r['loss_ci'][0])}, {pct(r['loss_ci'][1])}]",
+             f"{pct(r['dup_rate'])} [{pct(r['dup_ci'][0])}, {pct(r['dup_ci'][1])}]",
+             f"{r['lost_events']} of {r['events']}", str(r["duplicated_events"])) for r in s.summary()]
+    head = (f"sweep {s.scenario}: seeds {s.first_seed}..{s.first_seed + s.seeds - 1} per configuration, "
+            f"{len(s.rows)} runs\n\n")
+    return head + table(rows, ("strategy", "crash rate", "runs", "ok", "runs losing events (95% CI)",
+                               "runs duplicating effects (95% CI)", "lost events", "duplicated effects"))

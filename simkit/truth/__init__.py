@@ -1,0 +1,9 @@
+"""Ground truth: what happened in a run, recorded by the world and read by the judge and the figures.
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+log           the column-stored logs: provider reads, store writes, receipts, decisions, effects
+trace         the run's trace: one row per step, and its digest
+============  ==========================================================================================
+"""

@@ -1,0 +1,165 @@
+"""Ground-truth logs stored column by column: typed arrays for numbers, lists for everything else.
+
+A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
+``==`` with a list), so they need not know. A row costs about 40 bytes instead of a tuple with its own
+sequence number and time objects (about 120): a million-event run keeps several rows per event. Writers call
+:meth:`Log.add` with one value per column.
+"""
+from __future__ import annotations
+
+from array import array
+from itertools import chain
+
+from simkit.model import Checkpoint
+
+
+class Log:
+    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, typecode)`` pairs, the
+    typecode of :mod:`array` for numbers or ``None`` for a list of objects."""
+
+    __slots__ = ("columns",)
+    COLUMNS: tuple[tuple[str, str | None], ...] = ()
+
+    def __init_subclass__(cls):
+        # ``add(seq, time, ...)`` with one append per column, written out: no loop, no tuple per row. A value a
+        # typed column refuses leaves no partial row behind.
+        names = [name for name, _t in cls.COLUMNS]
+        body = "".join(f"\n        c[{i}].append({n})" for i, n in enumerate(names))
+        env: dict = {}
+        exec(f"def add(self, {', '.join(names)}):\n    c = self.columns\n    try:{body}\n"
+             f"    except BaseException:\n        self._truncate()\n        raise", env)
+        add = env["add"]
+        add.__qualname__, add.__module__ = f"{cls.__qualname__}.add", cls.__module__
+        add.__doc__ = f"Append the row ({', '.join(names)})."
+        cls.add = add
+
+    def __init__(self, rows=()):
+        self.columns = tuple([] if t is None else array(t) for _n, t in self.COLUMNS)
+        for row in rows:
+            self.append(row)
+
+    def add(self, *values) -> None:     # replaced in every subclass
+        raise NotImplementedError
+
+    def append(self, row: tuple) -> None:
+        """Append a row given as the log reads it back."""
+        self.add(*row)
+
+    def _truncate(self) -> None:
+        n = min(map(len, self.columns))
+        for c in self.columns:
+            del c[n:]
+
+    def __copy__(self):
+        other = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                setattr(other, name, getattr(self, name))
+        other.columns = tuple(c[:] for c in self.columns)
+        return other
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def __iter__(self):
+        return zip(*self.columns)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(zip(*(c[i] for c in self.columns)))
+        return tuple(c[i] for c in self.columns)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, (Log, list, tuple)):
+            return NotImplemented
+        return list(self) == list(other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+_SEQ, _TIME, _WORKER = ("seq", "q"), ("time", "d"), ("worker", "q")
+
+
+class ReceiptLog(Log):
+    """Every durable receipt: (seq, time, worker, event id, outcome)."""
+    __slots__ = ()
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None), ("outcome", None))
+
+
+class ReadLog(Log):
+    """Every checkpoint load: (seq, time, worker, checkpoint)."""
+    __slots__ = ()
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("checkpoint", None))
+
+
+class EffectLog(Log):
+    """Every effect that happened: (seq, time, worker, event id)."""
+    __slots__ = ()
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None))
+
+
+class DecisionLog(Log):
+    """Every handler decision: (seq, time, worker, event id, decision)."""
+    __slots__ = ()
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None), ("decision", None))
+
+
+def _fields(cp: Checkpoint) -> tuple[str, int, int]:
+    return cp.resume_cursor, cp.applied_position, cp.checkpoint_version
+
+
+class WriteLog(Log):
+    """Every durable checkpoint change of one store, read as (seq, time, worker, kind, before, after).
+
+    It keeps only each change's result: a change starts from the one before it (the first from ``initial``),
+    so ``before`` is rebuilt when read, and the store must write a row for every change of its checkpoint
+    (:class:`~simkit.store.memory.MemoryStore` has no other way to change it). A commit that raises
+    ``applied_position`` thus keeps no checkpoint object of its own.
+    """
+
+    __slots__ = ("initial",)
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("kind", None),
+               ("resume_cursor", None), ("applied_position", "q"), ("checkpoint_version", "q"))
+
+    def __init__(self, initial: Checkpoint):
+        super().__init__()
+        self.initial = initial
+
+    def append(self, row: tuple) -> None:
+        seq, time, worker, kind, before, after = row
+        if before != self.last():
+            raise ValueError(f"write {row}: does not start from the checkpoint the log ends with")
+        self.add(seq, time, worker, kind, *_fields(after))
+
+    def last(self) -> Checkpoint:
+        """The checkpoint the last change left (``initial`` if none)."""
+        return self._after(-1) if len(self) else self.initial
+
+    def _after(self, i: int) -> Checkpoint:
+        return Checkpoint(*(c[i] for c in self.columns[4:]))
+
+    def states(self):
+        """The rows with ``before`` and ``after`` as plain ``(resume_cursor, applied_position,
+        checkpoint_version)`` tuples: what a reader of every row (the checker) takes, building no checkpoints."""
+        seq, time, worker, kind, *after = self.columns
+        return zip(seq, time, worker, kind, chain([_fields(self.initial)], zip(*after)), zip(*after))
+
+    def __iter__(self):
+        for seq, time, worker, kind, before, after in self.states():
+            yield seq, time, worker, kind, Checkpoint(*before), Checkpoint(*after)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return list(self)[i]
+        i = range(len(self))[i]
+        return (*(c[i] for c in self.columns[:4]), self.initial if i == 0 else self._after(i - 1), self._after(i))
+
+
+def write_states(writes):
+    """:meth:`WriteLog.states` of any sequence of write rows (a store that keeps a plain list, a test's)."""
+    if isinstance(writes, WriteLog):
+        return writes.states()
+    return ((s, t, w, k, _fields(b), _fields(a)) for s, t, w, k, b, a in writes)

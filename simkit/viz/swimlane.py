@@ -1,0 +1,334 @@
+"""The swimlane figure: a Lamport diagram of one run.
+
+One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
+fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps,
+lost or delayed replies and requests lost on their way, with the wait for a reply up to its timeout and the
+checkpoint load that follows it. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
+(labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
+them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
+alone.
+"""
+from __future__ import annotations
+
+from matplotlib.artist import Artist
+from matplotlib.lines import Line2D
+
+from simkit.model import REPLY_LOST, REQUEST_LOST
+from .plot import LABEL_BOX
+
+_STYLE = {
+    "fetch": ("provider", "#1f77b4", "fetch → page"),
+    "commit": ("store", "#2ca02c", "event commit"),
+    "quarantine": ("store", "#8c6bb1", "quarantine receipt"),
+    "barrier": ("store", "#ff7f0e", "page barrier (CAS)"),
+    "barrier_rejected": ("store", "#7f7f7f", "rejected CAS"),
+    "effect": ("external sink", "#17becf", "external effect"),
+    "reserve": ("store", "#bcbd22", "reserve operation record (seed 001)"),
+    "settle": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
+    "settle_late": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
+    "validate": ("store", "#e377c2", "settle reply or timeout (seed 001)"),
+}
+_LATE, _LOST, _WAIT, _RELOAD = "#b8860b", "#d62728", "#8c564b", "#333333"
+_MARKS = {
+    "crash": ("X", "black", 110, "crash"),
+    "barrier_rejected": ("s", _LOST, 60, "barrier rejected: reread state"),
+    "timeout": ("d", _WAIT, 45, "timeout: no reply in time"),
+}
+_SETTLEMENTS = ("settle", "settle_late", "validate")
+_BOX = dict(LABEL_BOX, boxstyle="round,pad=0.15", alpha=0.9)   # the timeline's label box, tighter: arrows pass behind
+
+
+def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
+    """``settle: pending -> committed`` as a short label, and whether it is a seed 001 failure: a downgrade of
+    ``committed`` (step 5), or a commit on a reply that carried another request's identity (step 6)."""
+    if step == "validate":              # split_validate_write's first transaction: a decision, not a state
+        return f"validated: {outcome}", False
+    action, _, change = outcome.partition(": ")
+    before, _, after = change.partition(" -> ")
+    if before == "committed" and after not in ("committed", ""):
+        return f"committed → {after}: downgraded", True
+    if action == "quarantine":
+        return "foreign reply quarantined", False
+    if foreign and after == "committed" and before != "committed":
+        return f"{before} → committed on a foreign reply", True
+    return (f"{before} → {after}" if after and after != before else f"{after or action} kept"), False
+
+
+#: A lane's labels take at most this many text rows (as plot.ANNOTATE_AT_MOST caps annotations); a label that
+#: finds no free place within them, inside the Axes, is left out, and a note says how many were.
+ROWS_AT_MOST = 4
+
+
+class _Stack(Artist):
+    """Lays out the swimlane's labels when the figure is drawn (once the caller's limits and layout are final).
+    Each label takes the first of :data:`ROWS_AT_MOST` text rows away from its lane (down under the store lane, up
+    over a worker's) where its box lies inside the Axes, moved sideways if it sticks out, and overlaps no label
+    already placed nor the note; a label with no such row is hidden, and the note in the Axes' lower right corner
+    says how many were, so labels never pile up or leave the Axes, however the x axis is scaled. A label whose
+    anchor is off the x axis is hidden, as its arrow is clipped, and not counted."""
+
+    def __init__(self, labels, note):
+        super().__init__()
+        self.labels, self.note = labels, note           # (annotation, dx, first row's dy, +1 up / -1 down)
+        self.set_in_layout(False)
+        self.set_zorder(0)                              # drawn before the labels it places
+
+    def _place(self, renderer, ax, taken) -> tuple[int, int]:
+        px = renderer.points_to_pixels(1.0)
+        for t, *_ in self.labels:                       # an invisible text has no extent
+            t.set_visible(True)
+
+        def box(t):                                     # its white box, and a margin: 1.5 points aside, 0.5 above
+            pad = t.get_bbox_patch().get_boxstyle().pad * t.get_fontsize()
+            return t.get_window_extent(renderer).padded((pad + 1.5) * px, (pad + 0.5) * px)
+
+        step = max(box(t).height / px for t, *_ in self.labels) + 0.5         # rows do not touch
+        left = shown = 0
+        for t, dx, dy, sign in self.labels:
+            if not ax.x0 <= t.axes.transData.transform(t.xy)[0] <= ax.x1:      # off the x axis, like its arrow
+                t.set_visible(False)
+                continue
+            shown += 1
+            for r in range(ROWS_AT_MOST):
+                t.xyann = (dx, dy + sign * r * step)
+                b = box(t)
+                shift = max(ax.x0 - b.x0, 0) - max(b.x1 - ax.x1, 0)
+                b = b.translated(shift, 0)
+                if (ax.y0 <= b.y0 and b.y1 <= ax.y1 and ax.x0 - 0.5 <= b.x0 and b.x1 <= ax.x1 + 0.5
+                        and not any(b.overlaps(other) for other in taken)):
+                    t.xyann = (dx + shift / px, t.xyann[1])
+                    taken.append(b)
+                    break
+            else:
+                t.set_visible(False)
+                left += 1
+        return left, shown
+
+    def draw(self, renderer):
+        if not self.labels:
+            return
+        ax = self.axes.bbox
+        self.note.set_visible(False)
+        left, shown = self._place(renderer, ax, [])
+        if left:                                        # again, clear of the note (as wide as it can get)
+            self.note.set_text(f"{shown} of {shown} labels left out (no room)")
+            self.note.set_visible(True)
+            reserved = self.note.get_window_extent(renderer).padded(renderer.points_to_pixels(2.0))
+            left, shown = self._place(renderer, ax, [reserved])
+            self.note.set_text(f"{left} of {shown} labels left out (no room)")
+
+
+def _delayed(df, timeout: float) -> set:
+    """The ``reply lost`` effect rows whose reply is only delayed: a ``late_reply`` row of the same worker and
+    event arrives at least a timeout later (a reply that late is not waited for). Each late reply is matched to the
+    latest such request."""
+    lost = [(r.Index, r.time, r.worker, r.event_id) for r in df.itertuples()
+            if r.step == "effect" and r.outcome == REPLY_LOST]
+    out = set()
+    for late in df[df.step == "late_reply"].itertuples():
+        fits = [i for i, t, w, e in lost if i not in out and (w, e) == (late.worker, late.event_id)
+                and t + timeout <= late.time + 1e-9]
+        if fits:
+            out.add(fits[-1])
+    return out
+
+
+def _waits(df, timeout: float):
+    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None, traced)``.
+    Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply lost`` or
+    ``request lost`` row; at that moment the worker writes the ``timeout`` row of a seed 001 call (``traced``), or
+    its next row is the ``load`` by which it learns what landed."""
+    out = []
+    for pos, row in enumerate(df.itertuples()):
+        if row.outcome != REPLY_LOST and row.outcome != REQUEST_LOST:
+            continue
+        later = df.iloc[pos + 1:]
+        later = later[later.worker == row.worker]
+        end = row.time + timeout
+        at_end = later[(later.time - end).abs() < 1e-9]      # a late reply of another call may come between
+        first = later.iloc[0] if len(later) else None
+        reload = first if first is not None and first.step == "load" and abs(first.time - end) < 1e-9 else None
+        out.append((row, end, reload, bool((at_end.step == "timeout").any())))
+    return out
+
+
+def swimlane(ax, run, until: float | None = None, title: str | None = None):
+    """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
+
+    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
+    row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way is a red line that
+    stops short of its target at a ×: it never arrives, so it has no reply and writes nothing. The wait for a reply that does not come is
+    drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says what the store holds.
+    A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a lost barrier request
+    with the checkpoint the store still holds.
+    Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
+    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
+    says how many (:class:`_Stack`).
+    """
+    full = run.trace.to_frame()
+    timing = run.world.timing
+    delayed = _delayed(full, timing.timeout)
+    waits = _waits(full, timing.timeout)
+    df = full if until is None else full[full.time <= until]
+    limit = float("inf") if until is None else until
+    workers = sorted(set(df.worker))
+    lanes = [f"worker {w}" for w in workers] + ["provider", "store"]
+    if run.world.sink.external:
+        lanes.append("external sink")
+    y = {name: -i for i, name in enumerate(lanes)}
+    latency = {"provider": timing.fetch_latency, "store": timing.commit_latency, "external sink": timing.effect_latency}
+    for name in lanes:
+        ax.axhline(y[name], color="#dddddd", lw=1, zorder=0)
+    used = set()
+    places = df.cursor_place.tolist()
+    span = max(df.time.max(), 1.0)
+    labels = []                         # under the store lane and over a worker's, placed by _Stack
+    crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
+    unsent = []                         # where the requests lost on their way stop
+
+    def hang(text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
+        up = dy > 0
+        t = ax.annotate(text, (x, y[lane]), xytext=(dx, dy), textcoords="offset points", ha=ha,
+                        va="bottom" if up else "top", fontsize=size, color=color, bbox=_BOX, zorder=4,
+                        in_layout=False)                # _Stack keeps it inside the Axes
+        labels.append((t, dx, dy, 1 if up else -1))
+
+    for i, row in enumerate(df.itertuples()):
+        if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
+            ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
+                        xytext=(row.time - latency["external sink"], y["external sink"]),
+                        arrowprops=dict(arrowstyle="->", color=_LATE, lw=1.4, ls=":"))
+            used.add(row.step)
+            continue
+        style = _STYLE.get(row.step)
+        if style is None:
+            continue
+        target, color, _label = style
+        lost = row.outcome == REPLY_LOST and row.Index not in delayed
+        never = row.outcome == REQUEST_LOST
+        if lost or never:
+            color = _LOST
+        end = row.time
+        start = end - latency[target]
+        wy, ty = y[f"worker {row.worker}"], y[target]
+        if never:                       # most of the way to the target, and no further
+            tip = (start + 0.7 * (end - start) / 2, wy + 0.7 * (ty - wy))
+            ax.plot([start, tip[0]], [wy, tip[1]], color=color, lw=1)
+            unsent.append(tip)
+        else:
+            ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
+                        arrowprops=dict(arrowstyle="->", color=color, lw=1))
+        if row.outcome != REPLY_LOST and not never:
+            other = row.outcome.startswith("crossed reply")
+            ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
+                        arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
+            if other:
+                crossed.append((end, wy))
+        if row.step == "effect":
+            (foreign.add if row.outcome.startswith("crossed reply") else foreign.discard)(row.event_id)
+        used.add(row.step)
+        if row.step in _SETTLEMENTS:
+            text, failed = _transition(row.step, row.outcome, row.event_id in foreign)
+            hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
+        elif row.step == "barrier":
+            regressed = i > 0 and places[i] < places[i - 1]
+            if lost:                    # the compare-and-swap landed before its reply was lost: the row holds it
+                text = f"{row.resume_cursor} (durable), reply lost"
+            elif never:                 # it never reached the store: the row holds what the store still has
+                text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
+            else:
+                text = f"{row.outcome}" + (" ← regression" if regressed else "")
+            hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
+                 "right" if regressed else "center")
+        elif row.step == "barrier_rejected":
+            hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
+                 -6)                    # clear of the rejection's mark at the lane
+    paused = False
+    for w in workers:
+        rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
+        began = None
+        for step, time in zip(rows.step, rows.time):
+            if step in ("pause", "crash"):
+                began = (step, time)
+            elif began is not None:
+                color = "#9467bd" if began[0] == "pause" else "#444444"
+                ax.plot([began[1], time], [y[f"worker {w}"]] * 2, color=color, lw=6, alpha=0.35,
+                        solid_capstyle="butt", zorder=1)
+                paused |= began[0] == "pause"
+                began = None
+    waited, timeouts, reloads = False, [], []
+    for row, end, reload, traced in waits:
+        if row.time > limit:
+            continue
+        wy = y[f"worker {row.worker}"]
+        ax.plot([row.time, min(end, limit, span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
+                gid="wait")
+        waited = True
+        if not traced and end <= limit:                   # no trace row: the timeout is the wait's end
+            timeouts.append((end, row.worker))
+        if reload is not None and end <= limit:
+            reloads.append((end, wy))
+            hang(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", end, _RELOAD, ha="left",
+                 dx=6, lane=f"worker {row.worker}", dy=7)
+    note = ax.annotate("", (0.995, 0.015), xycoords="axes fraction", ha="right", va="bottom", fontsize=7,
+                       color="#555555", style="italic", visible=False, in_layout=False, gid="labels left out")
+    ax.add_artist(_Stack(labels, note))
+    for step, (marker, color, size, _label) in _MARKS.items():
+        rows = df[df.step == step]
+        times, lane = list(rows.time), list(rows.worker)
+        if step == "timeout":
+            times, lane = times + [t for t, _w in timeouts], lane + [w for _t, w in timeouts]
+        if times:
+            ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"] + (0.15 if step == "timeout" else 0)
+                  for w in lane]                  # a timeout can fall at a crash: drawn just above it
+            ax.scatter(times, ys, marker=marker, color=color, s=size, zorder=3, gid=step)
+            used.add(step)
+    if reloads:
+        ax.scatter(*zip(*reloads), marker="o", s=40, facecolors="white", edgecolors=_RELOAD, linewidths=1.5,
+                   zorder=3)
+    lost = df[(df.outcome == REPLY_LOST) & ~df.index.isin(delayed)]
+    late = df[df.index.isin(delayed)]
+    if len(lost):
+        ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color=_LOST, s=80, zorder=3,
+                   gid="reply lost")
+    if len(late):
+        ax.scatter(late.time, [y[f"worker {w}"] for w in late.worker], marker="$◷$", color=_LATE, s=110, zorder=3,
+                   gid="reply delayed")
+    if crossed:
+        ax.scatter(*zip(*crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
+    if unsent:
+        ax.scatter(*zip(*unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3, gid="request lost")
+    colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
+    handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
+    handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
+                if step in used]
+    if waited:
+        handles.append(Line2D([], [], color=_WAIT, lw=1.6, ls=(0, (1, 2)),
+                              label="waiting for a reply (until the timeout)"))
+    if reloads:
+        handles.append(Line2D([], [], marker="o", color=_RELOAD, markerfacecolor="white", ls="",
+                              label="load: reread the checkpoint"))
+    if len(lost):
+        handles.append(Line2D([], [], marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)"))
+    if unsent:
+        handles.append(Line2D([], [], marker="x", color=_LOST, markeredgewidth=1.5,
+                              label="request lost on its way (never arrived: nothing written)"))
+    if len(late):
+        handles.append(Line2D([], [], marker="$◷$", color=_LATE, ls="", markersize=9,
+                              label="reply delayed (arrives after the timeout)"))
+    if crossed:
+        handles.append(Line2D([], [], marker="$\\neq$", color=_LOST, ls="--",
+                              label="reply carries another request's identity"))
+    if "late_reply" in used:
+        handles.append(Line2D([], [], color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)"))
+    if paused:
+        handles.append(Line2D([], [], color="#9467bd", lw=6, alpha=0.35, label="paused, memory kept (stale)"))
+    if "crash" in used:
+        handles.append(Line2D([], [], color="#444444", lw=6, alpha=0.35, label="down until restart"))
+    ax.set_xlim(-0.02 * span, span * 1.03)
+    ax.set_yticks([y[n] for n in lanes], lanes)
+    ax.set_ylim(-len(lanes) + 0.5, 0.5)
+    ax.set_xlabel("simulated time")
+    ax.set_title(title or f"{run.scenario} · {run.strategy}: who talked to whom, and when")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
+    return ax

@@ -1,0 +1,26 @@
+"""The workshop checks the notebooks call (``from simkit import workshop as check``): predictions asked before a figure, and the exercises of 09_workshop.
+
+**Predictions.** A notebook asks a question before it shows the answer: the reader sets a variable
+(``my_prediction = None  # 'C7' or 'C8'``) and runs :func:`check_prediction`, which says whether the prediction
+was right and why, from a run simkit makes at that moment (never from a stored answer). Unanswered, it says how to
+answer and gives nothing away, so a notebook committed with its questions open still runs top to bottom in CI.
+
+**Exercises.** Each ``exercise_N`` takes the learner's answer (a class, a scenario, a function, ...), runs it
+through simkit and says what it sees. A wrong answer gets a ``✗ not yet:`` message with a hint that points at
+the evidence, not at the solution.
+
+Nothing here raises: a wrong, unfinished or ill-typed answer, or learner code that raises, gives a message, so a
+notebook of unanswered questions and unfinished exercises runs top to bottom. A check returns an object that shows
+as its message and is true exactly when the answer is right (the solutions notebook and the tests assert it).
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+reply         :class:`Check`, the answer every check returns, and the guard that keeps checks from raising
+predictions   :func:`check_prediction` and :func:`prediction_answer` for each notebook's questions
+exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
+============  ==========================================================================================
+"""
+from .exercises import *  # noqa: F403
+from .predictions import *  # noqa: F403
+from .reply import *  # noqa: F403

@@ -1,0 +1,17 @@
+"""The world: a deterministic SimPy simulation of everything a consumer talks to.
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+simulation    :class:`World`: runs workers, executes their requests with latency, crash points and faults
+provider      ordered pages behind opaque continuation tokens: overlaps, backfills, empty and stuck pages
+sink          the handler's decisions and the effects an event leaves
+external      the external service of fenced settlement, with late replies and authorization
+faults        :class:`FaultPlan`: which crash, lost request or reply, delay or pause happens where
+clock         simulated time and the sequence that orders same-instant log entries
+collector     Python's garbage collector paused while a run builds its logs
+============  ==========================================================================================
+"""
+from simkit._moved import forward
+
+__getattr__ = forward(__name__, "simkit.world.simulation")

@@ -1,0 +1,124 @@
+"""Fault injection: scripted faults matched by point, position, occurrence and worker; seeded random faults."""
+from __future__ import annotations
+
+import random
+
+from simkit.model import REPLY_FAULTS, Fault, RandomFaults
+
+
+class FaultPlan:
+    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (CONTRACT §2, §5).
+
+    Requests and replies are counted apart: a ``lost_request`` with ``occurrence = n`` is the n-th request of
+    its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
+
+    ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
+    plain run turns it off, and once no scripted fault is left and no random one can strike, a pass costs nothing.
+    """
+
+    record = True
+
+    def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
+        self._scripted = list(faults)
+        self._counts: dict[tuple, int] = {}
+        self._rf = random_faults
+        self._rng = random.Random(f"faults:{seed}")
+        self._random_left = random_faults.max_faults
+        #: every crash-point pass as (worker, point, position, occurrence at that position)
+        self.passes: list[tuple[int, str, int | None, int]] = []
+        #: every reply as (worker, op, position, occurrence of op, occurrence at that position, passes before it)
+        self.replies: list[tuple[int, str, int | None, int, int, int]] = []
+        #: every request as (worker, op, position, occurrence of op, occurrence at that position, passes before
+        #: it, replies before it)
+        self.requests: list[tuple[int, str, int | None, int, int, int, int]] = []
+        self.fired: list[Fault] = []
+
+    def _count(self, worker, name, position) -> tuple[int, int]:
+        k1, k2 = (worker, name), (worker, name, position)
+        n1 = self._counts[k1] = self._counts.get(k1, 0) + 1
+        n2 = self._counts[k2] = self._counts.get(k2, 0) + 1
+        return n1, n2
+
+    def _match(self, kinds, worker, key, value, position, n_any, n_pos) -> Fault | None:
+        for f in self._scripted:
+            if f.kind in kinds and f.worker == worker and getattr(f, key) == value:
+                n = n_any if f.position is None else (n_pos if f.position == position else -1)
+                if n == f.occurrence:
+                    self._scripted.remove(f)
+                    self.fired.append(f)
+                    return f
+        return None
+
+    def _draw(self, rate: float) -> bool:
+        if rate > 0 and self._random_left > 0 and self._rng.random() < rate:
+            self._random_left -= 1
+            return True
+        return False
+
+    def idle(self) -> bool:
+        """No fault can strike any more (no scripted fault left, no random rate of any kind, lost requests
+        included, or no random fault left to draw) and nothing is recorded: passes, requests and replies cost
+        nothing, and the world may commit without them (``World._quiet``)."""
+        rf = self._rf
+        random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response or rf.lost_request)
+        return not (self.record or self._scripted or random)
+
+    def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
+        """The crash or pause that strikes this pass of ``point``, if any."""
+        if not (self.record or self._scripted or self._rf.crash or self._rf.pause):
+            return None
+        n_any, n_pos = self._count(worker, point, position)
+        self.passes.append((worker, point, position, n_pos))
+        fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
+        if fault is None and self._draw(self._rf.crash):
+            fault = self._fired(Fault("crash", point, position, n_pos, worker))
+        if fault is None and self._draw(self._rf.pause):
+            fault = self._fired(Fault("pause", point, position, n_pos, worker, duration=self._rf.pause_duration))
+        return fault
+
+    def request_lost(self, worker: int, op: str, position: int | None) -> bool:
+        """Is this request lost on its way (it never arrives, so it takes no effect and gets no reply)?
+
+        Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
+        store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does not.
+        """
+        if not (self.record or self._scripted or self._rf.lost_request):
+            return False
+        n_any, n_pos = self._count(worker, ("request", op), position)
+        self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
+        if self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
+            return True
+        if self._draw(self._rf.lost_request):
+            # a fault without a position matches the n-th request of its op (see _match): record that n
+            self._fired(Fault("lost_request", None, position, n_pos if position is not None else n_any, worker, op=op))
+            return True
+        return False
+
+    def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
+        """Is the reply of this request lost (the request itself took effect)?"""
+        if not (self.record or self._scripted or self._rf.lost_response):
+            return False
+        n_any, n_pos = self._count(worker, ("reply", op), position)
+        self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
+        if self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
+            return True
+        if self._draw(self._rf.lost_response):
+            # a fault without a position matches the n-th reply of its op (see _match): record that n
+            self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any, worker, op=op))
+            return True
+        return False
+
+    def reply_altered(self, worker: int, op: str, position: int | None) -> Fault | None:
+        """The ``late_reply`` or ``crossed_reply`` that strikes the reply :meth:`reply_lost` just counted (and
+        spared), if any. Scripted only: they draw nothing from the seeded random faults."""
+        n_any = self._counts.get((worker, ("reply", op)), 0)
+        n_pos = self._counts.get((worker, ("reply", op), position), 0)
+        return self._match(REPLY_FAULTS, worker, "op", op, position, n_any, n_pos)
+
+    def remaining(self) -> tuple[tuple[Fault, ...], dict]:
+        """The scripted faults still to fire and the pass counts they are matched against."""
+        return tuple(self._scripted), dict(self._counts)
+
+    def _fired(self, fault: Fault) -> Fault:
+        self.fired.append(fault)
+        return fault

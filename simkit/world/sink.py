@@ -1,0 +1,78 @@
+"""The handler and its sink: what an event's processing decides, and the effects it leaves.
+
+``decide`` is the business outcome of handling an event at a moment (seed 000 step 4 and CONTRACT §5
+behaviours); ``effect`` is the external call of the ``idempotent`` and ``unsafe`` sinks. The effect log
+is ground truth for the checker; for the ``transactional`` sink the store's commit writes it.
+"""
+from __future__ import annotations
+
+from .clock import Clock
+from simkit.truth.log import DecisionLog, EffectLog
+from simkit.model import Event, EventSpec
+
+_DEFAULT = EventSpec()
+
+
+class Sink:
+    """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (CONTRACT §5)."""
+
+    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: Clock | None = None):
+        self.kind = kind
+        self.external = kind != "transactional"
+        self.clock = clock or Clock()
+        self._specs = specs or {}
+        self._calls: dict[str, int] = {}
+        self._first_seen: dict[str, float] = {}
+        #: (seq, time, worker, event id) for every effect that happened
+        self.effects = EffectLog()
+        self.effect_count: dict[str, int] = {}
+        #: (seq, time, worker, event id, decision) for every handler decision
+        self.decisions = DecisionLog()
+
+    def decide(self, worker: int, event: Event) -> str:
+        """The handler's outcome for ``event`` now: ``apply``, ``ignore``, ``quarantine`` or a non-terminal outcome.
+
+        Every decision but an ``ok`` event's ``apply`` is logged: it is the ground truth a receipt is judged by."""
+        behavior = event.behavior
+        if behavior == "ok":
+            return "apply"              # no state: an ``ok`` event's outcome never depends on its history
+        now = self.clock.now
+        spec = self._specs.get(event.position, _DEFAULT)
+        calls = self._calls[event.id] = self._calls.get(event.id, 0) + 1
+        first = self._first_seen.setdefault(event.id, now)
+        if behavior == "ignore":
+            decision = "ignore"         # a final policy decision: this event needs no effect
+        elif behavior == "poison":
+            decision = "quarantine"
+        elif behavior == "transient":
+            decision = "retry_later" if calls <= spec.failures else "apply"
+        elif behavior == "review":
+            decision = "operator_review" if now < first + spec.resolve_after else spec.resolution
+        else:  # hold
+            decision = "reversible_hold" if now < first + spec.release_after else "apply"
+        self.decisions.add(self.clock.tick(), now, worker, event.id, decision)
+        return decision
+
+    def handler_state(self, events: dict[str, Event]) -> tuple[dict[str, int], dict[str, float]]:
+        """What the handler's future answers depend on: per transient event its calls so far (capped at its
+        failures), per review or hold event when it was first seen."""
+        calls, seen = {}, {}
+        for eid, n in self._calls.items():
+            event = events.get(eid)
+            behavior = event.behavior if event is not None else "?"
+            if behavior == "transient":
+                spec = self._specs.get(event.position)
+                calls[eid] = min(n, spec.failures if spec is not None else 1)
+            elif behavior != "ok":
+                seen[eid] = self._first_seen.get(eid)
+        return calls, seen
+
+    def effect(self, worker: int, event_id: str) -> None:
+        """Run the event's effect. The ``idempotent`` sink deduplicates by event id; ``unsafe`` never does."""
+        if self.kind == "idempotent" and event_id in self.effect_count:
+            return
+        self.record(worker, event_id)
+
+    def record(self, worker: int, event_id: str) -> None:
+        self.effects.add(self.clock.tick(), self.clock.now, worker, event_id)
+        self.effect_count[event_id] = self.effect_count.get(event_id, 0) + 1
