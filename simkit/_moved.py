@@ -17,7 +17,7 @@ MOVED = {
     "simkit.consumer": "simkit.procedure.consumer", "simkit.strategies": "simkit.procedure.strategies",
     "simkit.provider": "simkit.world.provider", "simkit.sink": "simkit.world.sink",
     "simkit.external": "simkit.world.external", "simkit.faults": "simkit.world.faults",
-    "simkit.clock": "simkit.world.clock", "simkit.collector": "simkit.world.collector",
+    "simkit.clock": "simkit.truth.clock", "simkit.collector": "simkit.truth.collector",
     "simkit.sqlite_store": "simkit.store.sqlite", "simkit.sql": "simkit.store.sql",
     "simkit.durable": "simkit.store.durable", "simkit.settlement": "simkit.store.settlement",
     "simkit.log": "simkit.truth.log", "simkit.trace": "simkit.truth.trace",

@@ -1,6 +1,8 @@
 """The vocabulary of CONTRACT.md §1-2 as plain data: events, pages, checkpoints, outcomes, crash points."""
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import MISSING, dataclass, field, fields
 
 #: Outcomes a receipt may bind to an event id (CONTRACT §1).
@@ -201,3 +203,52 @@ class Scenario:
     #: ``[auth] rotate_at``: moments the credential rotates (seed 001: the authorization binding changes)
     rotate_at: tuple[float, ...] = ()
     source: str = "<scenario>"
+
+
+# -- settlement of retryable external calls (docs/vocabulary.md, settlement) ------------------------------------
+PENDING, PROVISIONAL, COMMITTED = "pending", "provisional", "committed"
+STATES = (PENDING, PROVISIONAL, COMMITTED)
+#: Weak observations (seed 001 step 5): they may only ever write ``provisional``.
+WEAK = ("timeout", "cancelled", "expired")
+TIMEOUT = "timeout"
+FIELDS = ("operation_id", "fingerprint", "binding", "generation")
+#: What a crossed reply's identity may differ in (``[[faults]] kind = "crossed_reply"``, key ``differs``).
+CROSSED_FIELDS = ("fingerprint", "binding", "generation")
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """Seed 001 step 1: the tuple a call is made with and every reply must match."""
+
+    operation_id: str
+    fingerprint: str
+    binding: str
+    generation: int
+
+    def differs(self, other: "Reservation") -> tuple[str, ...]:
+        """The fields in which ``other`` differs from this tuple."""
+        return tuple(f for f in FIELDS if getattr(self, f) != getattr(other, f))
+
+    def __str__(self) -> str:
+        return f"({self.operation_id}, {self.fingerprint[:8]}, {self.binding}, g{self.generation})"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A success reply from the external service: the identity it carries and the service's number of the request
+    it answers (ground truth: :attr:`simkit.world.external.ExternalService.requests`)."""
+
+    identity: Reservation
+    request: int
+    outcome: str = "success"
+
+
+def canonical_request(event: Event) -> dict:
+    """The request an event's effect sends: what the fingerprint covers (seed 001, "Limits": a trustworthy
+    canonicalization scheme). The operation id is the event id."""
+    return {"operation_id": event.id, "position": event.position, "effect": "apply"}
+
+
+def fingerprint(request: dict) -> str:
+    """SHA-256 of the canonical JSON of a request (never ``hash()``: a run must not depend on PYTHONHASHSEED)."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -5,8 +5,7 @@ real process against a real database) executes it. ``LOST`` is the result of a r
 """
 from __future__ import annotations
 
-from .model import Event, record
-from simkit.store.settlement import TIMEOUT, Reply, Reservation
+from .model import TIMEOUT, Event, Reply, Reservation, record
 
 
 class _Sentinel:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from .claims import halt_justified, unjustified_writes
-from simkit.world.collector import paused
+from simkit.truth.collector import paused
 from simkit.truth.log import write_states
-from simkit.model import NON_TERMINAL, TERMINAL
-from simkit.store.settlement import COMMITTED
+from simkit.model import COMMITTED, NON_TERMINAL, TERMINAL
 
 #: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
 SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simkit.model import TERMINAL, Checkpoint, Event, Page
+from simkit.model import COMMITTED, TERMINAL, Checkpoint, Event, Page
 from simkit.ops import BLOCKED, LOST, Barrier, Call, Commit, Fetch, Halt, Handle, Load, Lookup, Reserve, Settle, Skip, Wait
-from simkit.store.settlement import COMMITTED
 
 
 @dataclass(frozen=True, slots=True)

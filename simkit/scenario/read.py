@@ -35,8 +35,8 @@ from importlib.resources import files
 from pathlib import Path
 
 from simkit.errors import ScenarioError, printable
-from simkit.world.external import CROSSED_FIELDS
 from simkit.model import (
+    CROSSED_FIELDS,
     BEHAVIORS, CRASH_POINTS, FAULT_KINDS, LOST_FAULTS, LOST_OPS, REPLY_FAULTS, SINKS,
     EventSpec, Fault, Initial, RandomFaults, Scenario, Timing,
 )

@@ -6,7 +6,7 @@ checkpoint change with the state before and after, every receipt with the moment
 """
 from __future__ import annotations
 
-from simkit.world.clock import Clock
+from simkit.truth.clock import Clock
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 from simkit.model import TERMINAL, Checkpoint
 from .settlement import Ledger

@@ -31,44 +31,12 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 
-from simkit.world.clock import Clock
-from simkit.model import Event
+from simkit.truth.clock import Clock
+from simkit.model import (COMMITTED, FIELDS, PENDING, PROVISIONAL, STATES, TIMEOUT, WEAK, Event, Reply,
+                          Reservation, canonical_request, fingerprint)
 
-PENDING, PROVISIONAL, COMMITTED = "pending", "provisional", "committed"
-STATES = (PENDING, PROVISIONAL, COMMITTED)
-#: Weak observations (seed 001 step 5): they may only ever write ``provisional``.
-WEAK = ("timeout", "cancelled", "expired")
-TIMEOUT = "timeout"
-#: CONTRACT §3b, in the order of its table.
+#: The settlement policies (docs/vocabulary.md), in the order of the table there.
 POLICIES = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
-FIELDS = ("operation_id", "fingerprint", "binding", "generation")
-
-
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    """Seed 001 step 1: the tuple a call is made with and every reply must match."""
-
-    operation_id: str
-    fingerprint: str
-    binding: str
-    generation: int
-
-    def differs(self, other: "Reservation") -> tuple[str, ...]:
-        """The fields in which ``other`` differs from this tuple."""
-        return tuple(f for f in FIELDS if getattr(self, f) != getattr(other, f))
-
-    def __str__(self) -> str:
-        return f"({self.operation_id}, {self.fingerprint[:8]}, {self.binding}, g{self.generation})"
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """A success reply from the external service: the identity it carries and the service's number of the request
-    it answers (ground truth: :attr:`simkit.world.external.ExternalService.requests`)."""
-
-    identity: Reservation
-    request: int
-    outcome: str = "success"
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,17 +76,6 @@ class Decision:
     result: Reply | None = None
     reply: Reply | None = None
     detail: str = ""
-
-
-def canonical_request(event: Event) -> dict:
-    """The request an event's effect sends: what the fingerprint covers (seed 001, "Limits": a trustworthy
-    canonicalization scheme). The operation id is the event id."""
-    return {"operation_id": event.id, "position": event.position, "effect": "apply"}
-
-
-def fingerprint(request: dict) -> str:
-    """SHA-256 of the canonical JSON of a request (never ``hash()``: a run must not depend on PYTHONHASHSEED)."""
-    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def decide(record: Operation, reservation: Reservation, observation, *, fenced: bool = True,

@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 
 from . import sql
-from simkit.world.clock import Clock
+from simkit.truth.clock import Clock
 from .durable import DurableDict, DurableList, pack, transaction, unpack
 from simkit.model import Checkpoint
 from .settlement import Ledger, Operation, Reply, Reservation, Transition

@@ -15,7 +15,7 @@ from statistics import median
 import simpy
 
 from simkit.judge.checker import check
-from simkit.world.collector import paused
+from simkit.truth.collector import paused
 from simkit.errors import SimkitError
 from simkit.scenario.read import load, parse
 from simkit.procedure.strategies import STRATEGIES

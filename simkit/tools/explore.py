@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from simkit.judge.checker import Verdict, check
-from simkit.world.collector import paused
+from simkit.truth.collector import paused
 from simkit.procedure.consumer import Consumer
 from simkit.errors import SimkitError
 from simkit.world.faults import FaultPlan

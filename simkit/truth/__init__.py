@@ -5,5 +5,7 @@ module        owns
 ============  ==========================================================================================
 log           the column-stored logs: provider reads, store writes, receipts, decisions, effects
 trace         the run's trace: one row per step, and its digest
+clock         simulated time and the sequence that orders same-instant log entries
+collector     Python's garbage collector paused while a run builds its logs
 ============  ==========================================================================================
 """

@@ -8,8 +8,6 @@ provider      ordered pages behind opaque continuation tokens: overlaps, backfil
 sink          the handler's decisions and the effects an event leaves
 external      the external service of fenced settlement, with late replies and authorization
 faults        :class:`FaultPlan`: which crash, lost request or reply, delay or pause happens where
-clock         simulated time and the sequence that orders same-instant log entries
-collector     Python's garbage collector paused while a run builds its logs
 ============  ==========================================================================================
 """
 from simkit._moved import forward

@@ -16,12 +16,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
-from .clock import Clock
-from simkit.store.settlement import Reply, Reservation, fingerprint
+from simkit.truth.clock import Clock
+from simkit.model import CROSSED_FIELDS, Reply, Reservation, fingerprint
 from .sink import Sink
 
-#: What a crossed reply's identity may differ in (``[[faults]] kind = "crossed_reply"``, key ``differs``).
-CROSSED_FIELDS = ("fingerprint", "binding", "generation")
 
 
 def principal_at(rotations: tuple[float, ...], now: float) -> str:

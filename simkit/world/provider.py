@@ -12,7 +12,7 @@ import string
 from dataclasses import dataclass
 from operator import attrgetter
 
-from .clock import Clock
+from simkit.truth.clock import Clock
 from simkit.model import Event, EventSpec, Page, Scenario
 
 

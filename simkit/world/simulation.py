@@ -22,8 +22,8 @@ import simpy
 
 from . import provider as providers
 from simkit.judge.checker import Verdict, check
-from .clock import Clock
-from .collector import paused
+from simkit.truth.clock import Clock
+from simkit.truth.collector import paused
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.errors import ScenarioError
 from .external import ExternalService, principal_at

@@ -6,7 +6,7 @@ is ground truth for the checker; for the ``transactional`` sink the store's comm
 """
 from __future__ import annotations
 
-from .clock import Clock
+from simkit.truth.clock import Clock
 from simkit.truth.log import DecisionLog, EffectLog
 from simkit.model import Event, EventSpec
 
