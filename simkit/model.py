@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import MISSING, dataclass, field, fields
+from typing import dataclass_transform
 
 #: Outcomes a receipt may bind to an event id (CONTRACT §1).
 TERMINAL = ("applied", "ignored", "quarantined")
@@ -41,6 +42,7 @@ REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")
 
 
+@dataclass_transform(frozen_default=True)
 def record(cls):
     """A frozen, slotted dataclass whose ``__init__`` sets the slots directly.
 
@@ -119,7 +121,7 @@ class Fault:
     differs: str | None = None  # crossed_reply: fingerprint | binding | generation
 
     def as_dict(self) -> dict:
-        d = {"kind": self.kind}
+        d: dict[str, object] = {"kind": self.kind}
         for key in ("point", "position", "op", "differs"):
             if getattr(self, key) is not None and not (key == "op" and self.kind in REPLY_FAULTS):
                 d[key] = getattr(self, key)
