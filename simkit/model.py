@@ -6,6 +6,14 @@ import json
 from dataclasses import MISSING, dataclass, field, fields
 from typing import dataclass_transform
 
+__all__ = [
+    "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS", "LOST_FAULTS",
+    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "record", "default_id", "default_position", "Event",
+    "Page", "Checkpoint", "Fault", "EventSpec", "Timing", "RandomFaults", "Initial", "Scenario", "PENDING",
+    "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply",
+    "canonical_request", "fingerprint",
+]
+
 #: Outcomes a receipt may bind to an event id (CONTRACT §1).
 TERMINAL = ("applied", "ignored", "quarantined")
 NON_TERMINAL = ("retry_later", "dead_letter", "operator_review", "reversible_hold")
@@ -70,6 +78,19 @@ def record(cls):
     env["__init__"].__module__ = cls.__module__
     cls.__init__ = env["__init__"]
     return cls
+
+
+def default_id(position: int) -> str:
+    """The id of an event its scenario does not name: ``e<position>`` (docs/scenarios.md, ``[[pages]] ids``)."""
+    return f"e{position}"
+
+
+def default_position(event_id: str) -> int | None:
+    """The position whose :func:`default_id` ``event_id`` is, or ``None`` (a named id, or ``e007``)."""
+    digits = event_id[1:]
+    if event_id[:1] != "e" or not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and digits != "0"):
+        return None
+    return int(digits)
 
 
 @record
