@@ -14,12 +14,14 @@ check before it, and only a subject with the ``inject_faults`` role may ask for 
 Routes (:data:`ROUTES`; bodies in :mod:`simkit.service.contract`, their OpenAPI models in
 :mod:`simkit.service.schema`):
 
-| route | needs | answers | errors |
-| --- | --- | --- | --- |
-| ``POST /api/v1/memory/changes`` | ``memory_read`` | a feed page (feed-notes.md) | 400 401 403 409 413 500 |
-| ``POST /api/v1/memory/query`` | ``memory_read`` | ``{contract_version, records, scanned, next_after, feed_cursor}`` | 400 401 403 413 |
-| ``POST /api/v1/memory/checkpoints/read`` | ``memory_read`` + ``memory_checkpoint`` | ``{contract_version, scope, checkpoint}`` | 400 401 403 404 413 500 |
-| ``POST /api/v1/memory/checkpoints`` | ``memory_read`` + ``memory_checkpoint`` | ``{contract_version, receipt}`` | 400 401 403 409 413 500 |
+- ``POST /api/v1/memory/changes`` needs ``memory_read``; a feed page (:mod:`simkit.service.feed`);
+  400 401 403 409 413 500;
+- ``POST /api/v1/memory/query`` needs ``memory_read``; ``{contract_version, records, scanned, next_after,
+  feed_cursor}``; 400 401 403 413;
+- ``POST /api/v1/memory/checkpoints/read`` needs ``memory_read`` and ``memory_checkpoint``; ``{contract_version,
+  scope, checkpoint}``; 400 401 403 404 413 500;
+- ``POST /api/v1/memory/checkpoints`` needs ``memory_read`` and ``memory_checkpoint``; ``{contract_version,
+  receipt}``; 400 401 403 409 413 500.
 
 The memory query (seed 004's "initial memory query scan", :mod:`simkit.service.memory`) takes ``{contract_version,
 scope, filter: {limit, scan_limit, next_after}}``; deleted records and records private to another subject use up
@@ -33,6 +35,10 @@ the batch prevents, two stores that split the checkpoint write in two, with a cr
 ``crash-mid-write`` fault; see :meth:`CheckpointService._commit`).
 
 The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
+
+The service is assembled from parts: :class:`~simkit.service.access.Access` (subjects, credentials, grants, roles;
+the 401 and 403 checks) and :class:`~simkit.service.maintenance.Maintenance` (journals, memory mutations, imported
+records, backup and restore, integrity faults); this module holds the calls and the checkpoint reads and writes.
 """
 from __future__ import annotations
 
@@ -41,9 +47,17 @@ from dataclasses import dataclass, field, replace
 
 from . import contract as C
 from . import memory
+from .access import NEEDS, Access, Subject
 from .contract import ServiceError, conflict, digest
 from .feed import Journal, inactive_page
+from .maintenance import Maintenance
 from .memory import Record
+from .stored import Backup, Stored, WriteRecord, receipt_digest
+
+__all__ = [
+    "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply", "ServerCrash", "Stored",
+    "Subject", "WriteRecord",
+]
 
 ROUTES = {
     "/api/v1/memory/changes": "changes",
@@ -51,9 +65,6 @@ ROUTES = {
     "/api/v1/memory/checkpoints/read": "read",
     "/api/v1/memory/checkpoints": "write",
 }
-NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_READ}),
-         "read": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT}),
-         "write": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT})}
 #: How a checkpoint command's two writes, the checkpoint and its idempotency receipt, reach the store:
 #: ``batched`` in one synchronous batch (seed 004; the default), ``split`` the checkpoint and then the receipt,
 #: ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a split store
@@ -93,79 +104,7 @@ class Reply:
         return any(f in C.LOST_REPLY_FAULTS for f in self.faults)
 
 
-@dataclass
-class Subject:
-    subject_id: str
-    tenant: str
-    #: exact scope tuple -> capabilities
-    grants: dict[tuple, frozenset] = field(default_factory=dict)
-    tenant_admin: bool = False
-    #: service-wide roles (:data:`simkit.service.contract.ROLES`), held apart from the scoped grants
-    roles: frozenset = frozenset()
-
-
-@dataclass(frozen=True)
-class Stored:
-    """A stored checkpoint and the digest that binds it to its owner, its revision and its predecessor."""
-
-    version: int
-    subject_id: str
-    namespace: tuple
-    consumer_id: str
-    cursor: dict
-    revision: int
-    updated_at_millis: int
-    previous_digest: str | None
-    checkpoint_digest: str = ""
-
-    def digest_input(self) -> dict:
-        return {"contract_version": self.version, "subject": self.subject_id, "namespace": list(self.namespace[1]),
-                "tenant": self.namespace[0], "consumer_id": self.consumer_id, "cursor": self.cursor,
-                "revision": self.revision, "updated_at_millis": self.updated_at_millis,
-                "previous_digest": self.previous_digest}
-
-    def public(self) -> dict:
-        return {"consumer_id": self.consumer_id, "cursor": dict(self.cursor), "revision": self.revision,
-                "updated_at_millis": self.updated_at_millis, "checkpoint_digest": self.checkpoint_digest}
-
-
-@dataclass(frozen=True)
-class WriteRecord:
-    """Ground truth: one committed checkpoint command (an identical retry commits nothing and is not here)."""
-
-    seq: int
-    millis: int
-    subject_id: str
-    namespace: tuple
-    version: int
-    consumer_id: str
-    idempotency_key: str
-    before: dict | None
-    after: dict
-
-
-@dataclass
-class Backup:
-    """A snapshot of the stored data (journals, checkpoints, receipts, records, mutation receipts). Identities and
-    grants are not data."""
-
-    journals: dict
-    checkpoints: dict
-    receipts: dict
-    taken_at_millis: int
-    records: dict = field(default_factory=dict)
-    mutations: dict = field(default_factory=dict)
-
-
-def _receipt_digest(receipt: dict) -> str:
-    return digest({k: receipt[k] for k in ("contract_version", "idempotency_key", "checkpoint")})
-
-
-def _mutation_digest(receipt: dict) -> str:
-    return digest({k: receipt[k] for k in ("idempotency_key", "entry")})
-
-
-class CheckpointService:
+class CheckpointService(Access, Maintenance):
     """Seed 004's service: change feed, memory records and their query, checkpoint read and write, backup and
     restore. ``store`` is one of :data:`STORES` (default ``batched``, the seed's)."""
 
@@ -191,128 +130,6 @@ class CheckpointService:
         self._seq = 0
         self._journal_count = 0
 
-    # -- identities and grants ----------------------------------------------------------------------------
-    def add_subject(self, subject_id: str, tenant: str = "tenant", credentials=(), tenant_admin: bool = False,
-                    roles=()) -> Subject:
-        s = self.subjects.setdefault(subject_id, Subject(subject_id, tenant, tenant_admin=tenant_admin))
-        for token in credentials:
-            self.add_credential(token, subject_id)
-        for role in roles:
-            self.give_role(subject_id, role)
-        return s
-
-    def give_role(self, subject_id: str, role: str) -> None:
-        """A service-wide role: ``operator`` (the ``/_simkit/*`` routes) or ``inject_faults`` (``X-Simkit-Fault``)."""
-        if role not in C.ROLES:
-            raise ValueError(f"unknown role {role!r}; one of {', '.join(C.ROLES)}")
-        s = self.subjects[subject_id]
-        s.roles = s.roles | {role}
-
-    def add_credential(self, token: str, subject_id: str) -> None:
-        """Issue (or rotate in) a credential; rotation within one subject preserves its checkpoints."""
-        if subject_id not in self.subjects:
-            raise KeyError(f"unknown subject {subject_id!r}")
-        self.credentials[token] = subject_id
-        self.revoked.discard(token)
-
-    def revoke(self, token: str) -> None:
-        self.revoked.add(token)
-
-    def grant(self, subject_id: str, scope: dict, capabilities) -> None:
-        caps = frozenset(capabilities)
-        unknown = caps - set(C.CAPABILITIES)
-        if unknown:
-            raise ValueError(f"unknown capability {sorted(unknown)[0]!r}; one of {', '.join(C.CAPABILITIES)}")
-        s = self.subjects[subject_id]
-        key = C.scope(scope)
-        s.grants[key] = s.grants.get(key, frozenset()) | caps
-
-    def ungrant(self, subject_id: str, scope: dict) -> None:
-        """Withdraw every capability the subject holds on this exact scope."""
-        self.subjects[subject_id].grants.pop(C.scope(scope), None)
-
-    def journal_id(self, tenant: str, scope: dict) -> str | None:
-        j = self.journals.get((tenant, C.scope(scope)))
-        return None if j is None else j.journal_id
-
-    def namespace(self, subject_id: str, scope: dict | tuple) -> tuple:
-        sc = scope if isinstance(scope, tuple) else C.scope(scope)
-        return (self.subjects[subject_id].tenant, sc)
-
-    # -- the change feed's writer side --------------------------------------------------------------------
-    def activate_journal(self, tenant: str, scope: dict) -> str:
-        """Activate the namespace's journal (idempotent); returns its opaque ``journal_id``."""
-        ns = (tenant, C.scope(scope))
-        if ns not in self.journals:
-            self._journal_count += 1
-            self.journals[ns] = Journal(f"00000000-0000-4000-8000-{self._journal_count:012d}")
-        return self.journals[ns].journal_id
-
-    def append(self, tenant: str, scope: dict, kind: str, record_id: str, author: str = "writer") -> dict:
-        """A memory mutation's journal entry (activating the journal if needed). Not a checkpoint route."""
-        return self.mutate(tenant, scope, kind, record_id, author)["entry"]
-
-    def mutate(self, tenant: str, scope: dict, kind: str, record_id: str, author: str = "writer",
-               idempotency_key: str | None = None, private_to: str | None = None) -> dict:
-        """A memory mutation (activating the journal if needed): ``{"entry": ...}``, plus ``"receipt":
-        {idempotency_key, receipt_digest}`` when it carries an idempotency key.
-
-        feed-notes.md: *"A mutation, its idempotency receipt and its journal entry commit together; an identical
-        command retry creates no second entry; rejected commands do not advance the journal."* The record, the
-        journal entry and the receipt are written together, with nothing that can fail between them. Keys are
-        scoped to the author and namespace; the command is ``(kind, record_id, private_to)``. An identical retry
-        returns the original entry and receipt, even after later mutations; the same key for another command is a
-        409 ``idempotency_conflict`` that changes nothing. ``private_to`` makes a new record visible to that subject
-        only (:mod:`simkit.service.memory`); a change to an existing record keeps its owner.
-        """
-        if kind not in C.KINDS:
-            raise ValueError(f"unknown change kind {kind!r}; one of {', '.join(C.KINDS)}")
-        ns = (tenant, C.scope(scope))
-        fingerprint = digest({"kind": kind, "record_id": record_id, "private_to": private_to})
-        rkey = None if idempotency_key is None else (author, ns, idempotency_key)
-        if rkey is not None and rkey in self.mutations:
-            stored_fp, receipt = self.mutations[rkey]
-            if _mutation_digest(receipt) != receipt["receipt_digest"]:
-                raise ServiceError(500, "integrity_failure", "stored mutation receipt does not match its receipt_digest")
-            if stored_fp != fingerprint:
-                raise conflict("idempotency_conflict", "idempotency_key was used for another mutation (kind, "
-                                                       "record_id or private_to); use a new key")
-            return {"entry": copy.deepcopy(receipt["entry"]),
-                    "receipt": {"idempotency_key": idempotency_key, "receipt_digest": receipt["receipt_digest"]}}
-        self.activate_journal(tenant, scope)
-        records = self.records.setdefault(ns, {})
-        prev = records.get(record_id)
-        now = self.clock.now_millis
-        record = Record(record_id, (prev.revision if prev else 0) + 1, kind, author, now,
-                        prev.private_to if prev else private_to)
-        entry = self.journals[ns].append(kind, record_id, author, now, record.revision).as_dict(2)
-        records[record_id] = record
-        out = {"entry": entry}
-        if rkey is not None:
-            receipt = {"idempotency_key": idempotency_key, "entry": copy.deepcopy(entry)}
-            receipt["receipt_digest"] = _mutation_digest(receipt)
-            self.mutations[rkey] = (fingerprint, receipt)
-            out["receipt"] = {"idempotency_key": idempotency_key, "receipt_digest": receipt["receipt_digest"]}
-        return out
-
-    def import_record(self, tenant: str, scope: dict, record_id: str, author: str = "importer",
-                      private_to: str | None = None, deleted: bool = False) -> Record:
-        """A record from before the namespace's journal was activated: no journal entry, so the feed never delivers
-        it and only the initial reconciliation scan finds it. ``deleted``: a tombstone (created, then deleted).
-        Only before activation (``ValueError`` after)."""
-        ns = (tenant, C.scope(scope))
-        if ns in self.journals:
-            raise ValueError("the namespace's journal is active: a record now comes with its journal entry (mutate)")
-        record = Record(record_id, 2 if deleted else 1, "deleted" if deleted else "created", author,
-                        self.clock.now_millis, private_to)
-        self.records.setdefault(ns, {})[record_id] = record
-        return record
-
-    def replace_journal(self, tenant: str, scope: dict) -> str:
-        """Give the namespace a new journal identity (as a restore from another lineage would)."""
-        ns = (tenant, C.scope(scope))
-        self.journals.pop(ns, None)
-        return self.activate_journal(tenant, scope)
 
     # -- calls --------------------------------------------------------------------------------------------
     def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None) -> Reply:
@@ -348,7 +165,8 @@ class CheckpointService:
             if "corrupt-journal" in injected:
                 journal = self.journals.get(ns)
                 if journal is not None and journal.head:
-                    self.corrupt_journal(ns[0], C.scope_dict(sc), min((after or {}).get("sequence", 0) + 1, journal.head))
+                    first = min((after or {}).get("sequence", 0) + 1, journal.head)
+                    self.corrupt_journal(ns[0], C.scope_dict(sc), first)
             return self._changes(ns, version, after, through, limit)
         if op == "query":
             version, sc, limit, scan_limit, after = C.query_request(body)
@@ -384,32 +202,6 @@ class CheckpointService:
                                          "only (a crash between its checkpoint write and its receipt write)")
         return kinds + list(scheduled(op) if scheduled else ())
 
-    def authenticate(self, authorization: str | None) -> Subject:
-        """The subject of an ``Authorization: Bearer`` header, or 401 (for routes outside :data:`ROUTES`)."""
-        return self._authenticate(authorization)
-
-    def require_role(self, subject: Subject, role: str) -> None:
-        """403 unless ``subject`` holds the service-wide ``role``."""
-        if role not in subject.roles:
-            raise ServiceError(403, "forbidden", f"subject lacks the {role} role")
-
-    def _authenticate(self, authorization: str | None) -> Subject:
-        """Checked on every call, retries included: unknown or revoked credentials are 401."""
-        token = C.bearer(authorization)
-        if token in self.revoked:
-            raise ServiceError(401, "revoked_credential", "the credential has been revoked")
-        subject_id = self.credentials.get(token)
-        if subject_id is None:
-            raise ServiceError(401, "invalid_credential", "the credential is not valid")
-        return self.subjects[subject_id]
-
-    def _authorize(self, subject: Subject, sc: tuple, op: str) -> tuple:
-        """Capabilities for the exact scope; tenant administration alone grants nothing (403)."""
-        missing = NEEDS[op] - subject.grants.get(sc, frozenset())
-        if missing:
-            raise ServiceError(403, "forbidden", f"subject lacks {', '.join(sorted(missing))} on this exact scope")
-        return (subject.tenant, sc)
-
     def _changes(self, ns, version, after, through, limit) -> dict:
         journal = self.journals.get(ns)
         if journal is None:
@@ -429,7 +221,8 @@ class CheckpointService:
     def _stored(self, key) -> Stored | None:
         rec = self.checkpoints.get(key)
         if rec is not None and digest(rec.digest_input()) != rec.checkpoint_digest:
-            raise ServiceError(500, "integrity_failure", f"stored checkpoint of consumer {key[3]!r} does not match its digest")
+            raise ServiceError(500, "integrity_failure",
+                               f"stored checkpoint of consumer {key[3]!r} does not match its digest")
         return rec
 
     def _read(self, subject, ns, sc, version, consumer_id) -> dict:
@@ -445,7 +238,7 @@ class CheckpointService:
         rkey = (subject.subject_id, ns, cmd["idempotency_key"])
         if rkey in self.receipts:
             stored_fp, receipt = self.receipts[rkey]
-            if _receipt_digest(receipt) != receipt["receipt_digest"]:
+            if receipt_digest(receipt) != receipt["receipt_digest"]:
                 raise ServiceError(500, "integrity_failure", "stored receipt does not match its receipt_digest")
             if stored_fp != fingerprint:
                 raise conflict("idempotency_conflict", "idempotency_key was used for another command (cursor, "
@@ -479,7 +272,7 @@ class CheckpointService:
                      (rec.revision if rec else 0) + 1, self.clock.now_millis, rec.checkpoint_digest if rec else None)
         new = Stored(**{**new.__dict__, "checkpoint_digest": digest(new.digest_input())})
         receipt = {"contract_version": version, "idempotency_key": cmd["idempotency_key"], "checkpoint": new.public()}
-        receipt["receipt_digest"] = _receipt_digest(receipt)
+        receipt["receipt_digest"] = receipt_digest(receipt)
         # No journal entry: checkpoint writes cannot create a feedback loop in the feed.
         self._commit(key, new, rkey, (fingerprint, receipt),
                      WriteRecord(0, self.clock.now_millis, subject.subject_id, ns, version, cmd["consumer_id"],
@@ -527,46 +320,3 @@ class CheckpointService:
                               f"writing the {second.__name__}")
         second()
 
-    # -- backup, restore, integrity faults --------------------------------------------------------------------
-    def backup(self) -> Backup:
-        return Backup(copy.deepcopy(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
-                      self.clock.now_millis, {ns: dict(r) for ns, r in self.records.items()},
-                      copy.deepcopy(self.mutations))
-
-    def restore(self, backup: Backup) -> None:
-        """Put the stored data back as it was when ``backup`` was taken (seed 004 "Recovery and limits")."""
-        self.journals = copy.deepcopy(backup.journals)
-        self.checkpoints = dict(backup.checkpoints)
-        self.receipts = copy.deepcopy(backup.receipts)
-        self.records = {ns: dict(r) for ns, r in backup.records.items()}
-        self.mutations = copy.deepcopy(backup.mutations)
-        self._seq += 1
-        self.restores.append((self._seq, self.clock.now_millis))
-
-    def state_digest(self) -> str:
-        """A digest of every stored value: equal before and after a rejected call."""
-        return digest({
-            "journals": sorted([repr(ns), j.journal_id, [e.as_dict(2) for e in j.entries]] for ns, j in self.journals.items()),
-            "checkpoints": sorted([repr(k), v.digest_input(), v.checkpoint_digest] for k, v in self.checkpoints.items()),
-            "receipts": sorted([repr(k), fp, r] for k, (fp, r) in self.receipts.items()),
-            "records": sorted([repr(ns), rid, r.content()] for ns, rs in self.records.items() for rid, r in rs.items()),
-            "mutations": sorted([repr(k), fp, r] for k, (fp, r) in self.mutations.items()),
-        })
-
-    def corrupt_checkpoint(self, subject_id: str, scope: dict, consumer_id: str, version: int = 1) -> bool:
-        """Change a stored checkpoint behind its digest's back (simulated storage corruption)."""
-        key = (subject_id, self.namespace(subject_id, scope), version, consumer_id)
-        rec = self.checkpoints.get(key)
-        if rec is None:
-            return False
-        self.checkpoints[key] = Stored(**{**rec.__dict__, "cursor": {**rec.cursor, "sequence": rec.cursor["sequence"] + 1}})
-        return True
-
-    def corrupt_journal(self, tenant: str, scope: dict, sequence: int = 1) -> bool:
-        """Change a journal entry behind its digest's back."""
-        journal = self.journals.get((tenant, C.scope(scope)))
-        if journal is None or not 1 <= sequence <= journal.head:
-            return False
-        e = journal.entries[sequence - 1]
-        journal.entries[sequence - 1] = type(e)(**{**{s: getattr(e, s) for s in e.__slots__}, "record_id": e.record_id + "~"})
-        return True
