@@ -9,6 +9,7 @@ import json
 
 from .checkpoints import STORES
 from .config import FAULT_KINDS, FAULT_ROUTES
+from .contract import CONTRACT_VERSIONS
 
 DEFAULT_PORT = 8004
 
@@ -70,6 +71,8 @@ def cmd_service(args) -> int:
         raise ServiceConfigError(f"--client {args.client!r}: one of {', '.join(CLIENTS)}")
     if args.store is not None and args.store not in STORES:
         raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
+    if args.version is not None and args.version not in CONTRACT_VERSIONS:
+        raise ServiceConfigError(f"--version {args.version}: the contract versions are 1 and 2")
     clients = [args.client] if args.client else list(sc.clients)
     if args.explore:
         if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
