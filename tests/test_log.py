@@ -96,3 +96,24 @@ def test_trace_times_are_a_typed_array_and_read_back_as_floats():
     trace.add(2.5, 1, "load", "", None, START, 0)
     assert trace.time.typecode == "d" and list(trace.time) == [2.5]
     assert trace.to_frame().time.dtype == "float64"
+
+
+def test_trace_columns_read_back_every_value_they_were_given():
+    trace = Trace()
+    cp = Checkpoint("C1", 2**40, 0)
+    rows = [(1.0, 1, "fetch", "", None, cp, 7, "3 events"), (2.0, 1, "commit", "e10", 10, cp, 2**63 + 1, "applied"),
+            (3.0, 2, "commit", "x9", 9, cp, -(2**63), "applied"), (4.0, 1, "commit", "e010", 10, cp, True, "")]
+    for row in rows:
+        trace.add(*row)
+    assert list(trace.event_id) == ["", "e10", "x9", "e010"] and trace.event_id[-1] == "e010"
+    assert list(trace.position) == [None, 10, 9, 10] and trace.position[0] is None
+    assert list(trace.cursor_place) == [7, 2**63 + 1, -(2**63), True] and trace.cursor_place[-1] is True
+    assert trace.step.count("commit") == 3 and trace.step.index("commit") == 1 and "fetch" in trace.step
+    assert trace.outcome == ["3 events", "applied", "applied", ""] and trace.applied_position[1:3] == [2**40] * 2
+    assert trace.to_frame().event_id.tolist() == ["", "e10", "x9", "e010"]
+
+
+def test_codes_widen_past_256_distinct_values():
+    from simkit.truth.columns import Codes
+    codes = Codes(str(i) for i in range(300))
+    assert codes.codes.typecode == "H" and list(codes) == [str(i) for i in range(300)] and codes[255] == "255"

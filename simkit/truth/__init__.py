@@ -5,6 +5,7 @@ module        owns
 ============  ==========================================================================================
 log           the column-stored logs: provider reads, store writes, receipts, decisions, effects
 trace         the run's trace: one row per step, and its digest
+columns       columns that keep no object per row: typed integers, coded values, ids as positions
 clock         simulated time and the sequence that orders same-instant log entries
 collector     Python's garbage collector paused while a run builds its logs
 ============  ==========================================================================================
