@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from simkit.cli import main
 from simkit.service import DEV_SCOPE, DEV_TENANT, dev_service
-from simkit.service import http as service_http
+from simkit.service import server as service_server
 from simkit.service.config import FaultSpec
 from simkit.service.contract import MAX_JSON_DEPTH
 from simkit.service.http import create_app, running
@@ -353,7 +353,7 @@ def test_a_bad_config_file_is_one_line_naming_file_and_problem_and_exit_2(tmp_pa
 # -- 3b. a half-sent request is not held for ever ---------------------------------------------------------------------
 @pytest.fixture
 def quick_deadline(monkeypatch):
-    monkeypatch.setattr(service_http, "REQUEST_TIMEOUT", 0.5)
+    monkeypatch.setattr(service_server, "REQUEST_TIMEOUT", 0.5)
     svc = dev_service()
     with running(create_app(svc)) as url:
         yield svc, int(url.rsplit(":", 1)[1])

@@ -2,21 +2,33 @@
 initial reconciliation scan, the checkpoint service, restore from backup, clients that use it right and wrong, a
 deterministic simulation that judges them, and ``simkit serve``.
 
-| module | owns |
-| --- | --- |
-| :mod:`~simkit.service.contract` | limits, request validation, digests, the error table |
-| :mod:`~simkit.service.feed` | the change feed: journal, pages, exact-history (version 2) cursors |
-| :mod:`~simkit.service.memory` | records, and the initial memory query scan (``scan_limit``, ``next_after``) |
-| :mod:`~simkit.service.checkpoints` | the service model with an explicit clock and its route table; memory mutations with receipts; the batched (and, to compare, split) checkpoint store; backup and restore |
-| :mod:`~simkit.service.config` | the dev subject, config files, start-up flags and fault specs |
-| :mod:`~simkit.service.schema` | the request and reply bodies as pydantic models, for the OpenAPI document |
-| :mod:`~simkit.service.http` | ``simkit serve``: FastAPI routes, OpenAPI, fault injection, uvicorn |
-| :mod:`~simkit.service.transport` | one call interface, in process or over HTTP; lost replies as ``ReplyLost`` |
-| :mod:`~simkit.service.clients` | the correct client and the three wrong ones, as I/O-free generators |
-| :mod:`~simkit.service.sim` | the SimPy world, the ground-truth checker, scenarios, ``explore_service`` |
-| :mod:`~simkit.service.cli` | ``simkit serve`` and ``simkit service`` |
+============  =================================================================================================
+module        owns
+============  =================================================================================================
+contract      limits, request validation, digests, the error table
+feed          the change feed: journal, pages, exact-history (version 2) cursors
+memory        records, and the initial memory query scan (``scan_limit``, ``next_after``)
+checkpoints   :class:`CheckpointService` and its calls: checkpoint read and write, the batched or split store
+access        subjects, credentials, exact-scope grants, roles; the 401 and 403 checks
+maintenance   journals, memory mutations with receipts, imported records, backup and restore, corruption
+stored        stored values: checkpoint with digest, write record (ground truth), backup, receipt digests
+config        the dev subject, config files, start-up options and fault specs
+schema        the request and reply bodies as pydantic models, for the OpenAPI document
+http          ``simkit serve``: :func:`create_app` with the seed routes, route errors, OpenAPI, :func:`serve`
+web           HTTP plumbing: no-store and lost-reply wrapper, error replies, body reading, OpenAPI helpers
+admin         the ``/_simkit/*`` operator routes: backup, restore, append
+server        uvicorn on 127.0.0.1: the socket, :func:`running`, the request deadline
+transport     one call interface, in process or over HTTP; lost replies as ``ReplyLost``
+clients       the correct client and the three wrong ones, as I/O-free generators
+scenarios     :class:`ServiceScenario` and the bundled :data:`SCENARIOS`
+simworld      :class:`ServiceWorld`: the SimPy world (latency, lost replies, crashes, restores, server crashes)
+verdict       the checker: :class:`ServiceVerdict` from ground truth only
+sim           :func:`run_service_scenario` and :func:`explore_service`
+plot          figures of runs: progress, outcomes, the initial scan
+cli           ``simkit serve`` and ``simkit service``
+============  =================================================================================================
 
-The HTTP modules import FastAPI; nothing else here does.
+The HTTP modules (http, web, admin, server) import FastAPI and uvicorn; nothing else here does.
 """
 from .checkpoints import ROUTES, STORES, Backup, CheckpointService, ManualClock, Reply
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, build_service, dev_service

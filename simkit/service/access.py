@@ -1,5 +1,5 @@
 """Who may call the checkpoint service: subjects, credentials, exact-scope grants and service-wide roles, and the
-401 and 403 checks of every call (docs/service.md, "Who may call").
+401 and 403 checks of every call (docs/service.md, "simkit serve").
 
 :class:`Access` is a part of :class:`simkit.service.checkpoints.CheckpointService`; it keeps ``subjects``,
 ``credentials`` and ``revoked``, which the service creates.

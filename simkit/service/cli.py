@@ -6,17 +6,24 @@ only when ``serve`` runs.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from .checkpoints import STORES
 from .config import FAULT_KINDS, FAULT_ROUTES
 from .contract import CONTRACT_VERSIONS
 
+__all__ = ["COMMANDS", "DEFAULT_PORT", "FLAGS", "add_parsers", "cmd_serve", "cmd_service", "flagged"]
+
 DEFAULT_PORT = 8004
+#: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
+FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
+         "grants": "--grant", "faults": "--fault", "version": "--version"}
 
 
 def add_parsers(sub) -> None:
     p = sub.add_parser("serve", help="the seed 004 checkpoint service and change feed on 127.0.0.1")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     p.add_argument("--config", metavar="FILE", help="TOML file adding subjects, credentials, grants, journals, faults")
     p.add_argument("--credential", action="append", default=[], metavar="TOKEN=SUBJECT",
                    help="issue a bearer credential for a subject (created if new)")
@@ -51,21 +58,36 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
+@contextmanager
+def flagged():
+    """Re-raise a :class:`~simkit.service.config.ServiceConfigError` that names a parameter (``store 'x': ...``)
+    as naming its flag instead (``--store 'x': ...``)."""
+    from .config import ServiceConfigError
+    try:
+        yield
+    except ServiceConfigError as exc:
+        message = str(exc)
+        if exc.param not in FLAGS or not message.startswith(exc.param):
+            raise
+        raise ServiceConfigError(FLAGS[exc.param] + message[len(exc.param):]) from None
+
+
 def cmd_serve(args) -> int:
     from .config import ServiceConfigError, build_service
     if not 0 <= args.port <= 65535:
         raise ServiceConfigError(f"--port {args.port}: must be 0-65535")
     from .http import WallClock, serve
-    svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault, args.operator,
-                                args.store)
-    serve(svc, faults, args.port, args.log_level)
+    with flagged():
+        svc, faults = build_service(WallClock(), args.config, args.credential, args.grant, args.fault,
+                                    args.operator, args.store)
+        serve(svc, faults, args.port, args.log_level)
     return 0
 
 
 def cmd_service(args) -> int:
     from .clients import CLIENTS
     from .config import ServiceConfigError
-    from .sim import explore_service, run_service_scenario, scenario
+    from .sim import run_service_scenario, scenario
     sc = scenario(args.scenario)
     if args.client is not None and args.client not in CLIENTS:
         raise ServiceConfigError(f"--client {args.client!r}: one of {', '.join(CLIENTS)}")
@@ -75,51 +97,71 @@ def cmd_service(args) -> int:
         raise ServiceConfigError(f"--version {args.version}: the contract versions are 1 and 2")
     clients = [args.client] if args.client else list(sc.clients)
     if args.explore:
-        if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
-            raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
-        out = []
-        for name in clients:
-            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon,
-                                        args.with_scenario_faults, args.store))
-            failing = [r for r in runs if not r.verdict.ok]
-            out.append({"client": name, "runs": len(runs), "failing": len(failing),
-                        "first_failing": None if not failing else {
-                            "crashes": [list(c) for c in failing[0].world.sc.crashes],
-                            "lost_writes": [list(x) for x in failing[0].world.sc.lost_writes],
-                            **failing[0].verdict.as_dict()}})
-        if args.json:
-            print(json.dumps({"scenario": sc.name, "explore": out}))
-        else:
-            for o in out:
-                print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
-        return 0
+        return _explore(args, sc, clients)
     stores = [args.store] if args.store else list(sc.compare_stores or (sc.store,))
-    runs = [run_service_scenario(sc, name, args.version, store=store) for name in clients for store in stores]
+    with flagged():
+        runs = [run_service_scenario(sc, name, args.version, store=store) for name in clients for store in stores]
     if args.json:
         print(json.dumps({"scenario": sc.name, "results": [r.as_dict() for r in runs]}))
         return 0
     print(f"{sc.name}: {sc.description}\n")
-    # The columns of the scan and of the store appear only where the scenario exercises them.
+    _table(sc, runs, clients, stores)
+    return 0
+
+
+def _explore(args, sc, clients: list[str]) -> int:
+    """``simkit service --explore``: every schedule per client, and the first failing one."""
+    from .config import ServiceConfigError
+    from .sim import explore_service
+    if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
+        raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
+    out = []
+    for name in clients:
+        with flagged():
+            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon,
+                                        args.with_scenario_faults, args.store))
+        failing = [r for r in runs if not r.verdict.ok]
+        out.append({"client": name, "runs": len(runs), "failing": len(failing),
+                    "first_failing": None if not failing else {
+                        "crashes": [list(c) for c in failing[0].world.sc.crashes],
+                        "lost_writes": [list(x) for x in failing[0].world.sc.lost_writes],
+                        **failing[0].verdict.as_dict()}})
+    if args.json:
+        print(json.dumps({"scenario": sc.name, "explore": out}))
+    else:
+        for o in out:
+            print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
+    return 0
+
+
+def _shown(items: list, n: int) -> str:
+    """``len(items)``, then the first ``n`` of them in parentheses."""
+    if not items:
+        return "0"
+    return f"{len(items)} ({', '.join(items[:n])}{', …' if len(items) > n else ''})"
+
+
+def _table(sc, runs: list, clients: list[str], stores: list[str]) -> None:
+    """One line per run. The columns of the scan and of the store appear only where the scenario exercises them."""
     scan, store = sc.initial_scan, bool(sc.server_crashes) or stores != ["batched"]
     w = max([15] + [len(name) + 1 for name in clients])
-    head = f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} reconciled"
+    head = (f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} "
+            f"reconciled")
     if store:
         head = (f"{'client':{w}} {'v':2} {'store':20} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} "
                 f"{'broken receipts':16} {'409s':5} reconciled")
     print(head + ("  missed" if scan else ""))
     for r in runs:
         v = r.verdict
-        lost = f"{len(v.lost)} ({', '.join(v.lost[:2])}{', …' if len(v.lost) > 2 else ''})" if v.lost else "0"
         line = f"{r.client:{w}} {r.version:<2} "
         if store:
             line += f"{r.world.sc.store:20} "
-        line += f"{'yes' if v.ok else 'NO':4} {lost:26} {len(v.duplicated):<4} {v.duplicate_acks:<9} "
+        line += f"{'yes' if v.ok else 'NO':4} {_shown(v.lost, 2):26} {len(v.duplicated):<4} {v.duplicate_acks:<9} "
         line += f"{len(v.broken_receipts):<16} " if store else f"{len(v.unreconciled):<14} "
         line += f"{v.conflicts:<5} {v.reconciliations:<10}"
         if scan:
-            line += f"  {len(v.missed)}" + (f" ({', '.join(v.missed[:3])}{', …' if len(v.missed) > 3 else ''})" if v.missed else "")
+            line += f"  {_shown(v.missed, 3)}"
         print(line.rstrip())
-    return 0
 
 
 COMMANDS = {"serve": cmd_serve, "service": cmd_service}

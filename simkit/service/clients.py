@@ -35,6 +35,11 @@ from dataclasses import dataclass
 
 from simkit.ops import LOST, Halt, Wait
 
+__all__ = [
+    "CHANGES", "CLIENTS", "HISTORY_CONFLICTS", "QUERY", "READ", "WRITE", "Apply", "ApplyRecord", "Call", "Client",
+    "NewKeyRetry", "Reconcile", "ResetOn409", "State", "StopOnEmptyPage",
+]
+
 CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
 QUERY = "/api/v1/memory/query"
 #: 409 codes that mean "the server does not have the history this cursor came from": reconcile explicitly.
@@ -66,10 +71,10 @@ class ApplyRecord:
 
 @dataclass(frozen=True, slots=True)
 class Reconcile:
-    """Explicit reconciliation after a restore: every ledger entry beyond ``keep`` (the server's checkpoint
-    cursor) whose entry the server's journal no longer has (``have``: sequence -> change digest, read from the
-    feed, by (journal_id, sequence)) is reported as an effect the server no longer backs, and dropped from the ledger so that re-used
-    sequence numbers apply again. Entries the restored journal still has stay done. Result: those reported."""
+    """Explicit reconciliation after a restore: every ledger entry beyond ``keep`` (the server's checkpoint cursor)
+    whose entry the server's journal no longer has (``have``: sequence -> change digest, read from the feed, by
+    (journal_id, sequence)) is reported as an effect the server no longer backs, and dropped from the ledger so that
+    re-used sequence numbers apply again. Entries the restored journal still has stay done. Result: those reported."""
     keep: dict | None
     have: dict
     reason: str
@@ -143,7 +148,8 @@ class Client:
 
     def load(self):
         """Step 1: read the current checkpoint."""
-        r = yield from self.call(READ, {"contract_version": self.version, "scope": self.scope, "consumer_id": self.consumer_id})
+        r = yield from self.call(READ, {"contract_version": self.version, "scope": self.scope,
+                                        "consumer_id": self.consumer_id})
         if r.status == 404:
             return State(None, 0, None)
         if r.status != 200:
@@ -238,7 +244,8 @@ class Client:
                                                   "query": {"after": after, "through": None, "limit": 256}})
             if page.status != 200:
                 yield Halt(f"feed returned {page.status} while reconciling: {page.body}")
-            have.update(((e["cursor"]["journal_id"], e["cursor"]["sequence"]), e["change_digest"]) for e in page["changes"])
+            have.update(((e["cursor"]["journal_id"], e["cursor"]["sequence"]), e["change_digest"])
+                        for e in page["changes"])
             if page["complete"] or page["next_cursor"] is None:
                 break
             after = page["next_cursor"]

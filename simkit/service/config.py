@@ -48,8 +48,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from simkit.errors import SimkitError
+
 from . import contract as C
 from .checkpoints import STORES, CheckpointService, ManualClock
+
+__all__ = [
+    "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "MAX_CONFIG_CHANGES",
+    "FaultSpec", "ServiceConfigError", "apply_config", "build_service", "dev_service", "has_operator", "load_config",
+    "parse_credential_flag", "parse_fault", "parse_grant_flag",
+]
 
 DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}
 DEV_TENANT = "tenant"
@@ -64,7 +71,14 @@ FAULT_ROUTES = ("changes", "query", "read", "write")
 
 
 class ServiceConfigError(SimkitError, ValueError):
-    """A ``simkit serve`` flag or config file is malformed."""
+    """A start-up option of the service (a parameter of :func:`build_service`) or a config file is malformed.
+
+    ``param``: the parameter the message starts with, if any; the command line names its flag there instead
+    (:func:`simkit.service.cli.flagged`)."""
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(message)
+        self.param = param
 
 
 @dataclass(frozen=True)
@@ -76,13 +90,16 @@ class FaultSpec:
     nth: int = 1
 
 
-def parse_fault(text: str, where: str = "--fault") -> FaultSpec:
+def parse_fault(text: str, where: str = "faults") -> FaultSpec:
+    """A fault spec ``KIND[@ROUTE][#N]``; errors start with ``where`` (a parameter, or a config file's key)."""
     spec, _, nth = text.strip().partition("#")
     kind, _, route = spec.partition("@")
     if kind not in FAULT_KINDS:
-        raise ServiceConfigError(f"{where} {text!r}: unknown fault {kind!r}; one of {', '.join(FAULT_KINDS)}")
+        raise ServiceConfigError(f"{where} {text!r}: unknown fault {kind!r}; one of {', '.join(FAULT_KINDS)}",
+                                 param=where)
     if route and route not in FAULT_ROUTES:
-        raise ServiceConfigError(f"{where} {text!r}: unknown route {route!r}; one of {', '.join(FAULT_ROUTES)}")
+        raise ServiceConfigError(f"{where} {text!r}: unknown route {route!r}; one of {', '.join(FAULT_ROUTES)}",
+                                 param=where)
     if nth == "*":
         n = 0
     else:
@@ -91,10 +108,12 @@ def parse_fault(text: str, where: str = "--fault") -> FaultSpec:
         except ValueError:
             n = -1
         if n < 1:
-            raise ServiceConfigError(f"{where} {text!r}: occurrence after '#' must be a positive integer or '*'")
+            raise ServiceConfigError(f"{where} {text!r}: occurrence after '#' must be a positive integer or '*'",
+                                     param=where)
     if kind == "crash-mid-write":
         if route not in ("", "write"):
-            raise ServiceConfigError(f"{where} {text!r}: crash-mid-write applies to checkpoint writes only (@write)")
+            raise ServiceConfigError(f"{where} {text!r}: crash-mid-write applies to checkpoint writes only (@write)",
+                                     param=where)
         route = "write"
     return FaultSpec(kind, route or None, n)
 
@@ -114,7 +133,8 @@ def _scope(value, where: str) -> dict:
     return sc
 
 
-def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS, store: str = "batched") -> CheckpointService:
+def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS,
+                store: str = "batched") -> CheckpointService:
     """The service ``simkit serve`` starts with: subject ``dev``, its grants, ``records`` from before the journal
     (:data:`DEV_RECORDS`; ``()`` for none), then an active journal with changes. ``store``: one of
     :data:`simkit.service.checkpoints.STORES`."""
@@ -153,7 +173,8 @@ def _name(table: dict, key: str, default, where: str) -> str:
     """A non-empty string (a subject id or a tenant)."""
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
-        raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, got {type(value).__name__} {C.show(value)}")
+        raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, "
+                                 f"got {type(value).__name__} {C.show(value)}")
     return value
 
 
@@ -164,13 +185,49 @@ def _strings(table: dict, key: str, where: str) -> list[str]:
     return value
 
 
-def _issue(svc: CheckpointService, token: str, subject: str, where: str) -> None:
+def _issue(svc: CheckpointService, token: str, subject: str, where: str, param: str | None = None) -> None:
     """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
     (issuing it again would silently take it from its holder)."""
     holder = svc.credentials.get(token)
     if holder is not None and holder != subject:
-        raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject {C.show(holder)}")
+        raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject {C.show(holder)}",
+                                 param=param)
     svc.add_credential(token, subject)
+
+
+def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: int) -> None:
+    """One ``[[subjects]]`` table (``w`` names it in errors): the subject, its credentials, roles and grants."""
+    _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
+    if not isinstance(s.get("id"), str) or not s["id"]:
+        raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
+    sid = s["id"]
+    if sid in seen:
+        raise ServiceConfigError(f"{w}.id: duplicate subject {C.show(sid)} ({seen[sid]})")
+    seen[sid] = f"subjects[{i}] already adds it"
+    tenant = _name(s, "tenant", DEV_TENANT, w)
+    admin = s.get("tenant_admin", False)
+    if not isinstance(admin, bool):
+        raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, "
+                                 f"got {type(admin).__name__} {C.show(admin)}")
+    credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
+    roles = _strings(s, "roles", w)
+    if not set(roles) <= set(C.ROLES):
+        raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
+                                 f"one of {', '.join(C.ROLES)}")
+    grants = _tables(s, "grants", w)
+    svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
+    for key, tokens in (("credentials", credentials), ("revoked", revoked)):
+        for token in tokens:
+            _issue(svc, token, sid, f"{w}.{key}")
+    for token in revoked:
+        svc.revoke(token)
+    for j, g in enumerate(grants):
+        wg = f"{w}.grants[{j}]"
+        _only(g, ("scope", "capabilities"), wg)
+        caps = g.get("capabilities", [])
+        if not isinstance(caps, list) or not all(isinstance(c, str) and c in C.CAPABILITIES for c in caps):
+            raise ServiceConfigError(f"{wg}: capabilities must be a list of {', '.join(C.CAPABILITIES)}")
+        svc.grant(sid, _scope(g.get("scope"), wg), caps)
 
 
 def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSpec]:
@@ -186,37 +243,7 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     # first, so a second [[subjects]] entry's tenant and tenant_admin would be silently ignored.
     seen = {sid: "simkit serve already has it; extend it with --credential or --grant" for sid in svc.subjects}
     for i, s in enumerate(_tables(data, "subjects", where)):
-        w = f"{where}: subjects[{i}]"
-        _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
-        if not isinstance(s.get("id"), str) or not s["id"]:
-            raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
-        sid = s["id"]
-        if sid in seen:
-            raise ServiceConfigError(f"{w}.id: duplicate subject {C.show(sid)} ({seen[sid]})")
-        seen[sid] = f"subjects[{i}] already adds it"
-        tenant = _name(s, "tenant", DEV_TENANT, w)
-        admin = s.get("tenant_admin", False)
-        if not isinstance(admin, bool):
-            raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, got {type(admin).__name__} {C.show(admin)}")
-        credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
-        roles = _strings(s, "roles", w)
-        if not set(roles) <= set(C.ROLES):
-            raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
-                                     f"one of {', '.join(C.ROLES)}")
-        grants = _tables(s, "grants", w)
-        svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
-        for key, tokens in (("credentials", credentials), ("revoked", revoked)):
-            for token in tokens:
-                _issue(svc, token, sid, f"{w}.{key}")
-        for token in revoked:
-            svc.revoke(token)
-        for j, g in enumerate(grants):
-            wg = f"{w}.grants[{j}]"
-            _only(g, ("scope", "capabilities"), wg)
-            caps = g.get("capabilities", [])
-            if not isinstance(caps, list) or not all(isinstance(c, str) and c in C.CAPABILITIES for c in caps):
-                raise ServiceConfigError(f"{wg}: capabilities must be a list of {', '.join(C.CAPABILITIES)}")
-            svc.grant(sid, _scope(g.get("scope"), wg), caps)
+        _add_config_subject(svc, s, f"{where}: subjects[{i}]", seen, i)
     for i, j in enumerate(_tables(data, "journals", where)):
         w = f"{where}: journals[{i}]"
         _only(j, ("tenant", "scope", "changes"), w)
@@ -257,43 +284,46 @@ def load_config(path: str) -> dict:
 
 
 def parse_credential_flag(text: str) -> tuple[str, str]:
-    """``--credential TOKEN=SUBJECT``."""
+    """``TOKEN=SUBJECT`` (``--credential``; an item of :func:`build_service`'s ``credentials``)."""
     token, sep, subject = text.partition("=")
     if not sep or not token or not subject:
-        raise ServiceConfigError(f"--credential {text!r}: expected TOKEN=SUBJECT")
+        raise ServiceConfigError(f"credentials {text!r}: expected TOKEN=SUBJECT", param="credentials")
     return token, subject
 
 
 def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
-    """``--grant SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` (scope defaults to the dev scope)."""
+    """``SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` (``--grant``; an item of :func:`build_service`'s ``grants``); the
+    scope defaults to the dev scope."""
     subject, sep, rest = text.partition("=")
     caps_text, _, scope_text = rest.partition("@")
     caps = [c for c in caps_text.split(",") if c]
     if not sep or not subject or not caps or not set(caps) <= set(C.CAPABILITIES):
-        raise ServiceConfigError(f"--grant {text!r}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
-                                 f"{', '.join(C.CAPABILITIES)}")
+        raise ServiceConfigError(f"grants {text!r}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
+                                 f"{', '.join(C.CAPABILITIES)}", param="grants")
     if not scope_text:
         return subject, caps, dict(DEV_SCOPE)
     try:
         sc = json.loads(scope_text)
     except ValueError:
-        raise ServiceConfigError(f"--grant {text!r}: scope is not JSON") from None
+        raise ServiceConfigError(f"grants {text!r}: scope is not JSON", param="grants") from None
     try:
         C.scope(sc)
     except C.ServiceError as exc:
-        raise ServiceConfigError(f"--grant {text!r}: {exc.message}") from None
+        raise ServiceConfigError(f"grants {text!r}: {exc.message}", param="grants") from None
     return subject, caps, sc
 
 
 def build_service(clock=None, config: str | None = None, credentials=(), grants=(), faults=(),
                   operator: str | None = None, store: str = "batched") -> tuple[CheckpointService, list[FaultSpec]]:
-    """The dev service plus a config file and flags; the start-up faults.
+    """The dev service plus a config file and the options of ``simkit serve``; the start-up faults.
 
-    ``operator`` (``--operator TOKEN``) issues TOKEN to subject ``operator`` (created if new) with the
-    ``operator`` role. ``store`` (``--store``): one of :data:`simkit.service.checkpoints.STORES`.
+    ``credentials``: ``TOKEN=SUBJECT`` items (the subject created if new); ``grants``:
+    ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` items; ``faults``: ``KIND[@ROUTE][#N]`` items (:func:`parse_fault`).
+    ``operator`` issues that credential to subject ``operator`` (created if new) with the ``operator`` role.
+    ``store``: one of :data:`simkit.service.checkpoints.STORES`. An error names the parameter (or the config file).
     """
     if store not in STORES:
-        raise ServiceConfigError(f"--store {store!r}: one of {', '.join(STORES)}")
+        raise ServiceConfigError(f"store {store!r}: one of {', '.join(STORES)}", param="store")
     svc = dev_service(clock, store=store)
     specs: list[FaultSpec] = []
     if config:
@@ -301,21 +331,27 @@ def build_service(clock=None, config: str | None = None, credentials=(), grants=
     for text in credentials:
         token, subject = parse_credential_flag(text)
         svc.add_subject(subject, DEV_TENANT)
-        _issue(svc, token, subject, f"--credential {text!r}")
+        _issue(svc, token, subject, f"credentials {text!r}", "credentials")
     for text in grants:
         subject, caps, sc = parse_grant_flag(text)
         if subject not in svc.subjects:
-            raise ServiceConfigError(f"--grant {text!r}: unknown subject {subject!r}; add a --credential for it first")
+            raise ServiceConfigError(f"grants {text!r}: unknown subject {subject!r}; give it a credential first",
+                                     param="grants")
         svc.grant(subject, sc, caps)
     if operator is not None:
-        if not operator.strip() or operator != operator.strip() or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in operator):
-            raise ServiceConfigError(f"--operator {operator!r}: a credential is one token without spaces or control "
-                                     f"characters")
-        svc.add_subject("operator", DEV_TENANT)
-        _issue(svc, operator, "operator", f"--operator {operator!r}")
-        svc.give_role("operator", C.OPERATOR)
-    specs += [parse_fault(f) for f in faults]
+        _add_operator(svc, operator)
+    specs += [parse_fault(f, "faults") for f in faults]
     return svc, specs
+
+
+def _add_operator(svc: CheckpointService, token: str) -> None:
+    """Subject ``operator`` with credential ``token`` and the ``operator`` role."""
+    if not token.strip() or token != token.strip() or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in token):
+        raise ServiceConfigError(f"operator {token!r}: a credential is one token without spaces or control "
+                                 f"characters", param="operator")
+    svc.add_subject("operator", DEV_TENANT)
+    _issue(svc, token, "operator", f"operator {token!r}", "operator")
+    svc.give_role("operator", C.OPERATOR)
 
 
 def has_operator(svc: CheckpointService) -> bool:

@@ -22,6 +22,16 @@ import json
 import reprlib
 import unicodedata
 
+__all__ = [
+    "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "INJECT_FAULTS",
+    "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT", "MAX_REQUEST_BYTES",
+    "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE", "MIN_LIMIT",
+    "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES", "ServiceError",
+    "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
+    "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
+    "restore_request", "scope", "scope_dict", "show", "write_request",
+]
+
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
 CONTRACT_VERSIONS = (1, 2)
 #: "Standard 64 KiB request limits" (seed 004, "Recovery and limits").
@@ -36,7 +46,8 @@ MAX_SEQUENCE = 2**64 - 1
 #: Identity rule of seed 004: "1–128 UTF-8 bytes with no control characters or blank value".
 MAX_IDENTITY_BYTES = 128
 #: Capabilities a grant can carry. Both checkpoint routes need READ and CHECKPOINT for the exact scope.
-MEMORY_READ, MEMORY_CHECKPOINT, MEMORY_WRITE, TENANT_ADMIN = "memory_read", "memory_checkpoint", "memory_write", "tenant_admin"
+MEMORY_READ, MEMORY_CHECKPOINT = "memory_read", "memory_checkpoint"
+MEMORY_WRITE, TENANT_ADMIN = "memory_write", "tenant_admin"
 CAPABILITIES = (MEMORY_READ, MEMORY_CHECKPOINT, MEMORY_WRITE, TENANT_ADMIN)
 #: Scope visibilities simkit accepts (seed 004 only shows "shared"; "private" is simkit's assumption).
 VISIBILITIES = ("private", "shared")
@@ -101,7 +112,8 @@ def digest(value) -> str:
 def parse_body(raw: bytes) -> dict:
     """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object)."""
     if len(raw) > MAX_REQUEST_BYTES:
-        raise ServiceError(413, "request_too_large", f"request body is {len(raw)} bytes; the limit is {MAX_REQUEST_BYTES}")
+        raise ServiceError(413, "request_too_large",
+                           f"request body is {len(raw)} bytes; the limit is {MAX_REQUEST_BYTES}")
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -221,7 +233,8 @@ def query_request(body: dict) -> tuple[int, tuple, int, int, str | None]:
     _fields(body, "request", ("contract_version", "scope"), ("filter",))
     version = contract_version(body["contract_version"], "contract_version")
     sc = scope(body["scope"])
-    f = _fields({} if body.get("filter") is None else body["filter"], "filter", (), ("limit", "scan_limit", "next_after"))
+    f = _fields({} if body.get("filter") is None else body["filter"], "filter", (),
+                ("limit", "scan_limit", "next_after"))
     limit = f.get("limit", DEFAULT_LIMIT)
     if not _is_int(limit) or not MIN_LIMIT <= limit <= MAX_LIMIT:
         raise bad("malformed_bounds", f"filter.limit must be an integer {MIN_LIMIT}-{MAX_LIMIT}")

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 
 from .contract import KINDS, ServiceError, conflict, digest
 
+__all__ = ["Entry", "Journal", "genesis", "inactive_page"]
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -69,7 +71,8 @@ class Journal:
             c["history_digest"] = self.history_digest(sequence)
         return c
 
-    def append(self, kind: str, record_id: str, author: str, now_millis: int, record_revision: int | None = None) -> Entry:
+    def append(self, kind: str, record_id: str, author: str, now_millis: int,
+               record_revision: int | None = None) -> Entry:
         """Commit one change: its digest over its content, its history digest chained to the previous one."""
         if kind not in KINDS:
             raise ValueError(f"unknown change kind {kind!r}; one of {', '.join(KINDS)}")

@@ -13,8 +13,14 @@ effects and reconciliations; the transport log), never from what a client believ
 """
 from __future__ import annotations
 
-from . import sim
 from .clients import WRITE
+from .verdict import acknowledged_twice as _acknowledged_twice
+from .verdict import effect_fate
+
+__all__ = [
+    "EFFECT_FATES", "REASONS", "acknowledged_twice", "checkpoint_steps", "effect_fates", "failure_reasons",
+    "first_scan", "outcome_counts", "outcomes", "progress", "scan", "scan_candidates",
+]
 
 CHECKPOINT, ENTRY, BACKED, RECONCILED, ORPHANED, LOST_RED, TWICE, REPLY_LOST, CONFLICT, RESTORE = (
     "#1f77b4", "#9e9e9e", "#4c9f70", "#8c6bb1", "#d62728", "#d62728", "#f28e2b", "black", "#555555", "#8c564b")
@@ -24,7 +30,7 @@ EFFECT_FATES = {
     "reconciled": ("effect ran; a restore dropped its entry; reconciled", RECONCILED, False),
     "unreconciled": ("effect ran; a restore dropped its entry; NOT reconciled", ORPHANED, False),
 }
-#: The ways a run can fail (:class:`~simkit.service.sim.ServiceVerdict`), in the order :func:`outcomes` draws them.
+#: The ways a run can fail (:class:`~simkit.service.verdict.ServiceVerdict`), in the order :func:`outcomes` draws them.
 REASONS = ("lost", "duplicated", "duplicate_acks", "regressions", "unreconciled", "incomplete", "missed",
            "broken_receipts")
 WORKER_MARKERS = ("o", "^", "s", "D")
@@ -61,14 +67,14 @@ def checkpoint_steps(run) -> tuple[list[float], list[int | None]]:
 
 def acknowledged_twice(run) -> list[tuple[float, int]]:
     """``(time, sequence)`` of every command the checker counts in ``duplicate_acks``
-    (:func:`simkit.service.sim.acknowledged_twice`)."""
-    return [(rec.millis / 1000, rec.after["cursor"]["sequence"]) for rec in sim.acknowledged_twice(run.world)]
+    (:func:`simkit.service.verdict.acknowledged_twice`)."""
+    return [(rec.millis / 1000, rec.after["cursor"]["sequence"]) for rec in _acknowledged_twice(run.world)]
 
 
 def effect_fates(run) -> list[tuple[float, int, int, str]]:
     """``(time, worker, sequence, fate)`` for every external effect that ran; ``fate`` is a key of
-    :data:`EFFECT_FATES`, as the checker decides it (:func:`simkit.service.sim.effect_fate`)."""
-    fate = sim.effect_fate(run.world)
+    :data:`EFFECT_FATES`, as the checker decides it (:func:`simkit.service.verdict.effect_fate`)."""
+    fate = effect_fate(run.world)
     return [(time, worker, truth[1], fate(tuple(truth))) for time, worker, *truth in run.world.effects]
 
 
@@ -78,7 +84,8 @@ def _pause_window(run) -> tuple[float, float] | None:
     if not p:
         return None
     worker, at, duration = p
-    active = sorted([c[0] for c in run.world.calls if c[1] == worker] + [e[0] for e in run.world.effects if e[1] == worker])
+    active = sorted([c[0] for c in run.world.calls if c[1] == worker]
+                    + [e[0] for e in run.world.effects if e[1] == worker])
     before = [t for t in active if t <= at]
     after = [t for t in active if t >= at + duration]
     return (before[-1] if before else at, after[0] if after else at + duration)
@@ -107,6 +114,23 @@ def progress(ax, run, *, until: float | None = None, title: str | None = None):
     ax.step(step_t, step_y, where="post", color=CHECKPOINT, lw=2, zorder=3, label="server checkpoint cursor")
     ax.scatter([w.millis / 1000 for w in world.svc.writes], [w.after["cursor"]["sequence"] for w in world.svc.writes],
                s=22, color=CHECKPOINT, zorder=4, label="checkpoint command committed")
+    _effects(ax, run)
+    _mistakes(ax, run, times, seqs)
+    _restores_and_pause(ax, run)
+    ax.set_xlim(-1, until)
+    ax.set_ylim(0, max(journal.head, max((s for s in seqs if s is not None), default=0)) + 2.5)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("journal sequence")
+    ax.set_title(title or f"{run.scenario} · {run.client} · contract v{run.version}: "
+                          f"{'ok' if v.ok else 'NOT ok'}")
+    ax.grid(alpha=0.25)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
+    return ax
+
+
+def _effects(ax, run) -> None:
+    """The effects that ran, coloured by fate, one marker shape per worker."""
+    world = run.world
     workers = sorted({e[1] for e in world.effects})
     fates = effect_fates(run)
     for fate, (label, color, filled) in EFFECT_FATES.items():
@@ -117,8 +141,13 @@ def progress(ax, run, *, until: float | None = None, title: str | None = None):
             ax.scatter(*zip(*pts), s=36, marker=WORKER_MARKERS[(w - 1) % len(WORKER_MARKERS)], zorder=5,
                        color=color if filled else "none", edgecolors=color, linewidths=1.5,
                        label=label + (f" (worker {w})" if len(workers) > 1 else ""))
+
+
+def _mistakes(ax, run, times, seqs) -> None:
+    """What the checker counts (lost entries, pages acknowledged twice) and the faults (lost replies, 409s)."""
+    world, journal = run.world, _journal(run)
     by_id = {f"{e.journal_id[-4:]}:{e.sequence}": e for e in journal.entries}
-    lost = [by_id[x] for x in v.lost if x in by_id]
+    lost = [by_id[x] for x in run.verdict.lost if x in by_id]
     if lost:
         ax.scatter([e.committed_at_millis / 1000 for e in lost], [e.sequence for e in lost], s=110, marker="X",
                    color=LOST_RED, zorder=6, label="lost: at or below the checkpoint, never applied")
@@ -134,6 +163,11 @@ def progress(ax, run, *, until: float | None = None, title: str | None = None):
     conflicts = [c[0] for c in world.calls if c[3] == 409]
     if conflicts:
         ax.plot(conflicts, [0.6] * len(conflicts), "|", ms=14, mew=1.8, color=CONFLICT, label="409 reply")
+
+
+def _restores_and_pause(ax, run) -> None:
+    """A line per restore, and shading where the paused worker was silent."""
+    world = run.world
     for _seq, millis in world.svc.restores:
         backup_at = world.sc.backup_at
         ax.axvline(millis / 1000, color=RESTORE, ls="--", lw=1.5,
@@ -142,15 +176,6 @@ def progress(ax, run, *, until: float | None = None, title: str | None = None):
     if window:
         ax.axvspan(*window, color="#bdbdbd", alpha=0.35, lw=0,
                    label=f"worker {world.sc.pause[0]} silent (back-off, then paused), cursor in memory")
-    ax.set_xlim(-1, until)
-    ax.set_ylim(0, max(journal.head, max((s for s in seqs if s is not None), default=0)) + 2.5)
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("journal sequence")
-    ax.set_title(title or f"{run.scenario} · {run.client} · contract v{run.version}: "
-                          f"{'ok' if v.ok else 'NOT ok'}")
-    ax.grid(alpha=0.25)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
-    return ax
 
 
 def _value_at(times, seqs, t) -> float:
@@ -252,7 +277,8 @@ def scan(ax, runs, *, title: str | None = None):
         applied = {rid for _t, _w, rid, _rev in run.world.record_effects}
         missed = set(run.verdict.missed)
         for k, (after, page) in enumerate(first_scan(run)):
-            start = 0 if after is None else next((i for i, rid in enumerate(candidates) if rid > after), len(candidates))
+            start = 0 if after is None else next((i for i, rid in enumerate(candidates) if rid > after),
+                                                  len(candidates))
             if start >= len(candidates):
                 break                                 # the rest of the scan read records created since it began
             beyond = page["next_after"] is None or page["next_after"] not in where

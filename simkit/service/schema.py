@@ -9,8 +9,23 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .contract import (DEFAULT_LIMIT, DEFAULT_SCAN_LIMIT, KINDS, MAX_LIMIT, MAX_SCAN_LIMIT, MAX_SEQUENCE, MIN_LIMIT,
-                       MIN_SCAN_LIMIT)
+from .contract import (
+    DEFAULT_LIMIT,
+    DEFAULT_SCAN_LIMIT,
+    KINDS,
+    MAX_LIMIT,
+    MAX_SCAN_LIMIT,
+    MAX_SEQUENCE,
+    MIN_LIMIT,
+    MIN_SCAN_LIMIT,
+)
+
+__all__ = [
+    "DIGEST", "IDENTITY", "AppendRequest", "AppendResponse", "BackupRequest", "BackupResponse", "ChangesPage",
+    "ChangesRequest", "Checkpoint", "Command", "Cursor", "Entry", "Error", "ErrorDetail", "Filter", "MemoryRecord",
+    "MutationReceipt", "Query", "QueryPage", "QueryRequest", "ReadRequest", "ReadResponse", "Receipt",
+    "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
+]
 
 IDENTITY = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
@@ -161,7 +176,7 @@ class Error(_Strict):
 
 
 # -- the operator routes of ``simkit serve`` (not seed 004; published only when they are on) ----------------------
-def _dev_scope() -> "Scope":
+def _dev_scope() -> Scope:
     from .config import DEV_SCOPE
     return Scope(**DEV_SCOPE)
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from .checkpoints import CheckpointService
 
+__all__ = ["HttpTransport", "ModelTransport", "ReplyLost", "Response"]
+
 
 class ReplyLost(Exception):
     """The reply never came: the request may or may not have taken effect."""

@@ -1,0 +1,130 @@
+"""Serving an app on 127.0.0.1 with uvicorn (docs/service.md, "simkit serve"): the listening socket, a background
+server for tests and notebooks (:func:`running`), and a deadline for each request to arrive whole.
+
+A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
+first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body) would
+otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import threading
+import time
+
+import h11
+from fastapi import FastAPI
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .config import ServiceConfigError
+from .web import asgi
+
+__all__ = ["REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running", "uvicorn_server"]
+
+#: Seconds a request may take to arrive whole (headers and body), from its first byte.
+REQUEST_TIMEOUT = 10.0
+
+
+class WallClock:
+    """Real time for the server (the model itself never reads a clock)."""
+
+    @property
+    def now_millis(self) -> int:
+        return int(time.time() * 1000)
+
+
+
+class _QuietLostReply(logging.Filter):
+    """Drops uvicorn's complaint about a reply the lost-reply fault cut short on purpose."""
+
+    def filter(self, record):
+        return "returned without completing response" not in record.getMessage()
+
+
+
+class DeadlineH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for receiving each request whole.
+
+    The deadline starts with the connection and again with the first byte of each later request, and ends once
+    the request's body is complete (``their_state`` DONE); then the app runs, however long it takes. Between
+    requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
+    connection: the half-sent request never reaches the service, or the app sees a disconnect mid-body (400,
+    changing nothing).
+    """
+
+    request_timeout = REQUEST_TIMEOUT
+    _deadline = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            if self._deadline is None:
+                self._arm()                             # the first byte of a request
+        else:
+            self._disarm()                              # the request arrived whole, or the connection is over
+
+    def connection_lost(self, exc) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.logger.warning("simkit: closed a connection whose request did not arrive whole within %gs",
+                                self.request_timeout)
+            self.transport.close()
+
+
+def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
+    """A listening socket on 127.0.0.1 (``port`` 0: any free port), or one clear error."""
+    # proto IPPROTO_TCP: asyncio sets TCP_NODELAY on accepted connections only then (no 40 ms Nagle stalls).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ServiceConfigError(f"port {port}: cannot listen on {host}:{port}: {exc.strerror}",
+                                 param="port") from None
+    sock.listen(128)
+    return sock
+
+
+def uvicorn_server(app: FastAPI, log_level: str, request_timeout: float | None = None):
+    """A uvicorn server for ``app`` behind :func:`simkit.service.web.asgi`, with the request deadline."""
+    import uvicorn
+    logging.getLogger("uvicorn.error").addFilter(_QuietLostReply())
+    protocol = type("DeadlineH11", (DeadlineH11,), {"request_timeout": request_timeout or REQUEST_TIMEOUT})
+    return uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol))
+
+
+@contextlib.contextmanager
+def running(app: FastAPI, port: int = 0, log_level: str = "warning", request_timeout: float | None = None):
+    """Serve ``app`` on 127.0.0.1 in a background thread; yields the base URL; always shuts down."""
+    sock = bind(port)
+    server = uvicorn_server(app, log_level, request_timeout)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the server thread stopped before it started")
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
