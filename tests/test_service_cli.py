@@ -242,3 +242,42 @@ def test_the_config_format_documented_in_config_py_is_accepted_as_written(tmp_pa
     path.write_text(example)
     svc, faults = config.build_service(config=str(path))
     assert [f"{f.kind}@{f.route}#{f.nth}" for f in faults] == ["lose-reply@write#2"]
+
+
+@pytest.mark.parametrize("call, param", [
+    (lambda: build_service(store="nope"), "store"),
+    (lambda: build_service(grants=["bob"]), "grants"),
+    (lambda: build_service(credentials=["dev"]), "credentials"),
+    (lambda: build_service(faults=["melt"]), "faults"),
+    (lambda: build_service(operator="two words"), "operator"),
+])
+def test_library_errors_name_the_parameter(call, param):
+    """A library function's error names its parameter (issue 17), never a command-line flag."""
+    from simkit.service.config import ServiceConfigError
+    with pytest.raises(ServiceConfigError) as exc:
+        call()
+    assert exc.value.param == param and str(exc.value).startswith(f"{param} ") and "--" not in str(exc.value)
+
+
+def test_run_service_scenario_names_its_parameters():
+    from simkit.service.config import ServiceConfigError
+    from simkit.service.sim import run_service_scenario
+    with pytest.raises(ServiceConfigError, match=r"^version 3: "):
+        run_service_scenario(version=3)
+    with pytest.raises(ServiceConfigError, match=r"^store 'nope': "):
+        run_service_scenario(store="nope")
+
+
+@pytest.mark.parametrize("argv, err", [
+    (["serve", "--store", "nope"], "--store 'nope': one of batched, split, split_receipt_first"),
+    (["serve", "--fault", "melt"], "--fault 'melt': unknown fault 'melt'; one of lose-reply, corrupt-checkpoint, "
+                                   "corrupt-journal, crash-mid-write"),
+    (["serve", "--grant", "bob"], "--grant 'bob': expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
+                                  "memory_read, memory_checkpoint, memory_write, tenant_admin"),
+    (["serve", "--operator", "two words"], "--operator 'two words': a credential is one token without spaces or "
+                                           "control characters"),
+    (["service", "checkpoint_service", "--version", "3"], "--version 3: the contract versions are 1 and 2"),
+])
+def test_the_cli_names_its_flags(capsys, argv, err):
+    assert main(argv + (["--port", "0"] if argv[0] == "serve" else [])) == 2
+    assert capsys.readouterr().err == f"simkit: {err}\n"
