@@ -3,9 +3,17 @@
 ============  ==========================================================================================
 module        owns
 ============  ==========================================================================================
-plot          the timeline (durable checkpoint against the worker's memory), event fates, crash matrix
+plot          the figures' names in one place (``plot.timeline``, ``plot.fates``, ...): re-exports only
+style         colours, the label box, how many marks are labelled, how a token is abbreviated
+facts         what a timeline draws from ground truth: pages held in memory, events at risk, final losses
+timeline      the timeline (durable checkpoint against the worker's memory) and timelines side by side
+legend        the timeline's grouped legend
+fates         the event-fates grid
+instant       one instant's state and its picture (durable state beside each worker's memory)
+matrix        the crash matrix (crash point × strategy)
+curves        sweep curves: share of runs harmed against crash rate, with Wilson intervals
 swimlane      the swimlane figure: a Lamport diagram of one run
-widgets       notebook widgets: explorer, comparison, step-through
-report        plain-text verdict tables for the command line
+widgets       the notebook widgets' names in one place (``widgets.explorer()``, ...): re-exports only
+report        the verdict as text: the table rows, the one-run summary, the one-line form
 ============  ==========================================================================================
 """

@@ -14,7 +14,8 @@ from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
 from simkit.model import REPLY_LOST, REQUEST_LOST
-from .plot import LABEL_BOX
+
+from .style import LABEL_BOX
 
 _STYLE = {
     "fetch": ("provider", "#1f77b4", "fetch → page"),

@@ -16,12 +16,11 @@ them): they always arrive and always answer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import importlib
 
 import simpy
 
 from . import provider as providers
-from simkit.judge.checker import Verdict, check
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
 from simkit.procedure.consumer import Consumer, Contract
@@ -34,7 +33,8 @@ from simkit.ops import (LOST, Barrier, Call, Commit, Effect, Fetch, Halt, Handle
 from simkit.store.settlement import POLICIES, TIMEOUT, canonical_request, fingerprint
 from .sink import Sink
 from simkit.store.sqlite import make_store
-from simkit.procedure.strategies import consumer_error, strategy_name
+from simkit.procedure.strategies import consumer_error
+from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import Trace
 
 
@@ -145,6 +145,14 @@ class World:
                 process.close()
         self.completed = self._done.triggered and self.stopped is None
         return self
+
+    def ground_truth(self) -> GroundTruth:
+        """What the judge reads about this run (:class:`~simkit.truth.ground.GroundTruth`): views of the logs
+        of the provider, store, sink and service, copied nothing."""
+        return GroundTruth.build(provider=self.provider, store=self.store, sink=self.sink, service=self.service,
+                                 halts=self.halts, completed=self.completed, stopped=self.stopped,
+                                 scenario=self.scenario, settlement=self.settlement,
+                                 backfills=self.contract.backfills, trace=self.trace)
 
     def step_budget(self) -> int:
         """The most requests this run may take (:data:`STEP_BASE`, :data:`STEPS_PER_ITEM`)."""
@@ -499,42 +507,9 @@ class World:
             self._done.succeed()
 
 
-@dataclass
-class Run:
-    """The outcome of one run: the verdict, the trace and the ground truth it was judged on."""
-
-    scenario: str
-    strategy: str
-    seed: int
-    verdict: Verdict
-    world: World = field(repr=False)
-
-    @property
-    def trace(self) -> Trace:
-        return self.world.trace
-
-    def as_dict(self) -> dict:
-        """The ``--json`` object of CONTRACT §6, and ``stopped``: ``None``, or why the progress guard ended the run."""
-        w = self.world
-        return {
-            "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
-            "settlement": w.settlement,
-            **self.verdict.as_dict(),
-            "stopped": w.stopped,               # why the progress guard ended the run (then completed is false)
-            "final_checkpoint": w.store.checkpoint.as_dict(),
-            "crashes": w.crashes,
-            "fetches": len(w.provider.log),
-            "effects": sum(1 for x in w.sink.effects if x[0] > 0),
-        }
-
-
-def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int | None = None,
-             faults: tuple[Fault, ...] = (), settlement: str | None = None) -> Run:
-    """Run ``strategy`` on ``scenario`` and judge it: a pure function of (scenario, strategy, seed, faults).
-
-    ``settlement`` overrides the scenario's settlement policy (CONTRACT §3b).
-    """
-    seed = scenario.seed if seed is None else seed
-    with paused():
-        world = World(scenario, strategy, seed, tuple(faults), settlement).run()
-        return Run(scenario.name, strategy_name(strategy), seed, check(world), world)
+def __getattr__(name: str):
+    """``Run`` and ``simulate`` moved to :mod:`simkit.runner` (above both the world and the judge); the old names
+    still import from here."""
+    if name in ("Run", "simulate"):
+        return getattr(importlib.import_module("simkit.runner"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

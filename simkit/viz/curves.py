@@ -1,0 +1,116 @@
+"""Sweep curves: the share of runs that lost (or duplicated) against crash rate, one line per strategy, with its
+Wilson interval (docs/exploring.md)."""
+from __future__ import annotations
+
+__all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "sweep_curves", "sweep_shares"]
+
+
+#: Sweep curve colours: ``safe`` black (drawn on top of the others), each shortcut a hue of its own. A user's own
+#: strategy takes the next of ``_EXTRA_COLORS``.
+STRATEGY_COLORS = {
+    "safe": "black", "persist_token_on_fetch": "#1f77b4", "max_position_watermark": "#ff7f0e",
+    "compare_tokens": "#2ca02c", "no_version_check": "#d62728", "watermark_only_dedup": "#9467bd",
+    "success_before_effect": "#8c564b", "in_memory_quarantine": "#17becf",
+}
+_EXTRA_COLORS = ("#e377c2", "#bcbd22", "#7f7f7f")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h", "<", ">", "p")
+#: What :func:`sweep_curves` can plot: a column of the sweep's tidy table, and what a run with it above 0 did.
+SWEEP_METRICS = {"lost": "runs that lost at least one event", "duplicated": "runs that duplicated an effect"}
+
+
+def sweep_shares(table, metric: str = "lost", confidence: float = 0.95):
+    """Per (strategy, crash rate) of a sweep's tidy table (:data:`simkit.tools.sweep.COLUMNS`): how many runs, how many
+    with ``metric`` above 0 (``hits``), their ``share`` and its Wilson interval (``low``, ``high``).
+
+    Strategies keep their first-seen order, crash rates ascend. Raises ``ValueError`` for an unknown metric.
+    """
+    import pandas as pd
+
+    from simkit.tools.sweep import wilson
+
+    if metric not in SWEEP_METRICS:
+        raise ValueError(f"metric {metric!r}: use one of {', '.join(SWEEP_METRICS)}")
+    order = {s: i for i, s in enumerate(dict.fromkeys(table["strategy"]))}
+    rows = []
+    for (strategy, rate), group in table.groupby(["strategy", "crash_rate"], sort=False):
+        n, k = len(group), int((group[metric] > 0).sum())
+        low, high = wilson(k, n, confidence)
+        rows.append({"strategy": strategy, "crash_rate": float(rate), "runs": n, "hits": k, "share": k / n,
+                     "low": low, "high": high})
+    rows.sort(key=lambda r: (order[r["strategy"]], r["crash_rate"]))
+    return pd.DataFrame(rows, columns=["strategy", "crash_rate", "runs", "hits", "share", "low", "high"])
+
+
+def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, title: str | None = None,
+                 xscale: str = "symlog", legend: bool = True):
+    """The share of runs that lost at least one event (``metric="lost"``) or duplicated an effect
+    (``"duplicated"``) against crash rate, one line per strategy, its Wilson interval shaded.
+
+    ``table`` is a sweep's tidy table (:meth:`simkit.tools.sweep.Sweep.frame`, or the CSV ``simkit sweep --out``
+    writes). The x axis is symmetric-log (linear up to the smallest positive rate, so rate 0 has a place) with a
+    tick at every rate swept; ``xscale="linear"`` for a plain one. ``safe`` is black and drawn on top; the other
+    strategies differ in colour and in hollow marker, so curves that coincide (at 0 or at 100 %) stay visible.
+    Each line is labelled with its strategy, and a curve that coincides with one drawn before says so in its label
+    (``"compare_tokens (same curve as max_position_watermark)"``: the same share on this metric, nothing more; a
+    strategy on the ``safe`` curve can still fail otherwise); each band's gid is ``"wilson <strategy>"``.
+    """
+    from matplotlib.lines import Line2D
+
+    shares = sweep_shares(table, metric, confidence)
+    handles = _lines(ax, shares)
+    _rate_axis(ax, sorted(set(shares["crash_rate"])), xscale)
+    ax.set_ylabel(SWEEP_METRICS[metric])
+    runs = sorted(set(shares["runs"]))
+    per = f"{runs[0]} runs per point" if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs per point"
+    scenarios = ", ".join(dict.fromkeys(map(str, table["scenario"])))
+    ax.set_title(title or f"{scenarios}: {SWEEP_METRICS[metric]}, by crash rate\n"
+                          f"({per}; shaded: {confidence:.0%} Wilson interval)")
+    if legend:
+        band = Line2D([], [], color="#9e9e9e", lw=8, alpha=0.4, label=f"{confidence:.0%} Wilson interval")
+        ax.legend(handles=handles + [band], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small",
+                  title="strategy")
+    return ax
+
+
+def _lines(ax, shares) -> list:
+    """One line per strategy with its Wilson band; a curve that coincides with one drawn before says so."""
+    colors = dict(STRATEGY_COLORS)
+    extra = iter(_EXTRA_COLORS * (1 + len(shares) // len(_EXTRA_COLORS)))
+    strategies = list(dict.fromkeys(shares["strategy"]))
+    handles = []
+    drawn: dict[tuple, str] = {}        # a curve already drawn -> its strategy: a coinciding one says so
+    for i, strategy in enumerate(strategies):
+        s = shares[shares["strategy"] == strategy]
+        curve = tuple(zip(s["crash_rate"], s["share"]))
+        label = strategy if curve not in drawn else f"{strategy} (same curve as {drawn[curve]})"
+        drawn.setdefault(curve, strategy)
+        color = colors.get(strategy) or colors.setdefault(strategy, next(extra))
+        safe = strategy == "safe"
+        z = 10 if safe else 3 + i / 100
+        ax.fill_between(s["crash_rate"], s["low"], s["high"], color="#9e9e9e" if safe else color,
+                        alpha=0.3 if safe else 0.12, lw=0, zorder=z - 1, gid=f"wilson {strategy}")
+        style = dict(color=color, lw=2.4 if safe else 1.6, marker="o" if safe else _MARKERS[i % len(_MARKERS)],
+                     markersize=5 if safe else 8, zorder=z)
+        if not safe:
+            style.update(markerfacecolor="none", markeredgewidth=1.4)
+        (line,) = ax.plot(s["crash_rate"], s["share"], label=label, **style)
+        handles.append(line)
+    return handles
+
+
+def _rate_axis(ax, rates, xscale: str) -> None:
+    """Crash rate on x (symmetric-log by default, a tick at every rate swept), the share in percent on y."""
+    from matplotlib.ticker import FixedLocator, PercentFormatter
+
+    positive = [r for r in rates if r > 0]
+    if xscale == "symlog" and positive:
+        ax.set_xscale("symlog", linthresh=min(positive), linscale=0.5)
+    else:
+        ax.set_xscale(xscale if xscale != "symlog" else "linear")
+    ax.xaxis.set_major_locator(FixedLocator(rates))
+    ax.xaxis.set_minor_locator(FixedLocator([]))
+    ax.set_xticks(rates, [f"{r:g}" for r in rates])
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(-0.03, 1.03)
+    ax.grid(True, color="#e0e0e0", lw=0.8, zorder=0)
+    ax.set_xlabel("crash rate (chance of a crash at each crash-point pass)")
