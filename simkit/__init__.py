@@ -26,14 +26,17 @@ from simkit.judge.checker import Verdict, check
 from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import SHORTCUTS, STRATEGIES, resolve
+from simkit.runner import Run, simulate
 from simkit.scenario.read import bundled, load, parse, parse_crash_arg
-from simkit.world.simulation import Run, World, simulate
 from simkit.tools.audit import Audit, audit
+from simkit.truth.ground import GroundTruth
+from simkit.world.simulation import World
 
 _moved.install()
 
 __all__ = [
-    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "Page", "Run",
+    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "GroundTruth",
+    "Page", "Run",
     "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World",
     "audit", "bundled", "check", "load", "parse", "parse_crash_arg", "resolve", "simulate",
 ]

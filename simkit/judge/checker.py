@@ -1,4 +1,4 @@
-"""The independent checker: the verdict of CONTRACT §4, from ground truth only.
+"""The independent checker: the verdict of docs/verdict.md, from a :class:`~simkit.truth.ground.GroundTruth` only.
 
 It reads the provider's log of every response and the pages it can still serve, the store's log of durable
 writes, reads and receipts, and the sink's log of effects and handler decisions. It never asks the
@@ -13,12 +13,20 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from operator import attrgetter
 
-from .claims import halt_justified, unjustified_writes
+from simkit.model import COMMITTED, NON_TERMINAL
 from simkit.truth.collector import paused
-from simkit.truth.log import write_states
-from simkit.model import COMMITTED, NON_TERMINAL, TERMINAL
+from simkit.truth.derived import late_arrivals
+from simkit.truth.ground import GroundTruth, as_truth
+
+from .claims import halt_justified, unjustified_writes
+from .facts import FATES, event_fates, lost_at
+from .outcomes import Outcomes, outcome_since, terminal_since, void_claims
+
+__all__ = ["FATES", "SETTLEMENT_KINDS", "Verdict", "check", "event_fates", "lost_at", "outcome_since",
+           "settlement_violations", "terminal_since"]
 
 #: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
 SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")
@@ -43,6 +51,10 @@ class Verdict:
         return (not self.lost and not self.duplicated and not self.invariant_violations
                 and self.regressions == 0 and self.completed and not self.settlement_violations)
 
+    def violate(self, invariant: int, time: float, worker: int, detail: str) -> None:
+        """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged")."""
+        self.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
+
     @property
     def invariants_broken(self) -> list[int]:
         return sorted({v["invariant"] for v in self.invariant_violations})
@@ -54,46 +66,6 @@ class Verdict:
                 "settlement_violations": self.settlement_violations}
 
 
-def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str, int]:
-    """For each event id, the log sequence number from which it holds a terminal outcome in ground truth.
-
-    ``again``, if given, receives the id of every terminal receipt written for an event that already held one.
-    ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
-    (:func:`simkit.judge.claims.unjustified_writes`): such a receipt is a claim, not an outcome.
-    """
-    first_effect: dict[str, int] = {}
-    for seq, _t, _w, eid in sink.effects:
-        if eid not in first_effect:
-            first_effect[eid] = seq
-    since: dict[str, int | None] = {}   # None: the first terminal receipt is ``applied`` but no effect ran
-    for seq, _t, _w, eid, outcome in store.receipt_log:
-        if outcome in TERMINAL and outcome != "applied" and eid in void:
-            continue
-        if outcome in TERMINAL and eid not in since:
-            if outcome != "applied":
-                since[eid] = seq
-            else:
-                effect = first_effect.pop(eid, None)    # taken, not copied: its seq is held once, in `since`
-                since[eid] = None if effect is None else max(seq, effect)
-        elif again is not None and outcome in TERMINAL:
-            again.append(eid)
-    if None in since.values():
-        since = {eid: seq for eid, seq in since.items() if seq is not None}
-    return since
-
-
-def _void(unordered: dict) -> set[str]:
-    """The events whose ``ignored``/``quarantined`` claim the handler never ordered (an unordered effect did
-    happen: its ``applied`` receipt still counts, and is reported)."""
-    return {eid for eid, u in unordered.items() if u[3] != "applied"}
-
-
-def outcome_since(world) -> dict[str, int]:
-    """:func:`terminal_since` as the checker counts it: receipts the handler never ordered are no outcome."""
-    unordered = unjustified_writes(world.store, world.sink, world.provider.events)
-    return terminal_since(world.store, world.sink, void=_void(unordered))
-
-
 _position = attrgetter("position")
 
 
@@ -101,35 +73,35 @@ class _Stream:
     """The stream in position order, for invariant 2: which events a write of ``applied_position`` covers.
 
     ``applied_position`` P claims every event of the stream at or below P has a durable outcome, not only the
-    events of the page its worker fetched (seed 000: "never the maximum position merely observed"). The claim is
-    about the stream as it stood, so an event that joins it late is not part of it: one whose first page on the
-    provider's chain comes after a page holding its position or a greater one (a backfill; or a conflicting
-    identity at a position already served, which step 3 halts on), or that no page on the chain carries. Seed
-    000 says where a watermark stops proving anything ("If the source permits late backfills, use per-event
-    receipts instead"): a late event is judged by receipts alone, at the barrier (invariants 1 and 5) and as
-    ``lost``. Counting it from the moment some response served it would make the verdict depend on when a worker
-    fetched, not on what became durable: a consumer that reads the next page ahead would break invariant 2 with
-    exactly ``safe``'s checkpoint writes.
+    events of the page its worker fetched ("never the maximum position merely observed": docs/vocabulary.md,
+    invariant 2). The claim is about the stream as it stood, so an event that joins it late
+    (:func:`~simkit.truth.derived.late_arrivals`) is not part of it: a watermark proves nothing about it, and it
+    is judged by receipts alone, at the barrier (invariants 1 and 5) and as ``lost`` (docs/verdict.md). Counting
+    it from the moment some response served it would make the verdict depend on when a worker fetched, not on
+    what became durable: a consumer that reads the next page ahead would break invariant 2 with exactly
+    ``safe``'s checkpoint writes.
     """
 
-    def __init__(self, provider):
-        self._provider = provider
+    __slots__ = ("ids", "positions", "_truth", "_late")
+
+    def __init__(self, truth: GroundTruth):
+        self._truth = truth
         # Ids by position (ties in the stream's order; a report sorts its few by id) and their positions: two
         # lists of references to the events' own objects, not a tuple per event, to keep the check's peak low.
-        by_position = sorted(provider.events.values(), key=_position)
+        by_position = sorted(truth.provider.events.values(), key=_position)
         self.ids = [e.id for e in by_position]
         self.positions = [e.position for e in by_position]
-        self._late: set[str] | None = None      # built on first need: a run that keeps its prefix never asks
+        self._late: frozenset[str] | None = None    # built on first need: a run that keeps its prefix never asks
 
     def known(self, eid: str) -> bool:
         """Is this event part of the stream an ``applied_position`` makes a claim about?"""
         if self._late is None:
-            self._late = self._provider.late_arrivals()
+            self._late = late_arrivals(self._truth)
         return eid not in self._late
 
 
 def _applied_receipts_twice(receipt_log, candidates, events) -> dict[str, list[tuple[float, int]]]:
-    """CONTRACT §4 ``duplicated``, its receipt form: of ``candidates`` (events with more than one terminal
+    """``duplicated`` in its receipt form (docs/verdict.md): of ``candidates`` (events with more than one terminal
     receipt), those of ``events`` with more than one ``applied`` receipt, each with the (time, worker) of every
     one. (The store refuses a second terminal receipt: only a store that does not, or a hand-built history,
     has candidates at all.)"""
@@ -165,72 +137,77 @@ class _Holds:
         return last if last in NON_TERMINAL else None
 
 
-def check(world) -> Verdict:
-    """Judge a finished run. ``world`` needs ``provider``, ``store``, ``sink``, ``halts`` and ``completed``."""
+def check(run) -> Verdict:
+    """Judge a finished run from its ground truth (docs/verdict.md). ``run``: a
+    :class:`~simkit.truth.ground.GroundTruth`, or what :func:`~simkit.truth.ground.as_truth` reads one from (a
+    World, a Run, a hand-built history)."""
+    truth = as_truth(run)
     with paused():
-        return _check(world)
+        return _check(truth)
 
 
-def _check(world) -> Verdict:
-    provider, store, sink = world.provider, world.store, world.sink
-    events = provider.events
-    unordered = unjustified_writes(store, sink, events)
-    again: list[str] = []
-    since = terminal_since(store, sink, again, _void(unordered))
-    receipts_twice = _applied_receipts_twice(store.receipt_log, set(again), events)
-    final_cursor = store.checkpoint.resume_cursor
-    v = Verdict(halted=world.halts[0][2] if world.halts else None)
-    if world.halts:
-        backfills = _backfills(world)
-        v.halt_justified = all(halt_justified(h, provider, store, backfills) for h in world.halts)
-    v.completed = bool(world.completed) and v.halt_justified is not False
-    def in_order(ids):                  # stream order: by position, then id (sorting only the few reported)
-        return sorted(ids, key=lambda eid: (events[eid].position, eid))
-
-    for eid in in_order(eid for eid in events if eid not in since):
-        (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
-    if not world.halts and not (provider.at_end(final_cursor) and not v.pending):
-        # caught up in memory only: the durable checkpoint must say so too (seed 000: "the cursor says where to
-        # fetch"), with nothing left pending, unless a justified halt stopped the stream
-        v.completed = False
-    effects_twice = [eid for eid, n in sink.effect_count.items() if n > 1 and eid in events]
-    v.duplicated = in_order(set(effects_twice).union(receipts_twice))
-
-    def violate(invariant, time, worker, detail):
-        v.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
-
-    v.regressions = _judge_writes(world, since, violate)
+def _check(truth: GroundTruth) -> Verdict:
+    unordered = unjustified_writes(truth)
+    found = Outcomes(truth.store.receipt_log, truth.sink.effects, void_claims(unordered))
+    v = Verdict(halted=truth.halts[0][2] if truth.halts else None)
+    if truth.halts:
+        v.halt_justified = all(halt_justified(h, truth) for h in truth.halts)
+    v.completed = truth.completed and v.halt_justified is not False
+    _judge_events(truth, found.since, v)
+    v.regressions = _judge_writes(truth, found.since, v.violate)
     for _seq, time, worker, _outcome, detail in unordered.values():
-        violate(5, time, worker, detail)
-    runs: dict[str, list] = {eid: [] for eid in effects_twice}
-    for _s, t, w, e in sink.effects:
-        if e in runs:
-            runs[e].append((t, w))
-    for eid, times in runs.items():
-        violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
-    for eid, rows in receipts_twice.items():
-        violate(4, rows[1][0], rows[1][1], f"{eid} holds {len(rows)} applied receipts")
+        v.violate(5, time, worker, detail)
+    _judge_duplicates(truth, found, v)
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
-    v.settlement_violations = settlement_violations(getattr(store, "operations", None), getattr(world, "service", None))
+    v.settlement_violations = settlement_violations(truth.store.operations, truth.service)
     return v
 
 
-def _backfills(world) -> bool:
-    """The provider contract the consumer was given: may events appear behind served positions?"""
-    contract = getattr(world, "contract", None)
-    if contract is not None:
-        return contract.backfills
-    return bool(getattr(getattr(world, "scenario", None), "backfills", False))
+def _in_order(events, ids) -> list[str]:
+    """Stream order: by position, then id (sorting only the few reported)."""
+    return sorted(ids, key=lambda eid: (events[eid].position, eid))
+
+
+def _judge_events(truth: GroundTruth, since: dict[str, int], v: Verdict) -> None:
+    """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still deliver
+    them; and ``completed`` false for a run caught up in memory only."""
+    provider, final_cursor = truth.provider, truth.store.checkpoint.resume_cursor
+    undone = list(filterfalse(since.__contains__, provider.events))
+    for eid in _in_order(provider.events, undone):
+        (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
+    if not truth.halts and not (provider.at_end(final_cursor) and not v.pending):
+        # caught up in memory only: the durable checkpoint must say so too ("the cursor says where to fetch"),
+        # with nothing left pending, unless a justified halt stopped the stream
+        v.completed = False
+
+
+def _judge_duplicates(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
+    """``duplicated`` and invariant 4: an effect in the sink more than once, or two ``applied`` receipts."""
+    events = truth.provider.events
+    receipts_twice = _applied_receipts_twice(truth.store.receipt_log, set(found.again), events)
+    effects_twice = []
+    if found.repeated:
+        effects_twice = [eid for eid, n in truth.sink.effect_count.items() if n > 1 and eid in events]
+    v.duplicated = _in_order(events, set(effects_twice).union(receipts_twice))
+    runs: dict[str, list] = {eid: [] for eid in effects_twice}
+    if runs:
+        for _s, t, w, e in truth.sink.effects:
+            if e in runs:
+                runs[e].append((t, w))
+    for eid, times in runs.items():
+        v.violate(4, times[1][0], times[1][1], f"effect of {eid} ran {len(times)} times")
+    for eid, rows in receipts_twice.items():
+        v.violate(4, rows[1][0], rows[1][1], f"{eid} holds {len(rows)} applied receipts")
 
 
 class _Pages:
     """What each worker had read and been served, replayed in sequence order beside the store's writes."""
 
-    def __init__(self, world):
-        store, provider, sink = world.store, world.provider, world.sink
+    def __init__(self, truth: GroundTruth):
         # at one sequence number reads, responses and decisions come before the write
-        self._context = heapq.merge(((r[0], 0, r) for r in store.reads), ((r[0], 1, r) for r in provider.log),
-                                    ((r[0], 2, r) for r in sink.decisions))
+        self._context = heapq.merge(((r[0], 0, r) for r in truth.store.reads),
+                                    ((r[0], 1, r) for r in truth.provider.log),
+                                    ((r[0], 2, r) for r in truth.sink.decisions))
         self._upcoming = next(self._context, None)
         self.decisions: dict[str, str] = {}
         self._read: dict[int, object] = {}
@@ -254,55 +231,65 @@ class _Pages:
             self._upcoming = next(self._context, None)
 
 
-def _judge_writes(world, since: dict[str, int], violate) -> int:
+class _Coverage:
+    """Invariant 2, write by write: the events of the stream each rise of ``applied_position`` newly covers, and
+    those of them without a durable outcome by then."""
+
+    __slots__ = ("stream", "since", "end", "last", "hi")
+
+    def __init__(self, truth: GroundTruth, since: dict[str, int]):
+        self.stream, self.since = _Stream(truth), since
+        self.end = len(self.stream.positions)
+        self.last, self.hi = None, 0    # the last write's applied_position and the end of the range it covered
+
+    def undone(self, seq: int, b_applied: int, a_applied: int) -> list[tuple[int, str]]:
+        """The (position, id) of every event in (b_applied, a_applied] with no durable outcome at ``seq``."""
+        stream = self.stream
+        positions, ids, since_get = stream.positions, stream.ids, self.since.get
+        if self.last == b_applied:      # walk on from where the last write ended: a commit covers an event or two
+            lo = hi = self.hi
+            end = self.end
+            while hi < end and positions[hi] <= a_applied:
+                hi += 1
+        else:
+            lo = bisect.bisect_right(positions, b_applied)
+            hi = bisect.bisect_right(positions, a_applied, lo)
+        self.last, self.hi = a_applied, hi
+        out = []
+        for i in range(lo, hi):
+            s = since_get(ids[i])
+            if (s is None or s > seq) and stream.known(ids[i]):
+                out.append((positions[i], ids[i]))
+        return sorted(out) if out else out
+
+
+def _judge_writes(truth: GroundTruth, since: dict[str, int], violate) -> int:
     """Every durable checkpoint write: regressions, invariant 2 over the whole stream, and for a write that
     publishes a cursor, invariants 3, 1 and 5 against the page that returned it."""
-    provider, store = world.provider, world.store
-    stream = _Stream(provider)
-    ids, positions, since_get, bisect_right = stream.ids, stream.positions, since.get, bisect.bisect_right
-    end = len(positions)
-    covered = (None, 0)                 # the last write's applied_position and the end of the range it covered
-    pages = _Pages(world)
-    holds = _Holds(store.receipt_log)
+    place = truth.provider.place
+    coverage = _Coverage(truth, since)
+    pages = _Pages(truth)
+    holds = _Holds(truth.store.receipt_log)
+    since_get = since.get
     regressions = 0
-
-    def done_by(eid, seq):
-        s = since_get(eid)
-        return s is not None and s <= seq
-
-    for seq, time, worker, wkind, before, after in write_states(store.writes):
+    for seq, time, worker, wkind, before, after in truth.store.writes.states():
         (b_cursor, b_applied, b_version), (a_cursor, a_applied, a_version) = before, after
         pages.until(seq)
-        moved_back = a_cursor != b_cursor and provider.place(a_cursor) < provider.place(b_cursor)
+        moved_back = a_cursor != b_cursor and place(a_cursor) < place(b_cursor)
         if a_version < b_version or a_applied < b_applied or moved_back:
             regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
-            # the range starts where the last one ended when this write continues it (the usual case)
-            if covered[0] == b_applied:     # walk on from there: a commit covers an event or two, no search
-                lo = hi = covered[1]
-                while hi < end and positions[hi] <= a_applied:
-                    hi += 1
-            else:
-                lo = bisect_right(positions, b_applied)
-                hi = bisect_right(positions, a_applied, lo)
-            covered = (a_applied, hi)
-            undone = None
-            for i in range(lo, hi):
-                s = since_get(ids[i])
-                if (s is None or s > seq) and stream.known(ids[i]):
-                    undone = undone or []
-                    undone.append((positions[i], ids[i]))
-            if undone:
-                for pos, eid in sorted(undone):
-                    violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
-                                             f"(position {pos}) has no durable outcome")
+            for pos, eid in coverage.undone(seq, b_applied, a_applied):
+                violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
+                                         f"(position {pos}) has no durable outcome")
         if wkind == "commit":
             continue
         response = _page_published(pages, worker, wkind, before, after, time, violate)
         if response is None:
             continue
         for eid in response[5]:
-            if not done_by(eid, seq):
+            s = since_get(eid)
+            if s is None or s > seq:
                 # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
                 # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
                 held = pages.decisions.get(eid)
@@ -371,58 +358,3 @@ def settlement_violations(ledger, service=None) -> list[dict]:
                                       f"reservation {t.reservation} (differs in "
                                       f"{', '.join(t.reservation.differs(true))})"})
     return out
-
-
-#: An event's fate in one run, for plots (:func:`event_fates`), in the order a legend lists them.
-FATES = ("done before the run", "applied once", "replayed harmlessly", "ignored", "quarantined", "duplicated", "lost",
-         "pending")
-
-
-def event_fates(world, verdict: Verdict) -> dict[str, str]:
-    """Each event's fate in ground truth, for plots: one of :data:`FATES`.
-
-    ``duplicated``, ``lost`` and ``pending`` are the verdict's. Otherwise the event holds a terminal outcome:
-    ``quarantined`` or ``ignored`` by its durable receipt; ``replayed harmlessly`` if it was delivered again after
-    that outcome was durable and a worker recognised it and skipped it (a ``replay`` row of the trace at or after
-    the outcome's moment); ``done before the run`` if its outcome is the scenario's initial state and no worker
-    replayed it; else ``applied once``. A redelivery that came before the outcome was durable (the page retried
-    after a crash, say) is no replay: the event was applied once, on the retry.
-    """
-    outcome_at = {seq: t for seq, t, *_ in world.store.receipt_log}
-    outcome_at.update((seq, t) for seq, t, *_ in world.sink.effects)
-    done_at = {eid: outcome_at[seq] for eid, seq in outcome_since(world).items()}
-    initial = {eid for seq, _t, worker, eid, _o in world.store.receipt_log if seq == 0 and worker == 0}
-    trace = world.trace
-    replayed = {eid for step, eid, t in zip(trace.step, trace.event_id, trace.time)
-                if step == "replay" and eid in done_at and t >= done_at[eid]}
-    lost, pending, dup = set(verdict.lost), set(verdict.pending), set(verdict.duplicated)
-    fates = {}
-    for eid in world.provider.events:
-        receipt = world.store.receipts.get(eid, ("",))[0]
-        if eid in dup:
-            fates[eid] = "duplicated"
-        elif eid in lost:
-            fates[eid] = "lost"
-        elif eid in pending:
-            fates[eid] = "pending"
-        elif receipt in ("quarantined", "ignored"):
-            fates[eid] = receipt
-        elif eid in replayed:
-            fates[eid] = "replayed harmlessly"
-        elif eid in initial:
-            fates[eid] = "done before the run"
-        else:
-            fates[eid] = "applied once"
-    return fates
-
-
-def lost_at(world, verdict: Verdict) -> dict[str, float]:
-    """For each lost event, the moment the durable cursor moved past every page that carries it."""
-    when = {}
-    for eid in verdict.lost:
-        when[eid] = 0.0
-        for _seq, time, _w, _k, before, after in world.store.writes:
-            if not world.provider.deliverable(eid, after.resume_cursor):
-                when[eid] = time
-                break
-    return when

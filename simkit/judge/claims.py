@@ -18,6 +18,7 @@ refused a cursor it had itself issued.
 from __future__ import annotations
 
 from simkit.model import TERMINAL
+from simkit.truth.derived import late_arrivals
 
 __all__ = ["ORDERED_BY", "halt_justified", "unjustified_writes"]
 
@@ -29,29 +30,31 @@ class _Decisions:
     """The handler's decisions by event, in the order they were made."""
 
     def __init__(self, decision_log):
-        self._by_event: dict[str, list[tuple[int, str]]] = {}
+        #: event id -> its decisions as (seq, decision), in order
+        self.by_event: dict[str, list[tuple[int, str]]] = {}
         for seq, _t, _w, eid, decision in decision_log:
-            self._by_event.setdefault(eid, []).append((seq, decision))
+            self.by_event.setdefault(eid, []).append((seq, decision))
 
     def latest(self, eid: str, seq: int) -> str | None:
         """The event's last decision made before ``seq``, if any."""
         last = None
-        for s, decision in self._by_event.get(eid, ()):
+        for s, decision in self.by_event.get(eid, ()):
             if s > seq:
                 break
             last = decision
         return last
 
     def any(self, eid: str) -> bool:
-        return eid in self._by_event
+        return eid in self.by_event
 
 
-def unjustified_writes(store, sink, events) -> dict[str, tuple[int, float, int, str, str]]:
+def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
     """Every event with a durable write the handler did not order: id -> (seq, time, worker, outcome, detail)
-    of its first such write (``outcome``: the receipt's, ``applied`` for an effect). The writes judged are terminal receipts and effects; the initial state (worker 0) is not.
-
-    ``events`` is the provider's stream by id (an event's ``behavior`` says whether its handler logs).
+    of its first such write (``outcome``: the receipt's, ``applied`` for an effect). The writes judged are terminal
+    receipts and effects of a :class:`~simkit.truth.ground.GroundTruth`; the initial state (worker 0) is not.
+    An event's ``behavior`` says whether its handler logs.
     """
+    store, sink, events = truth.store, truth.sink, truth.provider.events
     decisions = _Decisions(sink.decisions)
     out: dict[str, tuple[int, float, int, str, str]] = {}
 
@@ -70,23 +73,33 @@ def unjustified_writes(store, sink, events) -> dict[str, tuple[int, float, int, 
         if eid not in out or seq < out[eid][0]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
+    decided, get = decisions.by_event, events.get
     for seq, time, worker, eid, outcome in store.receipt_log:
         if worker and outcome in TERMINAL:
+            if outcome == "applied" and eid not in decided:
+                event = get(eid)
+                if event is not None and event.behavior == "ok":
+                    continue                                    # the usual case, judged without a call
             judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
     for seq, time, worker, eid in sink.effects:
         if worker and eid not in out:
+            if eid not in decided:
+                event = get(eid)
+                if event is not None and event.behavior == "ok":
+                    continue
             judge(seq, time, worker, eid, "applied", "effect")
     return out
 
 
-def halt_justified(halt: tuple[float, int, str], provider, store, backfills: bool) -> bool:
+def halt_justified(halt: tuple[float, int, str], truth) -> bool:
     """Did ground truth give the worker cause to stop where it did?
 
     The worker's last response before the halt must show a source-order regression, two ids at one position
     (within the page, or an id already served or holding a receipt at that position), an event the provider
     slipped in behind served positions although its contract has no backfills, or a refusal of a cursor the
-    provider itself issued.
+    provider itself issued (``truth``: a :class:`~simkit.truth.ground.GroundTruth`).
     """
+    provider, store = truth.provider, truth.store
     time, worker, _reason = halt
     loaded = max((r[0] for r in store.reads if r[2] == worker and r[1] <= time), default=-1)
     response = None
@@ -104,7 +117,8 @@ def halt_justified(halt: tuple[float, int, str], provider, store, backfills: boo
     positions = [events[eid].position for eid in ids]
     if any(b <= a for a, b in zip(positions, positions[1:])):
         return True
-    return _conflicting_identity(ids, time, provider, store) or (not backfills and _slipped_in(ids, provider))
+    return _conflicting_identity(ids, time, provider, store) or (not truth.backfills
+                                                                  and not late_arrivals(truth).isdisjoint(ids))
 
 
 def _conflicting_identity(ids, time: float, provider, store) -> bool:
@@ -120,6 +134,3 @@ def _conflicting_identity(ids, time: float, provider, store) -> bool:
         return True
     return any(eid in others for row in provider.log if row[1] <= time for eid in row[5])
 
-
-def _slipped_in(ids, provider) -> bool:
-    return not provider.late_arrivals().isdisjoint(ids)

@@ -31,20 +31,23 @@ import tempfile
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from simkit.world import provider as providers
-from simkit.judge.checker import Verdict, check
-from simkit.procedure.consumer import Consumer
 from simkit.errors import SimkitError, Terminated
-from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
+from simkit.judge.checker import Verdict, check
 from simkit.model import CRASH_POINTS, Scenario
-from simkit.viz.report import run_summary
-from simkit.store.sqlite import SQLiteStore, connect
+from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import strategy_name
+from simkit.store.sqlite import SQLiteStore, connect
+from simkit.truth.derived import effects_count
+from simkit.truth.ground import GroundTruth, LedgerTruth, View
+from simkit.viz.report import run_summary
+from simkit.world import provider as providers
 
-__all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_summary"]
+from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
+
+__all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_details", "live_summary"]
 
 #: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
 MAX_BARREN_DEATHS = 5
@@ -234,7 +237,8 @@ class LiveRun:
     starts: int
     seconds: float
     summary: dict
-    world: object = field(repr=False, default=None)
+    #: the ground truth read back from the databases, that the verdict judged
+    world: GroundTruth | None = field(repr=False, default=None)
     #: workers that died without being killed by the supervisor: (worker, exit status); each was restarted
     deaths: list = field(default_factory=list)
 
@@ -244,30 +248,22 @@ class LiveRun:
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
                 **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
                 "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
-                "effects": sum(1 for x in self.world.sink.effects if x[0] > 0),
+                "effects": effects_count(self.world.sink.effects),
                 "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
                 "mode": self.mode, "starts": self.starts}
 
 
-class _Snapshot:
-    """Plain attributes: ground truth read back from the databases."""
-
-    def __init__(self, **kw):
-        self.__dict__.update(kw)
-
-
-def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> _Snapshot:
+def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> GroundTruth:
+    """The run's ground truth, read back from its databases before they close: the store's logs as the store
+    answers them, the provider's, sink's and service's read into plain lists, the settlement ledger's history."""
     clock = LiveClock(t0)
     h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
     try:
         p, s, svc = h.ground_truth()
-        st, ops = h.store, h.store.operations
-        ledger = _Snapshot(records=dict(ops.records.items()), history=list(ops.history),
-                           quarantine=list(ops.quarantine))
-        store = _Snapshot(checkpoint=st.checkpoint, receipts=st.receipts, writes=st.writes,
-                          receipt_log=st.receipt_log, reads=st.reads, operations=ledger)
-        return _Snapshot(scenario=scenario, provider=p, store=store, sink=s, service=svc, halts=halts,
-                         completed=completed, settlement=scenario.settlement)
+        truth = GroundTruth.build(provider=p, store=h.store, sink=s, service=svc, halts=halts, completed=completed,
+                                  scenario=scenario, settlement=scenario.settlement)
+        history = LedgerTruth(View(list(h.store.operations.history)))
+        return replace(truth, store=replace(truth.store, operations=history))
     finally:
         h.close()
 
@@ -354,11 +350,16 @@ def _terminate_as_interrupt():
             signal.signal(sig, handler)
 
 
-def live_summary(run: LiveRun) -> str:
-    """``simkit run``'s summary, and what the kills and the databases say."""
+def live_details(run: LiveRun) -> str:
+    """What the kills and the databases say about a live run: the line ``simkit live`` adds to a run's summary."""
     how = "at random instants" if run.mode == "random" else "at named crash points"
     deaths = (f", {len(run.deaths)} unplanned deaths ("
               + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
               + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
-    return (run_summary(run) + f"\n  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
+    return (f"  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
             f"{run.seconds:.1f} s   integrity_check: {run.integrity}")
+
+
+def live_summary(run: LiveRun) -> str:
+    """``simkit run``'s summary, and what the kills and the databases say (:func:`live_details`)."""
+    return run_summary(run) + "\n" + live_details(run)

@@ -26,6 +26,7 @@ from simkit.model import Scenario
 from .pool import processes
 from simkit.scenario.read import MAX_INT
 from simkit.procedure.strategies import STRATEGIES
+from simkit.truth.derived import effects_count
 from simkit.world.simulation import simulate
 
 #: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
@@ -80,7 +81,7 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) 
             "invariants": ",".join(map(str, v.invariants_broken)), "halted": v.halted is not None,
             "completed": v.completed, "pending": len(v.pending), "events": len(w.provider.events),
             "faults": len(w.faults.fired), "crashes": w.crashes, "fetches": len(w.provider.log),
-            "effects": sum(1 for x in w.sink.effects if x[0] > 0)}
+            "effects": effects_count(w.sink.effects)}
 
 
 def _chunk(task) -> list[dict]:

@@ -1,0 +1,194 @@
+"""The ground truth of one finished run, frozen: exactly what the judge reads (docs/verdict.md), and nothing else.
+
+:class:`GroundTruth` is built by the SimPy world (``World.ground_truth()``) and by ``simkit live`` from its
+databases; :func:`simkit.judge.checker.check` takes it. Its parts are shaped like the world's own objects
+(``truth.provider.log``, ``truth.store.writes``, ``truth.sink.effects``, ...), but each is a frozen record of
+read-only views: a log is wrapped, never copied (a million-event run must not keep its logs twice), and a
+mapping is a :class:`~types.MappingProxyType`. The facts derived from it (late events, the effects count, when
+a page was held, ...) are defined once, in :mod:`simkit.truth.derived`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from simkit.model import Checkpoint, Event, Scenario
+from simkit.truth.log import write_states
+
+__all__ = ["GroundTruth", "LedgerTruth", "ProviderTruth", "ServiceTruth", "SinkTruth", "StoreTruth", "View",
+           "WritesView", "as_truth"]
+
+
+class View(Sequence):
+    """A read-only view of a log (a list of rows, or a column-stored :class:`~simkit.truth.log.Log`): it reads
+    like the log and copies nothing."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Sequence):
+        self._rows = rows._rows if isinstance(rows, View) else rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, i):
+        return self._rows[i]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._rows)
+
+    def __eq__(self, other) -> bool:
+        return self._rows == (other._rows if isinstance(other, View) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._rows!r})"
+
+
+class WritesView(View):
+    """The store's checkpoint writes, read-only; :meth:`states` as :func:`simkit.truth.log.write_states` reads
+    them (plain tuples, no checkpoint built per row)."""
+
+    __slots__ = ()
+
+    def states(self):
+        return write_states(self._rows)
+
+
+def _mapping(m: Mapping | None) -> Mapping:
+    if m is None:
+        return MappingProxyType({})
+    return m if isinstance(m, MappingProxyType) else MappingProxyType(m)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderTruth:
+    """What the provider served and what it can still serve: its stream by id, its log of every response
+    ``(seq, time, worker, cursor, next_cursor, ids)``, and its answers about cursors (ground truth only)."""
+
+    events: Mapping[str, Event]
+    log: View
+    start: str
+    #: ``deliverable(event_id, cursor)``: can the cursor, or those after it, still deliver the event?
+    deliverable: Callable[[str, str], bool]
+    #: ``place(cursor)``: the highest position the cursor can no longer deliver
+    place: Callable[[str | None], int]
+    #: ``at_end(cursor)``: is the cursor the stream's end page?
+    at_end: Callable[[str], bool]
+    #: ``script()``: every page as ``(cursor, events, next_cursor, stuck)``, the chain from ``start`` first
+    script: Callable[[], list]
+
+    @classmethod
+    def of(cls, provider) -> ProviderTruth:
+        return cls(_mapping(provider.events), View(provider.log), provider.start, provider.deliverable,
+                   provider.place, provider.at_end, provider.script)
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerTruth:
+    """The settlement ledger's history: every transition of every operation record (seed 001)."""
+
+    history: View
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTruth:
+    """The durable store: its final checkpoint, and its logs of writes, reads and receipts."""
+
+    checkpoint: Checkpoint
+    writes: WritesView
+    reads: View
+    receipts: Mapping[str, tuple[str, int]]
+    receipt_log: View
+    operations: LedgerTruth | None
+
+    @classmethod
+    def of(cls, store) -> StoreTruth:
+        ledger = getattr(store, "operations", None)
+        return cls(store.checkpoint, WritesView(store.writes), View(store.reads), _mapping(store.receipts),
+                   View(store.receipt_log), None if ledger is None else LedgerTruth(View(ledger.history)))
+
+
+@dataclass(frozen=True, slots=True)
+class SinkTruth:
+    """The sink: its kind, the handler's decisions and every effect that happened, with each event's count."""
+
+    kind: str
+    decisions: View
+    effects: View
+    effect_count: Mapping[str, int]
+
+    @property
+    def external(self) -> bool:
+        return self.kind != "transactional"
+
+    @classmethod
+    def of(cls, sink) -> SinkTruth:
+        return cls(sink.kind, View(sink.decisions), View(sink.effects), _mapping(sink.effect_count))
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceTruth:
+    """The external service's log of every request it saw (seed 001): a reply's true identity is read here."""
+
+    requests: View
+
+    @classmethod
+    def of(cls, service) -> ServiceTruth | None:
+        return None if service is None else cls(View(service.requests))
+
+
+@dataclass(frozen=True, slots=True)
+class GroundTruth:
+    """Everything the judge reads about one finished run (docs/verdict.md): immutable, built once."""
+
+    scenario: Scenario | None
+    provider: ProviderTruth
+    store: StoreTruth
+    sink: SinkTruth
+    service: ServiceTruth | None
+    #: ``(time, worker, reason)`` of every halt, in order
+    halts: tuple[tuple[float, int, str], ...]
+    #: did every worker catch up or halt before the time limit, with no progress guard?
+    completed: bool
+    #: ``None``, or why the progress guard ended the run
+    stopped: str | None = None
+    #: the settlement policy the run used (seed 001)
+    settlement: str | None = None
+    #: the provider contract the consumer was given: may events appear behind served positions?
+    backfills: bool = False
+    #: the run's trace (:class:`~simkit.truth.trace.Trace`), where there is one (``simkit live`` keeps none)
+    trace: Any = None
+    #: facts derived once and kept (:mod:`simkit.truth.derived`); not part of the value
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, *, provider, store, sink, service=None, halts=(), completed: bool = True, stopped=None,
+              scenario: Scenario | None = None, settlement: str | None = None, backfills: bool | None = None,
+              trace=None) -> GroundTruth:
+        """Ground truth from a run's provider, store, sink and external service (any objects with their public
+        attributes: the world's own, or those ``simkit live`` reads back from its databases)."""
+        if backfills is None:
+            backfills = bool(getattr(scenario, "backfills", False))
+        return cls(scenario, ProviderTruth.of(provider), StoreTruth.of(store), SinkTruth.of(sink),
+                   ServiceTruth.of(service), tuple(halts), bool(completed), stopped, settlement, backfills, trace)
+
+
+def as_truth(run) -> GroundTruth:
+    """``run``'s ground truth: a :class:`GroundTruth` as it is, anything with ``ground_truth()`` (a World, a
+    Run) through it, and any other object shaped like a world (a hand-built history: ``provider``, ``store``,
+    ``sink``, ``halts``, ``completed``, and optionally ``service``, ``scenario``, ``contract``, ...) read once."""
+    if isinstance(run, GroundTruth):
+        return run
+    method = getattr(run, "ground_truth", None)
+    if method is not None:
+        return method()
+    contract = getattr(run, "contract", None)
+    return GroundTruth.build(
+        provider=run.provider, store=run.store, sink=run.sink, service=getattr(run, "service", None),
+        halts=run.halts, completed=run.completed, stopped=getattr(run, "stopped", None),
+        scenario=getattr(run, "scenario", None), settlement=getattr(run, "settlement", None),
+        backfills=None if contract is None else contract.backfills, trace=getattr(run, "trace", None))
