@@ -2,9 +2,10 @@
 
 A :class:`Harness` binds the simulation's own provider, sink and external service to durable containers
 (:mod:`simkit.store.durable`) in the run folder, next to the :class:`~simkit.store.sqlite.SQLiteStore`; a
-:class:`Driver` executes the requests the very same consumer classes yield, one transaction each, and reports
-to the supervisor (:mod:`simkit.live.supervisor`) on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when
-it reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON`` at the end.
+:class:`Driver` (a :class:`simkit.procedure.driver.Driver`, as the SimPy world is) executes the requests the very
+same consumer classes yield, one transaction each, and reports to the supervisor (:mod:`simkit.live.supervisor`)
+on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when it reaches the crash point it was told
+to die at, ``caught_up`` or ``halt REASON`` at the end (docs/live.md).
 """
 from __future__ import annotations
 
@@ -17,19 +18,19 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from simkit.world import provider as providers
-from simkit.store import sql
-from simkit.procedure.consumer import Consumer, Contract
-from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
 from simkit.errors import ConsumerError
-from simkit.world.external import ExternalService, Request, principal_at
-from simkit.model import Checkpoint, Scenario
-from simkit.ops import (Barrier, Call, Commit, Effect, Fetch, Halt, Handle, Load, Lookup, Overwrite, Reserve, Settle, Skip,
-                  Wait, crash_points)
-from simkit.store.settlement import Reservation, canonical_request, fingerprint
-from simkit.world.sink import Sink
-from simkit.store.sqlite import SQLiteStore, connect
+from simkit.model import Checkpoint, Reservation, Scenario
+from simkit.ops import crash_points
+from simkit.procedure import driver
+from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import consumer_error
+from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
+from simkit.store.sqlite import SQLiteStore, connect
+from simkit.world import provider as providers
+from simkit.world.external import ExternalService, Request, principal_at
+from simkit.world.sink import Sink
+
+__all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "worker_main"]
 
 #: Simulated time units per real second: ``backoff = 5.0`` waits 5 ms, ``resolve_after = 30.0`` lasts 30 ms.
 TIME_SCALE = 1000.0
@@ -83,7 +84,7 @@ class Harness:
         self.pdb, self.sdb = connect(folder / "provider.db", "NORMAL"), connect(folder / "sink.db", "NORMAL")
         self.provider = provider
         provider.clock = clock
-        _swap(provider, "_fetches", DurableDict(self.pdb, "fetches"))
+        provider.keep_fetch_counts(DurableDict(self.pdb, "fetches"))
         _swap(provider, "log", DurableList(self.pdb, "served", ("seq", "time", "worker", "cursor", "next_cursor",
                                                                   "event_ids"),
                                            lambda r: (*r[:5], pack(r[5])), lambda r: (*r[:5], unpack(r[5]))))
@@ -102,26 +103,27 @@ class Harness:
         _swap(self.service, "_ran", DurableSet(self.sdb, "service_ran", _key))
 
     @classmethod
-    def create(cls, folder: Path, scenario: Scenario, provider: providers.Provider, clock) -> "Harness":
-        """Fresh databases holding the scenario's durable state at time 0 (as :class:`simkit.world.simulation.World`)."""
+    def create(cls, folder: Path, scenario: Scenario, provider: providers.Provider, clock) -> Harness:
+        """Fresh databases holding the scenario's durable state at time 0 (as the SimPy world's)."""
         init = scenario.initial
         id_at = {e.position: e.id for e in provider.events.values()}
         receipts = {id_at[p]: ("applied", p) for p in init.receipts}
         start = Checkpoint(init.resume_cursor or provider.start, init.applied_position, init.checkpoint_version)
         h = cls(folder, scenario, provider, clock, SQLiteStore(start, receipts, clock, folder / "store.db"))
-        with transaction(h.store._db), transaction(h.sdb):
+        with h.store.transaction(), transaction(h.sdb):
             for eid in receipts:            # their effects happened before time 0
                 if h.sink.external:
                     h.sink.effects.append((0, 0.0, 0, eid))
                     h.sink.effect_count[eid] = 1
                 else:
-                    h.store._db.execute(sql.RECORD_EFFECT, {"seq": 0, "time": 0.0, "worker": 0, "event_id": eid})
+                    h.store.record_initial_effect(eid)
         return h
 
     def ground_truth(self) -> tuple[providers.Provider, Sink, ExternalService]:
         """Provider, sink and service with their logs read back into plain lists, for the checker."""
         p, s, svc = self.provider, self.sink, self.service
-        p.log, p._fetches = list(p.log), dict(p._fetches.items())
+        p.log = list(p.log)
+        p.keep_fetch_counts(p.fetch_counts())
         s.effects = list(s.effects) if s.external else self.store.effects
         s.effect_count = dict(Counter(e[3] for e in s.effects))
         s.decisions = list(s.decisions)
@@ -129,8 +131,9 @@ class Harness:
         return p, s, svc
 
     def close(self) -> None:
-        for db in (self.pdb, self.sdb, self.store._db):
+        for db in (self.pdb, self.sdb):
             db.close()
+        self.store.close()
 
 
 # -- the worker ---------------------------------------------------------------------------------------------
@@ -138,18 +141,22 @@ class _Done(Exception):
     pass
 
 
-class Driver:
+class Driver(driver.Driver):
     """Executes a consumer's requests synchronously against the harness; reports to the supervisor on ``fd``.
+    Each request's method adds real time (the scenario's latencies, :data:`TIME_SCALE`) and the transaction of
+    the database it writes to what :class:`simkit.procedure.driver.Driver` does.
 
     ``target`` = (point, occurrence): at that pass of that crash point, report it and wait to be killed.
     """
 
     def __init__(self, h: Harness, strategy: type[Consumer], worker: int, fd: int, target=None):
+        super().__init__()
         self.h, self.strategy, self.worker, self.fd, self.target = h, strategy, worker, fd, target
+        self.store, self.sink, self.provider, self.service = h.store, h.sink, h.provider, h.service
         self.contract = Contract(backfills=h.scenario.backfills, external_sink=h.sink.external)
         self.settlement = h.scenario.settlement
+        self.timing = h.scenario.timing
         self._passes: Counter = Counter()
-        self._fetched = ""
 
     def say(self, line: str) -> None:
         os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
@@ -173,8 +180,17 @@ class Driver:
                 result = self.execute(op)
                 if after:
                     self._point(after)
+        except driver.Halted as halt:
+            return f"halt {halt.args[0]}"
         except _Done as done:
             return str(done)
+
+    def execute(self, op):
+        """One request, by its type (:attr:`~simkit.procedure.driver.Driver.dispatch`)."""
+        run = self.dispatch.get(type(op))
+        if run is None:
+            raise consumer_error(self.strategy, None, op)
+        return run(self, self.worker, op)
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1
@@ -183,61 +199,52 @@ class Driver:
             time.sleep(60)                   # the supervisor kills us here
             os._exit(3)
 
-    def execute(self, op):
-        h, w, t = self.h, self.worker, type(op)
-        if t is Load:
-            return h.store.load(w)
-        if t is Fetch:
-            self._fetched = op.cursor
-            time.sleep(h.scenario.timing.fetch_latency / TIME_SCALE)      # the network, as the scenario times it
-            with transaction(h.pdb):
-                return h.provider.fetch(op.cursor, w)
-        if t is Lookup:
-            return h.store.lookup(op.events)
-        if t is Skip:
-            return None
-        if t is Handle:
-            with transaction(h.sdb):
-                return h.sink.decide(w, op.event)
-        if t is Effect:
-            time.sleep(h.scenario.timing.effect_latency / TIME_SCALE)
-            with transaction(h.sdb):
-                h.sink.effect(w, op.event.id)
-            return True
-        if t is Commit:
-            e = op.event
-            effect = (lambda: h.store.record_effect(w, e.id)) if op.with_effect else None
-            return h.store.commit_event(w, e.id, e.position, op.outcome, op.applied_position, effect)
-        if t is Barrier:
-            swapped = h.store.compare_and_swap(w, op.cursor, op.version, op.next_cursor, op.next_version,
-                                               op.applied_position)
-            self.say("page")         # the supervisor's measure of the pace of work
-            return swapped
-        if t is Overwrite:
-            done = h.store.overwrite(w, op.next_cursor, op.next_version, op.applied_position)
-            self.say("page")
-            return done
-        if t is Reserve:
-            e = op.event
-            return h.store.operations.reserve(w, e.id, fingerprint(canonical_request(e)),
-                                              principal_at(h.scenario.rotate_at, h.clock.now))
-        if t is Call:
-            time.sleep(h.scenario.timing.effect_latency / TIME_SCALE)
-            with transaction(h.sdb):
-                return h.service.execute(w, op.reservation)
-        if t is Settle:
-            ledger = h.store.operations
-            if self.settlement == "split_validate_write":
-                return ledger.write(w, ledger.validate(w, op.reservation, op.observation))
-            return ledger.settle(self.settlement, w, op.reservation, op.observation)
-        if t is Wait:
-            if op.reason == "caught_up" and h.provider.is_end(self._fetched):
-                raise _Done("caught_up")
-            time.sleep(h.scenario.timing.backoff / TIME_SCALE)
-            return None
-        if t is Halt:
-            raise _Done(f"halt {op.reason}")
-        raise consumer_error(self.strategy, None, op)
+    def _spend(self, delay: float) -> None:
+        time.sleep(delay / TIME_SCALE)       # the network, as the scenario times it
+
+    # -- what the base driver asks of a driver ------------------------------------------------------------------
+    def principal(self) -> str:
+        return principal_at(self.h.scenario.rotate_at, self.h.clock.now)
+
+    def finish(self, worker: int, status: str) -> None:
+        raise _Done(status)
+
+    def record_effect(self, worker: int, event_id: str) -> None:
+        self.store.record_effect(worker, event_id)      # the store's own table: one transaction with the receipt
+
+    # -- requests: time, transactions and reports -------------------------------------------------------------
+    def fetch(self, worker, op):
+        self._spend(self.timing.fetch_latency)
+        with transaction(self.h.pdb):
+            return super().fetch(worker, op)
+
+    def handle(self, worker, op):
+        with transaction(self.h.sdb):
+            return super().handle(worker, op)
+
+    def effect(self, worker, op):
+        self._spend(self.timing.effect_latency)
+        with transaction(self.h.sdb):
+            return super().effect(worker, op)
+
+    def call(self, worker, op):
+        self._spend(self.timing.effect_latency)
+        with transaction(self.h.sdb):
+            return super().call(worker, op)
+
+    def barrier(self, worker, op):
+        swapped = super().barrier(worker, op)
+        self.say("page")                     # the supervisor's measure of the pace of work
+        return swapped
+
+    def overwrite(self, worker, op):
+        done = super().overwrite(worker, op)
+        self.say("page")
+        return done
+
+    def wait(self, worker, op):
+        super().wait(worker, op)
+        self._spend(self.timing.backoff)
 
 
 def _die_with_parent() -> None:

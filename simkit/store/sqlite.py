@@ -99,6 +99,14 @@ class SQLiteStore:
     def _tx(self):
         return transaction(self._db)
 
+    def transaction(self):
+        """A transaction on the store's database, for writes of a caller's that must land together."""
+        return self._tx()
+
+    def record_initial_effect(self, event_id: str) -> None:
+        """The effect of an initial receipt: it happened before time 0 (sequence 0, time 0, worker 0)."""
+        self._db.execute(sql.RECORD_EFFECT, {"seq": 0, "time": 0.0, "worker": 0, "event_id": event_id})
+
     def _stamp(self, worker: int, **params) -> dict:
         """The statement's parameters, stamped with the next sequence number, the time and the worker.
 

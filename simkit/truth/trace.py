@@ -4,12 +4,50 @@ from __future__ import annotations
 import hashlib
 from array import array
 
+from simkit.model import REPLY_LOST, REQUEST_LOST
+
 from .columns import Codes, Ids, Ints
 
-__all__ = ["COLUMNS", "Trace"]
+__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "REPLY_LOST", "REQUEST_LOST", "Trace",
+           "crossed_outcome", "fetched_outcome", "transition_outcome", "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
+
+# -- outcomes: what the world writes in the ``outcome`` column, and what a reader may compare it with. A reader
+# compares whole outcomes with these constants and reads the parts of a composite one from the typed details
+# (:data:`DETAILS`, :meth:`Trace.detail`); it never parses an outcome.
+#: ``fetch``: the provider refused the cursor (the consumer halts)
+CURSOR_REFUSED = "cursor refused"
+#: ``commit`` or ``quarantine``: a terminal receipt already existed, nothing was written
+CONFLICT = "conflict"
+#: the start of an ``effect`` outcome whose reply carried another request's identity (detail ``crossed``)
+CROSSED_REPLY = "crossed reply"
+#: Typed details of some rows, kept apart from the columns (sparse, out of the digest) and added to
+#: :meth:`Trace.to_frame`: ``action``, ``before`` and ``after`` of a ``settle``, ``settle_late`` or ``validate``
+#: row (docs/vocabulary.md, "Settlement"; a validation has no ``before``), ``crossed`` the identity an ``effect``
+#: row's crossed reply carried.
+DETAILS = ("action", "before", "after", "crossed")
+
+
+def fetched_outcome(events: int) -> str:
+    """``fetch``: a page of ``events`` events came back."""
+    return f"{events} events"
+
+
+def crossed_outcome(identity) -> str:
+    """``effect``: the reply carried ``identity``, another request's (:data:`CROSSED_REPLY`)."""
+    return f"{CROSSED_REPLY} {identity}"
+
+
+def transition_outcome(action: str, before, after) -> str:
+    """``settle`` and ``settle_late``: the ledger's transition (details ``action``, ``before``, ``after``)."""
+    return f"{action}: {before} -> {after}"
+
+
+def validated_outcome(action: str, state) -> str:
+    """``validate``: the first transaction of ``split_validate_write`` decided (details ``action``, ``after``)."""
+    return f"{action} {state or ''}".strip()
 
 
 class Trace:
@@ -18,13 +56,15 @@ class Trace:
     :class:`~simkit.truth.columns.Ints`, steps, cursors and outcomes :class:`~simkit.truth.columns.Codes`, event
     ids :class:`~simkit.truth.columns.Ids`: each column reads as the list it stands for."""
 
-    __slots__ = COLUMNS
+    __slots__ = COLUMNS + ("details",)
 
     def __init__(self):
         self.time = array("d")
         self.worker, self.event_id = Ints("i"), Ids()
         self.step, self.resume_cursor, self.outcome = Codes(), Codes(), Codes()
         self.position, self.cursor_place, self.applied_position, self.checkpoint_version = (Ints() for _ in "abcd")
+        #: row -> its :data:`DETAILS` as a tuple, for the few rows that have them
+        self.details: dict[int, tuple] = {}
 
     def add(self, time, worker, step, event_id, position, checkpoint, place, outcome=""):
         self.time.append(time)
@@ -41,10 +81,24 @@ class Trace:
     def __len__(self) -> int:
         return len(self.time)
 
+    def note(self, action=None, before=None, after=None, crossed=None) -> None:
+        """Give the last row its typed details (:data:`DETAILS`)."""
+        self.details[len(self.time) - 1] = (action, before, after, crossed)
+
+    def detail(self, row: int) -> dict:
+        """The typed details of ``row`` (``None`` for each it lacks)."""
+        return dict(zip(DETAILS, self.details.get(row, (None,) * len(DETAILS))))
+
     def to_frame(self):
         """The trace as a pandas DataFrame (pandas is imported only here)."""
         import pandas as pd
-        return pd.DataFrame({c: self.time if c == "time" else list(getattr(self, c)) for c in COLUMNS})
+        frame = pd.DataFrame({c: self.time if c == "time" else list(getattr(self, c)) for c in COLUMNS})
+        for i, name in enumerate(DETAILS):          # object columns: None where a row has no such detail
+            column = [None] * len(frame)
+            for row, values in self.details.items():
+                column[row] = values[i]
+            frame[name] = pd.Series(column, index=frame.index, dtype=object)
+        return frame
 
     def digest(self) -> str:
         """A SHA-256 of every row, for determinism checks across processes."""

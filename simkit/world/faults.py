@@ -5,18 +5,20 @@ import random
 
 from simkit.model import REPLY_FAULTS, Fault, RandomFaults
 
+__all__ = ["FaultPlan"]
+
 
 class FaultPlan:
-    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (CONTRACT §2, §5).
+    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (docs/scenarios.md,
+    "Faults" and "Random faults").
 
     Requests and replies are counted apart: a ``lost_request`` with ``occurrence = n`` is the n-th request of
     its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
 
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
-    plain run turns it off, and once no scripted fault is left and no random one can strike, a pass costs nothing.
+    plain run turns it off, and once no scripted fault is left and no random one can strike, a pass costs nothing
+    (:attr:`quiet`).
     """
-
-    record = True
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
         self._scripted = list(faults)
@@ -24,6 +26,9 @@ class FaultPlan:
         self._rf = random_faults
         self._rng = random.Random(f"faults:{seed}")
         self._random_left = random_faults.max_faults
+        self._record = True
+        #: no fault can strike any more and nothing is recorded (:meth:`idle`), kept current as faults fire
+        self.quiet = False
         #: every crash-point pass as (worker, point, position, occurrence at that position)
         self.passes: list[tuple[int, str, int | None, int]] = []
         #: every reply as (worker, op, position, occurrence of op, occurrence at that position, passes before it)
@@ -39,6 +44,15 @@ class FaultPlan:
         n2 = self._counts[k2] = self._counts.get(k2, 0) + 1
         return n1, n2
 
+    @property
+    def record(self) -> bool:
+        return self._record
+
+    @record.setter
+    def record(self, keep: bool) -> None:
+        self._record = keep
+        self.quiet = self.idle()
+
     def _match(self, kinds, worker, key, value, position, n_any, n_pos) -> Fault | None:
         for f in self._scripted:
             if f.kind in kinds and f.worker == worker and getattr(f, key) == value:
@@ -46,26 +60,28 @@ class FaultPlan:
                 if n == f.occurrence:
                     self._scripted.remove(f)
                     self.fired.append(f)
+                    self.quiet = self.idle()
                     return f
         return None
 
     def _draw(self, rate: float) -> bool:
         if rate > 0 and self._random_left > 0 and self._rng.random() < rate:
             self._random_left -= 1
+            self.quiet = self.idle()
             return True
         return False
 
     def idle(self) -> bool:
         """No fault can strike any more (no scripted fault left, no random rate of any kind, lost requests
         included, or no random fault left to draw) and nothing is recorded: passes, requests and replies cost
-        nothing, and the world may commit without them (``World._quiet``)."""
+        nothing, and the world may commit without them (``World._commit_at_once``). :attr:`quiet` holds it."""
         rf = self._rf
         random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response or rf.lost_request)
-        return not (self.record or self._scripted or random)
+        return not (self._record or self._scripted or random)
 
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
         """The crash or pause that strikes this pass of ``point``, if any."""
-        if not (self.record or self._scripted or self._rf.crash or self._rf.pause):
+        if not (self._record or self._scripted or self._rf.crash or self._rf.pause):
             return None
         n_any, n_pos = self._count(worker, point, position)
         self.passes.append((worker, point, position, n_pos))
@@ -82,7 +98,7 @@ class FaultPlan:
         Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
         store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does not.
         """
-        if not (self.record or self._scripted or self._rf.lost_request):
+        if not (self._record or self._scripted or self._rf.lost_request):
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
@@ -96,7 +112,7 @@ class FaultPlan:
 
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""
-        if not (self.record or self._scripted or self._rf.lost_response):
+        if not (self._record or self._scripted or self._rf.lost_response):
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))

@@ -193,6 +193,14 @@ class Provider:
         e = self._entries.get(cursor)
         return e is not None and not e.events and e.next_cursor == cursor and self._fetches.get(cursor, 0) >= e.stuck
 
+    def keep_fetch_counts(self, counts) -> None:
+        """Count fetches per cursor in ``counts``, a mutable mapping (``simkit live`` gives a durable one)."""
+        self._fetches = counts
+
+    def fetch_counts(self) -> dict[str, int]:
+        """How many times each cursor was fetched."""
+        return dict(self._fetches.items())
+
 
 def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = "ok") -> Event:
     """The event, with the behaviour its ``[[events]]`` spec gives, else ``default``."""

@@ -1,0 +1,162 @@
+"""The driver protocol: one method per request of :mod:`simkit.ops`, found by the request's type.
+
+A driver executes the requests a consumer yields (docs/vocabulary.md, "The procedure"). :class:`Driver` says what
+each request does to the durable world, with no time, no fault and no report: the store's transactions behind
+``Commit``, ``Barrier`` and ``Overwrite``, seed 001's settlement in one transaction or two (``split_validate_write``,
+docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its subclasses add the rest: the SimPy
+world (:class:`simkit.world.simulation.World`: latency, crash points, faults, trace rows) and the live worker
+(:class:`simkit.live.worker.Driver`: real sleeps, SQLite transactions, reports to its supervisor).
+
+A subclass overrides a request's method to add its own; :attr:`Driver.dispatch` is rebuilt for every subclass,
+once, from the methods it ends up with, and :attr:`Driver.timed` names the requests whose method is a generator
+function: those take time, and the driver runs them with ``yield from``. A subclass provides ``store``,
+``sink``, ``provider``, ``service``, ``settlement`` (the policy's name), :meth:`Driver.principal` and
+:meth:`Driver.finish`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from inspect import isgeneratorfunction
+from typing import Any, ClassVar
+
+from simkit.model import canonical_request, fingerprint
+from simkit.ops import (
+    Barrier,
+    Call,
+    Commit,
+    Effect,
+    Fetch,
+    Halt,
+    Handle,
+    Load,
+    Lookup,
+    Overwrite,
+    Reserve,
+    Settle,
+    Skip,
+    Wait,
+)
+
+__all__ = ["REQUESTS", "SPLIT", "Driver", "Halted", "at_once"]
+
+#: Every request a consumer may yield; the driver method of each is its class name in lower case.
+REQUESTS = (Load, Fetch, Lookup, Skip, Handle, Effect, Reserve, Call, Settle, Commit, Barrier, Overwrite, Wait, Halt)
+#: The settlement policy that settles in two store transactions, a validation and then a write.
+SPLIT = "split_validate_write"
+
+
+class Halted(Exception):
+    """The consumer halted (seed 000 step 3); ``args[0]`` is its reason."""
+
+
+def at_once(steps: Generator) -> Any:
+    """The result of a driver generator that has nothing to wait for (a driver without simulated time)."""
+    try:
+        steps.send(None)
+    except StopIteration as done:
+        return done.value
+    raise RuntimeError("a driver without simulated time was asked to wait")
+
+
+class Driver:
+    """Executes requests against ``store``, ``sink``, ``provider`` and ``service``; the base of every driver."""
+
+    #: request type -> this class's function for it, called as ``function(driver, worker, request)`` (functions,
+    #: not bound methods: a table per class, built once, and no reference cycle through a driver)
+    dispatch: ClassVar[dict[type, Callable]] = {}
+    #: the request types whose function in :attr:`dispatch` is a generator function (it takes time)
+    timed: ClassVar[frozenset[type]] = frozenset()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.dispatch = {t: getattr(cls, t.__name__.lower()) for t in REQUESTS}
+        cls.timed = frozenset(t for t, f in cls.dispatch.items() if isgeneratorfunction(f))
+
+    def __init__(self) -> None:
+        #: worker -> the cursor of its last fetch that reached the provider (step 7's caught-up test)
+        self._fetched: dict[int, str] = {}
+
+    # -- what a subclass provides -------------------------------------------------------------------------------
+    def principal(self) -> str:
+        """The authorization binding in force now (seed 001)."""
+        raise NotImplementedError(f"{type(self).__name__} must say which binding is in force")
+
+    def finish(self, worker: int, status: str) -> None:
+        """``worker`` is done for now: ``caught_up`` at the end of the stream (step 7)."""
+        raise NotImplementedError(f"{type(self).__name__} must say what a caught-up worker does")
+
+    def between_transactions(self, worker: int, event, decision) -> Generator:
+        """What happens between the validation and the write of ``split_validate_write``: nothing here."""
+        return
+        yield  # pragma: no cover - makes this a generator
+
+    def record_effect(self, worker: int, event_id: str) -> None:
+        """The effect of a transactional sink, inside a commit's transaction (invariant 4)."""
+        self.sink.record(worker, event_id)
+
+    # -- the requests ---------------------------------------------------------------------------------------------
+    def load(self, worker: int, op: Load):
+        return self.store.load(worker)
+
+    def fetch(self, worker: int, op: Fetch):
+        page = self.provider.fetch(op.cursor, worker)
+        self._fetched[worker] = op.cursor
+        return page
+
+    def lookup(self, worker: int, op: Lookup):
+        return self.store.lookup(op.events)
+
+    def skip(self, worker: int, op: Skip) -> None:
+        return None
+
+    def handle(self, worker: int, op: Handle) -> str:
+        return self.sink.decide(worker, op.event)
+
+    def effect(self, worker: int, op: Effect) -> bool:
+        self.sink.effect(worker, op.event.id)
+        return True
+
+    def reserve(self, worker: int, op: Reserve):
+        e = op.event
+        return self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)), self.principal())
+
+    def call(self, worker: int, op: Call):
+        return self.service.execute(worker, op.reservation)
+
+    def settle(self, worker: int, op: Settle) -> str:
+        return at_once(self.settlement_of(worker, op.event, op.reservation, op.observation))
+
+    def commit(self, worker: int, op: Commit) -> bool:
+        """Invariant 4: the receipt, ``applied_position`` and (``with_effect``) the effect in one transaction."""
+        e = op.event
+        effect = (lambda: self.record_effect(worker, e.id)) if op.with_effect else None
+        return self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
+
+    def barrier(self, worker: int, op: Barrier) -> bool:
+        return self.store.compare_and_swap(worker, op.cursor, op.version, op.next_cursor, op.next_version,
+                                           op.applied_position)
+
+    def overwrite(self, worker: int, op: Overwrite) -> bool:
+        return self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
+
+    def wait(self, worker: int, op: Wait) -> None:
+        """Step 7: a worker caught up on the last page it fetched, at the end of the stream, is done for now."""
+        if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
+            self.finish(worker, "caught_up")
+
+    def halt(self, worker: int, op: Halt):
+        raise Halted(op.reason)
+
+    # -- shared logic -------------------------------------------------------------------------------------------
+    def settlement_of(self, worker: int, event, reservation, observation) -> Generator:
+        """Seed 001 steps 3-6 under the run's policy: one store transaction, or under ``split_validate_write`` a
+        validation and a write with :meth:`between_transactions` in between. Returns the record's state after."""
+        ledger = self.store.operations
+        if self.settlement != SPLIT:
+            return ledger.settle(self.settlement, worker, reservation, observation)
+        decision = ledger.validate(worker, reservation, observation)
+        yield from self.between_transactions(worker, event, decision)
+        return ledger.write(worker, decision)
+
+
+Driver.dispatch = {t: getattr(Driver, t.__name__.lower()) for t in REQUESTS}
