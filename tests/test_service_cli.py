@@ -83,10 +83,12 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
-        assert line.startswith("simkit serve: http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert line.startswith("simkit serve: http://127.0.0.1:"), \
+            (line, proc.stderr.read() if proc.poll() is not None else "")
         url = line.split()[2]
         with httpx.Client(base_url=url, headers={"Authorization": "Bearer dev"}, timeout=10) as c:
-            page = c.post("/api/v1/memory/changes", json={"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 2}})
+            page = c.post("/api/v1/memory/changes",
+                          json={"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 2}})
             assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
             assert page.json()["high_watermark"]["sequence"] == 5
             body = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "k1", "consumer_id": "cc",

@@ -54,7 +54,8 @@ class Env:
         return self.t.post(CHANGES, {"contract_version": version, "scope": scope, "query": query}, credential, faults)
 
     def read(self, consumer="cc", version=1, scope=DEV_SCOPE, credential="dev", faults=()):
-        return self.t.post(READ, {"contract_version": version, "scope": scope, "consumer_id": consumer}, credential, faults)
+        return self.t.post(READ, {"contract_version": version, "scope": scope, "consumer_id": consumer}, credential,
+                           faults)
 
     def command(self, cursor, expected, key, consumer="cc", version=1, expected_digest=None, scope=DEV_SCOPE):
         cmd = {"contract_version": version, "idempotency_key": key, "consumer_id": consumer,
@@ -220,7 +221,8 @@ def test_success_increments_revision_and_returns_receipt_with_digest(env):
     receipt = r2["receipt"]
     assert set(receipt) == {"contract_version", "idempotency_key", "checkpoint", "receipt_digest"}
     assert receipt["idempotency_key"] == "k2" and receipt["checkpoint"]["revision"] == 2
-    assert receipt["receipt_digest"] == digest({k: receipt[k] for k in ("contract_version", "idempotency_key", "checkpoint")})
+    assert receipt["receipt_digest"] == digest({k: receipt[k]
+                                                for k in ("contract_version", "idempotency_key", "checkpoint")})
     assert env.read()["checkpoint"] == receipt["checkpoint"]
 
 
@@ -580,7 +582,8 @@ def test_feed_empty_page_with_complete_true_means_caught_up_not_closed(env):
 def test_feed_inactive_journal_has_no_cursor_and_no_watermark(env):
     env.svc.grant("dev", OTHER_SCOPE, ["memory_read"])
     r = env.changes(scope=OTHER_SCOPE)
-    assert r.body == {"contract_version": 1, "changes": [], "next_cursor": None, "high_watermark": None, "complete": True}
+    assert r.body == {"contract_version": 1, "changes": [], "next_cursor": None, "high_watermark": None,
+                      "complete": True}
 
 
 @pytest.mark.parametrize("cursor", [{"journal_id": "elsewhere", "sequence": 1}, "ahead"])

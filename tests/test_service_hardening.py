@@ -86,8 +86,8 @@ def operated():
 def observed(svc, c):
     """What the seed's routes show dev (its checkpoint, the whole journal), and the model's digest."""
     dev = bearer("dev")
-    return (c.post(READ, json=read_body(), headers=dev).json(), c.post(CHANGES, json=changes_body(), headers=dev).json(),
-            svc.state_digest())
+    return (c.post(READ, json=read_body(), headers=dev).json(),
+            c.post(CHANGES, json=changes_body(), headers=dev).json(), svc.state_digest())
 
 
 OPERATOR_CALLS = [(BACKUP, None), (RESTORE, {"backup": 1}),
@@ -183,7 +183,8 @@ def _serve(*flags):
 def test_simkit_serve_has_operator_routes_only_with_operator(flags):
     proc, line = _serve(*flags)
     try:
-        assert line.startswith("simkit serve: http://127.0.0.1:"), (line, proc.stderr.read() if proc.poll() is not None else "")
+        assert line.startswith("simkit serve: http://127.0.0.1:"), \
+            (line, proc.stderr.read() if proc.poll() is not None else "")
         assert ("operator routes /_simkit/* on" in line) == bool(flags)
         with httpx.Client(base_url=line.split()[2], timeout=10) as c:
             no_token = c.post(BACKUP)
@@ -208,11 +209,12 @@ def test_config_file_roles_make_an_operator(tmp_path):
     cfg.write_text('[[subjects]]\nid = "ops"\ncredentials = ["ops"]\nroles = ["operator"]\n')
     assert not has_operator(build_service()[0])
     svc, _ = build_service(config=str(cfg))
-    assert has_operator(svc) and svc.subjects["ops"].roles == {"operator"} and svc.subjects["dev"].roles == {"inject_faults"}
+    assert has_operator(svc) and svc.subjects["ops"].roles == {"operator"}
+    assert svc.subjects["dev"].roles == {"inject_faults"}
     assert main(["serve", "--port", "0", "--operator", "dev"]) == 2        # dev's credential is dev's
 
 
-# -- 2. a fault header from a caller the service rejects ----------------------------------------------------------------
+# -- 2. a fault header from a caller the service rejects ---------------------------------------------------------
 @pytest.fixture(params=["model", "http"])
 def transport(request):
     """The owner ``dev`` with a checkpoint; ``bob`` with a checkpoint and no grant any more; ``eve`` in the same
@@ -285,7 +287,7 @@ def test_a_start_up_fault_counts_only_authorized_requests():
             t.close()
 
 
-# -- 3. input errors ----------------------------------------------------------------------------------------------------
+# -- 3. input errors ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server():
     svc = dev_service()
@@ -320,8 +322,8 @@ def test_deeply_nested_json_is_a_400_with_the_error_body(server, route, token, m
 
 def test_json_nested_within_the_limit_is_judged_by_the_contract(server):
     svc, c = server
-    r = c.post(READ, content=b'{"contract_version": ' + nested(MAX_JSON_DEPTH - 1) + b', "scope": 1, "consumer_id": "c"}',
-               headers=bearer("dev"))
+    body = b'{"contract_version": ' + nested(MAX_JSON_DEPTH - 1) + b', "scope": 1, "consumer_id": "c"}'
+    r = c.post(READ, content=body, headers=bearer("dev"))
     assert_error(r, 400, "unsupported_contract")
     assert len(r.json()["error"]["message"]) < 200                   # the value is shown cut short
 
@@ -338,8 +340,10 @@ def test_an_error_echoing_a_huge_field_name_stays_short(server):
     (b"a = " + b"[" * 3000 + b"]" * 3000 + b"\n", "arrays or inline tables nested too deeply to read"),
     (b"a = " + b"{b = " * 3000 + b"1" + b"}" * 3000 + b"\n", "arrays or inline tables nested too deeply to read"),
     (b"a = \x00\n", "not valid TOML: "),
-    (b"faults = " + b"[" * 100 + b"]" * 100 + b"\n", 'faults: expected an array of strings like "lose-reply@write#2", got [[[[...]]]]'),
-    (b'[[subjects]]\nid = "a"\ncredentials = ["' + b"x" * 5000 + b'", 1]\n', "subjects[0].credentials: expected an array"),
+    (b"faults = " + b"[" * 100 + b"]" * 100 + b"\n",
+     'faults: expected an array of strings like "lose-reply@write#2", got [[[[...]]]]'),
+    (b'[[subjects]]\nid = "a"\ncredentials = ["' + b"x" * 5000 + b'", 1]\n',
+     "subjects[0].credentials: expected an array"),
 ])
 def test_a_bad_config_file_is_one_line_naming_file_and_problem_and_exit_2(tmp_path, capsys, content, problem):
     cfg = tmp_path / "serve.toml"
@@ -396,7 +400,8 @@ def _reply(sock: socket.socket) -> tuple[bytes, bytes]:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536) or pytest.fail(f"closed mid-reply: {data!r}")
     head, _, body = data.partition(b"\r\n\r\n")
-    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length")))
     while len(body) < length:
         body += sock.recv(65536) or pytest.fail("closed mid-body")
     return head, body
@@ -419,7 +424,8 @@ def test_a_slow_request_that_arrives_within_the_deadline_is_served(quick_deadlin
 
 
 # -- 4. random bodies: a 2xx or a documented 4xx, never a 500; a rejected one changes nothing ----------------------
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70)
+                    | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(max_size=20), lambda inner: st.lists(inner, max_size=4)
                     | st.dictionaries(st.text(max_size=12), inner, max_size=4), max_leaves=12)
 

@@ -26,19 +26,22 @@ def test_acknowledged_twice_is_the_checkers_duplicate_acks():
     for client in ("correct", "new_key_retry", "reset_on_409"):
         run = run_service_scenario("checkpoint_service", client)
         assert len(splot.acknowledged_twice(run)) == run.verdict.duplicate_acks, client
-    assert splot.acknowledged_twice(run_service_scenario("checkpoint_service", "new_key_retry")) == [(13.0, 6), (21.5, 9)]
+    twice = splot.acknowledged_twice(run_service_scenario("checkpoint_service", "new_key_retry"))
+    assert twice == [(13.0, 6), (21.5, 9)]
 
 
 def test_effect_fates_separate_backed_reconciled_and_orphaned_effects():
-    fates = {v: {(s, f) for _t, _w, s, f in splot.effect_fates(run_service_scenario("restore_reused_numbers", "correct", v))
-                 if f != "backed"} for v in (1, 2)}
+    runs = {v: run_service_scenario("restore_reused_numbers", "correct", v) for v in (1, 2)}
+    fates = {v: {(s, f) for _t, _w, s, f in splot.effect_fates(run) if f != "backed"} for v, run in runs.items()}
     assert fates == {1: {(10, "unreconciled"), (11, "unreconciled")}, 2: {(10, "reconciled"), (11, "reconciled")}}
 
 
 def test_failure_reasons_name_each_way_a_verdict_fails():
     assert splot.failure_reasons(run_service_scenario("checkpoint_service", "correct").verdict) == ("ok",)
-    assert splot.failure_reasons(run_service_scenario("checkpoint_service", "new_key_retry").verdict) == ("duplicate_acks",)
-    assert splot.failure_reasons(run_service_scenario("restore_from_backup", "reset_on_409").verdict) == ("lost", "unreconciled")
+    def reasons(name, client):
+        return splot.failure_reasons(run_service_scenario(name, client).verdict)
+    assert reasons("checkpoint_service", "new_key_retry") == ("duplicate_acks",)
+    assert reasons("restore_from_backup", "reset_on_409") == ("lost", "unreconciled")
 
 
 def test_progress_draws_every_mark_with_title_axes_and_legend(ax):
@@ -89,6 +92,7 @@ def test_scan_draws_each_clients_pages_and_the_missed_records(ax):
 
 
 def test_failure_reasons_name_missed_records_and_broken_receipts():
-    assert splot.failure_reasons(run_service_scenario("initial_reconciliation", "stop_on_empty_page").verdict) == ("missed",)
+    run = run_service_scenario("initial_reconciliation", "stop_on_empty_page")
+    assert splot.failure_reasons(run.verdict) == ("missed",)
     split = run_service_scenario("crash_mid_checkpoint_write", "correct", store="split")
     assert splot.failure_reasons(split.verdict) == ("broken_receipts",)

@@ -16,8 +16,20 @@ import pytest
 
 from simkit.ops import LOST
 from simkit.service import DEV_SCOPE, DEV_TENANT, dev_service
-from simkit.service.clients import (CLIENTS, QUERY, READ, WRITE, Apply, ApplyRecord, Call, Client, Halt, Reconcile,
-                                    StopOnEmptyPage, Wait)
+from simkit.service.clients import (
+    CLIENTS,
+    QUERY,
+    READ,
+    WRITE,
+    Apply,
+    ApplyRecord,
+    Call,
+    Client,
+    Halt,
+    Reconcile,
+    StopOnEmptyPage,
+    Wait,
+)
 from simkit.service.http import create_app, running
 from simkit.service.sim import SCENARIOS, ServiceWorld, explore_service, run_service_scenario
 from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost

@@ -76,7 +76,8 @@ def test_the_correct_client_against_simkit_serve_over_http_with_a_lost_write_rep
     svc = dev_service()
     with running(create_app(svc)) as url:
         t = HttpTransport(url)
-        gen, result, writes, ledger, lost = Client(1, "context-cache", dict(DEV_SCOPE), limit=2).run(), None, 0, set(), 0
+        gen = Client(1, "context-cache", dict(DEV_SCOPE), limit=2).run()
+        result, writes, ledger, lost = None, 0, set(), 0
         try:
             for _ in range(200):
                 op = gen.send(result)

@@ -30,9 +30,9 @@ when ``next_after`` is null. It has no 409: ``next_after`` is a record id, valid
 
 **Writes commit together.** A checkpoint command's checkpoint and its idempotency receipt are one synchronous batch
 (seed 004: *"Checkpoint and receipt commit in one synchronous WAL batch in the memory store"*); a memory mutation's
-record, journal entry and receipt likewise (feed-notes.md). :data:`STORES` names the batched store and, to show what
-the batch prevents, two stores that split the checkpoint write in two, with a crash point between (the
-``crash-mid-write`` fault; see :meth:`CheckpointService._commit`).
+record, journal entry and receipt likewise (docs/service.md, "Writes commit together"). :data:`STORES` names the
+batched store and, to show what the batch prevents, two stores that split the checkpoint write in two, with a crash
+point between (the ``crash-mid-write`` fault; see :meth:`CheckpointService._commit`).
 
 The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
 

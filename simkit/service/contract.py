@@ -36,12 +36,13 @@ __all__ = [
 CONTRACT_VERSIONS = (1, 2)
 #: "Standard 64 KiB request limits" (seed 004, "Recovery and limits").
 MAX_REQUEST_BYTES = 64 * 1024
-#: Feed page size bounds (feed-notes.md: "limit 1–256"); the memory query's ``filter.limit`` has the same bounds.
+#: Feed page size bounds ("limit 1–256", docs/service.md "The change feed"); the memory query's ``filter.limit`` has
+#: the same bounds.
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 256, 100
 #: The memory query's ``filter.scan_limit``: candidates a page may examine, available or not (simkit's bounds;
 #: seed 004 asks only that it be set independently of ``filter.limit``).
 MIN_SCAN_LIMIT, MAX_SCAN_LIMIT, DEFAULT_SCAN_LIMIT = 1, 4096, 1024
-#: "an unsigned 64-bit sequence" (feed-notes.md).
+#: "an unsigned 64-bit sequence" (docs/service.md, "The change feed").
 MAX_SEQUENCE = 2**64 - 1
 #: Identity rule of seed 004: "1–128 UTF-8 bytes with no control characters or blank value".
 MAX_IDENTITY_BYTES = 128
@@ -51,7 +52,7 @@ MEMORY_WRITE, TENANT_ADMIN = "memory_write", "tenant_admin"
 CAPABILITIES = (MEMORY_READ, MEMORY_CHECKPOINT, MEMORY_WRITE, TENANT_ADMIN)
 #: Scope visibilities simkit accepts (seed 004 only shows "shared"; "private" is simkit's assumption).
 VISIBILITIES = ("private", "shared")
-#: Entry kinds (feed-notes.md).
+#: Entry kinds (docs/service.md, "The change feed").
 KINDS = ("created", "derived", "updated", "deleted", "embedding_attached", "reviewed")
 SCOPE_KEYS = ("project_id", "mission_id", "agent_id", "visibility")
 NO_STORE = {"Cache-Control": "no-store"}

@@ -1,4 +1,5 @@
-"""The change feed that seed 004's checkpoints refer to (feed-notes.md): one journal per authorised namespace.
+"""The change feed that seed 004's checkpoints refer to (docs/service.md, "The change feed"): one journal per
+authorised namespace.
 
 A journal has an opaque ``journal_id`` and entries numbered by an unsigned 64-bit ``sequence`` from 1;
 sequence 0 is the cursor before the first entry, valid as soon as the journal is active. A page request
@@ -19,7 +20,8 @@ __all__ = ["Entry", "Journal", "genesis", "inactive_page"]
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One journal entry, exactly the fields feed-notes.md lists, plus the history chain for version 2."""
+    """One journal entry, exactly the fields the feed documents (docs/service.md, "The change feed"), plus the
+    history chain for version 2."""
 
     journal_id: str
     sequence: int
@@ -111,7 +113,7 @@ class Journal:
         return seq
 
     def page(self, after: dict | None, through: dict | None, limit: int, version: int) -> dict:
-        """One feed page (feed-notes.md). ``complete`` means this request reached its fence."""
+        """One feed page (docs/service.md, "The change feed"). ``complete`` means this request reached its fence."""
         start = 0 if after is None else self.locate(after, "query.after", version)
         fence = self.head if through is None else self.locate(through, "query.through", version)
         if start > fence:

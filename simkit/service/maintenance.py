@@ -52,8 +52,9 @@ class Maintenance:
         """A memory mutation (activating the journal if needed): ``{"entry": ...}``, plus ``"receipt":
         {idempotency_key, receipt_digest}`` when it carries an idempotency key.
 
-        feed-notes.md: *"A mutation, its idempotency receipt and its journal entry commit together; an identical
-        command retry creates no second entry; rejected commands do not advance the journal."* The record, the
+        docs/service.md, "Identical retries of feed writes": *"A mutation, its idempotency receipt and its journal
+        entry commit together; an identical command retry creates no second entry; rejected commands do not advance
+        the journal."* The record, the
         journal entry and the receipt are written together, with nothing that can fail between them. Keys are
         scoped to the author and namespace; the command is ``(kind, record_id, private_to)``. An identical retry
         returns the original entry and receipt, even after later mutations; the same key for another command is a
