@@ -98,7 +98,8 @@ def test_comparison_follows_the_shortcut_scenario_and_seed(monkeypatch):
     w = widgets.comparison()
     calls = []
     real = widgets.comparison_runs
-    monkeypatch.setattr(widgets, "comparison_runs", lambda *a: calls.append(a) or real(*a))
+    # in the widget's own module, where its class finds the name
+    monkeypatch.setattr("simkit.viz.comparison.comparison_runs", lambda *a: calls.append(a) or real(*a))
     w.controls["shortcut"].value = "in_memory_quarantine"
     assert w.runs[1].verdict.lost == ["e211", "e212"] and w.runs[0].verdict.ok
     w.controls["scenario"].value = "gauntlet"

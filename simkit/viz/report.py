@@ -1,5 +1,10 @@
-"""Plain-text tables of verdicts for the command line."""
+"""A verdict in words, written here and only here (docs/verdict.md): the row of the command line's table
+(:func:`verdict_row`), the one-run summary (:func:`run_summary`), the cells of a notebook's table
+(:func:`verdict_cells`, which :func:`simkit.viz.frames.verdict_frame` shows) and the one-line form a workshop check
+quotes (:func:`verdict_line`)."""
 from __future__ import annotations
+
+__all__ = ["HEADERS", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
 
 HEADERS = ("strategy", "ok", "lost", "duplicated", "regressions", "invariants broken", "halted")
 
@@ -28,13 +33,47 @@ def _settlement(v) -> str:
 
 
 def _halt(v) -> str:
-    """``no``, or the reason and whether ground truth justified it (CONTRACT §4 ``halt_justified``)."""
+    """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md)."""
     if not v.halted:
         return "no"
     return v.halted + ("" if v.halt_justified else " (unjustified: the provider kept its contract)")
 
 
+def _listed(ids, limit: int = 6) -> str:
+    """Ids in a notebook's table cell: ``-``, or the first ``limit`` and how many in all."""
+    if not ids:
+        return "-"
+    return ", ".join(ids[:limit]) + (f", … ({len(ids)} in all)" if len(ids) > limit else "")
+
+
+def verdict_cells(run) -> dict:
+    """One run's verdict as the cells of a notebook's table, by column (lists shown as short strings)."""
+    v, cp = run.verdict, run.world.store.checkpoint
+    return {
+        "scenario": run.scenario, "strategy": run.strategy, "ok": v.ok, "lost": _listed(v.lost),
+        "duplicated": _listed(v.duplicated), "regressions": v.regressions,
+        "invariants broken": ", ".join(map(str, v.invariants_broken)) or "-", "halted": v.halted or "-",
+        "pending": _listed(v.pending), "completed": v.completed, "crashes": run.world.crashes,
+        "final checkpoint": f"{cp.resume_cursor} / {cp.applied_position} / v{cp.checkpoint_version}",
+    }
+
+
+def verdict_line(verdict) -> str:
+    """A verdict in one line: the safety fields (lost, invariants; duplicated, regressions and settlement
+    violations when there are any), then liveness (completed) and what explains it (halted, pending)."""
+    parts = [f"lost {len(verdict.lost)}", f"invariants {verdict.invariants_broken}"]
+    if verdict.duplicated:
+        parts.append(f"duplicated {len(verdict.duplicated)}")
+    if verdict.regressions:
+        parts.append(f"regressions {verdict.regressions}")
+    if verdict.settlement_violations:
+        parts.append(f"settlement violations {len(verdict.settlement_violations)}")
+    parts += [f"completed {verdict.completed}", f"halted {verdict.halted}", f"pending {len(verdict.pending)}"]
+    return ", ".join(parts)
+
+
 def verdict_row(run) -> tuple[str, ...]:
+    """One run's verdict as a row of the command line's table (:data:`HEADERS`)."""
     v = run.verdict
     return (run.strategy, "yes" if v.ok else "NO", _ids(v.lost), _ids(v.duplicated), str(v.regressions),
             _broken(v), (v.halted + (" (unjustified)" if v.halt_justified is False else "")) if v.halted else "-")

@@ -7,8 +7,10 @@ import numbers
 from pathlib import Path
 
 import simkit
+from simkit.viz.report import verdict_line
 
-__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number", "never_raises", "run_checked", "say", "verdict_text"]
+__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number", "never_raises",
+           "run_checked", "say", "verdict_text"]
 
 #: seed 000, procedure step 4, word for word
 WATERMARK_RULE = ("A high-water mark alone may prove replay only when positions are immutable and the stored "
@@ -76,14 +78,5 @@ def run_checked(scenario, cls, faults=()) -> simkit.Run:
 
 
 def verdict_text(verdict) -> str:
-    """A verdict in one line: the safety fields (lost, invariants; duplicated, regressions and settlement
-    violations when there are any), then liveness (completed) and what explains it (halted, pending)."""
-    parts = [f"lost {len(verdict.lost)}", f"invariants {verdict.invariants_broken}"]
-    if verdict.duplicated:
-        parts.append(f"duplicated {len(verdict.duplicated)}")
-    if verdict.regressions:
-        parts.append(f"regressions {verdict.regressions}")
-    if verdict.settlement_violations:
-        parts.append(f"settlement violations {len(verdict.settlement_violations)}")
-    parts += [f"completed {verdict.completed}", f"halted {verdict.halted}", f"pending {len(verdict.pending)}"]
-    return ", ".join(parts)
+    """A verdict in one line (:func:`simkit.viz.report.verdict_line`): safety first, then liveness."""
+    return verdict_line(verdict)

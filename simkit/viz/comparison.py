@@ -1,0 +1,55 @@
+"""The comparison widget: ``safe`` beside a chosen shortcut on the same input."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from simkit.procedure.strategies import SHORTCUTS
+from simkit.scenario.read import bundled, load
+from simkit.world.simulation import Run
+
+from .inputs import OWN_SCENARIO, comparison_runs
+from .show import show_comparison
+
+__all__ = ["Comparison", "comparison"]
+
+
+class Comparison(W.VBox):
+    """``safe`` beside a chosen shortcut on the same input, redrawn when the shortcut, scenario or seed changes.
+
+    ``runs`` is the last ``(safe, shortcut)`` pair drawn.
+    """
+
+    def __init__(self, shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None):
+        self.runs: tuple[Run, Run] | None = None
+        self._last = None
+        self.controls = {
+            "shortcut": W.Dropdown(options=list(SHORTCUTS), value=shortcut, description="shortcut"),
+            "scenario": W.Dropdown(options=[OWN_SCENARIO, *bundled()], value=scenario, description="input",
+                                   layout=W.Layout(width="380px")),
+            "seed": W.BoundedIntText(value=self._scenario_seed(shortcut, scenario) if seed is None else seed,
+                                     min=0, max=10**6, description="seed", layout=W.Layout(width="180px")),
+        }
+        for name in ("shortcut", "scenario"):
+            self.controls[name].observe(self._reset_seed, "value")
+        self.output = W.interactive_output(self._draw, self.controls)
+        super().__init__([W.HBox(list(self.controls.values())), self.output])
+
+    @staticmethod
+    def _scenario_seed(shortcut, scenario):
+        return load(f"shortcut_{shortcut}" if scenario == OWN_SCENARIO else scenario).seed
+
+    def _reset_seed(self, change):
+        c = self.controls
+        c["seed"].value = self._scenario_seed(c["shortcut"].value, c["scenario"].value)
+
+    def _draw(self, shortcut, scenario, seed):
+        if self._last == (shortcut, scenario, seed):
+            return              # the seed was reset by the same change: already drawn
+        self._last = (shortcut, scenario, seed)
+        self.runs = comparison_runs(shortcut, scenario, seed)
+        show_comparison(self.runs)
+
+
+def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None) -> Comparison:
+    """``safe`` beside ``shortcut`` on the same input (by default the shortcut's own scenario)."""
+    return Comparison(shortcut, scenario, seed)

@@ -1,0 +1,99 @@
+"""The scenario explorer widget: strategy, seed, crash and stream controls; every change reruns and redraws."""
+from __future__ import annotations
+
+import ipywidgets as W
+
+from simkit.model import CRASH_POINTS, SINKS
+from simkit.procedure.consumer import Consumer
+from simkit.procedure.strategies import STRATEGIES
+from simkit.world.simulation import Run
+
+from .inputs import EVENT_POINTS, EXPLORER_DEFAULTS, EXPLORER_EVENTS, NO_CRASH, crash_note, explorer_run
+from .show import show_run
+
+__all__ = ["Explorer", "explorer", "redraw_ms", "slider"]
+
+
+def slider(cls, value, **kw):
+    return cls(value=value, continuous_update=False, style={"description_width": "initial"},
+               layout=W.Layout(width="260px"), **kw)
+
+
+class Explorer(W.VBox):
+    """Strategy, seed, crash point and position, page size, overlap/backfill/empty-page rates and sink kind;
+    every change reruns the scenario and redraws the verdict, the timeline and the event fates.
+
+    ``controls`` maps each :func:`explorer_run` argument to its control; ``run`` is the last run drawn.
+    ``strategies`` adds your own consumers to the strategy menu, by the name you give them.
+    """
+
+    def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
+        v = {**EXPLORER_DEFAULTS, **values}
+        self.run: Run | None = None
+        self.strategies = dict(strategies or {})
+        self.controls = {
+            "strategy": W.Dropdown(options=[*STRATEGIES, *self.strategies], value=v["strategy"],
+                                   description="strategy"),
+            "seed": W.BoundedIntText(value=v["seed"], min=0, max=10**6, description="seed",
+                                     layout=W.Layout(width="180px")),
+            "sink": W.Dropdown(options=list(SINKS), value=v["sink"], description="sink"),
+            "crash_point": W.Dropdown(options=[NO_CRASH, *CRASH_POINTS], value=v["crash_point"],
+                                      description="crash at"),
+            "crash_position": slider(W.IntSlider, v["crash_position"], min=10, max=10 * EXPLORER_EVENTS, step=10,
+                                      description="at position"),
+            "occurrence": slider(W.IntSlider, v["occurrence"], min=1, max=10, description="n-th time reached"),
+            "page_size": slider(W.IntSlider, v["page_size"], min=1, max=12, description="page size"),
+            "overlap": slider(W.FloatSlider, v["overlap"], min=0, max=1, step=0.05, description="overlap rate"),
+            "backfill": slider(W.FloatSlider, v["backfill"], min=0, max=0.5, step=0.05,
+                                description="backfill rate"),
+            "empty_pages": slider(W.FloatSlider, v["empty_pages"], min=0, max=0.5, step=0.05,
+                                   description="empty-page rate"),
+        }
+        c = self.controls
+        c["crash_point"].observe(self._position_applies, "value")
+        self._position_applies()
+        self.output = W.interactive_output(self._draw, c)
+        rows = [
+            W.HBox([c["strategy"], c["seed"], c["sink"]]),
+            W.HBox([c["crash_point"], c["crash_position"], c["occurrence"]]),
+            W.HBox([c["page_size"], c["overlap"], c["backfill"], c["empty_pages"]]),
+        ]
+        super().__init__([*rows, self.output])
+
+    def _position_applies(self, change=None):
+        self.controls["crash_position"].disabled = self.controls["crash_point"].value not in EVENT_POINTS
+        self.controls["occurrence"].disabled = self.controls["crash_point"].value == NO_CRASH
+
+    def _draw(self, **values):
+        values["strategy"] = self.strategies.get(values["strategy"], values["strategy"])
+        self.run = explorer_run(**values)
+        show_run(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
+
+
+def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> Explorer:
+    """The scenario explorer, starting from :data:`EXPLORER_DEFAULTS` updated by ``values``; ``strategies``
+    adds your own consumers (name → class) to its strategy menu."""
+    return Explorer(strategies, **values)
+
+
+def redraw_ms(changes: int = 5) -> float:
+    """``widget_redraw_ms`` (docs/performance.md): the median time, in milliseconds, the explorer (default
+    scenario) takes to rerun and redraw after a control change, in-process with the Agg backend. Builds an
+    explorer, sets its seed to ``changes`` new values one after another (each a run not drawn before) and times
+    each change until its output is displayed."""
+    import io
+    import statistics
+    import time
+    from contextlib import redirect_stdout
+
+    if changes < 1:
+        raise ValueError(f"changes {changes}: time at least one change")
+    with redirect_stdout(io.StringIO()):                # no frontend: what is displayed is printed
+        widget = explorer()
+        seed = widget.controls["seed"]
+        times = []
+        for _ in range(changes):
+            start = time.perf_counter()
+            seed.value += 1
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000

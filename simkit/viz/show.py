@@ -1,0 +1,99 @@
+"""What the widgets display, as plain functions a notebook can call where no widget frontend runs: one run's
+verdict, timeline and fates; a comparison; an instant of the step-through; what a crash there changes.
+
+Figures are built without pyplot and displayed as PNGs rendered here, which works the same in a notebook cell, in
+a widget callback in JupyterLab 4, and in a headless kernel.
+"""
+from __future__ import annotations
+
+import base64
+import io
+
+from IPython.display import display
+from matplotlib.figure import Figure
+
+from simkit.model import Fault
+from simkit.world.simulation import Run
+
+from .fates import fates
+from .frames import verdict_frame, violations_frame
+from .instant import instant
+from .steps import Stepped, fate_changes, fault_arg, instant_note
+from .timeline import compare, timeline
+
+__all__ = ["show_comparison", "show_crash", "show_instant", "show_run"]
+
+
+def show_run(run: Run, note: str | None = None) -> None:
+    """The verdict of one run, the first invariant violations, and its timeline and event fates."""
+    display(verdict_frame([run]))
+    if note:
+        print(note)
+    if run.verdict.invariant_violations:
+        display(violations_frame(run, 5))
+    fig = Figure(figsize=(11, 7.5), layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=(3, 1.3))
+    timeline(top, run)
+    fates(bottom, run)
+    _show(fig)
+
+
+def show_comparison(runs) -> None:
+    """The verdicts side by side, then both timelines on one position scale and both events' fates."""
+    safe, other = runs
+    print(f"{safe.scenario}, seed {safe.seed}: the same input for both strategies")
+    display(verdict_frame(runs))
+    if other.verdict.invariant_violations:
+        display(violations_frame(other, 5))
+    rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
+    fates_height = 1.1 + 0.25 * rows
+    fig = Figure(figsize=(13, 5.6 + fates_height), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
+    compare(top.subplots(1, 2), runs)
+    for ax, run in zip(bottom.subplots(1, 2), runs):
+        fates(ax, run, title=f"event fates: {run.strategy}")
+    _show(fig)
+
+
+def _show(fig: Figure) -> None:
+    """Display a figure as the PNG rendered here. Figures are built without pyplot (no global figure registry,
+    no backend): a widget callback in JupyterLab then draws the same figure as a notebook cell does."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    display({"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": repr(fig)}, raw=True)
+
+
+def show_instant(stepped: Stepped, row: int) -> None:
+    """The timeline with the instant marked, and the instant's memory beside its durable state."""
+    print(instant_note(stepped, row))
+    run = stepped.run
+    fig = Figure(figsize=(11, 8), layout="constrained")
+    top, bottom = fig.subplots(2, 1, height_ratios=(3, 2.2))
+    timeline(top, run, now=run.trace.time[row])
+    instant(bottom, run, row)
+    _show(fig)
+
+
+def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None:
+    """What a crash at that pass changes: both verdicts, the events whose fate changes, both timelines, the fates
+    of the crashed run with the changed events framed."""
+    if fault is None:
+        print("no crash point is passed after this step: nothing to crash")
+        return
+    run = stepped.run
+    changes = fate_changes(run, rerun)
+    same = rerun.trace.digest() == run.trace.digest()
+    print(f"crash here: --crash {fault_arg(fault)}. " + (
+        "The run already crashes at this pass: nothing changes." if same else
+        f"{len(changes)} event{'s' if len(changes) != 1 else ''} change{'s' if len(changes) == 1 else ''} fate"
+        + (": " + ", ".join(changes.event_id) if len(changes) else "") + "."))
+    display(verdict_frame([run, rerun]).set_axis(["as run", "crash here"]).rename_axis("run"))
+    if len(changes):
+        display(changes)
+    fig = Figure(figsize=(13, 7), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=(5, 1.8))
+    compare(top.subplots(1, 2), [run, rerun],
+                 titles=[f"{run.strategy} as run", f"with --crash {fault_arg(fault)}"])
+    fates(bottom.subplots(), rerun, title="event fates with the crash (framed: changed)",
+               highlight=set(changes.event_id))
+    _show(fig)
