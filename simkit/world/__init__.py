@@ -5,6 +5,7 @@ module        owns
 ============  ==========================================================================================
 simulation    :class:`World`: runs workers, executes their requests with latency, crash points and faults
 provider      ordered pages behind opaque continuation tokens: overlaps, backfills, empty and stuck pages
+events        the provider's event table: the stream as columns, ids derived from positions, events built on read
 sink          the handler's decisions and the effects an event leaves
 external      the external service of fenced settlement, with late replies and authorization
 faults        :class:`FaultPlan`: which crash, lost request or reply, delay or pause happens where

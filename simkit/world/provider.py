@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import random
 import string
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 
+from simkit.model import Event, EventSpec, Page, Scenario, default_id
 from simkit.truth.clock import Clock
-from simkit.model import Event, EventSpec, Page, Scenario
+from simkit.truth.columns import Codes, Column
+from simkit.truth.log import Log
+from .events import EventTable
+
+__all__ = ["Provider", "ServedLog", "scripted", "generated", "build"]
 
 
 @dataclass(slots=True)
 class _Entry:
-    events: tuple[Event, ...]
+    rows: Sequence[int]     # the rows of the event table this page carries, in page order
     next_cursor: str
     stuck: int = 0          # the first `stuck` fetches answer an empty page with the same token
-
-
-_position = attrgetter("position")
+    own: tuple[Event, ...] | None = None     # a scripted page's own copies (its ids, positions, behaviours)
 
 
 def _chain(entries: dict[str, _Entry], start: str) -> tuple[list[str], dict[str, int]]:
@@ -39,24 +43,70 @@ def _chain(entries: dict[str, _Entry], start: str) -> tuple[list[str], dict[str,
     return chain, index
 
 
-def _stream(entries: dict[str, _Entry], chain: list[str], extra: tuple[Event, ...]) -> dict[str, Event]:
-    """Every event of the stream by id, in the order ids first appear in ``extra``, then in the chain's pages,
-    then in the pages off the chain. An id's value is its last copy on the chain, else its first elsewhere."""
+def _stream(entries: dict[str, tuple], chain: list[str], extra: tuple[Event, ...]) -> dict[str, Event]:
+    """Every event of a scripted stream by id (``entries``: cursor -> (events, ...)), in the order ids first
+    appear in ``extra``, then in the chain's pages, then in the pages off the chain. An id's value is its last
+    copy on the chain, else its first elsewhere."""
     events: dict[str, Event] = {e.id: e for e in extra}
     for c in chain:
-        for e in entries[c].events:
+        for e in entries[c][0]:
             events[e.id] = e
     if len(chain) < len(entries):              # pages off the chain still belong to the stream
-        for entry in entries.values():
-            for e in entry.events:
+        for page in entries.values():
+            for e in page[0]:
                 events.setdefault(e.id, e)
     return events
+
+
+class _PageIds(Column):
+    """The provider log's column of event ids served: per response the page it served, its ids built when read;
+    a response that served no page, or a row appended as it reads (a hand-written one), keeps its ids as given."""
+
+    __slots__ = ("pages", "_table")
+
+    def __init__(self, table: EventTable):
+        self.pages: list[_Entry | tuple[str, ...]] = []
+        self._table = table
+
+    def append(self, entry: _Entry | tuple[str, ...]) -> None:
+        self.pages.append(entry)
+
+    def __delitem__(self, i) -> None:
+        del self.pages[i]
+
+    def __len__(self) -> int:
+        return len(self.pages)
+
+    def _ids(self, entry: _Entry | tuple[str, ...]) -> tuple[str, ...]:
+        if type(entry) is not _Entry:
+            return tuple(entry)
+        if entry.own is not None:
+            return tuple(e.id for e in entry.own)
+        return tuple(map(self._table.id_at, entry.rows))
+
+    def _get(self, i: int) -> tuple[str, ...]:
+        return self._ids(self.pages[i])
+
+    def __iter__(self):
+        return map(self._ids, self.pages)
+
+
+class ServedLog(Log):
+    """Every response served: (seq, time, worker, cursor, next_cursor, event ids). A row keeps the page it
+    served, not its ids."""
+    __slots__ = ()
+    COLUMNS = (("seq", "q"), ("time", "d"), ("worker", "q"), ("cursor", None), ("next_cursor", None),
+               ("event_ids", None))
+
+    def __init__(self, table: EventTable):
+        super().__init__()
+        self.columns = (*self.columns[:5], _PageIds(table))
 
 
 class Provider:
     """Serves pages by cursor; knows its whole stream (ground truth)."""
 
-    def __init__(self, entries: dict[str, _Entry], start: str, extra: tuple[Event, ...] = (), lost_fetch: float = 0.0,
+    def __init__(self, entries: dict[str, _Entry], start: str, events: EventTable, lost_fetch: float = 0.0,
                  rng: random.Random | None = None):
         self._entries = entries
         self.start = start
@@ -65,29 +115,30 @@ class Provider:
         self._rng = rng or random.Random(0)
         self.clock = Clock()
         #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
-        self.log: list[tuple[int, float, int, str, str, tuple[str, ...]]] = []
+        self.log = ServedLog(events)
         chain, self._index = _chain(entries, start)
-        self.events = _stream(entries, chain, extra)
-        self.head = max((e.position for e in self.events.values()), default=0)
-        #: per chain index, the place; event id -> the last chain index whose page carries it (absent: none does),
+        #: every event of the stream by id (:class:`~simkit.world.events.EventTable`)
+        self.events = events
+        self.head = max(events.positions, default=0)
+        #: per chain index, the place; per event row the last chain index whose page carries it (-1: none does),
         #: dropped once built: only :meth:`deliverable` needs it, in a run that leaves events unaccounted for
         self._chain = chain
         self._last, self._place = None, self._places(chain)[1]
 
-    def _places(self, chain: list[str]) -> tuple[dict[str, int], list[int]]:
-        """Each event's last chain index, and per chain index the highest position behind the cursor, or just
-        below the first it still delivers."""
-        entries, events, n = self._entries, self.events, len(chain)
-        last: dict[str, int] = {}
+    def _places(self, chain: list[str]) -> tuple[array, list[int]]:
+        """Each event row's last chain index, and per chain index the highest position behind the cursor, or
+        just below the first it still delivers."""
+        entries, positions, n = self._entries, self.events.positions, len(chain)
+        last = array("q", [-1]) * len(positions)
         hi: list[int | None] = [None] * n       # per chain index: the highest and lowest position of the events
         lo: list[int | None] = [None] * n       # whose last chain index it is (None: no such event)
         for k in range(n - 1, -1, -1):
             top = bottom = None
-            for e in reversed(entries[chain[k]].events):
-                # Walking the chain backwards, the first copy of an id met is the one ``events`` holds.
-                if e.id not in last:
-                    last[e.id] = k
-                    pos = e.position
+            for i in reversed(entries[chain[k]].rows):
+                # Walking the chain backwards, the first copy of an event met is the one the table holds.
+                if last[i] < 0:
+                    last[i] = k
+                    pos = positions[i]
                     if top is None:
                         top = bottom = pos
                     elif pos > top:
@@ -100,15 +151,18 @@ class Provider:
             if lo[k] is not None and lo[k] < first:
                 first = lo[k]
             ahead[k] = first - 1
-        behind = None                           # the highest position no later chain index delivers
-        if len(last) < len(events):             # events off the chain: behind every cursor
-            behind = max(e.position for eid, e in events.items() if eid not in last)
+        # the highest position no later chain index delivers: the events off the chain are behind every cursor
+        behind = max((p for p, k in zip(positions, last) if k < 0), default=None)
         places = []
         for k in range(n):
             places.append(ahead[k] if behind is None else behind)
             if hi[k] is not None:
                 behind = hi[k] if behind is None else max(behind, hi[k])
         return last, places
+
+    def _served(self, entry: _Entry) -> tuple[Event, ...]:
+        """The events a page serves, built from the table unless the page has its own copies."""
+        return entry.own if entry.own is not None else tuple(map(self.events.event, entry.rows))
 
     @property
     def pages(self) -> int:
@@ -120,7 +174,7 @@ class Provider:
         cursor (what a scripted scenario of this provider lists)."""
         entries, index = self._entries, self._index
         order = sorted(entries, key=lambda c: (index.get(c, len(entries)), c))
-        return [(c, entries[c].events, entries[c].next_cursor, entries[c].stuck) for c in order]
+        return [(c, self._served(entries[c]), entries[c].next_cursor, entries[c].stuck) for c in order]
 
     def stuck_left(self) -> dict[str, int]:
         """For each stuck cursor fetched, how many of its ``stuck`` answers have been given (the only part of
@@ -133,16 +187,17 @@ class Provider:
         """Answer ``fetch(cursor)``; ``None`` when the provider does not know the token."""
         entry = self._entries.get(cursor)
         if entry is None:
-            self.log.append((self.clock.tick(), self.clock.now, worker, cursor, "", ()))
+            self.log.add(self.clock.tick(), self.clock.now, worker, cursor, "", ())
             return None
         n = self._fetches.get(cursor, 0) + 1
         self._fetches[cursor] = n
         if n <= entry.stuck:
-            page = Page(cursor, (), cursor)
+            page, served = Page(cursor, (), cursor), ()
         else:
-            page = Page(cursor, entry.events, entry.next_cursor)
-        self.log.append((self.clock.tick(), self.clock.now, worker, cursor, page.next_cursor,
-                         tuple(e.id for e in page.events)))
+            page = Page(cursor, self._served(entry), entry.next_cursor)
+            # the log keeps the page, not its ids, unless it keeps rows as given (``simkit live``'s durable one)
+            served = entry if type(self.log) is ServedLog else tuple(e.id for e in page.events)
+        self.log.add(self.clock.tick(), self.clock.now, worker, cursor, page.next_cursor, served)
         return page
 
     def response_lost(self) -> bool:
@@ -153,11 +208,12 @@ class Provider:
     def deliverable(self, event_id: str, cursor: str) -> bool:
         """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
         k = self._index.get(cursor)
-        if k is None:
+        i = self.events.row(event_id)
+        if k is None or i is None:
             return False
         if self._last is None:
             self._last = self._places(self._chain)[0]
-        return self._last.get(event_id, -1) >= k
+        return self._last[i] >= k
 
     def place(self, cursor: str | None) -> int:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
@@ -168,30 +224,37 @@ class Provider:
         """Events that join the stream late: their first page on the chain comes after a page holding their
         position or a greater one (a backfill, or a conflicting identity at a position already served), or no
         chain page carries them."""
-        late: set[str] = set()
-        seen: set[str] = set()
+        table = self.events
+        late: set[int] = set()
+        seen = bytearray(len(table))            # per event row: has a chain page carried it yet?
         highest = None
         for cursor in self._chain:
             top = highest
-            for e in self._entries[cursor].events:
-                if e.id not in seen:
-                    seen.add(e.id)
-                    if highest is not None and e.position <= highest:
-                        late.add(e.id)
-                top = e.position if top is None else max(top, e.position)
+            for i, pos in self._copies(self._entries[cursor]):
+                if not seen[i]:
+                    seen[i] = 1
+                    if highest is not None and pos <= highest:
+                        late.add(i)
+                top = pos if top is None else max(top, pos)
             highest = top
-        late.update(eid for eid in self.events if eid not in seen)
-        return late
+        late.update(i for i, s in enumerate(seen) if not s)
+        return {table.id_at(i) for i in late}
+
+    def _copies(self, entry: _Entry):
+        """A page's (row, position) pairs, the positions its own copies carry."""
+        positions = (e.position for e in entry.own) if entry.own is not None else map(self.events.positions.__getitem__,
+                                                                                       entry.rows)
+        return zip(entry.rows, positions)
 
     def at_end(self, cursor: str) -> bool:
         """Is ``cursor`` the stream's end page (empty, answering itself), whatever has been fetched?"""
         e = self._entries.get(cursor)
-        return e is not None and not e.events and e.next_cursor == cursor
+        return e is not None and not e.rows and e.next_cursor == cursor
 
     def is_end(self, cursor: str) -> bool:
         """Is ``cursor`` the end of the stream (empty page, same token, no stuck answers left)?"""
         e = self._entries.get(cursor)
-        return e is not None and not e.events and e.next_cursor == cursor and self._fetches.get(cursor, 0) >= e.stuck
+        return e is not None and not e.rows and e.next_cursor == cursor and self._fetches.get(cursor, 0) >= e.stuck
 
     def keep_fetch_counts(self, counts) -> None:
         """Count fetches per cursor in ``counts``, a mutable mapping (``simkit live`` gives a durable one)."""
@@ -210,14 +273,18 @@ def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = 
 
 def scripted(sc: Scenario) -> Provider:
     """The provider of a ``[[pages]]`` scenario."""
-    entries = {}
+    pages = {}
     for p in sc.pages:
         events = tuple(_event(i, pos, sc.events) for i, pos in zip(p["ids"], p["positions"]))
-        entries[p["cursor"]] = _Entry(events, p["next_cursor"], p["stuck"])
+        pages[p["cursor"]] = (events, p["next_cursor"], p["stuck"])
     start = sc.initial.resume_cursor or sc.pages[0]["cursor"]
-    known = {e.position for entry in entries.values() for e in entry.events}
-    extra = tuple(_event(f"e{pos}", pos, sc.events) for pos in sc.initial.receipts if pos not in known)
-    return Provider(entries, start, extra)
+    known = {e.position for events, _n, _s in pages.values() for e in events}
+    extra = tuple(_event(default_id(pos), pos, sc.events) for pos in sc.initial.receipts if pos not in known)
+    table = EventTable.of(_stream(pages, _chain({c: _Entry((), n) for c, (_e, n, _s) in pages.items()}, start)[0],
+                                  extra).values())
+    entries = {c: _Entry(array("q", map(table.row, (e.id for e in events))), nxt, stuck, events)
+               for c, (events, nxt, stuck) in pages.items()}
+    return Provider(entries, start, table)
 
 
 _ALPHANUMERIC = string.ascii_letters + string.digits
@@ -240,24 +307,23 @@ def generated(sc: Scenario, seed: int) -> Provider:
     """
     g = sc.generate
     rng = random.Random(f"provider:{seed}")
-    arrivals, backfilled = _arrivals(g, rng)
-    if sc.events:
-        arrivals = [_event(e.id, e.position, sc.events, e.behavior) if e.position in sc.events else e
-                    for e in arrivals]
-    entries, start = _pages(g, rng, arrivals, backfilled)
-    return Provider(entries, start, (), g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
+    positions, behaviors, backfilled = _arrivals(g, rng, sc.events)
+    entries, start, table = _pages(g, rng, positions, behaviors, backfilled)
+    return Provider(entries, start, table, g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
 
 
-def _arrivals(g: dict, rng: random.Random) -> tuple[list[Event], bool]:
-    """The events in arrival order, and whether any is a backfill (if not, their positions increase).
+def _arrivals(g: dict, rng: random.Random, specs: dict[int, EventSpec]) -> tuple[array, list[str], bool]:
+    """The events' positions and behaviours in arrival order, and whether any is a backfill (if not, their
+    positions increase).
 
     The i-th event has position 10·(i+1) and a behaviour drawn from the ``[generate]`` rates; from the
     second page's worth on, it may be followed by a backfill: an ``ok`` event between ``page_size`` and twice
-    that many events back, at a position not a multiple of 10 and not taken by an earlier backfill.
+    that many events back, at a position not a multiple of 10 and not taken by an earlier backfill. An
+    ``[[events]]`` spec overrides the behaviour of the event at its position.
     """
     size, backfill = g["page_size"], g["backfill"]
     rates = [(kind, g[kind]) for kind in ("poison", "transient", "review", "hold") if g[kind]]
-    arrivals: list[Event] = []
+    positions, behaviors = array("q"), []
     backs: set[int] = set()        # backfill positions (never a multiple of 10, so never a regular one)
     for i in range(g["events"]):
         pos = 10 * (i + 1)
@@ -268,45 +334,65 @@ def _arrivals(g: dict, rng: random.Random) -> tuple[list[Event], bool]:
                 behavior = kind
                 break
             r -= rate
-        arrivals.append(Event(f"e{pos}", pos, behavior))
+        positions.append(pos)
+        behaviors.append(specs[pos].behavior if pos in specs else behavior)
         if i >= size and rng.random() < backfill:
             back = 10 * (i + 1 - rng.randint(size, 2 * size)) + rng.randint(1, 9)
             if back > 0 and back not in backs:
                 backs.add(back)
-                arrivals.append(Event(f"e{back}", back))
-    return arrivals, bool(backs)
+                positions.append(back)
+                behaviors.append(specs[back].behavior if back in specs else "ok")
+    return positions, behaviors, bool(backs)
 
 
-def _pages(g: dict, rng: random.Random, arrivals: list[Event], backfilled: bool) -> tuple[dict[str, _Entry], str]:
-    """The chain of pages over ``arrivals`` by token, and its first token.
+def _pages(g: dict, rng: random.Random, positions: array, behaviors: list[str],
+           backfilled: bool) -> tuple[dict[str, _Entry], str, EventTable]:
+    """The chain of pages over the arrivals by token, its first token, and the event table (the events in the
+    order the chain first carries them).
 
     Each page takes the next ``page_size`` arrivals in position order (``backfilled``: they may need
     sorting), or is empty, or starts up to half a page back (overlap); some answer ``stuck`` times first.
     The last token answers an empty page and itself.
     """
-    size = g["page_size"]
+    size, n = g["page_size"], len(positions)
     used: set[str] = set()
-    entries: dict[str, _Entry] = {}
+    pages: list[tuple[str, range | list[int], str, int]] = []
     start = token = _token(rng, used)
     offset = 0
-    while offset < len(arrivals):
+    while offset < n:
         nxt = _token(rng, used)
         stuck = rng.randint(1, 2) if rng.random() < g["stuck"] else 0
         if rng.random() < g["empty_pages"]:
-            entries[token] = _Entry((), nxt, stuck)
+            pages.append((token, range(0), nxt, stuck))
         else:
             begin = offset
             if offset and rng.random() < g["overlap"]:
                 begin = max(0, offset - rng.randint(1, max(1, size // 2)))
             end = max(offset + 1, begin + size)
-            page = arrivals[begin:end]
-            if backfilled:
-                page.sort(key=_position)
-            entries[token] = _Entry(tuple(page), nxt, stuck)
+            page = range(begin, min(end, n))
+            pages.append((token, sorted(page, key=positions.__getitem__) if backfilled else page, nxt, stuck))
             offset = end
         token = nxt
-    entries[token] = _Entry((), token)
-    return entries, start
+    pages.append((token, range(0), token, 0))
+    return _tabled(pages, positions, behaviors, start)
+
+
+def _tabled(pages, positions: array, behaviors: list[str], start: str) -> tuple[dict[str, _Entry], str, EventTable]:
+    """Pages of arrival indices as pages of event-table rows, the table in the order the pages carry them."""
+    kind = "i" if len(positions) < 2**31 else "q"
+    row_of = array(kind, [-1]) * len(positions)        # per arrival: its table row (-1: none yet)
+    order = array(kind)                                 # per table row: its arrival
+    entries = {}
+    for token, arrivals, nxt, stuck in pages:
+        rows = array(kind)
+        for a in arrivals:
+            if row_of[a] < 0:
+                row_of[a] = len(order)
+                order.append(a)
+            rows.append(row_of[a])
+        entries[token] = _Entry(rows, nxt, stuck)
+    table = EventTable(array("q", map(positions.__getitem__, order)), Codes(map(behaviors.__getitem__, order)))
+    return entries, start, table
 
 
 def build(sc: Scenario, seed: int) -> Provider:

@@ -1,0 +1,127 @@
+"""The provider's event table: every event of the stream as columns, no object per event (docs/performance.md).
+
+Positions are a typed array and behaviours codes; ids are derived from positions
+(:func:`~simkit.model.default_id`) unless the scenario names some, and an :class:`~simkit.model.Event` is built
+only when one is asked for. The table reads as the dictionary of events by id it stands for.
+"""
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left
+from collections.abc import ItemsView, Mapping, Sequence, ValuesView
+
+from simkit.model import Event, default_id, default_position
+from simkit.truth.columns import Codes
+
+__all__ = ["EventTable"]
+
+
+class _Values(ValuesView):
+    def __iter__(self):
+        table = self._mapping
+        return map(table.event, range(len(table)))
+
+
+class _Items(ItemsView):
+    def __iter__(self):
+        table = self._mapping
+        return ((e.id, e) for e in map(table.event, range(len(table))))
+
+
+class _Derived(Sequence):
+    """The default ids of a run of positions, built when read."""
+
+    __slots__ = ("_positions",)
+
+    def __init__(self, positions):
+        self._positions = positions
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [default_id(p) for p in self._positions[i]]
+        return default_id(self._positions[i])
+
+    def __iter__(self):
+        return map(default_id, self._positions)
+
+
+class EventTable(Mapping):
+    """Events by id, in the stream's order. Row ``i`` holds ``positions[i]``, ``behaviors[i]`` and ``ids[i]``
+    (``ids`` is ``None`` when every id is the default one of its position)."""
+
+    __slots__ = ("positions", "behaviors", "ids", "_index", "_order")
+
+    def __init__(self, positions: array, behaviors: Codes, ids: list[str] | None = None):
+        self.positions, self.behaviors = positions, behaviors
+        if ids is not None and all(eid == default_id(p) for eid, p in zip(ids, positions)):
+            ids = None
+        self.ids = ids
+        #: named ids: id -> row; else None, and a row is found by its position
+        self._index = None if ids is None else {eid: i for i, eid in enumerate(ids)}
+        #: rows in position order (ties in stream order); None when the rows are in position order already
+        ordered = all(a < b for a, b in zip(positions, positions[1:]))
+        self._order = None if ordered else array("q", sorted(range(len(positions)), key=positions.__getitem__))
+
+    @classmethod
+    def of(cls, events) -> "EventTable":
+        """The table of these events, in their order."""
+        events = list(events)
+        return cls(array("q", (e.position for e in events)), Codes(e.behavior for e in events),
+                   [e.id for e in events])
+
+    def row(self, event_id) -> int | None:
+        """The row of ``event_id``, or ``None``."""
+        if self._index is not None:
+            return self._index.get(event_id)
+        p = default_position(event_id) if type(event_id) is str else None
+        if p is None:
+            return None
+        positions, order = self.positions, self._order
+        if order is None:
+            i = bisect_left(positions, p)
+            return i if i < len(positions) and positions[i] == p else None
+        k = bisect_left(order, p, key=positions.__getitem__)
+        return order[k] if k < len(order) and positions[order[k]] == p else None
+
+    def id_at(self, i: int) -> str:
+        return self.ids[i] if self.ids is not None else default_id(self.positions[i])
+
+    def event(self, i: int) -> Event:
+        """The event of row ``i``."""
+        return Event(self.ids[i] if self.ids is not None else default_id(self.positions[i]), self.positions[i],
+                     self.behaviors[i])
+
+    def by_position(self) -> tuple[Sequence, Sequence]:
+        """Ids and positions in position order (ties in the stream's order), as sequences built on read."""
+        if self._order is None:
+            return (_Derived(self.positions) if self.ids is None else self.ids), self.positions
+        positions = array("q", (self.positions[i] for i in self._order))
+        ids = _Derived(positions) if self.ids is None else [self.ids[i] for i in self._order]
+        return ids, positions
+
+    def __getitem__(self, event_id) -> Event:
+        i = self.row(event_id)
+        if i is None:
+            raise KeyError(event_id)
+        return self.event(i)
+
+    def __contains__(self, event_id) -> bool:
+        return self.row(event_id) is not None
+
+    def __iter__(self):
+        return iter(self.ids) if self.ids is not None else map(default_id, self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def values(self):
+        return _Values(self)
+
+    def items(self):
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return f"EventTable({len(self)} events)"
