@@ -6,25 +6,94 @@ checkpoint change with the state before and after, every receipt with the moment
 """
 from __future__ import annotations
 
+from collections.abc import ItemsView, MutableMapping
+
+from simkit.model import TERMINAL, Checkpoint, default_id, default_position
 from simkit.truth.clock import Clock
+from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
-from simkit.model import TERMINAL, Checkpoint
 from .settlement import Ledger
+
+__all__ = ["MemoryStore", "Receipts"]
+
+
+class Receipts(MutableMapping):
+    """The receipt ledger, event id -> (outcome, position), keeping no object per receipt: a receipt whose id is
+    the default one of its position (docs/scenarios.md) is its outcome, by position, in ``outcomes``
+    (:class:`~simkit.truth.columns.IdMap`); any other is a tuple in ``other``, by id."""
+
+    __slots__ = ("outcomes", "other")
+
+    def __init__(self, items=()):
+        self.outcomes = IdMap()
+        self.other: dict = {}
+        for eid, receipt in dict(items).items():
+            self[eid] = receipt
+
+    def __getitem__(self, eid) -> tuple[str, int]:
+        r = self.other.get(eid) if self.other else None
+        if r is not None:
+            return r
+        return self.outcomes[eid], default_position(eid)
+
+    def __contains__(self, eid) -> bool:
+        return eid in self.outcomes or eid in self.other
+
+    def __setitem__(self, eid, receipt: tuple[str, int]) -> None:
+        outcome, position = receipt
+        if type(eid) is str and eid not in self.other and type(position) is int and default_position(eid) == position:
+            self.outcomes[eid] = outcome
+        else:
+            self.outcomes.pop(eid, None)
+            self.other[eid] = tuple(receipt)
+
+    def __delitem__(self, eid) -> None:
+        if eid in self.other:
+            del self.other[eid]
+        else:
+            del self.outcomes[eid]
+
+    def __iter__(self):
+        yield from self.outcomes
+        yield from list(self.other)
+
+    def __len__(self) -> int:
+        return len(self.outcomes) + len(self.other)
+
+    def items(self):
+        return _ReceiptItems(self)
+
+    def __repr__(self) -> str:
+        return f"Receipts({dict(self.items())!r})"
+
+
+class _ReceiptItems(ItemsView):
+    def __iter__(self):
+        receipts = self._mapping
+        yield from ((eid, (out, default_position(eid))) for eid, out in receipts.outcomes.items())
+        yield from list(receipts.other.items())
 
 
 class MemoryStore:
     """The in-memory durable store (``store = "memory"``)."""
 
-    def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None, clock: Clock | None = None):
+    def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
+                 clock: Clock | None = None):
         self.clock = clock or Clock()
         self._checkpoint = initial
+        receipts = dict(receipts or {})
         #: event id -> (outcome, position)
-        self.receipts: dict[str, tuple[str, int]] = dict(receipts or {})
-        self._id_at = {pos: eid for eid, (out, pos) in self.receipts.items() if out in TERMINAL}
+        self.receipts = Receipts(receipts)
+        #: position -> the id holding the last terminal receipt there, where that is not the position's default id
+        #: (the default id's own receipt says the rest: :meth:`id_at`)
+        self._named_at: dict[int, str] = {}
+        for eid, (out, pos) in receipts.items():
+            if out in TERMINAL:
+                self._terminal_at(pos, eid)
         #: (seq, time, worker, kind, before, after) for every durable checkpoint change
         self.writes = WriteLog(initial)
         #: (seq, time, worker, event id, outcome) for every durable receipt
-        self.receipt_log = ReceiptLog((0, 0.0, 0, eid, out) for eid, (out, _) in self.receipts.items())
+        self.receipt_log = ReceiptLog((0, 0.0, 0, eid, out) for eid, (out, _) in receipts.items())
         #: (seq, time, worker, checkpoint) for every load
         self.reads = ReadLog()
         #: seed 001: the durable operation records of external calls, their history and quarantine
@@ -40,10 +109,39 @@ class MemoryStore:
         self.reads.add(self.clock.tick(), self.clock.now, worker, self._checkpoint)
         return self._checkpoint
 
+    def _terminal_at(self, position: int, event_id: str) -> None:
+        if type(position) is int and event_id == default_id(position):
+            self._named_at.pop(position, None)
+        else:
+            self._named_at[position] = event_id
+
+    def id_at(self, position: int) -> str | None:
+        """The id holding the last terminal receipt at ``position``, if any."""
+        eid = self._named_at.get(position)
+        if eid is None and type(position) is int and position >= 0 and self.receipts.outcomes.at(position) in TERMINAL:
+            eid = default_id(position)
+        return eid
+
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
         """Receipts of these events by id, and the ids holding a terminal receipt at their positions."""
-        by_id = {e.id: self.receipts[e.id][0] for e in events if e.id in self.receipts}
-        by_position = {e.position: self._id_at[e.position] for e in events if e.position in self._id_at}
+        receipts, outcomes, other, named_at = self.receipts, self.receipts.outcomes, self.receipts.other, self._named_at
+        by_id, by_position = {}, {}
+        for e in events:
+            eid, pos = e.id, e.position
+            if type(pos) is int and pos >= 0 and eid not in other and eid == default_id(pos):
+                out = outcomes.at(pos)          # the usual case: one search answers both
+                if out is not None:
+                    by_id[eid] = out
+                holder = named_at.get(pos) if named_at else None
+                if holder is None and out in TERMINAL:
+                    holder = eid
+            else:
+                r = receipts.get(eid)
+                if r is not None:
+                    by_id[eid] = r[0]
+                holder = self.id_at(pos)
+            if holder is not None:
+                by_position[pos] = holder
         return by_id, by_position
 
     def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
@@ -61,7 +159,7 @@ class MemoryStore:
             effect()
         self.receipts[event_id] = (outcome, position)
         if outcome in TERMINAL:
-            self._id_at[position] = event_id
+            self._terminal_at(position, event_id)
         seq, now = self.clock.tick(), self.clock.now
         self.receipt_log.add(seq, now, worker, event_id, outcome)
         cp = self._checkpoint
@@ -76,7 +174,8 @@ class MemoryStore:
         before = self._checkpoint
         if before.resume_cursor != cursor or before.checkpoint_version != version:
             return False
-        self._write(worker, "barrier", Checkpoint(new_cursor, max(applied_position, before.applied_position), new_version))
+        after = Checkpoint(new_cursor, max(applied_position, before.applied_position), new_version)
+        self._write(worker, "barrier", after)
         return True
 
     def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:

@@ -3,15 +3,17 @@ table of the distinct ones, event ids as the positions they are derived from (do
 
 Each column reads like the list it stands for (iteration, ``len``, indexing, ``index``, ``count``, ``in``, ``==``
 with a list); its ``append`` takes any value, and a value the compact form cannot hold is kept aside, by row.
+:class:`IdMap` is the dictionary counterpart: values by event id, a default id kept as its position.
 """
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import ItemsView, MutableMapping, Sequence
 
 from simkit.model import default_id, default_position
 
-__all__ = ["Column", "Ints", "Codes", "Ids"]
+__all__ = ["Column", "Ints", "Codes", "Ids", "IdMap"]
 
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 
@@ -28,6 +30,14 @@ class Column(Sequence):
 
     def _get(self, i: int):
         raise NotImplementedError
+
+    def __copy__(self):
+        other = object.__new__(type(self))
+        for cls in type(self).__mro__:
+            for name in getattr(cls, "__slots__", ()):
+                v = getattr(self, name)
+                setattr(other, name, v[:] if isinstance(v, array) else v.copy() if isinstance(v, (list, dict)) else v)
+        return other
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, (Sequence, array)) or isinstance(other, (str, bytes)):
@@ -78,6 +88,14 @@ class Ints(Column):
         other = self.other
         return (other[i] if i in other else v for i, v in enumerate(self.values))
 
+    def __delitem__(self, i) -> None:
+        n = len(self.values)
+        gone = set(range(n)[i]) if isinstance(i, slice) else {range(n)[i]}
+        del self.values[i]
+        if self.other:
+            kept = (k for k in range(n) if k not in gone)
+            self.other = {new: self.other[old] for new, old in enumerate(kept) if old in self.other}
+
     def __contains__(self, v) -> bool:
         return v in self.values if type(v) is int and v != self._mark and not self.other else super().__contains__(v)
 
@@ -95,7 +113,8 @@ class Codes(Column):
         for v in values:
             self.append(v)
 
-    def append(self, v) -> None:
+    def code(self, v) -> int:
+        """The code of ``v`` (adding it to ``table`` if it is new)."""
         key = v if type(v) is str else (type(v), v)         # 1, 1.0 and True stay apart
         c = self._code.get(key)
         if c is None:
@@ -103,7 +122,18 @@ class Codes(Column):
             self.table.append(v)
             if c >> (8 * self.codes.itemsize):
                 self.codes = array(_WIDER[self.codes.typecode], self.codes)
+        return c
+
+    def append(self, v) -> None:
+        c = self.code(v)
         self.codes.append(c)
+
+    def __setitem__(self, i: int, v) -> None:
+        c = self.code(v)
+        self.codes[i] = c
+
+    def __delitem__(self, i) -> None:
+        del self.codes[i]
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -158,6 +188,9 @@ class Ids(Column):
         else:
             self.codes.append(self.code(eid))
 
+    def __delitem__(self, i) -> None:
+        del self.codes[i]
+
     def decode(self, c: int):
         """The id stored as code ``c``."""
         return default_id(c) if c >= 0 else self.names[-1 - c]
@@ -170,3 +203,99 @@ class Ids(Column):
 
     def __iter__(self):
         return map(self.decode, self.codes)
+
+
+class IdMap(MutableMapping):
+    """A dictionary keyed by event id that keeps no id string: a default id (:func:`~simkit.model.default_id`) as
+    its position, in a sorted typed array while they come in increasing order (the usual case: a page commits its
+    events in position order), else in ``aside``, a dictionary by position; any other id in ``named``. Values are
+    :class:`Codes` (a few distinct ones: outcomes, counts). Iteration: the array's ids, then ``aside``'s, then
+    ``named``'s."""
+
+    __slots__ = ("positions", "values", "aside", "named")
+
+    def __init__(self, items=()):
+        self.positions, self.values = array("q"), Codes()
+        self.aside: dict[int, object] = {}
+        self.named: dict = {}
+        for k, v in dict(items).items():
+            self[k] = v
+
+    def _find(self, p: int) -> int:
+        positions = self.positions
+        i = bisect_left(positions, p)
+        return i if i < len(positions) and positions[i] == p else -1
+
+    @staticmethod
+    def _position(eid) -> int | None:
+        p = default_position(eid) if type(eid) is str else None
+        return p if p is not None and p < 1 << 63 else None
+
+    def at(self, position: int, default=None):
+        """The value of the default id of ``position`` (``default`` if none)."""
+        i = self._find(position)
+        return self.values[i] if i >= 0 else self.aside.get(position, default)
+
+    def __getitem__(self, eid):
+        p = self._position(eid)
+        if p is None:
+            return self.named[eid]
+        i = self._find(p)
+        if i >= 0:
+            return self.values[i]
+        if p in self.aside:
+            return self.aside[p]
+        raise KeyError(eid)
+
+    def __contains__(self, eid) -> bool:
+        p = self._position(eid)
+        return eid in self.named if p is None else self._find(p) >= 0 or p in self.aside
+
+    def __setitem__(self, eid, v) -> None:
+        p = self._position(eid)
+        if p is None:
+            self.named[eid] = v
+            return
+        i = self._find(p)
+        if i >= 0:
+            self.values[i] = v
+        elif p in self.aside or (self.positions and p < self.positions[-1]):
+            self.aside[p] = v
+        else:
+            self.positions.append(p)
+            self.values.append(v)
+
+    def __delitem__(self, eid) -> None:
+        p = self._position(eid)
+        if p is None:
+            del self.named[eid]
+            return
+        i = self._find(p)
+        if i >= 0:
+            del self.positions[i], self.values[i]
+        elif p in self.aside:
+            del self.aside[p]
+        else:
+            raise KeyError(eid)
+
+    def __iter__(self):
+        yield from map(default_id, self.positions)
+        yield from map(default_id, list(self.aside))
+        yield from list(self.named)
+
+    def __len__(self) -> int:
+        return len(self.positions) + len(self.aside) + len(self.named)
+
+    def items(self):
+        return _IdMapItems(self)
+
+    def __repr__(self) -> str:
+        return f"IdMap({dict(self.items())!r})"
+
+
+class _IdMapItems(ItemsView):
+    def __iter__(self):
+        m = self._mapping
+        yield from zip(map(default_id, m.positions), m.values)
+        yield from ((default_id(p), v) for p, v in list(m.aside.items()))
+        yield from list(m.named.items())

@@ -1,21 +1,30 @@
-"""Ground-truth logs stored column by column: typed arrays for numbers, lists for everything else.
+"""Ground-truth logs stored column by column: typed arrays for numbers, event ids as the positions they derive
+from, repeated values (outcomes, kinds, cursors) as codes, lists for everything else (:mod:`simkit.truth.columns`).
 
 A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
-``==`` with a list), so they need not know. A row costs about 40 bytes instead of a tuple with its own
-sequence number and time objects (about 120): a million-event run keeps several rows per event. Writers call
+``==`` with a list), so they need not know. A receipt row costs 33 bytes instead of a tuple with its own
+sequence number, time and id objects (about 180): a million-event run keeps several rows per event. Writers call
 :meth:`Log.add` with one value per column.
 """
 from __future__ import annotations
 
 from array import array
+from copy import copy
 from itertools import chain
 
 from simkit.model import Checkpoint
+from .columns import Codes, Column, Ids
+
+__all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states"]
+
+#: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values
+ID, CODE = "id", "code"
+_KINDS = {ID: Ids, CODE: Codes}
 
 
 class Log:
-    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, typecode)`` pairs, the
-    typecode of :mod:`array` for numbers or ``None`` for a list of objects."""
+    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, kind)`` pairs: the typecode of
+    :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of objects."""
 
     __slots__ = ("columns",)
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
@@ -34,7 +43,7 @@ class Log:
         cls.add = add
 
     def __init__(self, rows=()):
-        self.columns = tuple([] if t is None else array(t) for _n, t in self.COLUMNS)
+        self.columns = tuple([] if t is None else _KINDS[t]() if t in _KINDS else array(t) for _n, t in self.COLUMNS)
         for row in rows:
             self.append(row)
 
@@ -55,7 +64,7 @@ class Log:
         for cls in type(self).__mro__:
             for name in getattr(cls, "__slots__", ()):
                 setattr(other, name, getattr(self, name))
-        other.columns = tuple(c[:] for c in self.columns)
+        other.columns = tuple(copy(c) if isinstance(c, Column) else c[:] for c in self.columns)
         return other
 
     def __len__(self) -> int:
@@ -86,7 +95,7 @@ _SEQ, _TIME, _WORKER = ("seq", "q"), ("time", "d"), ("worker", "q")
 class ReceiptLog(Log):
     """Every durable receipt: (seq, time, worker, event id, outcome)."""
     __slots__ = ()
-    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None), ("outcome", None))
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID), ("outcome", CODE))
 
 
 class ReadLog(Log):
@@ -98,13 +107,13 @@ class ReadLog(Log):
 class EffectLog(Log):
     """Every effect that happened: (seq, time, worker, event id)."""
     __slots__ = ()
-    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None))
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID))
 
 
 class DecisionLog(Log):
     """Every handler decision: (seq, time, worker, event id, decision)."""
     __slots__ = ()
-    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", None), ("decision", None))
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID), ("decision", CODE))
 
 
 def _fields(cp: Checkpoint) -> tuple[str, int, int]:
@@ -121,8 +130,8 @@ class WriteLog(Log):
     """
 
     __slots__ = ("initial",)
-    COLUMNS = (_SEQ, _TIME, _WORKER, ("kind", None),
-               ("resume_cursor", None), ("applied_position", "q"), ("checkpoint_version", "q"))
+    COLUMNS = (_SEQ, _TIME, _WORKER, ("kind", CODE),
+               ("resume_cursor", CODE), ("applied_position", "q"), ("checkpoint_version", "q"))
 
     def __init__(self, initial: Checkpoint):
         super().__init__()

@@ -6,9 +6,12 @@ is ground truth for the checker; for the ``transactional`` sink the store's comm
 """
 from __future__ import annotations
 
-from simkit.truth.clock import Clock
-from simkit.truth.log import DecisionLog, EffectLog
 from simkit.model import Event, EventSpec
+from simkit.truth.clock import Clock
+from simkit.truth.columns import IdMap
+from simkit.truth.log import DecisionLog, EffectLog
+
+__all__ = ["Sink"]
 
 _DEFAULT = EventSpec()
 
@@ -25,7 +28,8 @@ class Sink:
         self._first_seen: dict[str, float] = {}
         #: (seq, time, worker, event id) for every effect that happened
         self.effects = EffectLog()
-        self.effect_count: dict[str, int] = {}
+        #: event id -> how many effects it had (an :class:`~simkit.truth.columns.IdMap`: no id string kept)
+        self.effect_count: IdMap | dict[str, int] = IdMap()
         #: (seq, time, worker, event id, decision) for every handler decision
         self.decisions = DecisionLog()
 
