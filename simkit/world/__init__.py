@@ -4,6 +4,8 @@
 module        owns
 ============  ==========================================================================================
 simulation    :class:`World`: runs workers, executes their requests with latency, crash points and faults
+calls         seed 001's requests in the world: reserve, call (lost, late, crossed replies), settle
+guard         the progress guard: the step budget, and too many requests at one instant
 provider      ordered pages behind opaque continuation tokens: overlaps, backfills, empty and stuck pages
 events        the provider's event table: the stream as columns, ids derived from positions, events built on read
 sink          the handler's decisions and the effects an event leaves

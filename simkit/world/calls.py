@@ -1,0 +1,89 @@
+"""Seed 001 in the SimPy world: the requests of an external call, with latency, faults and trace rows.
+
+``Reserve`` and ``Settle`` are store transactions (``commit_latency`` each; under
+``split_validate_write`` a settlement is two of them, validation then write). ``Call`` reaches the service after
+``effect_latency``; the call can be lost on its way (the service never runs it), its reply lost or late (the
+caller gets ``TIMEOUT`` after ``timeout`` in each case) or crossed. A late reply is delivered by a process of its
+own and settled by the policy when it arrives, whatever became of the caller. ``Reserve`` and ``Settle`` are
+out of the reach of ``lost_request`` and ``lost_response`` faults (:func:`~simkit.ops.lost_op` names no op for
+them): they always arrive and always answer.
+
+:class:`ExternalCalls` is a part of :class:`~simkit.world.simulation.World` (its base): it uses the world's
+``_latency``, ``_sync``, ``_row``, ``_unsent`` and ``_start``, and its ``_late`` count of late replies on their way.
+Settlement follows docs/vocabulary.md, "Settlement".
+"""
+from __future__ import annotations
+
+from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT
+from simkit.procedure.driver import Driver
+from simkit.truth.trace import crossed_outcome, transition_outcome, validated_outcome
+
+from .external import principal_at
+
+__all__ = ["ExternalCalls"]
+
+
+class ExternalCalls(Driver):
+    """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival."""
+
+    def principal(self) -> str:
+        return principal_at(self.scenario.rotate_at, self.clock.now)
+
+    def reserve(self, worker, op):
+        yield from self._latency(self.timing.commit_latency)
+        record = super().reserve(worker, op)
+        self._row(worker, "reserve", op.event, f"{record.reservation} {record.state}")
+        return record
+
+    def call(self, worker, op):
+        yield from self._latency(self.timing.effect_latency)
+        e, mine = op.event, op.reservation
+        if self._unsent(worker, "effect", e):        # the service never runs it: nothing to settle late either
+            self._row(worker, "effect", e, REQUEST_LOST)
+            yield from self._latency(self.timing.timeout)
+            self._row(worker, "timeout", e, str(mine))
+            return TIMEOUT
+        lost = self.faults.reply_lost(worker, "effect", e.position)
+        fault = None if lost else self.faults.reply_altered(worker, "effect", e.position)
+        if fault is not None and fault.kind == "crossed_reply":
+            reply = self.service.crossed(mine, fault.differs)
+            self._row(worker, "effect", e, crossed_outcome(reply.identity))
+            self.trace.note(crossed=reply.identity)
+            return reply
+        reply = super().call(worker, op)
+        delay = fault.delay if fault is not None else 0.0
+        if lost or delay >= self.timing.timeout:
+            self._row(worker, "effect", e, REPLY_LOST)
+            if not lost:
+                yield from self._sync()
+                self._late += 1
+                self._start(self._late_reply(worker, e, mine, reply, delay))
+            yield from self._latency(self.timing.timeout)
+            self._row(worker, "timeout", e, str(mine))
+            return TIMEOUT
+        yield from self._latency(delay)
+        self._row(worker, "effect", e)
+        return reply
+
+    def settle(self, worker, op):
+        return (yield from self._settlement(worker, op.event, op.reservation, op.observation, "settle"))
+
+    def _late_reply(self, worker, event, reservation, reply, delay):
+        """A late reply arrives ``delay`` after its request ran, and is settled by the policy on arrival."""
+        yield self.env.timeout(delay)
+        self._row(worker, "late_reply", event, str(reply.identity))
+        yield from self._settlement(worker, event, reservation, reply, "settle_late")
+        self._late -= 1
+
+    def _settlement(self, worker, event, reservation, observation, step):
+        yield from self._latency(self.timing.commit_latency)
+        state = yield from self.settlement_of(worker, event, reservation, observation)
+        last = self.store.operations.history[-1]
+        self._row(worker, step, event, transition_outcome(last.action, last.before, last.after))
+        self.trace.note(action=last.action, before=last.before, after=last.after)
+        return state
+
+    def between_transactions(self, worker, event, decision):
+        self._row(worker, "validate", event, validated_outcome(decision.action, decision.state))
+        self.trace.note(action=decision.action, after=decision.state)
+        yield from self._latency(self.timing.commit_latency)
