@@ -1,4 +1,10 @@
-"""User-facing errors: each message is one line that names the file, the key and the problem."""
+"""User-facing errors: each message is one line that names the file, the key and the problem.
+
+A library call's bad argument is named by its parameter (``max_crashes 60: at most 50``) and carried as
+:attr:`SimkitError.param`; the command line names the flag instead (``--max-crashes 60: ...``, docs/cli.md).
+"""
+
+__all__ = ["printable", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Terminated"]
 
 
 def printable(text: str) -> str:
@@ -8,7 +14,14 @@ def printable(text: str) -> str:
 
 
 class SimkitError(Exception):
-    """Base of every error simkit reports to a user (CLI exit status 2)."""
+    """Base of every error simkit reports to a user (CLI exit status 2).
+
+    ``param``: the parameter of the library call whose value the message starts with (``seeds 0: must be at
+    least 1``), if any; :func:`simkit.cli.output.spoken` puts the flag that sets it in its place."""
+
+    def __init__(self, *args, param: str | None = None):
+        super().__init__(*args)
+        self.param = param          # kept by pickling (the instance's __dict__), so a worker process's error has it
 
 
 class ScenarioError(SimkitError, ValueError):

@@ -151,15 +151,15 @@ def test_a_bad_output_path_is_one_line_before_any_work(tmp_path, args, message):
 
 def _run_figures(tmp_path, monkeypatch, fail):
     """``simkit run --timeline --swimlane`` with the swimlane's write failing part-way with ``fail``."""
-    import simkit.cli as cli_module
-    real = cli_module._save_figure
+    import simkit.cli.output as output                        # where cmd_run looks save_figure up
+    real = output.save_figure
 
     def save(run, path, kind):
         if kind == "timeline":
             return real(run, path, kind)
         path.write_bytes(b"\x89PNG half")
         raise fail
-    monkeypatch.setattr(cli_module, "_save_figure", save)
+    monkeypatch.setattr(output, "save_figure", save)
     monkeypatch.chdir(tmp_path)
     return main(["run", "retry_walkthrough", "--timeline", "t.png", "--swimlane", "s.png"])
 
@@ -249,9 +249,9 @@ def test_live_dir_under_a_folder_that_cannot_be_written(tmp_path, monkeypatch, c
     assert list(locked.iterdir()) == []
 
 
-def test_the_module_docstring_cites_the_contract_and_help_does_not():
+def test_the_package_docstring_cites_the_docs_and_help_does_not():
     import simkit.cli
-    assert "CONTRACT §6" in simkit.cli.__doc__
+    assert "docs/cli.md" in simkit.cli.__doc__
     assert "CONTRACT" not in simkit.cli.build_parser().format_help()
 
 

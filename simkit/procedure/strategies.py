@@ -159,29 +159,30 @@ def resolve(ref: str) -> type[Consumer]:
     if ref in STRATEGIES:
         return STRATEGIES[ref]
     if ":" not in ref:
-        raise StrategyError(f"--strategy {ref}: unknown strategy (known: {', '.join(STRATEGIES)}; "
-                            "or path/to/file.py:ClassName, package.module:ClassName)")
+        raise StrategyError(f"strategy {ref}: unknown strategy (known: {', '.join(STRATEGIES)}; "
+                            "or path/to/file.py:ClassName, package.module:ClassName)", param="strategy")
     where, _, cls_name = ref.rpartition(":")
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
-            raise StrategyError(f"--strategy {ref}: no such file {where}")
+            raise StrategyError(f"strategy {ref}: no such file {where}", param="strategy")
         spec = importlib.util.spec_from_file_location(f"simkit_user_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise StrategyError(f"--strategy {ref}: {where} failed to import: {type(exc).__name__}: {exc}") from None
+            raise StrategyError(f"strategy {ref}: {where} failed to import: {type(exc).__name__}: {exc}",
+                                param="strategy") from None
     else:
         try:
             module = importlib.import_module(where)
         except Exception as exc:
-            raise StrategyError(f"--strategy {ref}: cannot import module {where}: {exc}") from None
+            raise StrategyError(f"strategy {ref}: cannot import module {where}: {exc}", param="strategy") from None
     cls = getattr(module, cls_name, None)
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
         what = "is not a subclass of simkit.Consumer" if cls is not None else "has no class of that name"
-        raise StrategyError(f"--strategy {ref}: {where} {what} ({cls_name})")
+        raise StrategyError(f"strategy {ref}: {where} {what} ({cls_name})", param="strategy")
     return cls
 
 

@@ -1,0 +1,45 @@
+"""The ``simkit`` command line (docs/cli.md). Bad input: one line on stderr, exit status 2, nothing written.
+
+============  ==========================================================================================
+module        owns
+============  ==========================================================================================
+parser        :func:`build_parser`: every command and option, the help users read, numbers held to range
+commands      ``cmd_<command>`` for each command and :data:`COMMANDS`, name -> function
+output        output files checked before any work and written whole or not at all, the figures, and a
+              library error as the one line a user reads (its parameter named by the flag, :data:`FLAGS`)
+============  ==========================================================================================
+
+``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script
+(pyproject.toml) and ``python -m simkit``.
+"""
+from __future__ import annotations
+
+import signal
+import sys
+
+from simkit.errors import SimkitError, Terminated
+
+from .commands import COMMANDS, DEMO_SCENARIO, compare
+from .output import FLAGS, spoken
+from .parser import DESCRIPTION, build_parser
+
+__all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "FLAGS", "compare"]
+
+
+def main(argv=None) -> int:
+    """Run one command; its exit status: 0, 1 (``audit`` found a failure), 2 (bad input: one line on stderr),
+    130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except SimkitError as exc:
+        print(f"simkit: {spoken(exc)}", file=sys.stderr)           # one line, whatever it echoes
+        return 2
+    except BrokenPipeError:
+        return 0
+    except Terminated as exc:                   # SIGTERM, SIGHUP (simkit live): unwound as Ctrl-C is
+        print(f"simkit: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
+    except KeyboardInterrupt:
+        print("simkit: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,258 @@
+"""One function per ``simkit`` command (docs/cli.md): each takes the parsed arguments, checks every output path and
+argument before any work, runs, prints, and returns the exit status. :data:`COMMANDS` maps a command's name to it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from contextlib import ExitStack
+
+from simkit.errors import SimkitError, printable
+from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
+from simkit.scenario import read as scenarios
+from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
+from simkit.service import cli as service_cli
+from simkit.tools import bench
+from simkit.tools import sweep as sweeps
+from simkit.viz.report import run_summary, table, verdict_row
+from simkit.world.simulation import simulate
+
+from . import output
+from .output import atomic, check_folder, check_out, figure_formats, write_text
+
+__all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo", "cmd_explore",
+           "cmd_sweep", "cmd_shrink", "cmd_live", "cmd_audit", "cmd_bench"]
+
+DEMO_SCENARIO = "gauntlet"
+
+
+def _load(args):
+    """The scenario ``args`` name, ``--store`` and ``--settlement`` applied, and the seed to run."""
+    sc = scenarios.load(args.scenario)
+    if getattr(args, "store", None):
+        sc.store = args.store
+    if getattr(args, "settlement", None):
+        sc.settlement = args.settlement
+    if args.seed is not None:
+        sweeps.check_seed("--seed", args.seed)
+    return sc, (sc.seed if args.seed is None else args.seed)
+
+
+def _crash_faults(sc, crashes) -> tuple:
+    """``--crash`` arguments as faults, held to the rules a ``[[faults]]`` entry of the scenario file obeys."""
+    faults = []
+    for text in crashes:
+        f = parse_crash_arg(text)                 # the point and occurrence; the position needs the scenario
+        if f.position is not None and (problem := scenarios.missing_position(sc, f.position)) is not None:
+            raise SimkitError(f"--crash {text}: key 'position': {problem}")
+        faults.append(f)
+    return tuple(faults)
+
+
+def _figures(args) -> dict:
+    """The figures ``run`` was asked for, their paths checked: kind -> (option, path)."""
+    wanted = {kind: (f"--{kind}", path) for kind in ("timeline", "swimlane")
+              if (path := getattr(args, kind)) is not None}
+    if not wanted:
+        return {}
+    formats = figure_formats()
+    out = {kind: (option, check_out(option, path, formats)) for kind, (option, path) in wanted.items()}
+    if len(out) == 2 and out["timeline"][1].resolve() == out["swimlane"][1].resolve():
+        raise SimkitError(f"--swimlane {args.swimlane}: the same file as --timeline")
+    return out
+
+
+def cmd_run(args) -> int:
+    sc, seed = _load(args)
+    faults = _crash_faults(sc, args.crash)
+    figures = _figures(args)
+    strategy = resolve(args.strategy)
+    run = simulate(sc, strategy, seed, faults)
+    with ExitStack() as stack:                       # both figures, or neither
+        for kind, (option, path) in figures.items():
+            output.save_figure(run, stack.enter_context(atomic(option, path)), kind)
+    print(json.dumps(run.as_dict()) if args.json else run_summary(run))
+    return 0
+
+
+def compare(sc, seed):
+    """Every built-in strategy on one scenario, same seed and faults."""
+    return [simulate(sc, cls, seed) for cls in STRATEGIES.values()]
+
+
+def cmd_compare(args) -> int:
+    sc, seed = _load(args)
+    runs = compare(sc, seed)
+    if args.json:
+        print(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
+    else:
+        print(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n")
+        print(table([verdict_row(r) for r in runs]))
+    return 0
+
+
+def _shown(text: str) -> str:
+    """A description as printed: one line, its control characters escaped (a terminal would obey them)."""
+    return printable(" ".join(text.split()))
+
+
+def _brief(text: str, width: int = 80) -> str:
+    """The first sentence of a description or docstring as plain text, cut at a word with "…" past ``width``."""
+    text = re.split(r"[.:][\"']?\s", " ".join(text.split()).replace("``", "") + " ")[0].strip("\"'. ")
+    if len(text) > width:
+        text = text[:width - 1].rsplit(" ", 1)[0]
+        if text.count("(") > text.count(")"):       # no parenthesis left open
+            text = text[:text.rindex("(")]
+        text = text.rstrip(" ,;") + "…"
+    return text
+
+
+def cmd_list(args) -> int:
+    for name in scenarios.bundled():
+        print(f"scenario    {name:34} {_brief(_shown(scenarios.load(name).description))}")
+    for name, cls in STRATEGIES.items():
+        print(f"strategy    {name:34} {_brief(cls.__doc__ or '')}")
+    for name in SETTLEMENTS:
+        print(f"settlement  {name}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    out = check_out("--out", args.out, figure_formats())
+    sc = scenarios.load(DEMO_SCENARIO)
+    runs = compare(sc, sc.seed)
+    worst = next((r for r in runs if r.strategy == "persist_token_on_fetch"), runs[0])
+    with atomic("--out", out) as tmp:
+        output.save_figure(worst, tmp, "timeline")
+    print(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
+    print(table([verdict_row(r) for r in runs]))
+    print(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
+    return 0
+
+
+def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> str:
+    """:func:`~simkit.tools.shrink.replay_command` for this invocation: the seed, settlement and store overrides
+    only when replaying the bundled scenario (a written file carries them)."""
+    from simkit.tools.shrink import replay_command
+    overrides = {} if seed is None else {o: getattr(args, o, None) for o in ("settlement", "store")}
+    return replay_command(target, args.strategy, seed, crashes=crashes, **overrides)
+
+
+def _write_violation(args, out, sc, seed, x, replay: str) -> None:
+    """The first violation ``explore`` found, as a scenario file: the scenario as explored (overrides applied,
+    its own faults only with --with-scenario-faults), the schedule's faults after them, as the run had them."""
+    from simkit.tools.explore import fault_free
+    from simkit.tools.shrink import scenario_data, toml_text
+    base = fault_free(sc, args.with_scenario_faults)
+    data = scenario_data(base, tuple(base.faults) + tuple(x.first_violation[0]))
+    data["seed"] = seed
+    write_text("--out", out, toml_text(data, f"The first violation simkit explore found for {x.strategy}; "
+                                             f"replay: {replay}"))
+
+
+def cmd_explore(args) -> int:
+    from simkit.tools.explore import crash_args, explore, summary_text
+    out = check_out("--out", args.out, (".toml",)) if args.out else None
+    sc, seed = _load(args)
+    x = explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
+                lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration, seed=seed,
+                points=args.point, dedup=not args.no_dedup, keep_faults=args.with_scenario_faults, jobs=args.jobs,
+                progress=not args.json and sys.stderr.isatty())
+    replay = _replay_command(args.out, args) if out else None
+    if out and x.first_violation is not None:
+        _write_violation(args, out, sc, seed, x, replay)
+    if args.json:
+        print(json.dumps(x.as_dict()))
+        return 0
+    print(summary_text(x))
+    if x.first_violation is not None:
+        crash = crash_args(sc, x.first_violation[0], args.with_scenario_faults)
+        if out:
+            print(f"  wrote {args.out}: replay with {replay}")
+        elif crash is not None:
+            print(f"  replay: {_replay_command(args.scenario, args, seed, crash)}")
+        else:
+            print("  replay: add --out FILE to write it as a scenario for simkit run")
+    elif out:
+        print(f"  no violation: {args.out} not written")
+    return 0
+
+
+def cmd_sweep(args) -> int:
+    out = check_out("--out", args.out, sweeps.FORMATS) if args.out else None
+    if out:
+        sweeps.check_out(args.out)                # the Parquet engine, before any run
+    sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
+    for s in args.strategy or ():
+        resolve(s)
+    result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
+                          first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
+                          progress=not args.json and sys.stderr.isatty())
+    if out:
+        with atomic("--out", out) as tmp:
+            result.write(tmp)
+    print(json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
+          + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+    return 0
+
+
+def cmd_shrink(args) -> int:
+    from simkit.tools.shrink import shrink
+    out = check_out("--out", args.out, (".toml",)) if args.out else None
+    sc, seed = _load(args)
+    result = shrink(sc, args.strategy, seed)
+    if out:
+        write_text("--out", out, result.toml())
+    if args.json:
+        print(json.dumps({**result.as_dict(), "out": args.out, "toml": result.toml()}))
+    elif args.out:
+        print(result.summary(args.out))
+    else:
+        print(result.toml(), end="")
+    return 0
+
+
+def cmd_live(args) -> int:
+    from simkit.live.supervisor import live, live_summary
+    if args.dir is not None:
+        check_folder("--dir", args.dir)
+    sc, seed = _load(args)
+    if args.store == "memory":
+        raise SimkitError("--store memory: live mode needs a store that outlives its workers; use sqlite")
+    if args.events is not None:
+        if sc.generate is None or args.events < 1:
+            raise SimkitError(f"--events {args.events}: needs a [generate] scenario and a positive count")
+        if args.events > scenarios.MAX_EVENTS:
+            raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
+        sc.generate["events"] = args.events
+    run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
+    print(json.dumps(run.as_dict()) if args.json else live_summary(run))
+    return 0
+
+
+def cmd_audit(args) -> int:
+    from simkit.tools.audit import audit, audit_text, failure_toml
+    name = strategy_name(resolve(args.strategy))
+    path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
+    out = check_out("--out", path, (".toml",))
+    result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,
+                   progress=not args.json and sys.stderr.isatty())
+    if not result.ok:
+        write_text("--out", out, failure_toml(result, path))
+    if args.json:
+        print(json.dumps({**result.as_dict(), "out": None if result.ok else path}))
+    else:
+        print(audit_text(result, None if result.ok else path))
+    return 0 if result.ok else 1
+
+
+def cmd_bench(args) -> int:
+    return bench.run(args.quick, args.repeat, args.json)
+
+
+COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "audit": cmd_audit,
+            "bench": cmd_bench}
+COMMANDS.update(service_cli.COMMANDS)

@@ -1,0 +1,146 @@
+"""What the command line writes: output files checked before any work and written whole or not at all, figures,
+and errors as the one line a user reads, naming the flag where the library named its parameter (docs/cli.md)."""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from simkit.errors import SimkitError, printable
+
+__all__ = ["FLAGS", "spoken", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic", "write_text",
+           "save_figure"]
+
+#: The flag that sets each parameter a library error may name (:attr:`SimkitError.param`): ``simkit.explore``'s
+#: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, ``simkit.live``'s ``folder`` ...
+FLAGS = {
+    "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds", "first_seed": "--first-seed",
+    "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
+    "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
+    "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir", "repeat": "--repeat",
+}
+
+
+def spoken(exc: SimkitError) -> str:
+    """``exc`` as the command line says it, on one line: the parameter it opens with (``seeds 0: ...``, or after a
+    command's name, ``bench: repeat must ...``) named by its flag from :data:`FLAGS` instead."""
+    message = str(exc)
+    param = getattr(exc, "param", None)
+    if param in FLAGS:
+        message = re.sub(rf"^(\w+: )?{re.escape(param)}\b", lambda m: (m[1] or "") + FLAGS[param], message, count=1)
+    return printable(message)
+
+
+def figure_formats() -> tuple[str, ...]:
+    """Matplotlib's file types but PGF, which needs a TeX installation to write."""
+    from matplotlib.backend_bases import FigureCanvasBase
+    return tuple(f".{x}" for x in sorted(FigureCanvasBase.get_supported_filetypes()) if x != "pgf")
+
+
+def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
+    """Why ``out`` cannot be written as an output file ending in one of ``suffixes``, or ``None``."""
+    if out.is_dir():
+        return "is a folder, not a file"
+    if out.suffix.lower() not in suffixes:
+        problem = f"unsupported extension {out.suffix!r}" if out.suffix else "no file extension"
+        return f"{problem}; use {', '.join(suffixes)}"
+    folder = out.parent
+    if not folder.is_dir():
+        return f"no such folder {str(folder)!r}"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write into folder {str(folder)!r}"
+    if len(os.fsencode(out.name)) > (most := os.pathconf(folder, "PC_NAME_MAX")):
+        return f"file name too long ({len(os.fsencode(out.name))} bytes; at most {most} here)"
+    if out.exists() and not (out.stat().st_mode & 0o222 and os.access(out, os.W_OK)):
+        # a read-only file is one its owner chose to keep: replacing it (a new file, by rename) would
+        # succeed in a writable folder, and silently
+        return "is read-only; not replaced (remove it or make it writable)"
+    return None
+
+
+def check_out(option: str, path: str, suffixes: tuple[str, ...]) -> Path:
+    """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in one
+    of ``suffixes`` and go into a folder that exists and is writable."""
+    out = Path(path)
+    try:
+        problem = _refuse(out, suffixes)
+    except OSError as exc:                      # a name too long for the system, a loop of symbolic links, ...
+        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+    if problem is not None:
+        raise SimkitError(f"{option} {path}: {problem}")
+    return out
+
+
+def check_folder(option: str, path: str) -> None:
+    """``path`` as a folder to create or reuse: it, or the nearest existing folder above it, is a folder we
+    may write into."""
+    p = Path(path)
+    existing = next(a for a in (p, *p.parents) if a.exists())
+    name = "it" if existing == p else repr(str(existing))
+    if not existing.is_dir():
+        raise SimkitError(f"{option} {path}: {name} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SimkitError(f"{option} {path}: cannot write into {name}")
+
+
+class CannotWrite(OSError):
+    """A writer's failure that is not an OSError (a plotting backend's, say), for :func:`atomic` to report."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def atomic(option: str, path: Path):
+    """A temporary file of its own beside ``path`` to write to (a short name, so any name ``path`` may have
+    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so no
+    half-written file is ever left behind."""
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=path.suffix)
+        os.close(fd)
+    except OSError as exc:
+        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())          # the mode a plain open() would give, not mkstemp's 0600
+        yield tmp
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+
+
+def write_text(option: str, path: Path, text: str) -> None:
+    with atomic(option, path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def save_figure(run, path: Path, kind: str) -> None:
+    """``run``'s ``timeline`` or ``swimlane`` figure written to ``path``; a plotting backend's own failure is a
+    :class:`CannotWrite` of one line, not a traceback."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simkit.viz.plot import timeline
+    from simkit.viz.swimlane import swimlane
+    height = 5.5 if kind == "timeline" else 1.6 + 0.75 * (run.world.scenario.workers + 3)
+    fig, ax = plt.subplots(figsize=(12, height), layout="constrained")
+    try:
+        (timeline if kind == "timeline" else swimlane)(ax, run)
+        try:
+            fig.savefig(path, dpi=110)
+        except (OSError, SimkitError):
+            raise
+        except Exception as exc:                  # a backend's own failure: one line, not a traceback
+            raise CannotWrite(" ".join(f"{type(exc).__name__}: {exc}".split())) from exc
+    finally:
+        plt.close(fig)
