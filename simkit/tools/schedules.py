@@ -1,0 +1,224 @@
+"""Schedules of faults: what may follow a schedule (:func:`extensions`), what budget it leaves, and one schedule
+run from scratch (:func:`run_schedule`), with the search below a one-fault schedule built on it
+(:func:`subtree`); docs/exploring.md, "How schedules are built". :mod:`simkit.tools.forked` runs the same
+schedules sharing their prefixes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from simkit.judge.checker import check
+from simkit.model import Fault, Scenario
+from simkit.procedure.consumer import Consumer
+from simkit.procedure.strategies import resolve
+from simkit.truth.collector import paused
+from simkit.world.faults import FaultPlan
+from simkit.world.simulation import World
+
+from .exploration import Exploration, run_dict
+from .fingerprint import fingerprint
+
+__all__ = ["Space", "Plan", "Skip", "strategy_class", "run_schedule", "extensions", "budget", "covered",
+           "level_one", "subtree"]
+
+
+@lru_cache(maxsize=None)
+def _resolved(ref: str) -> type[Consumer]:
+    return resolve(ref)
+
+
+def strategy_class(strategy) -> type[Consumer]:
+    """A strategy name or reference resolved (cached), or the Consumer subclass itself."""
+    return _resolved(strategy) if isinstance(strategy, str) else strategy
+
+
+# -- one run ----------------------------------------------------------------------------------------------------
+class Skip(Exception):
+    """This schedule's last crash leaves a state already explored with at least as much budget left."""
+
+
+class Plan(FaultPlan):
+    """The fault plan of one explored run: notes where the schedule's last fault fired, fingerprints it."""
+
+    def __init__(self, base: Scenario, faults: tuple[Fault, ...], seed: int, world: World, watch: bool, stop):
+        super().__init__(tuple(base.faults) + faults, base.random_faults, seed)
+        self.world = world
+        self.last = faults[-1] if faults else None
+        self.at = None                      # index of the last fault in passes / replies / requests
+        self.watch = watch
+        self.stop = stop
+        self.fingerprint = None
+        self.struck: set[tuple[str, int]] = set()     # passes ("p", i), replies ("r", j), requests ("q", k) struck
+
+    def at_point(self, worker, point, position):
+        fault = super().at_point(worker, point, position)
+        if fault is not None:
+            self.struck.add(("p", len(self.passes) - 1))
+        if fault is not None and fault is self.last:
+            self.at = len(self.passes) - 1
+            if self.watch and fault.kind == "crash":
+                self.fingerprint = fingerprint(self.world, self)
+                if self.fingerprint is not None and self.stop is not None and self.stop(self.fingerprint):
+                    raise Skip
+        return fault
+
+    def reply_lost(self, worker, op, position):
+        lost = super().reply_lost(worker, op, position)
+        if lost and self.fired and self.fired[-1].kind == "lost_response":
+            self.struck.add(("r", len(self.replies) - 1))
+        if lost and self.last is not None and self.fired and self.fired[-1] is self.last and self.at is None:
+            self.at = len(self.replies) - 1
+        return lost
+
+    def request_lost(self, worker, op, position):
+        lost = super().request_lost(worker, op, position)
+        if lost:
+            self.struck.add(("q", len(self.requests) - 1))
+            if self.last is not None and self.fired[-1] is self.last and self.at is None:
+                self.at = len(self.requests) - 1
+        return lost
+
+    def reply_altered(self, worker, op, position):
+        fault = super().reply_altered(worker, op, position)
+        if fault is not None:
+            self.struck.add(("r", len(self.replies) - 1))
+        return fault
+
+
+def run_schedule(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...], dedup: bool, stop=None,
+         record: bool = True):
+    """Run one schedule. Returns ``(verdict, world, plan)``, or ``None`` when ``stop`` skipped it.
+
+    ``record``: keep the passes and replies after the last fault (its extensions). A schedule with no budget
+    left has none: once its faults have fired, the rest of the run costs what a plain run costs.
+    """
+    cls = strategy_class(strategy)
+    with paused():
+        world = World(base, cls, seed, faults)
+        plan = world.faults = Plan(base, faults, seed, world, dedup and base.workers == 1, stop)
+        plan.record = record
+        try:
+            world.run()
+        except Skip:
+            return None
+        finally:
+            plan.world = None           # no cycle: the world is freed as soon as its caller drops it
+        return check(world), world, plan
+
+
+@dataclass(frozen=True)
+class Space:
+    """What a schedule may contain."""
+
+    max_crashes: int
+    lost_responses: int
+    pauses: bool
+    pause_duration: float
+    points: tuple[str, ...]
+    ops: tuple[str, ...]
+    lost_requests: int = 0
+
+
+def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int, requests_left: int = 0) -> list[Fault]:
+    """The faults that may follow the schedule's last fault: every later pass, request and reply, in timeline
+    order, except those a fault already struck (a fault kept from the scenario).
+
+    Timeline order: a request recorded ``(…, passes before, replies before)`` comes before pass ``passes before``
+    and reply ``replies before``; a reply recorded with ``passes before`` comes before that pass. A request comes
+    before its own reply, so a lost request and a lost reply of one request are never in one schedule."""
+    passes, replies, requests = plan.passes, plan.replies, plan.requests
+    last = plan.last
+    if last is None:
+        i0, j0, k0 = 0, 0, 0
+    elif last.kind == "lost_response":
+        i0, j0 = replies[plan.at][5], plan.at + 1
+        k0 = next((k for k, q in enumerate(requests) if q[6] >= j0), len(requests))
+    elif last.kind == "lost_request":
+        _w, _op, _pos, _n, _m, i0, j0 = requests[plan.at]
+        k0 = plan.at + 1
+    else:
+        i0 = plan.at + 1
+        j0 = next((j for j, r in enumerate(replies) if r[5] >= i0), len(replies))
+        k0 = next((k for k, q in enumerate(requests) if q[5] >= i0), len(requests))
+    out: list[Fault] = []
+    i, j, k = i0, j0, k0
+    n_requests = len(requests) if requests_left else k      # none to offer: skip them all
+    while i < len(passes) or j < len(replies) or k < n_requests:
+        if k < n_requests and (j >= len(replies) or requests[k][6] <= j) and (i >= len(passes) or requests[k][5] <= i):
+            w, op, pos, n_any, n_pos, _i, _j = requests[k]
+            k += 1
+            if op in space.ops and ("q", k - 1) not in plan.struck:
+                out.append(Fault("lost_request", None, pos, n_pos if pos is not None else n_any, w, op=op))
+        elif j < len(replies) and (i >= len(passes) or replies[j][5] <= i):
+            w, op, pos, n_any, n_pos, _ = replies[j]
+            j += 1
+            if lost_left and op in space.ops and ("r", j - 1) not in plan.struck:
+                out.append(Fault("lost_response", None, pos, n_pos if pos is not None else n_any, w, op=op))
+        else:
+            w, point, pos, n = passes[i]
+            i += 1
+            if crashes_left and point in space.points and ("p", i - 1) not in plan.struck:
+                out.append(Fault("crash", point, pos, n, w))
+                if space.pauses:
+                    out.append(Fault("pause", point, pos, n, w, duration=space.pause_duration))
+    return out
+
+
+def budget(faults, space: Space) -> tuple[int, int, int]:
+    """What a schedule leaves of each bound: (crashes and pauses, lost replies, lost requests)."""
+    lost = sum(1 for f in faults if f.kind == "lost_response")
+    unsent = sum(1 for f in faults if f.kind == "lost_request")
+    return (space.max_crashes - (len(faults) - lost - unsent), space.lost_responses - lost,
+            space.lost_requests - unsent)
+
+
+def covered(budgets, budget) -> bool:
+    """Has a schedule reached this state before with at least ``budget`` left of every bound?"""
+    return any(all(had >= left for had, left in zip(old, budget)) for old in budgets)
+
+
+
+
+# -- the search, from scratch -----------------------------------------------------------------------------------
+def level_one(args) -> tuple:
+    """One one-fault schedule: its verdict, its run object if it fails, its fingerprint (picklable)."""
+    base, strategy, seed, fault, dedup, more = args
+    verdict, world, plan = run_schedule(base, strategy, seed, (fault,), dedup and more, record=more)
+    return verdict, (None if verdict.ok else run_dict(world, verdict)), plan.fingerprint
+
+
+def _stop_for(seen: dict, left: tuple):
+    """``stop`` for :func:`run_schedule`: is this fingerprint covered? (If not, it is noted with ``left``.)"""
+    def stop(fp):
+        if covered(seen.get(fp, ()), left):
+            return True
+        seen.setdefault(fp, []).append(left)
+        return False
+    return stop
+
+
+def subtree(args) -> Exploration:
+    """Depth-first exploration below one one-fault schedule (whose own verdict the caller already counted),
+    each schedule run from scratch. ``args``: (base, strategy, seed, root, its place, space, dedup, seen)."""
+    base, strategy, seed, root, place, space, dedup, seen = args
+    seen = {fp: list(budgets) for fp, budgets in seen.items()}
+    result = Exploration(base.name, "", seed, space.max_crashes, space.lost_responses, space.pauses,
+                         lost_requests=space.lost_requests)
+
+    def visit(faults, plan, at):
+        for i, fault in enumerate(extensions(plan, space, *budget(faults, space)), 1):
+            child = faults + (fault,)
+            left = budget(child, space)
+            out = run_schedule(base, strategy, seed, child, dedup, _stop_for(seen, left), record=any(left))
+            if out is None:
+                result.skip(child)
+                continue
+            verdict, world, child_plan = out
+            result.note(child, verdict, world, at + (i,))
+            if any(n > 0 for n in left):
+                visit(child, child_plan, at + (i,))
+
+    _verdict, _world, plan = run_schedule(base, strategy, seed, (root,), dedup)
+    visit((root,), plan, place)
+    return result
