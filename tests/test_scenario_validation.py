@@ -100,18 +100,20 @@ def test_every_bundled_scenario_still_loads():
 
 def test_crash_argument_occurrence_is_at_least_1():
     """``--crash POINT#0`` is refused by parse_crash_arg itself, as ``occurrence = 0`` in a [[faults]] entry is."""
-    with pytest.raises(simkit.ScenarioError, match=r"^--crash before_effect#0: key 'occurrence': must be at least 1$"):
+    with pytest.raises(simkit.ScenarioError, match=r"^crash before_effect#0: key 'occurrence': must be at least 1$") \
+            as e:
         simkit.parse_crash_arg("before_effect#0")
+    assert e.value.param == "crash"                          # the CLI says --crash (test_cli)
     assert simkit.parse_crash_arg("before_effect#2").occurrence == 2
 
 
 def test_a_long_scripted_stream_gathers_its_positions_once(monkeypatch):
     """20,000 [[events]] and a fault per page: each is a set lookup, not a scan of every page (which made parsing
     quadratic: 10,000 events took 5.5 s)."""
-    from simkit.scenario import read as scenario
+    from simkit.scenario import checks, read
     calls = []
-    real = scenario.carried_positions
-    monkeypatch.setattr(scenario, "carried_positions", lambda sc: calls.append(1) or real(sc))
+    real = checks.carried_positions
+    monkeypatch.setattr(checks, "carried_positions", lambda sc: calls.append(1) or real(sc))    # check_targets asks
     n, size = 20_000, 10
     pages = [{"cursor": f"C{k}", "positions": list(range(k * size + 1, (k + 1) * size + 1)),
               "next_cursor": f"C{k + 1}" if (k + 1) * size < n else f"C{k}"} for k in range(n // size)]
@@ -120,4 +122,4 @@ def test_a_long_scripted_stream_gathers_its_positions_once(monkeypatch):
                                   for p in pages]})
     assert len(sc.events) == n and len(sc.faults) == n // size
     assert calls == [1]
-    assert scenario.missing_position(sc, n + 1) == f"no page carries position {n + 1}"    # still works alone
+    assert read.missing_position(sc, n + 1) == f"no page carries position {n + 1}"    # still works alone

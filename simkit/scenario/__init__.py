@@ -3,10 +3,17 @@
 ============  ==========================================================================================
 module        owns
 ============  ==========================================================================================
-read          :func:`load`, :func:`parse`, :func:`bundled`: a file in, a validated Scenario out
+read          :func:`load`, :func:`parse`, :func:`bundled`: a file in, a validated Scenario out; answers the
+              public names of checks and faults
+checks        the rules of each table (:class:`Checker`, one key at a time), the limits (``MAX_INT`` ...), and
+              which positions a stream carries (:func:`missing_position`)
+faults        :func:`parse_fault` (a ``[[faults]]`` table), :func:`parse_crash_arg` (``--crash POINT@POS#N``)
 bundled/      the bundled scenarios (``simkit list``), shipped in the wheel
 ============  ==========================================================================================
 """
 from simkit._moved import forward
 
 __getattr__ = forward(__name__, "simkit.scenario.read")
+
+#: the package answers read's names (``simkit.scenario.load`` ...), as the flat module it replaced did
+__all__ = ["read", "checks", "faults"]

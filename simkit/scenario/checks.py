@@ -1,0 +1,340 @@
+"""The rules a scenario file's tables obey (docs/scenarios.md, each section's keys; "Validation errors"):
+:class:`Checker` reads one key at a time and fails with one line naming the file and the key, and a
+``check_<table>`` function per table builds its part of the :class:`~simkit.model.Scenario`."""
+from __future__ import annotations
+
+import math
+import reprlib
+
+from simkit.errors import ScenarioError, printable
+from simkit.model import BEHAVIORS, LOST_FAULTS, EventSpec, Initial, RandomFaults, Scenario, Timing
+
+__all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_WORKERS", "MAX_FILE_BYTES",
+           "carried_positions", "missing_position", "check_initial", "check_timing", "check_pages", "check_cursors",
+           "check_generate", "check_events", "check_targets", "check_random_faults", "check_auth"]
+
+#: ``[generate]``'s keys and their defaults (docs/scenarios.md, "Generated streams").
+GENERATE_DEFAULTS = {
+    "events": 40, "page_size": 5, "overlap": 0.0, "backfill": 0.0, "empty_pages": 0.0, "stuck": 0.0,
+    "lost_fetch": 0.0, "poison": 0.0, "transient": 0.0, "review": 0.0, "hold": 0.0,
+}
+_RATES = [k for k in GENERATE_DEFAULTS if k not in ("events", "page_size")]
+
+#: Upper bounds (issue 20). Every integer key holds at most MAX_INT in magnitude: SQLite's INTEGER and the
+#: trace's and logs' 64-bit columns stop at 2**63 - 1, and a checkpoint_version must leave room for a run's
+#: increments; 2**53 is also the largest integer a float (and JSON readers that use one) holds exactly.
+MAX_INT = 2**53
+#: ``[generate] events`` (and ``page_size``): a run keeps about 1 KB and takes about 10 µs per event, so 10**7 is
+#: some 10 GB; ``2**63 - 1`` was a MemoryError after minutes.
+MAX_EVENTS = 10_000_000
+#: ``workers``: one SimPy process each (one OS process each in ``simkit live``).
+MAX_WORKERS = 64
+#: A scenario file is read whole: a bigger one is refused before it is read.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_show = reprlib.Repr()
+_show.maxstring = _show.maxother = 60
+_show.maxlevel = 3
+
+
+class Checker:
+    """Reads the keys of one scenario ``source`` (a file name as shown): each method returns a key's value, or
+    its default, or raises :class:`ScenarioError` ``SOURCE: key 'WHERE.KEY': PROBLEM``."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, key: str, problem: str):
+        raise ScenarioError(f"{self.source}: key '{printable(key)}': {problem}")
+
+    def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, maximum=None,
+            required=False):
+        """``table[key]`` of type ``typ`` (an int is taken as a float; a bool is neither), finite, within
+        ``minimum`` and ``maximum`` (integers: :data:`MAX_INT`); ``default`` when missing unless ``required``."""
+        full = f"{where}.{key}" if where else key
+        if key not in table:
+            if required:
+                self.fail(full, "missing")
+            return default
+        value = table[key]
+        ok = isinstance(value, typ) and not (typ in (int, float) and isinstance(value, bool))
+        if typ is float and isinstance(value, int) and not isinstance(value, bool):
+            try:
+                value, ok = float(value), True
+            except OverflowError:
+                self.fail(full, f"must be finite, got an integer of {len(str(value))} digits")
+        if not ok:
+            name = {dict: "table", list: "array"}.get(typ, typ.__name__)
+            self.fail(full, f"expected {name}, got {type(value).__name__} {_show.repr(value)}")
+        if typ is float:
+            self.finite(full, value)
+        if typ is int:
+            self.bounded(full, value, maximum)
+        if minimum is not None and value < minimum:
+            self.fail(full, f"must be at least {minimum}, got {value!r}")
+        return value
+
+    def bounded(self, key: str, value: int, maximum: int | None = None):
+        """An integer within ``maximum`` (default :data:`MAX_INT`), and within -MAX_INT."""
+        top = MAX_INT if maximum is None else maximum
+        if value > top:
+            self.fail(key, f"must be at most {top}, got {_big(value)}")
+        if value < -MAX_INT:
+            self.fail(key, f"must be at least {-MAX_INT}, got {_big(value)}")
+
+    def text(self, table: dict, key: str, default=None, *, where: str = "", required=False) -> str:
+        """A string that prints as itself: no control characters (a terminal would obey them)."""
+        value = self.get(table, key, str, default, where=where, required=required)
+        if value is not None and not value.isprintable():
+            self.fail(f"{where}.{key}" if where else key,
+                      f"{_show.repr(value)} holds control characters; use printable text")
+        return value
+
+    def finite(self, key: str, value: float):
+        """A number that can be compared and scheduled: ``nan`` compares false with everything (a run
+        with it ends early and reads as a false verdict); ``inf`` never arrives (a run with it may never end)."""
+        if math.isnan(value):
+            self.fail(key, "expected a number, got nan")
+        if math.isinf(value):
+            self.fail(key, f"must be finite, got {value!r}")
+
+    def choice(self, table, key, choices, default, *, where=""):
+        """A string that is one of ``choices``."""
+        value = self.get(table, key, str, default, where=where)
+        if value not in choices:
+            self.fail(f"{where}.{key}" if where else key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+    def rate(self, table, key, default, *, where):
+        """A probability: a number from 0 to 1."""
+        value = self.get(table, key, float, default, where=where)
+        if not 0.0 <= value <= 1.0:
+            self.fail(f"{where}.{key}", f"must be between 0 and 1, got {value!r}")
+        return value
+
+    def only(self, table: dict, allowed, where: str):
+        """Every key of ``table`` is one of ``allowed``."""
+        for key in table:
+            if key not in allowed:
+                self.fail(f"{where}.{key}", "unknown key")
+
+
+def check_cursors(c: Checker, sc: Scenario) -> None:
+    """docs/scenarios.md, "Pages": every cursor a page or ``[initial]`` names is a page of the scenario, one id
+    belongs to one position, and the only cycle of ``next_cursor`` is the last page's answer of its own token. A
+    cursor naming no page was refused at run time as if the consumer were to blame (the verdict then blamed
+    ``safe`` for lost events); one id at two positions was judged ok; a cycle ran until the time limit, or the
+    progress guard."""
+    pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
+    start = sc.initial.resume_cursor
+    if start is not None and start not in pages:
+        c.fail("initial.resume_cursor", f"{_show.repr(start)} names no page{_known(pages)}")
+    for i, p in enumerate(sc.pages):
+        if p["next_cursor"] not in pages:
+            c.fail(f"pages[{i}].next_cursor", f"{_show.repr(p['next_cursor'])} names no page{_known(pages)}")
+    state: dict[str, int] = {}                  # 1: on the path being followed, 2: known to end in a self-loop
+    for first in pages:
+        path, cursor = [], first
+        while state.get(cursor) is None:
+            state[cursor] = 1
+            path.append(cursor)
+            cursor = sc.pages[pages[cursor]]["next_cursor"]
+        if state[cursor] == 1 and cursor != path[-1]:
+            loop = path[path.index(cursor):] + [cursor]
+            shown = " -> ".join(_show.repr(x) for x in loop[:6]) + (" -> ..." if len(loop) > 6 else "")
+            c.fail(f"pages[{pages[path[-1]]}].next_cursor",
+                   f"cycle {shown}: the stream would never end (only its end page names itself)")
+        for x in path:
+            state[x] = 2
+    where: dict[str, tuple[int, str]] = {}      # id -> (position, the key that first gave it)
+    for i, p in enumerate(sc.pages):
+        for k, (eid, pos) in enumerate(zip(p["ids"], p["positions"])):
+            first = where.setdefault(eid, (pos, f"pages[{i}]"))
+            if first[0] != pos:
+                c.fail(f"pages[{i}].ids", f"id {_show.repr(eid)} at position {pos} here and at position {first[0]} "
+                                          f"in {first[1]}: one id belongs to one position")
+    carried = {pos for pos, _key in where.values()}
+    for pos in sc.initial.receipts:             # a receipt's event no page carries is e<position>
+        first = where.get(f"e{pos}") if pos not in carried else None
+        if first is not None and first[0] != pos:
+            c.fail("initial.receipts", f"position {pos} is event e{pos}, which {first[1]} carries at position "
+                                       f"{first[0]}: one id belongs to one position")
+
+
+def _known(pages: dict) -> str:
+    names = list(pages)
+    shown = ", ".join(_show.repr(x) for x in names[:8]) + (", ..." if len(names) > 8 else "")
+    return f" (pages: {shown})"
+
+
+def check_targets(c: Checker, sc: Scenario) -> None:
+    """Every ``[[events]]`` entry and fault names a position of the stream and a worker of the run: one that
+    names neither would be accepted and never take effect. The carried positions are gathered once (a lookup
+    per entry, not a scan of every page)."""
+    carried = carried_positions(sc)
+    for i, pos in enumerate(sc.events):
+        if (problem := missing_position(sc, pos, carried)) is not None:
+            c.fail(f"events[{i}].position", problem)
+    for i, f in enumerate(sc.faults):
+        if f.worker > sc.workers:
+            c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
+        if f.position is not None and (problem := missing_position(sc, f.position, carried)) is not None:
+            c.fail(f"faults[{i}].position", problem)
+
+
+def carried_positions(sc: Scenario) -> frozenset[int] | None:
+    """A scripted stream's positions: those its pages carry, plus ``[initial] receipts`` (the provider adds
+    those events). ``None`` for a generated stream, whose positions :func:`missing_position` computes."""
+    if sc.pages is None:
+        return None
+    return frozenset(sc.initial.receipts).union(x for p in sc.pages for x in p["positions"])
+
+
+def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = None) -> str | None:
+    """Why no event of the stream can have position ``pos``, or ``None`` if one can.
+
+    Scripted: :func:`carried_positions` (pass it as ``carried`` when asking about many positions).
+    Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
+    them, below the last one (see :func:`simkit.world.provider._arrivals`), at positions that depend on the seed.
+    """
+    if sc.pages is not None:
+        if pos in (carried if carried is not None else carried_positions(sc)):
+            return None
+        return f"no page carries position {pos}"
+    top = 10 * sc.generate["events"]
+    if not 1 <= pos <= top:
+        return f"position {pos} is outside the generated stream (1..{top} for events = {sc.generate['events']})"
+    if pos % 10 and not sc.generate["backfill"]:
+        return (f"position {pos} is not in the generated stream: with backfill = 0 its positions are "
+                f"10, 20, ..., {top}")
+    return None
+
+
+def check_auth(c: Checker, t: dict) -> tuple[float, ...]:
+    """``[auth] rotate_at``: increasing, non-negative simulated times."""
+    c.only(t, ("rotate_at",), "auth")
+    times = c.get(t, "rotate_at", list, [], where="auth")
+    for i, x in enumerate(times):
+        number = isinstance(x, (int, float)) and not isinstance(x, bool)
+        if number:
+            c.finite("auth.rotate_at", x)
+        if not number or x < 0:
+            c.fail("auth.rotate_at", f"expected non-negative times, got {x!r}")
+        if i and x <= times[i - 1]:
+            c.fail("auth.rotate_at", f"times must increase, got {x!r} after {times[i - 1]!r}")
+    return tuple(float(x) for x in times)
+
+
+def check_initial(c: Checker, t: dict) -> Initial:
+    c.only(t, ("resume_cursor", "applied_position", "checkpoint_version", "receipts"), "initial")
+    receipts = c.get(t, "receipts", list, [], where="initial")
+    for r in receipts:
+        if not isinstance(r, int) or isinstance(r, bool):
+            c.fail("initial.receipts", f"expected positions (integers), got {_show.repr(r)}")
+        c.bounded("initial.receipts", r)
+    return Initial(
+        resume_cursor=c.text(t, "resume_cursor", None, where="initial"),
+        applied_position=c.get(t, "applied_position", int, 0, where="initial"),
+        checkpoint_version=c.get(t, "checkpoint_version", int, 0, where="initial", minimum=0),
+        receipts=tuple(receipts),
+    )
+
+
+def check_timing(c: Checker, t: dict) -> Timing:
+    timing = Timing()
+    c.only(t, Timing.__slots__, "timing")
+    for key in Timing.__slots__:
+        setattr(timing, key, c.get(t, key, float, getattr(timing, key), where="timing", minimum=0.0))
+    if timing.time_limit <= 0:
+        c.fail("timing.time_limit", "must be positive")
+    return timing
+
+
+def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
+    seen: set[str] = set()
+    out = []
+    for i, p in enumerate(pages):
+        where = f"pages[{i}]"
+        if not isinstance(p, dict):
+            c.fail(where, "expected a table")
+        c.only(p, ("cursor", "positions", "next_cursor", "ids", "stuck"), where)
+        cursor = c.text(p, "cursor", where=where, required=True)
+        if cursor in seen:
+            c.fail(f"{where}.cursor", f"duplicate cursor {_show.repr(cursor)}")
+        seen.add(cursor)
+        positions = c.get(p, "positions", list, where=where, required=True)
+        for x in positions:
+            if not isinstance(x, int) or isinstance(x, bool):
+                c.fail(f"{where}.positions", f"expected integers, got {_show.repr(x)}")
+            c.bounded(f"{where}.positions", x)
+        ids = c.get(p, "ids", list, [f"e{x}" for x in positions], where=where)
+        if len(ids) != len(positions) or not all(isinstance(x, str) and x for x in ids):
+            c.fail(f"{where}.ids", "must be one non-empty string per position")
+        if not all(x.isprintable() for x in ids):
+            c.fail(f"{where}.ids", "ids hold control characters; use printable text")
+        out.append({
+            "cursor": cursor,
+            "positions": tuple(positions),
+            "ids": tuple(ids),
+            "next_cursor": c.text(p, "next_cursor", where=where, required=True),
+            "stuck": c.get(p, "stuck", int, 0, where=where, minimum=0),
+        })
+    if not out:
+        c.fail("pages", "at least one page is needed")
+    return tuple(out)
+
+
+def check_generate(c: Checker, t: dict) -> dict:
+    c.only(t, GENERATE_DEFAULTS, "generate")
+    g = {
+        "events": c.get(t, "events", int, GENERATE_DEFAULTS["events"], where="generate", minimum=1,
+                        maximum=MAX_EVENTS),
+        "page_size": c.get(t, "page_size", int, GENERATE_DEFAULTS["page_size"], where="generate", minimum=1,
+                           maximum=MAX_EVENTS),
+    }
+    for key in _RATES:
+        g[key] = c.rate(t, key, GENERATE_DEFAULTS[key], where="generate")
+    # A page is empty with chance empty_pages, whatever is left: about events / (1 - empty_pages) pages in all
+    # (pages of one event at worst), so 1.0 never ends the stream, and a rate near it makes one too big to build.
+    if g["empty_pages"] >= 1.0:
+        c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches its events")
+    if (pages := g["events"] / (1.0 - g["empty_pages"])) > MAX_EVENTS:
+        c.fail("generate.empty_pages", f"{g['empty_pages']!r} with events = {g['events']} makes about {pages:.3g} "
+                                       f"pages; at most {MAX_EVENTS}")
+    return g
+
+
+def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
+    out: dict[int, EventSpec] = {}
+    for i, e in enumerate(events):
+        where = f"events[{i}]"
+        if not isinstance(e, dict):
+            c.fail(where, "expected a table")
+        c.only(e, ("position", "behavior", "failures", "resolve_after", "resolution", "release_after"), where)
+        pos = c.get(e, "position", int, where=where, required=True)
+        if pos in out:
+            first = list(out).index(pos)
+            c.fail(f"{where}.position", f"duplicate position {pos} (events[{first}] already gives it)")
+        out[pos] = EventSpec(
+            behavior=c.choice(e, "behavior", BEHAVIORS, "ok", where=where),
+            failures=c.get(e, "failures", int, 1, where=where, minimum=0),
+            resolve_after=c.get(e, "resolve_after", float, 30.0, where=where, minimum=0.0),
+            resolution=c.choice(e, "resolution", ("quarantine", "apply"), "quarantine", where=where),
+            release_after=c.get(e, "release_after", float, 30.0, where=where, minimum=0.0),
+        )
+    return out
+
+
+def check_random_faults(c: Checker, t: dict) -> RandomFaults:
+    rf = RandomFaults()
+    c.only(t, RandomFaults.__slots__, "random_faults")
+    for key in ("crash", *LOST_FAULTS, "pause"):
+        setattr(rf, key, c.rate(t, key, 0.0, where="random_faults"))
+    rf.pause_duration = c.get(t, "pause_duration", float, rf.pause_duration, where="random_faults", minimum=0.0)
+    rf.max_faults = c.get(t, "max_faults", int, rf.max_faults, where="random_faults", minimum=0)
+    return rf
+
+
+def _big(value: int) -> str:
+    """An integer as a message shows it: whole, or its digit count when it is long."""
+    text = str(value)
+    return text if len(text) <= 40 else f"an integer of {len(text.lstrip('-'))} digits"
