@@ -115,7 +115,7 @@ def test_bad_input_one_line_exit_2(args, message):
 
 def test_a_folder_live_cannot_create_is_one_line(tmp_path):
     (tmp_path / "file").write_text("")
-    with pytest.raises(simkit.SimkitError, match=r"^--dir .*/file/run: cannot create it: Not a directory$"):
+    with pytest.raises(simkit.SimkitError, match=r"^folder .*/file/run: cannot create it: Not a directory$"):
         live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), 1, folder=tmp_path / "file" / "run")
 
 

@@ -297,7 +297,7 @@ def test_explore_cli_refuses_a_negative_bound(capsys):
     assert main(["explore", "retry_walkthrough", "--lost-requests", "-1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("simkit: --lost-requests -1: must be at least 0") and err.count("\n") == 1
-    with pytest.raises(simkit.SimkitError, match="--lost-requests must be at least 0"):
+    with pytest.raises(simkit.SimkitError, match="^lost_requests -1: must be at least 0$"):
         explore(simkit.load("retry_walkthrough"), lost_requests=-1)
 
 

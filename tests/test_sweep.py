@@ -97,10 +97,10 @@ def test_bad_input_is_one_line_and_status_2(argv, capsys):
 def test_check_out_is_the_one_rule_for_the_table_file(monkeypatch):
     check_out("runs.csv")
     check_out("RUNS.CSV")                           # the CLI accepts any case; so does write()
-    with pytest.raises(simkit.SimkitError, match=r"^--out runs.txt: unknown format '.txt'; use .csv, .parquet$"):
+    with pytest.raises(simkit.SimkitError, match=r"^path runs.txt: unknown format '.txt'; use .csv, .parquet$"):
         check_out("runs.txt")
     monkeypatch.setattr(simkit.tools.sweep, "find_spec", lambda name: None)
-    with pytest.raises(simkit.SimkitError, match=r"^--out r.parquet: writing Parquet needs pyarrow"):
+    with pytest.raises(simkit.SimkitError, match=r"^path r.parquet: writing Parquet needs pyarrow"):
         check_out("r.parquet")
 
 
@@ -111,9 +111,11 @@ def test_cli_writes_an_upper_case_extension(tmp_path, capsys):
     assert len(pd.read_csv(out)) == 2 and [p.name for p in tmp_path.iterdir()] == ["RUNS.CSV"]
 
 
-@pytest.mark.parametrize("kwargs, message", [({"seeds": 0}, "--seeds 0: must be at least 1"),
-                                             ({"jobs": 0}, "--jobs 0: must be at least 1"),
-                                             ({"crash_rates": (1.5,)}, "--crash-rate 1.5: must be between 0 and 1")])
-def test_the_library_checks_bounds_in_the_cli_words(kwargs, message):
-    with pytest.raises(simkit.SimkitError, match=f"^{message}$"):
+@pytest.mark.parametrize("kwargs, message", [({"seeds": 0}, "seeds 0: must be at least 1"),
+                                             ({"jobs": 0}, "jobs 0: must be at least 1"),
+                                             ({"crash_rates": (1.5,)}, "crash_rates 1.5: must be between 0 and 1")])
+def test_the_library_checks_bounds_naming_its_parameters(kwargs, message):
+    """The command line says the flag instead (--seeds, --jobs, --crash-rate: simkit.cli.output.FLAGS)."""
+    with pytest.raises(simkit.SimkitError, match=f"^{message}$") as e:
         sweep(DEFAULT, ("safe",), **{"seeds": 1, **kwargs})
+    assert e.value.param == message.split()[0]

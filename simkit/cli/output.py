@@ -20,7 +20,8 @@ FLAGS = {
     "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds", "first_seed": "--first-seed",
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
-    "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir", "repeat": "--repeat",
+    "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
+    "repeat": "--repeat",
 }
 
 

@@ -300,14 +300,14 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
     """
     if kills < 0:
-        raise SimkitError(f"--kills {kills}: must be at least 0")
+        raise SimkitError(f"kills {kills}: must be at least 0", param="kills")
     if max_delay is not None and not math.isfinite(max_delay):
-        raise SimkitError(f"--max-delay {max_delay}: must be a finite number")
+        raise SimkitError(f"max_delay {max_delay}: must be a finite number", param="max_delay")
     if max_delay is not None and max_delay <= 0:
-        raise SimkitError(f"--max-delay {max_delay}: must be positive")
+        raise SimkitError(f"max_delay {max_delay}: must be positive", param="max_delay")
     for point in at:
         if point not in CRASH_POINTS:
-            raise SimkitError(f"--at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})")
+            raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
@@ -315,9 +315,9 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         try:
             where.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SimkitError(f"--dir {where}: cannot create it: {exc.strerror or exc}") from None
+            raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}", param="folder") from None
         if any((where / name).exists() for name in FILES):
-            raise SimkitError(f"--dir {where}: already holds a live run's databases")
+            raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
         began = time.monotonic()
         t0 = time.monotonic()
         Harness.create(where, scenario, provider, LiveClock(t0)).close()

@@ -320,7 +320,7 @@ def run(quick: bool = False, repeat: int | None = None, as_json: bool = False) -
     """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
     repeat = (1 if quick else 3) if repeat is None else repeat
     if repeat < 1:
-        raise SimkitError(f"bench: --repeat must be at least 1, got {repeat}")
+        raise SimkitError(f"bench: repeat must be at least 1, got {repeat}", param="repeat")
     m = measure(QUICK if quick else FULL, repeat)
     print(json.dumps(m) if as_json else table(m))
     return 0
@@ -342,7 +342,8 @@ def main(argv=None) -> int:
     try:
         return run(args.quick, args.repeat, args.json)
     except SimkitError as exc:
-        print(f"simkit: {exc}", file=sys.stderr)
+        from simkit.cli.output import spoken           # the flag, where the error names its parameter
+        print(f"simkit: {spoken(exc)}", file=sys.stderr)
         return 2
 
 

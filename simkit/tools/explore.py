@@ -149,14 +149,14 @@ def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses:
     for name, bound in (("max_crashes", max_crashes), ("lost_responses", lost_responses),
                         ("lost_requests", lost_requests)):
         if bound < 0:
-            raise ExploreError(f"{name} {bound}: must be at least 0")
+            raise ExploreError(f"{name} {bound}: must be at least 0", param=name)
         if bound > MAX_FAULTS:
             raise ExploreError(f"{name} {bound}: at most {MAX_FAULTS} (schedules grow as passes ** K; "
-                               f"a schedule of 1,000 faults ended in a RecursionError)")
+                               f"a schedule of 1,000 faults ended in a RecursionError)", param=name)
     points = CRASH_POINTS if points is None else tuple(points)
     for p in points:
         if p not in CRASH_POINTS:
-            raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})")
+            raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})", param="points")
     for op in ops:
         if op not in LOST_OPS:
             raise ExploreError(f"ops: unknown reply {op!r} (one of {', '.join(LOST_OPS)})")

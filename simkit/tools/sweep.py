@@ -37,7 +37,7 @@ def check_seed(option: str, seed: int) -> None:
     """A seed as the scenario file's ``seed`` key takes it: within :data:`~simkit.scenario.read.MAX_INT` of 0 (a
     seed past 2**63 stopped a Parquet table with an OverflowError)."""
     if abs(seed) > MAX_INT:
-        raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0")
+        raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
 __all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
@@ -133,7 +133,7 @@ class Sweep:
             try:
                 frame.to_parquet(path, index=False)
             except ImportError:                   # an engine found but broken
-                raise SimkitError(f"--out {path}: {_PARQUET}") from None
+                raise SimkitError(f"path {path}: {_PARQUET}", param="path") from None
 
     def as_dict(self, out: str | None = None) -> dict:
         """The ``simkit sweep --json`` object."""
@@ -146,9 +146,10 @@ def check_out(path: str | Path) -> None:
     Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the runs."""
     suffix = Path(path).suffix
     if suffix.lower() not in FORMATS:
-        raise SimkitError(f"--out {path}: unknown format {suffix or '(no extension)'!r}; use {', '.join(FORMATS)}")
+        raise SimkitError(f"path {path}: unknown format {suffix or '(no extension)'!r}; use {', '.join(FORMATS)}",
+                          param="path")
     if suffix.lower() == ".parquet" and not (find_spec("pyarrow") or find_spec("fastparquet")):
-        raise SimkitError(f"--out {path}: {_PARQUET}")
+        raise SimkitError(f"path {path}: {_PARQUET}", param="path")
 
 
 def _local(tasks, jobs: int, bar):
@@ -170,11 +171,13 @@ def _dask(tasks, address: str, bar, timeout: float):
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise SimkitError("--dask needs dask.distributed: pip install 'simkit[dask]'") from None
+        raise SimkitError("dask_address needs dask.distributed: pip install 'simkit[dask]'",
+                          param="dask_address") from None
     try:
         client = Client(address, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise SimkitError(f"--dask {address}: cannot connect to the scheduler: {exc}") from None
+        raise SimkitError(f"dask_address {address}: cannot connect to the scheduler: {exc}",
+                          param="dask_address") from None
     try:
         futures = client.map(_chunk, tasks, pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
@@ -208,16 +211,16 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
     if seeds < 1:
-        raise SimkitError(f"--seeds {seeds}: must be at least 1")
+        raise SimkitError(f"seeds {seeds}: must be at least 1", param="seeds")
     if seeds > MAX_SEEDS:
-        raise SimkitError(f"--seeds {seeds}: at most {MAX_SEEDS} per configuration")
-    check_seed("--first-seed", first_seed)
-    check_seed("--first-seed", first_seed + seeds - 1)
+        raise SimkitError(f"seeds {seeds}: at most {MAX_SEEDS} per configuration", param="seeds")
+    check_seed("first_seed", first_seed)
+    check_seed("first_seed", first_seed + seeds - 1)
     for rate in crash_rates:
         if rate is not None and not 0.0 <= rate <= 1.0:
-            raise SimkitError(f"--crash-rate {rate}: must be between 0 and 1")
+            raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
     if jobs is not None and jobs < 1:
-        raise SimkitError(f"--jobs {jobs}: must be at least 1")
+        raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
