@@ -13,17 +13,15 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass, field
-from itertools import filterfalse
-from operator import attrgetter
 
 from simkit.model import COMMITTED, NON_TERMINAL
 from simkit.truth.collector import paused
-from simkit.truth.derived import late_arrivals
+from simkit.truth.derived import late_arrivals, stream_order
 from simkit.truth.ground import GroundTruth, as_truth
 
 from .claims import halt_justified, unjustified_writes
 from .facts import FATES, event_fates, lost_at
-from .outcomes import Outcomes, outcome_since, terminal_since, void_claims
+from .outcomes import NONE, Outcomes, outcome_since, terminal_since, void_claims
 
 __all__ = ["FATES", "SETTLEMENT_KINDS", "Verdict", "check", "event_fates", "lost_at", "outcome_since",
            "settlement_violations", "terminal_since"]
@@ -66,9 +64,6 @@ class Verdict:
                 "settlement_violations": self.settlement_violations}
 
 
-_position = attrgetter("position")
-
-
 class _Stream:
     """The stream in position order, for invariant 2: which events a write of ``applied_position`` covers.
 
@@ -86,11 +81,7 @@ class _Stream:
 
     def __init__(self, truth: GroundTruth):
         self._truth = truth
-        # Ids by position (ties in the stream's order; a report sorts its few by id) and their positions: two
-        # lists of references to the events' own objects, not a tuple per event, to keep the check's peak low.
-        by_position = sorted(truth.provider.events.values(), key=_position)
-        self.ids = [e.id for e in by_position]
-        self.positions = [e.position for e in by_position]
+        self.ids, self.positions = stream_order(truth)
         self._late: frozenset[str] | None = None    # built on first need: a run that keeps its prefix never asks
 
     def known(self, eid: str) -> bool:
@@ -148,13 +139,13 @@ def check(run) -> Verdict:
 
 def _check(truth: GroundTruth) -> Verdict:
     unordered = unjustified_writes(truth)
-    found = Outcomes(truth.store.receipt_log, truth.sink.effects, void_claims(unordered))
+    found = Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0], void_claims(unordered))
     v = Verdict(halted=truth.halts[0][2] if truth.halts else None)
     if truth.halts:
         v.halt_justified = all(halt_justified(h, truth) for h in truth.halts)
     v.completed = truth.completed and v.halt_justified is not False
-    _judge_events(truth, found.since, v)
-    v.regressions = _judge_writes(truth, found.since, v.violate)
+    _judge_events(truth, found, v)
+    v.regressions = _judge_writes(truth, found, v.violate)
     for _seq, time, worker, _outcome, detail in unordered.values():
         v.violate(5, time, worker, detail)
     _judge_duplicates(truth, found, v)
@@ -168,11 +159,13 @@ def _in_order(events, ids) -> list[str]:
     return sorted(ids, key=lambda eid: (events[eid].position, eid))
 
 
-def _judge_events(truth: GroundTruth, since: dict[str, int], v: Verdict) -> None:
+def _judge_events(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
     """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still deliver
     them; and ``completed`` false for a run caught up in memory only."""
     provider, final_cursor = truth.provider, truth.store.checkpoint.resume_cursor
-    undone = list(filterfalse(since.__contains__, provider.events))
+    undone = []
+    if found.at.count(NONE):
+        undone = [eid for eid, s in zip(found.ids, found.at) if s == NONE]
     for eid in _in_order(provider.events, undone):
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
     if not truth.halts and not (provider.at_end(final_cursor) and not v.pending):
@@ -186,7 +179,7 @@ def _judge_duplicates(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
     events = truth.provider.events
     receipts_twice = _applied_receipts_twice(truth.store.receipt_log, set(found.again), events)
     effects_twice = []
-    if found.repeated:
+    if len(truth.sink.effects) > len(truth.sink.effect_count):     # some event's effect ran more than once
         effects_twice = [eid for eid, n in truth.sink.effect_count.items() if n > 1 and eid in events]
     v.duplicated = _in_order(events, set(effects_twice).union(receipts_twice))
     runs: dict[str, list] = {eid: [] for eid in effects_twice}
@@ -231,74 +224,63 @@ class _Pages:
             self._upcoming = next(self._context, None)
 
 
-class _Coverage:
-    """Invariant 2, write by write: the events of the stream each rise of ``applied_position`` newly covers, and
-    those of them without a durable outcome by then."""
-
-    __slots__ = ("stream", "since", "end", "last", "hi")
-
-    def __init__(self, truth: GroundTruth, since: dict[str, int]):
-        self.stream, self.since = _Stream(truth), since
-        self.end = len(self.stream.positions)
-        self.last, self.hi = None, 0    # the last write's applied_position and the end of the range it covered
-
-    def undone(self, seq: int, b_applied: int, a_applied: int) -> list[tuple[int, str]]:
-        """The (position, id) of every event in (b_applied, a_applied] with no durable outcome at ``seq``."""
-        stream = self.stream
-        positions, ids, since_get = stream.positions, stream.ids, self.since.get
-        if self.last == b_applied:      # walk on from where the last write ended: a commit covers an event or two
-            lo = hi = self.hi
-            end = self.end
-            while hi < end and positions[hi] <= a_applied:
-                hi += 1
-        else:
-            lo = bisect.bisect_right(positions, b_applied)
-            hi = bisect.bisect_right(positions, a_applied, lo)
-        self.last, self.hi = a_applied, hi
-        out = []
-        for i in range(lo, hi):
-            s = since_get(ids[i])
-            if (s is None or s > seq) and stream.known(ids[i]):
-                out.append((positions[i], ids[i]))
-        return sorted(out) if out else out
-
-
-def _judge_writes(truth: GroundTruth, since: dict[str, int], violate) -> int:
+def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
     """Every durable checkpoint write: regressions, invariant 2 over the whole stream, and for a write that
-    publishes a cursor, invariants 3, 1 and 5 against the page that returned it."""
+    publishes a cursor, invariants 3, 1 and 5 against the page that returned it (docs/verdict.md)."""
     place = truth.provider.place
-    coverage = _Coverage(truth, since)
+    stream = _Stream(truth)
+    ids, positions, at, bisect_right = stream.ids, stream.positions, found.at, bisect.bisect_right
+    end = len(positions)
+    last, hi = None, 0                  # the last write's applied_position and the end of the range it covered
     pages = _Pages(truth)
     holds = _Holds(truth.store.receipt_log)
-    since_get = since.get
     regressions = 0
     for seq, time, worker, wkind, before, after in truth.store.writes.states():
-        (b_cursor, b_applied, b_version), (a_cursor, a_applied, a_version) = before, after
+        b_applied, a_applied = before[1], after[1]
         pages.until(seq)
-        moved_back = a_cursor != b_cursor and place(a_cursor) < place(b_cursor)
-        if a_version < b_version or a_applied < b_applied or moved_back:
+        if after[2] < before[2] or a_applied < b_applied or (after[0] != before[0]
+                                                              and place(after[0]) < place(before[0])):
             regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
-            for pos, eid in coverage.undone(seq, b_applied, a_applied):
+            if last == b_applied:       # walk on from where the last write ended: a commit covers an event or two
+                lo = hi
+                while hi < end and positions[hi] <= a_applied:
+                    hi += 1
+            else:
+                lo = bisect_right(positions, b_applied)
+                hi = bisect_right(positions, a_applied, lo)
+            last = a_applied
+            undone = None
+            for i in range(lo, hi):
+                s = at[i]
+                if (s == NONE or s > seq) and stream.known(ids[i]):
+                    undone = undone or []
+                    undone.append((positions[i], ids[i]))
+            for pos, eid in sorted(undone) if undone else ():
                 violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                          f"(position {pos}) has no durable outcome")
-        if wkind == "commit":
-            continue
-        response = _page_published(pages, worker, wkind, before, after, time, violate)
-        if response is None:
-            continue
-        for eid in response[5]:
-            s = since_get(eid)
-            if s is None or s > seq:
-                # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
-                # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
-                held = pages.decisions.get(eid)
-                if held not in NON_TERMINAL:
-                    held = holds.at(eid, seq)
-                violate(5 if held else 1, time, worker,
-                        f"token {a_cursor!r} published while {eid} "
-                        + (f"is {held}" if held else "has no durable outcome"))
+        if wkind != "commit":
+            _judge_publish(pages, holds, found, (seq, time, worker, wkind, before, after), violate)
     return regressions
+
+
+def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate) -> None:
+    """A write that publishes a cursor: invariant 3, then invariants 1 and 5 for every event of the page whose
+    ``next_cursor`` it publishes."""
+    seq, time, worker, wkind, before, after = write
+    response = _page_published(pages, worker, wkind, before, after, time, violate)
+    if response is None:
+        return
+    for eid in response[5]:
+        s = found.of(eid)
+        if s == NONE or s > seq:
+            # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
+            # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
+            held = pages.decisions.get(eid)
+            if held not in NON_TERMINAL:
+                held = holds.at(eid, seq)
+            violate(5 if held else 1, time, worker, f"token {after[0]!r} published while {eid} "
+                                                    + (f"is {held}" if held else "has no durable outcome"))
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):

@@ -18,7 +18,7 @@ refused a cursor it had itself issued.
 from __future__ import annotations
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import late_arrivals
+from simkit.truth.derived import handled, late_arrivals
 
 __all__ = ["ORDERED_BY", "halt_justified", "unjustified_writes"]
 
@@ -73,20 +73,17 @@ def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
         if eid not in out or seq < out[eid][0]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
-    decided, get = decisions.by_event, events.get
+    # the usual case, judged without a call: an ok event (its handler logs nothing) applied
+    decided, logged, known = decisions.by_event, handled(truth), events.__contains__
     for seq, time, worker, eid, outcome in store.receipt_log:
         if worker and outcome in TERMINAL:
-            if outcome == "applied" and eid not in decided:
-                event = get(eid)
-                if event is not None and event.behavior == "ok":
-                    continue                                    # the usual case, judged without a call
+            if outcome == "applied" and eid not in decided and eid not in logged and known(eid):
+                continue
             judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
     for seq, time, worker, eid in sink.effects:
         if worker and eid not in out:
-            if eid not in decided:
-                event = get(eid)
-                if event is not None and event.behavior == "ok":
-                    continue
+            if eid not in decided and eid not in logged and known(eid):
+                continue
             judge(seq, time, worker, eid, "applied", "effect")
     return out
 

@@ -2,50 +2,80 @@
 receipt the handler ordered, and for an ``applied`` one its effect in the sink as well."""
 from __future__ import annotations
 
+from array import array
+from itertools import chain
+
 from simkit.model import TERMINAL
+from simkit.truth.derived import stream_order
 from simkit.truth.ground import as_truth
 
 from .claims import unjustified_writes
 
-__all__ = ["Outcomes", "outcome_since", "outcomes", "terminal_since", "void_claims"]
+__all__ = ["NONE", "Outcomes", "outcome_since", "outcomes", "terminal_since", "void_claims"]
+
+
+#: In :attr:`Outcomes.at`: no terminal outcome (an ``applied`` receipt still waiting for its effect is -2 - seq).
+NONE = -1
 
 
 class Outcomes:
     """The outcome facts of one run, from one pass over the receipt log and one over the effect log.
 
-    ``since``: event id -> the log sequence number from which it holds a terminal outcome. ``again``: the id of
-    every terminal receipt written for an event that already held one. ``repeated``: is some event's effect in
-    the sink more than once?
+    An event holds a terminal outcome from its first terminal receipt on, and for an ``applied`` one from the
+    later of that receipt and the event's first effect (docs/verdict.md: "``applied`` means the effect is in the
+    sink's log"). ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
+    (:func:`void_claims`): such a receipt is a claim, not an outcome.
+
+    Kept as a column beside ``ids`` (the stream's ids in position order) and ``extra`` (any other id the receipts
+    name): ``at[i]`` is the log sequence number from which the ``i``-th of them holds its outcome, or :data:`NONE`;
+    ``index`` maps an id to its ``i``. A typed array, not a table of ints by id: the checker walks it in stream
+    order, and a run's biggest tables are the check's cost. ``again``: the id of every terminal receipt written
+    for an event that already held one.
     """
 
-    __slots__ = ("since", "again", "repeated")
+    __slots__ = ("ids", "extra", "index", "at", "again")
 
-    def __init__(self, receipt_log, effects, void=()):
-        first_effect: dict[str, int] = {}
-        repeated = False
-        for seq, _t, _w, eid in effects:
-            if eid not in first_effect:
-                first_effect[eid] = seq
-            else:
-                repeated = True
-        since: dict[str, int | None] = {}   # None: the first terminal receipt is ``applied`` but no effect ran
-        again: list[str] = []
-        pop = first_effect.pop
+    def __init__(self, receipt_log, effects, ids=(), void=()):
+        self.ids, self.extra = ids, []
+        self.index = index = dict(zip(ids, range(len(ids))))
+        self.at = at = array("q", [NONE]) * len(ids)
+        self.again = again = []
+        get, waiting = index.get, 0
         for seq, _t, _w, eid, outcome in receipt_log:
-            if outcome not in TERMINAL:
+            if outcome not in TERMINAL or (outcome != "applied" and eid in void):
                 continue
-            if outcome != "applied" and eid in void:
-                continue
-            if eid in since:
+            i = get(eid)
+            if i is None:                       # an id the stream does not hold: after the stream's
+                i = index[eid] = len(at)
+                self.extra.append(eid)
+                at.append(NONE)
+            if at[i] != NONE:
                 again.append(eid)
             elif outcome != "applied":
-                since[eid] = seq
+                at[i] = seq
             else:
-                effect = pop(eid, None)      # taken, not copied: its seq is held once, in `since`
-                since[eid] = None if effect is None else (seq if seq > effect else effect)
-        if None in since.values():
-            since = {eid: seq for eid, seq in since.items() if seq is not None}
-        self.since, self.again, self.repeated = since, again, repeated
+                at[i] = -2 - seq
+                waiting += 1
+        for seq, _t, _w, eid in effects:
+            i = get(eid)
+            if i is not None and at[i] < NONE:  # the event's first effect, and its first terminal receipt applied
+                receipt = -2 - at[i]
+                at[i] = receipt if receipt > seq else seq
+                waiting -= 1
+        if waiting:                             # applied receipts without an effect: no outcome
+            for i, s in enumerate(at):
+                if s < NONE:
+                    at[i] = NONE
+
+    def of(self, eid: str) -> int:
+        """The log sequence number from which ``eid`` holds a terminal outcome, or :data:`NONE`."""
+        i = self.index.get(eid)
+        return NONE if i is None else self.at[i]
+
+    @property
+    def since(self) -> dict[str, int]:
+        """Event id -> the log sequence number from which it holds a terminal outcome (the events with one)."""
+        return {eid: s for eid, s in zip(chain(self.ids, self.extra), self.at) if s != NONE}
 
 
 def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str, int]:
@@ -55,7 +85,7 @@ def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str,
     ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
     (:func:`simkit.judge.claims.unjustified_writes`): such a receipt is a claim, not an outcome.
     """
-    found = Outcomes(store.receipt_log, sink.effects, void)
+    found = Outcomes(store.receipt_log, sink.effects, (), void)
     if again is not None:
         again.extend(found.again)
     return found.since
@@ -69,7 +99,8 @@ def void_claims(unordered: dict) -> set[str]:
 
 def outcomes(truth) -> Outcomes:
     """:class:`Outcomes` as the checker counts them: receipts the handler never ordered are no outcome."""
-    return Outcomes(truth.store.receipt_log, truth.sink.effects, void_claims(unjustified_writes(truth)))
+    return Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0],
+                    void_claims(unjustified_writes(truth)))
 
 
 def outcome_since(run) -> dict[str, int]:

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from simkit.model import REQUEST_LOST
 
-__all__ = ["ENDS", "Hold", "cursor_history", "effects_count", "held_pages", "joined_at", "late_arrivals"]
+__all__ = ["ENDS", "Hold", "cursor_history", "effects_count", "handled", "held_pages", "joined_at", "late_arrivals",
+           "stream_order"]
+
+_position = attrgetter("position")
 
 
 def late_arrivals(truth) -> frozenset[str]:
@@ -45,6 +49,27 @@ def _late(provider) -> frozenset[str]:
         highest = top
     late.update(eid for eid in provider.events if eid not in seen)
     return frozenset(late)
+
+
+def stream_order(truth) -> tuple[list[str], list[int]]:
+    """The stream's event ids and their positions, in position order (ties in the stream's order)."""
+    return _columns(truth)[:2]
+
+
+def handled(truth) -> frozenset[str]:
+    """The events whose handler decides, and logs its decisions: every one whose behaviour is not ``ok``
+    (docs/scenarios.md, ``[[events]]``). An ``ok`` event's handler always answers ``apply`` and logs nothing."""
+    return _columns(truth)[2]
+
+
+def _columns(truth) -> tuple[list[str], list[int], frozenset[str]]:
+    columns = truth.memo.get("columns")
+    if columns is None:
+        # lists of references to the events' own objects, not a tuple per event: the check's peak stays low
+        by_position = sorted(truth.provider.events.values(), key=_position)
+        columns = truth.memo["columns"] = ([e.id for e in by_position], [e.position for e in by_position],
+                                           frozenset(e.id for e in by_position if e.behavior != "ok"))
+    return columns
 
 
 def joined_at(truth) -> dict[str, float]:
