@@ -11,7 +11,8 @@ from simkit.tools.explore import _run, fault_free
 
 FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "ratio_ceiling",
           "explore_schedules_per_s", "explore_overhead", "sweep_scaling", "cpu_scaling", "sweep_efficiency",
-          "peak_rss_mb_1m", "ideal_rss_mb_1m", "checker_scaling", "cost")
+          "peak_rss_mb_1m", "ideal_rss_mb_1m", "checker_scaling", "explore_prefix_overhead",
+          "explore_scratch_overhead", "widget_redraw_ms", "cost")
 
 
 def test_bench_quick_json(capsys):
@@ -27,6 +28,17 @@ def test_bench_quick_json(capsys):
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
     assert safe["replayed_per_crash"] <= 10        # seed 000: at most a page of replay per crash (pages of 10)
+
+
+def test_notebook_seconds_times_each_notebook_of_a_folder(tmp_path):
+    """``--notebooks``: each notebook executed by nbclient and timed (here a one-cell notebook of its own)."""
+    import nbformat
+
+    from simkit.tools.bench import notebook_seconds
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import simkit\nx = simkit.bundled()")])
+    nbformat.write(nb, tmp_path / "one.ipynb")
+    seconds = notebook_seconds(str(tmp_path))
+    assert list(seconds) == ["one.ipynb"] and seconds["one.ipynb"] > 0
 
 
 def test_bench_refuses_zero_rounds_in_one_line(capsys):

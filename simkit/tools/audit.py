@@ -10,26 +10,27 @@ Three kinds of case, cheapest first, each judged by the independent checker:
 A case counts only where ``safe`` passes it. With an external sink that has neither idempotency nor
 transactions even the full procedure duplicates an effect when a crash or a lost reply falls between the effect
 and its receipt (seed 000, "Limits and validation"): exploration there leaves out exactly those two faults (a
-crash at ``after_effect``, a lost ``effect`` reply), and every other schedule counts. The first failure is shrunk (:mod:`simkit.tools.shrink`) to a scripted scenario
-that ``simkit run`` replays.
+crash at ``after_effect``, a lost ``effect`` reply), and every other schedule counts. The first failure is
+shrunk (:mod:`simkit.tools.shrink`) to a scripted scenario that ``simkit run`` replays.
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 
-from simkit.procedure.consumer import Consumer
 from simkit.errors import SimkitError
-from .explore import describe_kind, explore, failure_kind, fault_free
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
-from .pool import processes
-from .sweep import MAX_SEEDS
+from simkit.procedure.consumer import Consumer
+from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.read import bundled, load
 from simkit.viz.report import table
-from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
-from simkit.procedure.strategies import resolve, strategy_name
 from simkit.world.simulation import simulate
+
+from .explore import describe_kind, explore, failure_kind, fault_free
+from .pool import processes
+from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
+from .sweep import MAX_SEEDS
 
 __all__ = ["Audit", "Case", "Failure", "audit", "audit_text", "cases", "failure_toml"]
 
@@ -146,7 +147,7 @@ def cases(seeds: int = 3, sweep_seeds: int = 20) -> list[Case]:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _safe_passes(case: Case) -> bool:
     """Does ``safe`` pass this case? (Cached: ``safe`` is deterministic and audited consumers share it.)"""
     return _try(case, Consumer) is None

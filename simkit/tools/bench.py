@@ -14,17 +14,22 @@ from statistics import median
 
 import simpy
 
-from simkit.judge.checker import check
-from simkit.truth.collector import paused
 from simkit.errors import SimkitError
-from simkit.scenario.read import load, parse
+from simkit.judge.checker import check
 from simkit.procedure.strategies import STRATEGIES
+from simkit.scenario.read import load, parse
+from simkit.truth.collector import paused
 from simkit.world.simulation import World, simulate
 
+__all__ = ["FULL", "QUICK", "measure", "run", "main", "add_arguments", "table", "checker_scaling", "prefix_overhead",
+           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table"]
+
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
-        "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000}
+        "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000, "prefix_scenario": "gauntlet",
+        "redraw_changes": 5}
 QUICK = {"simpy_steps": 20_000, "events": 2_000, "checker_small": 1_000, "rss_events": 5_000,
-         "sweep_seeds": 4, "explore_events": 12, "spin": 100_000}
+         "sweep_seeds": 4, "explore_events": 12, "spin": 100_000, "prefix_scenario": "retry_walkthrough",
+         "redraw_changes": 2}
 
 
 def _timed(fn):
@@ -114,9 +119,9 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
 
 
 def in_steps(events: int, measure) -> dict[str, float]:
-    """What :func:`~simkit.world.simulation.simulate` does with ``safe`` on the benchmark's scenario, one step at a time:
-    ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it (``run``) and
-    checking it (``checker``)."""
+    """What :func:`~simkit.world.simulation.simulate` does with ``safe`` on the benchmark's scenario, one step at
+    a time: ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it
+    (``run``) and checking it (``checker``)."""
     sc = parse(generated(events))
     with paused():
         marks = {"start": measure()}
@@ -144,7 +149,7 @@ def checker_scaling(small: int, rounds: int = 5) -> float:
     best = [float("inf")] * len(worlds)
     for _ in range(rounds):
         for i, world in enumerate(worlds):
-            best[i] = min(best[i], _timed(lambda: check(world))[0])
+            best[i] = min(best[i], _timed(lambda world=world: check(world))[0])
     return best[1] / best[0]
 
 
@@ -209,6 +214,44 @@ def explore_metrics(events: int) -> tuple[float, float, int]:
         t, x = _timed(lambda: explore(sc, "safe", max_crashes=1))
         dt = min(dt, t)
     return x.schedules / dt, (dt / x.schedules) / plain, x.schedules
+
+
+def prefix_overhead(name: str) -> dict[str, float]:
+    """``explore_prefix_overhead``: the time per explored schedule of ``simkit explore NAME --max-crashes 1``,
+    prefixes shared by forking (:mod:`simkit.tools.forked`), over the time of one plain run of NAME (the best
+    of five, taken before and after); ``explore_scratch_overhead``: the same with every schedule run from
+    scratch. One exploration each: the gauntlet's take about half a minute."""
+    from .explore import explore
+    sc = load(name)
+    plain = min(_timed(lambda: simulate(sc))[0] for _ in range(5))
+    out = {}
+    for key, share in (("explore_prefix_overhead", True), ("explore_scratch_overhead", False)):
+        t, x = _timed(lambda share=share: explore(sc, "safe", max_crashes=1, share_prefixes=share))
+        out[key] = t / x.schedules
+    plain = min(plain, *(_timed(lambda: simulate(sc))[0] for _ in range(5)))
+    return {k: v / plain for k, v in out.items()}
+
+
+def widget_redraw_ms(changes: int) -> float:
+    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`)."""
+    from simkit.viz.widgets import redraw_ms
+    return redraw_ms(changes=changes)
+
+
+def notebook_seconds(folder: str | None = None, timeout: int = 1800) -> dict[str, float]:
+    """Seconds to execute each notebook of ``notebooks/`` (nbclient, in a fresh kernel each, in the notebook's
+    own folder), by file name. Minutes in all: ``--notebooks`` asks for it."""
+    from pathlib import Path
+
+    import nbclient
+    import nbformat
+    here = Path(folder) if folder is not None else Path(__file__).resolve().parents[2] / "notebooks"
+    out = {}
+    for path in sorted(here.glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        client = nbclient.NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(here)}})
+        out[path.name] = _timed(client.execute)[0]
+    return out
 
 
 def sweep_scaling(seeds: int) -> float:
@@ -280,17 +323,20 @@ def _round(sizes: dict) -> dict:
             "ratio_ceiling": ideal / base,
             "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
             "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
-            "checker_scaling": checker_scaling(sizes["checker_small"])}
+            "checker_scaling": checker_scaling(sizes["checker_small"]),
+            **prefix_overhead(sizes["prefix_scenario"]), "widget_redraw_ms": widget_redraw_ms(sizes["redraw_changes"])}
 
 
 DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "ratio_ceiling": 3,
           "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
-          "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2}
+          "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2, "explore_prefix_overhead": 2,
+          "explore_scratch_overhead": 2, "widget_redraw_ms": 1}
 
 
-def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
+def measure(sizes: dict = FULL, repeat: int = 1, notebooks: bool = False) -> dict:
     """Every figure of the benchmark: the median over ``repeat`` rounds (each ratio is taken within its round,
-    then the median of the ratios), so one noisy moment on a shared machine does not decide a figure."""
+    then the median of the ratios), so one noisy moment on a shared machine does not decide a figure. With
+    ``notebooks``, also ``notebook_seconds`` (each notebook's execution) and ``slowest_notebook``."""
     rounds = [_round(sizes) for _ in range(repeat)]
     m = {k: round(median(r[k] for r in rounds), digits or None) for k, digits in DIGITS.items()}
     rss = peak_rss_mb(sizes["rss_events"])
@@ -298,6 +344,10 @@ def measure(sizes: dict = FULL, repeat: int = 1) -> dict:
               "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
               "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
               "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+    if notebooks:
+        seconds = notebook_seconds()
+        m["notebook_seconds"] = {k: round(v, 1) for k, v in seconds.items()}
+        m["slowest_notebook"] = max(seconds, key=seconds.get) if seconds else None
     return m
 
 
@@ -316,12 +366,12 @@ def table(m: dict) -> str:
     return "\n".join(lines)
 
 
-def run(quick: bool = False, repeat: int | None = None, as_json: bool = False) -> int:
+def run(quick: bool = False, repeat: int | None = None, as_json: bool = False, notebooks: bool = False) -> int:
     """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
     repeat = (1 if quick else 3) if repeat is None else repeat
     if repeat < 1:
         raise SimkitError(f"bench: repeat must be at least 1, got {repeat}", param="repeat")
-    m = measure(QUICK if quick else FULL, repeat)
+    m = measure(QUICK if quick else FULL, repeat, notebooks)
     print(json.dumps(m) if as_json else table(m))
     return 0
 
@@ -332,6 +382,8 @@ def add_arguments(p) -> None:
     p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
     p.add_argument("--repeat", type=int, default=None, metavar="N",
                    help="rounds to take the median of (default 3; 1 with --quick)")
+    p.add_argument("--notebooks", action="store_true",
+                   help="also time executing each notebook (minutes): notebook_seconds, slowest_notebook")
 
 
 def main(argv=None) -> int:
@@ -340,9 +392,9 @@ def main(argv=None) -> int:
     add_arguments(p)
     args = p.parse_args(argv)
     try:
-        return run(args.quick, args.repeat, args.json)
+        return run(args.quick, args.repeat, args.json, args.notebooks)
     except SimkitError as exc:
-        from simkit.cli.output import spoken           # the flag, where the error names its parameter
+        from simkit.cli.output import spoken  # the flag, where the error names its parameter
         print(f"simkit: {spoken(exc)}", file=sys.stderr)
         return 2
 

@@ -165,7 +165,8 @@ def crash_args(sc: Scenario, faults, keep_faults: bool = False) -> list[str] | N
 def summary_text(x: Exploration) -> str:
     """What ``simkit explore`` prints."""
     plural = x.max_crashes != 1
-    space = f"up to {x.max_crashes} crash{'es' if plural else ''}" + (f" or pause{'s' if plural else ''}" if x.pauses else "")
+    space = f"up to {x.max_crashes} crash{'es' if plural else ''}"
+    space += f" or pause{'s' if plural else ''}" if x.pauses else ""
     space += f" and {x.lost_responses} lost repl{'ies' if x.lost_responses != 1 else 'y'}" if x.lost_responses else ""
     space += f" and {x.lost_requests} lost request{'s' if x.lost_requests != 1 else ''}" if x.lost_requests else ""
     requests = f"{sum(x.requests.values())} requests, " if x.lost_requests else ""
@@ -185,5 +186,6 @@ def summary_text(x: Exploration) -> str:
         settled = ", ".join(sorted({s["kind"].replace("_", " ") for s in run.get("settlement_violations", ())}))
         lines.append(f"    lost: {len(run['lost'])}   duplicated: {len(run['duplicated'])}   regressions: "
                      f"{run['regressions']}   invariants broken: {inv}   "
-                     f"completed: {'yes' if run['completed'] else 'no'}" + (f"   settlement: {settled}" if settled else ""))
+                     f"completed: {'yes' if run['completed'] else 'no'}"
+                     + (f"   settlement: {settled}" if settled else ""))
     return "\n".join(lines)

@@ -35,6 +35,7 @@ result and its text). This module is the search: :func:`explore`.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections import Counter
 
 from simkit.errors import SimkitError
@@ -43,8 +44,7 @@ from simkit.procedure.strategies import strategy_name
 from simkit.world.simulation import Run, simulate
 
 from . import forked
-from .exploration import (Exploration, crash_args, describe_kind, failure_kind, fault_text, run_dict,
-                          summary_text)
+from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text
 from .fingerprint import fingerprint
 from .pool import processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
@@ -56,7 +56,8 @@ __all__ = ["Exploration", "ExploreError", "explore", "failure_kind", "describe_k
 MAX_FAULTS = 50
 
 # The names tests and older callers import from here.
-_Space, _run, _extensions, _budget, _covered, _strategy = Space, run_schedule, extensions, budget, covered, strategy_class
+_Space, _run, _extensions, _budget = Space, run_schedule, extensions, budget
+_covered, _strategy = covered, strategy_class
 
 
 class ExploreError(SimkitError):
@@ -156,10 +157,11 @@ def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses:
     points = CRASH_POINTS if points is None else tuple(points)
     for p in points:
         if p not in CRASH_POINTS:
-            raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})", param="points")
+            raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})",
+                               param="points")
     for op in ops:
         if op not in LOST_OPS:
-            raise ExploreError(f"ops: unknown reply {op!r} (one of {', '.join(LOST_OPS)})")
+            raise ExploreError(f"ops: unknown reply {op!r} (one of {', '.join(LOST_OPS)})", param="ops")
     return Space(max_crashes, lost_responses, base.workers > 1 if pauses is None else bool(pauses),
                  scenario.random_faults.pause_duration if pause_duration is None else float(pause_duration),
                  points, tuple(ops), lost_requests)
@@ -182,11 +184,23 @@ def _roots(result: Exploration, firsts: list[Fault], level: list[tuple], space: 
     return seen, roots
 
 
+def _fault_free_run(result: Exploration, base: Scenario, ref, seed: int, space: Space, dedup: bool):
+    """Run and count the fault-free schedule; return its extensions (the one-fault schedules) and its seconds."""
+    start = time.perf_counter()
+    verdict, world, plan = run_schedule(base, ref, seed, (), dedup)
+    seconds = time.perf_counter() - start
+    result.note((), verdict, world, ())
+    result.passes = dict(Counter(p[1] for p in plan.passes))
+    result.replies = dict(Counter(r[1] for r in plan.replies))
+    result.requests = dict(Counter(q[1] for q in plan.requests))
+    return extensions(plan, space, *budget((), space)), seconds
+
+
 def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_responses: int = 0,
             lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None,
             seed: int | None = None, points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS,
             dedup: bool = True, keep_faults: bool = False, jobs: int = 1, progress: bool = False,
-            share_prefixes: bool = True) -> Exploration:
+            share_prefixes: bool | None = None) -> Exploration:
     """Run every schedule of up to ``max_crashes`` crashes (and pauses), ``lost_responses`` lost replies and
     ``lost_requests`` lost requests.
 
@@ -210,7 +224,9 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             task); the result does not depend on it.
         progress: show a tqdm bar on stderr.
         share_prefixes: run a schedule's prefix once and fork at each fault (:mod:`simkit.tools.forked`) where
-            that is safe; ``False`` runs each schedule from scratch. The result is the same.
+            that is safe; ``False`` runs each schedule from scratch; ``None`` (default) forks where it is safe
+            and the fault-free run is long enough for forking to pay (:func:`~simkit.tools.forked.pays`).
+            The result is the same either way.
 
     Raises:
         ExploreError: a bound is negative or too large, or a point or op is unknown; the message starts with
@@ -224,16 +240,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     ref = strategy if isinstance(strategy, str) else cls
     result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,
                          getattr(scenario, "settlement", "fenced"), lost_requests)
-    fork = share_prefixes and forked.forkable(base)
-
-    verdict, world, plan = run_schedule(base, ref, seed, (), dedup)
-    result.note((), verdict, world, ())
-    result.passes = dict(Counter(p[1] for p in plan.passes))
-    result.replies = dict(Counter(r[1] for r in plan.replies))
-    result.requests = dict(Counter(q[1] for q in plan.requests))
-    firsts = extensions(plan, space, max_crashes, lost_responses, lost_requests)
-    del world, plan
-
+    firsts, seconds = _fault_free_run(result, base, ref, seed, space, dedup)
+    fork = share_prefixes is not False and forked.forkable(base) and (share_prefixes or forked.pays(seconds))
     from tqdm import tqdm
     bar = tqdm(total=len(firsts), disable=not progress, desc=f"explore {scenario.name} · {result.strategy}",
                unit="schedule", leave=False)

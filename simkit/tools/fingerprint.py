@@ -3,9 +3,9 @@ exploration can skip a schedule that reaches a state already explored (docs/expl
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 import hashlib
 import random
+from collections.abc import Mapping
 
 from simkit.world.faults import FaultPlan
 from simkit.world.simulation import World

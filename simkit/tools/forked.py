@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import time
 import traceback
+from functools import lru_cache
 
 from simkit.judge.checker import check
 from simkit.model import REPLY_FAULTS, Fault, Scenario
@@ -31,13 +33,38 @@ from .exploration import Exploration, run_dict
 from .fingerprint import fingerprint
 from .schedules import Plan, Space, budget, covered, extensions, strategy_class
 
-__all__ = ["forkable", "level_ones", "subtrees"]
+__all__ = ["forkable", "fork_cost", "pays", "level_ones", "subtrees", "FORK_PAYS"]
+
+#: Forking pays when the fault-free run takes at least this many fork round trips (:func:`fork_cost`). A forked
+#: schedule costs its suffix (about half a run) plus about three round trips: the fork, the pages the child
+#: and then the parent copy on write, the pipe; measured in docs/performance.md, where forking only broke even
+#: on the gauntlet (a 21 ms run, 1.7 ms round trips).
+FORK_PAYS = 20
 
 
 def forkable(base: Scenario) -> bool:
     """Can schedules of ``base`` share prefixes by forking? (See the module doc.)"""
     return (hasattr(os, "fork") and base.store == "memory"
             and not any(f.kind in REPLY_FAULTS for f in base.faults))
+
+
+@lru_cache(maxsize=1)
+def fork_cost() -> float:
+    """Seconds for one fork of this process and its exit, the best of three (measured once)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def pays(run_seconds: float) -> bool:
+    """Does forking pay for schedules of a run that took ``run_seconds`` from scratch? (:data:`FORK_PAYS`)"""
+    return run_seconds >= FORK_PAYS * fork_cost()
 
 
 class _Done(Exception):

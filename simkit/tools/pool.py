@@ -4,7 +4,11 @@ per CPU, nor more than there are tasks. ``--jobs 1000`` once started 1,002 proce
 from __future__ import annotations
 
 import os
-import sys
+import warnings
+
+from simkit.errors import Note
+
+__all__ = ["JOBS_PER_CPU", "most", "processes"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
@@ -16,11 +20,11 @@ def most() -> int:
 
 
 def processes(jobs: int, tasks: int | None = None) -> int:
-    """``jobs`` as a number of processes to start for ``tasks`` tasks: at most :func:`most` (with a note on
-    stderr when that cuts what was asked for) and at most ``tasks``, and at least 1."""
+    """``jobs`` as a number of processes to start for ``tasks`` tasks: at most :func:`most` (with a
+    :class:`~simkit.errors.Note` warning when that cuts what was asked for) and at most ``tasks``, and at least 1."""
     if jobs > most():
-        print(f"simkit: --jobs {jobs}: using {most()} worker processes ({JOBS_PER_CPU} per CPU at most)",
-              file=sys.stderr)
+        warnings.warn(Note(f"jobs {jobs}: using {most()} worker processes ({JOBS_PER_CPU} per CPU at most)",
+                           param="jobs"), stacklevel=2)
         jobs = most()
     if tasks is not None:
         jobs = min(jobs, tasks)

@@ -6,7 +6,7 @@ schedules sharing their prefixes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from simkit.judge.checker import check
 from simkit.model import Fault, Scenario
@@ -23,7 +23,7 @@ __all__ = ["Space", "Plan", "Skip", "strategy_class", "run_schedule", "extension
            "level_one", "subtree"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _resolved(ref: str) -> type[Consumer]:
     return resolve(ref)
 

@@ -15,167 +15,19 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import json
-import shlex
 from dataclasses import dataclass
 
 from simkit.errors import SimkitError
-from .explore import describe_kind, failure_kind
-from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
-from simkit.scenario.read import parse
+from simkit.model import Scenario
 from simkit.procedure.strategies import resolve, strategy_name
+from simkit.scenario.read import parse
 from simkit.world.simulation import Run, simulate
 
+from .exploration import describe_kind, failure_kind
+from .scenario_toml import replay_command, scenario_data, scripted_data, toml_text
+
 __all__ = ["Shrunk", "shrink", "scenario_data", "toml_text", "scripted_data", "replay_command"]
-
-
-def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
-                   store: str | None = None, crashes=()) -> str:
-    """The ``simkit run`` command line (CONTRACT §6) that replays a run of ``target``, shell-quoted: the strategy
-    as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does not carry."""
-    cmd = ["simkit", "run", target, "--strategy", strategy]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-    for opt, value in (("settlement", settlement), ("store", store)):
-        if value:
-            cmd += [f"--{opt}", value]
-    cmd += [x for c in crashes for x in ("--crash", c)]
-    return shlex.join(cmd)
-
-
-# -- scenarios as TOML ----------------------------------------------------------------------------------------
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    raise SimkitError(f"cannot write {type(v).__name__} {v!r} as TOML")
-
-
-def toml_text(data: dict, comment: str = "") -> str:
-    """A scenario dict (as :func:`~simkit.scenario.read.parse` reads it) as TOML text."""
-    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
-    tables, arrays = [], []
-    for key, value in data.items():
-        if isinstance(value, dict):
-            tables.append((key, value))
-        elif isinstance(value, (list, tuple)) and value and all(isinstance(x, dict) for x in value):
-            arrays.append((key, value))
-        elif isinstance(value, (list, tuple)) and not value:
-            continue                            # an empty [[pages]], [[events]] or [[faults]]: nothing to write
-        else:
-            lines.append(f"{key} = {_toml_value(value)}")
-    for key, table in tables:
-        lines += ["", f"[{key}]"] + [f"{k} = {_toml_value(v)}" for k, v in table.items()]
-    for key, rows in arrays:
-        for row in rows:
-            lines += ["", f"[[{key}]]"] + [f"{k} = {_toml_value(v)}" for k, v in row.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _changed(obj, default) -> dict:
-    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
-            if getattr(obj, f.name) != getattr(default, f.name)}
-
-
-def _fault_data(f: Fault) -> dict:
-    return f.as_dict()
-
-
-def _event_data(position: int, spec: EventSpec) -> dict:
-    return {"position": position, **{k: v for k, v in dataclasses.asdict(spec).items()
-                                     if k == "behavior" or v != getattr(EventSpec(), k)}}
-
-
-_SCENARIO_KEYS = ("name", "description", "sink", "backfills", "workers", "seed", "settlement", "store")
-
-
-def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict:
-    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse` accepts, ``faults`` replacing its own.
-
-    Raises:
-        SimkitError: the scenario has a field this writer does not know how to write.
-    """
-    known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults", "random_faults",
-                                   "source", "rotate_at"}
-    for f in dataclasses.fields(sc):
-        if f.name not in known and getattr(sc, f.name) != (f.default if f.default is not dataclasses.MISSING
-                                                            else f.default_factory()):
-            raise SimkitError(f"cannot write scenario field {f.name!r} of {sc.source}")
-    d = {k: getattr(sc, k) for k in _SCENARIO_KEYS if k in ("name", "sink", "workers", "seed")
-         or getattr(sc, k) != getattr(Scenario(name=""), k)}
-    initial = _changed(sc.initial, Initial())
-    if "receipts" in initial:
-        initial["receipts"] = list(initial["receipts"])
-    if initial:
-        d["initial"] = initial
-    timing = _changed(sc.timing, Timing())
-    if timing:
-        d["timing"] = timing
-    if sc.pages is not None:
-        d["pages"] = [_page_data(p) for p in sc.pages]
-    else:
-        d["generate"] = dict(sc.generate)
-    if sc.events:
-        d["events"] = [_event_data(pos, spec) for pos, spec in sorted(sc.events.items())]
-    faults = sc.faults if faults is None else faults
-    if faults:
-        d["faults"] = [_fault_data(f) for f in faults]
-    random_faults = _changed(sc.random_faults, RandomFaults())
-    if random_faults:
-        d["random_faults"] = random_faults
-    if getattr(sc, "rotate_at", ()):
-        d["auth"] = {"rotate_at": list(sc.rotate_at)}
-    return d
-
-
-def _page_data(p: dict) -> dict:
-    out = {"cursor": p["cursor"], "positions": list(p["positions"])}
-    if list(p["ids"]) != [f"e{x}" for x in p["positions"]]:
-        out["ids"] = list(p["ids"])
-    out["next_cursor"] = p["next_cursor"]
-    if p.get("stuck"):
-        out["stuck"] = p["stuck"]
-    return out
-
-
-# -- a run as a scripted scenario ------------------------------------------------------------------------------
-def _lost_fetches(run: Run) -> list[Fault]:
-    """Fetch responses lost in the run (by the provider or a fault), as explicit faults. A ``lost_response``
-    counts replies: a refused cursor and a request that never arrived (``request lost``, a ``lost_request``
-    fault, already among the faults that fired) have none."""
-    tr, out, count = run.trace, [], {}
-    for worker, step, outcome in zip(tr.worker, tr.step, tr.outcome):
-        if step == "fetch" and outcome not in ("cursor refused", REQUEST_LOST):
-            n = count[worker] = count.get(worker, 0) + 1
-            if outcome == REPLY_LOST:
-                out.append(Fault("lost_response", None, None, n, worker, op="fetch"))
-    return out
-
-
-def scripted_data(run: Run) -> dict:
-    """The scenario of ``run`` as a scripted scenario dict: its provider's pages, explicit faults, no randomness."""
-    world, sc = run.world, run.world.scenario
-    provider = world.provider
-    pages = [{"cursor": c, "positions": tuple(x.position for x in events), "ids": tuple(x.id for x in events),
-              "next_cursor": next_cursor, "stuck": stuck} for c, events, next_cursor, stuck in provider.script()]
-    specs = {}
-    for ev in sorted(provider.events.values(), key=lambda x: x.position):
-        if ev.behavior != "ok" or ev.position in sc.events:
-            specs[ev.position] = dataclasses.replace(sc.events.get(ev.position, EventSpec()), behavior=ev.behavior)
-    faults = list(world.faults.fired)
-    for f in _lost_fetches(run):
-        if f not in faults:
-            faults.append(f)
-    initial = dataclasses.replace(sc.initial, resume_cursor=sc.initial.resume_cursor or provider.start)
-    new = dataclasses.replace(sc, pages=tuple(pages), generate=None, events=specs, faults=tuple(faults),
-                              random_faults=RandomFaults(), initial=initial)
-    return scenario_data(new)
 
 
 # -- delta debugging --------------------------------------------------------------------------------------------
@@ -225,8 +77,8 @@ def _relink(data: dict, kept: list[dict], end: dict | None, off: list[dict]) -> 
 
 def _carried(data: dict) -> dict:
     """``data`` without the ``[[events]]`` and ``[[faults]]`` entries whose position no page carries any more
-    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (CONTRACT §5, see
-    ``scenario._targets``), and a reduction that removes a position removes what targets it with it."""
+    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (CONTRACT §5: a target
+    must be a position some page carries), and a reduction that removes a position removes what targets it with it."""
     have = set(data.get("initial", {}).get("receipts", ())) | {x for p in data["pages"] for x in p["positions"]}
     out = dict(data)
     for key in ("events", "faults"):
@@ -327,7 +179,7 @@ def _passes(data: dict, still: _Oracle) -> dict:
     # faults, behaviours, stuck tokens, initial receipts
     for key in ("faults", "events"):
         if data.get(key):
-            kept = _ddmin(list(data[key]), lambda xs: still(_with(data, key, xs)))
+            kept = _ddmin(list(data[key]), lambda xs, data=data, key=key: still(_with(data, key, xs)))
             data = _with(data, key, kept)
     stuck = [p["cursor"] for p in data["pages"] if p.get("stuck")]
     if stuck:

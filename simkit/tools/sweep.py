@@ -23,11 +23,12 @@ from statistics import NormalDist
 
 from simkit.errors import SimkitError
 from simkit.model import Scenario
-from .pool import processes
-from simkit.scenario.read import MAX_INT
 from simkit.procedure.strategies import STRATEGIES
+from simkit.scenario.read import MAX_INT
 from simkit.truth.derived import effects_count
 from simkit.world.simulation import simulate
+
+from .pool import processes
 
 #: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
 MAX_SEEDS = 1_000_000
