@@ -249,7 +249,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    return bench.run(args.quick, args.repeat, args.json)
+    return bench.run(args.quick, args.repeat, args.json, args.notebooks)
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
