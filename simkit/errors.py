@@ -4,7 +4,7 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 :attr:`SimkitError.param`; the command line names the flag instead (``--max-crashes 60: ...``, docs/cli.md).
 """
 
-__all__ = ["printable", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Terminated"]
+__all__ = ["printable", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated"]
 
 
 def printable(text: str) -> str:
@@ -35,6 +35,15 @@ class StrategyError(SimkitError, LookupError):
 class ConsumerError(SimkitError, RuntimeError):
     """A consumer's own code raised during a run, or yielded something that is not a request. The message names
     the strategy, the exception and where it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
+
+
+class Note(UserWarning):
+    """What a user should know that is no error (``jobs 1000: using 8 worker processes``), as a warning; ``param``
+    as :class:`SimkitError`'s. The command line prints it as one line ``simkit: ...`` naming the flag."""
+
+    def __init__(self, *args, param: str | None = None):
+        super().__init__(*args)
+        self.param = param
 
 
 class Terminated(KeyboardInterrupt):

@@ -6,7 +6,7 @@ module        owns
 parser        :func:`build_parser`: every command and option, the help users read, numbers held to range
 commands      ``cmd_<command>`` for each command and :data:`COMMANDS`, name -> function
 output        output files checked before any work and written whole or not at all, the figures, and a
-              library error as the one line a user reads (its parameter named by the flag, :data:`FLAGS`)
+              library error or note as the one line a user reads (its parameter named by the flag, ``FLAGS``)
 ============  ==========================================================================================
 
 ``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script
@@ -20,7 +20,7 @@ import sys
 from simkit.errors import SimkitError, Terminated
 
 from .commands import COMMANDS, DEMO_SCENARIO, compare
-from .output import FLAGS, spoken
+from .output import FLAGS, notes, spoken
 from .parser import DESCRIPTION, build_parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "FLAGS", "compare"]
@@ -31,7 +31,8 @@ def main(argv=None) -> int:
     130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        with notes():
+            return COMMANDS[args.command](args)
     except SimkitError as exc:
         print(f"simkit: {spoken(exc)}", file=sys.stderr)           # one line, whatever it echoes
         return 2

@@ -5,14 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import tempfile
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from simkit.errors import SimkitError, printable
+from simkit.errors import Note, SimkitError, printable
 
-__all__ = ["FLAGS", "spoken", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic", "write_text",
-           "save_figure"]
+__all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
+           "write_text", "save_figure"]
 
 #: The flag that sets each parameter a library error may name (:attr:`SimkitError.param`): ``simkit.explore``'s
 #: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, ``simkit.live``'s ``folder`` ...
@@ -25,14 +27,31 @@ FLAGS = {
 }
 
 
-def spoken(exc: SimkitError) -> str:
-    """``exc`` as the command line says it, on one line: the parameter it opens with (``seeds 0: ...``, or after a
-    command's name, ``bench: repeat must ...``) named by its flag from :data:`FLAGS` instead."""
+def spoken(exc: SimkitError | Note) -> str:
+    """``exc`` (or a :class:`~simkit.errors.Note`) as the command line says it, on one line: the parameter it
+    opens with (``seeds 0: ...``, or after a command's name, ``bench: repeat must ...``) named by its flag from
+    :data:`FLAGS` instead."""
     message = str(exc)
     param = getattr(exc, "param", None)
     if param in FLAGS:
         message = re.sub(rf"^(\w+: )?{re.escape(param)}\b", lambda m: (m[1] or "") + FLAGS[param], message, count=1)
     return printable(message)
+
+
+@contextmanager
+def notes():
+    """Within it, every :class:`~simkit.errors.Note` is printed at once as one line on stderr, ``simkit: `` and
+    :func:`spoken` (``simkit: --jobs 1000: using 8 worker processes ...``); other warnings as before."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", Note)
+        show = warnings.showwarning
+
+        def note(message, category, *args, **kwargs):
+            if not issubclass(category, Note):
+                return show(message, category, *args, **kwargs)
+            print(f"simkit: {spoken(message)}", file=sys.stderr)
+        warnings.showwarning = note
+        yield
 
 
 def figure_formats() -> tuple[str, ...]:
