@@ -1,12 +1,12 @@
-"""The command line of CONTRACT §6: JSON shapes, tables, and one clear line with exit 2 for bad input."""
+"""The command line (docs/cli.md): JSON shapes, tables, and one clear line with exit 2 for bad input."""
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import TWO_PAGES
+
 from simkit.cli import main
 
 GOOD = '\nname = "tiny"\n[initial]\nresume_cursor = "C1"' + TWO_PAGES
@@ -61,7 +61,8 @@ def test_run_json_has_the_contract_fields(capsys):
     d = json.loads(capsys.readouterr().out)
     assert d == {
         "scenario": "retry_walkthrough", "strategy": "safe", "seed": 0, "ok": True, "lost": [], "duplicated": [],
-        "regressions": 0, "invariant_violations": [], "halted": None, "halt_justified": None, "pending": [], "completed": True,
+        "regressions": 0, "invariant_violations": [], "halted": None, "halt_justified": None, "pending": [],
+        "completed": True,
         "stopped": None, "settlement": "fenced", "settlement_violations": [],
         "final_checkpoint": {"resume_cursor": "C8", "applied_position": 107, "checkpoint_version": 2},
         "crashes": 1, "fetches": 3, "effects": 2,
@@ -151,7 +152,7 @@ def test_a_bad_output_path_is_one_line_before_any_work(tmp_path, args, message):
 
 def _run_figures(tmp_path, monkeypatch, fail):
     """``simkit run --timeline --swimlane`` with the swimlane's write failing part-way with ``fail``."""
-    import simkit.cli.output as output                        # where cmd_run looks save_figure up
+    import simkit.cli.output as output  # where cmd_run looks save_figure up
     real = output.save_figure
 
     def save(run, path, kind):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import tomllib
 
 import pytest
+from conftest import TWO_PAGES
 
 import simkit
-from conftest import TWO_PAGES
 from simkit.cli import main
 
 PAGES = TWO_PAGES

@@ -147,7 +147,7 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
             state[x] = 2
     where: dict[str, tuple[int, str]] = {}      # id -> (position, the key that first gave it)
     for i, p in enumerate(sc.pages):
-        for k, (eid, pos) in enumerate(zip(p["ids"], p["positions"])):
+        for eid, pos in zip(p["ids"], p["positions"]):
             first = where.setdefault(eid, (pos, f"pages[{i}]"))
             if first[0] != pos:
                 c.fail(f"pages[{i}].ids", f"id {_show.repr(eid)} at position {pos} here and at position {first[0]} "

@@ -37,9 +37,23 @@ from simkit.errors import ScenarioError, printable
 from simkit.model import SINKS, Scenario
 
 from .checks import (
-    GENERATE_DEFAULTS, MAX_EVENTS, MAX_FILE_BYTES, MAX_INT, MAX_WORKERS,
-    Checker, carried_positions, check_auth, check_cursors, check_events, check_generate, check_initial, check_pages,
-    check_random_faults, check_targets, check_timing, missing_position,
+    GENERATE_DEFAULTS,
+    MAX_EVENTS,
+    MAX_FILE_BYTES,
+    MAX_INT,
+    MAX_WORKERS,
+    Checker,
+    carried_positions,
+    check_auth,
+    check_cursors,
+    check_events,
+    check_generate,
+    check_initial,
+    check_pages,
+    check_random_faults,
+    check_targets,
+    check_timing,
+    missing_position,
 )
 from .faults import parse_crash_arg, parse_fault
 
