@@ -1,8 +1,11 @@
-"""A run's memory per event stays within budget: a guard on the columnar ground truth and the lean provider.
+"""A run's memory per event stays within budget: a guard on the columnar ground truth and the event table.
 
-``tracemalloc`` counts bytes allocated, not time, so these bounds do not depend on how busy the machine is. On the
-code this test was written for, a 20,000-event ``safe`` run kept 535 bytes per event (832 with ground-truth logs
-as lists of tuples) and its check needed 84 more at its peak.
+``tracemalloc`` counts bytes allocated, not time, so these bounds do not depend on how busy the machine is. A
+20,000-event ``safe`` run kept 535 bytes per event with an Event, an id string and dictionary entries per event
+(832 with ground-truth logs as lists of tuples), and its check needed about 100 more at its peak. With no object
+per event (ids derived from positions, receipts and effect counts by position, coded columns) it keeps 212, and its
+check needs 281 more: the check builds every id string and Event the run no longer keeps (the stream in position
+order and an index by id), so the guard is on the run and on run and check together.
 """
 import tracemalloc
 
@@ -10,8 +13,12 @@ import pytest
 
 import simkit.tools.bench as bench
 from simkit.judge.checker import check
-from simkit.scenario.read import parse
+from simkit.model import Checkpoint, Event
 from simkit.procedure.strategies import STRATEGIES
+from simkit.scenario.read import parse
+from simkit.store.memory import MemoryStore, Receipts
+from simkit.truth.columns import IdMap
+from simkit.world.events import EventTable
 from simkit.world.simulation import World
 
 EVENTS = 20_000
@@ -33,11 +40,52 @@ def measured():
     return kept / EVENTS, (peak - kept) / EVENTS
 
 
-def test_a_run_keeps_at_most_600_bytes_per_event(measured):
+def test_a_run_keeps_at_most_240_bytes_per_event(measured):
     kept, _check = measured
-    assert kept <= 600, f"{kept:.0f} bytes per event"
+    assert kept <= 240, f"{kept:.0f} bytes per event"
 
 
-def test_its_check_needs_at_most_150_more_bytes_per_event(measured):
-    _kept, check_peak = measured
-    assert check_peak <= 150, f"{check_peak:.0f} bytes per event"
+def test_a_run_and_its_check_peak_at_most_520_bytes_per_event(measured):
+    kept, check_peak = measured
+    assert kept + check_peak <= 520, f"{kept:.0f} + {check_peak:.0f} bytes per event"
+
+
+def test_the_stream_keeps_no_object_per_event():
+    world = World(parse(bench.generated(1000)), STRATEGIES["safe"], 0)
+    events = world.provider.events
+    assert events.ids is None and events.positions.typecode == "q" and len(events) == 1000
+    assert events["e10"] == Event("e10", 10) and "e11" not in events and "e010" not in events
+    ids, positions = events.by_position()
+    assert positions is events.positions and ids[-1] == "e10000" and events.rank("e10000") == 999
+
+
+def test_a_named_stream_reads_in_position_order():
+    table = EventTable.of([Event("b", 5), Event("a", 3, "poison"), Event("c", 5)])
+    assert list(table) == ["b", "a", "c"] and table["a"] == Event("a", 3, "poison")
+    ids, positions = table.by_position()
+    assert list(ids) == ["a", "b", "c"] and list(positions) == [3, 5, 5] and [table.rank(x) for x in "abc"] == [0, 1, 2]
+
+
+def test_receipts_keep_default_ids_by_position_and_the_rest_by_id():
+    receipts = Receipts({"e30": ("applied", 30), "x": ("ignored", 7), "e20": ("applied", 21)})
+    receipts["e10"] = ("retry_later", 10)           # out of order: kept aside
+    receipts["e10"] = ("applied", 10)
+    assert dict(receipts) == {"e30": ("applied", 30), "e10": ("applied", 10), "x": ("ignored", 7),
+                              "e20": ("applied", 21)}
+    assert list(receipts.outcomes.positions) == [30] and receipts.outcomes.aside == {10: "applied"}
+    assert set(receipts.other) == {"x", "e20"} and "e21" not in receipts and receipts.get("e20") == ("applied", 21)
+
+
+def test_the_id_at_a_position_is_the_last_terminal_receipt_there():
+    store = MemoryStore(Checkpoint("C1", 0, 0))
+    store.commit_event(1, "e10", 10, "applied", 0)
+    assert store.lookup([Event("e10", 10), Event("y", 10)]) == ({"e10": "applied"}, {10: "e10"})
+    store.commit_event(1, "y", 10, "quarantined", 0)
+    assert store.lookup([Event("e10", 10)]) == ({"e10": "applied"}, {10: "y"}) and store.id_at(20) is None
+
+
+def test_effect_counts_read_as_a_dictionary():
+    counts = IdMap()
+    for eid in ("e20", "e10", "e20", "z"):
+        counts[eid] = counts.get(eid, 0) + 1
+    assert dict(counts) == {"e20": 2, "e10": 1, "z": 1} and len(counts) == 3 and "e30" not in counts

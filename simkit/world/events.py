@@ -86,6 +86,16 @@ class EventTable(Mapping):
         k = bisect_left(order, p, key=positions.__getitem__)
         return order[k] if k < len(order) and positions[order[k]] == p else None
 
+    def rank(self, event_id) -> int | None:
+        """The index of ``event_id`` in :meth:`by_position`'s order, or ``None``: what a reader walking the stream
+        in position order looks an id up by, with no dictionary of ids."""
+        i = self.row(event_id)
+        if i is None or self._order is None:
+            return i
+        if self.ids is None:                    # positions are distinct: a search finds the rank
+            return bisect_left(self._order, self.positions[i], key=self.positions.__getitem__)
+        return self._order.index(i)             # named ids: a scripted stream, a few events
+
     def id_at(self, i: int) -> str:
         return self.ids[i] if self.ids is not None else default_id(self.positions[i])
 
