@@ -10,8 +10,9 @@ import pytest
 
 import simkit
 from simkit.cli import main
-from simkit.tools.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
+from simkit.errors import ConsumerError
 from simkit.model import CRASH_POINTS, LOST_OPS
+from simkit.tools.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
 
 SCRIPTED = [n for n in simkit.bundled() if simkit.load(n).pages is not None]
 
@@ -248,3 +249,30 @@ def test_the_out_file_replays_overrides_and_scenario_faults(tmp_path, capsys, na
         assert f"--settlement {settlement}" in command
         assert main([*command.split(), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["settlement_violations"] == first["settlement_violations"]
+
+
+@pytest.mark.parametrize("name, bounds, jobs", [("retry_walkthrough", (2, 0, 0), 1), ("late_response", (1, 1, 0), 1),
+                                                ("fence_race", (2, 0, 0), 2), ("transient_storm", (1, 0, 1), 1),
+                                                ("shortcut_success_before_effect", (2, 0, 0), 2)])
+def test_sharing_prefixes_runs_the_same_schedules_as_running_each_from_scratch(name, bounds, jobs):
+    """Forked at each fault point (simkit.tools.forked) or run from scratch: the same schedules, verdicts,
+    deduplication and first violation (``digest`` sums every schedule's faults and verdict)."""
+    crashes, replies, requests = bounds
+    sc = simkit.load(name)
+    runs = [explore(sc, "safe", max_crashes=crashes, lost_responses=replies, lost_requests=requests, jobs=jobs,
+                    share_prefixes=share) for share in (True, False)]
+    assert runs[0].as_dict() == runs[1].as_dict()
+    assert runs[0].digest == runs[1].digest
+
+
+def test_a_forked_run_that_raises_raises_in_the_caller():
+    class Boom(simkit.Consumer):
+        made = 0
+
+        def __init__(self, contract):                   # the second consumer is the first restarted after a crash
+            super().__init__(contract)
+            Boom.made += 1
+            if Boom.made > 1:
+                raise ValueError("boom")
+    with pytest.raises(ConsumerError, match="raised ValueError: boom"):     # the child's error, in the parent
+        explore(simkit.load("retry_walkthrough"), Boom, max_crashes=1, share_prefixes=True)
