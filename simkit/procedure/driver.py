@@ -16,6 +16,7 @@ function: those take time, and the driver runs them with ``yield from``. A subcl
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from inspect import isgeneratorfunction
 from typing import Any, ClassVar
 
@@ -129,7 +130,7 @@ class Driver:
     def commit(self, worker: int, op: Commit) -> bool:
         """Invariant 4: the receipt, ``applied_position`` and (``with_effect``) the effect in one transaction."""
         e = op.event
-        effect = (lambda: self.record_effect(worker, e.id)) if op.with_effect else None
+        effect = partial(self.record_effect, worker, e.id) if op.with_effect else None
         return self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
 
     def barrier(self, worker: int, op: Barrier) -> bool:

@@ -9,7 +9,7 @@ from simkit.model import REPLY_LOST, REQUEST_LOST
 from .columns import Codes, Ids, Ints
 
 __all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "REPLY_LOST", "REQUEST_LOST", "Trace",
-           "crossed_outcome", "fetched_outcome", "transition_outcome", "validated_outcome"]
+           "commit_step", "crossed_outcome", "fetched_outcome", "transition_outcome", "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
@@ -28,6 +28,11 @@ CROSSED_REPLY = "crossed reply"
 #: row (docs/vocabulary.md, "Settlement"; a validation has no ``before``), ``crossed`` the identity an ``effect``
 #: row's crossed reply carried.
 DETAILS = ("action", "before", "after", "crossed")
+
+
+def commit_step(outcome: str) -> str:
+    """The step of a receipt's row: ``quarantine`` for a durable quarantine receipt, else ``commit``."""
+    return "quarantine" if outcome == "quarantined" else "commit"
 
 
 def fetched_outcome(events: int) -> str:
@@ -60,9 +65,10 @@ class Trace:
 
     def __init__(self):
         self.time = array("d")
-        self.worker, self.event_id = Ints("i"), Ids()
+        self.worker, self.event_id = Ints("h"), Ids()
         self.step, self.resume_cursor, self.outcome = Codes(), Codes(), Codes()
-        self.position, self.cursor_place, self.applied_position, self.checkpoint_version = (Ints() for _ in "abcd")
+        self.position, self.cursor_place, self.applied_position = Ints(), Ints(), Ints()
+        self.checkpoint_version = Ints("h")
         #: row -> its :data:`DETAILS` as a tuple, for the few rows that have them
         self.details: dict[int, tuple] = {}
 

@@ -3,9 +3,8 @@
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash points
 fall before and after them (docs/vocabulary.md, "Crash points"), a request can be lost on its way (it takes no
 effect) or its reply can be lost (it took effect): either way the caller gets ``LOST`` after ``timeout`` and
-cannot tell which.
-A crash discards the consumer with all its memory; the worker restarts after ``restart_delay`` from durable
-state only.
+cannot tell which. A crash discards the consumer with all its memory; the worker restarts after
+``restart_delay`` from durable state only.
 
 Seed 001's external calls are :mod:`simkit.world.calls`'s; the progress guard is :mod:`simkit.world.guard`'s.
 """
@@ -26,7 +25,7 @@ from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
 from simkit.truth.ground import GroundTruth
-from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST, Trace, fetched_outcome
+from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST, Trace, commit_step, fetched_outcome
 
 from . import provider as providers
 from .calls import ExternalCalls
@@ -44,11 +43,6 @@ class _Crash(Exception):
 
 #: What :meth:`World._commit_at_once` answers when the commit must take the timed path (crash points, faults).
 LATER = object()
-
-
-def _commit_step(op: Commit) -> str:
-    """The trace step of an event commit: ``quarantine`` for a durable quarantine receipt, else ``commit``."""
-    return "quarantine" if op.outcome == "quarantined" else "commit"
 
 
 class World(ExternalCalls):
@@ -131,11 +125,9 @@ class World(ExternalCalls):
                                  scenario=self.scenario, settlement=self.settlement,
                                  backfills=self.contract.backfills, trace=self.trace)
 
-
     @property
     def late_replies(self) -> int:
-        """Late replies still on their way (each a SimPy process of its own, :meth:`_late_reply`): while there
-        is one, something other than the workers is scheduled."""
+        """Late replies on their way (:meth:`_late_reply`): while there is one, more than the workers is scheduled."""
         return self._late
 
     def step_budget(self) -> int:
@@ -233,8 +225,7 @@ class World(ExternalCalls):
         return self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost
 
     def _unsent(self, worker: int, op: str, event) -> bool:
-        """Is this request lost on its way, so that it never arrives and takes no effect? (Then :meth:`_no_reply`
-        with ``request lost``.) Asked when it would arrive, after its latency."""
+        """Is this request lost on its way (no effect; then :meth:`_no_reply`)? Asked after its latency."""
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
     def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
@@ -256,19 +247,26 @@ class World(ExternalCalls):
             self.trace.add(self.clock.now, worker, step, event.id, event.position, cp, placed[1], outcome)
 
     def _latency(self, delay: float):
-        """Spend ``delay`` of simulated time: ahead of the scheduler if :meth:`_can_run_ahead`, else in SimPy."""
-        if delay > 0:
-            if self._can_run_ahead(delay):
-                self.clock.ahead += delay
-            else:
-                yield from self._sync()
-                yield self.env.timeout(delay)
+        """Spend ``delay`` of simulated time: ahead of the scheduler if :meth:`_ahead` may, else in SimPy."""
+        if not self._ahead(delay):
+            yield from self._wait(delay)
 
-    def _can_run_ahead(self, delay: float) -> bool:
-        """A lone worker, while no late reply is on its way, runs ahead (``clock.ahead``) and hands the time over
-        at the next real wait: nothing else could happen in between, so requests that need no waiting cost no
-        scheduler round-trip. It never runs past the time limit."""
-        return self._solo and not self._late and self.clock.now + delay < self.timing.time_limit
+    def _ahead(self, delay: float) -> bool:
+        """Spend ``delay`` without the scheduler if possible. A lone worker, while no late reply is on its way, runs
+        ahead (``clock.ahead``) and hands the time over at the next real wait: nothing else could happen in between.
+        It never runs past the time limit. (A plain call: the hot path takes ``if not self._ahead(d): yield from
+        self._wait(d)`` and makes no generator when it may.)"""
+        if delay <= 0:
+            return True
+        if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:
+            self.clock.ahead += delay
+            return True
+        return False
+
+    def _wait(self, delay: float):
+        """Spend ``delay`` in SimPy, after handing over the time run ahead."""
+        yield from self._sync()
+        yield self.env.timeout(delay)
 
     def _sync(self):
         """Hand the time a lone worker ran ahead to the scheduler."""
@@ -279,7 +277,7 @@ class World(ExternalCalls):
     # -- requests executed at once ----------------------------------------------------------------------------
     def load(self, worker, op):
         self._status[worker] = "active"
-        cp = super().load(worker, op)
+        cp = Driver.load(self, worker, op)
         self._row(worker, "load")
         return cp
 
@@ -287,7 +285,7 @@ class World(ExternalCalls):
         self._row(worker, "replay", op.event)
 
     def handle(self, worker, op):
-        decision = super().handle(worker, op)
+        decision = Driver.handle(self, worker, op)
         if decision != "apply":
             self._row(worker, "handle", op.event, decision)
         return decision
@@ -307,17 +305,20 @@ class World(ExternalCalls):
         """:meth:`commit` with no crash-point pass and no generator, when no fault can strike
         (:attr:`FaultPlan.quiet <simkit.world.faults.FaultPlan.quiet>`) and no other process can interleave;
         else :data:`LATER`. (A subclass overriding :meth:`commit` should override this too.)"""
-        latency = self.timing.commit_latency
-        if not self.faults.quiet or (op.with_effect and self.sink.external) or not self._can_run_ahead(latency):
+        if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
+        latency = self.timing.commit_latency
+        if not (self._solo and not self._late and self.clock.now + latency < self.timing.time_limit):
+            return LATER                            # (:meth:`_ahead`'s test, inlined)
         self.clock.ahead += latency
         ok = Driver.commit(self, worker, op)
-        self._row(worker, _commit_step(op), op.event, op.outcome if ok else CONFLICT)
+        self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
         return ok
 
     # -- requests that take simulated time ----------------------------------------------------------------------
     def fetch(self, worker, op):
-        yield from self._latency(self.timing.fetch_latency)
+        if not self._ahead(self.timing.fetch_latency):
+            yield from self._wait(self.timing.fetch_latency)
         if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
             yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
@@ -333,7 +334,8 @@ class World(ExternalCalls):
         return page
 
     def effect(self, worker, op):
-        yield from self._latency(self.timing.effect_latency)
+        if not self._ahead(self.timing.effect_latency):
+            yield from self._wait(self.timing.effect_latency)
         if self._unsent(worker, "effect", op.event):     # the sink runs nothing
             yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
             return LOST
@@ -345,12 +347,13 @@ class World(ExternalCalls):
         return True
 
     def commit(self, worker, op):
-        yield from self._latency(self.timing.commit_latency)
-        step = _commit_step(op)
+        if not self._ahead(self.timing.commit_latency):
+            yield from self._wait(self.timing.commit_latency)
+        step = commit_step(op.outcome)
         if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
             yield from self._no_reply(worker, step, op.event, REQUEST_LOST)
             return LOST
-        ok = super().commit(worker, op)
+        ok = Driver.commit(self, worker, op)
         if self._lost(worker, "checkpoint_write", op.event):
             yield from self._no_reply(worker, step, op.event)
             return LOST
@@ -365,7 +368,8 @@ class World(ExternalCalls):
 
     def _checkpoint_write(self, worker, write, op):
         """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults."""
-        yield from self._latency(self.timing.commit_latency)
+        if not self._ahead(self.timing.commit_latency):
+            yield from self._wait(self.timing.commit_latency)
         if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
             yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
             return LOST
