@@ -72,9 +72,9 @@ def _with_rate(sc: Scenario, crash_rate: float | None) -> Scenario:
 
 def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) -> dict:
     """One run as one row of the tidy table (:data:`COLUMNS`)."""
-    from .explore import _strategy
+    from .schedules import strategy_class
     sc = _with_rate(sc, crash_rate)
-    run = simulate(sc, _strategy(strategy), seed)
+    run = simulate(sc, strategy_class(strategy), seed)
     v, w = run.verdict, run.world
     return {"scenario": sc.name, "strategy": run.strategy, "settlement": getattr(sc, "settlement", "fenced"),
             "store": getattr(sc, "store", "memory"), "crash_rate": sc.random_faults.crash, "seed": seed,
