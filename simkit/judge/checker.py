@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from simkit.model import COMMITTED, NON_TERMINAL
 from simkit.truth.collector import paused
-from simkit.truth.derived import late_arrivals, stream_order
+from simkit.truth.derived import late_arrivals, stream_index, stream_order
 from simkit.truth.ground import GroundTruth, as_truth
 
 from .claims import halt_justified, unjustified_writes
@@ -139,7 +139,8 @@ def check(run) -> Verdict:
 
 def _check(truth: GroundTruth) -> Verdict:
     unordered = unjustified_writes(truth)
-    found = Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0], void_claims(unordered))
+    found = Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0], void_claims(unordered),
+                     stream_index(truth))
     v = Verdict(halted=truth.halts[0][2] if truth.halts else None)
     if truth.halts:
         v.halt_justified = all(halt_justified(h, truth) for h in truth.halts)

@@ -18,7 +18,7 @@ refused a cursor it had itself issued.
 from __future__ import annotations
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import handled, late_arrivals
+from simkit.truth.derived import handled, late_arrivals, stream_index
 
 __all__ = ["ORDERED_BY", "halt_justified", "unjustified_writes"]
 
@@ -74,7 +74,7 @@ def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
     # the usual case, judged without a call: an ok event (its handler logs nothing) applied
-    decided, logged, known = decisions.by_event, handled(truth), events.__contains__
+    decided, logged, known = decisions.by_event, handled(truth), stream_index(truth).__contains__
     for seq, time, worker, eid, outcome in store.receipt_log:
         if worker and outcome in TERMINAL:
             if outcome == "applied" and eid not in decided and eid not in logged and known(eid):

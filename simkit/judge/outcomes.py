@@ -6,7 +6,7 @@ from array import array
 from itertools import chain
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import stream_order
+from simkit.truth.derived import stream_index, stream_order
 from simkit.truth.ground import as_truth
 
 from .claims import unjustified_writes
@@ -33,22 +33,25 @@ class Outcomes:
     for an event that already held one.
     """
 
-    __slots__ = ("ids", "extra", "index", "at", "again")
+    __slots__ = ("ids", "extra", "index", "more", "at", "again")
 
-    def __init__(self, receipt_log, effects, ids=(), void=()):
-        self.ids, self.extra = ids, []
-        self.index = index = dict(zip(ids, range(len(ids))))
+    def __init__(self, receipt_log, effects, ids=(), void=(), index: dict | None = None):
+        self.ids, self.extra, self.more = ids, [], {}
+        #: the stream's id -> its place in ``ids`` (not written to: the ids of ``extra`` are in ``more``)
+        self.index = index = dict(zip(ids, range(len(ids)))) if index is None else index
         self.at = at = array("q", [NONE]) * len(ids)
         self.again = again = []
-        get, waiting = index.get, 0
+        get, more, waiting = index.get, self.more, 0
         for seq, _t, _w, eid, outcome in receipt_log:
             if outcome not in TERMINAL or (outcome != "applied" and eid in void):
                 continue
             i = get(eid)
             if i is None:                       # an id the stream does not hold: after the stream's
-                i = index[eid] = len(at)
-                self.extra.append(eid)
-                at.append(NONE)
+                i = more.get(eid)
+                if i is None:
+                    i = more[eid] = len(at)
+                    self.extra.append(eid)
+                    at.append(NONE)
             if at[i] != NONE:
                 again.append(eid)
             elif outcome != "applied":
@@ -58,6 +61,8 @@ class Outcomes:
                 waiting += 1
         for seq, _t, _w, eid in effects:
             i = get(eid)
+            if i is None and more:
+                i = more.get(eid)
             if i is not None and at[i] < NONE:  # the event's first effect, and its first terminal receipt applied
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq
@@ -70,6 +75,8 @@ class Outcomes:
     def of(self, eid: str) -> int:
         """The log sequence number from which ``eid`` holds a terminal outcome, or :data:`NONE`."""
         i = self.index.get(eid)
+        if i is None:
+            i = self.more.get(eid)
         return NONE if i is None else self.at[i]
 
     @property
@@ -100,7 +107,7 @@ def void_claims(unordered: dict) -> set[str]:
 def outcomes(truth) -> Outcomes:
     """:class:`Outcomes` as the checker counts them: receipts the handler never ordered are no outcome."""
     return Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0],
-                    void_claims(unjustified_writes(truth)))
+                    void_claims(unjustified_writes(truth)), stream_index(truth))
 
 
 def outcome_since(run) -> dict[str, int]:

@@ -13,7 +13,7 @@ from operator import attrgetter
 from simkit.model import REQUEST_LOST
 
 __all__ = ["ENDS", "Hold", "cursor_history", "effects_count", "handled", "held_pages", "joined_at", "late_arrivals",
-           "stream_order"]
+           "stream_index", "stream_order"]
 
 _position = attrgetter("position")
 
@@ -54,6 +54,16 @@ def _late(provider) -> frozenset[str]:
 def stream_order(truth) -> tuple[list[str], list[int]]:
     """The stream's event ids and their positions, in position order (ties in the stream's order)."""
     return _columns(truth)[:2]
+
+
+def stream_index(truth) -> dict[str, int]:
+    """Each event id's place in :func:`stream_order`: the one table by id the check keeps (and its fastest
+    answer to "is this an event of the stream?")."""
+    index = truth.memo.get("stream_index")
+    if index is None:
+        ids = stream_order(truth)[0]
+        index = truth.memo["stream_index"] = dict(zip(ids, range(len(ids))))
+    return index
 
 
 def handled(truth) -> frozenset[str]:
