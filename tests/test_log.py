@@ -29,7 +29,10 @@ def test_numbers_are_stored_in_typed_columns():
     log = EffectLog()
     log.add(3, 1.0, 2, "e9")
     seq, time, worker, eid = log.columns
-    assert (seq.typecode, time.typecode, worker.typecode, eid) == ("q", "d", "q", ["e9"])
+    assert (seq.typecode, time.typecode, worker.values.typecode, eid) == ("q", "d", "h", ["e9"])
+    assert eid.codes.tolist() == [9]                   # the id kept as the position it derives from
+    log.add(4, 2.0, 10**6, "x")                         # a worker too big for two bytes is kept aside
+    assert log[-1] == (4, 2.0, 10**6, "x") and worker.other == {1: 10**6}
 
 
 def test_a_write_log_rebuilds_each_before_from_the_write_ahead_of_it():
@@ -59,7 +62,7 @@ def test_a_row_a_typed_column_refuses_is_not_half_written():
     log = EffectLog()
     log.add(1, 0.0, 1, "e1")
     with pytest.raises(TypeError):
-        log.add(2, 0.0, None, "e2")            # a worker must be a number
+        log.add(2, None, 1, "e2")              # a time must be a number
     assert list(log) == [(1, 0.0, 1, "e1")] and [len(c) for c in log.columns] == [1, 1, 1, 1]
 
 

@@ -13,13 +13,14 @@ from copy import copy
 from itertools import chain
 
 from simkit.model import Checkpoint
-from .columns import Codes, Column, Ids
+from .columns import Codes, Column, Ids, Ints
 
 __all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states"]
 
-#: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values
-ID, CODE = "id", "code"
-_KINDS = {ID: Ids, CODE: Codes}
+#: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values,
+#: ``SMALL`` integers that are almost always small (workers, versions: two bytes a row, any other kept aside)
+ID, CODE, SMALL = "id", "code", "small"
+_KINDS = {ID: Ids, CODE: Codes, SMALL: lambda: Ints("h")}
 
 
 class Log:
@@ -89,7 +90,7 @@ class Log:
         return f"{type(self).__name__}({list(self)!r})"
 
 
-_SEQ, _TIME, _WORKER = ("seq", "q"), ("time", "d"), ("worker", "q")
+_SEQ, _TIME, _WORKER = ("seq", "q"), ("time", "d"), ("worker", SMALL)
 
 
 class ReceiptLog(Log):
@@ -131,7 +132,7 @@ class WriteLog(Log):
 
     __slots__ = ("initial",)
     COLUMNS = (_SEQ, _TIME, _WORKER, ("kind", CODE),
-               ("resume_cursor", CODE), ("applied_position", "q"), ("checkpoint_version", "q"))
+               ("resume_cursor", CODE), ("applied_position", "q"), ("checkpoint_version", SMALL))
 
     def __init__(self, initial: Checkpoint):
         super().__init__()
