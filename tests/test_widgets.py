@@ -263,3 +263,35 @@ def test_instant_draws_a_window_of_a_long_stream(ax=None):
     with pytest.raises(IndexError, match="the trace has rows 0 to"):
         plot.instant_state(r, len(r.trace))
     plt.close(fig)
+
+
+def test_a_redrawn_canvas_gives_the_pixels_of_a_new_figure():
+    """The explorer redraws one figure in place (issue 19): after drawing another run, the picture of a run is
+    exactly the one a new figure gives."""
+    from simkit.viz.canvas import Canvas
+    from simkit.viz.show import RUN_FIGSIZE, draw_run, run_axes
+
+    a, b = widgets.explorer_run(seed=8), widgets.explorer_run(seed=9)
+    reused = Canvas(RUN_FIGSIZE, run_axes)
+    reused.render(lambda axes: draw_run(axes, a))
+    assert reused.render(lambda axes: draw_run(axes, b)) == Canvas(RUN_FIGSIZE, run_axes).render(
+        lambda axes: draw_run(axes, b))
+
+
+def test_the_explorer_reruns_and_redraws_only_what_changed():
+    """Back to a setting drawn before: no new run, no new figure; another position for a crash never reached: the
+    same run, so the same figure."""
+    w = widgets.explorer(crash_point="before_quarantine_receipt", crash_position=10)   # not a poison event
+    first = w.run
+    w.controls["seed"].value = 8
+    w.controls["seed"].value = 7
+    assert w.run is first and len(w._figures) == 2
+    w.controls["crash_position"].value = 20                                         # nor is this one
+    assert w.run is not first and w.run.trace.digest() == first.trace.digest()
+    assert len(w._figures) == 2
+
+
+def test_redraw_ms_times_the_explorer():
+    assert widgets.redraw_ms(1) > 0
+    with pytest.raises(ValueError, match="at least one"):
+        widgets.redraw_ms(0)

@@ -14,6 +14,15 @@ matrix        the crash matrix (crash point × strategy)
 curves        sweep curves: share of runs harmed against crash rate, with Wilson intervals
 swimlane      the swimlane figure: a Lamport diagram of one run
 widgets       the notebook widgets' names in one place (``widgets.explorer()``, ...): re-exports only
+inputs        the widgets' inputs and runs: the explorer's scenario and crash, the comparison's pair
+crashes       single-crash schedules judged against the fault-free run (worse, same, better)
+steps         the step-through's run: crash-point passes against the trace, "crash here" and its rerun
+frames        tables of runs for a notebook: verdicts, violations, trace, pages served, receipts
+show          what the widgets display, as plain functions (``show_run``, ``show_comparison``, ...)
+canvas        figures as PNG bytes; one figure redrawn in place for a widget
+explorer      the scenario explorer widget, its caches, and ``redraw_ms``
+comparison    the comparison widget: ``safe`` beside a shortcut
+stepper       the step-through widget: a slider over the trace and "crash here"
 report        the verdict as text: the table rows, the one-run summary, the one-line form
 ============  ==========================================================================================
 """

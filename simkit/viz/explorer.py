@@ -1,6 +1,8 @@
 """The scenario explorer widget: strategy, seed, crash and stream controls; every change reruns and redraws."""
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import ipywidgets as W
 
 from simkit.model import CRASH_POINTS, SINKS
@@ -8,10 +10,14 @@ from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import STRATEGIES
 from simkit.world.simulation import Run
 
+from .canvas import Canvas
 from .inputs import EVENT_POINTS, EXPLORER_DEFAULTS, EXPLORER_EVENTS, NO_CRASH, crash_note, explorer_run
-from .show import show_run
+from .show import RUN_FIGSIZE, display_png, draw_run, run_axes, run_tables
 
-__all__ = ["Explorer", "explorer", "redraw_ms", "slider"]
+__all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "slider"]
+
+#: How many recent runs, and figures, an explorer keeps.
+KEEP = 16
 
 
 def slider(cls, value, **kw):
@@ -25,11 +31,18 @@ class Explorer(W.VBox):
 
     ``controls`` maps each :func:`explorer_run` argument to its control; ``run`` is the last run drawn.
     ``strategies`` adds your own consumers to the strategy menu, by the name you give them.
+
+    A redraw is fast (issue 19, :func:`redraw_ms`): the figure is kept and redrawn in place
+    (:class:`~simkit.viz.canvas.Canvas`), and the last :data:`KEEP` runs and figures are kept, so going back to a
+    setting reruns nothing and a change that leaves the run as it was (a crash point never reached) draws nothing.
     """
 
     def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
         v = {**EXPLORER_DEFAULTS, **values}
         self.run: Run | None = None
+        self._runs: OrderedDict = OrderedDict()         # the settings drawn lately -> their run
+        self._figures: OrderedDict = OrderedDict()      # (input, trace digest) -> the PNG drawn
+        self._canvas: Canvas | None = None              # one figure, redrawn in place
         self.strategies = dict(strategies or {})
         self.controls = {
             "strategy": W.Dropdown(options=[*STRATEGIES, *self.strategies], value=v["strategy"],
@@ -66,8 +79,27 @@ class Explorer(W.VBox):
 
     def _draw(self, **values):
         values["strategy"] = self.strategies.get(values["strategy"], values["strategy"])
-        self.run = explorer_run(**values)
-        show_run(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
+        key = tuple(values.items())
+        if key not in self._runs:                   # a setting seen before is neither rerun nor judged again
+            self._runs[key] = explorer_run(**values)
+        self.run = _recent(self._runs, key)
+        run_tables(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
+        # the same input and the same trace is the same run: its figure is not drawn again (a crash never reached)
+        stream = tuple(v for k, v in values.items() if k not in ("crash_point", "crash_position", "occurrence"))
+        drawn = (stream, self.run.trace.digest())
+        if drawn not in self._figures:
+            if self._canvas is None:
+                self._canvas = Canvas(RUN_FIGSIZE, run_axes)
+            self._figures[drawn] = self._canvas.render(lambda axes: draw_run(axes, self.run))
+        display_png(_recent(self._figures, drawn), repr(self._canvas.figure))
+
+
+def _recent(cache: OrderedDict, key):
+    """``cache[key]``, kept as the most recent; the oldest entries beyond :data:`KEEP` are dropped."""
+    cache.move_to_end(key)
+    while len(cache) > KEEP:
+        cache.popitem(last=False)
+    return cache[key]
 
 
 def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> Explorer:

@@ -7,7 +7,6 @@ a widget callback in JupyterLab 4, and in a headless kernel.
 from __future__ import annotations
 
 import base64
-import io
 
 from IPython.display import display
 from matplotlib.figure import Figure
@@ -15,26 +14,47 @@ from matplotlib.figure import Figure
 from simkit.model import Fault
 from simkit.world.simulation import Run
 
+from .canvas import png
 from .fates import fates
 from .frames import verdict_frame, violations_frame
 from .instant import instant
 from .steps import Stepped, fate_changes, fault_arg, instant_note
 from .timeline import compare, timeline
 
-__all__ = ["show_comparison", "show_crash", "show_instant", "show_run"]
+__all__ = ["RUN_FIGSIZE", "display_png", "draw_run", "run_axes", "run_tables", "show_comparison", "show_crash",
+           "show_instant", "show_run"]
 
 
-def show_run(run: Run, note: str | None = None) -> None:
-    """The verdict of one run, the first invariant violations, and its timeline and event fates."""
+#: The figure of one run (:func:`show_run`, the explorer's): its size, its Axes, and what is drawn in them.
+RUN_FIGSIZE = (11, 7.5)
+
+
+def run_axes(fig: Figure) -> list:
+    """A run's figure's Axes: the timeline above the event fates."""
+    return list(fig.subplots(2, 1, height_ratios=(3, 1.3)))
+
+
+def draw_run(axes, run: Run) -> None:
+    """One run's timeline and event fates, in the Axes :func:`run_axes` made."""
+    top, bottom = axes
+    timeline(top, run)
+    fates(bottom, run)
+
+
+def run_tables(run: Run, note: str | None = None) -> None:
+    """The verdict of one run, a note (where its crash struck, say) and the first invariant violations."""
     display(verdict_frame([run]))
     if note:
         print(note)
     if run.verdict.invariant_violations:
         display(violations_frame(run, 5))
-    fig = Figure(figsize=(11, 7.5), layout="constrained")
-    top, bottom = fig.subplots(2, 1, height_ratios=(3, 1.3))
-    timeline(top, run)
-    fates(bottom, run)
+
+
+def show_run(run: Run, note: str | None = None) -> None:
+    """The verdict of one run, the first invariant violations, and its timeline and event fates."""
+    run_tables(run, note)
+    fig = Figure(figsize=RUN_FIGSIZE, layout="constrained")
+    draw_run(run_axes(fig), run)
     _show(fig)
 
 
@@ -58,9 +78,12 @@ def show_comparison(runs) -> None:
 def _show(fig: Figure) -> None:
     """Display a figure as the PNG rendered here. Figures are built without pyplot (no global figure registry,
     no backend): a widget callback in JupyterLab then draws the same figure as a notebook cell does."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    display({"image/png": base64.b64encode(buf.getvalue()).decode("ascii"), "text/plain": repr(fig)}, raw=True)
+    display_png(png(fig), repr(fig))
+
+
+def display_png(data: bytes, text: str) -> None:
+    """Display PNG bytes, with ``text`` for a frontend that shows no images."""
+    display({"image/png": base64.b64encode(data).decode("ascii"), "text/plain": text}, raw=True)
 
 
 def show_instant(stepped: Stepped, row: int) -> None:
