@@ -1,6 +1,6 @@
 """Exhaustive fault exploration: every schedule of up to K faults, run and judged (a bounded model check).
 
-Seed 000, "Limits and validation": *validate the implementation with crash injection before each event
+docs/vocabulary.md (seed 000, "Limits and validation"): *validate the implementation with crash injection before each event
 commit, after each event commit, before and after a durable quarantine receipt, before the page barrier, and
 after the barrier.* :func:`explore` does that for every pass of every crash point, not just a few.
 

@@ -17,7 +17,7 @@ __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
 
 def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
                    store: str | None = None, crashes=()) -> str:
-    """The ``simkit run`` command line (CONTRACT §6) that replays a run of ``target``, shell-quoted: the strategy
+    """The ``simkit run`` command line (docs/cli.md) that replays a run of ``target``, shell-quoted: the strategy
     as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does not carry."""
     cmd = ["simkit", "run", target, "--strategy", strategy]
     if seed is not None:

@@ -77,7 +77,7 @@ def _relink(data: dict, kept: list[dict], end: dict | None, off: list[dict]) -> 
 
 def _carried(data: dict) -> dict:
     """``data`` without the ``[[events]]`` and ``[[faults]]`` entries whose position no page carries any more
-    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (CONTRACT §5: a target
+    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (docs/scenarios.md: a target
     must be a position some page carries), and a reduction that removes a position removes what targets it with it."""
     have = set(data.get("initial", {}).get("receipts", ())) | {x for p in data["pages"] for x in p["positions"]}
     out = dict(data)
