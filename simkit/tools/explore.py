@@ -1,8 +1,8 @@
 """Exhaustive fault exploration: every schedule of up to K faults, run and judged (a bounded model check).
 
 docs/vocabulary.md (seed 000, "Limits and validation"): *validate the implementation with crash injection
-before each event commit, after each event commit, before and after a durable quarantine receipt, before the page barrier, and
-after the barrier.* :func:`explore` does that for every pass of every crash point, not just a few.
+before each event commit, after each event commit, before and after a durable quarantine receipt, before the
+page barrier, and after the barrier.* :func:`explore` does that for every pass of every crash point, not just a few.
 
 How schedules are built. The fault-free run (the scenario without its scripted and random faults) records
 every crash-point pass, every request and every reply (:class:`~simkit.world.faults.FaultPlan` ``passes``,
