@@ -3,10 +3,10 @@
 One lane per worker, plus the provider and the store (and the external sink when there is one); arrows for
 fetches, event commits, barriers and external effects; marks for crashes, pauses, rejected compare-and-swaps,
 lost or delayed replies and requests lost on their way, with the wait for a reply up to its timeout and the
-checkpoint load that follows it. Seed 001's settlement is drawn too: the reservation and each settlement of an operation record
-(labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies arriving after
-them, and replies that carry another request's identity. It is drawn from the trace and the scenario's latencies
-alone.
+checkpoint load that follows it. Seed 001's settlement is drawn too: the reservation and each settlement of an
+operation record (labelled with its transition, a downgrade of ``committed`` in red), timeouts, late replies
+arriving after them, and replies that carry another request's identity. It is drawn from the trace and the
+scenario's latencies alone.
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from matplotlib.lines import Line2D
 from simkit.model import REPLY_LOST, REQUEST_LOST
 
 from .style import LABEL_BOX
+
+__all__ = ["ROWS_AT_MOST", "swimlane"]
 
 _STYLE = {
     "fetch": ("provider", "#1f77b4", "fetch → page"),
@@ -153,99 +155,107 @@ def _waits(df, timeout: float):
     return out
 
 
-def swimlane(ax, run, until: float | None = None, title: str | None = None):
-    """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
+class _Lanes:
+    """One swimlane being drawn: its Axes, the rows up to ``until``, each lane's height, the latencies, and what was
+    drawn so far (for the legend): steps used, labels for :class:`_Stack`, crossed replies, unsent requests."""
 
-    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
-    row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way is a red line that
-    stops short of its target at a ×: it never arrives, so it has no reply and writes nothing. The wait for a reply that does not come is
-    drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says what the store holds.
-    A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a lost barrier request
-    with the checkpoint the store still holds.
-    Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
-    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
-    says how many (:class:`_Stack`).
-    """
-    full = run.trace.to_frame()
-    timing = run.world.timing
-    delayed = _delayed(full, timing.timeout)
-    waits = _waits(full, timing.timeout)
-    df = full if until is None else full[full.time <= until]
-    limit = float("inf") if until is None else until
-    workers = sorted(set(df.worker))
-    lanes = [f"worker {w}" for w in workers] + ["provider", "store"]
-    if run.world.sink.external:
-        lanes.append("external sink")
-    y = {name: -i for i, name in enumerate(lanes)}
-    latency = {"provider": timing.fetch_latency, "store": timing.commit_latency, "external sink": timing.effect_latency}
-    for name in lanes:
-        ax.axhline(y[name], color="#dddddd", lw=1, zorder=0)
-    used = set()
-    places = df.cursor_place.tolist()
-    span = max(df.time.max(), 1.0)
-    labels = []                         # under the store lane and over a worker's, placed by _Stack
-    crossed, foreign = [], set()        # crossed replies drawn; events whose last reply was another's
-    unsent = []                         # where the requests lost on their way stop
+    def __init__(self, ax, run, df, until):
+        timing = run.world.timing
+        self.ax, self.df, self.timing = ax, df, timing
+        self.limit = float("inf") if until is None else until
+        self.workers = sorted(set(df.worker))
+        self.lanes = [f"worker {w}" for w in self.workers] + ["provider", "store"]
+        if run.world.sink.external:
+            self.lanes.append("external sink")
+        self.y = {name: -i for i, name in enumerate(self.lanes)}
+        self.latency = {"provider": timing.fetch_latency, "store": timing.commit_latency,
+                        "external sink": timing.effect_latency}
+        self.span = max(df.time.max(), 1.0)
+        self.used: set = set()
+        self.labels: list = []          # under the store lane and over a worker's, placed by _Stack
+        self.crossed: list = []         # crossed replies drawn
+        self.foreign: set = set()       # events whose last reply was another's
+        self.unsent: list = []          # where the requests lost on their way stop
 
-    def hang(text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
+    def hang(self, text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
         up = dy > 0
-        t = ax.annotate(text, (x, y[lane]), xytext=(dx, dy), textcoords="offset points", ha=ha,
-                        va="bottom" if up else "top", fontsize=size, color=color, bbox=_BOX, zorder=4,
-                        in_layout=False)                # _Stack keeps it inside the Axes
-        labels.append((t, dx, dy, 1 if up else -1))
+        t = self.ax.annotate(text, (x, self.y[lane]), xytext=(dx, dy), textcoords="offset points", ha=ha,
+                             va="bottom" if up else "top", fontsize=size, color=color, bbox=_BOX, zorder=4,
+                             in_layout=False)                # _Stack keeps it inside the Axes
+        self.labels.append((t, dx, dy, 1 if up else -1))
 
-    for i, row in enumerate(df.itertuples()):
-        if row.step == "late_reply":    # leaves the sink unseen, long after its request; arrives now
-            ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
-                        xytext=(row.time - latency["external sink"], y["external sink"]),
-                        arrowprops=dict(arrowstyle="->", color=_LATE, lw=1.4, ls=":"))
-            used.add(row.step)
-            continue
-        style = _STYLE.get(row.step)
-        if style is None:
-            continue
-        target, color, _label = style
-        lost = row.outcome == REPLY_LOST and row.Index not in delayed
-        never = row.outcome == REQUEST_LOST
-        if lost or never:
-            color = _LOST
-        end = row.time
-        start = end - latency[target]
-        wy, ty = y[f"worker {row.worker}"], y[target]
-        if never:                       # most of the way to the target, and no further
-            tip = (start + 0.7 * (end - start) / 2, wy + 0.7 * (ty - wy))
-            ax.plot([start, tip[0]], [wy, tip[1]], color=color, lw=1)
-            unsent.append(tip)
+
+def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | None:
+    """A request's arrow to its lane and its reply's back; ``(start, end, colour, reply lost, request lost)``."""
+    ax, y = s.ax, s.y
+    if row.step == "late_reply":        # leaves the sink unseen, long after its request; arrives now
+        ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
+                    xytext=(row.time - s.latency["external sink"], y["external sink"]),
+                    arrowprops=dict(arrowstyle="->", color=_LATE, lw=1.4, ls=":"))
+        s.used.add(row.step)
+        return None
+    style = _STYLE.get(row.step)
+    if style is None:
+        return None
+    target, color, _label = style
+    lost = row.outcome == REPLY_LOST and row.Index not in delayed
+    never = row.outcome == REQUEST_LOST
+    if lost or never:
+        color = _LOST
+    end = row.time
+    start = end - s.latency[target]
+    wy, ty = y[f"worker {row.worker}"], y[target]
+    if never:                           # most of the way to the target, and no further
+        tip = (start + 0.7 * (end - start) / 2, wy + 0.7 * (ty - wy))
+        ax.plot([start, tip[0]], [wy, tip[1]], color=color, lw=1)
+        s.unsent.append(tip)
+    else:
+        ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
+                    arrowprops=dict(arrowstyle="->", color=color, lw=1))
+    if row.outcome != REPLY_LOST and not never:
+        other = row.outcome.startswith("crossed reply")
+        ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
+                    arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
+        if other:
+            s.crossed.append((end, wy))
+    if row.step == "effect":
+        (s.foreign.add if row.outcome.startswith("crossed reply") else s.foreign.discard)(row.event_id)
+    s.used.add(row.step)
+    return start, end, color, lost, never
+
+
+def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
+    """The label under the store lane of a settlement, a barrier or a rejected barrier."""
+    if row.step in _SETTLEMENTS:
+        text, failed = _transition(row.step, row.outcome, row.event_id in s.foreign)
+        s.hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
+    elif row.step == "barrier":
+        if lost:                        # the compare-and-swap landed before its reply was lost: the row holds it
+            text = f"{row.resume_cursor} (durable), reply lost"
+        elif never:                     # it never reached the store: the row holds what the store still has
+            text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
         else:
-            ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
-                        arrowprops=dict(arrowstyle="->", color=color, lw=1))
-        if row.outcome != REPLY_LOST and not never:
-            other = row.outcome.startswith("crossed reply")
-            ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
-                        arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
-            if other:
-                crossed.append((end, wy))
-        if row.step == "effect":
-            (foreign.add if row.outcome.startswith("crossed reply") else foreign.discard)(row.event_id)
-        used.add(row.step)
-        if row.step in _SETTLEMENTS:
-            text, failed = _transition(row.step, row.outcome, row.event_id in foreign)
-            hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
-        elif row.step == "barrier":
-            regressed = i > 0 and places[i] < places[i - 1]
-            if lost:                    # the compare-and-swap landed before its reply was lost: the row holds it
-                text = f"{row.resume_cursor} (durable), reply lost"
-            elif never:                 # it never reached the store: the row holds what the store still has
-                text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
-            else:
-                text = f"{row.outcome}" + (" ← regression" if regressed else "")
-            hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
-                 "right" if regressed else "center")
-        elif row.step == "barrier_rejected":
-            hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
-                 -6)                    # clear of the rejection's mark at the lane
-    paused = False
-    for w in workers:
+            text = f"{row.outcome}" + (" ← regression" if regressed else "")
+        s.hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
+               "right" if regressed else "center")
+    elif row.step == "barrier_rejected":
+        s.hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
+               -6)                      # clear of the rejection's mark at the lane
+
+
+def _messages(s: _Lanes, delayed) -> None:
+    """Every request and reply, with its label."""
+    places = s.df.cursor_place.tolist()
+    for i, row in enumerate(s.df.itertuples()):
+        drawn = _arrow(s, row, delayed)
+        if drawn is not None:
+            _label(s, row, *drawn, regressed=row.step == "barrier" and i > 0 and places[i] < places[i - 1])
+
+
+def _downtime(s: _Lanes) -> bool:
+    """Pauses and the time from a crash to its restart, along each worker's lane; whether any pause was drawn."""
+    df, paused = s.df, False
+    for w in s.workers:
         rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
         began = None
         for step, time in zip(rows.step, rows.time):
@@ -253,27 +263,36 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
                 began = (step, time)
             elif began is not None:
                 color = "#9467bd" if began[0] == "pause" else "#444444"
-                ax.plot([began[1], time], [y[f"worker {w}"]] * 2, color=color, lw=6, alpha=0.35,
-                        solid_capstyle="butt", zorder=1)
+                s.ax.plot([began[1], time], [s.y[f"worker {w}"]] * 2, color=color, lw=6, alpha=0.35,
+                          solid_capstyle="butt", zorder=1)
                 paused |= began[0] == "pause"
                 began = None
+    return paused
+
+
+def _waits_drawn(s: _Lanes, waits) -> tuple[bool, list, list]:
+    """Each wait for a reply along its worker's lane; the timeouts with no trace row, and the loads after them."""
     waited, timeouts, reloads = False, [], []
     for row, end, reload, traced in waits:
-        if row.time > limit:
+        if row.time > s.limit:
             continue
-        wy = y[f"worker {row.worker}"]
-        ax.plot([row.time, min(end, limit, span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
-                gid="wait")
+        wy = s.y[f"worker {row.worker}"]
+        s.ax.plot([row.time, min(end, s.limit, s.span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
+                  gid="wait")
         waited = True
-        if not traced and end <= limit:                   # no trace row: the timeout is the wait's end
+        if not traced and end <= s.limit:                   # no trace row: the timeout is the wait's end
             timeouts.append((end, row.worker))
-        if reload is not None and end <= limit:
+        if reload is not None and end <= s.limit:
             reloads.append((end, wy))
-            hang(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", end, _RELOAD, ha="left",
-                 dx=6, lane=f"worker {row.worker}", dy=7)
-    note = ax.annotate("", (0.995, 0.015), xycoords="axes fraction", ha="right", va="bottom", fontsize=7,
-                       color="#555555", style="italic", visible=False, in_layout=False, gid="labels left out")
-    ax.add_artist(_Stack(labels, note))
+            s.hang(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", end, _RELOAD,
+                   ha="left", dx=6, lane=f"worker {row.worker}", dy=7)
+    return waited, timeouts, reloads
+
+
+def _marks(s: _Lanes, timeouts, reloads, delayed):
+    """Crashes, rejections, timeouts, loads, lost and delayed replies, crossed replies, unsent requests; returns
+    the rows of lost and of delayed replies."""
+    ax, df, y = s.ax, s.df, s.y
     for step, (marker, color, size, _label) in _MARKS.items():
         rows = df[df.step == step]
         times, lane = list(rows.time), list(rows.worker)
@@ -283,7 +302,7 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
             ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"] + (0.15 if step == "timeout" else 0)
                   for w in lane]                  # a timeout can fall at a crash: drawn just above it
             ax.scatter(times, ys, marker=marker, color=color, s=size, zorder=3, gid=step)
-            used.add(step)
+            s.used.add(step)
     if reloads:
         ax.scatter(*zip(*reloads), marker="o", s=40, facecolors="white", edgecolors=_RELOAD, linewidths=1.5,
                    zorder=3)
@@ -295,40 +314,66 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     if len(late):
         ax.scatter(late.time, [y[f"worker {w}"] for w in late.worker], marker="$◷$", color=_LATE, s=110, zorder=3,
                    gid="reply delayed")
-    if crossed:
-        ax.scatter(*zip(*crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
-    if unsent:
-        ax.scatter(*zip(*unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3, gid="request lost")
+    if s.crossed:
+        ax.scatter(*zip(*s.crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
+    if s.unsent:
+        ax.scatter(*zip(*s.unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3, gid="request lost")
+    return lost, late
+
+
+def _handles(s: _Lanes, waited, reloads, lost, late, paused) -> list:
+    """The legend: the arrows and marks drawn."""
+    used = s.used
     colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
     handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
-    if waited:
-        handles.append(Line2D([], [], color=_WAIT, lw=1.6, ls=(0, (1, 2)),
-                              label="waiting for a reply (until the timeout)"))
-    if reloads:
-        handles.append(Line2D([], [], marker="o", color=_RELOAD, markerfacecolor="white", ls="",
-                              label="load: reread the checkpoint"))
-    if len(lost):
-        handles.append(Line2D([], [], marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)"))
-    if unsent:
-        handles.append(Line2D([], [], marker="x", color=_LOST, markeredgewidth=1.5,
-                              label="request lost on its way (never arrived: nothing written)"))
-    if len(late):
-        handles.append(Line2D([], [], marker="$◷$", color=_LATE, ls="", markersize=9,
-                              label="reply delayed (arrives after the timeout)"))
-    if crossed:
-        handles.append(Line2D([], [], marker="$\\neq$", color=_LOST, ls="--",
-                              label="reply carries another request's identity"))
-    if "late_reply" in used:
-        handles.append(Line2D([], [], color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)"))
-    if paused:
-        handles.append(Line2D([], [], color="#9467bd", lw=6, alpha=0.35, label="paused, memory kept (stale)"))
-    if "crash" in used:
-        handles.append(Line2D([], [], color="#444444", lw=6, alpha=0.35, label="down until restart"))
-    ax.set_xlim(-0.02 * span, span * 1.03)
-    ax.set_yticks([y[n] for n in lanes], lanes)
-    ax.set_ylim(-len(lanes) + 0.5, 0.5)
+    extra = [
+        (waited, dict(color=_WAIT, lw=1.6, ls=(0, (1, 2)), label="waiting for a reply (until the timeout)")),
+        (reloads, dict(marker="o", color=_RELOAD, markerfacecolor="white", ls="", label="load: reread the checkpoint")),
+        (len(lost), dict(marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)")),
+        (s.unsent, dict(marker="x", color=_LOST, markeredgewidth=1.5,
+                        label="request lost on its way (never arrived: nothing written)")),
+        (len(late), dict(marker="$◷$", color=_LATE, ls="", markersize=9,
+                         label="reply delayed (arrives after the timeout)")),
+        (s.crossed, dict(marker="$\\neq$", color=_LOST, ls="--", label="reply carries another request's identity")),
+        ("late_reply" in used, dict(color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)")),
+        (paused, dict(color="#9467bd", lw=6, alpha=0.35, label="paused, memory kept (stale)")),
+        ("crash" in used, dict(color="#444444", lw=6, alpha=0.35, label="down until restart")),
+    ]
+    return handles + [Line2D([], [], **style) for shown, style in extra if shown]
+
+
+def swimlane(ax, run, until: float | None = None, title: str | None = None):
+    """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
+
+    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
+    row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way is a red line that
+    stops short of its target at a ×: it never arrives, so it has no reply and writes nothing. The wait for a reply
+    that does not come is drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says
+    what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a
+    lost barrier request with the checkpoint the store still holds.
+    Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
+    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
+    says how many (:class:`_Stack`).
+    """
+    full = run.trace.to_frame()
+    timeout = run.world.timing.timeout
+    delayed, waits = _delayed(full, timeout), _waits(full, timeout)
+    s = _Lanes(ax, run, full if until is None else full[full.time <= until], until)
+    for name in s.lanes:
+        ax.axhline(s.y[name], color="#dddddd", lw=1, zorder=0)
+    _messages(s, delayed)
+    paused = _downtime(s)
+    waited, timeouts, reloads = _waits_drawn(s, waits)
+    note = ax.annotate("", (0.995, 0.015), xycoords="axes fraction", ha="right", va="bottom", fontsize=7,
+                       color="#555555", style="italic", visible=False, in_layout=False, gid="labels left out")
+    ax.add_artist(_Stack(s.labels, note))
+    lost, late = _marks(s, timeouts, reloads, delayed)
+    handles = _handles(s, waited, reloads, lost, late, paused)
+    ax.set_xlim(-0.02 * s.span, s.span * 1.03)
+    ax.set_yticks([s.y[n] for n in s.lanes], s.lanes)
+    ax.set_ylim(-len(s.lanes) + 0.5, 0.5)
     ax.set_xlabel("simulated time")
     ax.set_title(title or f"{run.scenario} · {run.strategy}: who talked to whom, and when")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
