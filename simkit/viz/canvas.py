@@ -4,8 +4,9 @@ that redraws the same figure after every change (issue 19: ``widget_redraw_ms``,
 A :class:`Canvas` keeps one :class:`~matplotlib.figure.Figure` and its Agg canvas between redraws: each
 redraw clears the figure and draws into it again, so the renderer (and matplotlib's cache of text extents, which is
 kept per renderer) lives on, and the figure is rendered once, not twice as ``savefig(bbox_inches="tight")`` does
-(once to measure, once to draw). The picture is then cut to the same tight box, ``pad`` inches around what was
-drawn, from the pixels already rendered, and encoded as an opaque RGB PNG at a low compression level.
+(once to measure, once to draw). The picture is then cut to what was drawn, ``pad`` inches around it, from the
+pixels already rendered (the box of every pixel that is not background, not the artists' extents, which cost a
+second pass over every text), and encoded as an opaque RGB PNG at a low compression level.
 """
 from __future__ import annotations
 
@@ -44,19 +45,17 @@ class Canvas:
         return self._encode()
 
     def _encode(self) -> bytes:
-        """The rendered pixels inside the tight box, ``pad`` inches around what was drawn; where the box reaches
-        past the figure's edge (as a tight ``savefig`` lets it), white."""
+        """The rendered pixels inside the box of all that was drawn (every pixel that is not the white
+        background), ``pad`` inches around it, as a tight ``savefig`` cuts them."""
         import numpy as np
         from PIL import Image
 
-        fig = self.figure
-        box = fig.get_tightbbox(self.canvas.get_renderer()).padded(self.pad)
-        dpi, (width, height) = fig.dpi, self.canvas.get_width_height()
-        left, right = int(round(box.x0 * dpi)), int(round(box.x1 * dpi))
-        top, bottom = int(round(height - box.y1 * dpi)), int(round(height - box.y0 * dpi))
-        pixels = np.asarray(self.canvas.buffer_rgba())[max(0, top):bottom, max(0, left):right, :3]   # opaque
-        margins = ((max(0, -top), max(0, bottom - height)), (max(0, -left), max(0, right - width)), (0, 0))
-        pixels = np.pad(pixels, margins, constant_values=255) if any(map(any, margins)) else pixels
+        rgba = np.asarray(self.canvas.buffer_rgba())
+        ink = rgba.view(np.uint32)[..., 0] != np.frombuffer(b"\xff" * 4, np.uint32)[0]    # not opaque white
+        rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+        pixels = rgba[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1, :3] if len(rows) else rgba[:1, :1, :3]
+        pad = int(round(self.pad * self.figure.dpi))
+        pixels = np.pad(pixels, ((pad, pad), (pad, pad), (0, 0)), constant_values=255)
         buf = io.BytesIO()
-        Image.fromarray(np.ascontiguousarray(pixels)).save(buf, format="png", compress_level=self.compress_level)
+        Image.fromarray(pixels).save(buf, format="png", compress_level=self.compress_level)
         return buf.getvalue()
