@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from array import array
+from pathlib import Path
 from statistics import median
 
 import simpy
@@ -241,17 +242,12 @@ def widget_redraw_ms(changes: int) -> float:
 def notebook_seconds(folder: str | None = None, timeout: int = 1800) -> dict[str, float]:
     """Seconds to execute each notebook of ``notebooks/`` (nbclient, in a fresh kernel each, in the notebook's
     own folder), by file name. Minutes in all: ``--notebooks`` asks for it."""
-    from pathlib import Path
-
     import nbclient
     import nbformat
     here = Path(folder) if folder is not None else Path(__file__).resolve().parents[2] / "notebooks"
-    out = {}
-    for path in sorted(here.glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        client = nbclient.NotebookClient(nb, timeout=timeout, resources={"metadata": {"path": str(here)}})
-        out[path.name] = _timed(client.execute)[0]
-    return out
+    return {path.name: _timed(nbclient.NotebookClient(nbformat.read(path, as_version=4), timeout=timeout,
+                                                      resources={"metadata": {"path": str(here)}}).execute)[0]
+            for path in sorted(here.glob("*.ipynb"))}
 
 
 def sweep_scaling(seeds: int) -> float:
