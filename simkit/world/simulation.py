@@ -11,6 +11,7 @@ Seed 001's external calls are :mod:`simkit.world.calls`'s; the progress guard is
 from __future__ import annotations
 
 import importlib
+from functools import partial
 
 import simpy
 
@@ -229,8 +230,7 @@ class World(ExternalCalls):
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
     def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
-        """The reply never comes (``reply lost``: the request took effect; ``request lost``: it never arrived, and
-        nothing durable changed): the caller learns after its timeout, the same way in both cases."""
+        """No reply (``reply lost``: it took effect; ``request lost``: it never arrived): the caller times out."""
         self._row(worker, step, event, outcome)
         yield from self._latency(self.timing.timeout)
 
@@ -285,7 +285,7 @@ class World(ExternalCalls):
         self._row(worker, "replay", op.event)
 
     def handle(self, worker, op):
-        decision = Driver.handle(self, worker, op)
+        decision = self.sink.decide(worker, op.event)      # Driver.handle, inlined on the hot path
         if decision != "apply":
             self._row(worker, "handle", op.event, decision)
         return decision
@@ -302,17 +302,18 @@ class World(ExternalCalls):
             self._done.succeed()
 
     def _commit_at_once(self, worker, op):
-        """:meth:`commit` with no crash-point pass and no generator, when no fault can strike
-        (:attr:`FaultPlan.quiet <simkit.world.faults.FaultPlan.quiet>`) and no other process can interleave;
-        else :data:`LATER`. (A subclass overriding :meth:`commit` should override this too.)"""
+        """:meth:`commit` with no crash-point pass and no generator when no fault can strike (``faults.quiet``) and
+        nothing can interleave, else :data:`LATER`. (A subclass overriding :meth:`commit` overrides this too.)"""
         if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
         latency = self.timing.commit_latency
         if not (self._solo and not self._late and self.clock.now + latency < self.timing.time_limit):
             return LATER                            # (:meth:`_ahead`'s test, inlined)
         self.clock.ahead += latency
-        ok = Driver.commit(self, worker, op)
-        self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
+        e = op.event                                # Driver.commit and record_effect, inlined: two calls fewer
+        effect = partial(self.sink.record, worker, e.id) if op.with_effect else None
+        ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
+        self._row(worker, commit_step(op.outcome), e, op.outcome if ok else CONFLICT)
         return ok
 
     # -- requests that take simulated time ----------------------------------------------------------------------
