@@ -279,6 +279,16 @@ def test_bad_option_values_are_one_line_exit_2(args, message, capsys):
     assert out == "" and err == f"simkit: {message}\n"
 
 
+def test_only_an_error_that_names_a_parameter_is_given_the_flag(capsys):
+    """``SimkitError.param`` says which parameter the message opens with; a scenario called ``seeds`` is not one."""
+    from simkit.cli.output import spoken
+    from simkit.errors import SimkitError
+    assert spoken(SimkitError("max_crashes 60: at most 50", param="max_crashes")) == "--max-crashes 60: at most 50"
+    assert spoken(SimkitError("bench: repeat must be 1+", param="repeat")) == "bench: --repeat must be 1+"
+    assert spoken(SimkitError("seeds: no such scenario")) == "seeds: no such scenario"
+    assert main(["run", "seeds"]) == 2 and capsys.readouterr().err.startswith("simkit: seeds: no such scenario")
+
+
 # -- help, version, list ------------------------------------------------------------------------------------------
 def _help(*args):
     r = cli(*args, "--help")

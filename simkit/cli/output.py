@@ -16,8 +16,8 @@ from simkit.errors import Note, SimkitError, printable
 __all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
            "write_text", "save_figure"]
 
-#: The flag that sets each parameter a library error may name (:attr:`SimkitError.param`): ``simkit.explore``'s
-#: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, ``simkit.live``'s ``folder`` ...
+#: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's ``max_crashes``,
+#: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path`` (``--out``) ...
 FLAGS = {
     "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds", "first_seed": "--first-seed",
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
