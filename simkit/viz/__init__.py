@@ -26,3 +26,5 @@ stepper       the step-through widget: a slider over the trace and "crash here"
 report        the verdict as text: the table rows, the one-run summary, the one-line form
 ============  ==========================================================================================
 """
+
+__all__: list[str] = []
