@@ -85,10 +85,13 @@ class FaultPlan:
             return None
         n_any, n_pos = self._count(worker, point, position)
         self.passes.append((worker, point, position, n_pos))
-        fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
-        if fault is None and self._draw(self._rf.crash):
+        # (a call only where a fault may strike: no scripted fault left, or a rate of 0, costs none)
+        fault = None
+        if self._scripted:
+            fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
+        if fault is None and self._rf.crash > 0 and self._draw(self._rf.crash):
             fault = self._fired(Fault("crash", point, position, n_pos, worker))
-        if fault is None and self._draw(self._rf.pause):
+        if fault is None and self._rf.pause > 0 and self._draw(self._rf.pause):
             fault = self._fired(Fault("pause", point, position, n_pos, worker, duration=self._rf.pause_duration))
         return fault
 
@@ -102,9 +105,9 @@ class FaultPlan:
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
-        if self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
+        if self._scripted and self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
             return True
-        if self._draw(self._rf.lost_request):
+        if self._rf.lost_request > 0 and self._draw(self._rf.lost_request):
             # a fault without a position matches the n-th request of its op (see _match): record that n
             self._fired(Fault("lost_request", None, position, n_pos if position is not None else n_any, worker, op=op))
             return True
@@ -116,9 +119,9 @@ class FaultPlan:
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
-        if self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
+        if self._scripted and self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
             return True
-        if self._draw(self._rf.lost_response):
+        if self._rf.lost_response > 0 and self._draw(self._rf.lost_response):
             # a fault without a position matches the n-th reply of its op (see _match): record that n
             self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any, worker, op=op))
             return True
