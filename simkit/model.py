@@ -85,12 +85,21 @@ def default_id(position: int) -> str:
     return f"e{position}"
 
 
+_LAST_PARSED: list = ["", None]     # the last id default_position read, and its answer (a run asks ~5 times in a row)
+
+
 def default_position(event_id: str) -> int | None:
     """The position whose :func:`default_id` ``event_id`` is, or ``None`` (a named id, or ``e007``)."""
+    last = _LAST_PARSED
+    if event_id is last[0]:
+        return last[1]
     digits = event_id[1:]
     if event_id[:1] != "e" or not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and digits != "0"):
-        return None
-    return int(digits)
+        p = None
+    else:
+        p = int(digits)
+    last[0], last[1] = event_id, p
+    return p
 
 
 @record

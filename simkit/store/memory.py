@@ -39,6 +39,13 @@ class Receipts(MutableMapping):
     def __contains__(self, eid) -> bool:
         return eid in self.outcomes or eid in self.other
 
+    def get(self, eid, default=None):
+        r = self.other.get(eid) if self.other else None
+        if r is not None:
+            return r
+        out = self.outcomes.get(eid)
+        return default if out is None else (out, default_position(eid))
+
     def __setitem__(self, eid, receipt: tuple[str, int]) -> None:
         outcome, position = receipt
         if type(eid) is str and eid not in self.other and type(position) is int and default_position(eid) == position:

@@ -251,6 +251,13 @@ class IdMap(MutableMapping):
         p = self._position(eid)
         return eid in self.named if p is None else self._find(p) >= 0 or p in self.aside
 
+    def get(self, eid, default=None):
+        p = self._position(eid)
+        if p is None:
+            return self.named.get(eid, default)
+        i = self._find(p)
+        return self.values[i] if i >= 0 else self.aside.get(p, default)
+
     def __setitem__(self, eid, v) -> None:
         p = self._position(eid)
         if p is None:
