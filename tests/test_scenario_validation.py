@@ -54,6 +54,11 @@ BAD = {
     "duplicate event position": (PAGES + "[[events]]\nposition = 1\nbehavior = 'poison'\n"
                                  "[[events]]\nposition = 1\nbehavior = 'ok'\n",
                                  "key 'events[1].position': duplicate position 1 (events[0] already gives it)"),
+    # the logs keep an unnamed id e<position> as its position, a named one as a negative code: e-1 broke both
+    "negative position": (SPIN.replace("[1, 2]", "[-1, 2]"),
+                          "key 'pages[0].positions': positions are not negative, got -1"),
+    "negative receipt": (PAGES + "[initial]\nreceipts = [-5]\n",
+                         "key 'initial.receipts': positions are not negative, got -5"),
     "generated: beyond the stream": (GENERATE + CRASH + "position = 50\n",
                                      "key 'faults[0].position': position 50 is outside the generated stream "
                                      "(1..40 for events = 4)"),

@@ -81,6 +81,13 @@ class Checker:
         if value < -MAX_INT:
             self.fail(key, f"must be at least {-MAX_INT}, got {_big(value)}")
 
+    def position(self, key: str, value: int):
+        """An event's position: an integer from 0 to :data:`MAX_INT` (an unnamed event's id is ``e<position>``,
+        and the logs keep such ids as their non-negative positions)."""
+        self.bounded(key, value)
+        if value < 0:
+            self.fail(key, f"positions are not negative, got {value}")
+
     def text(self, table: dict, key: str, default=None, *, where: str = "", required=False) -> str:
         """A string that prints as itself: no control characters (a terminal would obey them)."""
         value = self.get(table, key, str, default, where=where, required=required)
@@ -230,7 +237,7 @@ def check_initial(c: Checker, t: dict) -> Initial:
     for r in receipts:
         if not isinstance(r, int) or isinstance(r, bool):
             c.fail("initial.receipts", f"expected positions (integers), got {_show.repr(r)}")
-        c.bounded("initial.receipts", r)
+        c.position("initial.receipts", r)
     return Initial(
         resume_cursor=c.text(t, "resume_cursor", None, where="initial"),
         applied_position=c.get(t, "applied_position", int, 0, where="initial"),
@@ -265,7 +272,7 @@ def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
         for x in positions:
             if not isinstance(x, int) or isinstance(x, bool):
                 c.fail(f"{where}.positions", f"expected integers, got {_show.repr(x)}")
-            c.bounded(f"{where}.positions", x)
+            c.position(f"{where}.positions", x)
         ids = c.get(p, "ids", list, [f"e{x}" for x in positions], where=where)
         if len(ids) != len(positions) or not all(isinstance(x, str) and x for x in ids):
             c.fail(f"{where}.ids", "must be one non-empty string per position")
