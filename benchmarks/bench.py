@@ -3,9 +3,7 @@
 Run: python benchmarks/bench.py [--json] [--quick] [--repeat N] [--notebooks]"""
 import sys
 
-from simkit.tools.bench import main
-
-__all__ = ["main"]
+from simkit.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["bench", *sys.argv[1:]]))

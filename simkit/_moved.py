@@ -27,7 +27,8 @@ MOVED = {
     "simkit.bench": "simkit.tools.bench", "simkit.pool": "simkit.tools.pool",
     "simkit.live_worker": "simkit.live.worker",
     "simkit.plot": "simkit.viz.plot", "simkit.swimlane": "simkit.viz.swimlane",
-    "simkit.widgets": "simkit.viz.widgets", "simkit.report": "simkit.viz.report",
+    "simkit.widgets": "simkit.viz.widgets", "simkit.report": "simkit.judge.report",
+    "simkit.viz.report": "simkit.judge.report",
 }
 
 

@@ -10,13 +10,13 @@ import sys
 from contextlib import ExitStack
 
 from simkit.errors import SimkitError, printable
+from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
 from simkit.scenario import read as scenarios
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
-from simkit.viz.report import run_summary, table, verdict_row
 from simkit.world.simulation import simulate
 
 from . import output

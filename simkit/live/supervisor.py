@@ -36,13 +36,13 @@ from pathlib import Path
 
 from simkit.errors import SimkitError, Terminated
 from simkit.judge.checker import Verdict, check
+from simkit.judge.report import run_summary
 from simkit.model import CRASH_POINTS, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import strategy_name
 from simkit.store.sqlite import SQLiteStore, connect
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth, LedgerTruth, View
-from simkit.viz.report import run_summary
 from simkit.world import provider as providers
 
 from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from simkit.errors import SimkitError
+from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.read import bundled, load
-from simkit.viz.report import table
 from simkit.world.simulation import simulate
 
 from .explore import describe_kind, explore, failure_kind, fault_free

@@ -22,7 +22,7 @@ from simkit.scenario.read import load, parse
 from simkit.truth.collector import paused
 from simkit.world.simulation import World, simulate
 
-__all__ = ["FULL", "QUICK", "measure", "run", "main", "add_arguments", "table", "checker_scaling", "prefix_overhead",
+__all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
            "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table"]
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
@@ -380,20 +380,3 @@ def add_arguments(p) -> None:
                    help="rounds to take the median of (default 3; 1 with --quick)")
     p.add_argument("--notebooks", action="store_true",
                    help="also time executing each notebook (minutes): notebook_seconds, slowest_notebook")
-
-
-def main(argv=None) -> int:
-    import argparse
-    p = argparse.ArgumentParser(prog="simkit bench", description=__doc__.splitlines()[0])
-    add_arguments(p)
-    args = p.parse_args(argv)
-    try:
-        return run(args.quick, args.repeat, args.json, args.notebooks)
-    except SimkitError as exc:
-        from simkit.cli.output import spoken  # the flag, where the error names its parameter
-        print(f"simkit: {spoken(exc)}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

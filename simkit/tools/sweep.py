@@ -243,7 +243,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
 
 def summary_table(s: Sweep) -> str:
     """What ``simkit sweep`` prints: one line per configuration."""
-    from simkit.viz.report import table
+    from simkit.judge.report import table
     pct = lambda x: f"{100 * x:.2f}%"
     rows = [(r["strategy"], f"{r['crash_rate']:g}", str(r["runs"]), str(r["ok"]),
              f"{pct(r['loss_rate'])} [{pct(r['loss_ci'][0])}, {pct(r['loss_ci'][1])}]",

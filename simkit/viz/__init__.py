@@ -23,7 +23,6 @@ canvas        figures as PNG bytes; one figure redrawn in place for a widget
 explorer      the scenario explorer widget, its caches, and ``redraw_ms``
 comparison    the comparison widget: ``safe`` beside a shortcut
 stepper       the step-through widget: a slider over the trace and "crash here"
-report        the verdict as text: the table rows, the one-run summary, the one-line form
 ============  ==========================================================================================
 """
 

@@ -1,4 +1,4 @@
-"""Tables of runs for a notebook (pandas frames): verdicts side by side (the cells :mod:`simkit.viz.report` writes),
+"""Tables of runs for a notebook (pandas frames): verdicts side by side (the cells :mod:`simkit.judge.report` writes),
 invariant violations, the trace, the pages served and the receipts written (ground truth)."""
 from __future__ import annotations
 

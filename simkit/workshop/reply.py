@@ -7,7 +7,7 @@ import numbers
 from pathlib import Path
 
 import simkit
-from simkit.viz.report import verdict_line
+from simkit.judge.report import verdict_line
 
 __all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number", "never_raises",
            "run_checked", "say", "verdict_text"]
@@ -78,5 +78,5 @@ def run_checked(scenario, cls, faults=()) -> simkit.Run:
 
 
 def verdict_text(verdict) -> str:
-    """A verdict in one line (:func:`simkit.viz.report.verdict_line`): safety first, then liveness."""
+    """A verdict in one line (:func:`simkit.judge.report.verdict_line`): safety first, then liveness."""
     return verdict_line(verdict)
