@@ -257,7 +257,7 @@ class Reservation:
     binding: str
     generation: int
 
-    def differs(self, other: "Reservation") -> tuple[str, ...]:
+    def differs(self, other: Reservation) -> tuple[str, ...]:
         """The fields in which ``other`` differs from this tuple."""
         return tuple(f for f in FIELDS if getattr(self, f) != getattr(other, f))
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from .model import TIMEOUT, Event, Reply, Reservation, record
 
+__all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call", "Settle",
+           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "crash_points", "lost_op"]
+
 
 class _Sentinel:
     __slots__ = ("_name",)

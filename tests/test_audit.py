@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 import simkit
+from simkit.cli import main
 from simkit.tools import audit as auditor
 from simkit.tools.audit import Case, cases
-from simkit.cli import main
 
 MINE = textwrap.dedent('''
     from simkit import Consumer

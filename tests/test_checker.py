@@ -3,16 +3,15 @@
 Each test writes provider responses, store writes and sink effects by hand — no consumer involved — so the
 checker is shown to judge ground truth, not a strategy's claims.
 """
-from types import SimpleNamespace
 
 import pytest
 
 import simkit
 from simkit.judge.checker import check
 from simkit.model import Checkpoint
+from simkit.store.memory import MemoryStore
 from simkit.world.provider import scripted
 from simkit.world.sink import Sink
-from simkit.store.memory import MemoryStore
 
 PAGES = {
     "name": "hand",

@@ -12,6 +12,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 import simkit
 from simkit.model import Fault
 
+
 def record(scenario, strategy, faults):
     """The run of ``faults`` on ``scenario`` without its own faults, with every crash-point pass and every
     request and reply it reached recorded."""

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import simkit
-from simkit.store.durable import DurableDict, DurableList, DurableSet, transaction
 from simkit.live.supervisor import live
+from simkit.store.durable import DurableDict, DurableList, DurableSet, transaction
 from simkit.store.sqlite import connect
 
 KILLS, SEED = 30, 5

@@ -4,10 +4,10 @@ import sqlite3
 
 import pytest
 
-from simkit.store.durable import DurableList
-from simkit.truth.log import EffectLog, ReceiptLog, WriteLog, write_states
 from simkit.model import Checkpoint
+from simkit.store.durable import DurableList
 from simkit.store.memory import MemoryStore
+from simkit.truth.log import EffectLog, ReceiptLog, WriteLog, write_states
 from simkit.truth.trace import Trace
 
 START = Checkpoint("C1", 0, 0)

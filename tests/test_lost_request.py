@@ -14,11 +14,11 @@ import pytest
 import simkit
 from simkit import Consumer
 from simkit.cli import main
-from simkit.tools.explore import _budget, _extensions, _run, _Space, explore, fault_free, fault_text, replay
-from simkit.world.faults import FaultPlan
 from simkit.model import CRASH_POINTS, LOST_OPS, REPLY_LOST, REQUEST_LOST, Fault, RandomFaults
 from simkit.ops import LOST
+from simkit.tools.explore import _budget, _extensions, _run, _Space, explore, fault_free, fault_text, replay
 from simkit.tools.shrink import scenario_data, shrink, toml_text
+from simkit.world.faults import FaultPlan
 
 
 class TrustsTimedOutCommits(Consumer):
@@ -213,7 +213,8 @@ def test_a_bad_lost_request_rate_is_one_line():
                                    {"kind": "lost_request", "op": "checkpoint_write", "position": 7, "occurrence": 2},
                                    {"kind": "lost_request", "op": "effect", "worker": 2}])
 def test_a_lost_request_round_trips_through_the_file_format(fault):
-    data = scenario_data(simkit.load("late_retry"), faults=()) | {"faults": [fault], "random_faults": {"lost_request": 0.25}}
+    data = scenario_data(simkit.load("late_retry"), faults=()) | {"faults": [fault],
+                                                                    "random_faults": {"lost_request": 0.25}}
     sc = simkit.parse(data)
     assert sc.faults[0].kind == "lost_request" and sc.faults[0].op == fault.get("op", "fetch")
     again = simkit.parse(tomllib.loads(toml_text(scenario_data(sc))))

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import inspect
 import re
-from functools import lru_cache
+from functools import cache
 
 import pytest
+from mutants import correct, memory, outcomes, progress, unseen, validation
 
 import simkit
-
-from mutants import correct, memory, outcomes, progress, unseen, validation
 
 
 def _consumers(*modules) -> list[type[simkit.Consumer]]:
@@ -35,7 +34,7 @@ NEEDS: dict[str, str] = {}
 SWEEP_SEEDS = 5
 
 
-@lru_cache(maxsize=None)
+@cache
 def first_failure(cls) -> simkit.tools.audit.Failure | None:
     """Where the audit first catches ``cls`` (``None``: it passes)."""
     a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, first_only=True, shrink_first=False)

@@ -14,9 +14,9 @@ from matplotlib.collections import LineCollection, PathCollection, PolyCollectio
 from matplotlib.patches import Rectangle  # noqa: E402
 
 import simkit  # noqa: E402
-from simkit.viz import plot  # noqa: E402
 from simkit.judge.checker import event_fates  # noqa: E402
 from simkit.scenario.read import SCENARIO_DIR  # noqa: E402
+from simkit.viz import plot  # noqa: E402
 
 
 def run(name, strategy="safe", **changes):
@@ -410,6 +410,7 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
 def sweep_table(runs):
     """A tidy sweep table (simkit.tools.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
     import pandas as pd
+
     from simkit.tools.sweep import COLUMNS
 
     rows = [{**dict.fromkeys(COLUMNS, 0), "scenario": "toy", "strategy": s, "crash_rate": rate, "seed": i,
@@ -544,6 +545,7 @@ def test_swimlane_draws_the_wait_after_any_lost_reply_not_only_a_seed_001_call()
     """A lost effect reply of an unsafe sink writes no ``timeout`` row (World._no_reply): its wait is still drawn,
     with the timeout mark at its end and the load that follows."""
     from conftest import variant
+
     from simkit.viz.swimlane import swimlane
 
     sc = variant("shortcut_success_before_effect", faults=[{"kind": "lost_response", "op": "effect", "position": 107}])

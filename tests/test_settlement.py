@@ -5,21 +5,30 @@ orders, stale generations, fingerprint mismatches, authorization changes, crash 
 retries); each unsafe settlement policy failing on the scenario that targets it while ``fenced`` passes; and the
 checker firing on hand-built histories for each new violation kind.
 """
-from types import SimpleNamespace
 
 import pytest
 
 import simkit
-from simkit.judge.checker import check, settlement_violations
 from simkit.cli import main
-from simkit.world.external import ExternalService
+from simkit.judge.checker import check, settlement_violations
 from simkit.model import Checkpoint, Event
-from simkit.world.provider import scripted
 from simkit.scenario.read import SETTLEMENTS
-from simkit.store.settlement import (COMMITTED, PENDING, POLICIES, PROVISIONAL, TIMEOUT, Ledger, Reply, Reservation,
-                               canonical_request, fingerprint)
-from simkit.world.sink import Sink
 from simkit.store.memory import MemoryStore
+from simkit.store.settlement import (
+    COMMITTED,
+    PENDING,
+    POLICIES,
+    PROVISIONAL,
+    TIMEOUT,
+    Ledger,
+    Reply,
+    Reservation,
+    canonical_request,
+    fingerprint,
+)
+from simkit.world.external import ExternalService
+from simkit.world.provider import scripted
+from simkit.world.sink import Sink
 
 BASE = {"name": "settle", "sink": "idempotent", "initial": {"resume_cursor": "C1"},
         "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},

@@ -14,8 +14,8 @@ import sys
 import pytest
 
 import simkit
-from simkit.store import sql
 from simkit.model import Checkpoint, Event
+from simkit.store import sql
 from simkit.store.settlement import COMMITTED, TIMEOUT, Reply
 from simkit.store.sqlite import SQLiteStore, make_store
 

@@ -8,8 +8,8 @@
 Each test builds a small scenario for its situation and runs ``safe`` over every fault schedule of it with
 :func:`simkit.tools.explore.explore` (the crash-point items: every schedule of up to three crashes at that point, at
 every position and every occurrence; the provider items: every schedule of up to two crashes anywhere, and
-every schedule of one crash and one lost reply). Each asserts that the situation was reached (the point was passed, the page was served)
-and that no schedule loses, duplicates, regresses or breaks an invariant.
+every schedule of one crash and one lost reply). Each asserts that the situation was reached (the point was
+passed, the page was served) and that no schedule loses, duplicates, regresses or breaks an invariant.
 """
 import pytest
 

@@ -127,7 +127,8 @@ class Boom(simkit.Consumer):
 
 
 def test_exercise_2():
-    assert "positions are immutable and the stored prefix is known complete" in repr(check.exercise_2(TrustTheWatermark))
+    said = repr(check.exercise_2(TrustTheWatermark))
+    assert "positions are immutable and the stored prefix is known complete" in said
     refused(check.exercise_2(simkit.Consumer), "it lost nothing", "lose exactly e105")
     refused(check.exercise_2("watermark_only_dedup"), "subclasses simkit.Consumer")
     refused(check.exercise_2(Boom), "shortcut_watermark_only_dedup", "RuntimeError: bug in learner code")

@@ -9,4 +9,6 @@ worker        one worker process: the consumer's requests executed synchronously
 """
 from simkit._moved import forward
 
+__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
+
 __getattr__ = forward(__name__, "simkit.live.supervisor")

@@ -9,3 +9,5 @@ strategies    ``safe`` and the seven unsafe shortcuts; ``path.py:Class`` strateg
 
 A procedure only yields requests; it never touches the world, the store or the judge.
 """
+
+__all__: list[str] = []

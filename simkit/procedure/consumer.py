@@ -31,7 +31,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simkit.model import COMMITTED, TERMINAL, Checkpoint, Event, Page
-from simkit.ops import BLOCKED, LOST, Barrier, Call, Commit, Fetch, Halt, Handle, Load, Lookup, Reserve, Settle, Skip, Wait
+from simkit.ops import (
+    BLOCKED,
+    LOST,
+    Barrier,
+    Call,
+    Commit,
+    Fetch,
+    Halt,
+    Handle,
+    Load,
+    Lookup,
+    Reserve,
+    Settle,
+    Skip,
+    Wait,
+)
+
+__all__ = ["Contract", "Consumer"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,15 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from .consumer import Consumer
 from simkit.errors import ConsumerError, StrategyError
 from simkit.model import Checkpoint, Event, Page
 from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite
+
+from .consumer import Consumer
+
+__all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
+           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
+           "strategy_name", "strategy_ref", "consumer_error"]
 
 
 class PersistTokenOnFetch(Consumer):
@@ -89,7 +94,8 @@ class NoVersionCheck(Consumer):
     name = "no_version_check"
 
     def page_barrier(self, checkpoint, page, applied_position):
-        done = yield Overwrite(self.barrier_target(checkpoint, page), checkpoint.checkpoint_version + 1, applied_position)
+        target = self.barrier_target(checkpoint, page)
+        done = yield Overwrite(target, checkpoint.checkpoint_version + 1, applied_position)
         return "lost" if done is LOST else "advanced"
 
 

@@ -12,4 +12,6 @@ settlement    the fenced settlement ledger of retryable external calls, and its 
 """
 from simkit._moved import forward
 
+__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
+
 __getattr__ = forward(__name__, "simkit.store.memory")

@@ -14,6 +14,8 @@ import json
 import sqlite3
 from contextlib import contextmanager
 
+__all__ = ["transaction", "pack", "unpack", "DurableList", "DurableDict", "DurableSet"]
+
 
 @contextmanager
 def transaction(db: sqlite3.Connection):

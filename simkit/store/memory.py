@@ -12,6 +12,7 @@ from simkit.model import TERMINAL, Checkpoint, default_id, default_position
 from simkit.truth.clock import Clock
 from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
+
 from .settlement import Ledger
 
 __all__ = ["MemoryStore", "Receipts"]

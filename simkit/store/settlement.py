@@ -27,13 +27,27 @@ Nothing here knows SimPy; a policy is a pure function of the record and the obse
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, replace
 
+from simkit.model import (
+    COMMITTED,
+    FIELDS,
+    PENDING,
+    PROVISIONAL,
+    STATES,
+    TIMEOUT,
+    WEAK,
+    Reply,
+    Reservation,
+    canonical_request,
+    fingerprint,
+)
 from simkit.truth.clock import Clock
-from simkit.model import (COMMITTED, FIELDS, PENDING, PROVISIONAL, STATES, TIMEOUT, WEAK, Event, Reply,
-                          Reservation, canonical_request, fingerprint)
+
+# the settlement vocabulary lives in simkit.model (the consumer's requests name it too); it is answered here as well
+__all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger",
+           "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation", "Reply",
+           "canonical_request", "fingerprint"]
 
 #: The settlement policies (docs/vocabulary.md), in the order of the table there.
 POLICIES = ("fenced", "last_write_wins", "unfenced", "split_validate_write")

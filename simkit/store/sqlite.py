@@ -19,12 +19,15 @@ import tempfile
 import weakref
 from pathlib import Path
 
-from . import sql
-from simkit.truth.clock import Clock
-from .durable import DurableDict, DurableList, pack, transaction, unpack
 from simkit.model import Checkpoint
-from .settlement import Ledger, Operation, Reply, Reservation, Transition
+from simkit.truth.clock import Clock
+
+from . import sql
+from .durable import DurableDict, DurableList, pack, transaction, unpack
 from .memory import MemoryStore
+from .settlement import Ledger, Operation, Reply, Reservation, Transition
+
+__all__ = ["make_store", "connect", "SQLiteStore", "SQLiteLedger"]
 
 
 def make_store(kind: str, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
@@ -77,7 +80,7 @@ class SQLiteStore:
                 {"event_id": eid, "outcome": out, "position": pos} for eid, (out, pos) in (receipts or {}).items()])
 
     @classmethod
-    def open(cls, path: str | os.PathLike, clock: Clock | None = None) -> "SQLiteStore":
+    def open(cls, path: str | os.PathLike, clock: Clock | None = None) -> SQLiteStore:
         """Attach to an existing store file (a restarted worker, or the checker after a live run)."""
         if not Path(path).is_file():
             raise FileNotFoundError(f"no store database at {path}")

@@ -12,3 +12,5 @@ clock         simulated time and the sequence that orders same-instant log entri
 collector     Python's garbage collector paused while a run builds its logs
 ============  ==========================================================================================
 """
+
+__all__: list[str] = []

@@ -1,6 +1,8 @@
 """One clock for every ground-truth log: simulated time plus a sequence number that orders same-instant entries."""
 from __future__ import annotations
 
+__all__ = ["Clock"]
+
 
 class Clock:
     """``now`` is the simulated time (read from a SimPy environment when given); ``tick()`` numbers entries.

@@ -10,6 +10,8 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 
+__all__ = ["paused"]
+
 
 @contextmanager
 def paused():

@@ -13,6 +13,7 @@ from copy import copy
 from itertools import chain
 
 from simkit.model import Checkpoint
+
 from .columns import Codes, Column, Ids, Ints
 
 __all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states"]

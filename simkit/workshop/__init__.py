@@ -1,4 +1,5 @@
-"""The workshop checks the notebooks call (``from simkit import workshop as check``): predictions asked before a figure, and the exercises of 09_workshop.
+"""The workshop checks the notebooks call (``from simkit import workshop as check``): predictions asked before a
+figure, and the exercises of 09_workshop.
 
 **Predictions.** A notebook asks a question before it shows the answer: the reader sets a variable
 (``my_prediction = None  # 'C7' or 'C8'``) and runs :func:`check_prediction`, which says whether the prediction
@@ -21,6 +22,9 @@ predictions   :func:`check_prediction` and :func:`prediction_answer` for each no
 exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
 ============  ==========================================================================================
 """
+from . import exercises, predictions, reply
 from .exercises import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .reply import *  # noqa: F403
+
+__all__ = [*exercises.__all__, *predictions.__all__, *reply.__all__]

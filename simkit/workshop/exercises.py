@@ -24,7 +24,8 @@ from .reply import (
     verdict_text,
 )
 
-__all__ = ["Impatient", "Suspect", "Teammate", "exercise_1", "exercise_2", "exercise_3", "exercise_4", "exercise_5", "exercise_6", "exercise_7", "exercise_7_explain", "fencing_stream", "service_409"]
+__all__ = ["Impatient", "Suspect", "Teammate", "exercise_1", "exercise_2", "exercise_3", "exercise_4", "exercise_5",
+           "exercise_6", "exercise_7", "exercise_7_explain", "fencing_stream", "service_409"]
 
 # -- exercise 1: which hook? ---------------------------------------------------------------------------------------
 class Suspect(simkit.Consumer):
@@ -356,7 +357,9 @@ def exercise_7(counterexample) -> Check:
                            "not Teammate's")
     events, faults = _size(sc)
     if events > 1 or faults > 1:
-        return say(False, f"it fails, but with {events} events and {faults} fault{'s' if faults != 1 else ''} it is not minimal yet. Shrink it: "
+        plural = "s" if faults != 1 else ""
+        return say(False, f"it fails, but with {events} events and {faults} fault{plural} it is not minimal yet. "
+                          "Shrink it: "
                            "simkit.tools.shrink.shrink(scenario, Teammate, seed), or use the audit's result.shrunk.")
     return say(True, f"{events} event and {faults} fault: {verdict_text(teammate.verdict)}. Now read it "
                       "(question below).")

@@ -75,7 +75,7 @@ def _count(value):
     raise Refused(f"a count is a whole number such as 0 or 3, not {value!r}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _walkthrough_trace():
     return simkit.simulate(simkit.load("retry_walkthrough"), simkit.Consumer).trace.to_frame()
 
@@ -257,7 +257,8 @@ PREDICTIONS = {
     # 00 · index
     "after_crash_cursor": (
         "'C7' or 'C8'", _one_of("C7", "C8"), _after_crash_cursor,
-        "C7: the worker held C8 only in memory, and a crash keeps nothing of memory. The durable resume_cursor is still "
+        "C7: the worker held C8 only in memory, and a crash keeps nothing of memory. The durable resume_cursor is "
+        "still "
         "C7, so it fetches C7 again; the receipts of 104 and 106 make those two harmless replays, 107 is applied, "
         "and only then does the page barrier publish C8."),
     "lost_on_fetch": (
@@ -267,7 +268,8 @@ PREDICTIONS = {
     # 01 · two kinds of progress
     "cursor_moves_at": (
         "'fetch', 'commit' or 'barrier'", _one_of("fetch", "commit", "barrier"), _cursor_moves_at,
-        "at the barrier: the durable resume_cursor moves only at page barriers, each after every event of its page has a durable "
+        "at the barrier: the durable resume_cursor moves only at page barriers, each after every event of its page "
+        "has a durable "
         "outcome. A fetch only puts the next cursor in memory; a commit moves applied_position, not the cursor."),
     "loses_without_crash": (
         "'yes' or 'no'", _yes_no, _loses_without_crash,
@@ -342,7 +344,8 @@ PREDICTIONS = {
     # 08 · sweeps
     "zero_of_200": (
         "a percentage such as 0.5 or 5", _percent, _zero_of_200,
-        "about 1.9 %: 0 of 200 runs bounds the loss probability per run below about 1.9 % (95 % Wilson upper bound; the rule "
+        "about 1.9 %: 0 of 200 runs bounds the loss probability per run below about 1.9 % (95 % Wilson upper bound; "
+        "the rule "
         "of three says 3/200 = 1.5 %). It does not make it 0."),
     "unsafe_sink_repeats": (
         "'0%', '10%', '50%' or '90%'", _one_of("0%", "10%", "50%", "90%"), _unsafe_sink_repeats,
@@ -362,7 +365,7 @@ def _show(value) -> str:
     return repr(value)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def prediction_answer(key: str):
     """The answer to prediction ``key``, computed from a simkit run now."""
     return PREDICTIONS[key][2]()

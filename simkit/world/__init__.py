@@ -15,4 +15,6 @@ faults        :class:`FaultPlan`: which crash, lost request or reply, delay or p
 """
 from simkit._moved import forward
 
+__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
+
 __getattr__ = forward(__name__, "simkit.world.simulation")

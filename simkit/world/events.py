@@ -66,7 +66,7 @@ class EventTable(Mapping):
         self._order = None if ordered else array("q", sorted(range(len(positions)), key=positions.__getitem__))
 
     @classmethod
-    def of(cls, events) -> "EventTable":
+    def of(cls, events) -> EventTable:
         """The table of these events, in their order."""
         events = list(events)
         return cls(array("q", (e.position for e in events)), Codes(e.behavior for e in events),

@@ -16,10 +16,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
+from simkit.model import Reply, Reservation, fingerprint
 from simkit.truth.clock import Clock
-from simkit.model import CROSSED_FIELDS, Reply, Reservation, fingerprint
+
 from .sink import Sink
 
+__all__ = ["principal_at", "Request", "ExternalService"]
 
 
 def principal_at(rotations: tuple[float, ...], now: float) -> str:
@@ -30,8 +32,8 @@ def principal_at(rotations: tuple[float, ...], now: float) -> str:
 @dataclass(frozen=True, slots=True)
 class Request:
     """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same operation id and
-    fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request whose reply crossed
-    into one of ours; its effect is not in this sink)."""
+    fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request whose
+    reply crossed into one of ours; its effect is not in this sink)."""
 
     seq: int
     time: float

@@ -17,6 +17,7 @@ from simkit.model import Event, EventSpec, Page, Scenario, default_id
 from simkit.truth.clock import Clock
 from simkit.truth.columns import Codes, Column
 from simkit.truth.log import Log
+
 from .events import EventTable
 
 __all__ = ["Provider", "ServedLog", "scripted", "generated", "build"]

@@ -11,6 +11,7 @@ notebook's own count of schedules failing otherwise than the fault-free run).
 import sys
 
 import matplotlib
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -60,6 +61,7 @@ if hasattr(widgets, "crash_effects"):
                       better=fx.better.unstack().reindex(**shape), title=title)
 else:                                   # the notebook's own computation before issue 18
     import pandas as pd
+
     from simkit.tools.explore import explore
     no_crash = {name: explore(scenario, name, max_crashes=0) for name in simkit.STRATEGIES}
     harmed, ran = {}, {}
