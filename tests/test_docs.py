@@ -32,8 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: At most this many blocks are run without comparing their output, or not run at all.
 MAX_UNCHECKED = 10
-#: Pages linked before they exist: another change writes them. Checked like any other once they do.
-PENDING = {ROOT / "docs" / "architecture.md"}
 
 _FENCE = re.compile(r"^(```+|~~~+)\s*([\w+-]*)")
 _MARK = re.compile(r"^<!--\s*(file|exit|output varies|not run)\s*:?\s*(.*?)\s*-->\s*$")
@@ -119,7 +117,8 @@ def _run_page(page: Path, folder: Path) -> list[str]:
         for cmd, expected in transcript(block):
             args = shlex.split(cmd)
             if args[0] != "simkit":
-                problems.append(f"{block.where}: '$ {cmd}' is not a simkit command; checked transcripts run only simkit")
+                problems.append(f"{block.where}: '$ {cmd}' is not a simkit command; "
+                                "checked transcripts run only simkit")
                 continue
             done = subprocess.run([sys.executable, "-m", "simkit", *args[1:]], cwd=folder, env=_env(),
                                   capture_output=True, text=True, encoding="utf-8", timeout=300)
@@ -166,7 +165,7 @@ _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 def _prose(page: Path) -> str:
     """The page without its fenced blocks and inline code, where brackets are not links."""
-    text, keep, fence = [], True, None
+    text, fence = [], None
     for line in page.read_text(encoding="utf-8").splitlines():
         m = _FENCE.match(line)
         if m and (fence is None or line.startswith(fence)):
@@ -206,20 +205,11 @@ def test_relative_links_resolve(page):
     for target in links(page):
         path, _, anchor = target.partition("#")
         dest = (page.parent / path).resolve() if path else page
-        if dest in PENDING and not dest.exists():
-            continue
         if not dest.exists():
             broken.append(f"{target}: no such file")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
-
-
-@pytest.mark.parametrize("page", sorted(PENDING), ids=lambda p: str(p.relative_to(ROOT)))
-def test_pending_pages(page):
-    """Pages the docs link to before they are written: a visible skip until they exist."""
-    if not page.exists():
-        pytest.skip(f"{page.relative_to(ROOT)} is linked but not written yet")
 
 
 # -- the command line page names every option ---------------------------------------------------------------------

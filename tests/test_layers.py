@@ -1,0 +1,100 @@
+"""The layers of docs/architecture.md, enforced: a subpackage imports only from layers below it.
+
+The picture there is only true while this test passes. Each top-level unit of ``simkit`` (a subpackage, or a
+module on top) has a rank; an import from a unit of equal or higher rank, other than itself, is a violation.
+"""
+import ast
+from pathlib import Path
+
+import simkit
+
+ROOT = Path(simkit.__file__).parent
+
+#: unit -> rank; lower layers first (docs/architecture.md, "Layers")
+RANKS = {
+    "errors": 0, "model": 0, "_moved": 0,
+    "ops": 1, "truth": 1,
+    "store": 2, "procedure": 2, "scenario": 2,
+    "world": 3,
+    "judge": 4,
+    "runner": 5,
+    "tools": 6, "live": 6, "service": 6,
+    "viz": 7,
+    "simkit": 7.5,          # the public facade: ``import simkit``
+    "workshop": 8,
+    "cli": 9, "__main__": 10,
+}
+#: modules ranked apart from their folder: the benchmark times the whole stack, the explorer widget's redraw included
+MODULE_RANKS = {"tools/bench.py": 7.2}
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "simkit"
+
+
+def imports(path: Path) -> set[str]:
+    """The simkit modules ``path`` imports, absolute."""
+    rel = path.relative_to(ROOT).with_suffix("")
+    me = ".".join(["simkit", *rel.parts]).removesuffix(".__init__")
+    return targets(path.read_text(encoding="utf-8"), me if path.name == "__init__.py" else me.rpartition(".")[0])
+
+
+def targets(source: str, package: str) -> set[str]:
+    """The simkit modules a module of ``package`` with this source imports, absolute."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "simkit":   # from simkit import X: X may be a subpackage
+                found |= {f"simkit.{a.name}" if a.name in RANKS else "simkit" for a in node.names}
+            elif target.startswith("simkit."):
+                found.add(target)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name == "simkit" or a.name.startswith("simkit.")}
+    return found
+
+
+def test_every_unit_has_a_rank():
+    units = {p.stem if p.is_file() else p.name for p in ROOT.iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p.is_dir() and (p / "__init__.py").exists())}
+    assert units <= set(RANKS), sorted(units - set(RANKS))
+
+
+def test_imports_only_go_down():
+    wrong = []
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        mine = rel.parts[0].removesuffix(".py") if len(rel.parts) > 1 or rel.stem != "__init__" else "simkit"
+        rank = MODULE_RANKS.get(rel.as_posix(), RANKS[mine])
+        for target in imports(path):
+            theirs = unit(target)
+            if theirs != mine and RANKS[theirs] >= rank:
+                wrong.append(f"{rel} ({mine}, rank {rank}) imports {target} ({theirs}, rank {RANKS[theirs]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_check_sees_upward_imports():
+    """The test above can fail: absolute, relative and ``from simkit import`` forms are all seen."""
+    assert targets("from simkit.judge.checker import check", "simkit.truth") == {"simkit.judge.checker"}
+    assert targets("from ..judge import claims", "simkit.truth") == {"simkit.judge"}
+    assert targets("from simkit import viz, Consumer", "simkit.tools") == {"simkit.viz", "simkit"}
+    assert targets("import simkit.world.simulation as w", "simkit.judge") == {"simkit.world.simulation"}
+    assert RANKS["judge"] > RANKS["truth"] and RANKS["viz"] > RANKS["tools"]
+
+
+def test_every_module_declares_its_public_names():
+    """``__all__`` in every module: what a reader may import is written down, and star imports take only that."""
+    def declares(path: Path) -> bool:
+        for n in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                return True
+        return False
+
+    missing = [str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py")) if not declares(p)]
+    assert not missing, missing
