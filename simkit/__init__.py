@@ -20,7 +20,7 @@ workshop/     the prediction checks and exercises the notebooks call
 cli           the ``simkit`` command line
 ============  ==========================================================================================
 """
-from simkit import _moved
+from simkit import _moved, ops
 from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
 from simkit.judge.checker import Verdict, check
 from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
@@ -38,5 +38,5 @@ __all__ = [
     "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "GroundTruth",
     "Page", "Run",
     "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World",
-    "audit", "bundled", "check", "load", "parse", "parse_crash_arg", "resolve", "simulate",
+    "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve", "simulate",
 ]

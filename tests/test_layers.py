@@ -98,3 +98,17 @@ def test_every_module_declares_its_public_names():
 
     missing = [str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py")) if not declares(p)]
     assert not missing, missing
+
+
+def test_small_pieces():
+    """docs/architecture.md, "Rules the layout keeps": no module over 400 lines, no function over 60."""
+    long_modules, long_functions = [], []
+    for path in sorted(ROOT.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        rel = path.relative_to(ROOT)
+        if source.count("\n") > 400:
+            long_modules.append(f"{rel}: {source.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60:
+                long_functions.append(f"{rel}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long_modules and not long_functions, long_modules + long_functions

@@ -4,6 +4,7 @@
 module        owns
 ============  ==========================================================================================
 consumer      :class:`Consumer`, steps 1-7 of the procedure as hooks that yield requests (:mod:`simkit.ops`)
+driver        the driver protocol: one method per request, subclassed by the SimPy world and the live worker
 strategies    ``safe`` and the seven unsafe shortcuts; ``path.py:Class`` strategies; consumer errors
 ============  ==========================================================================================
 

@@ -2,7 +2,7 @@
 invariant violations, the trace, the pages served and the receipts written (ground truth)."""
 from __future__ import annotations
 
-from .report import verdict_cells
+from simkit.judge.report import verdict_cells
 
 __all__ = ["pages_served", "receipts", "trace_table", "verdict_frame", "violations_frame"]
 

@@ -1,9 +1,9 @@
 """The provider: ordered pages behind opaque continuation tokens (CONTRACT §1, §5).
 
 A provider is a chain of pages, one per cursor. :class:`Provider` serves them and logs every response;
-:meth:`Provider.deliverable`, :meth:`Provider.place` and :meth:`Provider.late_arrivals` answer, for the checker
-and for plots only, which events a cursor can still deliver, where in the stream it stands and which events join
-it late. No consumer ever calls them.
+:meth:`Provider.deliverable` and :meth:`Provider.place` answer, for the checker and for plots only, which
+events a cursor can still deliver and where in the stream it stands (which events join it late is
+:func:`simkit.truth.derived.late_arrivals`). No consumer ever calls them.
 """
 from __future__ import annotations
 
@@ -220,32 +220,6 @@ class Provider:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
         k = self._index.get(cursor)
         return self.head if k is None else self._place[k]
-
-    def late_arrivals(self) -> set[str]:
-        """Events that join the stream late: their first page on the chain comes after a page holding their
-        position or a greater one (a backfill, or a conflicting identity at a position already served), or no
-        chain page carries them."""
-        table = self.events
-        late: set[int] = set()
-        seen = bytearray(len(table))            # per event row: has a chain page carried it yet?
-        highest = None
-        for cursor in self._chain:
-            top = highest
-            for i, pos in self._copies(self._entries[cursor]):
-                if not seen[i]:
-                    seen[i] = 1
-                    if highest is not None and pos <= highest:
-                        late.add(i)
-                top = pos if top is None else max(top, pos)
-            highest = top
-        late.update(i for i, s in enumerate(seen) if not s)
-        return {table.id_at(i) for i in late}
-
-    def _copies(self, entry: _Entry):
-        """A page's (row, position) pairs, the positions its own copies carry."""
-        positions = (e.position for e in entry.own) if entry.own is not None else map(self.events.positions.__getitem__,
-                                                                                       entry.rows)
-        return zip(entry.rows, positions)
 
     def at_end(self, cursor: str) -> bool:
         """Is ``cursor`` the stream's end page (empty, answering itself), whatever has been fetched?"""
