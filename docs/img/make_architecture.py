@@ -1,7 +1,8 @@
 """Draw docs/img/architecture.png: simkit's layers, bottom to top, with the flow of one run across them.
 
-The rows are the ranks that tests/test_layers.py enforces (a layer imports only from the rows below it), and each
-box lists the modules its package holds now, read from the package itself, so the picture is redrawn, not edited::
+The rows are the ranks that tests/project/test_layers.py enforces (a layer imports only from the rows below it),
+and each box lists the modules its package holds now, read from the package itself, so the picture is redrawn, not
+edited::
 
     python docs/img/make_architecture.py
 """
@@ -22,7 +23,8 @@ import simkit  # noqa: E402
 ROOT = Path(simkit.__file__).parent
 OUT = Path(__file__).with_name("architecture.png")
 
-#: rows bottom to top: (row label, units); the ranks of tests/test_layers.py, neighbours merged where they share one
+#: rows bottom to top: (row label, units); the ranks of tests/project/test_layers.py, neighbours merged where they
+#: share one
 ROWS = [
     ("vocabulary", ["model", "ops", "errors"]),
     ("ground truth, input", ["truth", "scenario"]),

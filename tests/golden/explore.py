@@ -2,7 +2,7 @@
 (plus the fault-free run's pass, reply and request counts), for ``safe`` and every shortcut, committed beside
 this file so that any change of what exploration runs or finds shows in review.
 
-Bounds, as ``(max_crashes, lost_responses, lost_requests)``, chosen so that ``tests/test_golden_explore.py``
+Bounds, as ``(max_crashes, lost_responses, lost_requests)``, chosen so that ``tests/tools/test_golden_explore.py``
 stays within about a minute on two cores:
 
 * one-worker scripted scenarios of at most ``simkit.tools.audit.SMALL`` events: ``simkit audit``'s bounds

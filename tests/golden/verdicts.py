@@ -5,7 +5,7 @@ Regenerate after a deliberate change, then read the diff::
 
     python tests/golden/verdicts.py
 
-``tests/test_golden.py`` compares a fresh computation with the committed file.
+``tests/judge/test_golden.py`` compares a fresh computation with the committed file.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Every mutant is a realistic buggy consumer whose docstring names the seed rule i
 takes a liberty seed 000 allows. A mutant must fail the audit (some case fails where ``safe`` passes it); a correct
 consumer must pass every case.
 
-``python tests/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first caught.
+``python tests/judge/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first caught.
 """
 from __future__ import annotations
 

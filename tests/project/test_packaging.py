@@ -16,7 +16,7 @@ from pathlib import Path
 import simkit
 from simkit.scenario.read import SCENARIO_DIR
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOT_SOURCE = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "*.pyc", ".hypothesis",
                                     ".ipynb_checkpoints", ".benchmarks", "artifacts")
 

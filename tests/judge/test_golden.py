@@ -4,7 +4,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent / "golden"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "golden"))
 import verdicts  # noqa: E402
 
 

@@ -71,7 +71,7 @@ def test_the_public_check_still_takes_a_world_a_run_or_a_hand_built_history():
 
 
 def test_the_world_no_longer_imports_the_judge():
-    """It records ground truth; simkit.runner, above both, hands it to the judge (tests/test_layers.py checks
+    """It records ground truth; simkit.runner, above both, hands it to the judge (tests/project/test_layers.py checks
     every import; here, that the old names still answer)."""
     code = "import simkit.world.simulation as s, simkit.runner as r; assert s.simulate is r.simulate and s.Run is r.Run"
     subprocess.run([sys.executable, "-c", code], check=True)

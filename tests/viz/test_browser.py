@@ -2,7 +2,7 @@
 
 nbval proves the cells run and their text holds; this proves what a person sees: JupyterLab on 127.0.0.1
 opens the notebook, runs every cell, no cell shows an error, and changing a widget control redraws the
-timeline and the verdict; the step-through widget (``tests/browser_stepper.ipynb``) steps and crashes where asked.
+timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes where asked.
 Screenshots before and after each change go to ``artifacts/browser/``.
 
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("SIMKIT_REQUIRE_BROWSER") == "1"
@@ -40,7 +40,7 @@ def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks")
     for fixture in FIXTURES:                         # the tests' own notebooks, beside the workshop's
-        shutil.copy(ROOT / "tests" / fixture, root / "notebooks" / fixture)
+        shutil.copy(Path(__file__).with_name(fixture), root / "notebooks" / fixture)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
