@@ -299,3 +299,31 @@ class EffectThenReceipt(Consumer):
         if done is LOST:
             return LOST
         return (yield Commit(event, "applied", applied_position))
+
+
+class IgnoreInMemory(Consumer):
+    """"An ignored event has no effect, so there is nothing to write: skip the round trip to the store."
+
+    The ``ignore`` hook returns at once, with no receipt, so the page barrier passes an event that has no durable
+    outcome (the bundled ``ignored_event`` shows it without a single fault).
+
+    Breaks invariant 1: a token stays pending until every event is "durably classified as applied, intentionally
+    ignored, or permanently quarantined by policy".
+    """
+
+    def ignore(self, event, applied_position):
+        return True
+        yield
+
+
+class IgnoreMeansApply(Consumer):
+    """"The handler is only being cautious when it says ignore: run the effect anyway, nobody downstream minds."
+
+    The ``ignore`` hook applies the event: an effect and an ``applied`` receipt the handler never decided.
+
+    Breaks invariant 1: the event is to be "durably classified as ... intentionally ignored", and the judge
+    takes the handler's decision as the fact (docs/verdict.md, "Claims and facts").
+    """
+
+    def ignore(self, event, applied_position):
+        return (yield from self.apply(event, applied_position))

@@ -68,3 +68,18 @@ class TrustTheProvider(Consumer):
 
     def validate(self, checkpoint, page, ids_at):
         return None
+
+
+class GapBlind(Consumer):
+    """"Gaps are normal on this provider, and the gap check keeps paging the on-call: turn it off."
+
+    Keeps step 3's order and identity checks but drops the gap check, so an event that appears behind
+    ``applied_position`` although the provider promised no backfills (the bundled ``gap_behind_applied``) is taken
+    for a replay by the watermark, and lost.
+
+    Breaks seed 000 step 3: "a gap that violates the provider contract stops the attempt for investigation".
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        problem = super().validate(checkpoint, page, ids_at)
+        return None if problem and problem.startswith("gap") else problem

@@ -1,5 +1,8 @@
 """The bundled scenarios for the corners the others leave open (issue: "the judge cannot be fooled"): each runs
 ``safe`` to an ok verdict, and each catches the consumer its description names."""
+from mutants.outcomes import IgnoreInMemory, IgnoreMeansApply
+from mutants.validation import GapBlind
+
 import simkit
 from simkit import Consumer
 from simkit.ops import LOST, Barrier, Overwrite
@@ -100,3 +103,28 @@ def test_transient_storm_safe_waits_out_every_non_terminal_outcome():
 def test_transient_storm_catches_in_memory_quarantine():
     v = run("transient_storm", simkit.resolve("in_memory_quarantine")).verdict
     assert set(v.lost) == {"e4", "e6"} and 5 in v.invariants_broken
+
+
+def test_ignored_event_safe_receipts_the_ignore_and_runs_no_effect():
+    r = run("ignored_event")
+    assert r.verdict.ok and r.world.store.receipts["e2"][0] == "ignored"
+    assert "e2" not in {row[3] for row in r.world.sink.effects}
+
+
+def test_ignored_event_catches_an_ignore_kept_in_memory_and_one_applied_anyway():
+    kept = run("ignored_event", IgnoreInMemory).verdict
+    assert kept.lost == ["e2"] and 1 in kept.invariants_broken
+    applied = run("ignored_event", IgnoreMeansApply).verdict
+    assert not applied.ok and 5 in applied.invariants_broken and not applied.lost
+
+
+def test_gap_behind_applied_safe_halts_with_cause():
+    """Step 3's third halt, judged: an event behind applied_position, no receipt, no backfills in the contract."""
+    v = run("gap_behind_applied").verdict
+    assert v.halted.startswith("gap: e3") and v.halt_justified is True and v.completed and v.ok
+    assert v.pending == ["e3", "e6"]
+
+
+def test_gap_behind_applied_catches_a_consumer_blind_to_gaps():
+    v = run("gap_behind_applied", GapBlind).verdict
+    assert v.lost == ["e3"] and v.halted is None and 1 in v.invariants_broken
