@@ -1,5 +1,6 @@
 """Facts about one run that need the judge's notion of an outcome (:mod:`simkit.judge.outcomes`), for the figures:
-each event's fate, when it held its outcome, the durable prefix, when it was at risk and when its loss became final.
+each event's fate, when it held its outcome, the durable prefix, when it was at risk (per event, and per trace row)
+and when its loss became final. The figures read these definitions (:mod:`simkit.viz.facts` only names them).
 
 Each takes a :class:`~simkit.truth.ground.GroundTruth`, or anything :func:`~simkit.truth.ground.as_truth` reads (a
 World, a Run).
@@ -7,13 +8,14 @@ World, a Run).
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 
 from simkit.truth.derived import cursor_history, held_pages, joined_at
 from simkit.truth.ground import as_truth
 
 from .outcomes import outcomes
 
-__all__ = ["FATES", "at_risk", "durable_prefix", "event_fates", "loss_final", "lost_at", "outcome_times"]
+__all__ = ["FATES", "at_risk", "durable_prefix", "event_fates", "loss_final", "lost_at", "outcome_times", "unsafe_rows"]
 
 #: An event's fate in one run, for plots (:func:`event_fates`), in the order a legend lists them.
 FATES = ("done before the run", "applied once", "replayed harmlessly", "ignored", "quarantined", "duplicated", "lost",
@@ -158,3 +160,31 @@ def loss_final(run, lost, risk: dict | None = None) -> dict[str, tuple[float, st
 def lost_at(run, verdict) -> dict[str, float]:
     """For each lost event, the moment its loss became final (:func:`loss_final`)."""
     return {eid: when for eid, (when, _why) in loss_final(run, verdict.lost).items()}
+
+
+def unsafe_rows(run) -> list[bool]:
+    """Per row of the run's trace: has the durable ``resume_cursor`` moved past an event (one the stream has served
+    or will serve in order: :func:`~simkit.truth.derived.joined_at`) that has no durable outcome yet? Invariant 1
+    forbids it; every lost event starts here."""
+    truth = as_truth(run)
+    done, known = outcome_times(truth), joined_at(truth)
+    provider = truth.provider
+    windows: dict[str, tuple[list[float], list[float]]] = {}
+    out = []
+    for time, cursor in zip(truth.trace.time, truth.trace.resume_cursor):
+        if cursor not in windows:
+            # the moments during which some event this cursor can no longer deliver is known and not yet done
+            spans = sorted((known[e], done.get(e, math.inf)) for e in provider.events
+                           if not provider.deliverable(e, cursor) and known[e] < done.get(e, math.inf))
+            starts, ends = [], []
+            for a, b in spans:
+                if ends and a <= ends[-1]:
+                    ends[-1] = max(ends[-1], b)
+                else:
+                    starts.append(a)
+                    ends.append(b)
+            windows[cursor] = (starts, ends)
+        starts, ends = windows[cursor]
+        i = bisect_right(starts, time) - 1
+        out.append(i >= 0 and time < ends[i])
+    return out

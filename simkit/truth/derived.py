@@ -1,5 +1,6 @@
 """Facts derived from ground truth alone (:class:`~simkit.truth.ground.GroundTruth`), each defined once here for
-the judge, the figures and the tools.
+the judge, the figures and the tools. Those the figures read (:func:`joined_at`, :func:`cursor_history`,
+:func:`held_pages`) take a ``GroundTruth`` or anything :func:`~simkit.truth.ground.as_truth` reads (a World, a Run).
 
 Facts that need the judge's notion of an outcome (the durable prefix, when an event was at risk, when a loss
 became final) are in :mod:`simkit.judge.facts`.
@@ -11,6 +12,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from simkit.model import REQUEST_LOST
+
+from .ground import as_truth
+from .trace import is_fetched
 
 __all__ = ["ENDS", "Hold", "cursor_history", "effects_count", "handled", "held_pages", "joined_at", "late_arrivals",
            "stream_index", "stream_order"]
@@ -86,6 +90,7 @@ def joined_at(truth) -> dict[str, float]:
     """When each event joined the stream a consumer can know: from the start (0.0), except a late event
     (:func:`late_arrivals`) that a response served, which joins when the first one did. One that no response
     served (an initial receipt's event off the pages, a page never fetched) counts from the start as well."""
+    truth = as_truth(truth)
     late = late_arrivals(truth)
     joined = dict.fromkeys(truth.provider.events, 0.0)
     if late:
@@ -106,6 +111,7 @@ def effects_count(effects: Iterable) -> int:
 
 def cursor_history(truth) -> list[tuple[float, str, str]]:
     """The durable ``resume_cursor`` as ``(from time, cursor, the write's kind)``, from the store's log of writes."""
+    truth = as_truth(truth)
     history = None
     for _seq, time, _w, kind, before, after in truth.store.writes.states():
         if history is None:
@@ -144,6 +150,7 @@ def held_pages(truth) -> list[Hold]:
     The provider's log says what each response carried; the trace says which responses reached their worker (a
     lost reply or a refused cursor leaves nothing in memory) and when the attempt ended.
     """
+    truth = as_truth(truth)
     trace = truth.trace
     served: dict[int, list] = {}
     for _seq, _t, worker, cursor, next_cursor, ids in truth.provider.log:
@@ -160,7 +167,7 @@ def held_pages(truth) -> list[Hold]:
             if k < len(served.get(w, ())):
                 taken[w] = k + 1
                 cursor, next_cursor, ids = served[w][k]
-                if outcome.endswith(" events"):             # not a lost reply, not a refused cursor
+                if is_fetched(step, outcome):               # not a lost reply, not a refused cursor
                     holding[w] = (t, cursor, next_cursor, tuple(ids), i)
     end = trace.time[-1] if len(trace) else 0.0
     holds += [Hold(w, start, end, cursor, next_cursor, ids, row, None, "end of run")

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from matplotlib.patches import Rectangle
 
-from .facts import Hold, held_pages
+from simkit.truth.derived import Hold, held_pages
+from simkit.truth.trace import is_fetched
+
 from .style import APPLIED, CELL, CURSOR, short_token
 
 __all__ = ["Instant", "WINDOW", "WorkerMemory", "instant", "instant_state"]
@@ -83,7 +85,7 @@ def instant_state(run, row: int) -> Instant:
             elif r.step in ("crash", "restart"):
                 attempt = None
             elif r.step == "fetch":
-                status = "holds a page" if r.outcome.endswith(" events") else f"fetch: {r.outcome}"
+                status = "holds a page" if is_fetched(r.step, r.outcome) else f"fetch: {r.outcome}"
         page = next((h for h in holds if h.worker == w and h.row <= row and (h.end_row is None or h.end_row > row)),
                     None)
         at, done = None, {}

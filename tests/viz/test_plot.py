@@ -326,6 +326,48 @@ def test_compare_shares_both_axes_and_one_grouped_legend():
     plt.close(fig)
 
 
+def test_compare_gives_a_much_shorter_run_its_own_time_scale():
+    """Notebook 02's cell 39: ``safe`` stuck on 107 until the time limit (t = 199.5) beside the shortcut that loses
+    it by t = 8. On one time scale the shortcut's panel would be a sliver with its loss's label pushed out of it;
+    each panel keeps its own time scale and says so, the position scale stays shared, and the label stays inside."""
+    sc = simkit.parse({
+        "name": "retry_walkthrough_107_never_durable",
+        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1, "receipts": [104, 105]},
+        "pages": [{"cursor": "C7", "positions": [104, 106, 107], "next_cursor": "C8"},
+                  {"cursor": "C8", "positions": [], "next_cursor": "C8"}],
+        "events": [{"position": 107, "behavior": "transient", "failures": 1000}],
+        "timing": {"time_limit": 200.0},
+    })
+    runs = [simkit.simulate(sc, simkit.resolve(s)) for s in ("safe", "persist_token_on_fetch")]
+    assert runs[0].trace.time[-1] > plot.SHARE_TIME_AT_MOST * runs[1].trace.time[-1]
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6), layout="constrained")
+    plot.compare(axes, runs)
+    assert not axes[0].get_shared_x_axes().joined(axes[0], axes[1])
+    assert axes[1].get_xlim()[1] < 10 < 199 < axes[0].get_xlim()[1]
+    assert axes[0].get_ylim() == axes[1].get_ylim()
+    assert all("own scale" in a.get_xlabel() for a in axes)
+    fig.canvas.draw()
+    box, label = axes[1].bbox, texts(axes[1])["e107 lost (worker moved on)"]
+    extent = label.get_window_extent()
+    assert box.x0 <= extent.x0 and extent.x1 <= box.x1
+    plt.close(fig)
+
+
+def test_the_figures_read_the_facts_the_judge_defines():
+    """One definition of each fact: the figures' names are the judge's and ground truth's own functions, and an
+    event that joins the stream late (a new id at a position already served, ``<=``) joins when it is served."""
+    from simkit.judge import facts
+    from simkit.truth import derived
+
+    assert (plot.at_risk, plot.durable_prefix, plot.unsafe_rows, plot.terminal_times) == (
+        facts.at_risk, facts.durable_prefix, facts.unsafe_rows, facts.outcome_times)
+    assert (plot.held_pages, plot.cursor_history, plot.known_from, plot.Hold) == (
+        derived.held_pages, derived.cursor_history, derived.joined_at, derived.Hold)
+    r = run("overlap_new_identity")
+    assert plot.known_from(r)["x3"] == 4.0 and plot.known_from(r)["e3"] == 0.0
+    assert plot.loss_final(r) == facts.loss_final(r, r.verdict.lost)
+
+
 # -- the crash matrix -------------------------------------------------------------------------------------------------
 def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     """One annotated cell per (crash point, strategy), ``violating/run``; a cell with no schedule reads
