@@ -8,8 +8,9 @@ from simkit.model import REPLY_LOST, REQUEST_LOST
 
 from .columns import Codes, Ids, Ints
 
-__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "REPLY_LOST", "REQUEST_LOST", "Trace",
-           "commit_step", "crossed_outcome", "fetched_outcome", "transition_outcome", "validated_outcome"]
+__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST", "REQUEST_LOST",
+           "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched", "transition_outcome",
+           "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
@@ -28,6 +29,10 @@ CROSSED_REPLY = "crossed reply"
 #: row (docs/vocabulary.md, "Settlement"; a validation has no ``before``), ``crossed`` the identity an ``effect``
 #: row's crossed reply carried.
 DETAILS = ("action", "before", "after", "crossed")
+#: The outcomes of a ``fetch`` row that handed its worker no page: the cursor refused, the reply lost (the provider
+#: served it), the request lost on its way (the provider was never asked). Every other ``fetch`` outcome is
+#: :func:`fetched_outcome`'s.
+NO_PAGE = frozenset({CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST})
 
 
 def commit_step(outcome: str) -> str:
@@ -38,6 +43,12 @@ def commit_step(outcome: str) -> str:
 def fetched_outcome(events: int) -> str:
     """``fetch``: a page of ``events`` events came back."""
     return f"{events} events"
+
+
+def is_fetched(step: str, outcome: str) -> bool:
+    """Did a row with this ``step`` and ``outcome`` hand its worker a page (a ``fetch`` of
+    :func:`fetched_outcome`, not one of :data:`NO_PAGE`)?"""
+    return step == "fetch" and outcome not in NO_PAGE
 
 
 def crossed_outcome(identity) -> str:

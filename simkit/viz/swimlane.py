@@ -13,7 +13,7 @@ from __future__ import annotations
 from matplotlib.artist import Artist
 from matplotlib.lines import Line2D
 
-from simkit.model import REPLY_LOST, REQUEST_LOST
+from simkit.truth.trace import REPLY_LOST, REQUEST_LOST
 
 from .style import LABEL_BOX
 
@@ -41,13 +41,13 @@ _SETTLEMENTS = ("settle", "settle_late", "validate")
 _BOX = dict(LABEL_BOX, boxstyle="round,pad=0.15", alpha=0.9)   # the timeline's label box, tighter: arrows pass behind
 
 
-def _transition(step: str, outcome: str, foreign: bool) -> tuple[str, bool]:
-    """``settle: pending -> committed`` as a short label, and whether it is a seed 001 failure: a downgrade of
-    ``committed`` (step 5), or a commit on a reply that carried another request's identity (step 6)."""
-    if step == "validate":              # split_validate_write's first transaction: a decision, not a state
-        return f"validated: {outcome}", False
-    action, _, change = outcome.partition(": ")
-    before, _, after = change.partition(" -> ")
+def _transition(row, foreign: bool) -> tuple[str, bool]:
+    """A settlement row's transition (its typed details ``action``, ``before``, ``after``: pending → committed) as
+    a short label, and whether it is a seed 001 failure: a downgrade of ``committed`` (step 5), or a commit on a
+    reply that carried another request's identity (step 6)."""
+    action, before, after = row.action, row.before, row.after or ""
+    if row.step == "validate":          # split_validate_write's first transaction: a decision, not a state
+        return f"validated: {action}" + (f" {after}" if after else ""), False
     if before == "committed" and after not in ("committed", ""):
         return f"committed → {after}: downgraded", True
     if action == "quarantine":
@@ -213,13 +213,13 @@ def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | No
         ax.annotate("", xy=(start + (end - start) / 2, ty), xytext=(start, wy),
                     arrowprops=dict(arrowstyle="->", color=color, lw=1))
     if row.outcome != REPLY_LOST and not never:
-        other = row.outcome.startswith("crossed reply")
+        other = row.crossed is not None             # the reply carried another request's identity
         ax.annotate("", xy=(end, wy), xytext=(start + (end - start) / 2, ty),
                     arrowprops=dict(arrowstyle="->", color=_LOST if other else color, lw=1, ls="--"))
         if other:
             s.crossed.append((end, wy))
     if row.step == "effect":
-        (s.foreign.add if row.outcome.startswith("crossed reply") else s.foreign.discard)(row.event_id)
+        (s.foreign.add if row.crossed is not None else s.foreign.discard)(row.event_id)
     s.used.add(row.step)
     return start, end, color, lost, never
 
@@ -227,7 +227,7 @@ def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | No
 def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
     """The label under the store lane of a settlement, a barrier or a rejected barrier."""
     if row.step in _SETTLEMENTS:
-        text, failed = _transition(row.step, row.outcome, row.event_id in s.foreign)
+        text, failed = _transition(row, row.event_id in s.foreign)
         s.hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
     elif row.step == "barrier":
         if lost:                        # the compare-and-swap landed before its reply was lost: the row holds it
