@@ -1,15 +1,17 @@
 """The timeline: simulated time against stream position, the durable checkpoint (``resume_cursor`` decoded to its
 place by the provider, ``applied_position``) next to what a worker only holds in memory (seed 000, step 2) and
 against ground truth's durable prefix, with harm drawn per event (invariant 1, docs/verdict.md); and timelines side
-by side (:func:`compare`). The facts drawn come from :mod:`simkit.viz.facts`.
+by side (:func:`compare`). The facts drawn are defined once, in :mod:`simkit.judge.facts` and
+:mod:`simkit.truth.derived`.
 """
 from __future__ import annotations
 
 from matplotlib.ticker import MaxNLocator
 
+from simkit.judge.facts import at_risk, durable_prefix, loss_final
 from simkit.model import NON_TERMINAL, REQUEST_LOST
+from simkit.truth.derived import cursor_history, held_pages
 
-from .facts import at_risk, cursor_history, durable_prefix, held_pages, loss_final
 from .legend import draw_legend, legend_entries
 from .style import (
     ANNOTATE_AT_MOST,
@@ -29,7 +31,7 @@ from .style import (
     short_token,
 )
 
-__all__ = ["LAYERS", "compare", "timeline"]
+__all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline"]
 
 #: The layers of :func:`timeline`; ``layers=`` draws some of them (to build the picture up step by step).
 #: ``cursor``: the durable ``resume_cursor``, page barriers, token labels, rejected barriers, regressions;
@@ -43,11 +45,13 @@ class _Canvas:
     """One timeline being drawn: its Axes, the run's trace as a frame, and the keys of the marks drawn so far (each
     artist's gid is its key: the legend and the tests read them back)."""
 
-    def __init__(self, ax, run, annotate: bool):
+    def __init__(self, ax, run, annotate: bool, span: float | None = None):
         self.ax, self.run, self.annotate = ax, run, annotate
         self.df = run.trace.to_frame()
         self.place = run.world.provider.place
-        self.end = float(self.df.time.iloc[-1]) if len(self.df) else 0.0
+        self.end = _end(run)
+        #: the end of the time axis the run is drawn on: its own end, or the longest run's on a shared one
+        self.span = self.end if span is None else span
         self.drawn: set[str] = set()
 
     def scatter(self, xs, ys, key, **style):
@@ -64,8 +68,8 @@ class _Canvas:
             self.drawn.add(key)
 
     def label(self, text, x, y, dy, **style):
-        """Label a mark to its right, or to its left near the right edge."""
-        right = x > 0.8 * (self.end or 1.0)
+        """Label a mark to its right, or to its left near the right end of the time axis."""
+        right = x > 0.8 * (self.span or 1.0)
         self.ax.annotate(text, (x, y), xytext=(-10 if right else 10, dy), textcoords="offset points",
                          ha="right" if right else "left", va="center", zorder=6, bbox=LABEL_BOX, **style)
 
@@ -201,9 +205,15 @@ def _crashes(c: _Canvas, holds) -> dict[int, tuple[float, str]]:
     return out
 
 
-def _draw(ax, run, layers, annotate: bool, now) -> set[str]:
-    """Draw the chosen layers of one run's timeline; return the keys of what was drawn (for the legend)."""
-    c = _Canvas(ax, run, annotate)
+def _end(run) -> float:
+    """The moment of the run's last trace row: where its timeline ends."""
+    return float(run.trace.time[-1]) if len(run.trace) else 0.0
+
+
+def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
+    """Draw the chosen layers of one run's timeline (on a time axis that ends at ``span``, if given); return the
+    keys of what was drawn (for the legend)."""
+    c = _Canvas(ax, run, annotate, span)
     provider = run.world.provider
     ax.axhline(provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), zorder=1, gid="head")
     ax.annotate("end of stream", (0.0, provider.head), xycoords=("axes fraction", "data"), xytext=(4, 3),
@@ -211,11 +221,11 @@ def _draw(ax, run, layers, annotate: bool, now) -> set[str]:
     if now is not None:
         ax.axvline(now, color="#424242", lw=1.2, alpha=0.7, zorder=1.5, gid="now")
     holds = held_pages(run)
-    history = cursor_history(run.world)
+    history = cursor_history(run)
     tokens = [x for _t, x, _k in history] + [h.next_cursor for h in holds]
     scripted = all(len(x) <= SHORT_TOKEN for x in tokens) and len(history) <= TOKENS_AT_MOST
     risk = at_risk(run) if "harm" in layers else {}
-    final = loss_final(run, risk) if risk else {}
+    final = loss_final(run, run.verdict.lost, risk) if risk else {}
     crashes = _crashes(c, holds) if "crashes" in layers else {}
     drawn_crashes = dict(crashes)
     if "harm" in layers:
@@ -270,12 +280,12 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
     return ax
 
 
-def _timeline(ax, run, title, annotate, layers, now) -> set[str]:
+def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
     layers = LAYERS if layers is None else tuple(layers)
     unknown = [x for x in layers if x not in LAYERS]
     if unknown:
         raise ValueError(f"layers {unknown}: use some of {', '.join(LAYERS)}")
-    drawn = _draw(ax, run, layers, annotate, now)
+    drawn = _draw(ax, run, layers, annotate, now, span)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.03, y=0.1)
     ax.set_xlabel("simulated time")
@@ -285,27 +295,39 @@ def _timeline(ax, run, title, annotate, layers, now) -> set[str]:
     return drawn
 
 
+#: :func:`compare` shares the time axis only when the longest run lasts at most this many times the shortest: on a
+#: shared axis a much shorter run is squeezed into a sliver of its panel, its labels pushed out of it.
+SHARE_TIME_AT_MOST = 4.0
+
+
 def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
-    """One timeline per run, side by side, sharing both axes (time and position), with one legend under the
-    figure for the marks of all of them.
+    """One timeline per run, side by side, sharing the position axis, and the time axis when the runs last
+    comparably long (the longest at most :data:`SHARE_TIME_AT_MOST` times the shortest; else each panel has its
+    own time scale, and says so), with one legend under the figure for the marks of all of them.
 
     ``axes`` is a sequence of Axes, one per run (e.g. ``plt.subplots(1, 2)[1]``).
     """
     axes = list(axes)
     titles = list(titles) if titles is not None else [None] * len(runs)
+    ends = [_end(run) for run in runs]
+    shared = max(ends, default=0.0) <= SHARE_TIME_AT_MOST * min(ends, default=0.0) or all(
+        ax.get_shared_x_axes().joined(ax, axes[0]) for ax in axes[1:])     # the caller's own sharing stands
     drawn: set[str] = set()
     for ax, run, title in zip(axes, runs, titles):
-        drawn |= _timeline(ax, run, title, annotate, layers, None)
-    for ax in axes[1:]:
+        drawn |= _timeline(ax, run, title, annotate, layers, None, max(ends) if shared else None)
+    for ax in axes[1:] if shared else ():
         if not ax.get_shared_x_axes().joined(ax, axes[0]):
             try:
                 ax.sharex(axes[0])
             except ValueError:                        # already shared with another Axes: limits alone
                 pass
-    for get, set_ in (("get_xlim", "set_xlim"), ("get_ylim", "set_ylim")):
+    limits = ([("get_xlim", "set_xlim")] if shared else []) + [("get_ylim", "set_ylim")]
+    for get, set_ in limits:
         lows, highs = zip(*(getattr(ax, get)() for ax in axes))
         for ax in axes:
             getattr(ax, set_)(min(lows), max(highs))
+    for ax in () if shared else axes:
+        ax.set_xlabel("simulated time (this run's own scale)")
     fig = axes[0].figure
     where = dict(loc="outside lower center") if fig.get_layout_engine() is not None else dict(
         loc="upper center", bbox_to_anchor=(0.5, 0.0))
