@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from functools import cache
+from pathlib import Path
 
 import pytest
-from mutants import correct, memory, outcomes, progress, unseen, validation
+
+sys.path.insert(0, str(Path(__file__).parents[1]))     # tests/, where the gallery is, also when run as a script
+from mutants import correct, memory, outcomes, progress, unseen, validation  # noqa: E402
 
 import simkit
 
