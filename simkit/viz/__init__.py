@@ -23,6 +23,7 @@ canvas        figures as PNG bytes; one figure redrawn in place for a widget
 explorer      the scenario explorer widget, its caches, and ``redraw_ms``
 comparison    the comparison widget: ``safe`` beside a shortcut
 stepper       the step-through widget: a slider over the trace and "crash here"
+predict       the prediction widget: a question's answers as buttons, "check", and the check's reply
 ============  ==========================================================================================
 """
 

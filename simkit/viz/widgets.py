@@ -31,13 +31,14 @@ from .inputs import (
     explorer_run,
     explorer_scenario,
 )
+from .predict import Prediction, prediction
 from .show import show_comparison, show_crash, show_instant, show_run
 from .stepper import Stepper, stepper
 from .steps import Stepped, crash_after, crash_rerun, fate_changes, fault_arg, instant_note, stepped_run
 
 __all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER_EVENTS", "NO_CRASH", "OWN_SCENARIO",
-           "Comparison", "Explorer", "Stepped", "Stepper", "comparison", "comparison_runs", "crash_after",
+           "Comparison", "Explorer", "Prediction", "Stepped", "Stepper", "comparison", "comparison_runs", "crash_after",
            "crash_arg", "crash_effect", "crash_effects", "crash_fault", "crash_note", "crash_rerun", "explorer",
            "explorer_run", "explorer_scenario", "fate_changes", "fault_arg", "instant_note", "pages_served", "plot",
-           "receipts", "redraw_ms", "show_comparison", "show_crash", "show_instant", "show_run", "single_crashes",
-           "stepped_run", "stepper", "trace_table", "verdict_frame", "violations_frame"]
+           "prediction", "receipts", "redraw_ms", "show_comparison", "show_crash", "show_instant", "show_run",
+           "single_crashes", "stepped_run", "stepper", "trace_table", "verdict_frame", "violations_frame"]

@@ -2,7 +2,8 @@
 
 nbval proves the cells run and their text holds; this proves what a person sees: JupyterLab on 127.0.0.1
 opens the notebook, runs every cell, no cell shows an error, and changing a widget control redraws the
-timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes where asked.
+timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes where asked;
+the prediction widget (``tests/viz/browser_predict.ipynb``) checks the answer picked and shows the reply.
 Screenshots before and after each change go to ``artifacts/browser/``.
 
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
@@ -25,7 +26,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("SIMKIT_REQUIRE_BROWSER") == "1"
 TOKEN = "simkit-browser-test"
 #: Notebooks of the tests themselves, served beside the workshop's: their widgets do not depend on the workshop text.
-FIXTURES = ("browser_stepper.ipynb",)
+FIXTURES = ("browser_stepper.ipynb", "browser_predict.ipynb")
 
 
 def _need(condition: bool, why: str):
@@ -284,3 +285,51 @@ def test_stepper_steps_through_a_run_and_crashes_where_asked(lab, browser):
     page.screenshot(path=str(ARTIFACTS / "stepper-crash-here.png"), clip=box.bounding_box())
     page.close()
     assert not any(blank(x[1]) for x in (first, moved, crashed))
+
+
+def reply_text(box, needle: str, timeout: float = 60) -> str:
+    """The text of the widget's output once it contains ``needle``."""
+    out = box.locator(".widget-output").last
+    deadline, text = time.time() + timeout, ""
+    while time.time() < deadline:
+        text = out.inner_text()
+        if needle in text:
+            return text
+        time.sleep(0.5)
+    pytest.fail(f"the widget's reply never showed {needle!r}; it shows {text[:300]!r}")
+
+
+def shot_widget(box, name: str):
+    """A screenshot of a widget without a figure (all of it in view, painted)."""
+    box.scroll_into_view_if_needed()
+    box.page.wait_for_timeout(500)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    box.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), clip=box.bounding_box())
+
+
+def test_prediction_widget_checks_the_answer_picked(lab, browser):
+    """The prediction widget: "check" with nothing picked asks for an answer; a wrong pick gets the answer and why,
+    the right one is confirmed, each reply from simkit.workshop.check_prediction."""
+    from simkit import workshop as check
+
+    why = check.PREDICTIONS["after_crash_cursor"][3]
+    page = open_and_run_all(browser, lab, "browser_predict.ipynb")
+    assert_no_errors(page)
+    box = widget_with(page, "your answer", "check.predict(")
+    answers = box.locator(".widget-toggle-buttons button")
+    assert [answers.nth(i).inner_text().strip() for i in range(answers.count())] == ["C7", "C8"]
+    shot_widget(box, "predict-before")
+    press = box.locator("button.widget-button", has_text="check")
+    press.click()
+    assert "pick an answer above first" in reply_text(box, "pick an answer")
+    answers.filter(has_text="C8").click()
+    press.click()
+    wrong = reply_text(box, "✗ not 'C8'")
+    assert f"✗ not 'C8'. The answer is {why}" in wrong
+    shot_widget(box, "predict-wrong")
+    answers.filter(has_text="C7").click()
+    press.click()
+    right = reply_text(box, "✓ right.")
+    assert f"✓ right. {why}" in right and "✗" not in right       # the reply replaces the last one
+    shot_widget(box, "predict-right")
+    page.close()
