@@ -2,9 +2,11 @@
 figure, and the exercises of 09_workshop.
 
 **Predictions.** A notebook asks a question before it shows the answer: the reader sets a variable
-(``my_prediction = None  # 'C7' or 'C8'``) and runs :func:`check_prediction`, which says whether the prediction
-was right and why, from a run simkit makes at that moment (never from a stored answer). Unanswered, it says how to
-answer and gives nothing away, so a notebook committed with its questions open still runs top to bottom in CI.
+(``fetched_after_crash = None  # 'C7' or 'C8'``) and runs :func:`check_prediction`, which says whether the
+prediction was right and why, from a run simkit makes at that moment (never from a stored answer), or picks an
+answer in :func:`predict`'s widget and presses "check", which shows the same reply. Unanswered, it names the
+variable to set, says how to answer and gives nothing away, so a notebook committed with its questions open still
+runs top to bottom in CI.
 
 **Exercises.** Each ``exercise_N`` takes the learner's answer (a class, a scenario, a function, ...), runs it
 through simkit and says what it sees. A wrong answer gets a ``✗ not yet:`` message with a hint that points at
@@ -18,13 +20,16 @@ as its message and is true exactly when the answer is right (the solutions noteb
 module        owns
 ============  ==========================================================================================
 reply         :class:`Check`, the answer every check returns, and the guard that keeps checks from raising
-predictions   :func:`check_prediction` and :func:`prediction_answer` for each notebook's questions
+predictions   :func:`check_prediction`, :func:`prediction_answer` and :func:`predict` (the widget) for each
+              notebook's questions, the variable each is asked in and the answers a widget offers
+answers       what simkit does, computed when asked: the run behind each question's answer
 exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
 ============  ==========================================================================================
 """
-from . import exercises, predictions, reply
+from . import answers, exercises, predictions, reply
+from .answers import *  # noqa: F403
 from .exercises import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .reply import *  # noqa: F403
 
-__all__ = [*exercises.__all__, *predictions.__all__, *reply.__all__]
+__all__ = [*answers.__all__, *exercises.__all__, *predictions.__all__, *reply.__all__]

@@ -5,10 +5,16 @@ a wrong one gets the answer and the reason; an ill-typed one is told the expecte
 passes, a wrong one gets a ✗ whose hint names what the run shows, and no answer, however ill-typed or buggy, makes
 a check raise.
 """
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 import simkit
 from simkit import workshop as check
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def refused(result, *words):
@@ -37,10 +43,12 @@ ANSWERS = {
     "safe_failing_schedules": (0, 3),
     "most_hurt": ("persist_token_on_fetch", "success_before_effect"),
     "stale_barrier": ("rejected", "overwrites"),
+    "after_rejected_barrier": ("reread", "refetch"),
     "refetch_after_lost_reply": ("no", "yes"),
     "unsafe_sink_repeats": ("90%", "10%"),
     "lost_reply_retry": ("receipt", "twice"),
     "double_ack_client": ("new_key_retry", "reset_on_409"),
+    "scan_done": ("no", "yes"),
 }
 
 
@@ -58,11 +66,68 @@ def test_zero_of_200_is_the_wilson_bound():
 
 
 @pytest.mark.parametrize("key", sorted(check.PREDICTIONS))
-def test_an_unanswered_prediction_reveals_nothing(key):
+def test_an_unanswered_prediction_names_its_variable_and_reveals_nothing(key):
     why = check.PREDICTIONS[key][3]
     text = repr(check.check_prediction(key, None))
-    assert text.startswith("✎ no prediction yet. Set my_prediction to ") and why not in text
+    assert text.startswith(f"✎ no prediction yet. Set {check.VARIABLES[key]} to ") and why not in text
     assert not check.check_prediction(key, None)
+
+
+def asked():
+    """(notebook, key, variable) of every ``check.check_prediction("key", variable)`` in the notebooks."""
+    found = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            found += [(path.name, key, name) for key, name in
+                      re.findall(r'check_prediction\("(\w+)", (\w+)\)', source)]
+    return found
+
+
+def test_every_question_names_the_variable_its_notebook_asks_it_in():
+    assert set(check.VARIABLES) == set(check.PREDICTIONS)
+    found = asked()
+    assert len(found) >= 19
+    assert [(nb, key, name) for nb, key, name in found if check.VARIABLES.get(key) != name] == []
+
+
+def test_the_notebooks_ask_every_question():
+    widgets = {key for path in NOTEBOOKS.glob("*.ipynb") for key in re.findall(r'check\.predict\(\\?"(\w+)',
+                                                                                path.read_text(encoding="utf-8"))}
+    assert {key for _nb, key, _name in asked()} | widgets == set(check.PREDICTIONS)
+    assert widgets and widgets <= set(check.CHOICES)          # a widget question offers its answers as buttons
+
+
+def test_the_local_scan_check_of_07_is_gone():
+    source = (NOTEBOOKS / "07_checkpoint_service.ipynb").read_text(encoding="utf-8")
+    assert "def check_prediction" not in source and 'check_prediction(\\"scan_done\\", scan_done)' in source
+
+
+@pytest.mark.parametrize("key", sorted(check.CHOICES))
+def test_a_widget_offers_the_answer_and_only_well_formed_answers(key):
+    choices = check.CHOICES[key]
+    assert len(set(choices)) == len(choices) >= 2
+    replies = [check.check_prediction(key, c) for c in choices]
+    assert sum(map(bool, replies)) == 1                        # exactly one of them is right
+    assert all(repr(r)[0] in "✓✗" for r in replies)            # and each is judged, none refused as ill-typed
+
+
+def test_the_prediction_widget_checks_the_answer_picked():
+    w = check.predict("after_crash_cursor")
+    assert [o for o, _ in w.choice.options] == ["C7", "C8"] and w.choice.value is None
+    w.button.click()                                           # nothing picked: nothing judged
+    assert w.reply is None
+    w.choice.value = "C8"
+    w.button.click()
+    assert not w.reply and repr(w.reply).startswith("✗ not 'C8'. The answer is C7")
+    w.choice.value = "C7"
+    w.button.click()
+    assert w.reply and repr(w.reply) == "✓ right. " + check.PREDICTIONS["after_crash_cursor"][3]
+
+
+def test_a_question_without_fixed_answers_is_no_widget():
+    with pytest.raises(ValueError, match="ask it with a variable"):
+        check.predict("replays_after_crash")
 
 
 @pytest.mark.parametrize("key", sorted(ANSWERS))
@@ -82,6 +147,7 @@ def test_a_wrong_prediction_gets_the_answer_and_the_reason(key):
 @pytest.mark.parametrize("key, spelled", [("lost_on_fetch", 107), ("lost_on_fetch", "107"),
                                           ("after_crash_cursor", "c7"), ("loses_without_crash", True),
                                           ("replays_after_crash", ["e106", "e104"]), ("stuck_ok", "No"),
+                                          ("scan_done", False), ("after_rejected_barrier", " Reread"),
                                           ("zero_of_200", 1.5), ("zero_of_200", 2)])
 def test_predictions_accept_the_usual_spellings(key, spelled):
     assert check.check_prediction(key, spelled)

@@ -1,0 +1,224 @@
+"""What simkit does, computed when asked: the run behind each prediction's answer (:data:`COMPUTE`), and the
+small scenarios the questions and exercises share. Nothing here is a stored answer."""
+from __future__ import annotations
+
+import copy
+import csv
+import functools
+
+import simkit
+from simkit.tools.explore import fault_free
+from simkit.viz import widgets
+
+from .reply import SWEEPS
+
+__all__ = ["BOUNDARY", "COMPUTE", "QUARANTINE_BEHAVIOURS"]
+
+
+@functools.cache
+def _walkthrough_trace():
+    return simkit.simulate(simkit.load("retry_walkthrough"), simkit.Consumer).trace.to_frame()
+
+
+def _after_crash_cursor() -> str:
+    df = _walkthrough_trace()
+    restart = df.index[df.step == "restart"][0]
+    return df[(df.index > restart) & (df.step == "fetch")].resume_cursor.iloc[0]
+
+
+def _lost_on_fetch() -> str:
+    lost = widgets.comparison_runs("persist_token_on_fetch")[1].verdict.lost
+    return lost[0] if len(lost) == 1 else "none"
+
+
+def _cursor_moves_at() -> str:
+    df = simkit.simulate(simkit.load("default"), simkit.Consumer).trace.to_frame()
+    steps = set(df[df.resume_cursor != df.resume_cursor.shift()].iloc[1:].step)
+    return "barrier" if steps == {"barrier"} else "/".join(sorted(steps))
+
+
+def _loses_without_crash() -> str:
+    run = simkit.simulate(fault_free(simkit.load("default")), simkit.resolve("persist_token_on_fetch"))
+    return "yes" if run.world.crashes == 0 and run.verdict.lost else "no"
+
+
+def _replays_after_crash() -> frozenset:
+    df = _walkthrough_trace()
+    restart = df.index[df.step == "restart"][0]
+    return frozenset(int(p) for p in df[(df.index > restart) & (df.step == "replay")].position)
+
+
+def _never_durable():
+    return simkit.parse({
+        "name": "retry_walkthrough_107_never_durable",
+        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1, "receipts": [104, 105]},
+        "pages": [{"cursor": "C7", "positions": [104, 106, 107], "next_cursor": "C8"},
+                  {"cursor": "C8", "positions": [], "next_cursor": "C8"}],
+        "events": [{"position": 107, "behavior": "transient", "failures": 1000}],
+        "timing": {"time_limit": 200.0}})
+
+
+def _stuck_107() -> str:
+    v = simkit.simulate(_never_durable(), simkit.Consumer).verdict
+    return "lost" if "e107" in v.lost else "pending" if "e107" in v.pending else "applied"
+
+
+def _stuck_ok() -> str:
+    return "yes" if simkit.simulate(_never_durable(), simkit.Consumer).verdict.ok else "no"
+
+
+def _prefix_at_crash() -> int:
+    from simkit.viz import plot
+    run = simkit.simulate(simkit.load("quarantine_boundary"), simkit.Consumer)
+    df = run.trace.to_frame()
+    crash_time = df.time[df.step == "crash"].iloc[0]
+    times, prefix = plot.durable_prefix(run)
+    return [p for t, p in zip(times, prefix) if t <= crash_time][-1]
+
+
+QUARANTINE_BEHAVIOURS = {
+    "retry_later": {"behavior": "transient", "failures": 3},
+    "operator_review": {"behavior": "review", "resolve_after": 30.0, "resolution": "quarantine"},
+    "reversible_hold": {"behavior": "hold", "release_after": 30.0},
+}
+#: Seed 000's quarantine boundary page: 210, 211, 212, with a receipt for 212 already durable.
+BOUNDARY = {
+    "initial": {"resume_cursor": "C21", "applied_position": 209, "checkpoint_version": 4, "receipts": [212]},
+    "pages": [{"cursor": "C21", "positions": [210, 211, 212], "next_cursor": "C22"},
+              {"cursor": "C22", "positions": [], "next_cursor": "C22"}],
+}
+
+
+def _in_memory_loses() -> frozenset:
+    lost = set()
+    for outcome, spec in QUARANTINE_BEHAVIOURS.items():
+        sc = simkit.parse({"name": f"boundary_{outcome}", **copy.deepcopy(BOUNDARY),
+                           "events": [{"position": 211, **spec}]})
+        if simkit.simulate(sc, simkit.resolve("in_memory_quarantine")).verdict.lost:
+            lost.add(outcome)
+    return frozenset(lost)
+
+
+def _watermark_crashes() -> int:
+    return widgets.comparison_runs("max_position_watermark")[1].world.crashes
+
+
+def _no_version_check_harm() -> str:
+    v = widgets.comparison_runs("no_version_check")[1].verdict
+    harms = [name for name, bad in (("lost", v.lost), ("duplicated", v.duplicated), ("regression", v.regressions))
+             if bad]
+    return harms[0] if len(harms) == 1 else "nothing" if not harms else "/".join(harms)
+
+
+def _crash_matrix_scenario():
+    return simkit.parse({
+        "name": "crash_matrix", "sink": "idempotent", "backfills": False,
+        "initial": {"resume_cursor": "C1"},
+        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+                  {"cursor": "C2", "positions": [4, 5], "next_cursor": "C3"},
+                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
+        "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}],
+    }, source="notebook 05")
+
+
+def _safe_failing_schedules() -> int:
+    from simkit.tools.explore import explore
+    return explore(_crash_matrix_scenario(), "safe", max_crashes=1).violations
+
+
+def _most_hurt() -> str:
+    fx = widgets.crash_effects(_crash_matrix_scenario(), simkit.SHORTCUTS)
+    points = {name: int((fx.xs(name, level="strategy").worse > 0).sum()) for name in simkit.SHORTCUTS}
+    return max(points, key=points.get)
+
+
+def _stale_barrier() -> str:
+    df = simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+    return "rejected" if (df[df.worker == 1].step == "barrier_rejected").any() else "overwrites"
+
+
+def _after_rejected_barrier() -> str:
+    df = simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+    mine = df[df.worker == 1]
+    rejected = mine.index[mine.step == "barrier_rejected"]
+    after = mine[mine.index > rejected[0]].step if len(rejected) else mine.step.iloc[0:0]
+    return {"load": "reread", "fetch": "refetch"}.get(after.iloc[0], "stop") if len(after) else "stop"
+
+
+def _refetch_after_lost_reply() -> str:
+    run = simkit.simulate(simkit.load("lost_barrier_reply"), simkit.Consumer)
+    return "yes" if [rec[3] for rec in run.world.provider.log].count("C1") > 1 else "no"
+
+
+def _sweep(name: str):
+    with open(SWEEPS / f"{name}_crash_rates.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _zero_of_200() -> float:
+    from simkit.tools.sweep import wilson
+    rows = [r for r in _sweep("crash_only") if r["strategy"] == "safe" and float(r["crash_rate"]) == 0.05]
+    lost = sum(int(r["lost"]) > 0 for r in rows)
+    return 100 * wilson(lost, len(rows))[1]
+
+
+def _unsafe_sink_repeats() -> str:
+    rows = [r for r in _sweep("crash_only_unsafe_sink") if r["strategy"] == "safe" and float(r["crash_rate"]) == 0.05]
+    share = 100 * sum(int(r["duplicated"]) > 0 for r in rows) / len(rows)
+    return min(("0%", "10%", "50%", "90%"), key=lambda c: abs(float(c[:-1]) - share))
+
+
+def _lost_reply_retry() -> str:
+    from simkit.service import DEV_SCOPE, DEV_TENANT, ManualClock, dev_service
+    from simkit.service.clients import WRITE
+    from simkit.service.transport import ModelTransport, ReplyLost
+    svc = dev_service(ManualClock())
+    api = ModelTransport(svc)
+    journal = svc.journal_id(DEV_TENANT, DEV_SCOPE)
+
+    def save(key, revision, seq, faults=()):
+        return api.post(WRITE, {"scope": DEV_SCOPE, "command": {
+            "contract_version": 1, "idempotency_key": key, "consumer_id": "context-cache",
+            "expected_revision": revision, "cursor": {"journal_id": journal, "sequence": seq}}}, faults=faults)
+
+    save("page-1", 0, 2)
+    try:
+        save("page-2", 1, 4, faults=("lose-reply",))
+    except ReplyLost:
+        pass
+    commits = len(svc.writes)
+    retry = save("page-2", 1, 4)
+    if retry.status == 409:
+        return "conflict"
+    return "twice" if len(svc.writes) > commits else "receipt"
+
+
+def _double_ack_client() -> str:
+    from simkit.service import run_service_scenario
+    doubled = [c for c in ("correct", "new_key_retry", "reset_on_409")
+               if run_service_scenario("checkpoint_service", c).verdict.duplicate_acks]
+    return doubled[0] if len(doubled) == 1 else "/".join(doubled)
+
+
+def _scan_done() -> str:
+    from simkit.service import DEV_SCOPE, ManualClock, dev_service
+    from simkit.service.clients import QUERY
+    from simkit.service.transport import ModelTransport
+    page = ModelTransport(dev_service(ManualClock())).post(QUERY, {
+        "contract_version": 1, "scope": DEV_SCOPE, "filter": {"limit": 2, "scan_limit": 2, "next_after": None}})
+    return "yes" if page["next_after"] is None else "no"
+
+
+#: question key -> the function that computes its answer from a run made now
+COMPUTE = {
+    "after_crash_cursor": _after_crash_cursor, "lost_on_fetch": _lost_on_fetch,
+    "cursor_moves_at": _cursor_moves_at, "loses_without_crash": _loses_without_crash,
+    "replays_after_crash": _replays_after_crash, "stuck_107": _stuck_107, "stuck_ok": _stuck_ok,
+    "prefix_at_crash": _prefix_at_crash, "in_memory_loses": _in_memory_loses,
+    "watermark_crashes": _watermark_crashes, "no_version_check_harm": _no_version_check_harm,
+    "safe_failing_schedules": _safe_failing_schedules, "most_hurt": _most_hurt,
+    "stale_barrier": _stale_barrier, "after_rejected_barrier": _after_rejected_barrier,
+    "refetch_after_lost_reply": _refetch_after_lost_reply, "lost_reply_retry": _lost_reply_retry,
+    "double_ack_client": _double_ack_client, "scan_done": _scan_done,
+    "zero_of_200": _zero_of_200, "unsafe_sink_repeats": _unsafe_sink_repeats,
+}
