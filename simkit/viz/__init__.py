@@ -5,7 +5,7 @@ module        owns
 ============  ==========================================================================================
 plot          the figures' names in one place (``plot.timeline``, ``plot.fates``, ...): re-exports only
 style         colours, the label box, how many marks are labelled, how a token is abbreviated
-facts         what a timeline draws from ground truth: pages held in memory, events at risk, final losses
+facts         the facts' old view names (each defined once, in truth/derived and judge/facts)
 timeline      the timeline (durable checkpoint against the worker's memory) and timelines side by side
 legend        the timeline's grouped legend
 fates         the event-fates grid
