@@ -23,7 +23,7 @@ FLAGS = {
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
-    "repeat": "--repeat",
+    "repeat": "--repeat", "timeout": "--timeout",
 }
 
 

@@ -47,10 +47,12 @@ from simkit.world import provider as providers
 
 from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
 
-__all__ = ["LiveRun", "Supervisor", "integrity", "live", "live_details", "live_summary"]
+__all__ = ["LiveRun", "MAX_SECONDS", "Supervisor", "integrity", "live", "live_details", "live_summary"]
 
 #: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
 MAX_BARREN_DEATHS = 5
+#: The longest ``timeout`` or ``max_delay`` a live run takes: 11.6 days, well inside what select() and sleep() accept.
+MAX_SECONDS = 10**6
 
 
 # -- the supervisor -------------------------------------------------------------------------------------------
@@ -243,8 +245,9 @@ class LiveRun:
     deaths: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        """CONTRACT §6's fields (``crashes`` are the kills and the unplanned deaths), plus ``kills``,
-        ``unplanned_deaths`` and ``integrity``."""
+        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills and
+        the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and ``starts``
+        (docs/cli.md, "simkit live")."""
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
                 **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
                 "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
@@ -292,7 +295,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         seed: the provider's seed and the kill schedule's (default: the scenario's).
         max_delay: random mode, the longest a worker runs before its kill, in seconds (default: twice the
             median time per page barrier, measured as the run goes).
-        at: point mode, the crash points (CONTRACT §2) to kill at instead of random instants.
+        at: point mode, the crash points (docs/vocabulary.md, "Crash points") to kill at instead of random
+            instants.
         folder: where the database files go (default: a temporary folder, removed afterwards).
         timeout: seconds before the run is cut off (``completed`` is then false).
 
@@ -305,6 +309,10 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         raise SimkitError(f"max_delay {max_delay}: must be a finite number", param="max_delay")
     if max_delay is not None and max_delay <= 0:
         raise SimkitError(f"max_delay {max_delay}: must be positive", param="max_delay")
+    if max_delay is not None and max_delay > MAX_SECONDS:
+        raise SimkitError(f"max_delay {max_delay}: must be at most {MAX_SECONDS} seconds", param="max_delay")
+    if not (0 < timeout <= MAX_SECONDS):        # the selector's and the clock's limits are near 2**31 ms
+        raise SimkitError(f"timeout {timeout}: must be positive and at most {MAX_SECONDS} seconds", param="timeout")
     for point in at:
         if point not in CRASH_POINTS:
             raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")

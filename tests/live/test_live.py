@@ -103,6 +103,9 @@ def test_json_output_has_the_contract_fields_and_kills(tmp_path):
     (["--kills", "1", "--max-delay", "0"], "--max-delay 0.0: must be positive"),
     (["--kills", "1", "--max-delay", "nan"], "--max-delay nan: must be a finite number"),
     (["--kills", "1", "--max-delay", "inf"], "--max-delay inf: must be a finite number"),
+    # select() and sleep() cannot wait that long: an OverflowError traceback before
+    (["--kills", "1", "--max-delay", "1e300"], "--max-delay 1e+300: must be at most 1000000 seconds"),
+    (["--kills", "1", "--timeout", "1e308"], "--timeout 1e+308: must be positive and at most 1000000 seconds"),
     ([], "the following arguments are required: --kills"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
