@@ -17,7 +17,8 @@ __all__ = ["COMMANDS", "DEFAULT_PORT", "FLAGS", "add_parsers", "cmd_serve", "cmd
 DEFAULT_PORT = 8004
 #: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
 FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
-         "grants": "--grant", "faults": "--fault", "version": "--version"}
+         "grants": "--grant", "faults": "--fault", "version": "--version", "max_crashes": "--max-crashes",
+         "lost_replies": "--lost-responses", "horizon": "--horizon"}
 
 
 def add_parsers(sub) -> None:
@@ -50,9 +51,11 @@ def add_parsers(sub) -> None:
                         "runs all three side by side)")
     p.add_argument("--explore", action="store_true",
                    help="run every schedule of up to --max-crashes crashes and --lost-responses lost write replies")
-    p.add_argument("--max-crashes", type=int, default=2)
-    p.add_argument("--lost-responses", type=int, default=1)
-    p.add_argument("--horizon", type=int, default=3, help="occurrences of each crash point / write to try")
+    p.add_argument("--max-crashes", type=int, default=2, metavar="K", help="crashes per schedule, 0-50 (default: 2)")
+    p.add_argument("--lost-responses", type=int, default=1, metavar="L",
+                   help="lost write replies per schedule, 0-50 (default: 1)")
+    p.add_argument("--horizon", type=int, default=3, metavar="N",
+                   help="occurrences of each crash point / write to try (default: 3)")
     p.add_argument("--with-scenario-faults", action="store_true",
                    help="explore on top of the scenario's own lost replies and crashes (default: without them)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
@@ -111,27 +114,32 @@ def cmd_service(args) -> int:
 
 def _explore(args, sc, clients: list[str]) -> int:
     """``simkit service --explore``: every schedule per client, and the first failing one."""
-    from .config import ServiceConfigError
     from .sim import explore_service
-    if min(args.max_crashes, args.lost_responses, args.horizon) < 0:
-        raise ServiceConfigError("--max-crashes, --lost-responses and --horizon must not be negative")
     out = []
     for name in clients:
-        with flagged():
-            runs = list(explore_service(sc, name, args.version, args.max_crashes, args.lost_responses, args.horizon,
-                                        args.with_scenario_faults, args.store))
-        failing = [r for r in runs if not r.verdict.ok]
-        out.append({"client": name, "runs": len(runs), "failing": len(failing),
-                    "first_failing": None if not failing else {
-                        "crashes": [list(c) for c in failing[0].world.sc.crashes],
-                        "lost_writes": [list(x) for x in failing[0].world.sc.lost_writes],
-                        **failing[0].verdict.as_dict()}})
+        with flagged():                 # a bound out of range: one line naming its flag, before any run
+            out.append(_tally(name, explore_service(sc, name, args.version, args.max_crashes, args.lost_responses,
+                                                    args.horizon, args.with_scenario_faults, args.store)))
     if args.json:
         print(json.dumps({"scenario": sc.name, "explore": out}))
     else:
         for o in out:
             print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
     return 0
+
+
+def _tally(client: str, runs) -> dict:
+    """How many ``runs`` there were, how many failed, and the first failing one; a run is dropped once counted
+    (memory stays flat however many schedules there are)."""
+    count, failing, first = 0, 0, None
+    for r in runs:
+        count += 1
+        if not r.verdict.ok:
+            failing += 1
+            if first is None:
+                first = {"crashes": [list(c) for c in r.world.sc.crashes],
+                         "lost_writes": [list(x) for x in r.world.sc.lost_writes], **r.verdict.as_dict()}
+    return {"client": client, "runs": count, "failing": failing, "first_failing": first}
 
 
 def _shown(items: list, n: int) -> str:

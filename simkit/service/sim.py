@@ -7,7 +7,6 @@ answered here too.
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field, replace
 
 from .checkpoints import STORES
@@ -18,9 +17,13 @@ from .verdict import ServiceVerdict, acknowledged_twice, broken_receipts, effect
 
 __all__ = [
     "CRASH_POINTS", "RECORD_STATES", "SCENARIOS", "ServiceRun", "ServiceScenario", "ServiceVerdict", "ServiceWorld",
-    "acknowledged_twice", "broken_receipts", "effect_fate", "explore_service", "judge", "missed_records",
-    "run_service_scenario", "scenario",
+    "MAX_FAULTS", "acknowledged_twice", "broken_receipts", "effect_fate", "explore_service", "judge",
+    "missed_records", "run_service_scenario", "scenario",
 ]
+
+#: The most crashes, and the most lost replies, in one explored schedule: ``simkit explore``'s bound
+#: (:data:`simkit.tools.explore.MAX_FAULTS`, which this layer cannot import).
+MAX_FAULTS = 50
 
 
 @dataclass
@@ -68,16 +71,73 @@ def explore_service(name="checkpoint_service", client: str = "correct", version:
                     store: str | None = None):
     """Every combination of up to ``max_crashes`` crashes of worker 1, the client under test (each crash point,
     occurrences 1..``horizon``), and up to ``lost_replies`` lost replies to its checkpoint writes (occurrences
-    1..``horizon``). Yields runs. As in :func:`simkit.tools.explore.explore`, the scenario's own lost replies and
-    crashes are dropped, unless ``keep_faults``: then every schedule adds to them. Its ``server_crashes`` are its
-    premise and always kept; ``store`` overrides its store."""
+    1..``horizon``). Returns an iterator of runs. As in :func:`simkit.tools.explore.explore`, the scenario's own lost
+    replies and crashes are dropped, unless ``keep_faults``: then every schedule adds to them. Its ``server_crashes``
+    are its premise and always kept; ``store`` overrides its store.
+
+    ``max_crashes`` and ``lost_replies`` are 0..:data:`MAX_FAULTS`, ``horizon`` at least 0 (else a
+    :class:`ServiceConfigError` naming the parameter, before any run). The schedules are made as they run, never
+    listed up front: a huge ``horizon`` costs time, not memory.
+    """
+    for param, bound, k in (("max_crashes", max_crashes, "K"), ("lost_replies", lost_replies, "L"),
+                            ("horizon", horizon, None)):
+        if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
+            raise ServiceConfigError(f"{param} {bound!r}: must be a whole number, at least 0", param=param)
+        if k and bound > MAX_FAULTS:
+            raise ServiceConfigError(f"{param} {bound}: at most {MAX_FAULTS}, as in simkit explore (schedules grow "
+                                     f"as occurrences ** {k})", param=param)
     sc = scenario(name)
+    return _schedules(sc, client, version, max_crashes, lost_replies, horizon, keep_faults, store)
+
+
+def _schedules(sc: ServiceScenario, client, version, max_crashes, lost_replies, horizon, keep_faults, store):
     base_lost, base_crashes = (sc.lost_writes, sc.crashes) if keep_faults else ((), ())
-    points = [(1, p, n) for p in CRASH_POINTS for n in range(1, horizon + 1) if (1, p, n) not in base_crashes]
-    losses = [(1, n) for n in range(1, horizon + 1) if (1, n) not in base_lost]
+    points = _Occurrences(tuple((p,) for p in CRASH_POINTS), horizon, base_crashes)
+    losses = _Occurrences(((),), horizon, base_lost)
     for k in range(max_crashes + 1):
-        for crashes in itertools.combinations(points, k):
+        for crashes in _combinations(points, k):
             for j in range(lost_replies + 1):
-                for lost in itertools.combinations(losses, j):
+                for lost in _combinations(losses, j):
                     yield run_service_scenario(sc, client, version, lost_writes=base_lost + lost,
                                                crashes=base_crashes + crashes, store=store)
+
+
+class _Occurrences:
+    """The faults ``(1, *key, n)`` of worker 1 for each key (in order) and n = 1..``horizon``, except those in
+    ``skip``: a sequence computed item by item, never built, so its length may be any number."""
+
+    def __init__(self, keys: tuple[tuple, ...], horizon: int, skip):
+        self.keys, self.horizon = keys, horizon
+        at = {key: i for i, key in enumerate(keys)}
+        #: positions of the skipped faults in the full grid, ascending
+        self.holes = sorted({at[f[1:-1]] * horizon + f[-1] - 1 for f in skip
+                             if f[0] == 1 and f[1:-1] in at and 1 <= f[-1] <= horizon})
+
+    def __len__(self) -> int:
+        return len(self.keys) * self.horizon - len(self.holes)
+
+    def __getitem__(self, i: int) -> tuple:
+        for hole in self.holes:                 # the i-th position that is not a hole
+            if hole > i:
+                break
+            i += 1
+        key, n = divmod(i, self.horizon)
+        return (1, *self.keys[key], n + 1)
+
+
+def _combinations(pool, k: int):
+    """``itertools.combinations(pool, k)``, in the same order, without copying ``pool`` (a sequence) first."""
+    n = len(pool)
+    if k > n:
+        return
+    idx = list(range(k))
+    while True:
+        yield tuple(pool[i] for i in idx)
+        for i in reversed(range(k)):
+            if idx[i] != i + n - k:
+                break
+        else:
+            return
+        idx[i] += 1
+        for j in range(i + 1, k):
+            idx[j] = idx[j - 1] + 1

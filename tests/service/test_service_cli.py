@@ -283,3 +283,144 @@ def test_run_service_scenario_names_its_parameters():
 def test_the_cli_names_its_flags(capsys, argv, err):
     assert main(argv + (["--port", "0"] if argv[0] == "serve" else [])) == 2
     assert capsys.readouterr().err == f"simkit: {err}\n"
+
+
+# -- the audit's findings: bounds, shortened echoes, credentials no client could present ---------------------------
+@pytest.fixture
+def no_server(monkeypatch):
+    """``simkit serve`` input that used to be accepted would start a server and block: fail instead."""
+    from simkit.service import http
+    monkeypatch.setattr(http, "serve", lambda *args, **kwargs: pytest.fail("simkit serve started a server"))
+
+
+@pytest.mark.parametrize("flags, err", [
+    (["--max-crashes", "1000"], "--max-crashes 1000: at most 50, as in simkit explore (schedules grow as "
+                                "occurrences ** K)"),
+    (["--max-crashes", "51"], "--max-crashes 51: at most 50, as in simkit explore (schedules grow as "
+                              "occurrences ** K)"),
+    (["--lost-responses", "99999"], "--lost-responses 99999: at most 50, as in simkit explore (schedules grow as "
+                                    "occurrences ** L)"),
+    (["--max-crashes", "-1"], "--max-crashes -1: must be a whole number, at least 0"),
+    (["--horizon", "-1"], "--horizon -1: must be a whole number, at least 0"),
+])
+def test_service_explore_bounds_are_simkit_explores(capsys, flags, err):
+    """``--max-crashes 1000`` and ``--lost-responses 99999`` were accepted (``simkit explore`` caps both at 50)."""
+    assert main(["service", "checkpoint_service", "--explore", *flags]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"simkit: {err}\n"
+
+
+def test_service_explore_with_a_huge_horizon_allocates_nothing_up_front():
+    """``--horizon 99999999999`` listed every (point, occurrence) before the first run and grew to 8 GB; now the
+    schedules are made as they run. Under a 1 GiB address-space limit, the first three run at once."""
+    code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+            "from simkit.service.sim import explore_service\n"
+            "runs = explore_service('checkpoint_service', 'correct', None, 2, 1, 99999999999)\n"
+            "print([next(runs).verdict.ok for _ in range(3)])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[True, True, True]\n"), done.stderr[-500:]
+
+
+def test_service_explore_keeps_no_run_once_counted():
+    """The command line listed every run before counting them: memory grew with the number of schedules."""
+    import gc
+    import weakref
+    from types import SimpleNamespace
+
+    from simkit.service.cli import _tally
+
+    class Run:
+        def __init__(self, ok):
+            self.verdict = SimpleNamespace(ok=ok, as_dict=lambda: {"ok": ok})
+            self.world = SimpleNamespace(sc=SimpleNamespace(crashes=((1, "p", 1),), lost_writes=()))
+
+    alive = []
+
+    def runs():
+        for ok in (True, False, True, False):
+            run = Run(ok)
+            alive.append(weakref.ref(run))
+            yield run
+            del run
+            gc.collect()
+            assert [ref() for ref in alive[:-1]] == [None] * (len(alive) - 1)      # every earlier run is gone
+
+    assert _tally("c", runs()) == {"client": "c", "runs": 4, "failing": 2, "first_failing": {
+        "crashes": [[1, "p", 1]], "lost_writes": [], "ok": False}}
+
+
+def test_service_explore_makes_the_same_schedules_in_the_same_order():
+    """The lazy schedules are :func:`itertools.combinations` of the old lists, in their order."""
+    import itertools
+
+    from simkit.service import sim
+    sc = sim.scenario("checkpoint_service")
+    points = [(1, p, n) for p in sim.CRASH_POINTS for n in (1, 2, 3)]
+    losses = [(1, n) for n in (1, 2, 3) if (1, n) not in sc.lost_writes]
+    pool = sim._Occurrences(tuple((p,) for p in sim.CRASH_POINTS), 3, ((1, sim.CRASH_POINTS[1], 2), (2, "x", 1)))
+    assert [pool[i] for i in range(len(pool))] == [p for p in points if p != (1, sim.CRASH_POINTS[1], 2)]
+    lost = sim._Occurrences(((),), 3, sc.lost_writes)
+    for k in range(4):
+        assert list(sim._combinations(lost, k)) == list(itertools.combinations(losses, k))
+        assert list(sim._combinations(pool, k)) == list(itertools.combinations([pool[i] for i in range(len(pool))], k))
+
+
+@pytest.mark.parametrize("scope, problem", [
+    ("[" * 3000, "scope nests arrays or objects too deeply to read (a scope is one flat object)"),
+    ("[" * 100 + "]" * 100, "scope must be a JSON object"),
+    ('{"project_id": "' + "p" * 5000 + '"}', "scope: missing field 'mission_id'"),
+], ids=["3000-levels", "100-levels", "long"])
+def test_a_bad_grant_scope_is_one_short_line(capsys, no_server, scope, problem):
+    """``--grant dev=memory_read@[[[…`` (3,000 levels) was a RecursionError traceback; 100 levels were echoed
+    whole in the error line."""
+    assert main(["serve", "--port", "0", "--grant", f"dev=memory_read@{scope}"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("simkit: --grant 'dev=memory_read@")
+    assert captured.err.count("\n") == 1 and len(captured.err) < 250, captured.err
+    assert captured.err.endswith(f": {problem}\n"), captured.err
+
+
+@pytest.mark.parametrize("argv, err", [
+    (["--operator", ""], "--operator '': a credential is one token without spaces or control characters"),
+    (["--operator", " "], "--operator ' ': a credential is one token without spaces or control characters"),
+    (["--credential", " =bob"], "--credential ' =bob': a credential is one token without spaces or control "
+                                "characters"),
+    (["--credential", "two words=bob"], "--credential 'two words=bob': a credential is one token without spaces or "
+                                        "control characters"),
+    (["--credential", "é=bob"], "--credential 'é=bob': a credential is ASCII (an Authorization header carries no "
+                                "other characters as sent)"),
+    (["--operator", "op-é"], "--operator 'op-é': a credential is ASCII (an Authorization header carries no other "
+                             "characters as sent)"),
+])
+def test_a_credential_no_client_could_present_is_refused_at_start_up(capsys, no_server, argv, err):
+    """A blank token, or one with spaces or non-ASCII characters, can never authenticate (the header loses the
+    spaces; the server reads it as Latin-1): ``--credential ' =bob'`` and ``'é=bob'`` started a server whose
+    subject could never call it. (``--operator ''`` was already refused; kept here as the audit's case.)"""
+    assert main(["serve", "--port", "0", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"simkit: {err}\n"
+
+
+@pytest.mark.parametrize("credentials", ['[" "]', '["two words"]', '["tok\\u00e9"]', '["ok", "\\ttab"]'])
+def test_a_config_credential_no_client_could_present_is_refused(tmp_path, capsys, no_server, credentials):
+    """An operator whose only credential is blank started the server with the operator routes on, and nobody could
+    ever call them."""
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text(f'[[subjects]]\nid = "ops"\ncredentials = {credentials}\nroles = ["operator"]\n')
+    assert main(["serve", "--port", "0", "--config", str(cfg)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"simkit: {cfg}: subjects[0].credentials[")
+    assert captured.err.count("\n") == 1 and "a credential is " in captured.err
+
+
+@pytest.mark.parametrize("fault, err", [
+    ("corrupt-journal@query", "corrupt-journal cannot strike @query; it applies to @changes only"),
+    ("corrupt-journal@write", "corrupt-journal cannot strike @write; it applies to @changes only"),
+    ("corrupt-checkpoint@changes", "corrupt-checkpoint cannot strike @changes; it applies to @read or @write only"),
+    ("corrupt-checkpoint@query#2", "corrupt-checkpoint cannot strike @query; it applies to @read or @write only"),
+    ("crash-mid-write@read", "crash-mid-write cannot strike @read; it applies to @write only"),
+])
+def test_a_start_up_fault_its_route_cannot_honour_is_refused(capsys, no_server, fault, err):
+    """``--fault corrupt-journal@query`` started, and the fault was silently never injected."""
+    assert main(["serve", "--port", "0", "--fault", fault]) == 2
+    assert capsys.readouterr().err == f"simkit: --fault {fault!r}: {err}\n"
