@@ -11,12 +11,24 @@ from dataclasses import dataclass, field
 from . import contract as C
 from .contract import ServiceError
 
-__all__ = ["NEEDS", "Access", "Subject"]
+__all__ = ["NEEDS", "Access", "Subject", "credential_problem"]
 
 #: The capabilities each operation of :data:`simkit.service.checkpoints.ROUTES` needs on the exact scope.
 NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_READ}),
          "read": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT}),
          "write": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT})}
+
+
+def credential_problem(token: str) -> str | None:
+    """Why no client could present ``token`` as a credential, or ``None``: it must be one token of visible ASCII
+    characters. ``Authorization: Bearer <token>`` (:func:`simkit.service.contract.bearer`) loses spaces around the
+    token, a header cannot carry control characters, and the server reads header bytes as Latin-1, so a UTF-8
+    token arrives as other characters: any other token could never authenticate over HTTP."""
+    if not token or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in token):
+        return "a credential is one token without spaces or control characters"
+    if not token.isascii():
+        return "a credential is ASCII (an Authorization header carries no other characters as sent)"
+    return None
 
 
 @dataclass

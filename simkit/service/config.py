@@ -36,31 +36,36 @@ append to any namespace's journal), which exist only when some subject holds it;
 ``operator`` role. No subject is an operator by default.
 
 Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``query``, ``read``,
-``write`` (default any; ``crash-mid-write`` is for ``write`` only, and its default), N the n-th matching request
-(default 1, ``*`` every one); a request counts only once it has passed authentication and authorization, and a
-rejected one gets no fault.
+``write`` that can honour it (:data:`simkit.service.contract.FAULT_OPS`: ``corrupt-checkpoint`` ``read`` and
+``write``, ``corrupt-journal`` ``changes``, ``crash-mid-write`` ``write``; default every such route), N the n-th
+matching request (default 1, ``*`` every one); a request counts only once it has passed authentication and
+authorization, and a rejected one gets no fault.
 """
 from __future__ import annotations
 
 import json
+import os
+import stat
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 from simkit.errors import SimkitError
 
 from . import contract as C
+from .access import credential_problem
 from .checkpoints import STORES, CheckpointService, ManualClock
 
 __all__ = [
-    "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "MAX_CONFIG_CHANGES",
-    "FaultSpec", "ServiceConfigError", "apply_config", "build_service", "dev_service", "has_operator", "load_config",
-    "parse_credential_flag", "parse_fault", "parse_grant_flag",
+    "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_CHANGES", "FaultSpec", "ServiceConfigError", "apply_config", "build_service", "dev_service",
+    "has_operator", "load_config", "parse_credential_flag", "parse_fault", "parse_grant_flag",
 ]
 
 DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}
 DEV_TENANT = "tenant"
 MAX_CONFIG_CHANGES = 100_000
+#: The largest config file read (a config of a few subjects is a few KiB; scenario files may be 64 MiB).
+MAX_CONFIG_BYTES = 1024 * 1024
 DEV_CHANGES = (("created", "note-1"), ("created", "note-2"), ("updated", "note-1"), ("derived", "summary-1"),
                ("reviewed", "note-2"))
 #: Records from before the dev journal, (record id, state): ``deleted`` a tombstone, ``private`` private to subject
@@ -83,7 +88,8 @@ class ServiceConfigError(SimkitError, ValueError):
 
 @dataclass(frozen=True)
 class FaultSpec:
-    """Inject ``kind`` into the ``nth`` request on ``route`` (``None``: any route; ``nth`` 0: every one)."""
+    """Inject ``kind`` into the ``nth`` request on ``route`` (``None``: any route that can honour ``kind``,
+    :data:`simkit.service.contract.FAULT_OPS`; ``nth`` 0: every one)."""
 
     kind: str
     route: str | None = None
@@ -91,14 +97,18 @@ class FaultSpec:
 
 
 def parse_fault(text: str, where: str = "faults") -> FaultSpec:
-    """A fault spec ``KIND[@ROUTE][#N]``; errors start with ``where`` (a parameter, or a config file's key)."""
+    """A fault spec ``KIND[@ROUTE][#N]``; errors start with ``where`` (a parameter, or a config file's key).
+
+    ROUTE must be one that can honour KIND (:data:`simkit.service.contract.FAULT_OPS`), and is that one when only
+    one can (``crash-mid-write``: ``write``; ``corrupt-journal``: ``changes``)."""
     spec, _, nth = text.strip().partition("#")
     kind, _, route = spec.partition("@")
+    shown = f"{where} {C.show(text)}"
     if kind not in FAULT_KINDS:
-        raise ServiceConfigError(f"{where} {text!r}: unknown fault {kind!r}; one of {', '.join(FAULT_KINDS)}",
+        raise ServiceConfigError(f"{shown}: unknown fault {C.show(kind)}; one of {', '.join(FAULT_KINDS)}",
                                  param=where)
     if route and route not in FAULT_ROUTES:
-        raise ServiceConfigError(f"{where} {text!r}: unknown route {route!r}; one of {', '.join(FAULT_ROUTES)}",
+        raise ServiceConfigError(f"{shown}: unknown route {C.show(route)}; one of {', '.join(FAULT_ROUTES)}",
                                  param=where)
     if nth == "*":
         n = 0
@@ -108,14 +118,13 @@ def parse_fault(text: str, where: str = "faults") -> FaultSpec:
         except ValueError:
             n = -1
         if n < 1:
-            raise ServiceConfigError(f"{where} {text!r}: occurrence after '#' must be a positive integer or '*'",
+            raise ServiceConfigError(f"{shown}: occurrence after '#' must be a positive integer or '*'",
                                      param=where)
-    if kind == "crash-mid-write":
-        if route not in ("", "write"):
-            raise ServiceConfigError(f"{where} {text!r}: crash-mid-write applies to checkpoint writes only (@write)",
-                                     param=where)
-        route = "write"
-    return FaultSpec(kind, route or None, n)
+    ops = C.FAULT_OPS[kind]
+    if route and route not in ops:
+        raise ServiceConfigError(f"{shown}: {kind} cannot strike @{route}; it applies to "
+                                 f"{' or '.join('@' + op for op in ops)} only", param=where)
+    return FaultSpec(kind, route or (ops[0] if len(ops) == 1 else None), n)
 
 
 def _scope(value, where: str) -> dict:
@@ -125,7 +134,7 @@ def _scope(value, where: str) -> dict:
           "agent_id": value.get("agent_id"), "visibility": value.get("visibility", "shared")}
     extra = set(value) - set(sc)
     if extra:
-        raise ServiceConfigError(f"{where}: unknown scope key {sorted(extra)[0]!r}")
+        raise ServiceConfigError(f"{where}: unknown scope key {C.show(sorted(extra)[0])}")
     try:
         C.scope(sc)
     except C.ServiceError as exc:
@@ -185,6 +194,13 @@ def _strings(table: dict, key: str, where: str) -> list[str]:
     return value
 
 
+def _token(token: str, where: str, param: str | None = None) -> None:
+    """One :class:`ServiceConfigError` for a credential no client could present (:func:`credential_problem`)."""
+    problem = credential_problem(token)
+    if problem:
+        raise ServiceConfigError(f"{where}: {problem}", param=param)
+
+
 def _issue(svc: CheckpointService, token: str, subject: str, where: str, param: str | None = None) -> None:
     """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
     (issuing it again would silently take it from its holder)."""
@@ -217,7 +233,8 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     grants = _tables(s, "grants", w)
     svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
     for key, tokens in (("credentials", credentials), ("revoked", revoked)):
-        for token in tokens:
+        for k, token in enumerate(tokens):
+            _token(token, f"{w}.{key}[{k}]")
             _issue(svc, token, sid, f"{w}.{key}")
     for token in revoked:
         svc.revoke(token)
@@ -263,12 +280,31 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     return [parse_fault(f, f"{where}: faults") for f in faults]
 
 
-def load_config(path: str) -> dict:
-    """The parsed TOML file, or one :class:`ServiceConfigError` line naming the file and the problem."""
+_FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device", "b": "a block device", "s": "a socket"}
+
+
+def _read_config(path: str) -> bytes:
+    """The bytes of a regular file of at most :data:`MAX_CONFIG_BYTES`, else one :class:`ServiceConfigError`.
+    Opened without blocking, and checked before it is read: a FIFO waits for a writer, ``/dev/zero`` never ends."""
     try:
-        raw = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            raise ServiceConfigError(f"{path}: is {_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, "
+                                     f"not a regular file; a config is a TOML file")
+        with os.fdopen(fd, "rb") as f:
+            raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ServiceConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes (1 MiB), the limit of a config file")
+    return raw
+
+
+def load_config(path: str) -> dict:
+    """The parsed TOML file, or one :class:`ServiceConfigError` line naming the file and the problem."""
+    raw = _read_config(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -287,7 +323,7 @@ def parse_credential_flag(text: str) -> tuple[str, str]:
     """``TOKEN=SUBJECT`` (``--credential``; an item of :func:`build_service`'s ``credentials``)."""
     token, sep, subject = text.partition("=")
     if not sep or not token or not subject:
-        raise ServiceConfigError(f"credentials {text!r}: expected TOKEN=SUBJECT", param="credentials")
+        raise ServiceConfigError(f"credentials {C.show(text)}: expected TOKEN=SUBJECT", param="credentials")
     return token, subject
 
 
@@ -297,19 +333,23 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
     subject, sep, rest = text.partition("=")
     caps_text, _, scope_text = rest.partition("@")
     caps = [c for c in caps_text.split(",") if c]
+    shown = f"grants {C.show(text)}"                 # the value cut short: a scope may be any length
     if not sep or not subject or not caps or not set(caps) <= set(C.CAPABILITIES):
-        raise ServiceConfigError(f"grants {text!r}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
+        raise ServiceConfigError(f"{shown}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
                                  f"{', '.join(C.CAPABILITIES)}", param="grants")
     if not scope_text:
         return subject, caps, dict(DEV_SCOPE)
     try:
         sc = json.loads(scope_text)
     except ValueError:
-        raise ServiceConfigError(f"grants {text!r}: scope is not JSON", param="grants") from None
+        raise ServiceConfigError(f"{shown}: scope is not JSON", param="grants") from None
+    except RecursionError:
+        raise ServiceConfigError(f"{shown}: scope nests arrays or objects too deeply to read (a scope is one flat "
+                                 f"object)", param="grants") from None
     try:
         C.scope(sc)
     except C.ServiceError as exc:
-        raise ServiceConfigError(f"grants {text!r}: {exc.message}", param="grants") from None
+        raise ServiceConfigError(f"{shown}: {exc.message}", param="grants") from None
     return subject, caps, sc
 
 
@@ -323,20 +363,21 @@ def build_service(clock=None, config: str | None = None, credentials=(), grants=
     ``store``: one of :data:`simkit.service.checkpoints.STORES`. An error names the parameter (or the config file).
     """
     if store not in STORES:
-        raise ServiceConfigError(f"store {store!r}: one of {', '.join(STORES)}", param="store")
+        raise ServiceConfigError(f"store {C.show(store)}: one of {', '.join(STORES)}", param="store")
     svc = dev_service(clock, store=store)
     specs: list[FaultSpec] = []
     if config:
         specs += apply_config(svc, load_config(config), config)
     for text in credentials:
         token, subject = parse_credential_flag(text)
+        _token(token, f"credentials {C.show(text)}", "credentials")
         svc.add_subject(subject, DEV_TENANT)
-        _issue(svc, token, subject, f"credentials {text!r}", "credentials")
+        _issue(svc, token, subject, f"credentials {C.show(text)}", "credentials")
     for text in grants:
         subject, caps, sc = parse_grant_flag(text)
         if subject not in svc.subjects:
-            raise ServiceConfigError(f"grants {text!r}: unknown subject {subject!r}; give it a credential first",
-                                     param="grants")
+            raise ServiceConfigError(f"grants {C.show(text)}: unknown subject {C.show(subject)}; give it a "
+                                     f"credential first", param="grants")
         svc.grant(subject, sc, caps)
     if operator is not None:
         _add_operator(svc, operator)
@@ -346,11 +387,9 @@ def build_service(clock=None, config: str | None = None, credentials=(), grants=
 
 def _add_operator(svc: CheckpointService, token: str) -> None:
     """Subject ``operator`` with credential ``token`` and the ``operator`` role."""
-    if not token.strip() or token != token.strip() or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in token):
-        raise ServiceConfigError(f"operator {token!r}: a credential is one token without spaces or control "
-                                 f"characters", param="operator")
+    _token(token, f"operator {C.show(token)}", "operator")
     svc.add_subject("operator", DEV_TENANT)
-    _issue(svc, token, "operator", f"operator {token!r}", "operator")
+    _issue(svc, token, "operator", f"operator {C.show(token)}", "operator")
     svc.give_role("operator", C.OPERATOR)
 
 
