@@ -7,9 +7,10 @@ body and returns a :class:`Reply`; the HTTP server (``simkit serve``) is a thin 
 tests drive both through the same calls.
 
 Order of checks on every call: size (413) → credential (401) → shape (400) → capability and grant for the
-exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds (400) → injected faults →
-state (404 / 409 / 500). A rejected call changes no state: a fault is injected only into a call that passed every
-check before it, and only a subject with the ``inject_faults`` role may ask for one.
+exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds this route can honour (400,
+:data:`~simkit.service.contract.FAULT_OPS`) → injected faults → state (404 / 409 / 500). A rejected call changes
+no state: a fault is injected only into a call that passed every check before it, and only a subject with the
+``inject_faults`` role may ask for one.
 
 Routes (:data:`ROUTES`; bodies in :mod:`simkit.service.contract`, their OpenAPI models in
 :mod:`simkit.service.schema`):
@@ -130,6 +131,10 @@ class CheckpointService(Access, Maintenance):
         self._seq = 0
         self._journal_count = 0
 
+    @property
+    def seq(self) -> int:
+        """The service's write sequence number: the ``seq`` of the last checkpoint write or restore (0 before any)."""
+        return self._seq
 
     # -- calls --------------------------------------------------------------------------------------------
     def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None) -> Reply:
@@ -197,9 +202,10 @@ class CheckpointService(Access, Maintenance):
             if unknown:
                 raise C.bad("bad_fault", f"X-Simkit-Fault: unknown fault {C.show(unknown[0])}; one of "
                                          f"{', '.join(C.FAULT_KINDS)}")
-            if "crash-mid-write" in kinds and op != "write":
-                raise C.bad("bad_fault", "X-Simkit-Fault: crash-mid-write applies to POST /api/v1/memory/checkpoints "
-                                         "only (a crash between its checkpoint write and its receipt write)")
+            for kind in kinds:                      # a fault this route cannot honour is refused, never ignored
+                if op not in C.FAULT_OPS[kind]:
+                    routes = [f"POST {path}" for path, o in ROUTES.items() if o in C.FAULT_OPS[kind]]
+                    raise C.bad("bad_fault", f"X-Simkit-Fault: {kind} applies to {' or '.join(routes)} only")
         return kinds + list(scheduled(op) if scheduled else ())
 
     def _changes(self, ns, version, after, through, limit) -> dict:

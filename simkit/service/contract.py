@@ -23,11 +23,11 @@ import reprlib
 import unicodedata
 
 __all__ = [
-    "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "INJECT_FAULTS",
-    "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT", "MAX_REQUEST_BYTES",
-    "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE", "MIN_LIMIT",
-    "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES", "ServiceError",
-    "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
+    "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "FAULT_OPS",
+    "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
+    "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
+    "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES",
+    "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
     "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
     "restore_request", "scope", "scope_dict", "show", "write_request",
 ]
@@ -62,6 +62,12 @@ MAX_JSON_DEPTH = 32
 #: only): the server dies between its checkpoint write and its receipt write, which only a store that splits them
 #: has (:data:`simkit.service.checkpoints.STORES`); the reply is lost either way.
 FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal", "crash-mid-write")
+#: The operations (of :data:`simkit.service.checkpoints.ROUTES`) that can honour each fault; asked of any other, it
+#: is a 400 ``bad_fault`` (a start-up fault naming one is refused, one naming none strikes only these):
+#: ``corrupt-checkpoint`` alters the caller's stored checkpoint, which only the checkpoint routes read;
+#: ``corrupt-journal`` a journal entry, which only a feed page reads; ``crash-mid-write`` kills a checkpoint write.
+FAULT_OPS = {"lose-reply": ("changes", "query", "read", "write"), "corrupt-checkpoint": ("read", "write"),
+             "corrupt-journal": ("changes",), "crash-mid-write": ("write",)}
 #: The faults whose call the caller never hears back from.
 LOST_REPLY_FAULTS = ("lose-reply", "crash-mid-write")
 #: Service-wide roles of a subject (not scoped, unlike grants): ``operator`` may call the ``/_simkit/*`` operator
@@ -111,10 +117,13 @@ def digest(value) -> str:
 
 # -- validation ----------------------------------------------------------------------------------------------
 def parse_body(raw: bytes) -> dict:
-    """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object)."""
+    """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object).
+
+    The 413 names the limit, not the size: the server stops reading a body soon after the limit
+    (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it."""
     if len(raw) > MAX_REQUEST_BYTES:
         raise ServiceError(413, "request_too_large",
-                           f"request body is {len(raw)} bytes; the limit is {MAX_REQUEST_BYTES}")
+                           f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
     try:
         body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

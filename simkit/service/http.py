@@ -9,7 +9,7 @@ server answers exactly what the model answers. FastAPI publishes the OpenAPI doc
 - ``POST /api/v1/memory/query``: ``{contract_version, scope, filter: {limit, scan_limit, next_after}}`` →
   ``{contract_version, records, scanned, next_after, feed_cursor}``; 400 401 403 413;
 - ``POST /api/v1/memory/checkpoints/read``: ``{contract_version, scope, consumer_id}`` → ``{contract_version,
-  scope, checkpoint}``; 400 401 403 404 413 500;
+  scope, checkpoint}``; 400 401 403 404 413 500 (no 409);
 - ``POST /api/v1/memory/checkpoints``: ``{scope, command}`` → ``{contract_version, receipt}``;
   400 401 403 409 413 500.
 
@@ -24,12 +24,15 @@ method (405 ``method_not_allowed``) and the operator routes' included, the body 
 Faults, per request with the header ``X-Simkit-Fault: KIND[,KIND]`` or at start-up with ``--fault``
 (:func:`simkit.service.config.parse_fault`), are injected by :meth:`CheckpointService.call` only into a request
 that passed authentication and authorization, and the header only from a subject with the ``inject_faults`` role
-(else 403): a request the service rejects changes no state.
+(else 403): a request the service rejects changes no state. A fault the route cannot honour
+(:data:`simkit.service.contract.FAULT_OPS`) is a 400 ``bad_fault`` from the header, and a start-up fault counts
+only requests on routes that can honour it.
 
 - ``lose-reply``: the request takes effect, then the connection is closed mid-reply (the client sees a
   truncated response, exactly like a reply lost on the network);
-- ``corrupt-checkpoint``: the caller's stored checkpoint is altered behind its digest before the call (500);
-- ``corrupt-journal``: a journal entry in the requested range is altered behind its digest (500);
+- ``corrupt-checkpoint`` (checkpoint reads and writes only): the caller's stored checkpoint is altered behind its
+  digest before the call (500);
+- ``corrupt-journal`` (feed pages only): a journal entry in the requested range is altered behind its digest (500);
 - ``crash-mid-write`` (checkpoint writes only): the server dies between writing the checkpoint and writing its
   receipt, then comes back with whatever it wrote; the reply is lost. With the seed's batched store
   (``--store batched``) the two are one write and nothing is lost but the reply; ``--store split`` loses the
@@ -58,24 +61,31 @@ from . import schema as S
 from .admin import add_operator_routes
 from .checkpoints import ROUTES, CheckpointService
 from .config import DEV_SCOPE, FaultSpec, has_operator
-from .contract import ServiceError
+from .contract import FAULT_OPS, ServiceError
 from .server import REQUEST_TIMEOUT, DeadlineH11, WallClock, bind, running, uvicorn_server
 from .web import FAULT_HEADER, LOST, asgi, error, read_body, request_body, responses
 
 __all__ = [
-    "FAULT_HEADER", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "asgi", "bind", "create_app", "running", "serve",
+    "ANSWERS", "FAULT_HEADER", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "asgi", "bind", "create_app", "running",
+    "serve",
 ]
+
+#: The error statuses each seed route can answer, as its OpenAPI ``responses`` list them (with 200). Only the feed
+#: and the checkpoint write have a 409 (a cursor or revision conflict); only the checkpoint read a 404 (absent
+#: progress); the memory query no 500 (it reads no digest-checked data).
+ANSWERS = {"changes": (400, 401, 403, 409, 413, 500), "query": (400, 401, 403, 413),
+           "read": (400, 401, 403, 404, 413, 500), "write": (400, 401, 403, 409, 413, 500)}
 
 
 def _scheduler(specs: list[FaultSpec]):
     """``scheduled(op)`` for :meth:`CheckpointService.call`: the start-up faults due for this authorized request
-    (each spec counts the authorized requests on its route)."""
+    (each spec counts the authorized requests on its route, or on every route that can honour its kind)."""
     counts: dict[int, int] = {}
 
     def scheduled(op: str) -> list[str]:
         kinds = []
         for i, spec in enumerate(specs):
-            if spec.route in (None, op):
+            if spec.route in (None, op) and op in FAULT_OPS[spec.kind]:
                 counts[i] = counts.get(i, 0) + 1
                 if spec.nth == 0 or counts[i] == spec.nth:
                     kinds.append(spec.kind)
@@ -111,9 +121,8 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
     app.state.lock = threading.Lock()
     scheduled = _scheduler(list(faults))
     bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <credential> (checked on every call)")
-    common = (400, 401, 403, 409, 413, 500)
 
-    def route(path: str, ok_model, request_model, codes, summary: str):
+    def route(path: str, ok_model, request_model, summary: str):
         op = ROUTES[path]
 
         async def handler(request: Request):
@@ -130,16 +139,15 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
 
         handler.__name__ = op
-        app.post(path, summary=summary, responses=responses(ok_model, codes),
+        app.post(path, summary=summary, responses=responses(ok_model, ANSWERS[op]),
                  openapi_extra=request_body(request_model, _examples()[op]),
                  dependencies=[Depends(bearer)])(handler)
 
-    route("/api/v1/memory/changes", S.ChangesPage, S.ChangesRequest, common, "Read one change-feed page")
-    route("/api/v1/memory/query", S.QueryPage, S.QueryRequest, (400, 401, 403, 413),
+    route("/api/v1/memory/changes", S.ChangesPage, S.ChangesRequest, "Read one change-feed page")
+    route("/api/v1/memory/query", S.QueryPage, S.QueryRequest,
           "Scan existing records (initial reconciliation): one page")
-    route("/api/v1/memory/checkpoints/read", S.ReadResponse, S.ReadRequest, common[:3] + (404,) + common[3:],
-          "Read a consumer's current checkpoint")
-    route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, common, "Save progress (compare-and-set)")
+    route("/api/v1/memory/checkpoints/read", S.ReadResponse, S.ReadRequest, "Read a consumer's current checkpoint")
+    route("/api/v1/memory/checkpoints", S.WriteResponse, S.WriteRequest, "Save progress (compare-and-set)")
     if admin:
         add_operator_routes(app, bearer)
     _add_schemas(app)
