@@ -1,8 +1,10 @@
-"""The vocabulary of CONTRACT.md §1-2 as plain data: events, pages, checkpoints, outcomes, crash points."""
+"""The vocabulary of docs/vocabulary.md as plain data: events, pages, checkpoints, outcomes, crash points; and the
+scenario file's tables (docs/scenarios.md) they are read into."""
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import dataclass_transform
 
@@ -10,19 +12,19 @@ __all__ = [
     "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS", "LOST_FAULTS",
     "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "record", "default_id", "default_position", "Event",
     "Page", "Checkpoint", "Fault", "EventSpec", "Timing", "RandomFaults", "Initial", "Scenario", "PENDING",
-    "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply",
-    "canonical_request", "fingerprint",
+    "PROVISIONAL", "COMMITTED", "STATES", "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation",
+    "Reply", "canonical_request", "fingerprint",
 ]
 
-#: Outcomes a receipt may bind to an event id (CONTRACT §1).
+#: Outcomes a receipt may bind to an event id (docs/vocabulary.md, "Outcomes").
 TERMINAL = ("applied", "ignored", "quarantined")
 NON_TERMINAL = ("retry_later", "dead_letter", "operator_review", "reversible_hold")
 OUTCOMES = TERMINAL + NON_TERMINAL
 
-#: Event behaviours (CONTRACT §5): how the handler and sink treat an event.
+#: Event behaviours (docs/scenarios.md, "Events"): how the handler and sink treat an event.
 BEHAVIORS = ("ok", "ignore", "poison", "transient", "review", "hold")
 
-#: Crash points (CONTRACT §2), in the order a page attempt reaches them.
+#: Crash points (docs/vocabulary.md, "Crash points"), in the order a page attempt reaches them.
 CRASH_POINTS = (
     "after_fetch",
     "before_effect",
@@ -37,9 +39,9 @@ CRASH_POINTS = (
 
 SINKS = ("transactional", "idempotent", "unsafe")
 FAULT_KINDS = ("crash", "lost_response", "lost_request", "pause", "late_reply", "crossed_reply")
-#: Faults that lose one message of a request (CONTRACT §5): they name the request by ``op`` (:data:`LOST_OPS`).
-#: ``lost_response``: the request took effect, its reply never came; ``lost_request``: the request never arrived.
-#: Either way the caller times out not knowing which.
+#: Faults that lose one message of a request (docs/scenarios.md, "Faults"): they name the request by ``op``
+#: (:data:`LOST_OPS`). ``lost_response``: the request took effect, its reply never came; ``lost_request``: the
+#: request never arrived. Either way the caller times out not knowing which.
 LOST_FAULTS = ("lost_response", "lost_request")
 #: The trace outcome of a request whose caller got no reply and times out: it took effect but its reply was lost
 #: (``lost_response``, or a fetch response the provider lost), or it never arrived and nothing changed
@@ -138,7 +140,7 @@ class Checkpoint:
 
 @dataclass(frozen=True, slots=True)
 class Fault:
-    """One scripted fault (CONTRACT §5 ``[[faults]]``)."""
+    """One scripted fault (``[[faults]]``, docs/scenarios.md, "Faults")."""
 
     kind: str
     point: str | None = None
@@ -179,7 +181,7 @@ class EventSpec:
 
 @dataclass(slots=True)
 class Timing:
-    """Simulated durations (CONTRACT §5 ``[timing]``)."""
+    """Simulated durations (``[timing]``, docs/scenarios.md, "Timing")."""
 
     fetch_latency: float = 1.0
     commit_latency: float = 0.5
@@ -192,8 +194,8 @@ class Timing:
 
 @dataclass(slots=True)
 class RandomFaults:
-    """Seeded faults (CONTRACT §5 ``[random_faults]``): probabilities per crash-point pass, per reply
-    (``lost_response``) or per request (``lost_request``)."""
+    """Seeded faults (``[random_faults]``, docs/scenarios.md, "Random faults"): probabilities per crash-point pass,
+    per reply (``lost_response``) or per request (``lost_request``)."""
 
     crash: float = 0.0
     lost_response: float = 0.0
@@ -205,12 +207,19 @@ class RandomFaults:
 
 @dataclass(slots=True)
 class Initial:
-    """Durable state at time 0 (CONTRACT §5 ``[initial]``)."""
+    """Durable state at time 0 (``[initial]``, docs/scenarios.md, "Initial state")."""
 
     resume_cursor: str | None = None
     applied_position: int = 0
     checkpoint_version: int = 0
     receipts: tuple[int, ...] = ()
+
+    def durable(self, events: Iterable[Event], start: str) -> tuple[Checkpoint, dict[str, tuple[str, int]]]:
+        """The checkpoint and the receipts (event id -> ``("applied", position)``) at time 0, for a stream of
+        ``events`` whose first cursor is ``start``: what the SimPy world and ``simkit live`` both begin from."""
+        id_at = {e.position: e.id for e in events}
+        receipts = {id_at[p]: ("applied", p) for p in self.receipts}
+        return Checkpoint(self.resume_cursor or start, self.applied_position, self.checkpoint_version), receipts
 
 
 @dataclass(slots=True)
@@ -240,6 +249,9 @@ class Scenario:
 # -- settlement of retryable external calls (docs/vocabulary.md, settlement) ------------------------------------
 PENDING, PROVISIONAL, COMMITTED = "pending", "provisional", "committed"
 STATES = (PENDING, PROVISIONAL, COMMITTED)
+#: The settlement policies (docs/vocabulary.md, "Settlement"), in the order of the table there: the scenario key
+#: ``settlement`` (:data:`simkit.scenario.read.SETTLEMENTS`) and the ledger (:data:`simkit.store.settlement.POLICIES`).
+POLICIES = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
 #: Weak observations (seed 001 step 5): they may only ever write ``provisional``.
 WEAK = ("timeout", "cancelled", "expired")
 TIMEOUT = "timeout"

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from simkit.errors import ConsumerError
-from simkit.model import Checkpoint, Reservation, Scenario
+from simkit.model import Reservation, Scenario
 from simkit.ops import crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
@@ -58,7 +58,7 @@ class LiveClock:
 
 # -- the durable world of a run ---------------------------------------------------------------------------------
 def _swap(obj, name: str, container):
-    """Replace a container of a simulation object by a durable one (loudly, if the attribute has gone)."""
+    """Replace a public container of a simulation object by a durable one (loudly, if the attribute has gone)."""
     if not hasattr(obj, name):
         raise AttributeError(f"{type(obj).__name__} has no {name}: simkit.live.supervisor needs updating")
     setattr(obj, name, container)
@@ -89,8 +89,7 @@ class Harness:
                                                                   "event_ids"),
                                            lambda r: (*r[:5], pack(r[5])), lambda r: (*r[:5], unpack(r[5]))))
         self.sink = sink = Sink(scenario.sink, scenario.events, clock)
-        _swap(sink, "_calls", DurableDict(self.sdb, "handler_calls"))
-        _swap(sink, "_first_seen", DurableDict(self.sdb, "handler_first_seen"))
+        sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"), DurableDict(self.sdb, "handler_first_seen"))
         _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision")))
         if sink.external:           # a transactional sink's effects are the store's (SQLiteStore.record_effect)
             _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id")))
@@ -100,21 +99,17 @@ class Harness:
             self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate"), _request,
             lambda r: Request(*r[:3], Reservation(*unpack(r[3])), r[4])))
         # the service's memory of what it ran: only ever added to and asked about, whatever its keys are
-        _swap(self.service, "_ran", DurableSet(self.sdb, "service_ran", _key))
+        self.service.keep_ran(DurableSet(self.sdb, "service_ran", _key))
 
     @classmethod
     def create(cls, folder: Path, scenario: Scenario, provider: providers.Provider, clock) -> Harness:
         """Fresh databases holding the scenario's durable state at time 0 (as the SimPy world's)."""
-        init = scenario.initial
-        id_at = {e.position: e.id for e in provider.events.values()}
-        receipts = {id_at[p]: ("applied", p) for p in init.receipts}
-        start = Checkpoint(init.resume_cursor or provider.start, init.applied_position, init.checkpoint_version)
+        start, receipts = scenario.initial.durable(provider.events.values(), provider.start)
         h = cls(folder, scenario, provider, clock, SQLiteStore(start, receipts, clock, folder / "store.db"))
         with h.store.transaction(), transaction(h.sdb):
             for eid in receipts:            # their effects happened before time 0
                 if h.sink.external:
-                    h.sink.effects.append((0, 0.0, 0, eid))
-                    h.sink.effect_count[eid] = 1
+                    h.sink.record_initial(eid)
                 else:
                     h.store.record_initial_effect(eid)
         return h

@@ -196,7 +196,7 @@ class ServiceWorld:
         if op.route == QUERY and r.status == 200:
             self.scan_pages.append((self.env.now, worker, op.body["filter"]["next_after"], r.body))
         if write:
-            self.write_replies.append((self.svc._seq, worker, op.body["command"], r.status, r.body))
+            self.write_replies.append((self.svc.seq, worker, op.body["command"], r.status, r.body))
             self._crash_point(worker, "after_write")
         return r
 

@@ -1,4 +1,5 @@
-"""Fenced monotonic settlement of external calls (seed 001) and the unsafe policies of CONTRACT §3b.
+"""Fenced monotonic settlement of external calls (seed 001) and the unsafe policies beside it (docs/vocabulary.md,
+"Settlement").
 
 An event's effect on an external service is a retryable operation with a durable operation record, kept by the
 store in a :class:`Ledger`: the reservation tuple (operation id, canonical request fingerprint, authorization
@@ -33,6 +34,7 @@ from simkit.model import (
     COMMITTED,
     FIELDS,
     PENDING,
+    POLICIES,
     PROVISIONAL,
     STATES,
     TIMEOUT,
@@ -44,13 +46,11 @@ from simkit.model import (
 )
 from simkit.truth.clock import Clock
 
-# the settlement vocabulary lives in simkit.model (the consumer's requests name it too); it is answered here as well
+# the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's requests
+# and the scenario key name it too); it is answered here as well
 __all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger",
            "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation", "Reply",
            "canonical_request", "fingerprint"]
-
-#: The settlement policies (docs/vocabulary.md), in the order of the table there.
-POLICIES = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +135,11 @@ class Ledger:
         #: every rejected reply (seed 001 step 6): kept durably, never applied
         self.quarantine: list[Transition] = []
         self._generation = 0
+
+    def state(self) -> tuple:
+        """Everything the ledger holds, as plain values (explore's fingerprints): the records, the history, the
+        quarantine and the last generation given out."""
+        return dict(self.records), tuple(self.history), tuple(self.quarantine), self._generation
 
     def _log(self, worker, op_id, action, before, after, reservation, reply=None, detail="") -> Transition:
         t = Transition(self.clock.tick(), self.clock.now, worker, op_id, action, before, after, reservation, reply,

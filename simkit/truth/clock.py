@@ -23,14 +23,15 @@ class Clock:
 
     @property
     def now(self) -> float:
-        """Every log entry of one instant reads the clock: they share one float, not one each. (``env._now`` is
-        what SimPy's own ``Environment.now`` property returns.)"""
+        """Every log entry of one instant reads the clock: they share one float, not one each (SimPy's public
+        ``Environment.now`` returns the same float object until time moves)."""
         env = self.env
         if env is None:
             return self.time
-        if env._now is not self._base or self.ahead is not self._added:
-            self._base, self._added = env._now, self.ahead
-            self._sum = self._base + self._added
+        base = env.now
+        if base is not self._base or self.ahead is not self._added:
+            self._base, self._added = base, self.ahead
+            self._sum = base + self._added
         return self._sum
 
     def tick(self) -> int:

@@ -51,6 +51,16 @@ class ExternalService:
         self.requests: list[Request] = []
         self._ran: set[tuple[str, str]] = set()
 
+    def keep_ran(self, ran) -> None:
+        """Remember the logical requests run, (operation id, fingerprint), in ``ran``: a mutable set, only ever added
+        to and asked about (``simkit live`` gives a durable one)."""
+        self._ran = ran
+
+    def state(self) -> tuple:
+        """What this service's future, and the verdict on it, depend on (explore's fingerprints): every request it
+        saw and the logical requests it ran."""
+        return tuple(self.requests), frozenset(self._ran)
+
     def _log(self, worker: int, identity: Reservation, fate: str) -> Reply:
         seq = self.clock.tick()
         self.requests.append(Request(seq, self.clock.now, worker, identity, fate))

@@ -16,12 +16,11 @@ from functools import partial
 import simpy
 
 from simkit.errors import ScenarioError
-from simkit.model import Checkpoint, Fault, Scenario
+from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.strategies import consumer_error
-from simkit.store.settlement import POLICIES
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
@@ -58,21 +57,16 @@ class World(ExternalCalls):
         self.settlement = scenario.settlement if settlement is None else settlement
         if self.settlement not in POLICIES:
             raise ScenarioError(f"settlement {self.settlement!r}: not one of {', '.join(POLICIES)}")
-        self.strategy = strategy
-        self.seed = seed
+        self.strategy, self.seed = strategy, seed
         self.env = simpy.Environment()
         self.clock = Clock(self.env)
         self.timing = scenario.timing
         self.provider = providers.build(scenario, seed)
         self.provider.clock = self.clock
         self.sink = Sink(scenario.sink, scenario.events, self.clock)
-        init = scenario.initial
-        id_at = {e.position: e.id for e in self.provider.events.values()}
-        receipts = {id_at[p]: ("applied", p) for p in init.receipts}
+        start, receipts = scenario.initial.durable(self.provider.events.values(), self.provider.start)
         for eid in receipts:
-            self.sink.effects.append((0, 0.0, 0, eid))
-            self.sink.effect_count[eid] = 1
-        start = Checkpoint(init.resume_cursor or self.provider.start, init.applied_position, init.checkpoint_version)
+            self.sink.record_initial(eid)
         self.store = make_store(scenario.store, start, receipts, self.clock)   # docs/scenarios.md: memory | sqlite
         self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
@@ -125,6 +119,12 @@ class World(ExternalCalls):
                                  halts=self.halts, completed=self.completed, stopped=self.stopped,
                                  scenario=self.scenario, settlement=self.settlement,
                                  backfills=self.contract.backfills, trace=self.trace)
+
+    def state(self) -> tuple:
+        """What a run's future depends on beyond its store, sink and provider (explore's fingerprints): the workers'
+        status and last fetch, the halts, the progress guard's count, the service (:meth:`ExternalService.state`)."""
+        g = self.guard
+        return self._status, self._fetched, self.halts, (g.steps, g.at, g.instant), self.service.state()
 
     @property
     def late_replies(self) -> int:

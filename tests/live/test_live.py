@@ -199,3 +199,17 @@ def test_a_consumer_that_raises_in_a_worker_is_one_line(tmp_path):
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("simkit: live worker 1: strategy mine.py:Boom raised ValueError: boom in is_replay "
                           "(mine.py:5)\n")
+
+
+def test_the_worker_binds_the_simulation_objects_through_their_public_methods():
+    """docs/architecture.md, "No reach-ins": the harness keeps the sink's handler memory and the service's memory
+    of what it ran in durable containers by asking them (``keep_handler_state``, ``keep_ran``), never by name."""
+    import ast
+
+    import simkit.live.worker as worker
+    tree = ast.parse(Path(worker.__file__).read_text(encoding="utf-8"))
+    private = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
+               and not n.attr.startswith("__") and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "os"))]
+    names = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.startswith("_") and n.value.isidentifier()]
+    assert (private, names) == ([], [])

@@ -124,3 +124,14 @@ def test_operator_routes_of_simkit_serve_append_back_up_and_restore():
             assert t.client.post("/_simkit/restore", json={"backup": 9}, headers=ops).status_code == 400
         finally:
             t.close()
+
+
+def test_the_service_write_sequence_is_read_only_and_counts_checkpoint_writes():
+    """The simulated world records each write reply with the service's sequence number, read through its public
+    ``seq`` (docs/architecture.md, "No reach-ins")."""
+    run = run_service_scenario("checkpoint_service", "correct", 2)
+    svc = run.world.svc
+    assert svc.seq == len(svc.writes) + len(svc.restores) > 0
+    assert {seq for seq, *_rest in run.world.write_replies} <= set(range(1, svc.seq + 1))
+    with pytest.raises(AttributeError):
+        svc.seq = 0
