@@ -1,10 +1,11 @@
 """A verdict in words, written here and only here (docs/verdict.md): the row of the command line's table
 (:func:`verdict_row`), the one-run summary (:func:`run_summary`), the cells of a notebook's table
-(:func:`verdict_cells`, which :func:`simkit.viz.frames.verdict_frame` shows) and the one-line form a workshop check
-quotes (:func:`verdict_line`)."""
+(:func:`verdict_cells`, which :func:`simkit.viz.frames.verdict_frame` shows), the one-line form a workshop check
+quotes (:func:`verdict_line`) and the counts line of ``simkit explore``'s first violation and ``simkit shrink``'s
+shrunk run (:func:`counts_line`)."""
 from __future__ import annotations
 
-__all__ = ["HEADERS", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
+__all__ = ["HEADERS", "counts_line", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
 
 HEADERS = ("strategy", "ok", "lost", "duplicated", "regressions", "invariants broken", "halted")
 
@@ -70,6 +71,23 @@ def verdict_line(verdict) -> str:
         parts.append(f"settlement violations {len(verdict.settlement_violations)}")
     parts += [f"completed {verdict.completed}", f"halted {verdict.halted}", f"pending {len(verdict.pending)}"]
     return ", ".join(parts)
+
+
+def counts_line(verdict, brief: bool = False) -> str:
+    """A verdict's counts on one line; ``verdict`` is a verdict or its ``--json`` object (``Verdict.as_dict``).
+    ``lost: 0   duplicated: 1   regressions: 0   invariants broken: 4   completed: yes``, then the kinds of seed 001
+    settlement violations when there are any (``simkit explore``'s first violation); ``brief``: ``lost 1
+    duplicated 0   regressions 0   invariants broken: 1`` (``simkit shrink``'s shrunk run)."""
+    d = verdict if isinstance(verdict, dict) else verdict.as_dict()
+    inv = ", ".join(str(i) for i in sorted({x["invariant"] for x in d["invariant_violations"]})) or "none"
+    sep = " " if brief else ": "
+    line = (f"lost{sep}{len(d['lost'])}   duplicated{sep}{len(d['duplicated'])}   regressions{sep}{d['regressions']}"
+            f"   invariants broken: {inv}")
+    if brief:
+        return line
+    settled = ", ".join(sorted({x["kind"].replace("_", " ") for x in d.get("settlement_violations", ())}))
+    line += f"   completed: {'yes' if d['completed'] else 'no'}"
+    return line + (f"   settlement: {settled}" if settled else "")
 
 
 def verdict_row(run) -> tuple[str, ...]:

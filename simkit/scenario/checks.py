@@ -7,7 +7,7 @@ import math
 import reprlib
 
 from simkit.errors import ScenarioError, printable
-from simkit.model import BEHAVIORS, LOST_FAULTS, EventSpec, Initial, RandomFaults, Scenario, Timing
+from simkit.model import BEHAVIORS, LOST_FAULTS, EventSpec, Initial, RandomFaults, Scenario, Timing, default_id
 
 __all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_WORKERS", "MAX_FILE_BYTES",
            "carried_positions", "missing_position", "check_initial", "check_timing", "check_pages", "check_cursors",
@@ -161,10 +161,10 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
                                           f"in {first[1]}: one id belongs to one position")
     carried = {pos for pos, _key in where.values()}
     for pos in sc.initial.receipts:             # a receipt's event no page carries is e<position>
-        first = where.get(f"e{pos}") if pos not in carried else None
+        first = where.get(default_id(pos)) if pos not in carried else None
         if first is not None and first[0] != pos:
-            c.fail("initial.receipts", f"position {pos} is event e{pos}, which {first[1]} carries at position "
-                                       f"{first[0]}: one id belongs to one position")
+            c.fail("initial.receipts", f"position {pos} is event {default_id(pos)}, which {first[1]} carries at "
+                                       f"position {first[0]}: one id belongs to one position")
 
 
 def _known(pages: dict) -> str:
@@ -273,7 +273,7 @@ def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
             if not isinstance(x, int) or isinstance(x, bool):
                 c.fail(f"{where}.positions", f"expected integers, got {_show.repr(x)}")
             c.position(f"{where}.positions", x)
-        ids = c.get(p, "ids", list, [f"e{x}" for x in positions], where=where)
+        ids = c.get(p, "ids", list, list(map(default_id, positions)), where=where)
         if len(ids) != len(positions) or not all(isinstance(x, str) and x for x in ids):
             c.fail(f"{where}.ids", "must be one non-empty string per position")
         if not all(x.isprintable() for x in ids):

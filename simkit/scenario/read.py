@@ -34,7 +34,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from simkit.errors import ScenarioError, printable
-from simkit.model import SINKS, Scenario
+from simkit.model import POLICIES, SINKS, Scenario
 
 from .checks import (
     GENERATE_DEFAULTS,
@@ -64,7 +64,8 @@ __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_IN
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A Traversable,
 # a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
 SCENARIO_DIR = files("simkit.scenario") / "bundled"
-SETTLEMENTS = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
+#: The ``settlement`` key's values: the settlement policies (:data:`simkit.model.POLICIES`).
+SETTLEMENTS = POLICIES
 STORES = ("memory", "sqlite")
 _TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settlement", "store",
         "initial", "timing", "pages", "generate", "events", "faults", "random_faults", "auth"}

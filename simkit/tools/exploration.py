@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from simkit.judge.checker import Verdict
+from simkit.judge.report import counts_line
 from simkit.model import Fault, Scenario
 from simkit.procedure.strategies import strategy_name
 from simkit.world.simulation import Run, World
@@ -182,10 +183,5 @@ def summary_text(x: Exploration) -> str:
         lines.append("  violations: " + "; ".join(f"{k}: {n}" for k, n in sorted(x.kinds.items())))
         faults, run = x.first_violation
         lines.append("  first violation (fewest faults): " + ("; ".join(map(fault_text, faults)) or "no fault at all"))
-        inv = ", ".join(str(i) for i in sorted({v["invariant"] for v in run["invariant_violations"]})) or "none"
-        settled = ", ".join(sorted({s["kind"].replace("_", " ") for s in run.get("settlement_violations", ())}))
-        lines.append(f"    lost: {len(run['lost'])}   duplicated: {len(run['duplicated'])}   regressions: "
-                     f"{run['regressions']}   invariants broken: {inv}   "
-                     f"completed: {'yes' if run['completed'] else 'no'}"
-                     + (f"   settlement: {settled}" if settled else ""))
+        lines.append(f"    {counts_line(run)}")
     return "\n".join(lines)

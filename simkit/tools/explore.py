@@ -46,7 +46,7 @@ from simkit.world.simulation import Run, simulate
 from . import forked
 from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text
 from .fingerprint import fingerprint
-from .pool import processes
+from .pool import pool_map, processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
 
 __all__ = ["Exploration", "ExploreError", "explore", "failure_kind", "describe_kind", "fault_free", "replay",
@@ -86,18 +86,9 @@ def _call(args):
 
 
 def _map(fn, tasks, jobs: int, progress):
-    """``fn`` over ``tasks``, in order, in up to ``jobs`` processes."""
-    jobs = processes(jobs, len(tasks))
-    if jobs <= 1:
-        for t in tasks:
-            yield fn(t)
-            progress.update(1)
-        return
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for r in pool.map(fn, tasks, chunksize=max(1, len(tasks) // (8 * jobs))):
-            yield r
-            progress.update(1)
+    """``fn`` over ``tasks``, in order, in up to ``jobs`` processes (:func:`~simkit.tools.pool.pool_map`), one
+    step of ``progress`` per task."""
+    return pool_map(fn, tasks, jobs, lambda _result: progress.update(1))
 
 
 def _groups(indices: list[int], jobs: int) -> list[list[int]]:

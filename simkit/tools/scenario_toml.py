@@ -9,7 +9,7 @@ import json
 import shlex
 
 from simkit.errors import SimkitError
-from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
+from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing, default_id
 from simkit.world.simulation import Run
 
 __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
@@ -121,7 +121,7 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
 
 def _page_data(p: dict) -> dict:
     out = {"cursor": p["cursor"], "positions": list(p["positions"])}
-    if list(p["ids"]) != [f"e{x}" for x in p["positions"]]:
+    if list(p["ids"]) != list(map(default_id, p["positions"])):
         out["ids"] = list(p["ids"])
     out["next_cursor"] = p["next_cursor"]
     if p.get("stuck"):

@@ -19,7 +19,8 @@ import json
 from dataclasses import dataclass
 
 from simkit.errors import SimkitError
-from simkit.model import Scenario
+from simkit.judge.report import counts_line
+from simkit.model import Scenario, default_id
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.read import parse
 from simkit.world.simulation import Run, simulate
@@ -112,12 +113,10 @@ class Shrunk:
     def summary(self, out: str | None = None) -> str:
         """What ``simkit shrink`` prints."""
         a, b = self.original, self.shrunk
-        v = self.run.verdict
         size = lambda d: ", ".join(f"{n} {k[:-1] if n == 1 else k}" for k, n in d.items())
         lines = [f"shrink {self.scenario} · {self.strategy} · seed {self.seed}: {self.failure}",
                  f"  from {size(a)} to {size(b)} ({self.runs} runs tried)",
-                 f"  shrunk run: lost {len(v.lost)}   duplicated {len(v.duplicated)}   regressions {v.regressions}"
-                 f"   invariants broken: {', '.join(map(str, v.invariants_broken)) or 'none'}"]
+                 f"  shrunk run: {counts_line(self.run.verdict, brief=True)}"]
         if out:
             lines.append(f"  wrote {out}: replay with {self.replay(out)}")
         return "\n".join(lines)
@@ -128,7 +127,7 @@ class Shrunk:
 
 
 def _sizes(data: dict) -> dict:
-    ids = {i for p in data["pages"] for i in p.get("ids", [f"e{x}" for x in p["positions"]])}
+    ids = {i for p in data["pages"] for i in p.get("ids", list(map(default_id, p["positions"])))}
     return {"pages": len(data["pages"]), "events": len(ids), "faults": len(data.get("faults", []))}
 
 
@@ -203,7 +202,7 @@ def _passes(data: dict, still: _Oracle) -> dict:
 
 
 def _ids(p: dict) -> list[str]:
-    return list(p.get("ids", [f"e{x}" for x in p["positions"]]))
+    return list(p.get("ids", list(map(default_id, p["positions"]))))
 
 
 def _pos(data: dict, eid: str) -> int:
@@ -216,7 +215,7 @@ def _pos(data: dict, eid: str) -> int:
 
 def _page_with(p: dict, pairs: list[tuple[str, int]]) -> dict:
     out = dict(p, positions=[x for _i, x in pairs])
-    if "ids" in p or any(i != f"e{x}" for i, x in pairs):
+    if "ids" in p or any(i != default_id(x) for i, x in pairs):
         out["ids"] = [i for i, _x in pairs]
     return out
 

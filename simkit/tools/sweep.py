@@ -28,7 +28,7 @@ from simkit.scenario.read import MAX_INT
 from simkit.truth.derived import effects_count
 from simkit.world.simulation import simulate
 
-from .pool import processes
+from .pool import pool_map, processes
 
 #: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
 MAX_SEEDS = 1_000_000
@@ -153,21 +153,6 @@ def check_out(path: str | Path) -> None:
         raise SimkitError(f"path {path}: {_PARQUET}", param="path")
 
 
-def _local(tasks, jobs: int, bar):
-    jobs = processes(jobs, len(tasks))
-    if jobs <= 1:
-        for t in tasks:
-            rows = _chunk(t)
-            bar.update(len(rows))
-            yield rows
-        return
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        for rows in pool.map(_chunk, tasks):
-            bar.update(len(rows))
-            yield rows
-
-
 def _dask(tasks, address: str, bar, timeout: float):
     try:
         from distributed import Client, as_completed
@@ -232,7 +217,8 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     bar = tqdm(total=len(configs) * seeds, disable=not progress, file=sys.stderr, unit="run",
                desc=f"sweep {scenario.name}", leave=False)
     try:
-        chunks = _dask(tasks, dask_address, bar, dask_timeout) if dask_address else _local(tasks, jobs, bar)
+        chunks = _dask(tasks, dask_address, bar, dask_timeout) if dask_address else pool_map(
+            _chunk, tasks, jobs, lambda rows: bar.update(len(rows)), chunksize=1)
         result = Sweep(scenario.name, seeds, first_seed)
         for rows in chunks:
             result.rows.extend(rows)
