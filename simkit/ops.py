@@ -1,4 +1,5 @@
-"""The requests a consumer procedure yields, and the crash points around them (CONTRACT §2).
+"""The requests a consumer procedure yields, and the crash points around them (docs/vocabulary.md, "The procedure"
+and "Crash points").
 
 A consumer never does I/O: it yields one of these and receives the result. A driver (the SimPy world, or a
 real process against a real database) executes it. ``LOST`` is the result of a request whose reply never came.

@@ -1,6 +1,6 @@
-"""A consumer's claims against ground truth (CONTRACT §4): receipts against the handler's decisions, halts
-against what the provider served. The checker (:mod:`simkit.judge.checker`) owns the verdict; this module owns
-the two facts "this receipt or effect was ordered by the handler" and "this halt had a cause".
+"""A consumer's claims against ground truth (docs/verdict.md, "Claims and facts"): receipts against the handler's
+decisions, halts against what the provider served. The checker (:mod:`simkit.judge.checker`) owns the verdict; this
+module owns the two facts "this receipt or effect was ordered by the handler" and "this halt had a cause".
 
 *A receipt is a claim, the handler's decision is the fact.* Seed 000 step 4 treats quarantine as terminal
 "only when a durable receipt binds the stable event identity to a final policy disposition", and invariant 5

@@ -1,5 +1,6 @@
 """The seven "Common unsafe shortcuts" of seed 000, each the smallest honest change to :class:`Consumer`,
-and the registry that resolves ``--strategy`` (CONTRACT §3), user consumers included."""
+and the registry that resolves ``--strategy``, user consumers included (docs/vocabulary.md, "Unsafe shortcuts";
+docs/cli.md, "Command line")."""
 from __future__ import annotations
 
 import importlib

@@ -32,7 +32,7 @@ __all__ = ["make_store", "connect", "SQLiteStore", "SQLiteLedger"]
 
 def make_store(kind: str, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
                clock: Clock | None = None):
-    """The store a scenario names (CONTRACT §5 ``store = "memory" | "sqlite"``)."""
+    """The store a scenario names (``store = "memory" | "sqlite"``: docs/scenarios.md, "Top-level keys")."""
     if kind == "sqlite":
         return SQLiteStore(initial, receipts, clock)
     return MemoryStore(initial, receipts, clock)

@@ -1,4 +1,5 @@
-"""The provider: ordered pages behind opaque continuation tokens (CONTRACT §1, §5).
+"""The provider: ordered pages behind opaque continuation tokens (docs/vocabulary.md, "Terms": page, cursor),
+scripted or generated as a scenario says (docs/scenarios.md, "Pages" and "Generated streams").
 
 A provider is a chain of pages, one per cursor. :class:`Provider` serves them and logs every response;
 :meth:`Provider.deliverable` and :meth:`Provider.place` answer, for the checker and for plots only, which

@@ -1,4 +1,4 @@
-"""The ``lost_request`` fault (CONTRACT §5): a request that never reaches the provider, sink or store.
+"""The ``lost_request`` fault (docs/scenarios.md, "Faults"): a request that never reaches the provider, sink or store.
 
 It takes no effect, and its caller times out exactly as when a ``lost_response`` loses the reply of a request
 that did take effect: the consumer cannot tell the two apart. A consumer that assumes a timed-out write
