@@ -7,7 +7,7 @@ import pytest
 import simkit
 from simkit.scenario.read import SCENARIO_DIR
 
-#: The smallest scripted stream (CONTRACT §5): page C1 carries positions 1 and 2, then C2 is the end.
+#: The smallest scripted stream (docs/scenarios.md): page C1 carries positions 1 and 2, then C2 is the end.
 TWO_PAGES = """
 [[pages]]
 cursor = "C1"

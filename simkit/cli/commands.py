@@ -12,12 +12,12 @@ from contextlib import ExitStack
 from simkit.errors import SimkitError, StrategyError, printable
 from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
+from simkit.runner import simulate
 from simkit.scenario import read as scenarios
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
-from simkit.world.simulation import simulate
 
 from . import output
 from .output import atomic, check_folder, check_out, figure_formats, write_text

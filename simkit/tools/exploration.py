@@ -11,7 +11,8 @@ from simkit.judge.checker import Verdict
 from simkit.judge.report import counts_line
 from simkit.model import Fault, Scenario
 from simkit.procedure.strategies import strategy_name
-from simkit.world.simulation import Run, World
+from simkit.runner import Run
+from simkit.world.simulation import World
 
 __all__ = ["Exploration", "failure_kind", "describe_kind", "run_dict", "fault_text", "crash_args", "summary_text"]
 

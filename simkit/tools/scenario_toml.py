@@ -10,7 +10,8 @@ import shlex
 
 from simkit.errors import SimkitError
 from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing, default_id
-from simkit.world.simulation import Run
+from simkit.runner import Run
+from simkit.truth.trace import CURSOR_REFUSED
 
 __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
 
@@ -136,7 +137,7 @@ def _lost_fetches(run: Run) -> list[Fault]:
     fault, already among the faults that fired) have none."""
     tr, out, count = run.trace, [], {}
     for worker, step, outcome in zip(tr.worker, tr.step, tr.outcome):
-        if step == "fetch" and outcome not in ("cursor refused", REQUEST_LOST):
+        if step == "fetch" and outcome not in (CURSOR_REFUSED, REQUEST_LOST):
             n = count[worker] = count.get(worker, 0) + 1
             if outcome == REPLY_LOST:
                 out.append(Fault("lost_response", None, None, n, worker, op="fetch"))

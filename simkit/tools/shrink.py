@@ -22,8 +22,8 @@ from simkit.errors import SimkitError
 from simkit.judge.report import counts_line
 from simkit.model import Scenario, default_id
 from simkit.procedure.strategies import resolve, strategy_name
+from simkit.runner import Run, simulate
 from simkit.scenario.read import parse
-from simkit.world.simulation import Run, simulate
 
 from .exploration import describe_kind, failure_kind
 from .scenario_toml import replay_command, scenario_data, scripted_data, toml_text

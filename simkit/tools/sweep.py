@@ -24,9 +24,9 @@ from statistics import NormalDist
 from simkit.errors import SimkitError
 from simkit.model import Scenario
 from simkit.procedure.strategies import STRATEGIES
+from simkit.runner import simulate
 from simkit.scenario.read import MAX_INT
 from simkit.truth.derived import effects_count
-from simkit.world.simulation import simulate
 
 from .pool import pool_map, processes
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import ipywidgets as W
 
 from simkit.procedure.strategies import SHORTCUTS
+from simkit.runner import Run
 from simkit.scenario.read import bundled, load
-from simkit.world.simulation import Run
 
 from .inputs import OWN_SCENARIO, comparison_runs
 from .show import show_comparison

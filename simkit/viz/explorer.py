@@ -8,7 +8,7 @@ import ipywidgets as W
 from simkit.model import CRASH_POINTS, SINKS
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import STRATEGIES
-from simkit.world.simulation import Run
+from simkit.runner import Run
 
 from .canvas import Canvas
 from .inputs import EVENT_POINTS, EXPLORER_DEFAULTS, EXPLORER_EVENTS, NO_CRASH, crash_note, explorer_run

@@ -5,8 +5,8 @@ from __future__ import annotations
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve
+from simkit.runner import Run, simulate
 from simkit.scenario.read import load, parse
-from simkit.world.simulation import Run, simulate
 
 __all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER_EVENTS", "NO_CRASH", "OWN_SCENARIO",
            "comparison_runs", "crash_arg", "crash_fault", "crash_note", "explorer_run", "explorer_scenario",

@@ -12,7 +12,7 @@ from IPython.display import display
 from matplotlib.figure import Figure
 
 from simkit.model import Fault
-from simkit.world.simulation import Run
+from simkit.runner import Run
 
 from .canvas import png
 from .fates import fates

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from simkit.judge.checker import check, event_fates
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
+from simkit.runner import Run, simulate
 from simkit.scenario.read import load
 from simkit.world.faults import FaultPlan
-from simkit.world.simulation import Run, World, simulate
+from simkit.world.simulation import World
 
 from .inputs import EVENT_POINTS, crash_arg
 from .inputs import strategy_class as _strategy

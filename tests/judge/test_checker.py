@@ -330,7 +330,7 @@ def test_barrier_after_a_hold_was_made_terminal_is_ok():
     assert h.verdict().ok
 
 
-# -- receipts are claims, the handler's decisions are the facts (CONTRACT §4) -----------------------------------
+# -- receipts are claims, the handler's decisions are the facts (docs/verdict.md) -----------------------------------
 def barrier_over_e3(h, outcome, applied=3):
     """Worker 1 has done page C1; it fetches C2, writes ``outcome`` for e3 and passes the barrier."""
     h.first_page_applied()
@@ -415,7 +415,7 @@ def test_an_ok_event_needs_no_logged_decision_to_be_applied_but_does_to_be_ignor
 
 
 def test_two_applied_receipts_for_one_event_are_duplicated():
-    """CONTRACT §4: ``duplicated`` also holds an event with more than one ``applied`` receipt. The store
+    """docs/verdict.md: ``duplicated`` also holds an event with more than one ``applied`` receipt. The store
     refuses a second terminal receipt, so the receipt log is written by hand; the sink ran the effect once."""
     h = History().correct_run()
     clock = h.store.clock

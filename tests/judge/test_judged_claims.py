@@ -1,4 +1,4 @@
-"""Receipts and halts are claims (CONTRACT §4): whole runs of consumers that claim what the handler never
+"""Receipts and halts are claims (docs/verdict.md): whole runs of consumers that claim what the handler never
 decided, or stop without cause, written against the public plugin API and judged not ok; ``safe`` on the same
 streams is ok."""
 import pytest

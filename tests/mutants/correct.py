@@ -1,5 +1,5 @@
 """Correct consumers that are not ``safe``: each takes a liberty seed 000 allows, and the checker must not
-flag any of them (CONTRACT §4: "read-ahead and a remembered attempt identity are allowed")."""
+flag any of them (docs/verdict.md: "read-ahead and a remembered attempt identity are allowed")."""
 from __future__ import annotations
 
 from simkit import Consumer

@@ -17,7 +17,7 @@ class IgnoreWithoutAsking(Consumer):
     fast and nothing is applied. The receipt claims a policy decision nobody made.
 
     Breaks invariant 1: a token stays pending until every event is "durably classified as applied,
-    *intentionally* ignored, or permanently quarantined *by policy*" (and CONTRACT §4: a durable ``ignored``
+    *intentionally* ignored, or permanently quarantined *by policy*" (and docs/verdict.md: a durable ``ignored``
     receipt that no decision ordered breaks invariant 5).
     """
 
@@ -148,7 +148,7 @@ class HoldsAreAdvisory(Consumer):
     the event is under hold or review (and a review that later resolves to quarantine was applied anyway).
 
     Breaks invariant 5: "an operator-review hold, or reversible quarantine blocks the page barrier", and
-    CONTRACT §4: "an effect or ``applied`` receipt for an event whose latest decision was not ``apply``".
+    docs/verdict.md: "an effect or ``applied`` receipt for an event whose latest decision was not ``apply``".
     """
 
     def process(self, checkpoint, page, receipts):

@@ -1,5 +1,5 @@
 """Mutants that get step 3 wrong: what a page must look like before any effect, and when to stop for
-investigation. Too strict is a liveness failure (CONTRACT §4 ``halt_justified``); too lax lets a provider's
+investigation. Too strict is a liveness failure (docs/verdict.md ``halt_justified``); too lax lets a provider's
 broken contract through."""
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ class KillSwitchLeftOn(Consumer):
 
     Breaks seed 000 step 3, the only place the procedure stops: "An unexpected regression, conflicting identity
     at the same position, or a gap that violates the provider contract stops the attempt for investigation"
-    (CONTRACT §4: a halt without cause is a liveness failure).
+    (docs/verdict.md: a halt without cause is a liveness failure).
     """
 
     def run(self):

@@ -345,7 +345,7 @@ END = ("C9", [], "C9")
 ], ids=["resume_cursor names no page", "next_cursor names no page", "one id twice on a page",
         "one id on two pages", "a receipt's id on a page", "cycle", "cycle off the chain"])
 def test_cursors_naming_no_page_one_id_at_two_positions_and_cycles_are_refused(data, message):
-    """CONTRACT §5. A cursor naming no page was refused at run time, and the verdict blamed ``safe`` for lost
+    """docs/scenarios.md. A cursor naming no page was refused at run time, and the verdict blamed ``safe`` for lost
     events; one id at two positions was judged ok; a cycle ran to the time limit."""
     with pytest.raises(simkit.ScenarioError) as err:
         simkit.parse(data, source="s")

@@ -1,4 +1,4 @@
-"""Scenario values that parse but could never mean anything (CONTRACT §5): ``nan`` and ``inf`` numbers, faults on
+"""Scenario values that parse but could never mean anything (docs/scenarios.md): ``nan`` and ``inf`` numbers, faults on
 a worker or position that does not exist, two ``[[events]]`` for one position. Each is one line naming the file,
 the key and the problem, exit status 2, and nothing written."""
 from __future__ import annotations
