@@ -90,8 +90,10 @@ def load(ref: str | Path) -> Scenario:
             path = SCENARIO_DIR / f"{ref}.toml"
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
-        if not path.is_file():
+        if not path.exists():
             raise ScenarioError(f"{name}: no such scenario (bundled: {', '.join(bundled())})")
+        if not path.is_file():                  # a FIFO or a device: reading it may never end
+            raise ScenarioError(f"{name}: is not a regular file, not a scenario file")
         name = printable(str(path))
         if (size := path.stat().st_size) > MAX_FILE_BYTES:
             raise ScenarioError(f"{name}: {size} bytes; a scenario file holds at most {MAX_FILE_BYTES}")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import resource
 import time
+from pathlib import Path
 
 import pytest
 from conftest import TWO_PAGES, scenario_dict
@@ -215,12 +217,19 @@ def test_a_stream_of_2_63_events_is_refused(tmp_path, capsys):
     """MemoryError, after minutes."""
     path = tmp_path / "events.toml"
     path.write_text(f"[generate]\nevents = {2**63 - 1}\n")
-    one_line_exit_2(capsys, ["run", str(path)], f"key 'generate.events': must be at most 10000000, got {2**63 - 1}")
+    one_line_exit_2(capsys, ["run", str(path)], f"key 'generate.events': must be at most 1000000, got {2**63 - 1}")
+
+
+def test_a_stream_too_long_to_build_in_bounded_memory_is_refused(tmp_path, capsys):
+    """10**7 events was accepted, and killed at 1.4 GB after a minute with no output: the stream is built whole."""
+    path = tmp_path / "events.toml"
+    path.write_text("[generate]\nevents = 10000000\n")
+    one_line_exit_2(capsys, ["run", str(path)], "key 'generate.events': must be at most 1000000, got 10000000")
 
 
 @pytest.mark.parametrize("rate, message", [
     (1.0, "key 'generate.empty_pages': must be below 1: a stream whose every page is empty never reaches its events"),
-    (0.9999999, "key 'generate.empty_pages': 0.9999999 with events = 40 makes about 4e+08 pages; at most 10000000"),
+    (0.9999999, "key 'generate.empty_pages': 0.9999999 with events = 40 makes about 4e+08 pages; at most 2000000"),
 ])
 def test_a_stream_of_empty_pages_that_never_ends_is_refused(rate, message):
     """Found by the generated scenarios below: ``empty_pages = 1.0`` built pages forever (16 GB in ten minutes)
@@ -246,7 +255,7 @@ def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
     (["explore", "retry_walkthrough", "--max-crashes", str(10**6), "--out", "{tmp}/x.toml"],
      f"--max-crashes {10**6}: at most 50"),
     (["audit", "safe", "--seeds", str(10**8), "--out", "{tmp}/a.toml"], "audit: seeds and sweep_seeds at most 1000000"),
-    (["live", "default", "--kills", "1", "--events", str(10**8)], f"--events {10**8}: at most 10000000"),
+    (["live", "default", "--kills", "1", "--events", str(10**8)], f"--events {10**8}: at most 1000000"),
 ], ids=["sweep --seeds", "--first-seed", "--seed", "explore --max-crashes", "audit --seeds", "live --events"])
 def test_numeric_options_have_bounds_too(tmp_path, capsys, argv, message):
     """Found by trying the bounds above as a hostile user: --seeds 10**18 built its task list forever, a seed past
@@ -374,6 +383,17 @@ def test_a_folder_is_reported_as_a_folder(tmp_path, capsys):
     (tmp_path / "scenarios").mkdir()
     one_line_exit_2(capsys, ["run", str(tmp_path / "scenarios")],
                     f"simkit: {tmp_path / 'scenarios'}: is a folder, not a scenario file\n")
+
+
+@pytest.mark.parametrize("make", [lambda p: os.mkfifo(p), None], ids=["fifo", "device"])
+def test_a_fifo_or_a_device_is_reported_as_such_not_missing_and_never_read(tmp_path, capsys, make):
+    """It was "no such scenario" although the path exists; reading a FIFO would wait for ever."""
+    path = tmp_path / "f.toml"
+    if make is None:
+        path = Path("/dev/zero")
+    else:
+        make(path)
+    one_line_exit_2(capsys, ["run", str(path)], f"simkit: {path}: is not a regular file, not a scenario file\n")
 
 
 @pytest.mark.parametrize("argv", [["shrink", "shortcut_persist_token_on_fetch", "--strategy", "persist_token_on_fetch"],
