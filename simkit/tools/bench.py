@@ -17,13 +17,15 @@ import simpy
 
 from simkit.errors import SimkitError
 from simkit.judge.checker import check
+from simkit.model import default_id
 from simkit.procedure.strategies import STRATEGIES
+from simkit.runner import simulate
 from simkit.scenario.read import load, parse
 from simkit.truth.collector import paused
-from simkit.world.simulation import World, simulate
+from simkit.world.simulation import World
 
 __all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
-           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table"]
+           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb", "own_peak_rss"]
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
         "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000, "prefix_scenario": "gauntlet",
@@ -84,7 +86,8 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
 
     def provider():
         rng, poison = random.Random(0), 0.0        # a behaviour drawn per event, at the benchmark's rate of none
-        stream = [(f"e{p}", p, "poison" if rng.random() < poison else "ok") for p in range(10, 10 * events + 1, 10)]
+        stream = [(default_id(p), p, "poison" if rng.random() < poison else "ok")
+                  for p in range(10, 10 * events + 1, 10)]
         return [stream[i:i + page_size] for i in range(0, events, page_size)], {e[0]: e for e in stream}
 
     def run(pages):
@@ -120,7 +123,7 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
 
 
 def in_steps(events: int, measure) -> dict[str, float]:
-    """What :func:`~simkit.world.simulation.simulate` does with ``safe`` on the benchmark's scenario, one step at
+    """What :func:`~simkit.runner.simulate` does with ``safe`` on the benchmark's scenario, one step at
     a time: ``measure()`` at the ``start``, and after building the world (``provider``, mostly), running it
     (``run``) and checking it (``checker``)."""
     sc = parse(generated(events))
@@ -154,20 +157,26 @@ def checker_scaling(small: int, rounds: int = 5) -> float:
     return best[1] / best[0]
 
 
+def own_peak_rss() -> int:
+    """This process's own peak resident memory, in bytes: ``VmHWM`` of /proc/self/status. Not ``ru_maxrss``: a
+    child started by fork and exec inherits the parent's peak in it, so a child's figure would be floored at the
+    benchmark's own (in ``--quick``, ``peak_rss_mb_1m`` and ``ideal_rss_mb_1m`` both read the parent's peak)."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):        # no procfs: ru_maxrss, an upper bound
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 _RSS = """
 import resource, simkit.tools.bench as b
 def rss():      # resident now, in bytes
     return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
 marks = b.in_steps({events}, rss)
-print(marks["provider"], marks["run"], resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+print(marks["provider"], marks["run"], b.own_peak_rss())
 """
-
-
-_RSS_IDEAL = """
-import resource, simkit.tools.bench as b
-kept = b.ideal_columns({events})
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-"""
+_RSS_IDEAL = "import simkit.tools.bench as b\nkept = b.ideal_columns({events})\nprint(b.own_peak_rss())\n"
 
 
 def ideal_columns(events: int) -> tuple:
@@ -175,7 +184,7 @@ def ideal_columns(events: int) -> tuple:
     receipts and their position index (a dictionary entry each), and a receipt, effect, checkpoint-write and
     trace row, in typed arrays wherever the value is a number or a code. Its peak resident memory in a child
     process is ``ideal_rss_mb_1m``, the memory counterpart of :func:`ideal_events_per_s`."""
-    ids = [f"e{p}" for p in range(10, 10 * events + 1, 10)]
+    ids = [default_id(p) for p in range(10, 10 * events + 1, 10)]
     positions, behaviors = array("q", range(10, 10 * events + 1, 10)), bytearray(events)
     receipts, id_at = {}, {}
     receipt_log = (array("q"), array("d"), bytearray(), [], bytearray())        # seq, time, worker, id, outcome
@@ -316,14 +325,15 @@ def _round(sizes: dict) -> dict:
     sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
     sweep, cpu = sweep_scaling(sizes["sweep_seeds"]), cpu_scaling(sizes["spin"])
     return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
-            "ratio_ceiling": ideal / base,
+            "faults_ratio": eps_faults / eps, "ratio_ceiling": ideal / base,
             "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
             "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
             "checker_scaling": checker_scaling(sizes["checker_small"]),
             **prefix_overhead(sizes["prefix_scenario"]), "widget_redraw_ms": widget_redraw_ms(sizes["redraw_changes"])}
 
 
-DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "ratio_ceiling": 3,
+DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "faults_ratio": 2,
+          "ratio_ceiling": 3,
           "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
           "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2, "explore_prefix_overhead": 2,
           "explore_scratch_overhead": 2, "widget_redraw_ms": 1}

@@ -9,7 +9,7 @@ import simkit
 from simkit.cli import main
 from simkit.tools.explore import _run, fault_free
 
-FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "ratio_ceiling",
+FIELDS = ("simpy_steps_per_s", "events_per_s", "events_per_s_faults", "ratio", "faults_ratio", "ratio_ceiling",
           "explore_schedules_per_s", "explore_overhead", "sweep_scaling", "cpu_scaling", "sweep_efficiency",
           "peak_rss_mb_1m", "ideal_rss_mb_1m", "checker_scaling", "explore_prefix_overhead",
           "explore_scratch_overhead", "widget_redraw_ms", "cost")
@@ -28,6 +28,19 @@ def test_bench_quick_json(capsys):
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
     assert safe["replayed_per_crash"] <= 10        # seed 000: at most a page of replay per crash (pages of 10)
+
+
+def test_peak_rss_is_the_childs_own_not_the_parents():
+    """A child started by fork and exec inherits its parent's peak in ``ru_maxrss``: the memory figures read the
+    child's own ``VmHWM``, so a tiny run measured from a parent inflated by 300 MB reads far less than that."""
+    from simkit.tools.bench import own_peak_rss, peak_rss_mb
+    inflated = bytearray(b"x") * (300 * 2**20)        # resident: every page written
+    parent = own_peak_rss() / 2**20
+    rss = peak_rss_mb(1000)
+    del inflated
+    assert parent > 300
+    assert 0 < rss["provider"] <= rss["run"] <= rss["peak"] < parent - 200, (rss, parent)
+    assert 0 < rss["ideal"] < parent - 200, (rss, parent)
 
 
 def test_notebook_seconds_times_each_notebook_of_a_folder(tmp_path):
