@@ -24,8 +24,8 @@ from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
+from simkit.runner import simulate
 from simkit.scenario.read import bundled, load
-from simkit.world.simulation import simulate
 
 from .explore import describe_kind, explore, failure_kind, fault_free
 from .pool import processes

@@ -41,7 +41,7 @@ from collections import Counter
 from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, RandomFaults, Scenario
 from simkit.procedure.strategies import strategy_name
-from simkit.world.simulation import Run, simulate
+from simkit.runner import Run, simulate
 
 from . import forked
 from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text

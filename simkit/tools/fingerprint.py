@@ -53,11 +53,9 @@ def _store(store) -> tuple:
 
 
 def _provider(provider: Provider) -> tuple:
-    """What the provider's future answers depend on: the stuck answers given so far, and how many seeded draws of
-    ``[generate] lost_fetch`` it has made (one per page it served, while the rate is not 0: the world asks
-    :meth:`~simkit.world.provider.Provider.response_lost` of every page)."""
-    draws = sum(provider.fetch_counts().values()) if provider.lost_fetch > 0 else 0
-    return provider.stuck_left(), draws
+    """What the provider's future answers depend on: the stuck answers given so far, and the state of its seeded
+    ``[generate] lost_fetch`` draws."""
+    return provider.stuck_left(), provider.draws_state()
 
 
 def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:

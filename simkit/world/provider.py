@@ -206,6 +206,11 @@ class Provider:
         """Seeded draw: is this fetch response lost on its way back (``[generate] lost_fetch``)?"""
         return self.lost_fetch > 0 and self._rng.random() < self.lost_fetch
 
+    def draws_state(self):
+        """The state of the seeded ``lost_fetch`` draws (``None`` while the rate is 0: nothing is drawn), for a
+        fingerprint of what the provider's future answers depend on."""
+        return self._rng.getstate() if self.lost_fetch > 0 else None
+
     # -- ground truth, for the checker and plots only --------------------------------------------------
     def deliverable(self, event_id: str, cursor: str) -> bool:
         """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
