@@ -285,13 +285,13 @@ _FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device", "b"
 
 def _read_config(path: str) -> bytes:
     """The bytes of a regular file of at most :data:`MAX_CONFIG_BYTES`, else one :class:`ServiceConfigError`.
-    Opened without blocking, and checked before it is read: a FIFO waits for a writer, ``/dev/zero`` never ends."""
+    Checked before it is opened: a FIFO waits for a writer, ``/dev/zero`` never ends."""
     try:
-        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise ServiceConfigError(f"{path}: is {_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, "
-                                         f"not a regular file; a config is a TOML file")
+        mode = os.stat(path).st_mode            # asked before opening: a FIFO's open waits for a writer
+        if not stat.S_ISREG(mode):
+            raise ServiceConfigError(f"{path}: is {_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, "
+                                     f"not a regular file; a config is a TOML file")
+        with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
