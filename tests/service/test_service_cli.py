@@ -279,6 +279,11 @@ def test_run_service_scenario_names_its_parameters():
     (["serve", "--operator", "two words"], "--operator 'two words': a credential is one token without spaces or "
                                            "control characters"),
     (["service", "checkpoint_service", "--version", "3"], "--version 3: the contract versions are 1 and 2"),
+    (["serve", "--grant", "dev=memory_read@{bad"], "--grant 'dev=memory_read@{bad': scope is not JSON"),
+    (["serve", "--grant", "nobody=memory_read"], "--grant 'nobody=memory_read': unknown subject 'nobody'; give it "
+                                                 "a credential first"),
+    (["serve", "--grant", 'dev=memory_read@{"zzz":1}'], "--grant 'dev=memory_read@{\"zzz\":1}': scope: unknown field "
+                                                        "'zzz'"),
 ])
 def test_the_cli_names_its_flags(capsys, argv, err):
     assert main(argv + (["--port", "0"] if argv[0] == "serve" else [])) == 2
