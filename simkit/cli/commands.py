@@ -9,7 +9,7 @@ import re
 import sys
 from contextlib import ExitStack
 
-from simkit.errors import SimkitError, StrategyError, printable
+from simkit.errors import SimkitError, printable
 from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
 from simkit.runner import simulate
@@ -234,10 +234,8 @@ def cmd_live(args) -> int:
 
 def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
-    try:
-        name = strategy_name(resolve(args.strategy))
-    except StrategyError as exc:                # the consumer is audit's argument, not a --strategy flag
-        raise StrategyError(str(exc).removeprefix("strategy "), param=None) from None
+    consumer = resolve(args.strategy, param=None)      # audit's own argument, not a --strategy flag
+    name = strategy_name(consumer)
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = check_out("--out", path, (".toml",))
     result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,

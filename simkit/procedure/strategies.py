@@ -157,39 +157,42 @@ STRATEGIES: dict[str, type[Consumer]] = {
 SHORTCUTS = tuple(n for n in STRATEGIES if n != "safe")
 
 
-def resolve(ref: str) -> type[Consumer]:
+def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
     """A strategy by name, ``path/to/file.py:ClassName`` or ``package.module:ClassName``.
 
     Raises:
-        StrategyError: unknown name, missing file or module, missing class, or not a Consumer subclass.
+        StrategyError: unknown name, missing file or module, missing class, or not a Consumer subclass; its
+            message opens with ``param`` (``simkit audit``, whose consumer is no flag, passes ``None``).
     """
+    def refused(problem: str) -> StrategyError:
+        return StrategyError(f"{param} {ref}: {problem}" if param else f"{ref}: {problem}", param=param)
+
     if ref in STRATEGIES:
         return STRATEGIES[ref]
     if ":" not in ref:
-        raise StrategyError(f"strategy {ref}: unknown strategy (known: {', '.join(STRATEGIES)}; "
-                            "or path/to/file.py:ClassName, package.module:ClassName)", param="strategy")
+        raise refused(f"unknown strategy (known: {', '.join(STRATEGIES)}; "
+                      "or path/to/file.py:ClassName, package.module:ClassName)")
     where, _, cls_name = ref.rpartition(":")
     if where.endswith(".py"):
         path = Path(where)
         if not path.is_file():
-            raise StrategyError(f"strategy {ref}: no such file {where}", param="strategy")
+            raise refused(f"no such file {where}")
         spec = importlib.util.spec_from_file_location(f"simkit_user_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise StrategyError(f"strategy {ref}: {where} failed to import: {type(exc).__name__}: {exc}",
-                                param="strategy") from None
+            raise refused(f"{where} failed to import: {type(exc).__name__}: {exc}") from None
     else:
         try:
             module = importlib.import_module(where)
         except Exception as exc:
-            raise StrategyError(f"strategy {ref}: cannot import module {where}: {exc}", param="strategy") from None
+            raise refused(f"cannot import module {where}: {exc}") from None
     cls = getattr(module, cls_name, None)
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
         what = "is not a subclass of simkit.Consumer" if cls is not None else "has no class of that name"
-        raise StrategyError(f"strategy {ref}: {where} {what} ({cls_name})", param="strategy")
+        raise refused(f"{where} {what} ({cls_name})")
     return cls
 
 
