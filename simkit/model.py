@@ -10,7 +10,8 @@ from typing import dataclass_transform
 
 __all__ = [
     "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS", "LOST_FAULTS",
-    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "record", "default_id", "default_position", "Event",
+    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record", "default_id", "default_position",
+    "Event",
     "Page", "Checkpoint", "Fault", "EventSpec", "Timing", "RandomFaults", "Initial", "Scenario", "PENDING",
     "PROVISIONAL", "COMMITTED", "STATES", "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation",
     "Reply", "canonical_request", "fingerprint",
@@ -50,6 +51,9 @@ REPLY_LOST, REQUEST_LOST = "reply lost", "request lost"
 #: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
 REPLY_FAULTS = ("late_reply", "crossed_reply")
 LOST_OPS = ("fetch", "effect", "checkpoint_write")
+#: The most faults of each kind in one explored schedule (``simkit explore``, ``simkit service --explore``): a
+#: schedule is explored one recursion level per fault, and their number grows as passes ** K.
+MAX_FAULTS = 50
 
 
 @dataclass_transform(frozen_default=True)

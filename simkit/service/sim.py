@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from simkit.model import MAX_FAULTS
+
 from .checkpoints import STORES
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError
 from .scenarios import CRASH_POINTS, RECORD_STATES, SCENARIOS, ServiceScenario, scenario
@@ -21,9 +23,6 @@ __all__ = [
     "missed_records", "run_service_scenario", "scenario",
 ]
 
-#: The most crashes, and the most lost replies, in one explored schedule: ``simkit explore``'s bound
-#: (:data:`simkit.tools.explore.MAX_FAULTS`, which this layer cannot import).
-MAX_FAULTS = 50
 
 
 @dataclass

@@ -39,7 +39,7 @@ import time
 from collections import Counter
 
 from simkit.errors import SimkitError
-from simkit.model import CRASH_POINTS, LOST_OPS, Fault, RandomFaults, Scenario
+from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
 from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run, simulate
 
@@ -52,8 +52,6 @@ from .schedules import Space, budget, covered, extensions, level_one, run_schedu
 __all__ = ["Exploration", "ExploreError", "explore", "failure_kind", "describe_kind", "fault_free", "replay",
            "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
 
-#: The most faults of each kind in one schedule: a schedule is explored one recursion level per fault.
-MAX_FAULTS = 50
 
 # The names tests and older callers import from here.
 _Space, _run, _extensions, _budget = Space, run_schedule, extensions, budget
