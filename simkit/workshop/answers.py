@@ -132,13 +132,18 @@ def _most_hurt() -> str:
     return max(points, key=points.get)
 
 
+@functools.cache
+def _late_retry_trace():
+    return simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+
+
 def _stale_barrier() -> str:
-    df = simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+    df = _late_retry_trace()
     return "rejected" if (df[df.worker == 1].step == "barrier_rejected").any() else "overwrites"
 
 
 def _after_rejected_barrier() -> str:
-    df = simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+    df = _late_retry_trace()
     mine = df[df.worker == 1]
     rejected = mine.index[mine.step == "barrier_rejected"]
     after = mine[mine.index > rejected[0]].step if len(rejected) else mine.step.iloc[0:0]
