@@ -47,10 +47,21 @@ class Receipts(MutableMapping):
         out = self.outcomes.get(eid)
         return default if out is None else (out, default_position(eid))
 
+    def by_position(self, eid, position) -> bool:
+        """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the default id
+        of ``position``, and no receipt of it is in ``other``)?"""
+        return type(eid) is str and type(position) is int and default_position(eid) == position and (
+            not self.other or eid not in self.other)
+
+    def outcome(self, eid) -> str | None:
+        """The outcome of ``eid``'s receipt, if any (the hot path's :meth:`get`: no tuple built)."""
+        r = self.other.get(eid) if self.other else None
+        return r[0] if r is not None else self.outcomes.get(eid)
+
     def __setitem__(self, eid, receipt: tuple[str, int]) -> None:
         outcome, position = receipt
-        if type(eid) is str and eid not in self.other and type(position) is int and default_position(eid) == position:
-            self.outcomes[eid] = outcome
+        if self.by_position(eid, position):
+            self.outcomes.set_at(position, outcome)
         else:
             self.outcomes.pop(eid, None)
             self.other[eid] = tuple(receipt)
@@ -160,14 +171,23 @@ class MemoryStore:
         The receipt ledger is unique on event id: a second terminal receipt is refused (returns ``False``).
         ``applied_position`` never moves backwards here (``max``), whatever the caller asks.
         """
-        old = self.receipts.get(event_id)
-        if old is not None and old[0] in TERMINAL:
-            return False
-        if effect is not None:
-            effect()
-        self.receipts[event_id] = (outcome, position)
-        if outcome in TERMINAL:
-            self._terminal_at(position, event_id)
+        receipts = self.receipts
+        if receipts.by_position(event_id, position):        # the usual case: one parse of the id answers all
+            if receipts.outcomes.at(position) in TERMINAL:
+                return False
+            if effect is not None:
+                effect()
+            receipts.outcomes.set_at(position, outcome)
+            if outcome in TERMINAL and self._named_at:
+                self._named_at.pop(position, None)
+        else:
+            if receipts.outcome(event_id) in TERMINAL:
+                return False
+            if effect is not None:
+                effect()
+            receipts[event_id] = (outcome, position)
+            if outcome in TERMINAL:
+                self._terminal_at(position, event_id)
         seq, now = self.clock.tick(), self.clock.now
         self.receipt_log.add(seq, now, worker, event_id, outcome)
         cp = self._checkpoint

@@ -11,28 +11,19 @@ class Clock:
     :meth:`simkit.world.simulation.World._latency`): ``now`` includes it.
     """
 
-    __slots__ = ("env", "time", "seq", "ahead", "_base", "_added", "_sum")
+    __slots__ = ("env", "time", "seq", "ahead")
 
     def __init__(self, env=None):
         self.env = env
         self.time = 0.0
         self.seq = 0
         self.ahead = 0.0
-        self._base = self._added = None     # the SimPy time and ``ahead`` at the last read, and their sum
-        self._sum = 0.0
 
     @property
     def now(self) -> float:
-        """Every log entry of one instant reads the clock: they share one float, not one each (SimPy's public
-        ``Environment.now`` returns the same float object until time moves)."""
+        """The simulated time (every log keeps times in a typed array: no float object is kept per entry)."""
         env = self.env
-        if env is None:
-            return self.time
-        base = env.now
-        if base is not self._base or self.ahead is not self._added:
-            self._base, self._added = base, self.ahead
-            self._sum = base + self._added
-        return self._sum
+        return self.time if env is None else env.now + self.ahead
 
     def tick(self) -> int:
         self.seq += 1

@@ -8,20 +8,22 @@ with a list); its ``append`` takes any value, and a value the compact form canno
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
 from collections.abc import ItemsView, MutableMapping, Sequence
+from textwrap import indent
 
 from simkit.model import default_id, default_position
 
-__all__ = ["Column", "Ints", "Codes", "Ids", "IdMap"]
+__all__ = ["Column", "Ints", "Codes", "Ids", "IdMap", "SPAN", "DENSITY", "adder"]
 
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 
 
 class Column(Sequence):
-    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's own."""
+    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's own. ``APPEND`` is the source of an
+    append of value ``{v}`` to column ``{c}`` (both names) as a generated ``add`` inlines it (:func:`adder`)."""
 
     __slots__ = ()
+    APPEND = "{c}.append({v})"
 
     def __getitem__(self, i):
         if isinstance(i, slice):
@@ -51,27 +53,26 @@ class Column(Sequence):
 
 
 class Ints(Column):
-    """Integers in an :mod:`array` of ``typecode``; any other value (``None``, a bool, an integer out of range) is
-    kept in a dictionary by row, its array slot holding the typecode's smallest value as a mark."""
+    """Integers in an :mod:`array` of a signed ``typecode``; any other value (``None``, a bool, an integer out of
+    range) is kept in a dictionary by row, its array slot holding the typecode's smallest value as a mark."""
 
-    __slots__ = ("values", "other", "_mark")
+    __slots__ = ("values", "other", "_mark", "_top")
+    APPEND = "{c}.values.append({v}) if type({v}) is int and {c}._mark < {v} <= {c}._top else {c}.append({v})"
 
     def __init__(self, typecode: str = "q", values=()):
         self.values = array(typecode)
         self.other: dict[int, object] = {}
         self._mark = -(1 << (8 * self.values.itemsize - 1))
+        self._top = -1 - self._mark
         for v in values:
             self.append(v)
 
     def append(self, v) -> None:
-        if type(v) is int and v != self._mark:
-            try:
-                self.values.append(v)
-                return
-            except OverflowError:
-                pass
-        self.other[len(self.values)] = v
-        self.values.append(self._mark)
+        if type(v) is int and self._mark < v <= self._top:
+            self.values.append(v)
+        else:
+            self.other[len(self.values)] = v
+            self.values.append(self._mark)
 
     def __len__(self) -> int:
         return len(self.values)
@@ -105,6 +106,9 @@ class Codes(Column):
     while there are at most 256 distinct values, two up to 65,536, and so on."""
 
     __slots__ = ("codes", "table", "_code")
+    APPEND = ("x = {c}._code.get({v} if type({v}) is str else (type({v}), {v}))\n"
+              "if x is None: x = {c}.code({v})\n"
+              "{c}.codes.append(x)")             # after code(): it may have widened ``codes``
 
     def __init__(self, values=()):
         self.codes = array("B")
@@ -161,6 +165,12 @@ class Ids(Column):
     time a row is read."""
 
     __slots__ = ("codes", "names", "_name")
+    APPEND = ("x = default_position({v}) if type({v}) is str else None\n"
+              "if x is None or x >> 63: x = {c}.code({v})\n"
+              "{c}.codes.append(x)")
+    #: :meth:`append` with a ``position`` hint ``{p}``
+    APPEND_AT = ("x = {p} if type({p}) is int and 0 <= {p} < 1 << 63 and {v} == default_id({p}) else {c}.code({v})\n"
+                 "{c}.codes.append(x)")
 
     def __init__(self, values=()):
         self.codes = array("q")
@@ -205,93 +215,139 @@ class Ids(Column):
         return map(self.decode, self.codes)
 
 
+def adder(owner: type, params: str, setup: str, appends: list[str]):
+    """A method ``add(self, <params>)`` for ``owner`` that runs ``setup`` and then ``appends`` (each a column's
+    ``APPEND`` filled in) with no call per value; a value a column refuses leaves no partial row behind
+    (``self._truncate()``)."""
+    body = "\n".join(line for a in appends for line in a.splitlines())
+    source = (f"def add(self, {params}):\n" + indent(setup, "    ") + "\n    try:\n" + indent(body, "        ")
+              + "\n    except BaseException:\n        self._truncate()\n        raise")
+    env = {"default_id": default_id, "default_position": default_position}
+    exec(source, env)
+    add = env["add"]
+    add.__qualname__, add.__module__ = f"{owner.__qualname__}.add", owner.__module__
+    return add
+
+
 class IdMap(MutableMapping):
     """A dictionary keyed by event id that keeps no id string: a default id (:func:`~simkit.model.default_id`) as
-    its position, in a sorted typed array while they come in increasing order (the usual case: a page commits its
-    events in position order), else in ``aside``, a dictionary by position; any other id in ``named``. Values are
-    :class:`Codes` (a few distinct ones: outcomes, counts). Iteration: the array's ids, then ``aside``'s, then
-    ``named``'s."""
+    its position, in a typed array of value codes indexed from the first position set (code 0: none) while it stays
+    dense enough (:data:`DENSITY`), else in ``aside``, a dictionary by position; any other id in ``named``.
+    Values repeat (outcomes, counts): each is kept once, in ``table``. The position-keyed :meth:`at` and
+    :meth:`set_at` are the hot path's: they parse no id. Iteration: the array's ids in position order, then ``aside``'s, then ``named``'s."""
 
-    __slots__ = ("positions", "values", "aside", "named")
+    __slots__ = ("base", "codes", "table", "_code", "aside", "named", "_size")
 
     def __init__(self, items=()):
-        self.positions, self.values = array("q"), Codes()
+        self.base = 0
+        self.codes = array("B")
+        self.table: list = [None]                   # code 0: no value
+        self._code: dict = {}
         self.aside: dict[int, object] = {}
         self.named: dict = {}
+        self._size = 0                              # how many positions the array holds a value for
         for k, v in dict(items).items():
             self[k] = v
-
-    def _find(self, p: int) -> int:
-        positions = self.positions
-        i = bisect_left(positions, p)
-        return i if i < len(positions) and positions[i] == p else -1
 
     @staticmethod
     def _position(eid) -> int | None:
         p = default_position(eid) if type(eid) is str else None
         return p if p is not None and p < 1 << 63 else None
 
+    def _value_code(self, v) -> int:
+        key = v if type(v) is str else (type(v), v)         # 1, 1.0 and True stay apart
+        c = self._code.get(key)
+        if c is None:
+            c = self._code[key] = len(self.table)
+            self.table.append(v)
+            if c >> (8 * self.codes.itemsize):
+                self.codes = array(_WIDER[self.codes.typecode], self.codes)
+        return c
+
     def at(self, position: int, default=None):
         """The value of the default id of ``position`` (``default`` if none)."""
-        i = self._find(position)
-        return self.values[i] if i >= 0 else self.aside.get(position, default)
+        i = position - self.base
+        if 0 <= i < len(self.codes):
+            c = self.codes[i]
+            if c:
+                return self.table[c]
+        return self.aside.get(position, default) if self.aside else default
+
+    def set_at(self, position: int, v) -> None:
+        """Set the value of the default id of ``position``."""
+        codes = self.codes
+        i, n = position - self.base, len(codes)
+        if 0 <= i < n and (codes[i] or position not in self.aside):
+            self._size += not codes[i]
+            codes[i] = self._value_code(v)
+        elif not n and not self.aside:
+            self.base = position
+            codes.append(self._value_code(v))
+            self._size = 1
+        elif n <= i < SPAN + DENSITY * self._size and position not in self.aside:
+            if i > n:
+                codes.extend(bytes(i - n) if codes.typecode == "B" else array(codes.typecode, [0]) * (i - n))
+            codes.append(self._value_code(v))
+            self._size += 1
+        else:
+            self.aside[position] = v
+
+    def increment(self, eid) -> None:
+        """Count one more for ``eid`` (a value of 0 if it had none)."""
+        p = self._position(eid)
+        if p is None:
+            self.named[eid] = self.named.get(eid, 0) + 1
+        else:
+            self.set_at(p, self.at(p, 0) + 1)
+
+    def _pop_at(self, position: int) -> bool:
+        i = position - self.base
+        if 0 <= i < len(self.codes) and self.codes[i]:
+            self.codes[i] = 0
+            self._size -= 1
+            return True
+        return self.aside.pop(position, _NONE) is not _NONE
 
     def __getitem__(self, eid):
         p = self._position(eid)
-        if p is None:
-            return self.named[eid]
-        i = self._find(p)
-        if i >= 0:
-            return self.values[i]
-        if p in self.aside:
-            return self.aside[p]
-        raise KeyError(eid)
+        v = self.named.get(eid, _NONE) if p is None else self.at(p, _NONE)
+        if v is _NONE:
+            raise KeyError(eid)
+        return v
 
     def __contains__(self, eid) -> bool:
         p = self._position(eid)
-        return eid in self.named if p is None else self._find(p) >= 0 or p in self.aside
+        return eid in self.named if p is None else self.at(p, _NONE) is not _NONE
 
     def get(self, eid, default=None):
         p = self._position(eid)
-        if p is None:
-            return self.named.get(eid, default)
-        i = self._find(p)
-        return self.values[i] if i >= 0 else self.aside.get(p, default)
+        return self.named.get(eid, default) if p is None else self.at(p, default)
 
     def __setitem__(self, eid, v) -> None:
         p = self._position(eid)
         if p is None:
             self.named[eid] = v
-            return
-        i = self._find(p)
-        if i >= 0:
-            self.values[i] = v
-        elif p in self.aside or (self.positions and p < self.positions[-1]):
-            self.aside[p] = v
         else:
-            self.positions.append(p)
-            self.values.append(v)
+            self.set_at(p, v)
 
     def __delitem__(self, eid) -> None:
         p = self._position(eid)
         if p is None:
             del self.named[eid]
-            return
-        i = self._find(p)
-        if i >= 0:
-            del self.positions[i], self.values[i]
-        elif p in self.aside:
-            del self.aside[p]
-        else:
+        elif not self._pop_at(p):
             raise KeyError(eid)
 
+    def _positions(self):
+        base = self.base
+        return (base + i for i, c in enumerate(self.codes) if c)
+
     def __iter__(self):
-        yield from map(default_id, self.positions)
+        yield from map(default_id, self._positions())
         yield from map(default_id, list(self.aside))
         yield from list(self.named)
 
     def __len__(self) -> int:
-        return len(self.positions) + len(self.aside) + len(self.named)
+        return self._size + len(self.aside) + len(self.named)
 
     def items(self):
         return _IdMapItems(self)
@@ -300,9 +356,16 @@ class IdMap(MutableMapping):
         return f"IdMap({dict(self.items())!r})"
 
 
+#: An :class:`IdMap`'s array spans at most ``SPAN + DENSITY`` slots per value it holds: a position further on is
+#: kept aside (a stream spaced by up to ``DENSITY``, or with a few gaps, stays in the array).
+SPAN, DENSITY = 1024, 16
+_NONE = object()
+
+
 class _IdMapItems(ItemsView):
     def __iter__(self):
         m = self._mapping
-        yield from zip(map(default_id, m.positions), m.values)
+        table, base = m.table, m.base
+        yield from ((default_id(base + i), table[c]) for i, c in enumerate(m.codes) if c)
         yield from ((default_id(p), v) for p, v in list(m.aside.items()))
         yield from list(m.named.items())

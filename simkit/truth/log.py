@@ -14,14 +14,14 @@ from itertools import chain
 
 from simkit.model import Checkpoint
 
-from .columns import Codes, Column, Ids, Ints
+from .columns import Codes, Column, Ids, Ints, adder
 
 __all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states"]
 
 #: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values,
 #: ``SMALL`` integers that are almost always small (workers, versions: two bytes a row, any other kept aside)
 ID, CODE, SMALL = "id", "code", "small"
-_KINDS = {ID: Ids, CODE: Codes, SMALL: lambda: Ints("h")}
+_KINDS = {ID: Ids, CODE: Codes, SMALL: Ints}
 
 
 class Log:
@@ -32,20 +32,17 @@ class Log:
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
 
     def __init_subclass__(cls):
-        # ``add(seq, time, ...)`` with one append per column, written out: no loop, no tuple per row. A value a
-        # typed column refuses leaves no partial row behind.
+        # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple per row
         names = [name for name, _t in cls.COLUMNS]
-        body = "".join(f"\n        c[{i}].append({n})" for i, n in enumerate(names))
-        env: dict = {}
-        exec(f"def add(self, {', '.join(names)}):\n    c = self.columns\n    try:{body}\n"
-             f"    except BaseException:\n        self._truncate()\n        raise", env)
-        add = env["add"]
-        add.__qualname__, add.__module__ = f"{cls.__qualname__}.add", cls.__module__
-        add.__doc__ = f"Append the row ({', '.join(names)})."
-        cls.add = add
+        kinds = [_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS]
+        setup = f"{', '.join(f'c{i}' for i in range(len(names)))}, = self.columns"
+        cls.add = adder(cls, ", ".join(names), setup,
+                        [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
+        cls.add.__doc__ = f"Append the row ({', '.join(names)})."
 
     def __init__(self, rows=()):
-        self.columns = tuple([] if t is None else _KINDS[t]() if t in _KINDS else array(t) for _n, t in self.COLUMNS)
+        self.columns = tuple([] if t is None else Ints("h") if t == SMALL else _KINDS[t]() if t in _KINDS else array(t)
+                             for _n, t in self.COLUMNS)
         for row in rows:
             self.append(row)
 

@@ -6,7 +6,7 @@ from array import array
 
 from simkit.model import REPLY_LOST, REQUEST_LOST
 
-from .columns import Codes, Ids, Ints
+from .columns import Codes, Column, Ids, Ints, adder
 
 __all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST", "REQUEST_LOST",
            "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched", "transition_outcome",
@@ -84,16 +84,13 @@ class Trace:
         self.details: dict[int, tuple] = {}
 
     def add(self, time, worker, step, event_id, position, checkpoint, place, outcome=""):
-        self.time.append(time)
-        self.worker.append(worker)
-        self.step.append(step)
-        self.event_id.append(event_id, position)
-        self.position.append(position)
-        self.resume_cursor.append(checkpoint.resume_cursor)
-        self.cursor_place.append(place)
-        self.applied_position.append(checkpoint.applied_position)
-        self.checkpoint_version.append(checkpoint.checkpoint_version)
-        self.outcome.append(outcome)
+        """Append a row: ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."""
+        raise NotImplementedError       # generated below: each column's append written out (its ``APPEND``)
+
+    def _truncate(self) -> None:
+        n = min(len(getattr(self, c)) for c in COLUMNS)
+        for c in COLUMNS:
+            del getattr(self, c)[n:]
 
     def __len__(self) -> int:
         return len(self.time)
@@ -123,3 +120,20 @@ class Trace:
         for row in zip(*(getattr(self, c) for c in COLUMNS)):
             h.update(repr(row).encode())
         return h.hexdigest()
+
+
+def _add():
+    values = ("time", "worker", "step", "event_id", "position", "resume_cursor", "place", "applied_position",
+              "checkpoint_version", "outcome")
+    kinds = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)
+    setup = (f"{', '.join(f'c{i}' for i in range(len(COLUMNS)))} = {', '.join(f'self.{c}' for c in COLUMNS)}\n"
+             "resume_cursor, applied_position, checkpoint_version = checkpoint.resume_cursor, "
+             "checkpoint.applied_position, checkpoint.checkpoint_version")
+    appends = [(Ids.APPEND_AT if k is Ids else k.APPEND).format(c=f"c{i}", v=v, p="position")
+               for i, (k, v) in enumerate(zip(kinds, values))]
+    add = adder(Trace, 'time, worker, step, event_id, position, checkpoint, place, outcome=""', setup, appends)
+    add.__doc__ = Trace.add.__doc__
+    return add
+
+
+Trace.add = _add()

@@ -99,4 +99,8 @@ class Sink:
 
     def record(self, worker: int, event_id: str) -> None:
         self.effects.add(self.clock.tick(), self.clock.now, worker, event_id)
-        self.effect_count[event_id] = self.effect_count.get(event_id, 0) + 1
+        count = self.effect_count
+        if type(count) is IdMap:
+            count.increment(event_id)
+        else:
+            count[event_id] = count.get(event_id, 0) + 1

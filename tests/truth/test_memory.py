@@ -17,7 +17,7 @@ from simkit.model import Checkpoint, Event
 from simkit.procedure.strategies import STRATEGIES
 from simkit.scenario.read import parse
 from simkit.store.memory import MemoryStore, Receipts
-from simkit.truth.columns import IdMap
+from simkit.truth.columns import DENSITY, SPAN, IdMap
 from simkit.world.events import EventTable
 from simkit.world.simulation import World
 
@@ -72,7 +72,7 @@ def test_receipts_keep_default_ids_by_position_and_the_rest_by_id():
     receipts["e10"] = ("applied", 10)
     assert dict(receipts) == {"e30": ("applied", 30), "e10": ("applied", 10), "x": ("ignored", 7),
                               "e20": ("applied", 21)}
-    assert list(receipts.outcomes.positions) == [30] and receipts.outcomes.aside == {10: "applied"}
+    assert receipts.outcomes.base == 30 and receipts.outcomes.aside == {10: "applied"}
     assert set(receipts.other) == {"x", "e20"} and "e21" not in receipts and receipts.get("e20") == ("applied", 21)
 
 
@@ -89,3 +89,14 @@ def test_effect_counts_read_as_a_dictionary():
     for eid in ("e20", "e10", "e20", "z"):
         counts[eid] = counts.get(eid, 0) + 1
     assert dict(counts) == {"e20": 2, "e10": 1, "z": 1} and len(counts) == 3 and "e30" not in counts
+    del counts["e20"]
+    assert dict(counts) == {"e10": 1, "z": 1} and len(counts) == 2 and counts.get("e20") is None
+
+
+def test_an_id_map_stays_small_whatever_the_positions():
+    counts = IdMap()
+    for k in range(63):                 # each position twice the last: kept aside once the array would be sparse
+        counts[f"e{1 << k}"] = k
+    assert len(counts.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
+    counts.set_at(3, "x")                                               # between two array slots
+    assert counts.at(3) == "x" and counts["e3"] == "x" and len(counts) == 64
