@@ -234,7 +234,8 @@ class IdMap(MutableMapping):
     its position, in a typed array of value codes indexed from the first position set (code 0: none) while it stays
     dense enough (:data:`DENSITY`), else in ``aside``, a dictionary by position; any other id in ``named``.
     Values repeat (outcomes, counts): each is kept once, in ``table``. The position-keyed :meth:`at` and
-    :meth:`set_at` are the hot path's: they parse no id. Iteration: the array's ids in position order, then ``aside``'s, then ``named``'s."""
+    :meth:`set_at` are the hot path's: they parse no id. Iteration: the array's ids in position order, then
+    ``aside``'s, then ``named``'s."""
 
     __slots__ = ("base", "codes", "table", "_code", "aside", "named", "_size")
 
