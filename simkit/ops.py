@@ -6,10 +6,12 @@ real process against a real database) executes it. ``LOST`` is the result of a r
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .model import TIMEOUT, Event, Reply, Reservation, record
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call", "Settle",
-           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "crash_points", "lost_op"]
+           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "crash_points", "lost_op", "malformed"]
 
 
 class _Sentinel:
@@ -168,4 +170,29 @@ def lost_op(op) -> str | None:
         return "effect"
     if t is Commit or t is Barrier or t is Overwrite:
         return "checkpoint_write"
+    return None
+
+
+#: What each field annotation of a request admits (``int``: an integer, not a bool).
+_ADMITS = {
+    "str": lambda v: type(v) is str,
+    "int": lambda v: type(v) is int,
+    "bool": lambda v: type(v) is bool,
+    "Event": lambda v: isinstance(v, Event),
+    "Reservation": lambda v: isinstance(v, Reservation),
+    "Reply | str": lambda v: isinstance(v, (Reply, str)),
+    "tuple[Event, ...]": lambda v: isinstance(v, (tuple, list)) and all(isinstance(e, Event) for e in v),
+}
+
+
+def malformed(op) -> str | None:
+    """The first field of request ``op`` whose value its annotation does not admit, as ``Commit.applied_position
+    is 2.5 (float), not int``; ``None`` if every field is well-formed. A driver asks when a request fails, to
+    blame the consumer's request, not itself."""
+    if not dataclasses.is_dataclass(op):
+        return None
+    for f in dataclasses.fields(op):
+        v = getattr(op, f.name)
+        if not _ADMITS[f.type](v):
+            return f"{type(op).__name__}.{f.name} is {v!r:.60} ({type(v).__name__}), not {f.type}"
     return None

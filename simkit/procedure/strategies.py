@@ -13,13 +13,13 @@ from pathlib import Path
 
 from simkit.errors import ConsumerError, StrategyError
 from simkit.model import Checkpoint, Event, Page
-from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite
+from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite, malformed
 
 from .consumer import Consumer
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
            "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
-           "strategy_name", "strategy_ref", "consumer_error"]
+           "strategy_name", "strategy_ref", "consumer_error", "refused_request"]
 
 
 class PersistTokenOnFetch(Consumer):
@@ -243,6 +243,14 @@ def _one_line(text: str, width: int = 300) -> str:
     """``text`` on one line of printable characters, cut at ``width``."""
     text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def refused_request(strategy: type, op, exc: Exception) -> Exception:
+    """What to raise for request ``op`` that failed with ``exc``: the consumer's one-line error if one of its fields
+    is malformed (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor), else ``exc``
+    itself (the driver's own failure)."""
+    problem = malformed(op)
+    return exc if problem is None else consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
 
 
 def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: str | None = None) -> ConsumerError:

@@ -20,7 +20,7 @@ from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
-from simkit.procedure.strategies import consumer_error
+from simkit.procedure.strategies import consumer_error, refused_request
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
@@ -121,8 +121,7 @@ class World(ExternalCalls):
                                  backfills=self.contract.backfills, trace=self.trace)
 
     def state(self) -> tuple:
-        """What a run's future depends on beyond its store, sink and provider (explore's fingerprints): the workers'
-        status and last fetch, the halts, the progress guard's count, the service (:meth:`ExternalService.state`)."""
+        """What a run's future depends on beyond its store, sink and provider (explore's fingerprints)."""
         g = self.guard
         return self._status, self._fetched, self.halts, (g.steps, g.at, g.instant), self.service.state()
 
@@ -157,9 +156,11 @@ class World(ExternalCalls):
                     if not left:
                         left = GUARD_CHUNK
                         self.guard.chunk(self.clock.now)
-                    now = at_once.get(type(op))
-                    if now is None or (result := now(self, worker, op)) is LATER:
-                        result = yield from self._execute(worker, op)
+                    try:                            # a request the world cannot execute: is it malformed?
+                        if (now := at_once.get(type(op))) is None or (result := now(self, worker, op)) is LATER:
+                            result = yield from self._execute(worker, op)
+                    except (TypeError, AttributeError, ValueError, KeyError, OverflowError) as exc:
+                        raise refused_request(self.strategy, op, exc) from exc
             except _Crash:
                 self._close(gen)
                 self.crashes += 1
@@ -252,10 +253,8 @@ class World(ExternalCalls):
             yield from self._wait(delay)
 
     def _ahead(self, delay: float) -> bool:
-        """Spend ``delay`` without the scheduler if possible. A lone worker, while no late reply is on its way, runs
-        ahead (``clock.ahead``) and hands the time over at the next real wait: nothing else could happen in between.
-        It never runs past the time limit. (A plain call: the hot path takes ``if not self._ahead(d): yield from
-        self._wait(d)`` and makes no generator when it may.)"""
+        """Spend ``delay`` without the scheduler if possible: a lone worker, no late reply on its way, runs ahead
+        (``clock.ahead``) up to the time limit, handing the time over at its next real wait (a plain call)."""
         if delay <= 0:
             return True
         if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:
@@ -390,6 +389,7 @@ class World(ExternalCalls):
 
 
 World._at_once = World.at_once_table()
+
 
 
 def __getattr__(name: str):

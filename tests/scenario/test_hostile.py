@@ -134,6 +134,24 @@ class Returns(Consumer):
     def run(self):
         return
         yield
+
+
+from simkit.ops import Commit, Handle
+
+
+class FloatPosition(Consumer):
+    def apply(self, event, applied_position):
+        return (yield Commit(event, "applied", applied_position + 0.5, with_effect=True))
+
+
+class ListCursor(Consumer):
+    def barrier_target(self, checkpoint, page):
+        return [page.next_cursor]
+
+
+class NotAnEvent(Consumer):
+    def process(self, checkpoint, page, receipts):
+        yield Handle(page.events[0].id)
 '''
 
 
@@ -152,9 +170,17 @@ def mine(tmp_path, monkeypatch):
                     "simkit.ops\n"),
     ("Returns", "simkit: strategy mine.py:Returns: its run() returned; a consumer yields requests until the world "
                 "stops it (caught up, halted or crashed)\n"),
+    ("FloatPosition", "simkit: strategy mine.py:FloatPosition: yielded a malformed request: Commit.applied_position "
+                      "is 106.5 (float), not int\n"),
+    ("ListCursor", "simkit: strategy mine.py:ListCursor: yielded a malformed request: Barrier.next_cursor is ['C8'] "
+                   "(list), not str\n"),
+    ("NotAnEvent", "simkit: strategy mine.py:NotAnEvent: yielded a malformed request: Handle.event is 'e104' (str), "
+                   "not Event\n"),
 ])
 def test_a_consumer_that_raises_is_one_line_naming_it(mine, capsys, cls, message):
-    """41 lines of traceback and exit 1 before; now the strategy, the exception and where, exit 2, no figure."""
+    """41 lines of traceback and exit 1 before; now the strategy, the exception and where, exit 2, no figure. A
+    request the world cannot execute names the field the consumer got wrong (a traceback from inside the store
+    before)."""
     out = mine / "t.png"
     assert main(["run", "retry_walkthrough", "--strategy", f"mine.py:{cls}", "--timeline", str(out)]) == 2
     captured = capsys.readouterr()
