@@ -16,7 +16,7 @@ class FaultPlan:
     its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
 
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
-    plain run turns it off, and once no scripted fault is left and no random one can strike, a pass costs nothing
+    plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and once no scripted fault is left and no random one can strike, a pass costs nothing
     (:attr:`quiet`).
     """
 
@@ -84,7 +84,8 @@ class FaultPlan:
         if not (self._record or self._scripted or self._rf.crash or self._rf.pause):
             return None
         n_any, n_pos = self._count(worker, point, position)
-        self.passes.append((worker, point, position, n_pos))
+        if self._record:
+            self.passes.append((worker, point, position, n_pos))
         # (a call only where a fault may strike: no scripted fault left, or a rate of 0, costs none)
         fault = None
         if self._scripted:
@@ -104,7 +105,8 @@ class FaultPlan:
         if not (self._record or self._scripted or self._rf.lost_request):
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
-        self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
+        if self._record:
+            self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
         if self._scripted and self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
             return True
         if self._rf.lost_request > 0 and self._draw(self._rf.lost_request):
@@ -118,7 +120,8 @@ class FaultPlan:
         if not (self._record or self._scripted or self._rf.lost_response):
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
-        self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
+        if self._record:
+            self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
         if self._scripted and self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
             return True
         if self._rf.lost_response > 0 and self._draw(self._rf.lost_response):
