@@ -276,22 +276,23 @@ class IdMap(MutableMapping):
 
     def set_at(self, position: int, v) -> None:
         """Set the value of the default id of ``position``."""
-        codes = self.codes
-        i, n = position - self.base, len(codes)
-        if 0 <= i < n and (codes[i] or position not in self.aside):
-            self._size += not codes[i]
-            codes[i] = self._value_code(v)
-        elif not n and not self.aside:
+        if not self.codes and not self.aside:
             self.base = position
-            codes.append(self._value_code(v))
-            self._size = 1
-        elif n <= i < SPAN + DENSITY * self._size and position not in self.aside:
-            if i > n:
-                codes.extend(bytes(i - n) if codes.typecode == "B" else array(codes.typecode, [0]) * (i - n))
-            codes.append(self._value_code(v))
-            self._size += 1
-        else:
+        i = position - self.base
+        if not (0 <= i < len(self.codes) or self._grow(i)) or (self.aside and position in self.aside):
             self.aside[position] = v
+            return
+        c = self._value_code(v)                     # first: it may widen ``codes``
+        self._size += not self.codes[i]
+        self.codes[i] = c
+
+    def _grow(self, i: int) -> bool:
+        """Extend the array through slot ``i`` (in steps of at least 256 slots), if it stays dense enough."""
+        n = len(self.codes)
+        if not 0 <= i < SPAN + DENSITY * (self._size + 1):
+            return False
+        self.codes.frombytes(bytes(max(i + 1 - n, 256) * self.codes.itemsize))
+        return True
 
     def increment(self, eid) -> None:
         """Count one more for ``eid`` (a value of 0 if it had none)."""
