@@ -4,8 +4,9 @@
 20,000-event ``safe`` run kept 535 bytes per event with an Event, an id string and dictionary entries per event
 (832 with ground-truth logs as lists of tuples), and its check needed about 100 more at its peak. With no object
 per event (ids derived from positions, receipts and effect counts by position, coded columns) it keeps 212, and its
-check needs 281 more: the check builds every id string and Event the run no longer keeps (the stream in position
-order and an index by id), so the guard is on the run and on run and check together.
+check needed 281 more while it built every id string and Event the run no longer keeps (the stream in position
+order and an index by id). Reading the stream from the event table's typed positions, ranking a default id by its
+position and keeping a response as its row rather than its page's ids, the check needs about 16.
 """
 import tracemalloc
 
@@ -48,6 +49,11 @@ def test_a_run_keeps_at_most_240_bytes_per_event(measured):
 def test_a_run_and_its_check_peak_at_most_520_bytes_per_event(measured):
     kept, check_peak = measured
     assert kept + check_peak <= 520, f"{kept:.0f} + {check_peak:.0f} bytes per event"
+
+
+def test_a_check_keeps_no_table_by_event_id(measured):
+    _kept, check_peak = measured
+    assert check_peak <= 40, f"{check_peak:.0f} bytes per event"
 
 
 def test_the_stream_keeps_no_object_per_event():
@@ -100,3 +106,10 @@ def test_an_id_map_stays_small_whatever_the_positions():
     assert len(counts.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
     counts.set_at(3, "x")                                               # between two array slots
     assert counts.at(3) == "x" and counts["e3"] == "x" and len(counts) == 64
+
+
+def test_an_id_map_keeps_more_than_256_distinct_values():
+    counts = IdMap()
+    for k in range(300):                # the 256th distinct value widens the array of codes
+        counts.set_at(k, str(k))
+    assert counts.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
