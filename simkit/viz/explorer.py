@@ -12,9 +12,9 @@ from simkit.runner import Run
 
 from .canvas import Canvas
 from .inputs import EVENT_POINTS, EXPLORER_DEFAULTS, EXPLORER_EVENTS, NO_CRASH, crash_note, explorer_run
-from .show import RUN_FIGSIZE, display_png, draw_run, run_axes, run_tables
+from .show import RUN_FIGSIZE, display_png, draw_run, run_axes, run_tables, widest_legends
 
-__all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "slider"]
+__all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "run_canvas", "slider"]
 
 #: How many recent runs, and figures, an explorer keeps.
 KEEP = 16
@@ -33,8 +33,10 @@ class Explorer(W.VBox):
     ``strategies`` adds your own consumers to the strategy menu, by the name you give them.
 
     A redraw is fast (issue 19, :func:`redraw_ms`): the figure is kept and redrawn in place
-    (:class:`~simkit.viz.canvas.Canvas`), and the last :data:`KEEP` runs and figures are kept, so going back to a
-    setting reruns nothing and a change that leaves the run as it was (a crash point never reached) draws nothing.
+    (:func:`run_canvas`: its Axes laid out once, for the default run with room for the widest legends, and
+    emptied for each run; a legend drawn before is blitted), and the last :data:`KEEP` runs and figures are kept,
+    so going back to a setting reruns nothing and a change that leaves the run as it was (a crash point never
+    reached) draws nothing.
     """
 
     def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
@@ -89,9 +91,15 @@ class Explorer(W.VBox):
         drawn = (stream, self.run.trace.digest())
         if drawn not in self._figures:
             if self._canvas is None:
-                self._canvas = Canvas(RUN_FIGSIZE, run_axes)
+                self._canvas = run_canvas()
             self._figures[drawn] = self._canvas.render(lambda axes: draw_run(axes, self.run))
         display_png(_recent(self._figures, drawn), repr(self._canvas.figure))
+
+
+def run_canvas() -> Canvas:
+    """The canvas the explorer draws its runs on, laid out once for the default run, with room for the widest
+    legends."""
+    return Canvas(RUN_FIGSIZE, run_axes, lambda axes: draw_run(axes, explorer_run()), widest_legends)
 
 
 def _recent(cache: OrderedDict, key):
@@ -112,7 +120,7 @@ def redraw_ms(changes: int = 5) -> float:
     """``widget_redraw_ms`` (docs/performance.md): the median time, in milliseconds, the explorer (default
     scenario) takes to rerun and redraw after a control change, in-process with the Agg backend. Builds an
     explorer, sets its seed to ``changes`` new values one after another (each a run not drawn before) and times
-    each change until its output is displayed."""
+    each change until its output is displayed. Building the explorer, and laying its canvas out, is not timed."""
     import io
     import statistics
     import time

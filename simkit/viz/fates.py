@@ -8,7 +8,7 @@ from simkit.judge.checker import FATES, event_fates
 
 from .style import CELL, DARK_FATES, FATE_COLORS
 
-__all__ = ["SMALLEST_LABEL", "fates"]
+__all__ = ["SMALLEST_LABEL", "fates", "fates_legend"]
 
 #: The smallest position label drawn in a fates cell, in points.
 SMALLEST_LABEL = 4.5
@@ -60,7 +60,7 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
         style = _fate_style(fate[eid])
         if eid in highlight:
             style = dict(facecolor=FATE_COLORS[fate[eid]], edgecolor="black", linewidth=2.5)
-        ax.add_patch(Rectangle((c, -r - 1), CELL, CELL, **style))
+        ax.add_artist(Rectangle((c, -r - 1), CELL, CELL, **style))      # in ax.patches; the limits are set below
         texts.append(ax.text(c + CELL / 2, -r - 1 + CELL / 2, str(world.provider.events[eid].position),
                              ha="center", va="center", color="white" if fate[eid] in DARK_FATES else "black"))
     rows = -(-len(ids) // columns)
@@ -79,7 +79,11 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
                                  labelled, unlabelled))
     ax.set_ylabel(f"{columns} per row" if rows > 1 else "")
     ax.set_title(title or f"{run.strategy} on {run.scenario}: event fates")
-    present = [f for f in FATES if f in fate.values()]
-    ax.legend(handles=[Patch(**_fate_style(f), label=f) for f in present], loc="upper left",
-              bbox_to_anchor=(1.01, 1), fontsize="small")
+    fates_legend(ax, set(fate.values()))
     return ax
+
+
+def fates_legend(ax, present):
+    """The fates grid's legend, right of its Axes: the fates ``present``, in :data:`FATES` order."""
+    return ax.legend(handles=[Patch(**_fate_style(f), label=f) for f in FATES if f in present], loc="upper left",
+                     bbox_to_anchor=(1.01, 1), fontsize="small")

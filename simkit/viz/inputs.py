@@ -67,12 +67,12 @@ def explorer_run(strategy: str | type[Consumer] = "safe", seed: int = 7, crash_p
 
 def crash_note(run: Run, requested: bool = True) -> str:
     """One line saying where the explorer's crash struck, or that its point was never reached."""
-    df = run.trace.to_frame()
-    crashes = df[df.step == "crash"]
-    if len(crashes):
-        row = crashes.iloc[0]
-        where = f" at {row.event_id} (position {int(row.position)})" if row.event_id else ""
-        return f"crash: {row.outcome}{where}, t={row.time:g}; the worker restarted from durable state only"
+    trace = run.trace
+    if "crash" in trace.step:
+        i = trace.step.index("crash")
+        eid = trace.event_id[i]
+        where = f" at {eid} (position {trace.position[i]})" if eid else ""
+        return f"crash: {trace.outcome[i]}{where}, t={trace.time[i]:g}; the worker restarted from durable state only"
     if requested:
         return ("crash: its point was never reached in this run (an effect point needs an external sink, a "
                 "quarantine point a poison event, a position an event that gets that far)")

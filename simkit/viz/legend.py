@@ -6,7 +6,7 @@ from matplotlib.lines import Line2D
 
 from .style import APPLIED, AT_RISK, CURSOR, DUP_ORANGE, GAP, LOST_RED, PAUSE, QUARANTINE, TRUTH
 
-__all__ = ["draw_legend", "legend_entries"]
+__all__ = ["MARKS", "draw_legend", "legend_entries"]
 
 
 def _proxy(**style):
@@ -42,6 +42,9 @@ _LEGEND = [
         ("lost", "lost (final at the cross)", dict(marker="x", ms=9, mew=2.4, color=LOST_RED)),
         ("duplicated", "duplicated effect", dict(marker="D", ms=6, color=DUP_ORANGE))]),
 ]
+
+#: Every key the legend has an entry for: the widest legend a timeline can have.
+MARKS = frozenset(key for _name, parts in _LEGEND for key, _words, _style in parts)
 
 
 def legend_entries(drawn) -> tuple[list, list[str]]:

@@ -11,18 +11,20 @@ import base64
 from IPython.display import display
 from matplotlib.figure import Figure
 
+from simkit.judge.checker import FATES
 from simkit.model import Fault
 from simkit.runner import Run
 
 from .canvas import png
-from .fates import fates
+from .fates import fates, fates_legend
 from .frames import verdict_frame, violations_frame
 from .instant import instant
+from .legend import MARKS
 from .steps import Stepped, fate_changes, fault_arg, instant_note
-from .timeline import compare, timeline
+from .timeline import compare, timeline, timeline_legend
 
 __all__ = ["RUN_FIGSIZE", "display_png", "draw_run", "run_axes", "run_tables", "show_comparison", "show_crash",
-           "show_instant", "show_run"]
+           "show_instant", "show_run", "widest_legends"]
 
 
 #: The figure of one run (:func:`show_run`, the explorer's): its size, its Axes, and what is drawn in them.
@@ -39,6 +41,14 @@ def draw_run(axes, run: Run) -> None:
     top, bottom = axes
     timeline(top, run)
     fates(bottom, run)
+
+
+def widest_legends(axes) -> None:
+    """Over a run drawn by :func:`draw_run`, the widest legends any run's figure has (every mark, every fate): the
+    room a run's figure may need, for a :class:`~simkit.viz.canvas.Canvas`."""
+    top, bottom = axes
+    timeline_legend(top, MARKS)
+    fates_legend(bottom, FATES)
 
 
 def run_tables(run: Run, note: str | None = None) -> None:

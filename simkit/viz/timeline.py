@@ -31,7 +31,7 @@ from .style import (
     short_token,
 )
 
-__all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline"]
+__all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline", "timeline_legend"]
 
 #: The layers of :func:`timeline`; ``layers=`` draws some of them (to build the picture up step by step).
 #: ``cursor``: the durable ``resume_cursor``, page barriers, token labels, rejected barriers, regressions;
@@ -276,8 +276,13 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
     """
     drawn = _timeline(ax, run, title, annotate, layers, now)
     if legend and drawn:
-        draw_legend(ax, drawn, loc="upper left", bbox_to_anchor=(1.01, 1))
+        timeline_legend(ax, drawn)
     return ax
+
+
+def timeline_legend(ax, drawn):
+    """The legend of one timeline, right of its Axes: the marks ``drawn`` (keys), grouped."""
+    return draw_legend(ax, drawn, loc="upper left", bbox_to_anchor=(1.01, 1))
 
 
 def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:

@@ -266,16 +266,41 @@ def test_instant_draws_a_window_of_a_long_stream(ax=None):
 
 
 def test_a_redrawn_canvas_gives_the_pixels_of_a_new_figure():
-    """The explorer redraws one figure in place (issue 19): after drawing another run, the picture of a run is
-    exactly the one a new figure gives."""
-    from simkit.viz.canvas import Canvas
-    from simkit.viz.show import RUN_FIGSIZE, draw_run, run_axes
+    """The explorer redraws one figure in place (issue 19): its Axes laid out once and emptied for each run, a
+    legend drawn before blitted. After other runs, the picture of a run is exactly the one a new figure with its
+    Axes at the same places gives."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    a, b = widgets.explorer_run(seed=8), widgets.explorer_run(seed=9)
-    reused = Canvas(RUN_FIGSIZE, run_axes)
-    reused.render(lambda axes: draw_run(axes, a))
-    assert reused.render(lambda axes: draw_run(axes, b)) == Canvas(RUN_FIGSIZE, run_axes).render(
-        lambda axes: draw_run(axes, b))
+    from simkit.viz.explorer import run_canvas
+    from simkit.viz.show import draw_run, run_axes
+
+    a, b = widgets.explorer_run(seed=8), widgets.explorer_run(strategy="persist_token_on_fetch", seed=9)
+    reused = run_canvas()
+    for run in (a, b, a):                           # a's legends the last time: blitted
+        reused.render(lambda axes, run=run: draw_run(axes, run))
+    fig = Figure(figsize=reused.figure.get_size_inches())
+    axes = run_axes(fig)
+    for ax, placed in zip(axes, reused.axes):
+        ax.set_position(placed.get_position(original=True))
+    draw_run(axes, a)
+    new = FigureCanvasAgg(fig)
+    new.draw()
+    assert np.array_equal(np.asarray(new.buffer_rgba()), np.asarray(reused.canvas.buffer_rgba()))
+
+
+def test_the_explorer_canvas_has_room_for_the_widest_legends():
+    """Laid out once, the explorer's figure holds the legends of every mark and every fate, uncut."""
+    from simkit.viz.explorer import run_canvas
+    from simkit.viz.show import draw_run, widest_legends
+
+    canvas, run = run_canvas(), widgets.explorer_run()
+    canvas.render(lambda axes: (draw_run(axes, run), widest_legends(axes)))
+    whole = canvas.figure.bbox
+    for ax in canvas.axes:
+        box = ax.get_legend().get_window_extent()
+        assert whole.x0 <= box.x0 and box.x1 <= whole.x1 and whole.y0 <= box.y0 and box.y1 <= whole.y1
 
 
 def test_the_explorer_reruns_and_redraws_only_what_changed():
