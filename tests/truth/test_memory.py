@@ -103,7 +103,7 @@ def test_an_id_map_stays_small_whatever_the_positions():
     counts = IdMap()
     for k in range(63):                 # each position twice the last: kept aside once the array would be sparse
         counts[f"e{1 << k}"] = k
-    assert len(counts.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
+    assert len(counts.values.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
     counts.set_at(3, "x")                                               # between two array slots
     assert counts.at(3) == "x" and counts["e3"] == "x" and len(counts) == 64
 
@@ -112,4 +112,4 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
     counts = IdMap()
     for k in range(300):                # the 256th distinct value widens the array of codes
         counts.set_at(k, str(k))
-    assert counts.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
+    assert counts.values.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
