@@ -139,8 +139,7 @@ def check(run) -> Verdict:
 
 def _check(truth: GroundTruth) -> Verdict:
     unordered = unjustified_writes(truth)
-    found = Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0], void_claims(unordered),
-                     stream_index(truth))
+    found = Outcomes(truth.store.receipt_log, truth.sink.effects, stream_index(truth), void_claims(unordered))
     v = Verdict(halted=truth.halts[0][2] if truth.halts else None)
     if truth.halts:
         v.halt_justified = all(halt_justified(h, truth) for h in truth.halts)
@@ -164,10 +163,7 @@ def _judge_events(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
     """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still deliver
     them; and ``completed`` false for a run caught up in memory only."""
     provider, final_cursor = truth.provider, truth.store.checkpoint.resume_cursor
-    undone = []
-    if found.at.count(NONE):
-        undone = [eid for eid, s in zip(found.ids, found.at) if s == NONE]
-    for eid in _in_order(provider.events, undone):
+    for eid in _in_order(provider.events, found.undone()):
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
     if not truth.halts and not (provider.at_end(final_cursor) and not v.pending):
         # caught up in memory only: the durable checkpoint must say so too ("the cursor says where to fetch"),
@@ -195,17 +191,20 @@ def _judge_duplicates(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
 
 
 class _Pages:
-    """What each worker had read and been served, replayed in sequence order beside the store's writes."""
+    """What each worker had read and been served, replayed in sequence order beside the store's writes. A
+    response is kept as its row in the provider's log, read again only for a write that publishes its
+    ``next_cursor``: its ids are not kept (every page the run served would keep an id string per event)."""
 
     def __init__(self, truth: GroundTruth):
+        self._log = truth.provider.log
         # at one sequence number reads, responses and decisions come before the write
         self._context = heapq.merge(((r[0], 0, r) for r in truth.store.reads),
-                                    ((r[0], 1, r) for r in truth.provider.log),
+                                    ((r[0], 1, (i, *r[1:])) for i, r in enumerate(self._log.fields(0, 2, 3, 4))),
                                     ((r[0], 2, r) for r in truth.sink.decisions))
         self._upcoming = next(self._context, None)
         self.decisions: dict[str, str] = {}
         self._read: dict[int, object] = {}
-        #: (worker, request cursor, next cursor) -> (the latest such response, the checkpoint read before it)
+        #: (worker, request cursor, next cursor) -> (the latest such response's row, the checkpoint read before it)
         self.fetched: dict[tuple, tuple] = {}
         #: (worker, next cursor) -> the latest response that returned it, and the read before it
         self.returned: dict[tuple, tuple] = {}
@@ -217,12 +216,17 @@ class _Pages:
             if kind == 0:
                 self._read[r[2]] = r[3]
             elif kind == 1:
-                seen = (r, self._read.get(r[2]))
-                self.fetched[(r[2], r[3], r[4])] = seen
-                self.returned[(r[2], r[4])] = seen
+                row, worker, cursor, next_cursor = r
+                seen = (row, self._read.get(worker))
+                self.fetched[(worker, cursor, next_cursor)] = seen
+                self.returned[(worker, next_cursor)] = seen
             else:
                 self.decisions[r[3]] = r[4]
             self._upcoming = next(self._context, None)
+
+    def response(self, row: int) -> tuple:
+        """Row ``row`` of the provider's log: ``(seq, time, worker, cursor, next_cursor, ids)``."""
+        return self._log[row]
 
 
 def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
@@ -269,10 +273,10 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
     """A write that publishes a cursor: invariant 3, then invariants 1 and 5 for every event of the page whose
     ``next_cursor`` it publishes."""
     seq, time, worker, wkind, before, after = write
-    response = _page_published(pages, worker, wkind, before, after, time, violate)
-    if response is None:
+    row = _page_published(pages, worker, wkind, before, after, time, violate)
+    if row is None:
         return
-    for eid in response[5]:
+    for eid in pages.response(row)[5]:
         s = found.of(eid)
         if s == NONE or s > seq:
             # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
@@ -285,7 +289,7 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
-    """Invariant 3 for one cursor-publishing write; returns the response whose page it closes, if any.
+    """Invariant 3 for one cursor-publishing write; returns the row of the response whose page it closes, if any.
 
     Seed 000 step 5: the barrier swaps "from the attempt cursor and version to the returned next cursor and a
     greater version". It must publish the ``next_cursor`` of a page its worker fetched with the durable cursor
@@ -301,10 +305,10 @@ def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
             violate(3, time, worker, f"cursor {a_cursor!r} published but the provider never returned "
                                      f"it for this worker's fetch")
             return None
-        violate(3, time, worker, f"barrier from {other[0][3]!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) "
-                                 f"it did not read before fetching")
+        violate(3, time, worker, f"barrier from {pages.response(other[0])[3]!r} overwrote checkpoint "
+                                 f"({b_cursor!r}, v{b_version}) it did not read before fetching")
         return other[0]
-    response, read = found
+    row, read = found
     if a_version <= b_version:
         violate(3, time, worker, f"barrier from {b_cursor!r} over checkpoint ({b_cursor!r}, v{b_version}) "
                                  f"does not raise checkpoint_version (v{a_version})")
@@ -312,7 +316,7 @@ def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
                                  or read.checkpoint_version != b_version):
         violate(3, time, worker, f"barrier from {b_cursor!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) "
                                  f"it did not read before fetching")
-    return response
+    return row
 
 
 def settlement_violations(ledger, service=None) -> list[dict]:

@@ -74,15 +74,15 @@ def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
     # the usual case, judged without a call: an ok event (its handler logs nothing) applied
-    decided, logged, known = decisions.by_event, handled(truth), stream_index(truth).__contains__
-    for seq, time, worker, eid, outcome in store.receipt_log:
+    decided, logged, ranks = decisions.by_event, handled(truth), stream_index(truth).ranks
+    for (seq, time, worker, eid, outcome), rank in zip(store.receipt_log, ranks(store.receipt_log)):
         if worker and outcome in TERMINAL:
-            if outcome == "applied" and eid not in decided and eid not in logged and known(eid):
+            if outcome == "applied" and eid not in decided and eid not in logged and rank >= 0:
                 continue
             judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
-    for seq, time, worker, eid in sink.effects:
+    for (seq, time, worker, eid), rank in zip(sink.effects, ranks(sink.effects)):
         if worker and eid not in out:
-            if eid not in decided and eid not in logged and known(eid):
+            if eid not in decided and eid not in logged and rank >= 0:
                 continue
             judge(seq, time, worker, eid, "applied", "effect")
     return out

@@ -3,10 +3,10 @@ receipt the handler ordered, and for an ``applied`` one its effect in the sink a
 from __future__ import annotations
 
 from array import array
-from itertools import chain
+from itertools import chain, compress
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import stream_index, stream_order
+from simkit.truth.derived import Stream, stream_index
 from simkit.truth.ground import as_truth
 
 from .claims import unjustified_writes
@@ -26,32 +26,44 @@ class Outcomes:
     sink's log"). ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
     (:func:`void_claims`): such a receipt is a claim, not an outcome.
 
-    Kept as a column beside ``ids`` (the stream's ids in position order) and ``extra`` (any other id the receipts
-    name): ``at[i]`` is the log sequence number from which the ``i``-th of them holds its outcome, or :data:`NONE`;
-    ``index`` maps an id to its ``i``. A typed array, not a table of ints by id: the checker walks it in stream
-    order, and a run's biggest tables are the check's cost. ``again``: the id of every terminal receipt written
-    for an event that already held one.
+    Kept as a column by rank in ``stream`` (:class:`~simkit.truth.derived.Stream`: the stream in position order),
+    then ``extra`` (any other id the receipts name, in ``more`` by id): ``at[i]`` is the log sequence number from
+    which the ``i``-th of them holds its outcome, or :data:`NONE`. A typed array, not a table by id: an event of
+    the stream is found by its rank, the checker walks ``at`` in stream order, and a run's biggest tables are the
+    check's cost. ``again``: the id of every terminal receipt written for an event that already held one.
     """
 
-    __slots__ = ("ids", "extra", "index", "more", "at", "again")
+    __slots__ = ("stream", "extra", "more", "at", "again")
 
-    def __init__(self, receipt_log, effects, ids=(), void=(), index: dict | None = None):
-        self.ids, self.extra, self.more = ids, [], {}
-        #: the stream's id -> its place in ``ids`` (not written to: the ids of ``extra`` are in ``more``)
-        self.index = index = dict(zip(ids, range(len(ids)))) if index is None else index
-        self.at = at = array("q", [NONE]) * len(ids)
-        self.again = again = []
-        get, more, waiting = index.get, self.more, 0
-        for seq, _t, _w, eid, outcome in receipt_log:
+    def __init__(self, receipt_log, effects, stream: Stream | None = None, void=()):
+        self.stream = stream = _NO_STREAM if stream is None else stream
+        self.extra, self.more, self.again = [], {}, []
+        self.at = array("q", [NONE]) * len(stream)
+        waiting = self._receipts(receipt_log, void) - self._effects(effects)
+        if waiting:                             # applied receipts without an effect: no outcome
+            at = self.at
+            for i, s in enumerate(at):
+                if s < NONE:
+                    at[i] = NONE
+
+    def _place(self, eid: str) -> int:
+        """The index of ``eid`` in ``at``: its rank in the stream, else after the stream's (added if new)."""
+        i = self.more.get(eid)
+        if i is None:
+            i = self.more[eid] = len(self.at)
+            self.extra.append(eid)
+            self.at.append(NONE)
+        return i
+
+    def _receipts(self, receipt_log, void) -> int:
+        """Each event's first terminal receipt; an ``applied`` one is marked -2 - seq until its effect is found.
+        Returns how many are so marked."""
+        at, again, waiting = self.at, self.again, 0
+        for (seq, _t, _w, eid, outcome), i in zip(receipt_log, self.stream.ranks(receipt_log)):
             if outcome not in TERMINAL or (outcome != "applied" and eid in void):
                 continue
-            i = get(eid)
-            if i is None:                       # an id the stream does not hold: after the stream's
-                i = more.get(eid)
-                if i is None:
-                    i = more[eid] = len(at)
-                    self.extra.append(eid)
-                    at.append(NONE)
+            if i < 0:                           # an id the stream does not hold: after the stream's
+                i = self._place(eid)
             if at[i] != NONE:
                 again.append(eid)
             elif outcome != "applied":
@@ -59,30 +71,43 @@ class Outcomes:
             else:
                 at[i] = -2 - seq
                 waiting += 1
-        for seq, _t, _w, eid in effects:
-            i = get(eid)
-            if i is None and more:
-                i = more.get(eid)
-            if i is not None and at[i] < NONE:  # the event's first effect, and its first terminal receipt applied
+        return waiting
+
+    def _effects(self, effects) -> int:
+        """Each marked event's first effect: it holds its outcome from the later of receipt and effect. Returns
+        how many were found."""
+        at, more, found = self.at, self.more, 0
+        for (seq, _t, _w, eid), i in zip(effects, self.stream.ranks(effects)):
+            if i < 0:
+                i = more.get(eid, -1) if more else -1
+            if i >= 0 and at[i] < NONE:         # the event's first effect, and its first terminal receipt applied
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq
-                waiting -= 1
-        if waiting:                             # applied receipts without an effect: no outcome
-            for i, s in enumerate(at):
-                if s < NONE:
-                    at[i] = NONE
+                found += 1
+        return found
 
     def of(self, eid: str) -> int:
         """The log sequence number from which ``eid`` holds a terminal outcome, or :data:`NONE`."""
-        i = self.index.get(eid)
+        i = self.stream.rank(eid)
         if i is None:
             i = self.more.get(eid)
         return NONE if i is None else self.at[i]
 
+    def undone(self) -> list[str]:
+        """The stream's events with no terminal outcome, in position order."""
+        at, ids = self.at, self.stream.ids
+        if not at.count(NONE):
+            return []
+        return [ids[i] for i in compress(range(len(ids)), map(NONE.__eq__, at))]
+
     @property
     def since(self) -> dict[str, int]:
         """Event id -> the log sequence number from which it holds a terminal outcome (the events with one)."""
-        return {eid: s for eid, s in zip(chain(self.ids, self.extra), self.at) if s != NONE}
+        return {eid: s for eid, s in zip(chain(self.stream.ids, self.extra), self.at) if s != NONE}
+
+
+#: no stream: every id a receipt names is in ``extra``
+_NO_STREAM = Stream((), (), named=True)
 
 
 def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str, int]:
@@ -92,7 +117,7 @@ def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str,
     ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
     (:func:`simkit.judge.claims.unjustified_writes`): such a receipt is a claim, not an outcome.
     """
-    found = Outcomes(store.receipt_log, sink.effects, (), void)
+    found = Outcomes(store.receipt_log, sink.effects, void=void)
     if again is not None:
         again.extend(found.again)
     return found.since
@@ -106,8 +131,8 @@ def void_claims(unordered: dict) -> set[str]:
 
 def outcomes(truth) -> Outcomes:
     """:class:`Outcomes` as the checker counts them: receipts the handler never ordered are no outcome."""
-    return Outcomes(truth.store.receipt_log, truth.sink.effects, stream_order(truth)[0],
-                    void_claims(unjustified_writes(truth)), stream_index(truth))
+    return Outcomes(truth.store.receipt_log, truth.sink.effects, stream_index(truth),
+                    void_claims(unjustified_writes(truth)))
 
 
 def outcome_since(run) -> dict[str, int]:

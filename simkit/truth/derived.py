@@ -7,17 +7,22 @@ became final) are in :mod:`simkit.judge.facts`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from functools import reduce
+from itertools import compress, repeat
+from math import gcd
+from operator import attrgetter, floordiv, ne, sub
 
-from simkit.model import REQUEST_LOST
+from simkit.model import REQUEST_LOST, default_position
 
-from .ground import as_truth
+from .ground import View, as_truth
 from .trace import is_fetched
 
-__all__ = ["ENDS", "Hold", "cursor_history", "effects_count", "handled", "held_pages", "joined_at", "late_arrivals",
-           "stream_index", "stream_order"]
+__all__ = ["ENDS", "Hold", "Stream", "cursor_history", "effects_count", "handled", "held_pages", "joined_at",
+           "late_arrivals", "stream_index", "stream_order"]
 
 _position = attrgetter("position")
 
@@ -55,35 +60,121 @@ def _late(provider) -> frozenset[str]:
     return frozenset(late)
 
 
-def stream_order(truth) -> tuple[list[str], list[int]]:
+class Stream(Mapping):
+    """The stream in position order (ties in the stream's order), read from the provider's event table: ``ids``
+    and ``positions`` by rank, and as a mapping each id's rank. No table by id string: a default id
+    (:func:`~simkit.model.default_id`) is ranked by the position it names, found in the typed ``positions`` by
+    arithmetic when they are evenly spaced (a generated stream), else by a search; only a stream that names its
+    ids (a scripted one, a few events) keeps a dictionary of them."""
+
+    __slots__ = ("ids", "positions", "_named", "_grid")
+
+    def __init__(self, ids: Sequence[str], positions: Sequence[int], named: bool):
+        self.ids, self.positions = ids, positions
+        self._named = dict(zip(ids, range(len(ids)))) if named else None
+        self._grid = None if named else _grid(positions)
+
+    def rank(self, eid) -> int | None:
+        """The index of ``eid`` in position order, or ``None``: "is this an event of the stream?"."""
+        if self._named is not None:
+            return self._named.get(eid)
+        p = default_position(eid) if type(eid) is str else None
+        if p is None:
+            return None
+        positions, grid = self.positions, self._grid
+        k = (p - grid[0]) // grid[1] if grid is not None else bisect_left(positions, p)
+        return k if 0 <= k < len(positions) and positions[k] == p else None
+
+    def ranks(self, log) -> array:
+        """Per row of ``log`` (rows naming an event in field 3: receipts, effects), its event's rank, or -1 if the
+        stream does not hold it. A log that keeps a default id as its position (:meth:`View.id_codes`) is
+        ranked by position, no id string read."""
+        codes = log.id_codes() if self._named is None and isinstance(log, View) else None
+        if codes is not None:
+            return self._ranks(codes)
+        rank = self.rank
+        return array("q", (-1 if k is None else k for k in (rank(row[3]) for row in log)))
+
+    def _ranks(self, codes: Sequence[int]) -> array:
+        """The rank of each position of ``codes`` (-1: none), with no Python call per position."""
+        positions, n = self.positions, len(self.positions)
+        if not n:
+            return array("q", [-1]) * len(codes)
+        if self._grid is not None:
+            first, step = self._grid
+            ranks = array("q", map(floordiv, map(sub, codes, repeat(first)), repeat(step)))
+        else:
+            ranks = array("q", map(bisect_left, repeat(positions), codes))
+        # a rank that lands on another position, or outside the stream, found no event
+        landed = map(positions.__getitem__, map(max, map(min, ranks, repeat(n - 1)), repeat(0)))
+        for i in compress(range(len(codes)), map(ne, landed, codes)):
+            ranks[i] = -1
+        return ranks
+
+    def get(self, eid, default=None):
+        k = self.rank(eid)
+        return default if k is None else k
+
+    def __getitem__(self, eid) -> int:
+        k = self.rank(eid)
+        if k is None:
+            raise KeyError(eid)
+        return k
+
+    def __contains__(self, eid) -> bool:
+        return self.rank(eid) is not None
+
+    def __iter__(self):
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+
+def _grid(positions: Sequence[int]) -> tuple[int, int] | None:
+    """``(first, step)`` if the sorted, distinct ``positions`` are ``first``, ``first + step``, ... with no gap."""
+    if not positions:
+        return None
+    first = positions[0]
+    step = reduce(gcd, map(sub, positions, repeat(first)), 0) or 1
+    return (first, step) if (positions[-1] - first) // step + 1 == len(positions) else None
+
+
+def stream_index(truth) -> Stream:
+    """Each event id's place in :func:`stream_order`, as a read-only mapping: the stream in position order, built
+    once per :class:`GroundTruth` from the provider's event table (:class:`~simkit.world.events.EventTable`: its
+    own typed positions, ids built on read) or, from any other mapping of events, by sorting them."""
+    found = truth.memo.get("stream")
+    if found is None:
+        events = truth.provider.events
+        if hasattr(events, "by_position"):
+            found = Stream(*events.by_position(), named=events.ids is not None)
+        else:
+            ordered = sorted(events.values(), key=_position)
+            found = Stream([e.id for e in ordered], [e.position for e in ordered], named=True)
+        truth.memo["stream"] = found
+    return found
+
+
+def stream_order(truth) -> tuple[Sequence[str], Sequence[int]]:
     """The stream's event ids and their positions, in position order (ties in the stream's order)."""
-    return _columns(truth)[:2]
-
-
-def stream_index(truth) -> dict[str, int]:
-    """Each event id's place in :func:`stream_order`: the one table by id the check keeps (and its fastest
-    answer to "is this an event of the stream?")."""
-    index = truth.memo.get("stream_index")
-    if index is None:
-        ids = stream_order(truth)[0]
-        index = truth.memo["stream_index"] = dict(zip(ids, range(len(ids))))
-    return index
+    found = stream_index(truth)
+    return found.ids, found.positions
 
 
 def handled(truth) -> frozenset[str]:
     """The events whose handler decides, and logs its decisions: every one whose behaviour is not ``ok``
     (docs/scenarios.md, ``[[events]]``). An ``ok`` event's handler always answers ``apply`` and logs nothing."""
-    return _columns(truth)[2]
-
-
-def _columns(truth) -> tuple[list[str], list[int], frozenset[str]]:
-    columns = truth.memo.get("columns")
-    if columns is None:
-        # lists of references to the events' own objects, not a tuple per event: the check's peak stays low
-        by_position = sorted(truth.provider.events.values(), key=_position)
-        columns = truth.memo["columns"] = ([e.id for e in by_position], [e.position for e in by_position],
-                                           frozenset(e.id for e in by_position if e.behavior != "ok"))
-    return columns
+    found = truth.memo.get("handled")
+    if found is None:
+        events = truth.provider.events
+        if hasattr(events, "behaviors"):        # the event table: the rows not ok
+            rows = compress(range(len(events)), map("ok".__ne__, events.behaviors))
+            found = frozenset(map(events.id_at, rows))
+        else:
+            found = frozenset(e.id for e in events.values() if e.behavior != "ok")
+        truth.memo["handled"] = found
+    return found
 
 
 def joined_at(truth) -> dict[str, float]:

@@ -4,17 +4,20 @@
 databases; :func:`simkit.judge.checker.check` takes it. Its parts are shaped like the world's own objects
 (``truth.provider.log``, ``truth.store.writes``, ``truth.sink.effects``, ...), but each is a frozen record of
 read-only views: a log is wrapped, never copied (a million-event run must not keep its logs twice), and a
-mapping is a :class:`~types.MappingProxyType`. The facts derived from it (late events, the effects count, when
-a page was held, ...) are defined once, in :mod:`simkit.truth.derived`.
+mutable mapping is seen through a :class:`~types.MappingProxyType` (a read-only one, the provider's event table,
+is kept as it is: the judge reads its typed columns). The facts derived from it (late events, the effects count,
+when a page was held, ...) are defined once, in :mod:`simkit.truth.derived`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Any
 
 from simkit.model import Checkpoint, Event, Scenario
+from simkit.truth.columns import Ids
 from simkit.truth.log import write_states
 
 __all__ = ["GroundTruth", "LedgerTruth", "ProviderTruth", "ServiceTruth", "SinkTruth", "StoreTruth", "View",
@@ -47,6 +50,21 @@ class View(Sequence):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._rows!r})"
 
+    def fields(self, *which: int) -> Iterator[tuple]:
+        """Each row's fields ``which`` (two or more), as tuples: a column-stored log reads only those columns (an
+        event-id column it does not read builds no id string)."""
+        columns = getattr(self._rows, "columns", None)
+        if columns is not None:
+            return zip(*(columns[i] for i in which))
+        return map(itemgetter(*which), self._rows)
+
+    def id_codes(self, field: int = 3) -> Sequence[int] | None:
+        """The log's own codes of the event ids in ``field`` (:class:`~simkit.truth.columns.Ids`: a default id as
+        its position, any other below 0), or ``None`` if it keeps no such column (a list of rows)."""
+        columns = getattr(self._rows, "columns", None)
+        column = columns[field] if columns is not None and len(columns) > field else None
+        return column.codes if isinstance(column, Ids) else None
+
 
 class WritesView(View):
     """The store's checkpoint writes, read-only; :meth:`states` as :func:`simkit.truth.log.write_states` reads
@@ -61,7 +79,7 @@ class WritesView(View):
 def _mapping(m: Mapping | None) -> Mapping:
     if m is None:
         return MappingProxyType({})
-    return m if isinstance(m, MappingProxyType) else MappingProxyType(m)
+    return MappingProxyType(m) if isinstance(m, MutableMapping) else m
 
 
 @dataclass(frozen=True, slots=True)
