@@ -193,6 +193,6 @@ def malformed(op) -> str | None:
         return None
     for f in dataclasses.fields(op):
         v = getattr(op, f.name)
-        if not _ADMITS[f.type](v):
+        if not _ADMITS[str(f.type)](v):                # annotations are strings here (``from __future__``)
             return f"{type(op).__name__}.{f.name} is {v!r:.60} ({type(v).__name__}), not {f.type}"
     return None

@@ -16,8 +16,8 @@ class FaultPlan:
     its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
 
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
-    plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and once no scripted fault is left and no random one can strike, a pass costs nothing
-    (:attr:`quiet`).
+    plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and once
+    no scripted fault is left and no random one can strike, a pass costs nothing (:attr:`quiet`).
     """
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
