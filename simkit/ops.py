@@ -173,7 +173,7 @@ def lost_op(op) -> str | None:
     return None
 
 
-#: What each field annotation of a request admits (``int``: an integer, not a bool).
+#: What each field annotation of a request admits (``int``: an integer, not a bool); any other, anything.
 _ADMITS = {
     "str": lambda v: type(v) is str,
     "int": lambda v: type(v) is int,
@@ -185,6 +185,10 @@ _ADMITS = {
 }
 
 
+def _ANY(v) -> bool:
+    return True
+
+
 def malformed(op) -> str | None:
     """The first field of request ``op`` whose value its annotation does not admit, as ``Commit.applied_position
     is 2.5 (float), not int``; ``None`` if every field is well-formed. A driver asks when a request fails, to
@@ -193,6 +197,6 @@ def malformed(op) -> str | None:
         return None
     for f in dataclasses.fields(op):
         v = getattr(op, f.name)
-        if not _ADMITS[str(f.type)](v):                # annotations are strings here (``from __future__``)
+        if not _ADMITS.get(str(f.type), _ANY)(v):     # annotations are strings here (``from __future__``)
             return f"{type(op).__name__}.{f.name} is {v!r:.60} ({type(v).__name__}), not {f.type}"
     return None

@@ -19,7 +19,7 @@ from .consumer import Consumer
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
            "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
-           "strategy_name", "strategy_ref", "consumer_error", "refused_request"]
+           "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed"]
 
 
 class PersistTokenOnFetch(Consumer):
@@ -245,12 +245,13 @@ def _one_line(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-def refused_request(strategy: type, op, exc: Exception) -> Exception:
-    """What to raise for request ``op`` that failed with ``exc``: the consumer's one-line error if one of its fields
-    is malformed (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor), else ``exc``
-    itself (the driver's own failure)."""
+def refuse_malformed(strategy: type, op) -> None:
+    """For a request ``op`` that failed: raise the consumer's one-line error if one of its fields is malformed
+    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor); else return (the failure is
+    the driver's own, and its caller re-raises it)."""
     problem = malformed(op)
-    return exc if problem is None else consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
+    if problem is not None:
+        raise consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
 
 
 def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: str | None = None) -> ConsumerError:

@@ -47,7 +47,7 @@ class Receipts(MutableMapping):
         out = self.outcomes.get(eid)
         return default if out is None else (out, default_position(eid))
 
-    def by_position(self, eid, position) -> bool:
+    def keeps_by_position(self, eid, position) -> bool:
         """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the default id
         of ``position``, and no receipt of it is in ``other``)?"""
         return type(eid) is str and type(position) is int and default_position(eid) == position and (
@@ -60,7 +60,7 @@ class Receipts(MutableMapping):
 
     def __setitem__(self, eid, receipt: tuple[str, int]) -> None:
         outcome, position = receipt
-        if self.by_position(eid, position):
+        if self.keeps_by_position(eid, position):
             self.outcomes.set_at(position, outcome)
         else:
             self.outcomes.pop(eid, None)
@@ -143,12 +143,12 @@ class MemoryStore:
 
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
         """Receipts of these events by id, and the ids holding a terminal receipt at their positions."""
-        receipts, outcomes, other, named_at = self.receipts, self.receipts.outcomes, self.receipts.other, self._named_at
+        receipts, outcomes, named_at = self.receipts, self.receipts.outcomes, self._named_at
         by_id, by_position = {}, {}
         for e in events:
             eid, pos = e.id, e.position
-            if type(pos) is int and pos >= 0 and eid not in other and eid == default_id(pos):
-                out = outcomes.at(pos)          # the usual case: one search answers both
+            if receipts.keeps_by_position(eid, pos):
+                out = outcomes.at(pos)          # the usual case: one slot answers both
                 if out is not None:
                     by_id[eid] = out
                 holder = named_at.get(pos) if named_at else None
@@ -172,22 +172,17 @@ class MemoryStore:
         ``applied_position`` never moves backwards here (``max``), whatever the caller asks.
         """
         receipts = self.receipts
-        if receipts.by_position(event_id, position):        # the usual case: one parse of the id answers all
-            if receipts.outcomes.at(position) in TERMINAL:
-                return False
-            if effect is not None:
-                effect()
+        fast = receipts.keeps_by_position(event_id, position)      # the usual case: the id parsed once
+        if (receipts.outcomes.at(position) if fast else receipts.outcome(event_id)) in TERMINAL:
+            return False
+        if effect is not None:
+            effect()
+        if fast:
             receipts.outcomes.set_at(position, outcome)
-            if outcome in TERMINAL and self._named_at:
-                self._named_at.pop(position, None)
         else:
-            if receipts.outcome(event_id) in TERMINAL:
-                return False
-            if effect is not None:
-                effect()
             receipts[event_id] = (outcome, position)
-            if outcome in TERMINAL:
-                self._terminal_at(position, event_id)
+        if outcome in TERMINAL and (self._named_at or not fast):
+            self._terminal_at(position, event_id)
         seq, now = self.clock.tick(), self.clock.now
         self.receipt_log.add(seq, now, worker, event_id, outcome)
         cp = self._checkpoint

@@ -21,7 +21,7 @@ class Clock:
 
     @property
     def now(self) -> float:
-        """The simulated time (every log keeps times in a typed array: no float object is kept per entry)."""
+        """The simulated time (the logs and the trace keep times in typed arrays, not as float objects)."""
         env = self.env
         return self.time if env is None else env.now + self.ahead
 

@@ -251,8 +251,7 @@ class IdMap(MutableMapping):
 
     @staticmethod
     def _position(eid) -> int | None:
-        p = default_position(eid) if type(eid) is str else None
-        return p if p is not None and p < 1 << 63 else None
+        return default_position(eid) if type(eid) is str else None
 
     def at(self, position: int, default=None):
         """The value of the default id of ``position`` (``default`` if none)."""
@@ -348,8 +347,9 @@ class IdMap(MutableMapping):
         return f"IdMap({dict(self.items())!r})"
 
 
-#: An :class:`IdMap`'s array spans at most ``SPAN + DENSITY`` slots per value it holds: a position further on is
-#: kept aside (a stream spaced by up to ``DENSITY``, or with a few gaps, stays in the array).
+#: An :class:`IdMap`'s array grows to a slot only below ``SPAN + DENSITY * (values + 1)`` (and then by at least 256
+#: slots): a position further on is kept aside. A stream spaced by up to ``DENSITY``, or with a few gaps, stays in
+#: the array.
 SPAN, DENSITY = 1024, 16
 _NONE = object()
 

@@ -4,11 +4,13 @@ that redraws the same figure after every change (issue 19: ``widget_redraw_ms``,
 A :class:`Canvas` keeps one :class:`~matplotlib.figure.Figure`, its Agg canvas and its Axes between redraws, and
 does once what need not be done on each:
 
-- the layout: the Axes sit where the constrained layout put them for a specimen drawing, with room for the widest
-  drawing (laying the figure out on each redraw was a third of its time);
+- the layout: the Axes sit where the constrained layout put them for a specimen drawing, with room for what
+  ``widest`` draws (the explorer's: the longest legends; a longer title or wider tick labels than the specimen's
+  are not made room for), laying the figure out on each redraw was a third of its time;
 - the Axes and their ticks: each redraw empties the Axes instead of making new ones (making their ticks again was
   nearly a tenth);
-- the legends: one with the same texts as one rendered before is pasted from that one's pixels (blitting);
+- the legends: one with the same texts, in the same place, as one rendered before is pasted from that one's
+  pixels (blitting);
 - the renderer, and matplotlib's cache of text extents, which is kept per renderer.
 
 The figure is rendered once, not twice as ``savefig(bbox_inches="tight")`` does (once to measure, once to draw).
@@ -92,9 +94,10 @@ class Canvas:
         return self._encode()
 
     def _legends(self) -> list:
-        """The Axes' legends, each keyed by its Axes and its texts: with the Axes at fixed positions, a legend with
-        the same texts is the same picture (its texts name its marks), blitted instead of drawn again."""
-        return [((i, tuple(t.get_text() for t in ax.legend_.texts)), ax.legend_)
+        """The Axes' legends, each keyed by its Axes, the box it is drawn in (an Axes of fixed aspect shrinks to
+        its data) and its texts: a legend with the same key is the same picture (its texts name its marks), blitted
+        instead of drawn again. (A legend is anchored outside its Axes, where nothing else is drawn.)"""
+        return [((i, ax.get_position().bounds, tuple(t.get_text() for t in ax.legend_.texts)), ax.legend_)
                 for i, ax in enumerate(self.axes) if ax.legend_ is not None]
 
     def _encode(self) -> bytes:

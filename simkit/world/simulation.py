@@ -20,7 +20,7 @@ from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
-from simkit.procedure.strategies import consumer_error, refused_request
+from simkit.procedure.strategies import consumer_error, refuse_malformed
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
@@ -121,7 +121,7 @@ class World(ExternalCalls):
                                  backfills=self.contract.backfills, trace=self.trace)
 
     def state(self) -> tuple:
-        """What a run's future depends on beyond its store, sink and provider (explore's fingerprints)."""
+        """For fingerprints, what the future depends on beyond store, sink, provider: status, halts, guard, service."""
         g = self.guard
         return self._status, self._fetched, self.halts, (g.steps, g.at, g.instant), self.service.state()
 
@@ -159,8 +159,9 @@ class World(ExternalCalls):
                     try:                            # a request the world cannot execute: is it malformed?
                         if (now := at_once.get(type(op))) is None or (result := now(self, worker, op)) is LATER:
                             result = yield from self._execute(worker, op)
-                    except (TypeError, AttributeError, ValueError, KeyError, OverflowError) as exc:
-                        raise refused_request(self.strategy, op, exc) from exc
+                    except (TypeError, AttributeError, ValueError, KeyError, OverflowError):
+                        refuse_malformed(self.strategy, op)
+                        raise
             except _Crash:
                 self._close(gen)
                 self.crashes += 1
@@ -389,7 +390,6 @@ class World(ExternalCalls):
 
 
 World._at_once = World.at_once_table()
-
 
 
 def __getattr__(name: str):

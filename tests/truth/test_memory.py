@@ -113,3 +113,12 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
     for k in range(300):                # the 256th distinct value widens the array of codes
         counts.set_at(k, str(k))
     assert counts.values.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
+
+
+def test_a_receipt_past_2_63_reads_back_like_any_other():
+    """Positions past a typed array's range: the receipt is kept by position and read back by id all the same."""
+    store, eid = MemoryStore(Checkpoint("C1", 0, 0)), f"e{2**63}"
+    assert store.commit_event(1, eid, 2**63, "applied", 0)
+    assert store.receipts.get(eid) == ("applied", 2**63) and eid in store.receipts and dict(store.receipts) == {
+        eid: ("applied", 2**63)}
+    assert not store.commit_event(1, eid, 2**63, "applied", 0)         # a second terminal receipt is refused
