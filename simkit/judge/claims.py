@@ -17,8 +17,11 @@ refused a cursor it had itself issued.
 """
 from __future__ import annotations
 
+from itertools import chain, count
+
 from simkit.model import TERMINAL
 from simkit.truth.derived import handled, late_arrivals, stream_index
+from simkit.truth.ground import View
 
 __all__ = ["ORDERED_BY", "halt_justified", "unjustified_writes"]
 
@@ -73,18 +76,22 @@ def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
         if eid not in out or seq < out[eid][0]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
-    # the usual case, judged without a call: an ok event (its handler logs nothing) applied
-    decided, logged, ranks = decisions.by_event, handled(truth), stream_index(truth).ranks
-    for (seq, time, worker, eid, outcome), rank in zip(store.receipt_log, ranks(store.receipt_log)):
+    # the usual case, judged without a call and without reading its id: an ok event of the stream (its handler
+    # logs nothing), with no decision logged, applied
+    stream = stream_index(truth)
+    decided = stream.flags(chain(decisions.by_event, handled(truth)))
+    receipts, effects = View(store.receipt_log), View(sink.effects)
+    for k, (worker, outcome), rank in zip(count(), receipts.fields(2, 4), stream.ranks(receipts)):
         if worker and outcome in TERMINAL:
-            if outcome == "applied" and eid not in decided and eid not in logged and rank >= 0:
+            if outcome == "applied" and rank >= 0 and not decided[rank]:
                 continue
+            seq, time, worker, eid, outcome = receipts[k]
             judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
-    for (seq, time, worker, eid), rank in zip(sink.effects, ranks(sink.effects)):
-        if worker and eid not in out:
-            if eid not in decided and eid not in logged and rank >= 0:
-                continue
-            judge(seq, time, worker, eid, "applied", "effect")
+    for k, (_seq, worker), rank in zip(count(), effects.fields(0, 2), stream.ranks(effects)):
+        if worker and (rank < 0 or decided[rank]):
+            seq, time, worker, eid = effects[k]
+            if eid not in out:
+                judge(seq, time, worker, eid, "applied", "effect")
     return out
 
 

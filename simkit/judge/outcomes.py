@@ -3,11 +3,11 @@ receipt the handler ordered, and for an ``applied`` one its effect in the sink a
 from __future__ import annotations
 
 from array import array
-from itertools import chain, compress
+from itertools import chain, compress, count
 
 from simkit.model import TERMINAL
 from simkit.truth.derived import Stream, stream_index
-from simkit.truth.ground import as_truth
+from simkit.truth.ground import View, as_truth
 
 from .claims import unjustified_writes
 
@@ -57,16 +57,22 @@ class Outcomes:
 
     def _receipts(self, receipt_log, void) -> int:
         """Each event's first terminal receipt; an ``applied`` one is marked -2 - seq until its effect is found.
-        Returns how many are so marked."""
-        at, again, waiting = self.at, self.again, 0
-        for (seq, _t, _w, eid, outcome), i in zip(receipt_log, self.stream.ranks(receipt_log)):
-            if outcome not in TERMINAL or (outcome != "applied" and eid in void):
+        Returns how many are so marked. A row's id is read only where it is needed (an id off the stream, a
+        second terminal receipt, a receipt that may be void)."""
+        at, again, waiting, log = self.at, self.again, 0, View(receipt_log)
+        for k, (seq, outcome), i in zip(count(), log.fields(0, 4), self.stream.ranks(log)):
+            if outcome not in TERMINAL:
                 continue
-            if i < 0:                           # an id the stream does not hold: after the stream's
-                i = self._place(eid)
-            if at[i] != NONE:
-                again.append(eid)
-            elif outcome != "applied":
+            if i < 0 or at[i] != NONE or (void and outcome != "applied"):
+                eid = log[k][3]
+                if outcome != "applied" and eid in void:
+                    continue
+                if i < 0:                       # an id the stream does not hold: after the stream's
+                    i = self._place(eid)
+                if at[i] != NONE:
+                    again.append(eid)
+                    continue
+            if outcome != "applied":
                 at[i] = seq
             else:
                 at[i] = -2 - seq
@@ -76,10 +82,10 @@ class Outcomes:
     def _effects(self, effects) -> int:
         """Each marked event's first effect: it holds its outcome from the later of receipt and effect. Returns
         how many were found."""
-        at, more, found = self.at, self.more, 0
-        for (seq, _t, _w, eid), i in zip(effects, self.stream.ranks(effects)):
+        at, more, found, log = self.at, self.more, 0, View(effects)
+        for k, (seq, _w), i in zip(count(), log.fields(0, 2), self.stream.ranks(log)):
             if i < 0:
-                i = more.get(eid, -1) if more else -1
+                i = more.get(log[k][3], -1) if more else -1
             if i >= 0 and at[i] < NONE:         # the event's first effect, and its first terminal receipt applied
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq

@@ -111,6 +111,15 @@ class Stream(Mapping):
             ranks[i] = -1
         return ranks
 
+    def flags(self, ids: Iterable[str]) -> bytearray:
+        """By rank, 1 for each event of the stream among ``ids`` (any other id is left out), else 0."""
+        marked = bytearray(len(self.positions))
+        for eid in ids:
+            k = self.rank(eid)
+            if k is not None:
+                marked[k] = 1
+        return marked
+
     def get(self, eid, default=None):
         k = self.rank(eid)
         return default if k is None else k
