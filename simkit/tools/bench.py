@@ -6,6 +6,7 @@ Every figure is measured in one process run next to its baseline, so ratios hold
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -243,9 +244,13 @@ def prefix_overhead(name: str) -> dict[str, float]:
 
 
 def widget_redraw_ms(changes: int) -> float:
-    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`)."""
-    from simkit.viz.widgets import redraw_ms
-    return redraw_ms(changes=changes)
+    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`), in a
+    fresh child process, as in a learner's kernel: not in this one, whose heap the other measurements filled and
+    whose earlier explorers stay registered with ipywidgets."""
+    code = f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env={**os.environ, "MPLBACKEND": "Agg"})
+    return float(out.stdout.split()[-1])
 
 
 def notebook_seconds(folder: str | None = None, timeout: int = 1800) -> dict[str, float]:
