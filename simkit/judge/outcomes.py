@@ -113,7 +113,7 @@ class Outcomes:
 
 
 #: no stream: every id a receipt names is in ``extra``
-_NO_STREAM = Stream((), (), named=True)
+_NO_STREAM = Stream((), ())
 
 
 def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str, int]:

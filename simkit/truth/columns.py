@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import ItemsView, MutableMapping, Sequence
+from functools import reduce
+from itertools import repeat
+from math import gcd
+from operator import sub
 from textwrap import indent
 
 from simkit.model import default_id, default_position
 
-__all__ = ["Column", "Ints", "Codes", "Ids", "IdMap", "SPAN", "DENSITY", "adder"]
+__all__ = ["Column", "Ints", "Codes", "Ids", "IdMap", "SPAN", "DENSITY", "adder", "evenly_spaced"]
 
 _WIDER = {"B": "H", "H": "I", "I": "Q"}
 
@@ -215,18 +219,27 @@ class Ids(Column):
         return map(self.decode, self.codes)
 
 
-def adder(owner: type, params: str, setup: str, appends: list[str]):
-    """A method ``add(self, <params>)`` for ``owner`` that runs ``setup`` and then ``appends`` (each a column's
-    ``APPEND`` filled in) with no call per value; a value a column refuses leaves no partial row behind
-    (``self._truncate()``)."""
+def adder(owner: type, params: str, columns: list[str], appends: list[str], setup: str = ""):
+    """A method ``add(self, <params>)`` for ``owner``: it binds the ``columns`` (expressions) to ``c0``, ``c1``, ...,
+    runs ``setup``, then ``appends`` (each a column's ``APPEND`` filled in for its ``c<i>``) with no call per value;
+    a value a column refuses leaves no partial row behind."""
+    names = [f"c{i}" for i in range(len(columns))]
     body = "\n".join(line for a in appends for line in a.splitlines())
-    source = (f"def add(self, {params}):\n" + indent(setup, "    ") + "\n    try:\n" + indent(body, "        ")
-              + "\n    except BaseException:\n        self._truncate()\n        raise")
-    env = {"default_id": default_id, "default_position": default_position}
+    source = (f"def add(self, {params}):\n    {', '.join(names)}, = {', '.join(columns)},\n" + indent(setup, "    ")
+              + "\n    try:\n" + indent(body, "        ")
+              + f"\n    except BaseException:\n        _truncate(({', '.join(names)},))\n        raise")
+    env = {"default_id": default_id, "default_position": default_position, "_truncate": _truncate}
     exec(source, env)
     add = env["add"]
     add.__qualname__, add.__module__ = f"{owner.__qualname__}.add", owner.__module__
     return add
+
+
+def _truncate(columns) -> None:
+    """Cut every column to the shortest one's length: the row being added is undone."""
+    n = min(map(len, columns))
+    for c in columns:
+        del c[n:]
 
 
 class IdMap(MutableMapping):
@@ -361,3 +374,13 @@ class _IdMapItems(ItemsView):
         yield from ((default_id(base + i), table[c]) for i, c in enumerate(m.values.codes) if c)
         yield from ((default_id(p), v) for p, v in list(m.aside.items()))
         yield from list(m.named.items())
+
+
+def evenly_spaced(positions: Sequence[int]) -> tuple[int, int] | None:
+    """``(first, step)`` if the sorted, distinct ``positions`` are ``first``, ``first + step``, ... with no gap (a
+    generated stream): a position's index is then ``(p - first) // step``, no search."""
+    if not positions:
+        return None
+    first = positions[0]
+    step = reduce(gcd, map(sub, positions, repeat(first)), 0) or 1
+    return (first, step) if (positions[-1] - first) // step + 1 == len(positions) else None

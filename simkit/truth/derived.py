@@ -11,13 +11,12 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import reduce
 from itertools import compress, repeat
-from math import gcd
 from operator import attrgetter, floordiv, ne, sub
 
-from simkit.model import REQUEST_LOST, default_position
+from simkit.model import REQUEST_LOST
 
+from .columns import evenly_spaced
 from .ground import View, as_truth
 from .trace import is_fetched
 
@@ -62,38 +61,33 @@ def _late(provider) -> frozenset[str]:
 
 class Stream(Mapping):
     """The stream in position order (ties in the stream's order), read from the provider's event table: ``ids``
-    and ``positions`` by rank, and as a mapping each id's rank. No table by id string: a default id
-    (:func:`~simkit.model.default_id`) is ranked by the position it names, found in the typed ``positions`` by
-    arithmetic when they are evenly spaced (a generated stream), else by a search; only a stream that names its
-    ids (a scripted one, a few events) keeps a dictionary of them."""
+    and ``positions`` by rank, and as a mapping each id's rank (``rank``: the table's own
+    :meth:`~simkit.world.events.EventTable.rank`, which keeps no table by id string for default ids). Only a
+    stream that names its ids (a scripted one, a few events) keeps a dictionary of them. A log's ranks are
+    computed once (:meth:`ranks`)."""
 
-    __slots__ = ("ids", "positions", "_named", "_grid")
+    __slots__ = ("ids", "positions", "rank", "_named", "_grid", "_ranked")
 
-    def __init__(self, ids: Sequence[str], positions: Sequence[int], named: bool):
+    def __init__(self, ids: Sequence[str], positions: Sequence[int], rank=None):
         self.ids, self.positions = ids, positions
-        self._named = dict(zip(ids, range(len(ids)))) if named else None
-        self._grid = None if named else _grid(positions)
-
-    def rank(self, eid) -> int | None:
-        """The index of ``eid`` in position order, or ``None``: "is this an event of the stream?"."""
-        if self._named is not None:
-            return self._named.get(eid)
-        p = default_position(eid) if type(eid) is str else None
-        if p is None:
-            return None
-        positions, grid = self.positions, self._grid
-        k = (p - grid[0]) // grid[1] if grid is not None else bisect_left(positions, p)
-        return k if 0 <= k < len(positions) and positions[k] == p else None
+        self._named = rank is None
+        #: ``eid`` -> its index in position order, or ``None``: "is this an event of the stream?"
+        self.rank = dict(zip(ids, range(len(ids)))).get if self._named else rank
+        self._grid = None if self._named else evenly_spaced(positions)
+        self._ranked: dict[tuple, array] = {}       # a log's id codes (id, length) -> their ranks
 
     def ranks(self, log) -> array:
         """Per row of ``log`` (rows naming an event in field 3: receipts, effects), its event's rank, or -1 if the
         stream does not hold it. A log that keeps a default id as its position (:meth:`View.id_codes`) is
         ranked by position, no id string read."""
-        codes = log.id_codes() if self._named is None and isinstance(log, View) else None
-        if codes is not None:
-            return self._ranks(codes)
-        rank = self.rank
-        return array("q", (-1 if k is None else k for k in (rank(row[3]) for row in log)))
+        codes = log.id_codes() if not self._named and isinstance(log, View) else None
+        if codes is None:
+            return array("q", (-1 if k is None else k for k in map(self.rank, (row[3] for row in log))))
+        key = (id(codes), len(codes))               # the claims and the outcomes both ask: computed once
+        ranks = self._ranked.get(key)
+        if ranks is None:
+            ranks = self._ranked[key] = self._ranks(codes)
+        return ranks
 
     def _ranks(self, codes: Sequence[int]) -> array:
         """The rank of each position of ``codes`` (-1: none), with no Python call per position."""
@@ -140,15 +134,6 @@ class Stream(Mapping):
         return len(self.positions)
 
 
-def _grid(positions: Sequence[int]) -> tuple[int, int] | None:
-    """``(first, step)`` if the sorted, distinct ``positions`` are ``first``, ``first + step``, ... with no gap."""
-    if not positions:
-        return None
-    first = positions[0]
-    step = reduce(gcd, map(sub, positions, repeat(first)), 0) or 1
-    return (first, step) if (positions[-1] - first) // step + 1 == len(positions) else None
-
-
 def stream_index(truth) -> Stream:
     """Each event id's place in :func:`stream_order`, as a read-only mapping: the stream in position order, built
     once per :class:`GroundTruth` from the provider's event table (:class:`~simkit.world.events.EventTable`: its
@@ -157,10 +142,10 @@ def stream_index(truth) -> Stream:
     if found is None:
         events = truth.provider.events
         if hasattr(events, "by_position"):
-            found = Stream(*events.by_position(), named=events.ids is not None)
+            found = Stream(*events.by_position(), rank=events.rank if events.ids is None else None)
         else:
             ordered = sorted(events.values(), key=_position)
-            found = Stream([e.id for e in ordered], [e.position for e in ordered], named=True)
+            found = Stream([e.id for e in ordered], [e.position for e in ordered])
         truth.memo["stream"] = found
     return found
 

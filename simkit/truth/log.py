@@ -35,8 +35,7 @@ class Log:
         # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple per row
         names = [name for name, _t in cls.COLUMNS]
         kinds = [_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS]
-        setup = f"{', '.join(f'c{i}' for i in range(len(names)))}, = self.columns"
-        cls.add = adder(cls, ", ".join(names), setup,
+        cls.add = adder(cls, ", ".join(names), [f"self.columns[{i}]" for i in range(len(names))],
                         [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
         cls.add.__doc__ = f"Append the row ({', '.join(names)})."
 
@@ -52,11 +51,6 @@ class Log:
     def append(self, row: tuple) -> None:
         """Append a row given as the log reads it back."""
         self.add(*row)
-
-    def _truncate(self) -> None:
-        n = min(map(len, self.columns))
-        for c in self.columns:
-            del c[n:]
 
     def __copy__(self):
         other = object.__new__(type(self))

@@ -83,15 +83,6 @@ class Trace:
         #: row -> its :data:`DETAILS` as a tuple, for the few rows that have them
         self.details: dict[int, tuple] = {}
 
-    def add(self, time, worker, step, event_id, position, checkpoint, place, outcome=""):
-        """Append a row: ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."""
-        raise NotImplementedError       # generated below: each column's append written out (its ``APPEND``)
-
-    def _truncate(self) -> None:
-        n = min(len(getattr(self, c)) for c in COLUMNS)
-        for c in COLUMNS:
-            del getattr(self, c)[n:]
-
     def __len__(self) -> int:
         return len(self.time)
 
@@ -123,16 +114,18 @@ class Trace:
 
 
 def _add():
+    """``Trace.add(time, worker, step, event_id, position, checkpoint, place, outcome="")``, each column's append
+    written out (its ``APPEND``): ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."""
     values = ("time", "worker", "step", "event_id", "position", "resume_cursor", "place", "applied_position",
               "checkpoint_version", "outcome")
     kinds = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)
-    setup = (f"{', '.join(f'c{i}' for i in range(len(COLUMNS)))} = {', '.join(f'self.{c}' for c in COLUMNS)}\n"
-             "resume_cursor, applied_position, checkpoint_version = checkpoint.resume_cursor, "
+    setup = ("resume_cursor, applied_position, checkpoint_version = checkpoint.resume_cursor, "
              "checkpoint.applied_position, checkpoint.checkpoint_version")
     appends = [(Ids.APPEND_AT if k is Ids else k.APPEND).format(c=f"c{i}", v=v, p="position")
                for i, (k, v) in enumerate(zip(kinds, values))]
-    add = adder(Trace, 'time, worker, step, event_id, position, checkpoint, place, outcome=""', setup, appends)
-    add.__doc__ = Trace.add.__doc__
+    add = adder(Trace, 'time, worker, step, event_id, position, checkpoint, place, outcome=""',
+                [f"self.{c}" for c in COLUMNS], appends, setup)
+    add.__doc__ = "Append a row: ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."
     return add
 
 

@@ -11,7 +11,7 @@ from bisect import bisect_left
 from collections.abc import ItemsView, Mapping, Sequence, ValuesView
 
 from simkit.model import Event, default_id, default_position
-from simkit.truth.columns import Codes
+from simkit.truth.columns import Codes, evenly_spaced
 
 __all__ = ["EventTable"]
 
@@ -52,7 +52,7 @@ class EventTable(Mapping):
     """Events by id, in the stream's order. Row ``i`` holds ``positions[i]``, ``behaviors[i]`` and ``ids[i]``
     (``ids`` is ``None`` when every id is the default one of its position)."""
 
-    __slots__ = ("positions", "behaviors", "ids", "_index", "_order")
+    __slots__ = ("positions", "behaviors", "ids", "_index", "_order", "_grid")
 
     def __init__(self, positions: array, behaviors: Codes, ids: list[str] | None = None):
         self.positions, self.behaviors = positions, behaviors
@@ -64,6 +64,7 @@ class EventTable(Mapping):
         #: rows in position order (ties in stream order); None when the rows are in position order already
         ordered = all(a < b for a, b in zip(positions, positions[1:]))
         self._order = None if ordered else array("q", sorted(range(len(positions)), key=positions.__getitem__))
+        self._grid: tuple | None | bool = False     # :func:`evenly_spaced` of ordered positions, once asked
 
     @classmethod
     def of(cls, events) -> EventTable:
@@ -81,8 +82,11 @@ class EventTable(Mapping):
             return None
         positions, order = self.positions, self._order
         if order is None:
-            i = bisect_left(positions, p)
-            return i if i < len(positions) and positions[i] == p else None
+            if self._grid is False:
+                self._grid = evenly_spaced(positions)
+            grid = self._grid
+            i = (p - grid[0]) // grid[1] if grid is not None else bisect_left(positions, p)
+            return i if 0 <= i < len(positions) and positions[i] == p else None
         k = bisect_left(order, p, key=positions.__getitem__)
         return order[k] if k < len(order) and positions[order[k]] == p else None
 
