@@ -12,22 +12,25 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from array import array
 from dataclasses import dataclass, field
 
 from simkit.model import COMMITTED, NON_TERMINAL
 from simkit.truth.collector import paused
 from simkit.truth.derived import late_arrivals, stream_index, stream_order
 from simkit.truth.ground import GroundTruth, as_truth
+from simkit.world.external import principal_at
 
-from .claims import halt_justified, unjustified_writes
+from .claims import unjustified_writes
 from .facts import FATES, event_fates, lost_at
+from .halts import halt_justified, unhalted
 from .outcomes import NONE, Outcomes, outcome_since, terminal_since, void_claims
 
 __all__ = ["FATES", "SETTLEMENT_KINDS", "Verdict", "check", "event_fates", "lost_at", "outcome_since",
            "settlement_violations", "terminal_since"]
 
 #: Kinds of ``settlement_violations`` (seed 001, "Failure prevented").
-SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation")
+SETTLEMENT_KINDS = ("committed_downgraded", "wrong_reservation", "unknown_reply", "stale_binding")
 
 
 @dataclass
@@ -43,11 +46,15 @@ class Verdict:
     completed: bool = True
     #: seed 001: ``{kind, time, worker, detail}`` with ``kind`` one of :data:`SETTLEMENT_KINDS`
     settlement_violations: list[dict] = field(default_factory=list)
+    #: step 3: ``{time, worker, detail}`` for each attempt that went on after a page breaking the provider
+    #: contract (:func:`simkit.judge.halts.unhalted`)
+    unhalted: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return (not self.lost and not self.duplicated and not self.invariant_violations
-                and self.regressions == 0 and self.completed and not self.settlement_violations)
+                and self.regressions == 0 and self.completed and not self.settlement_violations
+                and not self.unhalted)
 
     def violate(self, invariant: int, time: float, worker: int, detail: str) -> None:
         """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged")."""
@@ -61,7 +68,7 @@ class Verdict:
         return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
                 "invariant_violations": self.invariant_violations, "halted": self.halted,
                 "halt_justified": self.halt_justified, "pending": self.pending, "completed": self.completed,
-                "settlement_violations": self.settlement_violations}
+                "settlement_violations": self.settlement_violations, "unhalted": self.unhalted}
 
 
 class _Stream:
@@ -150,7 +157,8 @@ def _check(truth: GroundTruth) -> Verdict:
         v.violate(5, time, worker, detail)
     _judge_duplicates(truth, found, v)
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
-    v.settlement_violations = settlement_violations(truth.store.operations, truth.service)
+    v.settlement_violations = settlement_violations(truth.store.operations, truth.service, truth.scenario)
+    v.unhalted = unhalted(truth, found)
     return v
 
 
@@ -195,8 +203,11 @@ class _Pages:
     response is kept as its row in the provider's log, read again only for a write that publishes its
     ``next_cursor``: its ids are not kept (every page the run served would keep an id string per event)."""
 
-    def __init__(self, truth: GroundTruth):
+    def __init__(self, truth: GroundTruth, late: frozenset[str] = frozenset()):
         self._log = truth.provider.log
+        self._late = late
+        #: worker -> its latest responses that served late events, as (ids, the late ones), newest last
+        self.held_late: dict[int, list[tuple[tuple, list[str]]]] = {}
         # at one sequence number reads, responses and decisions come before the write
         self._context = heapq.merge(((r[0], 0, r) for r in truth.store.reads),
                                     ((r[0], 1, (i, *r[1:])) for i, r in enumerate(self._log.fields(0, 2, 3, 4))),
@@ -220,9 +231,20 @@ class _Pages:
                 seen = (row, self._read.get(worker))
                 self.fetched[(worker, cursor, next_cursor)] = seen
                 self.returned[(worker, next_cursor)] = seen
+                if self._late:
+                    self._served(worker, row)
             else:
                 self.decisions[r[3]] = r[4]
             self._upcoming = next(self._context, None)
+
+    def _served(self, worker: int, row: int) -> None:
+        """Remember a response that served late events (invariant 2 judges a write by what its worker held)."""
+        ids = self._log[row][5]
+        held = [eid for eid in ids if eid in self._late]
+        if held:
+            kept = self.held_late.setdefault(worker, [])
+            kept.append((ids, held))
+            del kept[:-4]
 
     def response(self, row: int) -> tuple:
         """Row ``row`` of the provider's log: ``(seq, time, worker, cursor, next_cursor, ids)``."""
@@ -237,7 +259,8 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
     ids, positions, at, bisect_right = stream.ids, stream.positions, found.at, bisect.bisect_right
     end = len(positions)
     last, hi = None, 0                  # the last write's applied_position and the end of the range it covered
-    pages = _Pages(truth)
+    pages = _Pages(truth, late_arrivals(truth))
+    receipt_seqs = None
     holds = _Holds(truth.store.receipt_log)
     regressions = 0
     for seq, time, worker, wkind, before, after in truth.store.writes.states():
@@ -261,12 +284,33 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
                 if (s == NONE or s > seq) and stream.known(ids[i]):
                     undone = undone or []
                     undone.append((positions[i], ids[i]))
+            if wkind == "commit" and pages.held_late.get(worker):
+                if receipt_seqs is None:
+                    receipt_seqs = array("q", (r[0] for r in truth.store.receipt_log))
+                undone = (undone or []) + _held_late(truth, found, pages.held_late[worker], receipt_seqs, seq,
+                                                     a_applied)
             for pos, eid in sorted(undone) if undone else ():
                 violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                          f"(position {pos}) has no durable outcome")
         if wkind != "commit":
             _judge_publish(pages, holds, found, (seq, time, worker, wkind, before, after), violate)
     return regressions
+
+
+def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:
+    """Invariant 2 by what the writer held: the late events of the page the commit at ``seq`` belongs to (its
+    worker's latest response serving the committed event) at or below ``applied`` with no outcome yet. An event
+    that joins the stream late is exempt only when its writer had not been served it."""
+    k = bisect.bisect_left(receipt_seqs, seq)
+    if k == len(receipt_seqs) or receipt_seqs[k] != seq:
+        return []
+    committed = truth.store.receipt_log[k][3]
+    events = truth.provider.events
+    for ids, late in reversed(held):
+        if committed in ids:
+            return [(events[eid].position, eid) for eid in late if events[eid].position <= applied
+                    and (found.of(eid) == NONE or found.of(eid) > seq)]
+    return []
 
 
 def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate) -> None:
@@ -319,29 +363,54 @@ def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
     return row
 
 
-def settlement_violations(ledger, service=None) -> list[dict]:
-    """Seed 001 from ground truth: every transition of every operation record, against the service's log.
+def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
+    """Seed 001 from ground truth: every transition of every operation record, and every request the service
+    saw, against the service's log and the binding in force.
 
     ``committed_downgraded``: a transition took a record from ``committed`` to a weaker state (step 4: committed
     success is absorbing; step 5: a weaker observation must never downgrade it). ``wrong_reservation``: a
     transition committed a record with the reply to a request whose tuple, as the service logged it, is not the
     record's reservation at that moment (step 6: another request's, principal's or generation's result).
+    ``unknown_reply``: a transition committed a reply to no request the service ever saw (a reply the caller made
+    up: step 6's "do not expose its result"). ``stale_binding``: a reservation, or a request that reached the
+    service, bound to a principal that was not in force (step 2: "a changed request or authorization context
+    requires a new reservation"; a request is allowed the binding in force when it was sent, ``effect_latency``
+    before it arrived).
     """
     out: list[dict] = []
     if ledger is None:
         return out
-    identity = {r.seq: r.identity for r in service.requests} if service is not None else {}
+    identity = {r.seq: r.identity for r in service.requests} if service is not None else None
+    rotations = tuple(getattr(scenario, "rotate_at", ()) or ())
     for t in ledger.history:
         where = {"time": t.time, "worker": t.worker}
         if t.before == COMMITTED and t.after != COMMITTED:
             out.append({"kind": "committed_downgraded", **where,
                         "detail": f"operation {t.operation_id}: committed success of {t.reservation} "
                                   f"overwritten with {t.after} ({t.action}{': ' + t.detail if t.detail else ''})"})
+        if t.action in ("reserve", "renew") and rotations and t.reservation.binding != principal_at(rotations, t.time):
+            out.append({"kind": "stale_binding", **where,
+                        "detail": f"operation {t.operation_id}: reserved {t.reservation} while "
+                                  f"{principal_at(rotations, t.time)} was in force"})
         if t.action in ("settle", "write") and t.after == COMMITTED and t.reply is not None:
-            true = identity.get(t.reply.request, t.reply.identity)
-            if true != t.reservation:
+            true = t.reply.identity if identity is None else identity.get(t.reply.request)
+            if true is None:
+                out.append({"kind": "unknown_reply", **where,
+                            "detail": f"operation {t.operation_id}: committed with a reply to request "
+                                      f"{t.reply.request}, which the service never saw"})
+            elif true != t.reservation:
                 out.append({"kind": "wrong_reservation", **where,
                             "detail": f"operation {t.operation_id}: result of request {true} attached to "
                                       f"reservation {t.reservation} (differs in "
                                       f"{', '.join(t.reservation.differs(true))})"})
+    if service is not None and rotations:
+        latency = getattr(getattr(scenario, "timing", None), "effect_latency", 0.0)
+        for r in service.requests:
+            allowed = {principal_at(rotations, r.time), principal_at(rotations, r.time - latency)}
+            if r.worker and r.fate != "foreign" and r.identity.binding not in allowed:
+                out.append({"kind": "stale_binding", "time": r.time, "worker": r.worker,
+                            "detail": f"operation {r.identity.operation_id}: request {r.seq} bound to "
+                                      f"{r.identity.binding} while {principal_at(rotations, r.time)} was in force"})
+    out.sort(key=lambda d: d["time"])
     return out
+

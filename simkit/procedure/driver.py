@@ -16,6 +16,7 @@ function: those take time, and the driver runs them with ``yield from``. A subcl
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from dataclasses import replace
 from functools import partial
 from inspect import isgeneratorfunction
 from typing import Any, ClassVar
@@ -119,7 +120,8 @@ class Driver:
 
     def reserve(self, worker: int, op: Reserve):
         e = op.event
-        return self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)), self.principal())
+        record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)), self.principal())
+        return replace(record, reservation=replace(record.reservation))     # a copy: the record stays the store's
 
     def call(self, worker: int, op: Call):
         return self.service.execute(worker, op.reservation)

@@ -124,9 +124,11 @@ class MemoryStore:
         return self._checkpoint
 
     def load(self, worker: int) -> Checkpoint:
-        """Seed 000 step 1: read the checkpoint."""
-        self.reads.add(self.clock.tick(), self.clock.now, worker, self._checkpoint)
-        return self._checkpoint
+        """Seed 000 step 1: read the checkpoint. The consumer gets a copy: whatever it does to it changes
+        nothing durable (only a write does)."""
+        cp = self._checkpoint
+        self.reads.add(self.clock.tick(), self.clock.now, worker, cp)
+        return Checkpoint(cp.resume_cursor, cp.applied_position, cp.checkpoint_version)
 
     def _terminal_at(self, position: int, event_id: str) -> None:
         if type(position) is int and event_id == default_id(position):

@@ -33,7 +33,8 @@ def late_arrivals(truth) -> frozenset[str]:
     makes no claim about them; they are judged by receipts alone. Computed once per :class:`GroundTruth`."""
     late = truth.memo.get("late_arrivals")
     if late is None:
-        late = truth.memo["late_arrivals"] = _late(truth.provider)
+        own = truth.provider.late
+        late = truth.memo["late_arrivals"] = own() if own is not None else _late(truth.provider)
     return late
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from simkit.model import Checkpoint, Event, Scenario
 from simkit.truth.columns import Ids
-from simkit.truth.log import write_states
+from simkit.truth.log import WriteLog, write_states
 
 __all__ = ["GroundTruth", "LedgerTruth", "ProviderTruth", "ServiceTruth", "SinkTruth", "StoreTruth", "View",
            "WritesView", "as_truth"]
@@ -98,11 +98,21 @@ class ProviderTruth:
     at_end: Callable[[str], bool]
     #: ``script()``: every page as ``(cursor, events, next_cursor, stuck)``, the chain from ``start`` first
     script: Callable[[], list]
+    #: ``disordered()``: the cursors whose page breaks the source order inside itself (step 3)
+    disordered: Callable[[], frozenset[str]]
+    #: ``late()``: the events that join the stream late, where the provider reads them itself (else ``None``:
+    #: :func:`~simkit.truth.derived.late_arrivals` reads the script)
+    late: Callable[[], frozenset[str]] | None = None
 
     @classmethod
     def of(cls, provider) -> ProviderTruth:
+        disordered = getattr(provider, "disordered", None)
+        if disordered is None:          # a hand-built provider: read its script
+            def disordered():
+                return frozenset(c for c, events, _n, _s in provider.script()
+                                 if any(b.position <= a.position for a, b in zip(events, events[1:])))
         return cls(_mapping(provider.events), View(provider.log), provider.start, provider.deliverable,
-                   provider.place, provider.at_end, provider.script)
+                   provider.place, provider.at_end, provider.script, disordered, getattr(provider, "late", None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +136,11 @@ class StoreTruth:
     @classmethod
     def of(cls, store) -> StoreTruth:
         ledger = getattr(store, "operations", None)
-        return cls(store.checkpoint, WritesView(store.writes), View(store.reads), _mapping(store.receipts),
+        writes = store.writes
+        # the durable checkpoint as the write log leaves it: only a write changes it (an object a consumer was
+        # handed is no record of it)
+        checkpoint = writes.last() if isinstance(writes, WriteLog) else store.checkpoint
+        return cls(checkpoint, WritesView(writes), View(store.reads), _mapping(store.receipts),
                    View(store.receipt_log), None if ledger is None else LedgerTruth(View(ledger.history)))
 
 

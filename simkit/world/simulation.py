@@ -20,6 +20,7 @@ from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
+from simkit.procedure.lives import fresh
 from simkit.procedure.strategies import consumer_error, refuse_malformed
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
@@ -76,6 +77,9 @@ class World(ExternalCalls):
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
+        #: worker -> how it first finished (caught up, stopped, halted): a worker once done stays done
+        self._finished: dict[int, str] = {}
+        self.stopped_early = False              # a worker's run() returned before the end of the stream
         self._done = self.env.event()
         self._solo = scenario.workers == 1      # no other worker can act while this one spends time
         self._late = 0                          # late-reply processes still to arrive
@@ -109,7 +113,7 @@ class World(ExternalCalls):
         finally:
             for process in self._processes:     # their frames hold the world: let it be freed by reference count
                 process.close()
-        self.completed = self._done.triggered and self.stopped is None
+        self.completed = self._done.triggered and self.stopped is None and not self.stopped_early
         return self
 
     def ground_truth(self) -> GroundTruth:
@@ -123,7 +127,8 @@ class World(ExternalCalls):
     def state(self) -> tuple:
         """For fingerprints, what the future depends on beyond store, sink, provider: status, halts, guard, service."""
         g = self.guard
-        return self._status, self._fetched, self.halts, (g.steps, g.at, g.instant), self.service.state()
+        return (self._status, self._finished, self._fetched, self.halts, (g.steps, g.at, g.instant),
+                self.service.state())
 
     @property
     def late_replies(self) -> int:
@@ -150,6 +155,10 @@ class World(ExternalCalls):
                 while True:
                     try:
                         op = gen.send(result)
+                    except StopIteration:           # step 7's "stop": the worker is done, at the end or not
+                        self._row(worker, "stopped")
+                        self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
+                        return
                     except Exception as exc:        # the consumer's own code: no traceback, one line (CLI exit 2)
                         raise consumer_error(self.strategy, exc) from exc
                     left -= 1
@@ -174,8 +183,8 @@ class World(ExternalCalls):
 
     def _consumer(self):
         """A fresh consumer's procedure (after a crash too: it remembers nothing)."""
-        try:
-            gen = self.strategy(self.contract).run()
+        try:                                # a new life: fresh class and module state, its own contract
+            gen = fresh(self.strategy)(Contract(self.contract.backfills, self.contract.external_sink)).run()
         except Exception as exc:
             raise consumer_error(self.strategy, exc) from exc
         if not hasattr(gen, "send"):
@@ -297,9 +306,18 @@ class World(ExternalCalls):
         super().halt(worker, op)
 
     def finish(self, worker: int, status: str) -> None:
+        """``worker`` caught up, stopped or halted. The run is done once every worker has, each at its own
+        moment (docs/verdict.md, ``completed``): a worker that goes on backing off after catching up stays done."""
         self._status[worker] = status
-        if not self._done.triggered and all(s != "active" for s in self._status.values()):
+        self._finished[worker] = status
+        if not self._done.triggered and len(self._finished) == len(self._status):
+            if any(s == "stopped_early" for s in self._finished.values()):
+                self.stopped_early = True
             self._done.succeed()
+
+    def _at_end(self, worker: int) -> bool:
+        """Was the worker's last fetch that reached the provider the end of the stream (step 7)?"""
+        return self.provider.is_end(self._fetched.get(worker, ""))
 
     def _commit_at_once(self, worker, op):
         """:meth:`commit` with no crash-point pass and no generator when no fault can strike (``faults.quiet``) and

@@ -461,11 +461,21 @@ def test_a_halt_the_page_does_not_justify_is_a_liveness_failure():
     assert v.halt_justified is False and not v.completed and not v.lost and not v.ok
 
 
-def test_a_halt_before_any_page_of_the_attempt_is_unjustified():
-    """A worker that stops right after loading its checkpoint has seen nothing it could blame."""
+def test_a_halt_is_judged_by_the_last_fetch_whatever_loads_came_after():
+    """docs/verdict.md, ``halt_justified``: what the worker was served by its last fetch, any number of ``Load``
+    requests in between changing nothing (a consumer that rereads the checkpoint before it halts is still right)."""
     h = History(pages=REGRESSING)
-    h.page(1, "C1")                             # an earlier attempt saw the regression ...
-    h.store.load(1)                             # ... but this one halts before fetching
+    h.page(1, "C1")
+    h.store.load(1)
+    h.store.load(1)
+    h.halts.append((h.store.clock.now, 1, "source-order regression: position 1 after 2"))
+    assert h.verdict().halt_justified is True
+
+
+def test_a_halt_before_any_fetch_is_unjustified():
+    """A worker that stops right after loading its checkpoint, never served anything, has nothing to blame."""
+    h = History(pages=REGRESSING)
+    h.store.load(1)
     h.halts.append((h.store.clock.now, 1, "source-order regression: position 1 after 2"))
     assert h.verdict().halt_justified is False
 

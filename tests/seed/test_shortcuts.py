@@ -12,7 +12,7 @@ EXPECTED = {
     "max_position_watermark": (["e107"], [], 0, [1, 2]),
     "compare_tokens": (["e3", "e4"], [], 0, [3]),
     "no_version_check": ([], [], 1, [3]),
-    "watermark_only_dedup": (["e105"], [], 0, [1]),
+    "watermark_only_dedup": (["e105"], [], 0, [1, 2]),     # 2: it wrote 108 over e105, served in that page
     "success_before_effect": (["e107"], [], 0, [1, 2]),
     "in_memory_quarantine": (["e211", "e212"], [], 0, [1, 2, 5]),
 }

@@ -1,0 +1,189 @@
+"""Seed 000 step 3 judged both ways (docs/verdict.md, ``halt_justified`` and ``unhalted``): "an unexpected
+regression, conflicting identity at the same position, or a gap that violates the provider contract stops the
+attempt for investigation".
+
+*A halt is a claim that the provider broke its contract.* It is justified only by what the halting worker was
+itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing): that
+response has a regression inside the page, two ids at one position (within the page, or an id already served or
+holding a receipt at that position), or, under a contract without backfills, an event slipped in behind served
+positions; or it is the provider refusing a cursor it issued as the ``next_cursor`` of a page it served (or its
+start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
+
+*A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed (the
+page's own order, the receipts at the page's positions, the ``applied_position`` it loaded before the fetch) and
+that then commits a receipt or an effect for an event of that page, or a barrier publishing its ``next_cursor``,
+before it fetches again, went on where it had to stop. Only breaches a consumer can see count here, so that a
+consumer doing exactly what ``safe`` does is never reported.
+"""
+from __future__ import annotations
+
+import heapq
+from simkit.truth.derived import late_arrivals
+from simkit.truth.ground import View
+
+from .outcomes import NONE, Outcomes
+
+__all__ = ["breaches", "halt_justified", "unhalted"]
+
+
+def _refused(row) -> bool:
+    """Is this provider log row a refusal (no events, no ``next_cursor``)?"""
+    return not row[5] and not row[4]
+
+
+def halt_justified(halt: tuple[float, int, str], truth) -> bool:
+    """Did what the worker was last served before ``halt`` (``(time, worker, reason)``) give it cause to stop?"""
+    provider = truth.provider
+    time, worker, _reason = halt
+    response = None
+    for row in provider.log:
+        if row[1] > time:
+            break
+        if row[2] == worker:
+            response = row
+    if response is None:                                  # it stopped before it was served anything
+        return False
+    seq, _t, _w, cursor, _next, ids = response
+    if _refused(response):
+        return cursor == provider.start or any(r[4] == cursor and not _refused(r) for r in provider.log if r[0] < seq)
+    events = provider.events
+    positions = [events[eid].position for eid in ids]
+    if any(b <= a for a, b in zip(positions, positions[1:])):
+        return True
+    return _conflicting_identity(ids, time, provider, truth.store) or (not truth.backfills
+                                                                        and not late_arrivals(truth).isdisjoint(ids))
+
+
+def _conflicting_identity(ids, time: float, provider, store) -> bool:
+    """Does an event of the page share its position with another id served or holding a receipt by ``time``?"""
+    events = provider.events
+    wanted = {events[eid].position: eid for eid in ids}
+    if len(wanted) < len(ids):
+        return True
+    others = {eid for eid, e in events.items() if e.position in wanted and eid != wanted[e.position]}
+    if not others:
+        return False
+    if any(r[3] in others for r in store.receipt_log if r[1] <= time):
+        return True
+    return any(eid in others for row in provider.log if row[1] <= time for eid in row[5])
+
+
+def _shared(events) -> dict[int, list[str]]:
+    """Position -> the ids of the stream at it, where there is more than one (only a stream that names its ids
+    can have any)."""
+    if getattr(events, "ids", ()) is None:      # an event table of default ids: one id per position
+        return {}
+    by: dict[int, list[str]] = {}
+    for eid in events:
+        by.setdefault(events[eid].position, []).append(eid)
+    return {p: ids for p, ids in by.items() if len(ids) > 1}
+
+
+def breaches(truth, found: Outcomes) -> dict[int, str]:
+    """Every response (by its row in the provider's log) whose breach of the provider contract its worker could
+    see when it was served: row -> what the breach is (step 3's words). A page's own order is the provider's
+    fact (``disordered``); the receipts and the loaded ``applied_position`` are read only where they can show a
+    breach: a stream with two ids at one position, or a contract without backfills."""
+    provider = truth.provider
+    log, disordered = provider.log, provider.disordered()
+    if not len(log):
+        return {}
+    shared = _shared(provider.events)
+    receipts_matter = bool(shared) or not truth.backfills
+    out: dict[int, str] = {}
+    if not receipts_matter:
+        if disordered:
+            for k, (cursor, ids) in enumerate(log.fields(3, 5) if isinstance(log, View) else
+                                              ((r[3], r[5]) for r in log)):
+                if cursor in disordered and ids:
+                    out[k] = "a source-order regression or two ids at one position inside the page"
+        return out
+    events = provider.events
+    initial = truth.store.writes.initial.applied_position if hasattr(truth.store.writes, "initial") else None
+    loaded: dict[int, int] = {}
+    reads = ((r[0], 0, r[2], r[3].applied_position) for r in truth.store.reads)
+    rows = ((r[0], 1, k, None) for k, r in enumerate(log))
+    for _seq, kind, who, applied in heapq.merge(reads, rows):
+        if kind == 0:
+            loaded[who] = applied
+            continue
+        seq, _t, worker, cursor, _next, ids = log[who]
+        if not ids:
+            continue
+        if cursor in disordered:
+            out[who] = "a source-order regression or two ids at one position inside the page"
+            continue
+        why = _seen(found, shared, events, ids, seq, None if truth.backfills else loaded.get(worker, initial))
+        if why:
+            out[who] = why
+    return out
+
+
+def _seen(found: Outcomes, shared: dict, events, ids, seq: int, applied: int | None) -> str | None:
+    """A breach the worker could see in the page's receipts: another id holding an outcome at an event's
+    position (conflicting identity), or, without backfills (``applied`` given), an event at or below the
+    ``applied_position`` it loaded with no outcome at its position (a gap). The page is in source order, so with
+    one id per position only the events up to ``applied`` are read."""
+    def holds(eid):
+        return NONE < found.of(eid) < seq
+
+    for eid in ids:
+        p = events[eid].position
+        others = shared.get(p, ()) if shared else ()
+        if not others and (applied is None or p > applied):
+            if shared:
+                continue
+            return None                 # the rest of the page is above the prefix: nothing more to see
+        holder = next((o for o in others if o != eid and holds(o)), None)
+        if holder is not None:
+            return f"conflicting identity at position {p}: {eid}, and {holder} holds an outcome"
+        if applied is not None and p <= applied and not holds(eid):
+            return f"gap: {eid} at position {p} is behind applied_position {applied} with no outcome"
+    return None
+
+
+def unhalted(truth, found: Outcomes) -> list[dict]:
+    """Step 3's missing halts: for each response :func:`breaches` names, the first receipt or effect its worker
+    wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, before it
+    fetched again. Each as ``{time, worker, detail}``."""
+    bad = breaches(truth, found)
+    if not bad:
+        return []
+    log = truth.provider.log
+    after: dict[int, int] = {}          # row -> the seq of its worker's next response, if any
+    last: dict[int, int] = {}
+    for k, row in enumerate(log):
+        w = row[2]
+        if w in last:
+            after[last[w]] = row[0]
+        last[w] = k
+    out = []
+    for k, why in bad.items():
+        seq, _t, worker, cursor, next_cursor, ids = log[k]
+        end = after.get(k, float("inf"))
+        wrote = _first_write(truth, worker, seq, end, set(ids), next_cursor)
+        if wrote is not None:
+            time, what = wrote
+            out.append({"time": time, "worker": worker,
+                        "detail": f"{what} after page {cursor!r} showed {why}, where step 3 stops the attempt"})
+    out.sort(key=lambda d: (d["time"], d["worker"]))
+    return out
+
+
+def _first_write(truth, worker: int, start: int, end: float, ids: set, next_cursor: str):
+    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time, what)``."""
+    first = None
+    for seq, t, w, eid, outcome in truth.store.receipt_log:
+        if w == worker and start < seq < end and eid in ids:
+            first = (seq, t, f"{outcome} receipt for {eid}")
+            break
+    for seq, t, w, eid in truth.sink.effects:
+        if w == worker and start < seq < end and eid in ids and (first is None or seq < first[0]):
+            first = (seq, t, f"effect of {eid}")
+            break
+    for seq, t, w, kind, before, after in truth.store.writes.states():
+        if w == worker and start < seq < end and kind != "commit" and after[0] == next_cursor \
+                and before[0] != next_cursor and (first is None or seq < first[0]):
+            first = (seq, t, f"{kind} publishing {next_cursor!r}")
+            break
+    return None if first is None else first[1:]

@@ -1,0 +1,61 @@
+"""A worker life's consumer class, with fresh class and module state (docs/verdict.md, "Crashes are real").
+
+A crash "ends the worker's process at that point: everything in memory is gone" (docs/vocabulary.md, "Crash
+points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global would
+outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already sent" set).
+So each life of a user's consumer runs a class taken from its defining module executed afresh: the module's code
+is compiled once and run again into a new module object, at the cost of running a module body (a fraction of a
+millisecond), not of starting a process. This also keeps a run a pure function of its inputs: nothing a consumer
+kept in its class or module during one run leaks into the next.
+
+What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on disk).
+For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life. simkit's
+own strategies keep no class or module state and are used as they are, as is a class defined inside a function
+(it has no module body to run again).
+"""
+from __future__ import annotations
+
+import sys
+import types
+from functools import cache
+
+__all__ = ["fresh"]
+
+
+@cache
+def _code(path: str):
+    with open(path, encoding="utf-8") as f:
+        return compile(f.read(), path, "exec")
+
+
+def _module_of(cls: type):
+    """The module object and source file that define ``cls``, or ``None`` where it cannot be run again."""
+    if cls.__module__.startswith("simkit.") or "<locals>" in cls.__qualname__:
+        return None
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if module is None or not path or not path.endswith(".py"):
+        return None
+    return module, path
+
+
+def fresh(cls: type) -> type:
+    """``cls`` as a new process would first see it: taken from its module, executed afresh (see the module
+    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it."""
+    found = _module_of(cls)
+    if found is None:
+        return cls
+    module, path = found
+    again = types.ModuleType(module.__name__, module.__doc__)
+    again.__file__, again.__package__ = path, module.__package__
+    again.__spec__ = getattr(module, "__spec__", None)
+    try:
+        exec(_code(path), again.__dict__)
+    except Exception:               # the module no longer runs as it did when it was loaded: keep the class
+        return cls
+    new = again.__dict__
+    for part in cls.__qualname__.split("."):
+        new = new.get(part) if isinstance(new, dict) else getattr(new, part, None)
+        if new is None:
+            return cls
+    return new if isinstance(new, type) and new.__name__ == cls.__name__ else cls
