@@ -18,6 +18,8 @@ consumer doing exactly what ``safe`` does is never reported.
 from __future__ import annotations
 
 import heapq
+
+from simkit.model import TERMINAL
 from simkit.truth.derived import late_arrivals
 from simkit.truth.ground import View
 
@@ -68,6 +70,25 @@ def _conflicting_identity(ids, time: float, provider, store) -> bool:
     return any(eid in others for row in provider.log if row[1] <= time for eid in row[5])
 
 
+class _Receipts:
+    """The first terminal receipt of each event, built on first need: an outcome in ground truth answers for
+    nearly every event; a receipt that claims more than the sink shows (an ``applied`` receipt without its
+    effect) is still what the consumer's ``Lookup`` showed it."""
+
+    def __init__(self, receipt_log):
+        self._log = receipt_log
+        self._first: dict[str, int] | None = None
+
+    def before(self, eid: str, seq: int) -> bool:
+        if self._first is None:
+            first: dict[str, int] = {}
+            for s, _t, _w, e, outcome in self._log:
+                if outcome in TERMINAL and e not in first:
+                    first[e] = s
+            self._first = first
+        return self._first.get(eid, seq) < seq
+
+
 def _shared(events) -> dict[int, list[str]]:
     """Position -> the ids of the stream at it, where there is more than one (only a stream that names its ids
     can have any)."""
@@ -98,7 +119,7 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
                 if cursor in disordered and ids:
                     out[k] = "a source-order regression or two ids at one position inside the page"
         return out
-    events = provider.events
+    events, receipts = provider.events, _Receipts(truth.store.receipt_log)
     initial = truth.store.writes.initial.applied_position if hasattr(truth.store.writes, "initial") else None
     loaded: dict[int, int] = {}
     reads = ((r[0], 0, r[2], r[3].applied_position) for r in truth.store.reads)
@@ -113,19 +134,21 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
         if cursor in disordered:
             out[who] = "a source-order regression or two ids at one position inside the page"
             continue
-        why = _seen(found, shared, events, ids, seq, None if truth.backfills else loaded.get(worker, initial))
+        why = _seen(found, receipts, shared, events, ids, seq,
+                    None if truth.backfills else loaded.get(worker, initial))
         if why:
             out[who] = why
     return out
 
 
-def _seen(found: Outcomes, shared: dict, events, ids, seq: int, applied: int | None) -> str | None:
+def _seen(found: Outcomes, receipts: _Receipts, shared: dict, events, ids, seq: int,
+          applied: int | None) -> str | None:
     """A breach the worker could see in the page's receipts: another id holding an outcome at an event's
     position (conflicting identity), or, without backfills (``applied`` given), an event at or below the
     ``applied_position`` it loaded with no outcome at its position (a gap). The page is in source order, so with
     one id per position only the events up to ``applied`` are read."""
-    def holds(eid):
-        return NONE < found.of(eid) < seq
+    def holds(eid):                     # what a Lookup showed: a terminal receipt written before the fetch
+        return NONE < found.of(eid) < seq or receipts.before(eid, seq)
 
     for eid in ids:
         p = events[eid].position
@@ -136,9 +159,9 @@ def _seen(found: Outcomes, shared: dict, events, ids, seq: int, applied: int | N
             return None                 # the rest of the page is above the prefix: nothing more to see
         holder = next((o for o in others if o != eid and holds(o)), None)
         if holder is not None:
-            return f"conflicting identity at position {p}: {eid}, and {holder} holds an outcome"
+            return f"conflicting identity at position {p}: {eid}, and {holder} holds a receipt there"
         if applied is not None and p <= applied and not holds(eid):
-            return f"gap: {eid} at position {p} is behind applied_position {applied} with no outcome"
+            return f"gap: {eid} at position {p} is behind applied_position {applied} with no receipt there"
     return None
 
 

@@ -18,8 +18,9 @@ def _ids(ids: list[str], limit: int = 4) -> str:
 
 
 def _kinds(v) -> list[str]:
-    """The kinds of seed 001 settlement violations a verdict reports."""
-    return sorted({x["kind"] for x in getattr(v, "settlement_violations", [])})
+    """The kinds of seed 001 settlement violations a verdict reports, then ``unhalted`` (step 3) if it is one."""
+    return sorted({x["kind"] for x in getattr(v, "settlement_violations", [])}) + (
+        ["unhalted"] if getattr(v, "unhalted", None) else [])
 
 
 def _broken(v) -> str:
@@ -30,7 +31,9 @@ def _broken(v) -> str:
 def _settlement(v) -> str:
     """Seed 001's settlement violations, beside the invariants, when there are any (they too make a run not ok)."""
     found = getattr(v, "settlement_violations", [])
-    return f"   settlement violations: {len(found)} ({', '.join(_kinds(v))})" if found else ""
+    settled = [k for k in _kinds(v) if k != "unhalted"]
+    line = f"   settlement violations: {len(found)} ({', '.join(settled)})" if found else ""
+    return line + (f"   unhalted: {len(v.unhalted)}" if getattr(v, "unhalted", None) else "")
 
 
 def _halt(v) -> str:
@@ -69,6 +72,8 @@ def verdict_line(verdict) -> str:
         parts.append(f"regressions {verdict.regressions}")
     if verdict.settlement_violations:
         parts.append(f"settlement violations {len(verdict.settlement_violations)}")
+    if getattr(verdict, "unhalted", None):
+        parts.append(f"unhalted {len(verdict.unhalted)}")
     parts += [f"completed {verdict.completed}", f"halted {verdict.halted}", f"pending {len(verdict.pending)}"]
     return ", ".join(parts)
 
@@ -87,7 +92,8 @@ def counts_line(verdict, brief: bool = False) -> str:
         return line
     settled = ", ".join(sorted({x["kind"].replace("_", " ") for x in d.get("settlement_violations", ())}))
     line += f"   completed: {'yes' if d['completed'] else 'no'}"
-    return line + (f"   settlement: {settled}" if settled else "")
+    line += f"   settlement: {settled}" if settled else ""
+    return line + (f"   unhalted: {len(d['unhalted'])}" if d.get("unhalted") else "")
 
 
 def verdict_row(run) -> tuple[str, ...]:
@@ -127,4 +133,6 @@ def run_summary(run) -> str:
         lines.append(f"  … and {len(v.invariant_violations) - 8} more invariant violations")
     for x in getattr(v, "settlement_violations", []):
         lines.append(f"  {x['kind']} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
+    for x in getattr(v, "unhalted", []):
+        lines.append(f"  unhalted at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
     return "\n".join(lines)

@@ -19,7 +19,10 @@ import sys
 import types
 from functools import cache
 
-__all__ = ["fresh"]
+from .consumer import Contract
+from .strategies import consumer_error
+
+__all__ = ["end", "fresh", "start"]
 
 
 @cache
@@ -59,3 +62,23 @@ def fresh(cls: type) -> type:
         if new is None:
             return cls
     return new if isinstance(new, type) and new.__name__ == cls.__name__ else cls
+
+
+def start(strategy: type, contract: Contract):
+    """A new worker life: ``strategy`` fresh (:func:`fresh`) with its own copy of the contract, its ``run()``
+    generator. The consumer's own errors are one line (:func:`~simkit.procedure.strategies.consumer_error`)."""
+    try:
+        gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
+    except Exception as exc:
+        raise consumer_error(strategy, exc) from exc
+    if not hasattr(gen, "send"):
+        raise consumer_error(strategy, None, problem=f"run() returned {type(gen).__name__}, not a generator")
+    return gen
+
+
+def end(strategy: type, gen) -> None:
+    """A life ends (a crash, a halt): the generator is closed, and its own cleanup may not raise."""
+    try:
+        gen.close()
+    except Exception as exc:
+        raise consumer_error(strategy, exc) from exc

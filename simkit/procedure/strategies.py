@@ -264,9 +264,6 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: 
     if exc is None:
         return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), which is not a "
                              "request of simkit.ops")
-    if isinstance(exc, StopIteration):
-        return ConsumerError(f"strategy {ref}: its run() returned; a consumer yields requests until "
-                             "the world stops it (caught up, halted or crashed)")
     message = _one_line(str(exc))
     return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"
                          f"{_where(exc)}")

@@ -176,7 +176,8 @@ def _kind_of(verdict: dict) -> tuple:
     """:func:`~simkit.tools.explore.failure_kind` of a ``--json`` verdict object."""
     return (bool(verdict["lost"]), bool(verdict["duplicated"]), verdict["regressions"] > 0,
             tuple(sorted({x["invariant"] for x in verdict["invariant_violations"]})), not verdict["completed"],
-            tuple(sorted({s["kind"] for s in verdict["settlement_violations"]})))
+            tuple(sorted({s["kind"] for s in verdict["settlement_violations"]}))
+            + (("unhalted",) if verdict.get("unhalted") else ()))
 
 
 def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False, shrink_first: bool = True,

@@ -22,10 +22,10 @@ _MODULUS = 2 ** 256
 
 # -- verdicts --------------------------------------------------------------------------------------------------
 def failure_kind(v: Verdict) -> tuple:
-    """How a run fails: (lost, duplicated, regressed, invariants broken, incomplete, settlement violation kinds);
-    all false/empty when ok."""
+    """How a run fails: (lost, duplicated, regressed, invariants broken, incomplete, settlement violation kinds
+    and ``unhalted``); all false/empty when ok."""
     return (bool(v.lost), bool(v.duplicated), v.regressions > 0, tuple(v.invariants_broken), not v.completed,
-            tuple(sorted({s["kind"] for s in v.settlement_violations})))
+            tuple(sorted({s["kind"] for s in v.settlement_violations})) + (("unhalted",) if v.unhalted else ()))
 
 
 def describe_kind(kind: tuple) -> str:

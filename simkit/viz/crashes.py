@@ -29,7 +29,8 @@ def _harms(v) -> tuple[set, set]:
     invariant, a settlement violation) and liveness (the run did not complete: a halt without cause, a stall)."""
     safety = ({("lost", e) for e in v.lost} | {("duplicated", e) for e in v.duplicated}
               | {("regression", i) for i in range(v.regressions)} | {("invariant", k) for k in v.invariants_broken}
-              | {("settlement", s["kind"]) for s in v.settlement_violations})
+              | {("settlement", s["kind"]) for s in v.settlement_violations}
+              | ({("unhalted",)} if getattr(v, "unhalted", None) else set()))
     return safety, ({("incomplete",)} if not v.completed else set())
 
 

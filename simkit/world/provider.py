@@ -13,13 +13,13 @@ import string
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import lt
 
 from simkit.model import Event, EventSpec, Page, Scenario, default_id
 from simkit.truth.clock import Clock
 from simkit.truth.columns import Codes, Column
 from simkit.truth.log import Log
 
+from . import order
 from .events import EventTable
 
 __all__ = ["Provider", "ServedLog", "scripted", "generated", "build"]
@@ -182,45 +182,16 @@ class Provider:
         return [(c, self._served(entries[c]), entries[c].next_cursor, entries[c].stuck) for c in order]
 
     def disordered(self) -> frozenset[str]:
-        """Ground truth, for the checker: the cursors whose page breaks the source order inside itself (a position
-        not above the one before it: a regression, or two ids at one position). Read from the event table's
-        positions once, no event built."""
+        """Ground truth, for the checker: the cursors whose page breaks the source order inside itself
+        (:func:`~simkit.world.order.disordered`)."""
         if self._disordered is None:
-            positions = self.events.positions
-            out = set()
-            for cursor, entry in self._entries.items():
-                ps = [e.position for e in entry.own] if entry.own is not None else [positions[r] for r in entry.rows]
-                if not all(map(lt, ps, ps[1:])):
-                    out.add(cursor)
-            self._disordered = frozenset(out)
+            self._disordered = order.disordered(self._entries, self.events)
         return self._disordered
 
     def late(self) -> frozenset[str]:
-        """Ground truth, for the checker: the events that join the stream late (docs/verdict.md, invariant 2):
-        their first page on the chain comes after a page holding their position or a greater one, or no page on
-        the chain carries them. Read from the event table's positions, no event built."""
+        """Ground truth, for the checker: the events that join the stream late (:func:`~simkit.world.order.late`)."""
         if self._late is None:
-            positions, table = self.events.positions, self.events
-            seen = bytearray(len(positions))
-            late: set[str] = set()
-            highest = None
-            for cursor in self._chain:
-                entry = self._entries[cursor]
-                if entry.own is not None:
-                    pairs = [(table.row(e.id), e.position) for e in entry.own]
-                else:
-                    pairs = [(r, positions[r]) for r in entry.rows]
-                top = highest
-                for r, p in pairs:
-                    if r is not None and not seen[r]:
-                        seen[r] = 1
-                        if highest is not None and p <= highest:
-                            late.add(table.id_at(r))
-                    top = p if top is None else max(top, p)
-                highest = top
-            if seen.count(0):
-                late.update(table.id_at(r) for r in range(len(seen)) if not seen[r])
-            self._late = frozenset(late)
+            self._late = order.late(self._entries, self._chain, self.events)
         return self._late
 
     def stuck_left(self) -> dict[str, int]:

@@ -20,7 +20,7 @@ from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
-from simkit.procedure.lives import fresh
+from simkit.procedure.lives import end, start
 from simkit.procedure.strategies import consumer_error, refuse_malformed
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
@@ -77,8 +77,7 @@ class World(ExternalCalls):
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
-        #: worker -> how it first finished (caught up, stopped, halted): a worker once done stays done
-        self._finished: dict[int, str] = {}
+        self._finished: dict[int, str] = {}     # worker -> how it first finished: once done, it stays done
         self.stopped_early = False              # a worker's run() returned before the end of the stream
         self._done = self.env.event()
         self._solo = scenario.workers == 1      # no other worker can act while this one spends time
@@ -149,7 +148,7 @@ class World(ExternalCalls):
         at_once = self._at_once
         left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
-            gen = self._consumer()
+            gen = start(self.strategy, self.contract)    # a new life: it remembers nothing
             result = None
             try:
                 while True:
@@ -172,31 +171,14 @@ class World(ExternalCalls):
                         refuse_malformed(self.strategy, op)
                         raise
             except _Crash:
-                self._close(gen)
+                end(self.strategy, gen)
                 self.crashes += 1
                 self._status[worker] = "active"
                 yield from self._latency(self.timing.restart_delay)
                 self._row(worker, "restart")
             except Halted:
-                self._close(gen)
+                end(self.strategy, gen)
                 return
-
-    def _consumer(self):
-        """A fresh consumer's procedure (after a crash too: it remembers nothing)."""
-        try:                                # a new life: fresh class and module state, its own contract
-            gen = fresh(self.strategy)(Contract(self.contract.backfills, self.contract.external_sink)).run()
-        except Exception as exc:
-            raise consumer_error(self.strategy, exc) from exc
-        if not hasattr(gen, "send"):
-            raise consumer_error(self.strategy, None, problem=f"run() returned {type(gen).__name__}, not a generator")
-        return gen
-
-    def _close(self, gen) -> None:
-        """Discard a consumer (crashed or halted): its own cleanup may not raise."""
-        try:
-            gen.close()
-        except Exception as exc:
-            raise consumer_error(self.strategy, exc) from exc
 
     def _execute(self, worker: int, op):
         """A request that takes simulated time, between its crash points (docs/vocabulary.md, "Crash points").

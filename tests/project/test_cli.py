@@ -63,7 +63,7 @@ def test_run_json_has_the_contract_fields(capsys):
         "scenario": "retry_walkthrough", "strategy": "safe", "seed": 0, "ok": True, "lost": [], "duplicated": [],
         "regressions": 0, "invariant_violations": [], "halted": None, "halt_justified": None, "pending": [],
         "completed": True,
-        "stopped": None, "settlement": "fenced", "settlement_violations": [],
+        "stopped": None, "settlement": "fenced", "settlement_violations": [], "unhalted": [],
         "final_checkpoint": {"resume_cursor": "C8", "applied_position": 107, "checkpoint_version": 2},
         "crashes": 1, "fetches": 3, "effects": 2,
     }

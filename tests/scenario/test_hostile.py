@@ -168,8 +168,6 @@ def mine(tmp_path, monkeypatch):
                 "quotes: line 1 column 2 (char 1) in is_replay (mine.py:13)\n"),
     ("NotARequest", "simkit: strategy mine.py:NotARequest yielded 'fetch please' (str), which is not a request of "
                     "simkit.ops\n"),
-    ("Returns", "simkit: strategy mine.py:Returns: its run() returned; a consumer yields requests until the world "
-                "stops it (caught up, halted or crashed)\n"),
     ("FloatPosition", "simkit: strategy mine.py:FloatPosition: yielded a malformed request: Commit.applied_position "
                       "is 106.5 (float), not int\n"),
     ("ListCursor", "simkit: strategy mine.py:ListCursor: yielded a malformed request: Barrier.next_cursor is ['C8'] "
