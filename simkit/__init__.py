@@ -20,6 +20,9 @@ workshop/     the prediction checks and exercises the notebooks call
 cli           the ``simkit`` command line
 ============  ==========================================================================================
 """
+from importlib.metadata import PackageNotFoundError as _NotInstalled
+from importlib.metadata import version as _version
+
 from simkit import _moved, ops
 from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
 from simkit.judge.checker import Verdict, check
@@ -34,9 +37,14 @@ from simkit.world.simulation import World
 
 _moved.install()
 
+try:
+    __version__ = _version("simkit")        # the installed distribution's own metadata (pyproject.toml)
+except _NotInstalled:                       # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "GroundTruth",
     "Page", "Run",
     "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World",
-    "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve", "simulate",
+    "__version__", "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve", "simulate",
 ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from importlib.metadata import PackageNotFoundError, version
 
 from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS
@@ -76,10 +75,9 @@ def _command(sub, name: str, text: str):
 
 
 def _version() -> str:
-    try:
-        return version("simkit")
-    except PackageNotFoundError:          # running from a source tree that is not installed
-        return "unknown"
+    # one reading of the package metadata, in simkit/__init__.py
+    from simkit import __version__
+    return __version__
 
 
 def _run(sub) -> None:

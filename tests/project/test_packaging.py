@@ -6,12 +6,15 @@ an in-tree build would leave ``build/`` in the shared checkout, where a stale ``
 no longer exist into the wheel. `.ci/run` installs the wheel in a clean venv and runs the CLI from it; this test
 only reads the zip (no venv, no dependencies installed).
 """
+import email
 import shutil
 import subprocess
 import sys
 import zipfile
 from importlib.resources import files
 from pathlib import Path
+
+import pytest
 
 import simkit
 from simkit.scenario.read import SCENARIO_DIR
@@ -38,8 +41,14 @@ def package_files() -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"}
 
 
-def test_the_wheel_holds_the_bundled_scenarios_and_every_file_the_package_reads(tmp_path):
-    with zipfile.ZipFile(build_wheel(tmp_path)) as wheel:
+@pytest.fixture(scope="module")
+def wheel_path(tmp_path_factory) -> Path:
+    """The wheel, built once for this module's tests."""
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def test_the_wheel_holds_the_bundled_scenarios_and_every_file_the_package_reads(wheel_path):
+    with zipfile.ZipFile(wheel_path) as wheel:
         names = set(wheel.namelist())
         scenarios = {f"simkit/scenario/bundled/{name}.toml" for name in simkit.bundled()}
         assert "simkit/scenario/bundled/gauntlet.toml" in scenarios and len(scenarios) > 10
@@ -50,3 +59,31 @@ def test_the_wheel_holds_the_bundled_scenarios_and_every_file_the_package_reads(
         # package-data entry) would be missing from an installed simkit, though the checkout runs fine.
         missing = sorted(set(package_files()) - names)
         assert not missing, f"in the package folder but not in the wheel: {missing}"
+
+
+def test_the_wheel_says_its_licence_authors_and_version(wheel_path):
+    """Metadata someone adopting simkit at work checks first: the licence (and its text), who maintains it,
+    what it is for, and the version ``simkit.__version__`` reports."""
+    with zipfile.ZipFile(wheel_path) as wheel:
+        (meta_name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")]
+        meta = email.message_from_bytes(wheel.read(meta_name))
+        licences = [n for n in wheel.namelist() if n.endswith("/LICENSE")]
+        assert licences, "no LICENSE in the wheel"
+        assert b"MIT License" in wheel.read(licences[0])
+    assert meta["License-Expression"] == "MIT"
+    assert meta["Author"] == "simkit maintainers"
+    assert meta["Version"] == simkit.__version__
+    assert meta["Keywords"] and len(meta.get_all("Classifier")) >= 10
+    assert "License :: " not in " ".join(meta.get_all("Classifier"))    # PEP 639: the expression alone
+
+
+def test_version_comes_from_the_installed_metadata():
+    from importlib.metadata import version
+    assert simkit.__version__ == version("simkit")
+    done = subprocess.run([sys.executable, "-m", "simkit", "--version"], capture_output=True, text=True)
+    assert done.stdout.strip() == f"simkit {simkit.__version__}"
+
+
+def test_changelog_names_this_release():
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"## [{simkit.__version__}]" in changelog
