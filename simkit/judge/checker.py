@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from simkit.model import NON_TERMINAL
 from simkit.truth.collector import paused
@@ -57,6 +57,11 @@ class Verdict:
     def violate(self, invariant: int, time: float, worker: int, detail: str) -> None:
         """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged")."""
         self.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Verdict:
+        """A verdict from its ``--json`` object (:meth:`as_dict`, or a run's, which holds more)."""
+        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
 
     @property
     def invariants_broken(self) -> list[int]:
@@ -204,8 +209,9 @@ class _Pages:
     def __init__(self, truth: GroundTruth, late: frozenset[str] = frozenset()):
         self._log = truth.provider.log
         self._late = late
-        #: worker -> its latest responses that served late events, as (ids, the late ones), newest last
-        self.held_late: dict[int, list[tuple[tuple, list[str]]]] = {}
+        #: (worker, request cursor) -> its latest response to that cursor, as (ids, the late ones), if it served
+        #: late events
+        self.held_late: dict[tuple[int, str], tuple[tuple, list[str]]] = {}
         # at one sequence number reads, responses and decisions come before the write
         self._context = heapq.merge(((r[0], 0, r) for r in truth.store.reads),
                                     ((r[0], 1, (i, *r[1:])) for i, r in enumerate(self._log.fields(0, 2, 3, 4))),
@@ -230,19 +236,20 @@ class _Pages:
                 self.fetched[(worker, cursor, next_cursor)] = seen
                 self.returned[(worker, next_cursor)] = seen
                 if self._late:
-                    self._served(worker, row)
+                    self._served(worker, cursor, row)
             else:
                 self.decisions[r[3]] = r[4]
             self._upcoming = next(self._context, None)
 
-    def _served(self, worker: int, row: int) -> None:
-        """Remember a response that served late events (invariant 2 judges a write by what its worker held)."""
+    def _served(self, worker: int, cursor: str, row: int) -> None:
+        """Remember the late events of a worker's latest response to ``cursor`` (invariant 2 judges a write by
+        what its worker held in the attempt)."""
         ids = self._log[row][5]
         held = [eid for eid in ids if eid in self._late]
         if held:
-            kept = self.held_late.setdefault(worker, [])
-            kept.append((ids, held))
-            del kept[:-4]
+            self.held_late[(worker, cursor)] = (ids, held)
+        else:
+            self.held_late.pop((worker, cursor), None)
 
     def response(self, row: int) -> tuple:
         """Row ``row`` of the provider's log: ``(seq, time, worker, cursor, next_cursor, ids)``."""
@@ -282,11 +289,11 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
                 if (s == NONE or s > seq) and stream.known(ids[i]):
                     undone = undone or []
                     undone.append((positions[i], ids[i]))
-            if wkind == "commit" and pages.held_late.get(worker):
+            held = pages.held_late.get((worker, before[0])) if wkind == "commit" and pages.held_late else None
+            if held is not None:
                 if receipt_seqs is None:
-                    receipt_seqs = array("q", (r[0] for r in truth.store.receipt_log))
-                undone = (undone or []) + _held_late(truth, found, pages.held_late[worker], receipt_seqs, seq,
-                                                     a_applied)
+                    receipt_seqs = array("q", (s for s, _w in truth.store.receipt_log.fields(0, 2)))
+                undone = (undone or []) + _held_late(truth, found, held, receipt_seqs, seq, a_applied)
             for pos, eid in sorted(undone) if undone else ():
                 violate(2, time, worker, f"applied_position {a_applied} written while {eid} "
                                          f"(position {pos}) has no durable outcome")
@@ -296,19 +303,17 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
 
 
 def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:
-    """Invariant 2 by what the writer held: the late events of the page the commit at ``seq`` belongs to (its
-    worker's latest response serving the committed event) at or below ``applied`` with no outcome yet. An event
-    that joins the stream late is exempt only when its writer had not been served it."""
+    """Invariant 2 by what the writer held: the late events at or below ``applied`` with no outcome yet of the
+    page the commit at ``seq`` belongs to: ``held``, its worker's latest response to the durable
+    ``resume_cursor`` (the attempt's page; a page read ahead is the next attempt's), if it serves the committed
+    event. An event that joins the stream late is exempt only when its writer had not been served it."""
     k = bisect.bisect_left(receipt_seqs, seq)
-    if k == len(receipt_seqs) or receipt_seqs[k] != seq:
+    ids, late = held
+    if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k][3] not in ids:
         return []
-    committed = truth.store.receipt_log[k][3]
     events = truth.provider.events
-    for ids, late in reversed(held):
-        if committed in ids:
-            return [(events[eid].position, eid) for eid in late if events[eid].position <= applied
-                    and (found.of(eid) == NONE or found.of(eid) > seq)]
-    return []
+    return [(events[eid].position, eid) for eid in late if events[eid].position <= applied
+            and (found.of(eid) == NONE or found.of(eid) > seq)]
 
 
 def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate) -> None:

@@ -20,12 +20,13 @@ from __future__ import annotations
 import heapq
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import late_arrivals
-from simkit.truth.ground import View
+from simkit.truth.derived import disordered_pages, late_arrivals
 
 from .outcomes import NONE, Outcomes
 
 __all__ = ["breaches", "halt_justified", "unhalted"]
+
+_DISORDER = "a source-order regression or two ids at one position inside the page"
 
 
 def _refused(row) -> bool:
@@ -48,9 +49,7 @@ def halt_justified(halt: tuple[float, int, str], truth) -> bool:
     seq, _t, _w, cursor, _next, ids = response
     if _refused(response):
         return cursor == provider.start or any(r[4] == cursor and not _refused(r) for r in provider.log if r[0] < seq)
-    events = provider.events
-    positions = [events[eid].position for eid in ids]
-    if any(b <= a for a, b in zip(positions, positions[1:])):
+    if cursor in disordered_pages(truth):
         return True
     return _conflicting_identity(ids, time, provider, truth.store) or (not truth.backfills
                                                                         and not late_arrivals(truth).isdisjoint(ids))
@@ -106,21 +105,17 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     fact (``disordered``); the receipts and the loaded ``applied_position`` are read only where they can show a
     breach: a stream with two ids at one position, or a contract without backfills."""
     provider = truth.provider
-    log, disordered = provider.log, provider.disordered()
-    if not len(log):
-        return {}
-    shared = _shared(provider.events)
-    receipts_matter = bool(shared) or not truth.backfills
+    log, disordered = provider.log, disordered_pages(truth)
     out: dict[int, str] = {}
-    if not receipts_matter:
-        if disordered:
-            for k, (cursor, ids) in enumerate(log.fields(3, 5) if isinstance(log, View) else
-                                              ((r[3], r[5]) for r in log)):
-                if cursor in disordered and ids:
-                    out[k] = "a source-order regression or two ids at one position inside the page"
+    if disordered:                  # a page's own order: its cursor says it (a stuck answer serves nothing)
+        for k, (cursor, _next) in enumerate(log.fields(3, 4)):
+            if cursor in disordered and log[k][5]:
+                out[k] = _DISORDER
+    shared = _shared(provider.events)
+    if not shared and truth.backfills:
         return out
     events, receipts = provider.events, _Receipts(truth.store.receipt_log)
-    initial = truth.store.writes.initial.applied_position if hasattr(truth.store.writes, "initial") else None
+    initial = truth.scenario.initial.applied_position if truth.scenario is not None else None
     loaded: dict[int, int] = {}
     reads = ((r[0], 0, r[2], r[3].applied_position) for r in truth.store.reads)
     rows = ((r[0], 1, k, None) for k, r in enumerate(log))
@@ -128,12 +123,9 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
         if kind == 0:
             loaded[who] = applied
             continue
-        seq, _t, worker, cursor, _next, ids = log[who]
-        if not ids:
+        if who in out:
             continue
-        if cursor in disordered:
-            out[who] = "a source-order regression or two ids at one position inside the page"
-            continue
+        seq, _t, worker, _cursor, _next, ids = log[who]
         why = _seen(found, receipts, shared, events, ids, seq,
                     None if truth.backfills else loaded.get(worker, initial))
         if why:
@@ -194,19 +186,25 @@ def unhalted(truth, found: Outcomes) -> list[dict]:
 
 
 def _first_write(truth, worker: int, start: int, end: float, ids: set, next_cursor: str):
-    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time, what)``."""
-    first = None
+    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time, what)``.
+    Each log is in sequence order: its scan stops at ``end``, or at the first such write."""
+    found = []
     for seq, t, w, eid, outcome in truth.store.receipt_log:
-        if w == worker and start < seq < end and eid in ids:
-            first = (seq, t, f"{outcome} receipt for {eid}")
+        if seq >= end:
+            break
+        if w == worker and seq > start and eid in ids:
+            found.append((seq, t, f"{outcome} receipt for {eid}"))
             break
     for seq, t, w, eid in truth.sink.effects:
-        if w == worker and start < seq < end and eid in ids and (first is None or seq < first[0]):
-            first = (seq, t, f"effect of {eid}")
+        if seq >= end:
+            break
+        if w == worker and seq > start and eid in ids:
+            found.append((seq, t, f"effect of {eid}"))
             break
     for seq, t, w, kind, before, after in truth.store.writes.states():
-        if w == worker and start < seq < end and kind != "commit" and after[0] == next_cursor \
-                and before[0] != next_cursor and (first is None or seq < first[0]):
-            first = (seq, t, f"{kind} publishing {next_cursor!r}")
+        if seq >= end:
             break
-    return None if first is None else first[1:]
+        if w == worker and seq > start and kind != "commit" and after[0] == next_cursor != before[0]:
+            found.append((seq, t, f"{kind} publishing {next_cursor!r}"))
+            break
+    return min(found)[1:] if found else None

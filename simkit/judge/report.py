@@ -18,21 +18,21 @@ def _ids(ids: list[str], limit: int = 4) -> str:
 
 
 def _kinds(v) -> list[str]:
-    """The kinds of seed 001 settlement violations a verdict reports, then ``unhalted`` (step 3) if it is one."""
-    return sorted({x["kind"] for x in getattr(v, "settlement_violations", [])}) + (
-        ["unhalted"] if getattr(v, "unhalted", None) else [])
+    """The kinds of seed 001 settlement violations a verdict reports."""
+    return sorted({x["kind"] for x in getattr(v, "settlement_violations", [])})
 
 
 def _broken(v) -> str:
-    """Invariants broken, then the kinds of seed 001 settlement violations."""
-    return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(_kinds(v))])) or "-"
+    """Invariants broken, then the kinds of seed 001 settlement violations and ``unhalted`` (step 3)."""
+    other = _kinds(v) + (["unhalted"] if getattr(v, "unhalted", None) else [])
+    return "; ".join(filter(None, [", ".join(map(str, v.invariants_broken)), ", ".join(other)])) or "-"
 
 
 def _settlement(v) -> str:
-    """Seed 001's settlement violations, beside the invariants, when there are any (they too make a run not ok)."""
+    """Seed 001's settlement violations and step 3's missing halts, beside the invariants, when there are any
+    (they too make a run not ok)."""
     found = getattr(v, "settlement_violations", [])
-    settled = [k for k in _kinds(v) if k != "unhalted"]
-    line = f"   settlement violations: {len(found)} ({', '.join(settled)})" if found else ""
+    line = f"   settlement violations: {len(found)} ({', '.join(_kinds(v))})" if found else ""
     return line + (f"   unhalted: {len(v.unhalted)}" if getattr(v, "unhalted", None) else "")
 
 

@@ -37,10 +37,11 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
             out.append({"kind": "committed_downgraded", **where,
                         "detail": f"operation {t.operation_id}: committed success of {t.reservation} "
                                   f"overwritten with {t.after} ({t.action}{': ' + t.detail if t.detail else ''})"})
-        if t.action in ("reserve", "renew") and rotations and t.reservation.binding != principal_at(rotations, t.time):
+        in_force = principal_at(rotations, t.time) if rotations and t.action in ("reserve", "renew") else None
+        if in_force is not None and t.reservation.binding != in_force:
             out.append({"kind": "stale_binding", **where,
-                        "detail": f"operation {t.operation_id}: reserved {t.reservation} while "
-                                  f"{principal_at(rotations, t.time)} was in force"})
+                        "detail": f"operation {t.operation_id}: reserved {t.reservation} while {in_force} "
+                                  "was in force"})
         if t.action in ("settle", "write") and t.after == COMMITTED and t.reply is not None:
             true = t.reply.identity if identity is None else identity.get(t.reply.request)
             if true is None:

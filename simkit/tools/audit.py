@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from simkit.errors import SimkitError
+from simkit.judge.checker import Verdict
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -174,10 +175,7 @@ def _try(case: Case, cls: type[Consumer], jobs: int = 1) -> Failure | None:
 
 def _kind_of(verdict: dict) -> tuple:
     """:func:`~simkit.tools.explore.failure_kind` of a ``--json`` verdict object."""
-    return (bool(verdict["lost"]), bool(verdict["duplicated"]), verdict["regressions"] > 0,
-            tuple(sorted({x["invariant"] for x in verdict["invariant_violations"]})), not verdict["completed"],
-            tuple(sorted({s["kind"] for s in verdict["settlement_violations"]}))
-            + (("unhalted",) if verdict.get("unhalted") else ()))
+    return failure_kind(Verdict.from_dict(verdict))
 
 
 def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False, shrink_first: bool = True,

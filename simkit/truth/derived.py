@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import attrgetter, floordiv, ne, sub
+from operator import attrgetter, floordiv, lt, ne, sub
 
 from simkit.model import REQUEST_LOST
 
@@ -20,8 +21,8 @@ from .columns import evenly_spaced
 from .ground import View, as_truth
 from .trace import is_fetched
 
-__all__ = ["ENDS", "Hold", "Stream", "cursor_history", "effects_count", "handled", "held_pages", "joined_at",
-           "late_arrivals", "stream_index", "stream_order"]
+__all__ = ["ENDS", "Hold", "Stream", "breaks_order", "cursor_history", "disordered_pages", "effects_count",
+           "first_late", "handled", "held_pages", "joined_at", "late_arrivals", "stream_index", "stream_order"]
 
 _position = attrgetter("position")
 
@@ -30,7 +31,8 @@ def late_arrivals(truth) -> frozenset[str]:
     """The events that join the stream late (docs/verdict.md, invariant 2): their first page on the provider's
     chain comes after a page holding their position or a greater one (a backfill behind served positions, or a
     new id at a position already served: ``<=``), or no page on the chain carries them. An ``applied_position``
-    makes no claim about them; they are judged by receipts alone. Computed once per :class:`GroundTruth`."""
+    makes no claim about them; they are judged by receipts alone. Computed once per :class:`GroundTruth`: by the
+    provider from its own table where it can (``ProviderTruth.late``), else from its script."""
     late = truth.memo.get("late_arrivals")
     if late is None:
         own = truth.provider.late
@@ -38,26 +40,57 @@ def late_arrivals(truth) -> frozenset[str]:
     return late
 
 
-def _late(provider) -> frozenset[str]:
-    pages = {cursor: (events, nxt) for cursor, events, nxt, _stuck in provider.script()}
-    late: set[str] = set()
-    seen: set[str] = set()
-    walked: set[str] = set()
+def first_late(chain: Iterable[Iterable[tuple]], seen) -> set:
+    """:func:`late_arrivals`' rule over the pages of a chain, each as ``(key, position)`` pairs (an event's id, or
+    its row in a table): the keys first served at or below a position an earlier page served. ``seen[key]`` is
+    set to 1 for every key served (a ``bytearray`` by row, or a ``defaultdict(int)`` by id)."""
+    late: set = set()
     highest = None
+    for page in chain:
+        top = highest
+        for key, p in page:
+            if not seen[key]:
+                seen[key] = 1
+                if highest is not None and p <= highest:
+                    late.add(key)
+            top = p if top is None or p > top else top
+        highest = top
+    return late
+
+
+def _chain_of(provider):
+    """The script's pages on the chain: from the start until an unknown or repeated cursor."""
+    pages = {cursor: (events, nxt) for cursor, events, nxt, _stuck in provider.script()}
+    walked: set[str] = set()
     cursor = provider.start
-    while cursor in pages and cursor not in walked:     # the chain: from the start until an unknown or repeated cursor
+    while cursor in pages and cursor not in walked:
         walked.add(cursor)
         events, cursor = pages[cursor]
-        top = highest
-        for e in events:
-            if e.id not in seen:
-                seen.add(e.id)
-                if highest is not None and e.position <= highest:
-                    late.add(e.id)
-            top = e.position if top is None else max(top, e.position)
-        highest = top
-    late.update(eid for eid in provider.events if eid not in seen)
+        yield [(e.id, e.position) for e in events]
+
+
+def _late(provider) -> frozenset[str]:
+    seen: defaultdict[str, int] = defaultdict(int)
+    late = first_late(_chain_of(provider), seen)
+    late.update(eid for eid in provider.events if not seen[eid])
     return frozenset(late)
+
+
+def breaks_order(positions: Sequence[int]) -> bool:
+    """Does a page break the source order inside itself: a position not above the one before it (a regression,
+    or two ids at one position)?"""
+    return not all(map(lt, positions, positions[1:]))
+
+
+def disordered_pages(truth) -> frozenset[str]:
+    """The cursors whose page :func:`breaks_order` (step 3): by the provider from its own table where it can
+    (``ProviderTruth.disordered``), else from its script. Computed once per :class:`GroundTruth`."""
+    found = truth.memo.get("disordered")
+    if found is None:
+        own = truth.provider.disordered
+        found = truth.memo["disordered"] = own() if own is not None else frozenset(
+            c for c, events, _n, _s in truth.provider.script() if breaks_order([e.position for e in events]))
+    return found
 
 
 class Stream(Mapping):

@@ -98,21 +98,18 @@ class ProviderTruth:
     at_end: Callable[[str], bool]
     #: ``script()``: every page as ``(cursor, events, next_cursor, stuck)``, the chain from ``start`` first
     script: Callable[[], list]
-    #: ``disordered()``: the cursors whose page breaks the source order inside itself (step 3)
-    disordered: Callable[[], frozenset[str]]
-    #: ``late()``: the events that join the stream late, where the provider reads them itself (else ``None``:
-    #: :func:`~simkit.truth.derived.late_arrivals` reads the script)
+    #: ``disordered()`` and ``late()``: the cursors whose page breaks the source order inside itself (step 3) and
+    #: the events that join the stream late, where the provider reads them from its own table (else ``None``:
+    #: :func:`~simkit.truth.derived.disordered_pages` and :func:`~simkit.truth.derived.late_arrivals` read the
+    #: script)
+    disordered: Callable[[], frozenset[str]] | None = None
     late: Callable[[], frozenset[str]] | None = None
 
     @classmethod
     def of(cls, provider) -> ProviderTruth:
-        disordered = getattr(provider, "disordered", None)
-        if disordered is None:          # a hand-built provider: read its script
-            def disordered():
-                return frozenset(c for c, events, _n, _s in provider.script()
-                                 if any(b.position <= a.position for a, b in zip(events, events[1:])))
         return cls(_mapping(provider.events), View(provider.log), provider.start, provider.deliverable,
-                   provider.place, provider.at_end, provider.script, disordered, getattr(provider, "late", None))
+                   provider.place, provider.at_end, provider.script,
+                   getattr(provider, "disordered", None), getattr(provider, "late", None))
 
 
 @dataclass(frozen=True, slots=True)

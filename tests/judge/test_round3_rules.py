@@ -34,9 +34,6 @@ def test_a_second_refusal_of_a_made_up_cursor_does_not_justify_a_halt():
 class RereadBeforeHalting(Consumer):
     """``safe``, but it rereads the checkpoint after a page that breaks the contract and before it halts."""
 
-    def validate(self, checkpoint, page, ids_at):
-        return super().validate(checkpoint, page, ids_at)
-
     def attempt(self):
         checkpoint = yield Load()
         page = yield Fetch(checkpoint.resume_cursor)
@@ -69,6 +66,13 @@ def test_a_consumer_that_goes_on_after_a_breach_it_saw_is_unhalted():
         assert v.unhalted and not v.ok, name
         assert "where step 3 stops the attempt" in v.unhalted[0]["detail"]
         assert "unhalted" in v.as_dict()
+
+
+def test_each_breach_a_consumer_can_see_is_named():
+    """The gap behind the loaded applied_position and the receipt for another id at one position each fire."""
+    assert "showed gap: e3" in run("gap_behind_applied", SortsThePage).unhalted[0]["detail"]
+    assert "showed conflicting identity at position 3" in run("overlap_new_identity", SortsThePage).unhalted[0][
+        "detail"]
 
 
 def test_safe_is_never_unhalted_on_the_bundled_scenarios():
@@ -267,3 +271,54 @@ def test_a_crash_wipes_class_state_as_a_new_process_would(tmp_path):
         r = simkit.simulate(simkit.load("retry_walkthrough"), cls, faults=[crash])
         assert r.world.crashes == 1 and r.verdict.ok, r.verdict
     assert cls.handled == set()             # the class the caller holds was never touched
+
+
+class EditsItsOperation(Consumer):
+    """Marks the operation record it was handed committed, in place, then asks the store again."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        object.__setattr__(operation, "state", COMMITTED)
+        return (yield from super().settle_effect(event))
+
+
+def test_an_operation_record_handed_to_a_consumer_is_a_copy():
+    """Were it the store's own record, the second Reserve would say committed, no call would run, and the
+    event would be lost."""
+    r = simkit.simulate(simkit.parse({**ROTATING, "auth": {}, "faults": []}), EditsItsOperation)
+    assert r.verdict.ok and r.world.sink.effect_count["e1"] == 1
+
+
+class EditsItsPage(Consumer):
+    """Renames every event of each page it is served, in place, once it has processed them."""
+
+    def process(self, checkpoint, page, receipts):
+        result = yield from super().process(checkpoint, page, receipts)
+        for e in page.events:
+            object.__setattr__(e, "id", "forged")
+        return result
+
+
+def test_a_scripted_page_handed_to_a_consumer_is_a_copy():
+    """A worker that crashes before the barrier fetches the page again: the provider serves it as scripted, and
+    its log says what it served."""
+    crash = simkit.model.Fault("crash", "before_page_barrier")
+    r = simkit.simulate(simkit.load("retry_walkthrough"), EditsItsPage, faults=[crash])
+    assert r.verdict.ok and "forged" not in {eid for row in r.world.provider.log for eid in row[5]}
+    assert all(e.id != "forged" for _c, events, _n, _s in r.world.provider.script() for e in events)
+
+
+def test_a_reservation_bound_to_a_principal_out_of_force_is_reported():
+    """A hand-made ledger (the world's driver always reserves with the binding in force)."""
+    from simkit.judge.settlement import settlement_violations
+    from simkit.store.settlement import Ledger
+    from simkit.truth.clock import Clock
+
+    clock = Clock()
+    ledger = Ledger(clock)
+    ledger.reserve(1, "e1", "f" * 64, "P1")
+    clock.time = 5.0                        # past the rotation at 3.0: P2 is in force
+    ledger.reserve(2, "e2", "f" * 64, "P1")
+    sc = simkit.parse({**ROTATING, "faults": []})
+    found = settlement_violations(ledger, None, sc)
+    assert [(x["kind"], x["worker"]) for x in found] == [("stale_binding", 2)]
