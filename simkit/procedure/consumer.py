@@ -25,10 +25,16 @@ Hooks (each a small, documented decision of the procedure):
 - :meth:`barrier_target`, :meth:`is_caught_up` and :meth:`page_barrier` — steps 5 and 7;
 - :meth:`after_fetch` — step 2, what happens to the returned token before processing;
 - :meth:`settle_effect` — seed 001, how an external effect is reserved, called and settled.
+
+Some hooks yield requests (:data:`YIELDING`), the others return a value at once (:data:`RETURNING`); one written
+the other way is a :class:`HookError` naming the hook and the fix (docs/hooks.md has each hook with an example).
 """
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
+from inspect import isgeneratorfunction
+from types import GeneratorType
 
 from simkit.model import COMMITTED, TERMINAL, Checkpoint, Event, Page
 from simkit.ops import (
@@ -48,7 +54,45 @@ from simkit.ops import (
     Wait,
 )
 
-__all__ = ["Contract", "Consumer"]
+__all__ = ["Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
+
+#: The hooks that are generators: they yield requests of :mod:`simkit.ops` and return a result (docs/hooks.md).
+YIELDING = ("run", "attempt", "after_fetch", "apply", "ignore", "quarantine", "settle_effect", "page_barrier")
+#: The hooks that return their answer at once and yield nothing.
+RETURNING = ("is_replay", "resulting_applied_position", "is_terminal", "is_caught_up", "barrier_target", "validate")
+
+
+class HookError(TypeError):
+    """A hook written the wrong way round: one of :data:`YIELDING` returned a value without yielding, or one of
+    :data:`RETURNING` is a generator. Its message is the one line a consumer author sees."""
+
+
+#: How each yielding hook returns its result (the fix :func:`_returned` names)
+_HOW = {"apply": "return (yield Commit(event, 'applied', applied_position))",
+        "ignore": "return (yield Commit(event, 'ignored', applied_position))",
+        "quarantine": "return (yield Commit(event, 'quarantined', applied_position))",
+        "page_barrier": "return 'advanced' if (yield Barrier(...)) else 'rejected'",
+        "settle_effect": "return (yield from super().settle_effect(event))"}
+
+
+def _returned(hook: str, value) -> Generator:
+    """``value``, what yielding ``hook`` gave back, if it is a generator; else the :class:`HookError` saying how to
+    write it (``apply`` returning ``"applied"`` would otherwise be iterated: "yielded 'a', not a request")."""
+    if isinstance(value, Generator):
+        return value
+    how = _HOW.get(hook, "return (yield request)")
+    raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: yield "
+                    f"its requests and return the result, as in {how}; with no request to make, put a bare "
+                    f"yield after the return (docs/hooks.md#{hook})")
+
+
+def _misused_hook(cls: type) -> str | None:
+    """The first hook of ``cls`` that yields where it must return, as the line to raise; ``None`` if none."""
+    for hook in RETURNING:
+        if isgeneratorfunction(getattr(cls, hook, None)):
+            return (f"hook {hook}() yields but must return its answer at once: remove its yield statements "
+                    f"(docs/hooks.md#{hook})")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +107,16 @@ class Consumer:
     """Seed 000's full procedure: the ``safe`` strategy."""
 
     name = "safe"
+    #: set at class creation: a hook of this class written the wrong way round (:func:`_misused_hook`)
+    _misused: str | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._misused = _misused_hook(cls)
 
     def __init__(self, contract: Contract):
+        if self._misused is not None:
+            raise HookError(self._misused)
         self.contract = contract
 
     # -- the procedure ----------------------------------------------------------------------------------
@@ -86,7 +138,8 @@ class Consumer:
             return "lost"
         if page is None:
             yield Halt(f"provider refused cursor {checkpoint.resume_cursor!r}")
-        early = yield from self.after_fetch(checkpoint, page)
+        steps = self.after_fetch(checkpoint, page)
+        early = yield from (steps if type(steps) is GeneratorType else _returned("after_fetch", steps))
         if early is not None:
             return early
         receipts, ids_at = yield Lookup(page.events)
@@ -104,7 +157,8 @@ class Consumer:
         if self.barrier_target(checkpoint, page) == checkpoint.resume_cursor:
             return "caught_up"          # step 7: the token did not advance; nothing to publish
         # Step 5: every event has a durable outcome: compare-and-swap the page barrier.
-        return (yield from self.page_barrier(checkpoint, page, applied))
+        steps = self.page_barrier(checkpoint, page, applied)
+        return (yield from (steps if type(steps) is GeneratorType else _returned("page_barrier", steps)))
 
     def validate(self, checkpoint: Checkpoint, page: Page, ids_at: dict[int, str]) -> str | None:
         """Step 3: overlap at or below the applied prefix is fine; a regression inside the page, a conflicting
@@ -141,15 +195,18 @@ class Consumer:
             decision = yield Handle(event)
             target = self.resulting_applied_position(event, page, applied)
             if decision == "apply":
-                result = yield from self.apply(event, target)
+                steps = self.apply(event, target)
             elif decision == "ignore":
-                result = yield from self.ignore(event, target)
+                steps = self.ignore(event, target)
             elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            elif self.is_terminal(decision):
-                result = True           # a shortcut treating a non-terminal outcome as terminal
+                steps = self.quarantine(event, target)
+            elif self.is_terminal(decision):    # a shortcut treating a non-terminal outcome as terminal
+                applied = max(applied, target)
+                continue
             else:
                 return "blocked", applied   # invariant 5: a non-terminal outcome blocks the barrier
+            # the hook (named by its decision) must be a generator: checked without a call on the hot path
+            result = yield from (steps if type(steps) is GeneratorType else _returned(decision, steps))
             if result is LOST:
                 return "lost", applied
             if result is BLOCKED:
@@ -181,7 +238,8 @@ class Consumer:
         """Step 4 / invariant 4: effect and receipt with ``applied_position``, in one transaction when the
         sink is transactional; after the external operation is committed when it is not."""
         if self.contract.external_sink:
-            settled = yield from self.settle_effect(event)
+            steps = self.settle_effect(event)
+            settled = yield from (steps if type(steps) is GeneratorType else _returned("settle_effect", steps))
             if settled is not COMMITTED:
                 return settled
             return (yield Commit(event, "applied", applied_position))

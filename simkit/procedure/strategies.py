@@ -15,7 +15,7 @@ from simkit.errors import ConsumerError, StrategyError
 from simkit.model import Checkpoint, Event, Page
 from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite, malformed
 
-from .consumer import Consumer
+from .consumer import Consumer, HookError
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
            "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
@@ -259,6 +259,8 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: 
     which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in is_replay
     (mine.py:12)``."""
     ref = strategy_ref(strategy)
+    if isinstance(exc, HookError):      # a hook written the wrong way round: its own line says the fix
+        problem = str(exc)
     if problem is not None:
         return ConsumerError(f"strategy {ref}: {problem}")
     if exc is None:
