@@ -16,6 +16,7 @@ from simkit.model import Checkpoint, Event, Page
 from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite, malformed
 
 from .consumer import Consumer, HookError
+from .external import PREFIX, ExternalConsumer, exec_consumer
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
            "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
@@ -158,7 +159,8 @@ SHORTCUTS = tuple(n for n in STRATEGIES if n != "safe")
 
 
 def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
-    """A strategy by name, ``path/to/file.py:ClassName`` or ``package.module:ClassName``.
+    """A strategy by name, ``path/to/file.py:ClassName``, ``package.module:ClassName`` or ``exec:COMMAND`` (a
+    process per worker life speaking docs/protocol.md: :mod:`simkit.procedure.external`).
 
     Raises:
         StrategyError: unknown name, missing file or module, missing class, or not a Consumer subclass; its
@@ -169,9 +171,14 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
 
     if ref in STRATEGIES:
         return STRATEGIES[ref]
+    if ref.startswith(PREFIX):
+        try:
+            return exec_consumer(ref[len(PREFIX):])
+        except StrategyError as exc:
+            raise refused(str(exc).split(": ", 1)[1]) from None
     if ":" not in ref:
         raise refused(f"unknown strategy (known: {', '.join(STRATEGIES)}; "
-                      "or path/to/file.py:ClassName, package.module:ClassName)")
+                      "or path/to/file.py:ClassName, package.module:ClassName, exec:COMMAND)")
     where, _, cls_name = ref.rpartition(":")
     if where.endswith(".py"):
         path = Path(where)
@@ -205,6 +212,8 @@ def strategy_ref(cls: type) -> str:
     """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or ``module:Class``."""
     if STRATEGIES.get(getattr(cls, "name", None)) is cls:
         return cls.name
+    if isinstance(cls, type) and issubclass(cls, ExternalConsumer) and cls.command is not None:
+        return PREFIX + cls.command
     module = getattr(cls, "__module__", "") or ""
     if module.startswith("simkit_user_"):           # loaded from a file by resolve()
         try:
@@ -258,6 +267,8 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: 
     """The one-line error for a consumer whose own code raised ``exc``, or (``exc`` None) that yielded ``op``,
     which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in is_replay
     (mine.py:12)``."""
+    if isinstance(exc, ConsumerError):          # one line already (an exec: consumer's, docs/protocol.md)
+        return ConsumerError(str(exc))
     ref = strategy_ref(strategy)
     if isinstance(exc, HookError):      # a hook written the wrong way round: its own line says the fix
         problem = str(exc)

@@ -1,0 +1,328 @@
+"""``--strategy exec:COMMAND``: a consumer in any language, one real process per worker life (docs/protocol.md).
+
+:func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its :meth:`~ExternalConsumer.run`
+is the same generator as every consumer's, and the process behind it does the deciding: each life starts COMMAND
+(split as a shell would, in the current folder, a session of its own), writes the handshake, then reads a request
+line, yields it as the request of :mod:`simkit.ops` it encodes (:mod:`simkit.procedure.wire`), and writes the
+result back. When the world ends the life (a crash, a halt: :func:`simkit.procedure.lives.end` closes the
+generator), when the run ends or when anything raises, the process's whole group gets SIGKILL and is reaped, so
+the next life starts from durable state only: a crash is a real one. On Linux the process also dies with simkit
+(``PR_SET_PDEATHSIG``), so nothing outlives a simkit killed outright.
+
+A line that is not a valid request, a process that exits with a failure, or one that writes nothing for
+:data:`LIMIT_ENV` seconds (default :data:`DEFAULT_LIMIT`; then it is killed) ends the run with one line naming the
+worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A process that exits with status 0 where
+a request was due has returned from ``run()``: it *stopped*. What it writes on stderr goes to simkit's stderr,
+each line prefixed with its worker.
+
+Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot share
+the parent's process. So a life keeps its transcript, and a copy that finds itself in a new process starts a
+process of its own and replays the transcript to it, checking that it asks for the same requests: a
+deterministic consumer is where its parent's was, and a nondeterministic one is named as such.
+"""
+from __future__ import annotations
+
+import atexit
+import copyreg
+import ctypes
+import os
+import select
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from functools import cache
+from typing import Any, ClassVar, cast
+
+from simkit.errors import ConsumerError, StrategyError
+
+from .consumer import Consumer, Contract
+from .wire import WireError, decode_request, dumps, encode_result, hello, loads
+
+__all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer", "live_processes"]
+
+#: ``--strategy exec:COMMAND``
+PREFIX = "exec:"
+#: The environment variable that sets how many wall-clock seconds a consumer may stay silent.
+LIMIT_ENV = "SIMKIT_EXEC_TIMEOUT"
+DEFAULT_LIMIT = 10.0
+#: The longest line a consumer may write, in bytes.
+MAX_LINE = 1 << 20
+
+_PRCTL = None
+if sys.platform.startswith("linux"):
+    try:
+        _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):       # no libc to ask: the process is still killed at every life's end
+        pass
+
+
+def _die_with_parent() -> None:             # runs in the child between fork and exec: keep it minimal
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
+
+
+class _Meta(type):
+    """The class of :class:`ExternalConsumer` classes: they pickle by their command (a pool's worker process
+    makes its own)."""
+
+    command: str | None
+    limit: float
+
+
+def _reduce(cls: _Meta):
+    return cls.__qualname__ if cls.command is None else (exec_consumer, (cls.command, cls.limit))
+
+
+copyreg.pickle(_Meta, _reduce)
+
+
+class ExternalConsumer(Consumer, metaclass=_Meta):
+    """A consumer that is a process speaking docs/protocol.md; subclasses made by :func:`exec_consumer`."""
+
+    #: the command, as given after ``exec:``; its words; the silence limit in seconds
+    command: ClassVar[str | None] = None
+    argv: ClassVar[tuple[str, ...]] = ()
+    limit: ClassVar[float] = DEFAULT_LIMIT
+
+    def run(self):
+        """One life: a fresh process, its requests yielded, their results written back; killed in the end."""
+        life = _Life(type(self), _worker_of(sys._getframe(1)), self.contract)
+        try:
+            while True:
+                op = life.request()
+                if op is None:              # it exited with status 0: run() returned
+                    return
+                life.answer((yield op))
+        finally:
+            life.end()
+
+
+def _limit() -> float:
+    text = os.environ.get(LIMIT_ENV)
+    if not text:
+        return DEFAULT_LIMIT
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise StrategyError(f"{LIMIT_ENV}={text!r}: must be a positive number of seconds")
+    return value
+
+
+def exec_consumer(command: str, limit: float | None = None) -> type[ExternalConsumer]:
+    """The consumer class of ``exec:COMMAND`` (one per command and limit, so it is the same class each time).
+
+    Raises:
+        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number.
+    """
+    return _made(command, _limit() if limit is None else limit)
+
+
+@cache
+def _made(command: str, limit: float) -> type[ExternalConsumer]:
+    try:
+        argv = tuple(shlex.split(command))
+    except ValueError as exc:
+        raise StrategyError(f"strategy {PREFIX}{command}: {exc}", param="strategy") from None
+    if not argv:
+        raise StrategyError(f"strategy {PREFIX}{command}: no command", param="strategy")
+    ref = PREFIX + command
+    made = _Meta(ref, (ExternalConsumer,), {"command": command, "argv": argv, "limit": limit, "name": ref,
+                                            "__module__": __name__, "__qualname__": ref,
+                                            "__doc__": f"The consumer process started by {command!r}."})
+    return cast("type[ExternalConsumer]", made)
+
+
+def _worker_of(frame) -> int:
+    """The worker whose life this is: the ``worker`` of the driver that runs the consumer (its local, or its own
+    attribute), found up the stack, for the driver protocol hands a consumer only its contract; else 1."""
+    while frame is not None:
+        found = frame.f_locals.get("worker")
+        if type(found) is int:
+            return found
+        found = getattr(frame.f_locals.get("self"), "worker", None)
+        if type(found) is int:
+            return found
+        frame = frame.f_back
+    return 1
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def live_processes() -> list[int]:
+    """The process ids of the consumer processes this process has started and not yet killed (a test's check)."""
+    return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
+
+
+@atexit.register
+def _kill_all() -> None:
+    for life in list(_LIVE):
+        life.end()
+
+
+def _show(line: bytes) -> str:
+    text = line.decode("utf-8", "replace").rstrip("\n")
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return repr(text if len(text) <= 120 else text[:119] + "…")
+
+
+class _Life:
+    """One worker life's process: started at once, the handshake written; its transcript kept for a replay."""
+
+    def __init__(self, cls: type[ExternalConsumer], worker: int, contract: Contract):
+        self.cls, self.worker = cls, worker
+        self.label = f"strategy {cls.__qualname__}: worker {worker}"
+        self.hello = dumps(hello(worker, Contract(contract.backfills, contract.external_sink)))
+        self.said: list[list[Any]] = []     # [request line, request, result line or None], in order
+        self.proc: Any = None               # the subprocess.Popen while it runs
+        self.owner = 0
+        self._spawn()
+
+    def _spawn(self) -> None:
+        try:
+            self.proc = subprocess.Popen(self.cls.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                                         preexec_fn=_die_with_parent if _PRCTL is not None else None)
+        except OSError as exc:
+            raise ConsumerError(f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}") from None
+        self.owner = os.getpid()
+        self.out, self.err = b"", b""
+        self.out_open = self.err_open = True
+        _LIVE.add(self)
+        self._write(self.hello)
+
+    # -- the conversation ----------------------------------------------------------------------------------------
+    def request(self) -> Any:
+        """The next request, or ``None`` when the process has exited with status 0 (its ``run()`` returned)."""
+        self._own()
+        line = self._line()
+        if line is None:
+            return None
+        op = self._decode(line)
+        self.said.append([line, op, None])
+        return op
+
+    def answer(self, result: Any) -> None:
+        self._own()
+        try:
+            line = dumps(encode_result(result))
+        except WireError as exc:            # a driver's result with no form: simkit's bug, said in one line
+            raise ConsumerError(f"{self.label}: {exc}") from None
+        self.said[-1][2] = line
+        self._write(line)
+
+    def _decode(self, line: bytes) -> Any:
+        try:
+            return decode_request(loads(line))
+        except WireError as exc:
+            self.end()
+            raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
+
+    def _own(self) -> None:
+        """In a forked copy of simkit: a process of this copy's own, brought to where the life is (module doc)."""
+        if self.owner == os.getpid():
+            return
+        self.proc = None                    # the parent's: never touched here
+        self._spawn()
+        for n, (line, op, result) in enumerate(self.said, 1):
+            again = self._line()
+            if again is None or self._decode(again) != op:
+                self.end()
+                wrote = "nothing" if again is None else _show(again)
+                raise ConsumerError(f"{self.label}: replayed, it wrote {wrote} as request {n} where it first wrote "
+                                    f"{_show(line)}: the consumer is not deterministic")
+            if result is not None:
+                self._write(result)
+
+    # -- the pipes -----------------------------------------------------------------------------------------------
+    def _write(self, data: bytes) -> None:
+        try:
+            self.proc.stdin.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass        # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
+
+    def _line(self) -> bytes | None:
+        """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""
+        deadline = time.monotonic() + self.cls.limit
+        while b"\n" not in self.out:
+            if len(self.out) > MAX_LINE:
+                self.end()
+                raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {_show(self.out)}")
+            if not self.out_open:
+                self._exited()
+                return None
+            left = deadline - time.monotonic()
+            fds = [f for f, o in ((self.proc.stdout, self.out_open), (self.proc.stderr, self.err_open)) if o]
+            ready = select.select(fds, [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                self.end()
+                raise ConsumerError(f"{self.label} wrote nothing for {self.cls.limit:g} s (wall clock; "
+                                    f"{LIMIT_ENV} sets it): killed")
+            for f in ready:
+                self._take(f, f is self.proc.stdout)
+        line, self.out = self.out.split(b"\n", 1)
+        return line
+
+    def _take(self, f, stdout: bool) -> None:
+        chunk = os.read(f.fileno(), 65536)
+        if stdout:
+            self.out += chunk
+            self.out_open = bool(chunk)
+            return
+        self.err_open = bool(chunk)
+        self.err += chunk if chunk else b"\n"
+        *lines, self.err = self.err.split(b"\n")
+        for line in lines:
+            if line:
+                sys.stderr.write(f"[worker {self.worker}] {line.decode('utf-8', 'replace')}\n")
+        sys.stderr.flush()
+
+    def _exited(self) -> None:
+        """stdout is closed: a stop (status 0, nothing unfinished), or the run's end with one line."""
+        try:
+            status = self.proc.wait(timeout=self.cls.limit)
+        except subprocess.TimeoutExpired:
+            status = None
+        unfinished = self.out
+        self.end()
+        if status == 0 and not unfinished:
+            return None
+        how = ("closed its output but did not exit" if status is None else
+               f"was killed by signal {-status}" if status < 0 else f"exited with status {status}")
+        tail = f" after writing an unfinished line {_show(unfinished)}" if unfinished else ""
+        raise ConsumerError(f"{self.label} {how}{tail}")
+
+    def end(self) -> None:
+        """SIGKILL to the process's group, reaped; what is left on its stderr passed through. Only the process
+        this copy of simkit started (a forked copy leaves its parent's alone)."""
+        _LIVE.discard(self)
+        proc, self.proc = self.proc, None
+        if proc is None or self.owner != os.getpid():
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        try:
+            while self.err_open and select.select([proc.stderr], [], [], 0.05)[0]:
+                self._take(proc.stderr, False)
+        except (OSError, ValueError):
+            pass
+        finally:
+            for f in (proc.stdin, proc.stdout, proc.stderr):
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+    def __del__(self) -> None:
+        try:
+            self.end()
+        except Exception:                   # noqa: BLE001 -- a finalizer must not raise
+            pass
