@@ -223,6 +223,10 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
 def _shrink(result: Audit, cls: type[Consumer]) -> None:
     """Shrink the first failure; if it cannot be shrunk, keep it whole (``shrink_error`` says why)."""
     first = result.failures[0]
+    again = simulate(first.scenario, cls, first.case.seed).verdict      # a replay: the same failure, if deterministic
+    if (kind := describe_kind(failure_kind(again))) != first.kind:
+        result.shrink_error = f"its replay gives {kind}, not {first.kind}: the consumer is not deterministic"
+        return
     try:
         result.shrunk = shrink(first.scenario, cls, first.case.seed)
         result.shrunk.reference = result.reference
