@@ -8,6 +8,8 @@ import json
 import re
 import sys
 from contextlib import ExitStack
+from importlib.util import find_spec
+from pathlib import Path
 
 from simkit.errors import SimkitError, printable
 from simkit.judge.report import run_summary, table, verdict_row
@@ -184,6 +186,8 @@ def cmd_sweep(args) -> int:
     out = check_out("--out", args.out, sweeps.FORMATS) if args.out else None
     if out:
         sweeps.check_out(args.out)                # the Parquet engine, before any run
+    if args.dask:
+        _needs("distributed", "--dask", "'simkit[dask]'")
     sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
     for s in args.strategy or ():
         resolve(s)
@@ -249,7 +253,18 @@ def cmd_audit(args) -> int:
     return 0 if result.ok else 1
 
 
+def _needs(module: str, flag: str, install: str) -> None:
+    """An optional dependency ``flag`` needs, asked before any work: one line saying what to install."""
+    if find_spec(module) is None:
+        raise SimkitError(f"{flag} needs {module}: pip install {install}")
+
+
 def cmd_bench(args) -> int:
+    if args.notebooks:
+        _needs("nbclient", "--notebooks", "nbclient (or 'simkit[workshop]', whose jupyterlab brings it)")
+        folder = Path(bench.__file__).resolve().parents[2] / "notebooks"     # where bench looks for them
+        if not folder.is_dir():
+            raise SimkitError(f"--notebooks times the notebooks of a simkit checkout; there is none at {folder}")
     return bench.run(args.quick, args.repeat, args.json, args.notebooks)
 
 

@@ -20,8 +20,8 @@ WATERMARK_RULE = ("A high-water mark alone may prove replay only when positions 
 HOOKS = ("after_fetch", "is_replay", "resulting_applied_position", "is_terminal", "apply", "ignore", "quarantine",
          "settle_effect", "is_caught_up", "barrier_target", "page_barrier")
 
-#: The checked-in sweeps of notebook 08.
-SWEEPS = Path(__file__).resolve().parents[2] / "data" / "sweeps"
+#: The checked-in sweeps of notebook 08: package data, so that an installed simkit answers their questions too.
+SWEEPS = Path(__file__).resolve().parent / "data" / "sweeps"
 
 
 # -- the reply every check gives -------------------------------------------------------------------------------
