@@ -23,13 +23,15 @@ reply         :class:`Check`, the answer every check returns, and the guard that
 predictions   :func:`check_prediction`, :func:`prediction_answer` and :func:`predict` (the widget) for each
               notebook's questions, the variable each is asked in and the answers a widget offers
 answers       what simkit does, computed when asked: the run behind each question's answer
+folds         :func:`reveal`, the fold over the cell that shows a question's answer, opened once it is answered
 exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
 ============  ==========================================================================================
 """
-from . import answers, exercises, predictions, reply
+from . import answers, exercises, folds, predictions, reply
 from .answers import *  # noqa: F403
 from .exercises import *  # noqa: F403
+from .folds import *  # noqa: F403
 from .predictions import *  # noqa: F403
 from .reply import *  # noqa: F403
 
-__all__ = [*answers.__all__, *exercises.__all__, *predictions.__all__, *reply.__all__]
+__all__ = [*answers.__all__, *exercises.__all__, *predictions.__all__, *reply.__all__, *folds.__all__]

@@ -11,6 +11,7 @@ from simkit.viz import widgets
 
 from .answers import COMPUTE, QUARANTINE_BEHAVIOURS
 from .reply import Check, Refused, is_number
+from .folds import answered
 
 __all__ = ["CHOICES", "PREDICTIONS", "VARIABLES", "check_prediction", "predict", "prediction_answer"]
 
@@ -241,7 +242,7 @@ def check_prediction(key: str, prediction) -> Check:
     how, normalize, _, why = PREDICTIONS[key]
     if prediction is None:
         return Check(False, f"no prediction yet. Set {VARIABLES.get(key, 'the variable')} to {how} in the cell "
-                            "above and run both cells again, or read on: the answer is below.", "✎ ")
+                            "above and run both cells again: the answer below stays folded until you do.", "✎ ")
     try:
         yours = normalize(prediction)
         truth = prediction_answer(key)
@@ -249,6 +250,7 @@ def check_prediction(key: str, prediction) -> Check:
         return Check(False, str(refused) + ".", "✎ ")
     except Exception as error:      # a check reports, it does not stop the notebook
         return Check(False, f"the check could not use your prediction: {type(error).__name__}: {error}", "✎ ")
+    answered(key)                   # right or wrong: the reveals of this question open
     right = abs(yours - truth) <= _TOLERANCE[key] if key in _TOLERANCE else yours == truth
     if right:
         return Check(True, f"right. {why}", "✓ ")

@@ -3,7 +3,9 @@
 nbval proves the cells run and their text holds; this proves what a person sees: JupyterLab on 127.0.0.1
 opens the notebook, runs every cell, no cell shows an error, and changing a widget control redraws the
 timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes where asked;
-the prediction widget (``tests/viz/browser_predict.ipynb``) checks the answer picked and shows the reply.
+the prediction widget (``tests/viz/browser_predict.ipynb``) checks the answer picked and shows the reply; every
+reveal (the output that answers a question) is folded when a workshop notebook opens and after Run All, and opens
+once its question is answered, by the widget or by a variable and its check.
 Screenshots before and after each change go to ``artifacts/browser/``.
 
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
@@ -332,4 +334,80 @@ def test_prediction_widget_checks_the_answer_picked(lab, browser):
     right = reply_text(box, "✓ right.")
     assert f"✓ right. {why}" in right and "✗" not in right       # the reply replaces the last one
     shot_widget(box, "predict-right")
+    page.close()
+
+
+REVEAL = "details.simkit-reveal"
+
+
+def open_unrun(browser, lab: str, notebook: str):
+    """Open ``notebook`` as an attendee does, without running anything: the committed outputs as they are."""
+    page = browser.new_page(viewport={"width": 1500, "height": 2600})
+    page.set_default_timeout(120_000)
+    page.goto(f"{lab}/lab/tree/{notebook}?reset&token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.wait_for_selector(REVEAL, state="attached")
+    return page
+
+
+def reveal_state(page) -> list[tuple[bool, bool]]:
+    """For each reveal on the page: (open, is any of its content visible to a person)."""
+    return page.evaluate("""(sel) => [...document.querySelectorAll(sel)].map(d => [d.open,
+        [...d.children].filter(c => c.tagName !== 'SUMMARY').some(c => c.checkVisibility())])""", REVEAL)
+
+
+@pytest.mark.parametrize("notebook", ["00_index.ipynb", "04_unsafe_shortcuts.ipynb"])
+def test_a_committed_notebook_opens_with_every_answer_folded(lab, browser, notebook):
+    """As committed (executed with every question unanswered), a notebook shows each reveal as a closed fold: its
+    summary says to answer first, and nothing of the figure or table under it is drawn."""
+    page = open_unrun(browser, lab, notebook)
+    for i in range(page.locator(".jp-Cell").count()):          # every cell rendered, the last reveal included
+        page.evaluate("async (i) => await window.jupyterapp.shell.currentWidget.content.scrollToItem(i)", i)
+    states = reveal_state(page)
+    assert states and all(not is_open and not visible for is_open, visible in states), states
+    summary = page.locator(f"{REVEAL} > summary").first
+    assert "answer the question above first" in summary.inner_text()
+    summary.scroll_into_view_if_needed()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"reveal-folded-{notebook}.png"))
+    summary.click()                                             # a person may still look: the fold is a <details>
+    assert reveal_state(page)[0] == [True, True]
+    page.close()
+
+
+def wait_reveals(page, expected: list[bool], timeout: float = 60) -> list[tuple[bool, bool]]:
+    deadline, states = time.time() + timeout, None
+    while time.time() < deadline:
+        states = reveal_state(page)
+        if [o for o, _ in states] == expected and all(o == v for o, v in states):
+            return states
+        time.sleep(0.5)
+    pytest.fail(f"the reveals are {states}, expected open {expected}")
+
+
+def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
+    """After Run All both reveals of the fixture are folded; answering the widget opens its reveal only; setting
+    the variable and running its check opens the other, in place, without running the reveal's cell again."""
+    page = open_and_run_all(browser, lab, "browser_predict.ipynb")
+    assert_no_errors(page)
+    wait_reveals(page, [False, False])
+    box = widget_with(page, "your answer", "check.predict(")
+    box.locator(".widget-toggle-buttons button").filter(has_text="C8").click()
+    box.locator("button.widget-button", has_text="check").click()       # a wrong answer is an answer too
+    reply_text(box, "✗ not 'C8'")
+    states = wait_reveals(page, [True, False])
+    assert "widget reveal: the restarted worker fetches C7" in page.locator(REVEAL).first.inner_text(), states
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "reveal-opened-by-widget.png"))
+    page.evaluate("""() => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        const i = nb.widgets.findIndex(c => c.model.sharedModel.getSource() === "lost_event = None");
+        nb.widgets[i].model.sharedModel.setSource("lost_event = 107");
+        nb.activeCellIndex = i;
+    }""")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+    wait_reveals(page, [True, True])
+    assert "variable reveal: e107 is lost" in page.locator(REVEAL).nth(1).inner_text()
+    page.screenshot(path=str(ARTIFACTS / "reveal-opened-by-variable.png"))
     page.close()
