@@ -15,6 +15,7 @@ stored        stored values: checkpoint with digest, write record (ground truth)
 config        the dev subject, config files, start-up options and fault specs
 schema        the request and reply bodies as pydantic models, for the OpenAPI document
 http          ``simkit serve``: :func:`create_app` with the seed routes, route errors, OpenAPI, :func:`serve`
+apidocs       ``/docs`` and ``/redoc`` offline: Swagger UI and ReDoc served from an installed package
 web           HTTP plumbing: no-store and lost-reply wrapper, error replies, body reading, OpenAPI helpers
 admin         the ``/_simkit/*`` operator routes: backup, restore, append
 server        uvicorn on 127.0.0.1: the socket, :func:`running`, the request deadline

@@ -59,6 +59,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import schema as S
 from .admin import add_operator_routes
+from .apidocs import add_docs
 from .checkpoints import ROUTES, CheckpointService
 from .config import DEV_SCOPE, FaultSpec, has_operator
 from .contract import FAULT_OPS, ServiceError
@@ -116,7 +117,9 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
     """
     app = FastAPI(title="simkit checkpoint service (seed 004)", version="1",
                   description="Durable consumer checkpoints and the change feed they refer to, as seed 004 and "
-                              "feed-notes.md describe them. Every reply carries Cache-Control: no-store.")
+                              "feed-notes.md describe them. Every reply carries Cache-Control: no-store.",
+                  docs_url=None, redoc_url=None)        # served offline instead (apidocs)
+    add_docs(app)
     app.state.service = svc
     app.state.lock = threading.Lock()
     scheduled = _scheduler(list(faults))
