@@ -268,7 +268,14 @@ def cmd_bench(args) -> int:
     return bench.run(args.quick, args.repeat, args.json, args.notebooks)
 
 
+def cmd_workshop(args) -> int:
+    from simkit.workshop.edition import write_edition    # imports the widgets: only when asked for
+    written = write_edition(args.folder, force=args.force)
+    print(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
+    return 0
+
+
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
             "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "audit": cmd_audit,
-            "bench": cmd_bench}
+            "bench": cmd_bench, "workshop": cmd_workshop}
 COMMANDS.update(service_cli.COMMANDS)

@@ -180,6 +180,12 @@ def _audit_bench(sub) -> None:
     bench.add_arguments(p)
 
 
+def _workshop(sub) -> None:
+    p = _command(sub, "workshop", "write the workshop notebooks an attendee works in (no solutions) into a folder")
+    p.add_argument("folder", metavar="DIR", help="where to write them (created if needed)")
+    p.add_argument("--force", action="store_true", help="overwrite the notebooks already in DIR")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """``simkit`` and its commands, in the order ``simkit --help`` lists them; ``serve`` and ``service`` are
     :mod:`simkit.service.cli`'s."""
@@ -187,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--version", action="version", version=f"simkit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for add in (_run, _compare_list_demo, _explore, _sweep_shrink, _live, _audit_bench, service_cli.add_parsers):
+    for add in (_run, _compare_list_demo, _explore, _sweep_shrink, _live, _audit_bench, _workshop,
+                service_cli.add_parsers):
         add(sub)
     return parser

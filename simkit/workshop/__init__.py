@@ -25,9 +25,11 @@ predictions   :func:`check_prediction`, :func:`prediction_answer` and :func:`pre
 answers       what simkit does, computed when asked: the run behind each question's answer
 folds         :func:`reveal`, the fold over the cell that shows a question's answer, opened once it is answered
 exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
+edition       :func:`~.edition.write_edition`, the attendee edition (``simkit workshop DIR``): the notebooks 00-09,
+              shipped in ``notebooks/`` beside these modules (package data), with the data they read
 ============  ==========================================================================================
 """
-from . import answers, exercises, folds, predictions, reply
+from . import answers, edition, exercises, folds, predictions, reply
 from .answers import *  # noqa: F403
 from .exercises import *  # noqa: F403
 from .folds import *  # noqa: F403

@@ -1,0 +1,70 @@
+"""The attendee edition (``simkit workshop DIR``): the notebooks an attendee works in, written anywhere.
+
+It holds the ten notebooks 00 to 09 and nothing of the facilitator's (no solutions, no hints, no link to either);
+every notebook in it runs top to bottom in its new folder, outside the checkout, with the data it needs read
+through the installed package; it never overwrites an attendee's notebooks unless asked to.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from simkit.cli import main
+from simkit.workshop.edition import edition_notebooks
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Words that only the facilitator's material uses.
+FACILITATOR = re.compile(r"solutions|facilitator's guide|Facilitator only|facilitator/|\]\(README\.md|\]\(\.\./", re.IGNORECASE)
+
+
+def text_of(path: Path) -> str:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return "\n".join("".join(c["source"]) for c in nb["cells"])
+
+
+def test_the_edition_is_the_ten_workshop_notebooks_and_a_readme(tmp_path, capsys):
+    assert main(["workshop", str(tmp_path / "ws")]) == 0
+    names = sorted(p.name for p in (tmp_path / "ws").iterdir())
+    assert names == sorted([nb.name for nb in edition_notebooks()] + ["README.md"])
+    assert [n for n in names if n.endswith(".ipynb")] == sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb"))
+    assert not any("solution" in n for n in names) and len(names) == 11
+    assert "jupyter lab" in capsys.readouterr().out
+
+
+def test_the_edition_holds_no_solutions_and_no_facilitator_text(tmp_path):
+    main(["workshop", str(tmp_path)])
+    found = {p.name: FACILITATOR.findall(text_of(p)) for p in tmp_path.glob("*.ipynb")}
+    assert {name: words for name, words in found.items() if words} == {}
+    assert not FACILITATOR.search((tmp_path / "README.md").read_text(encoding="utf-8"))
+
+
+def test_the_solutions_and_hints_live_with_the_facilitator():
+    facilitator = ROOT / "notebooks" / "facilitator"
+    assert (facilitator / "09_workshop_solutions.ipynb").exists() and (facilitator / "README.md").exists()
+    assert "Facilitator only" in (facilitator / "README.md").read_text(encoding="utf-8")
+    assert "Facilitator only" not in (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+
+
+def test_an_attendees_notebooks_are_not_overwritten_unless_asked(tmp_path, capsys):
+    main(["workshop", str(tmp_path)])
+    mine = tmp_path / "00_index.ipynb"
+    mine.write_text("{}", encoding="utf-8")
+    assert main(["workshop", str(tmp_path)]) == 2
+    assert "already holds 00_index.ipynb" in capsys.readouterr().err and mine.read_text() == "{}"
+    assert main(["workshop", str(tmp_path), "--force"]) == 0 and mine.read_text() != "{}"
+
+
+@pytest.mark.parametrize("name", [nb.name for nb in edition_notebooks()])
+def test_every_notebook_of_the_edition_runs_in_its_own_folder(tmp_path_factory, name):
+    """Each notebook executed in the edition's folder (not the checkout's), as an attendee runs it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    folder = tmp_path_factory.getbasetemp() / "edition"
+    if not folder.exists():
+        main(["workshop", str(folder)])
+    nb = nbformat.read(folder / name, as_version=4)
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
