@@ -6,7 +6,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from simkit.judge.checker import FATES, event_fates
 
-from .style import CELL, DARK_FATES, FATE_COLORS
+from .style import CELL, DARK_FATES, FATE_COLORS, run_title
 
 __all__ = ["SMALLEST_LABEL", "fates", "fates_legend"]
 
@@ -78,7 +78,7 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
         ax.add_artist(_FitLabels(texts, max(len(t.get_text()) for t in texts), 9 if len(ids) <= 20 else 8,
                                  labelled, unlabelled))
     ax.set_ylabel(f"{columns} per row" if rows > 1 else "")
-    ax.set_title(title or f"{run.strategy} on {run.scenario}: event fates")
+    ax.set_title(title or f"{run_title(run)}: event fates")
     fates_legend(ax, set(fate.values()))
     return ax
 

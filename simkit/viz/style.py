@@ -4,7 +4,7 @@ from __future__ import annotations
 
 __all__ = ["ANNOTATE_AT_MOST", "APPLIED", "AT_RISK", "BENEATH", "CELL", "CURSOR", "DARK_FATES", "DUP_ORANGE",
            "FATE_COLORS", "GAP", "LABEL_BOX", "LOST_RED", "PAUSE", "QUARANTINE", "SHORT_TOKEN", "TOKENS_AT_MOST",
-           "TOKEN_CHARS", "TRUTH", "short_token"]
+           "TOKEN_CHARS", "TRUTH", "run_title", "short_token"]
 
 FATE_COLORS = {
     "done before the run": "#e6efe8", "applied once": "#4c9f70", "replayed harmlessly": "#a7d5b8",
@@ -37,3 +37,11 @@ CELL = 0.92
 def short_token(token: str) -> str:
     """A token as labelled in a figure: whole when short, else its first :data:`TOKEN_CHARS` characters and "…"."""
     return token if len(token) <= SHORT_TOKEN else token[:TOKEN_CHARS] + "…"
+
+
+def run_title(run) -> str:
+    """A figure's default title: the strategy, then what its input is (``safe · the input built to expose
+    persist_token_on_fetch``), never ``safe on shortcut_...``, which reads as if safe took the shortcut."""
+    name = str(run.scenario)
+    what = f"the input built to expose {name[len('shortcut_'):]}" if name.startswith("shortcut_") else name
+    return f"{run.strategy} · {what}"

@@ -15,7 +15,7 @@ from matplotlib.lines import Line2D
 
 from simkit.truth.trace import REPLY_LOST, REQUEST_LOST
 
-from .style import LABEL_BOX
+from .style import LABEL_BOX, run_title
 
 __all__ = ["ROWS_AT_MOST", "swimlane"]
 
@@ -24,6 +24,7 @@ _STYLE = {
     "commit": ("store", "#2ca02c", "event commit"),
     "quarantine": ("store", "#8c6bb1", "quarantine receipt"),
     "barrier": ("store", "#ff7f0e", "page barrier (CAS)"),
+    "overwrite": ("store", "#ff7f0e", "page barrier, unconditional write (no CAS)"),
     "barrier_rejected": ("store", "#7f7f7f", "rejected CAS"),
     "effect": ("external sink", "#17becf", "external effect"),
     "reserve": ("store", "#bcbd22", "reserve operation record (seed 001)"),
@@ -176,6 +177,8 @@ class _Lanes:
         self.crossed: list = []         # crossed replies drawn
         self.foreign: set = set()       # events whose last reply was another's
         self.unsent: list = []          # where the requests lost on their way stop
+        # barriers the store wrote without a compare-and-swap (no_version_check): (time, worker), as it logged them
+        self.unconditional = {(w[1], w[2]) for w in run.world.store.writes if w[3] == "overwrite"}
 
     def hang(self, text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
         up = dy > 0
@@ -220,7 +223,8 @@ def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | No
             s.crossed.append((end, wy))
     if row.step == "effect":
         (s.foreign.add if row.crossed is not None else s.foreign.discard)(row.event_id)
-    s.used.add(row.step)
+    unconditional = row.step == "barrier" and (row.time, row.worker) in s.unconditional
+    s.used.add("overwrite" if unconditional else row.step)
     return start, end, color, lost, never
 
 
@@ -375,6 +379,6 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     ax.set_yticks([s.y[n] for n in s.lanes], s.lanes)
     ax.set_ylim(-len(s.lanes) + 0.5, 0.5)
     ax.set_xlabel("simulated time")
-    ax.set_title(title or f"{run.scenario} · {run.strategy}: who talked to whom, and when")
+    ax.set_title(title or f"{run_title(run)}: who talked to whom, and when")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
     return ax

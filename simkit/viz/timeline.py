@@ -28,6 +28,7 @@ from .style import (
     SHORT_TOKEN,
     TOKENS_AT_MOST,
     TRUTH,
+    run_title,
     short_token,
 )
 
@@ -119,7 +120,7 @@ def _memory(c: _Canvas, holds, scripted: bool) -> None:
     c.scatter([h.start for h in shown], [c.place(h.next_cursor) for h in shown], "fetch", marker="o", s=22,
               facecolors="white", edgecolors=CURSOR, linewidths=1.2, zorder=2.3)
     if c.annotate and scripted and len(shown) <= 6:
-        for h in shown:
+        for h in {h.next_cursor: h for h in reversed(shown)}.values():     # each token once, where first held
             c.ax.annotate(f"{h.next_cursor} in memory", (h.start, c.place(h.next_cursor)), xytext=(2, 5),
                           textcoords="offset points", ha="left", va="bottom", fontsize=7.5, color=CURSOR,
                           style="italic", zorder=6, bbox=LABEL_BOX)
@@ -216,8 +217,9 @@ def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
     c = _Canvas(ax, run, annotate, span)
     provider = run.world.provider
     ax.axhline(provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), zorder=1, gid="head")
-    ax.annotate("end of stream", (0.0, provider.head), xycoords=("axes fraction", "data"), xytext=(4, 3),
-                textcoords="offset points", ha="left", va="bottom", fontsize=7, color="#757575")
+    ax.annotate("end of stream", (1.0, provider.head), xycoords=("axes fraction", "data"), xytext=(-4, 3),
+                textcoords="offset points", ha="right", va="bottom", fontsize=7, color="#757575", zorder=6,
+                bbox=LABEL_BOX)           # at the right, where no run's first page is fetched or labelled
     if now is not None:
         ax.axvline(now, color="#424242", lw=1.2, alpha=0.7, zorder=1.5, gid="now")
     holds = held_pages(run)
@@ -295,7 +297,7 @@ def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
     ax.margins(x=0.03, y=0.1)
     ax.set_xlabel("simulated time")
     ax.set_ylabel("stream position")
-    ax.set_title(title or f"{run.strategy} on {run.scenario} (seed {run.seed})\n"
+    ax.set_title(title or f"{run_title(run)} (seed {run.seed})\n"
                           "durable checkpoint (solid) and worker memory (dashed)")
     return drawn
 
@@ -320,15 +322,16 @@ def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
     drawn: set[str] = set()
     for ax, run, title in zip(axes, runs, titles):
         drawn |= _timeline(ax, run, title, annotate, layers, None, max(ends) if shared else None)
-    for ax in axes[1:] if shared else ():
+    limits = ([("get_xlim", "set_xlim")] if shared else []) + [("get_ylim", "set_ylim")]
+    spans = {get: list(zip(*(getattr(ax, get)() for ax in axes))) for get, _ in limits}
+    for ax in axes[1:] if shared else ():          # after reading each panel's own span: sharing adopts the first's
         if not ax.get_shared_x_axes().joined(ax, axes[0]):
             try:
                 ax.sharex(axes[0])
             except ValueError:                        # already shared with another Axes: limits alone
                 pass
-    limits = ([("get_xlim", "set_xlim")] if shared else []) + [("get_ylim", "set_ylim")]
     for get, set_ in limits:
-        lows, highs = zip(*(getattr(ax, get)() for ax in axes))
+        lows, highs = spans[get]
         for ax in axes:
             getattr(ax, set_)(min(lows), max(highs))
     for ax in () if shared else axes:

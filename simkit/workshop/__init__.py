@@ -29,7 +29,7 @@ edition       :func:`~.edition.write_edition`, the attendee edition (``simkit wo
               shipped in ``notebooks/`` beside these modules (package data), with the data they read
 ============  ==========================================================================================
 """
-from . import answers, edition, exercises, folds, predictions, reply
+from . import answers, exercises, folds, predictions, reply
 from .answers import *  # noqa: F403
 from .exercises import *  # noqa: F403
 from .folds import *  # noqa: F403

@@ -10,8 +10,8 @@ import simkit
 from simkit.viz import widgets
 
 from .answers import COMPUTE, QUARANTINE_BEHAVIOURS
-from .reply import Check, Refused, is_number
 from .folds import answered
+from .reply import Check, Refused, is_number
 
 __all__ = ["CHOICES", "PREDICTIONS", "VARIABLES", "check_prediction", "predict", "prediction_answer"]
 

@@ -15,7 +15,8 @@ from simkit.workshop.edition import edition_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Words that only the facilitator's material uses.
-FACILITATOR = re.compile(r"solutions|facilitator's guide|Facilitator only|facilitator/|\]\(README\.md|\]\(\.\./", re.IGNORECASE)
+FACILITATOR = re.compile(r"solutions|facilitator's guide|Facilitator only|facilitator/|\]\(README\.md|\]\(\.\./",
+                         re.IGNORECASE)
 
 
 def text_of(path: Path) -> str:
