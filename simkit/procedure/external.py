@@ -117,7 +117,8 @@ def exec_consumer(command: str, limit: float | None = None) -> type[ExternalCons
     """The consumer class of ``exec:COMMAND`` (one per command and limit, so it is the same class each time).
 
     Raises:
-        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number.
+        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number; the
+            message is the problem alone (:func:`~simkit.procedure.strategies.resolve` says whose).
     """
     return _made(command, _limit() if limit is None else limit)
 
@@ -127,9 +128,9 @@ def _made(command: str, limit: float) -> type[ExternalConsumer]:
     try:
         argv = tuple(shlex.split(command))
     except ValueError as exc:
-        raise StrategyError(f"strategy {PREFIX}{command}: {exc}", param="strategy") from None
+        raise StrategyError(str(exc)) from None
     if not argv:
-        raise StrategyError(f"strategy {PREFIX}{command}: no command", param="strategy")
+        raise StrategyError("no command")
     ref = PREFIX + command
     made = _Meta(ref, (ExternalConsumer,), {"command": command, "argv": argv, "limit": limit, "name": ref,
                                             "__module__": __name__, "__qualname__": ref,

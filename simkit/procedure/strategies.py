@@ -175,7 +175,7 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         try:
             return exec_consumer(ref[len(PREFIX):])
         except StrategyError as exc:
-            raise refused(str(exc).split(": ", 1)[1]) from None
+            raise refused(str(exc)) from None
     if ":" not in ref:
         raise refused(f"unknown strategy (known: {', '.join(STRATEGIES)}; "
                       "or path/to/file.py:ClassName, package.module:ClassName, exec:COMMAND)")

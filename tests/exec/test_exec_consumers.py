@@ -177,3 +177,18 @@ def test_a_nondeterministic_consumer_is_named(tmp_path, monkeypatch):
     result = audit(python("flaky.py", "first"), first_only=True)
     assert not result.ok and result.shrunk is None
     assert result.shrink_error.endswith("the consumer is not deterministic")
+
+
+def test_an_exec_strategy_is_named_by_its_command_and_pickles_as_it():
+    """Verdicts, replay lines and worker processes of a pool (audit, sweep, explore) name it ``exec:COMMAND``."""
+    import pickle
+
+    from simkit.procedure.strategies import strategy_name, strategy_ref
+    cls = resolve("exec:examples/consumers/python/run")
+    assert resolve("exec:examples/consumers/python/run") is cls
+    assert strategy_name(cls) == strategy_ref(cls) == "exec:examples/consumers/python/run"
+    assert pickle.loads(pickle.dumps(cls)) is cls
+    with pytest.raises(simkit.StrategyError, match="^strategy exec:'unclosed: No closing quotation$"):
+        resolve("exec:'unclosed")
+    with pytest.raises(simkit.StrategyError, match="^strategy exec: : no command$"):
+        resolve("exec: ")
