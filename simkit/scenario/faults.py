@@ -63,12 +63,14 @@ def parse_crash_arg(text: str) -> Fault:
     if not m or m["point"] not in CRASH_POINTS:
         raise ScenarioError(f"crash {text}: key 'point': expected POINT[@POSITION][#OCCURRENCE] "
                             f"with POINT one of {', '.join(CRASH_POINTS)}", param="crash")
+    for key, value in (("position", m["position"]), ("occurrence", m["occurrence"])):
+        # more than 4,300 digits: int() itself raises ValueError; 20 digits are past MAX_INT already
+        if value and (len(value.lstrip("-0")) > 20 or abs(int(value)) > MAX_INT):
+            shown = text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+            raise ScenarioError(f"crash {shown}: key '{key}': must be within {MAX_INT} either side of 0",
+                                param="crash")
     occurrence = int(m["occurrence"]) if m["occurrence"] else 1
     if occurrence < 1:
         raise ScenarioError(f"crash {text}: key 'occurrence': must be at least 1", param="crash")
-    for key, value in (("position", m["position"]), ("occurrence", m["occurrence"])):
-        if value and abs(int(value)) > MAX_INT:
-            raise ScenarioError(f"crash {text}: key '{key}': must be within {MAX_INT} either side of 0",
-                                param="crash")
     return Fault(kind="crash", point=m["point"],
                  position=int(m["position"]) if m["position"] else None, occurrence=occurrence)

@@ -29,6 +29,7 @@ Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost
 """
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib.resources import files
 from pathlib import Path
@@ -108,7 +109,16 @@ def load(ref: str | Path) -> Scenario:
         raise ScenarioError(f"{name}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ScenarioError(f"{name}: not valid TOML: arrays or inline tables nested too deeply") from None
+    except ValueError:                          # Python's 4,300-digit limit on int(): tomllib raises it bare
+        raise ScenarioError(f"{name}: {_long_integer(text)}") from None
     return parse(data, source=name, default_name=printable(Path(path.name).stem))
+
+
+def _long_integer(text: str) -> str:
+    """What to say of a file whose integer Python refuses to read (more than 4,300 decimal digits): its line."""
+    m = re.search(r"[0-9][0-9_]{4300,}", text)
+    where = f"line {text.count(chr(10), 0, m.start()) + 1}: " if m else ""
+    return f"{where}an integer of more than 4300 digits; every integer key holds at most {MAX_INT}"
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
