@@ -4,13 +4,26 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 :attr:`SimkitError.param`; the command line names the flag instead (``--max-crashes 60: ...``, docs/cli.md).
 """
 
-__all__ = ["printable", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated"]
+__all__ = ["printable", "told", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
+           "Interrupted", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
     """``text`` with every character a terminal would obey written as its escape (``\\x1b``, ``\\n``): it
     prints as itself, on one line. A message or description may echo a file name, key or string from a file."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def told(exc: BaseException) -> str:
+    """``str(exc)``, or what can be said of ``exc`` when its ``__str__`` itself raises (a user's plugin may define
+    one that does): its message must not become a second traceback."""
+    try:
+        return str(exc)
+    except Exception:
+        try:
+            return f"<{type(exc).__name__}: str() raised>"
+        except Exception:
+            return "<str() raised>"
 
 
 class SimkitError(Exception):
@@ -53,3 +66,12 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) as the command line's handler raises it: told apart from a ``KeyboardInterrupt`` that a
+    consumer's own code raises, which is the consumer's error (one line, exit 2), not the user's Ctrl-C."""
+
+
+#: What a real signal raises (:class:`Terminated`, :class:`Interrupted`): never taken for a consumer's own error.
+SIGNALLED = (Terminated, Interrupted)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import signal
 import sys
+from contextlib import contextmanager
 
-from simkit.errors import SimkitError, Terminated
+from simkit.errors import Interrupted, SimkitError, Terminated
 
 from .commands import COMMANDS, DEMO_SCENARIO, compare
 from .output import FLAGS, notes, spoken
@@ -26,12 +27,35 @@ from .parser import DESCRIPTION, build_parser
 __all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "FLAGS", "compare"]
 
 
+@contextmanager
+def _ctrl_c():
+    """Ctrl-C raises :class:`~simkit.errors.Interrupted`, so that a ``KeyboardInterrupt`` a consumer raises itself
+    is told apart (its one line, exit 2), not taken for the user's (issue 32). Only where Python's own handler is
+    in place, in the main thread."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def interrupted(signum, frame):
+        raise Interrupted()
+
+    try:
+        signal.signal(signal.SIGINT, interrupted)
+    except ValueError:                          # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv=None) -> int:
     """Run one command; its exit status: 0, 1 (``audit`` found a failure), 2 (bad input: one line on stderr),
     130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
     try:
         args = build_parser().parse_args(argv)
-        with notes():
+        with notes(), _ctrl_c():
             return COMMANDS[args.command](args)
     except SimkitError as exc:
         print(f"simkit: {spoken(exc)}", file=sys.stderr)           # one line, whatever it echoes

@@ -26,6 +26,7 @@ import os
 import random
 import selectors
 import signal
+import sqlite3
 import sys
 import tempfile
 import threading
@@ -34,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from simkit.errors import SimkitError, Terminated
+from simkit.errors import SimkitError, Terminated, told
 from simkit.judge.checker import Verdict, check
 from simkit.judge.report import run_summary
 from simkit.model import CRASH_POINTS, Scenario
@@ -320,6 +321,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
     provider = providers.build(scenario, seed)
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
         where = Path(folder) if folder is not None else Path(tmp)
+        made = not where.exists()
         try:
             where.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -328,7 +330,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
         began = time.monotonic()
         t0 = time.monotonic()
-        Harness.create(where, scenario, provider, LiveClock(t0)).close()
+        _create(where, scenario, provider, LiveClock(t0), "folder" if folder is not None else None, made)
         sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
         completed = sup.run()
         world = _read_back(where, scenario, provider, t0, sup.halts, completed)
@@ -336,6 +338,32 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
                        time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
+
+
+def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None, made: bool) -> None:
+    """The run's fresh databases; if the disk is full or the folder unwritable, none of them is left behind (nor
+    the folder, if ``made`` for the run), and the error is one line (it was a traceback from inside SQLite)."""
+    try:
+        Harness.create(where, scenario, provider, clock).close()
+    except (OSError, sqlite3.Error) as exc:
+        for name in FILES:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    (where / f"{name}{suffix}").unlink(missing_ok=True)
+                except OSError:
+                    pass
+        if made and _empty(where):
+            where.rmdir()
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else told(exc)
+        raise SimkitError(f"{'folder ' if param else 'live: '}{where}: cannot create the run's databases: {problem}",
+                          param=param) from None
+
+
+def _empty(where: Path) -> bool:
+    try:
+        return not any(where.iterdir())
+    except OSError:
+        return False
 
 
 @contextmanager

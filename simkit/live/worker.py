@@ -18,12 +18,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from simkit.errors import ConsumerError
+from simkit.errors import ConsumerError, told
 from simkit.model import Reservation, Scenario
 from simkit.ops import crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
-from simkit.procedure.strategies import consumer_error
+from simkit.procedure.strategies import RAISED, consumer_error
 from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
 from simkit.store.sqlite import SQLiteStore, connect
 from simkit.world import provider as providers
@@ -160,14 +160,14 @@ class Driver(driver.Driver):
         """Until caught up (``caught_up``) or halted (``halt REASON``)."""
         try:
             gen = self.strategy(self.contract).run()
-        except Exception as exc:
+        except RAISED as exc:
             raise consumer_error(self.strategy, exc) from exc
         result = None
         try:
             while True:
                 try:
                     op = gen.send(result)
-                except Exception as exc:     # the consumer's own code: one line, as in the simulation
+                except RAISED as exc:        # the consumer's own code: one line, as in the simulation
                     raise consumer_error(self.strategy, exc) from exc
                 before, after = crash_points(op)
                 if before:
@@ -263,8 +263,8 @@ def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) ->
         driver = Driver(h, strategy, worker, fd, target)
         driver.say("ready")
         outcome = driver.run()
-    except Exception as exc:                     # one line to the supervisor, which stops the run with it
-        line = str(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {exc}"
+    except RAISED as exc:                        # one line to the supervisor, which stops the run with it
+        line = told(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {told(exc)}"
         os.write(fd, f"error {' '.join(line.split())}\n".encode())
         os._exit(1)
     driver.say(outcome)

@@ -20,7 +20,7 @@ import types
 from functools import cache
 
 from .consumer import Contract
-from .strategies import consumer_error
+from .strategies import RAISED, consumer_error
 
 __all__ = ["end", "fresh", "start"]
 
@@ -69,7 +69,7 @@ def start(strategy: type, contract: Contract):
     generator. The consumer's own errors are one line (:func:`~simkit.procedure.strategies.consumer_error`)."""
     try:
         gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
-    except Exception as exc:
+    except RAISED as exc:
         raise consumer_error(strategy, exc) from exc
     if not hasattr(gen, "send"):
         raise consumer_error(strategy, None, problem=f"run() returned {type(gen).__name__}, not a generator")
@@ -80,5 +80,5 @@ def end(strategy: type, gen) -> None:
     """A life ends (a crash, a halt): the generator is closed, and its own cleanup may not raise."""
     try:
         gen.close()
-    except Exception as exc:
+    except RAISED as exc:
         raise consumer_error(strategy, exc) from exc

@@ -11,7 +11,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from simkit.errors import ConsumerError, StrategyError
+from simkit.errors import SIGNALLED, ConsumerError, StrategyError, told
 from simkit.model import Checkpoint, Event, Page
 from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite, malformed
 
@@ -20,7 +20,7 @@ from .external import PREFIX, ExternalConsumer, exec_consumer
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
            "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
-           "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed"]
+           "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed", "RAISED"]
 
 
 class PersistTokenOnFetch(Consumer):
@@ -189,13 +189,17 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         sys.modules[spec.name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:
-            raise refused(f"{where} failed to import: {type(exc).__name__}: {exc}") from None
+        except RAISED as exc:                   # sys.exit() or a str() that raises too: one line all the same
+            if isinstance(exc, SIGNALLED):
+                raise
+            raise refused(f"{where} failed to import: {type(exc).__name__}: {_one_line(told(exc))}") from None
     else:
         try:
             module = importlib.import_module(where)
-        except Exception as exc:
-            raise refused(f"cannot import module {where}: {exc}") from None
+        except RAISED as exc:
+            if isinstance(exc, SIGNALLED):
+                raise
+            raise refused(f"cannot import module {where}: {_one_line(told(exc))}") from None
     cls = getattr(module, cls_name, None)
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
         what = "is not a subclass of simkit.Consumer" if cls is not None else "has no class of that name"
@@ -254,6 +258,11 @@ def _one_line(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+#: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): ``sys.exit()``, a
+#: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real signal's).
+RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
 def refuse_malformed(strategy: type, op) -> None:
     """For a request ``op`` that failed: raise the consumer's one-line error if one of its fields is malformed
     (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor); else return (the failure is
@@ -277,6 +286,8 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: 
     if exc is None:
         return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), which is not a "
                              "request of simkit.ops")
-    message = _one_line(str(exc))
+    if isinstance(exc, SIGNALLED):              # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
+        raise exc
+    message = _one_line(told(exc))
     return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"
                          f"{_where(exc)}")

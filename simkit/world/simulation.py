@@ -21,7 +21,7 @@ from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
-from simkit.procedure.strategies import consumer_error, refuse_malformed
+from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
@@ -158,7 +158,7 @@ class World(ExternalCalls):
                         self._row(worker, "stopped")
                         self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
                         return
-                    except Exception as exc:        # the consumer's own code: no traceback, one line (CLI exit 2)
+                    except RAISED as exc:           # the consumer's own code: no traceback, one line (CLI exit 2)
                         raise consumer_error(self.strategy, exc) from exc
                     left -= 1
                     if not left:
