@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .model import TIMEOUT, Event, Reply, Reservation, record
+from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call", "Settle",
            "Commit", "Barrier", "Overwrite", "Wait", "Halt", "crash_points", "lost_op", "malformed"]
@@ -173,10 +173,15 @@ def lost_op(op) -> str | None:
     return None
 
 
+#: The largest position or version a request may carry: SQLite's INTEGER and the trace's 64-bit columns stop here
+#: (past it one store raised OverflowError and the other kept it; a negative one, the same). Both stores refuse what
+#: :func:`malformed` names, before they write anything.
+MAX_FIELD = 2**63 - 1
+
 #: What each field annotation of a request admits (``int``: an integer, not a bool); any other, anything.
 _ADMITS = {
     "str": lambda v: type(v) is str,
-    "int": lambda v: type(v) is int,
+    "int": lambda v: type(v) is int and 0 <= v <= MAX_FIELD,
     "bool": lambda v: type(v) is bool,
     "Event": lambda v: isinstance(v, Event),
     "Reservation": lambda v: isinstance(v, Reservation),
@@ -198,5 +203,10 @@ def malformed(op) -> str | None:
     for f in dataclasses.fields(op):
         v = getattr(op, f.name)
         if not _ADMITS.get(str(f.type), _ANY)(v):     # annotations are strings here (``from __future__``)
+            if type(v) is int:
+                shown = v if v.bit_length() <= 64 else f"an integer of {v.bit_length()} bits"
+                return f"{type(op).__name__}.{f.name} is {shown}, not within 0..2**63 - 1"
             return f"{type(op).__name__}.{f.name} is {v!r:.60} ({type(v).__name__}), not {f.type}"
+    if type(op) is Commit and op.outcome not in OUTCOMES:
+        return f"Commit.outcome is {op.outcome!r:.60}, not one of {', '.join(OUTCOMES)}"
     return None

@@ -8,14 +8,27 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, MutableMapping
 
-from simkit.model import TERMINAL, Checkpoint, default_id, default_position
+from simkit.model import OUTCOMES, TERMINAL, Checkpoint, default_id, default_position
+from simkit.ops import MAX_FIELD
 from simkit.truth.clock import Clock
 from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 
 from .settlement import Ledger
 
-__all__ = ["MemoryStore", "Receipts"]
+__all__ = ["MemoryStore", "Receipts", "refuse_unwritable"]
+
+
+def refuse_unwritable(outcome: str | None = None, *numbers: int) -> None:
+    """Both stores refuse, before they write anything, a receipt outcome that is not one of
+    :data:`~simkit.model.OUTCOMES` and a position or version outside 0..2**63 - 1 (SQLite's INTEGER): a
+    ``ValueError``, which the driver turns into the consumer's one line (:func:`simkit.ops.malformed`). The
+    memory store kept them, SQLite raised an error of its own: the same consumer got two answers."""
+    if outcome is not None and outcome not in OUTCOMES:
+        raise ValueError(f"outcome {outcome!r:.60} is not one of {', '.join(OUTCOMES)}")
+    for n in numbers:
+        if not 0 <= n <= MAX_FIELD:
+            raise ValueError("a position or version outside 0..2**63 - 1")
 
 
 class Receipts(MutableMapping):
@@ -173,6 +186,7 @@ class MemoryStore:
         The receipt ledger is unique on event id: a second terminal receipt is refused (returns ``False``).
         ``applied_position`` never moves backwards here (``max``), whatever the caller asks.
         """
+        refuse_unwritable(outcome, applied_position)
         receipts = self.receipts
         fast = receipts.keeps_by_position(event_id, position)      # the usual case: the id parsed once
         if (receipts.outcomes.at(position) if fast else receipts.outcome(event_id)) in TERMINAL:
@@ -196,6 +210,7 @@ class MemoryStore:
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
                          applied_position: int) -> bool:
         """Invariant 3: replace the cursor only if cursor and version still match the attempt."""
+        refuse_unwritable(None, new_version, applied_position)
         before = self._checkpoint
         if before.resume_cursor != cursor or before.checkpoint_version != version:
             return False
@@ -205,6 +220,7 @@ class MemoryStore:
 
     def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:
         """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
+        refuse_unwritable(None, new_version, applied_position)
         after = Checkpoint(new_cursor, max(applied_position, self._checkpoint.applied_position), new_version)
         self._write(worker, "overwrite", after)
         return True
