@@ -1,12 +1,25 @@
 """How many worker processes ``--jobs J`` starts (explore, sweep, audit): never more than :data:`JOBS_PER_CPU`
 per CPU, nor more than there are tasks. ``--jobs 1000`` once started 1,002 processes for 9 schedules, and
-``--jobs 1000000`` was a fork bomb. :func:`pool_map` runs a function over tasks in that many processes."""
+``--jobs 1000000`` was a fork bomb. :func:`pool_map` runs a function over tasks in that many processes.
+
+No worker outlives the command (issue 32: after SIGTERM or SIGKILL, workers of ``sweep --jobs`` and ``explore
+--jobs`` ran on under PID 1 for half an hour, and whatever read the command's pipes hung). On Linux each worker,
+and each process a worker forks (``explore``'s prefix sharing), asks the kernel for SIGKILL when its parent dies
+(``PR_SET_PDEATHSIG``): that covers a SIGKILL of the command. SIGTERM and SIGHUP raise
+:class:`~simkit.errors.Terminated` in the command while its pool runs, and Ctrl-C its ``KeyboardInterrupt``: the
+pool's workers are killed at once (not waited for: a task may take minutes) and the command ends with one line,
+exit 128 + the signal. Workers ignore Ctrl-C, which a terminal sends to them too: the command handles it.
+"""
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
+import sys
 import warnings
+from contextlib import contextmanager
 
-from simkit.errors import Note
+from simkit.errors import Note, Terminated
 
 __all__ = ["JOBS_PER_CPU", "most", "pool_map", "processes"]
 
@@ -44,10 +57,69 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
                 done(result)
             yield result
         return
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        chunksize = max(1, len(tasks) // (8 * jobs)) if chunksize is None else chunksize
-        for result in pool.map(fn, tasks, chunksize=chunksize):
-            if done is not None:
-                done(result)
-            yield result
+    chunksize = max(1, len(tasks) // (8 * jobs)) if chunksize is None else chunksize
+    before = set(multiprocessing.active_children())
+    with _terminated():
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_start, initargs=(os.getpid(),))
+        try:
+            for result in pool.map(fn, tasks, chunksize=chunksize):
+                if done is not None:
+                    done(result)
+                yield result
+        except BaseException:                   # a signal, an error, or the caller stopped early: end the workers
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in set(multiprocessing.active_children()) - before:
+                child.kill()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
+
+@contextmanager
+def _terminated():
+    """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated` (where Python's default action is
+    in place, and only in the main thread): :func:`pool_map` then ends its workers before the command ends."""
+    def stop(signum, frame):
+        raise Terminated(signum)
+
+    before = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                before[sig] = signal.signal(sig, stop)
+        except ValueError:                      # not the main thread
+            break
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
+_PR_SET_PDEATHSIG = 1
+_forker = [0]                                   # the pid of the process about to fork (os.register_at_fork)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel (Linux) to SIGKILL this process when its parent dies; if the parent is gone already (it died
+    before the request), end now."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _worker_start(parent: int) -> None:
+    """A pool worker's first act: Ctrl-C is the command's to handle, SIGTERM and SIGHUP kill (not the handlers the
+    command had when it forked), and this process, and each one it forks, dies with its parent."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    _die_with_parent(parent)
+    os.register_at_fork(before=lambda: _forker.__setitem__(0, os.getpid()),
+                        after_in_child=lambda: _die_with_parent(_forker[0]))
