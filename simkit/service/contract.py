@@ -95,7 +95,15 @@ def conflict(code: str, message: str) -> ServiceError:
     return ServiceError(409, code, message)
 
 
-_SHORT = reprlib.Repr()
+class _Short(reprlib.Repr):
+    def repr_int(self, x: int, level: int) -> str:
+        """An integer Python can print (up to 4,300 digits; it raises ValueError past them), else its size."""
+        if x.bit_length() > 14_000:
+            return f"<an integer of {x.bit_length()} bits>"
+        return reprlib.Repr.repr_int(self, x, level)
+
+
+_SHORT = _Short()
 _SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 3, 60, 60, 6, 4
 
 

@@ -278,3 +278,14 @@ def test_live_with_a_consumer_raising_generator_exit_is_one_line(tmp_path, capsy
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["live", "retry_walkthrough", "--strategy", "raises.py:Closes", "--kills", "0"],
                     "simkit: live worker 1: strategy raises.py:Closes raised GeneratorExit in is_replay (raises.py:")
+
+
+@pytest.mark.parametrize("text, message", [
+    (f"[[journals]]\nchanges = {DIGITS}\n", "line 2: an integer of more than 4300 digits"),
+    (f"faults = [0x{'f' * 5000}]\n", "faults: expected an array of strings like \"lose-reply@write#2\", got "
+                                     "[<an integer of 20000 bits>]"),
+], ids=["decimal", "hexadecimal"])
+def test_an_integer_past_4300_digits_in_a_serve_config_is_one_line(tmp_path, capsys, text, message):
+    path = tmp_path / "serve.toml"
+    path.write_text(text)
+    one_line_exit_2(capsys, ["serve", "--config", str(path), "--port", "0"], f"{path}: {message}")
