@@ -14,6 +14,7 @@ const LOST = "lost", BLOCKED = "blocked", COMMITTED = "committed";
 // -- the protocol: one request line out, one result line in (synchronous: the procedure is sequential) ---------
 let pending = Buffer.alloc(0);
 const chunk = Buffer.alloc(65536);
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 function readLine() {
   for (;;) {
@@ -27,7 +28,10 @@ function readLine() {
     try {
       n = fs.readSync(0, chunk, 0, chunk.length, null);
     } catch (e) {
-      if (e.code === "EAGAIN") continue;
+      if (e.code === "EAGAIN") {              // a non-blocking stdin: wait a millisecond rather than spin
+        Atomics.wait(PAUSE, 0, 0, 1);
+        continue;
+      }
       if (e.code === "EOF") n = 0; else throw e;
     }
     if (n === 0) process.exit(0);             // stdin closed: simkit is done with this life
