@@ -12,7 +12,7 @@ from simkit.viz import widgets
 
 from .reply import SWEEPS
 
-__all__ = ["BOUNDARY", "COMPUTE", "QUARANTINE_BEHAVIOURS"]
+__all__ = ["BOUNDARY", "COMPUTE", "QUARANTINE_BEHAVIOURS", "crash_after_commit_runs"]
 
 
 @functools.cache
@@ -20,15 +20,23 @@ def _walkthrough_trace():
     return simkit.simulate(simkit.load("retry_walkthrough"), simkit.Consumer).trace.to_frame()
 
 
-def _after_crash_cursor() -> str:
-    df = _walkthrough_trace()
-    restart = df.index[df.step == "restart"][0]
-    return df[(df.index > restart) & (df.step == "fetch")].resume_cursor.iloc[0]
+def _shortcut_notices() -> str:
+    """Does persist_token_on_fetch, after losing e107, stall, halt, or complete?"""
+    v = widgets.comparison_runs("persist_token_on_fetch")[1].verdict
+    return "halts" if v.halted else "completes" if v.completed else "stalls"
 
 
-def _lost_on_fetch() -> str:
-    lost = widgets.comparison_runs("persist_token_on_fetch")[1].verdict.lost
-    return lost[0] if len(lost) == 1 else "none"
+def crash_after_commit_runs() -> tuple[simkit.Run, simkit.Run]:
+    """persist_token_on_fetch on its own input with the crash just before 107's commit (the scenario's) and just
+    after it: notebook 00 shows both."""
+    sc = fault_free(simkit.load("shortcut_persist_token_on_fetch"))
+    return tuple(simkit.simulate(sc, simkit.resolve("persist_token_on_fetch"), faults=widgets.crash_fault(point, 107))
+                 for point in ("before_event_commit", "after_event_commit"))
+
+
+def _crash_after_commit() -> str:
+    lost = crash_after_commit_runs()[1].verdict.lost
+    return lost[0] if len(lost) == 1 else "none" if not lost else "/".join(lost)
 
 
 def _cursor_moves_at() -> str:
@@ -67,13 +75,10 @@ def _stuck_ok() -> str:
     return "yes" if simkit.simulate(_never_durable(), simkit.Consumer).verdict.ok else "no"
 
 
-def _prefix_at_crash() -> int:
-    from simkit.viz import plot
-    run = simkit.simulate(simkit.load("quarantine_boundary"), simkit.Consumer)
-    df = run.trace.to_frame()
-    crash_time = df.time[df.step == "crash"].iloc[0]
-    times, prefix = plot.durable_prefix(run)
-    return [p for t, p in zip(times, prefix) if t <= crash_time][-1]
+def _in_memory_crashes() -> int:
+    """Crashes in in_memory_quarantine's run of quarantine_boundary, whose one fault is a crash before 211's
+    quarantine receipt."""
+    return simkit.simulate(simkit.load("quarantine_boundary"), simkit.resolve("in_memory_quarantine")).world.crashes
 
 
 QUARANTINE_BEHAVIOURS = {
@@ -216,10 +221,10 @@ def _scan_done() -> str:
 
 #: question key -> the function that computes its answer from a run made now
 COMPUTE = {
-    "after_crash_cursor": _after_crash_cursor, "lost_on_fetch": _lost_on_fetch,
+    "shortcut_notices": _shortcut_notices, "crash_after_commit": _crash_after_commit,
     "cursor_moves_at": _cursor_moves_at, "loses_without_crash": _loses_without_crash,
     "replays_after_crash": _replays_after_crash, "stuck_107": _stuck_107, "stuck_ok": _stuck_ok,
-    "prefix_at_crash": _prefix_at_crash, "in_memory_loses": _in_memory_loses,
+    "in_memory_crashes": _in_memory_crashes, "in_memory_loses": _in_memory_loses,
     "watermark_crashes": _watermark_crashes, "no_version_check_harm": _no_version_check_harm,
     "safe_failing_schedules": _safe_failing_schedules, "most_hurt": _most_hurt,
     "stale_barrier": _stale_barrier, "after_rejected_barrier": _after_rejected_barrier,

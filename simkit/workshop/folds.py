@@ -1,7 +1,7 @@
 """Reveals that wait: the cell that shows a prediction's answer keeps its output folded until the question is
 answered.
 
-A reveal cell wraps what it shows in ``with check.reveal("lost_on_fetch"):``. Everything the block displays (a
+A reveal cell wraps what it shows in ``with check.reveal("crash_after_commit"):``. Everything the block displays (a
 figure, a table, printed text) is gathered into one output: an HTML ``<details>`` that stays closed while the
 question is open, with the same outputs as plain text beside it (nbval compares that text, so the reveal is
 checked in CI exactly as before). Once the question is answered, right or wrong, by :func:`check_prediction` or
@@ -96,7 +96,7 @@ class _Reveal:
 def reveal(*keys: str) -> _Reveal:
     """``with reveal("key", ...):`` folds what the block displays until every question ``key`` is answered."""
     if not keys:
-        raise ValueError("name the question(s) this cell reveals, e.g. reveal('lost_on_fetch')")
+        raise ValueError("name the question(s) this cell reveals, e.g. reveal('crash_after_commit')")
     return _Reveal(tuple(keys))
 
 

@@ -78,16 +78,19 @@ def _count(value):
 #: key -> (how to answer, normalize, the answer computed now, why)
 PREDICTIONS = {
     # 00 · index
-    "after_crash_cursor": (
-        "'C7' or 'C8'", _one_of("C7", "C8"), COMPUTE["after_crash_cursor"],
-        "C7: the worker held C8 only in memory, and a crash keeps nothing of memory. The durable resume_cursor is "
-        "still "
-        "C7, so it fetches C7 again; the receipts of 104 and 106 make those two harmless replays, 107 is applied, "
-        "and only then does the page barrier publish C8."),
-    "lost_on_fetch": (
-        "104, 106, 107 or 'none'", lambda v: _event_id(v), COMPUTE["lost_on_fetch"],
-        "e107: persist_token_on_fetch published C8 right after the fetch. 104 was done before the run and 106 was "
-        "committed before the crash; 107 was not, and C8 never delivers 107 again. e107 is lost."),
+    "shortcut_notices": (
+        "'stalls', 'halts' or 'completes'", _one_of("stalls", "halts", "completes"), COMPUTE["shortcut_notices"],
+        "completes: after the restart persist_token_on_fetch fetches C8, gets an empty page with its own token back, "
+        "and is caught up. Nothing halts, because the provider kept its contract (C8 simply never mentions 107 "
+        "again), and nothing stalls. The consumer cannot see its own loss; only the checker, reading ground truth, "
+        "does: e107 lost, completed true. A run that ends quietly proves nothing."),
+    "crash_after_commit": (
+        "104, 106, 107 or 'none'", lambda v: _event_id(v), COMPUTE["crash_after_commit"],
+        "none: a crash just after 107's commit finds every event of the page durable, so the C8 published at the "
+        "fetch skips nothing that is not done. The shortcut loses only when something ends the attempt inside its "
+        "window, between the early publish and the page's last commit; a test with one crash at one point easily "
+        "misses it. The checker still reports invariant 1 for this run: the durable cursor ran ahead of durable "
+        "work, whether or not a loss followed."),
     # 01 · two kinds of progress
     "cursor_moves_at": (
         "'fetch', 'commit' or 'barrier'", _one_of("fetch", "commit", "barrier"), COMPUTE["cursor_moves_at"],
@@ -115,10 +118,12 @@ PREDICTIONS = {
         "a page that cannot finish is what seed 000 asks for; the verdict says the stream is stuck, not that the "
         "consumer is wrong."),
     # 03 · the quarantine boundary
-    "prefix_at_crash": (
-        "209, 210, 211 or 212", _one_of(209, 210, 211, 212), COMPUTE["prefix_at_crash"],
-        "210: 212's receipt is durable, but 211 has only an in-memory decision, and the complete prefix stops at "
-        "the first event without a durable terminal outcome."),
+    "in_memory_crashes": (
+        "a count such as 0 or 1", _count, COMPUTE["in_memory_crashes"],
+        "0: in_memory_quarantine takes its in-memory decision for 211 as final and never writes a quarantine "
+        "receipt, so the crash point before that receipt is never reached. It passes the barrier with 211 decided "
+        "only in memory, and 211 is lost without any crash. A fault schedule tests a consumer only where the "
+        "consumer goes."),
     "in_memory_loses": (
         "a list of outcomes, e.g. ['retry_later']", _names(*QUARANTINE_BEHAVIOURS), COMPUTE["in_memory_loses"],
         "operator_review and reversible_hold: in_memory_quarantine counts both as final and passes the barrier "
@@ -190,9 +195,9 @@ PREDICTIONS = {
 #: key -> the variable a notebook asks the prediction in (``lost_event = None  # 104, 106, 107 or 'none'``); the
 #: unanswered reply names it, and tests/workshop checks that the notebooks use these names.
 VARIABLES = {
-    "after_crash_cursor": "fetched_after_crash", "lost_on_fetch": "lost_event", "cursor_moves_at": "cursor_moves_at",
+    "shortcut_notices": "shortcut_notices", "crash_after_commit": "lost_if_later", "cursor_moves_at": "cursor_moves_at",
     "loses_without_crash": "loses_without_crash", "replays_after_crash": "skipped_after_restart",
-    "stuck_107": "fate_of_107", "stuck_ok": "verdict_ok", "prefix_at_crash": "prefix_at_crash",
+    "stuck_107": "fate_of_107", "stuck_ok": "verdict_ok", "in_memory_crashes": "crashes_with_shortcut",
     "in_memory_loses": "loses_211_on", "watermark_crashes": "crashes_in_its_run",
     "no_version_check_harm": "harm_done", "safe_failing_schedules": "safe_worse", "most_hurt": "most_hurt",
     "stale_barrier": "stale_barrier", "after_rejected_barrier": "after_rejection",
@@ -203,9 +208,9 @@ VARIABLES = {
 
 #: key -> the answers a :func:`predict` widget offers, for the questions with one answer out of a few
 CHOICES = {
-    "after_crash_cursor": ("C7", "C8"), "lost_on_fetch": (104, 106, 107, "none"),
+    "shortcut_notices": ("stalls", "halts", "completes"), "crash_after_commit": (104, 106, 107, "none"),
     "cursor_moves_at": ("fetch", "commit", "barrier"), "loses_without_crash": ("yes", "no"),
-    "stuck_107": ("lost", "pending", "applied"), "stuck_ok": ("yes", "no"), "prefix_at_crash": (209, 210, 211, 212),
+    "stuck_107": ("lost", "pending", "applied"), "stuck_ok": ("yes", "no"), "in_memory_crashes": (0, 1),
     "no_version_check_harm": ("lost", "duplicated", "regression", "nothing"), "most_hurt": simkit.SHORTCUTS,
     "stale_barrier": ("overwrites", "rejected"), "after_rejected_barrier": ("refetch", "reread", "stop"),
     "refetch_after_lost_reply": ("yes", "no"), "lost_reply_retry": ("receipt", "conflict", "twice"),

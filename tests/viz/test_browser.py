@@ -314,22 +314,22 @@ def test_prediction_widget_checks_the_answer_picked(lab, browser):
     the right one is confirmed, each reply from simkit.workshop.check_prediction."""
     from simkit import workshop as check
 
-    why = check.PREDICTIONS["after_crash_cursor"][3]
+    why = check.PREDICTIONS["shortcut_notices"][3]
     page = open_and_run_all(browser, lab, "browser_predict.ipynb")
     assert_no_errors(page)
     box = widget_with(page, "your answer", "check.predict(")
     answers = box.locator(".widget-toggle-buttons button")
-    assert [answers.nth(i).inner_text().strip() for i in range(answers.count())] == ["C7", "C8"]
+    assert [answers.nth(i).inner_text().strip() for i in range(answers.count())] == ["stalls", "halts", "completes"]
     shot_widget(box, "predict-before")
     press = box.locator("button.widget-button", has_text="check")
     press.click()
     assert "pick an answer above first" in reply_text(box, "pick an answer")
-    answers.filter(has_text="C8").click()
+    answers.filter(has_text="halts").click()
     press.click()
-    wrong = reply_text(box, "✗ not 'C8'")
-    assert f"✗ not 'C8'. The answer is {why}" in wrong
+    wrong = reply_text(box, "✗ not 'halts'")
+    assert f"✗ not 'halts'. The answer is {why}" in wrong
     shot_widget(box, "predict-wrong")
-    answers.filter(has_text="C7").click()
+    answers.filter(has_text="completes").click()
     press.click()
     right = reply_text(box, "✓ right.")
     assert f"✓ right. {why}" in right and "✗" not in right       # the reply replaces the last one
@@ -392,11 +392,11 @@ def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
     assert_no_errors(page)
     wait_reveals(page, [False, False])
     box = widget_with(page, "your answer", "check.predict(")
-    box.locator(".widget-toggle-buttons button").filter(has_text="C8").click()
+    box.locator(".widget-toggle-buttons button").filter(has_text="halts").click()
     box.locator("button.widget-button", has_text="check").click()       # a wrong answer is an answer too
-    reply_text(box, "✗ not 'C8'")
+    reply_text(box, "✗ not 'halts'")
     states = wait_reveals(page, [True, False])
-    assert "widget reveal: the restarted worker fetches C7" in page.locator(REVEAL).first.inner_text(), states
+    assert "widget reveal: the shortcut completes, unaware" in page.locator(REVEAL).first.inner_text(), states
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "reveal-opened-by-widget.png"))
     page.evaluate("""() => {
@@ -408,6 +408,6 @@ def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
     wait_reveals(page, [True, True])
-    assert "variable reveal: e107 is lost" in page.locator(REVEAL).nth(1).inner_text()
+    assert "variable reveal: nothing is lost" in page.locator(REVEAL).nth(1).inner_text()
     page.screenshot(path=str(ARTIFACTS / "reveal-opened-by-variable.png"))
     page.close()

@@ -214,6 +214,26 @@ def test_stepper_shows_memory_beside_durable_state_at_each_instant(stepper):
     assert plt.get_fignums() == []
 
 
+def test_the_stepper_steps_through_any_strategy():
+    """Its menu picks the strategy: the run is that strategy's on the same scenario, the slider spans its rows, and a
+    crash shown for the last strategy is cleared; a class of your own stays in the menu by its name."""
+    import simkit
+
+    w = widgets.stepper()
+    assert w.controls["strategy"].value == "safe" and set(simkit.STRATEGIES) <= set(w.controls["strategy"].options)
+    w.controls["row"].value = 11
+    w.button.click()
+    w.controls["strategy"].value = "persist_token_on_fetch"
+    assert w.stepped.run.strategy == "persist_token_on_fetch" and w.changes is None
+    assert w.controls["row"].max == len(w.stepped.run.trace) - 1 and w.instant.row == w.controls["row"].value
+    w.controls["row"].value = 2
+    w.button.click()
+    assert w.rerun.verdict.lost == ["e106", "e107"]
+    own = widgets.stepper(strategy=simkit.resolve("safe"))
+    assert own.controls["strategy"].value in own.controls["strategy"].options
+    assert plt.get_fignums() == []
+
+
 def test_crash_here_reruns_with_a_crash_at_the_next_pass_and_names_the_events_that_change_fate():
     """persist_token_on_fetch: after its early barrier (row 2) the next pass is after_page_barrier; a crash there
     loses e106 as well as e107. For safe, a crash anywhere leaves the run ok: at most an event applied once becomes

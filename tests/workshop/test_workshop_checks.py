@@ -29,14 +29,14 @@ def refused(result, *words):
 # -- predictions --------------------------------------------------------------------------------------------------
 #: What simkit does, as the notebooks show it: each question's answer, and a wrong prediction for it.
 ANSWERS = {
-    "after_crash_cursor": ("C7", "C8"),
-    "lost_on_fetch": ("e107", 106),
+    "shortcut_notices": ("completes", "halts"),
+    "crash_after_commit": ("none", 107),
     "cursor_moves_at": ("barrier", "fetch"),
     "loses_without_crash": ("yes", False),
     "replays_after_crash": (frozenset({104, 106}), [104, 106, 107]),
     "stuck_107": ("pending", "lost"),
     "stuck_ok": ("no", "yes"),
-    "prefix_at_crash": (210, 212),
+    "in_memory_crashes": (0, 1),
     "in_memory_loses": (frozenset({"operator_review", "reversible_hold"}), ["retry_later"]),
     "watermark_crashes": (0, 1),
     "no_version_check_harm": ("regression", "lost"),
@@ -113,16 +113,16 @@ def test_a_widget_offers_the_answer_and_only_well_formed_answers(key):
 
 
 def test_the_prediction_widget_checks_the_answer_picked():
-    w = check.predict("after_crash_cursor")
-    assert [o for o, _ in w.choice.options] == ["C7", "C8"] and w.choice.value is None
+    w = check.predict("shortcut_notices")
+    assert [o for o, _ in w.choice.options] == ["stalls", "halts", "completes"] and w.choice.value is None
     w.button.click()                                           # nothing picked: nothing judged
     assert w.reply is None
-    w.choice.value = "C8"
+    w.choice.value = "halts"
     w.button.click()
-    assert not w.reply and repr(w.reply).startswith("✗ not 'C8'. The answer is C7")
-    w.choice.value = "C7"
+    assert not w.reply and repr(w.reply).startswith("✗ not 'halts'. The answer is completes")
+    w.choice.value = "completes"
     w.button.click()
-    assert w.reply and repr(w.reply) == "✓ right. " + check.PREDICTIONS["after_crash_cursor"][3]
+    assert w.reply and repr(w.reply) == "✓ right. " + check.PREDICTIONS["shortcut_notices"][3]
 
 
 def test_a_question_without_fixed_answers_is_no_widget():
@@ -144,8 +144,9 @@ def test_a_wrong_prediction_gets_the_answer_and_the_reason(key):
     assert not result and text.startswith("✗ not ") and text.endswith(check.PREDICTIONS[key][3])
 
 
-@pytest.mark.parametrize("key, spelled", [("lost_on_fetch", 107), ("lost_on_fetch", "107"),
-                                          ("after_crash_cursor", "c7"), ("loses_without_crash", True),
+@pytest.mark.parametrize("key, spelled", [("crash_after_commit", "None"),
+                                          ("crash_after_commit", "none"), ("shortcut_notices", " Completes"),
+                                          ("loses_without_crash", True),
                                           ("replays_after_crash", ["e106", "e104"]), ("stuck_ok", "No"),
                                           ("scan_done", False), ("after_rejected_barrier", " Reread"),
                                           ("zero_of_200", 1.5), ("zero_of_200", 2)])
@@ -153,7 +154,7 @@ def test_predictions_accept_the_usual_spellings(key, spelled):
     assert check.check_prediction(key, spelled)
 
 
-@pytest.mark.parametrize("key, odd", [("after_crash_cursor", 7), ("lost_on_fetch", "the last one"),
+@pytest.mark.parametrize("key, odd", [("shortcut_notices", 7), ("crash_after_commit", "the last one"),
                                       ("replays_after_crash", 3.5), ("stuck_ok", "maybe"), ("zero_of_200", "2%"),
                                       ("zero_of_200", 250), ("watermark_crashes", -1), ("most_hurt", "safe"),
                                       ("in_memory_loses", [None])])
