@@ -7,9 +7,9 @@ from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import STRATEGIES
 
+from .inputs import strategy_name
 from .instant import instant_state
 from .show import show_crash, show_instant
-from .inputs import strategy_name
 from .steps import crash_rerun, fate_changes, stepped_run
 
 __all__ = ["Stepper", "stepper"]
