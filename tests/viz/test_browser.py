@@ -95,15 +95,19 @@ def browser():
         b.close()
 
 
-def open_and_run_all(browser, lab: str, notebook: str):
+def open_and_run_all(browser, lab: str, notebook: str, fresh_kernel: bool = False):
     """Open ``notebook`` in JupyterLab, run all its cells (JupyterLab's own "Run All Cells" command) and wait
-    until every code cell has run and the kernel is idle; return the page."""
+    until every code cell has run and the kernel is idle; return the page. ``fresh_kernel``: restart the kernel
+    first (JupyterLab keeps a notebook's kernel, and what it was told, across pages)."""
     page = browser.new_page(viewport={"width": 1500, "height": 2600})   # a whole widget in view, painted
     page.set_default_timeout(120_000)
     page.goto(f"{lab}/lab/tree/{notebook}?reset&token={TOKEN}")      # a fresh workspace: only this notebook
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     current = "window.jupyterapp.shell.currentWidget"
     page.wait_for_function(f"() => {current} && {current}.sessionContext.session?.kernel?.status === 'idle'")
+    if fresh_kernel:
+        page.evaluate(f"async () => await {current}.sessionContext.session.kernel.restart()")
+        page.wait_for_function(f"() => {current}.sessionContext.session?.kernel?.status === 'idle'")
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     try:
         page.wait_for_function(
@@ -388,7 +392,7 @@ def wait_reveals(page, expected: list[bool], timeout: float = 60) -> list[tuple[
 def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
     """After Run All both reveals of the fixture are folded; answering the widget opens its reveal only; setting
     the variable and running its check opens the other, in place, without running the reveal's cell again."""
-    page = open_and_run_all(browser, lab, "browser_predict.ipynb")
+    page = open_and_run_all(browser, lab, "browser_predict.ipynb", fresh_kernel=True)   # nothing answered yet
     assert_no_errors(page)
     wait_reveals(page, [False, False])
     box = widget_with(page, "your answer", "check.predict(")
