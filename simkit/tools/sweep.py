@@ -153,6 +153,28 @@ def check_out(path: str | Path) -> None:
         raise SimkitError(f"path {path}: {_PARQUET}", param="path")
 
 
+def _answers(address: str, timeout: float) -> None:
+    """The scheduler at ``address`` answers an identity request within ``timeout`` seconds, else TimeoutError.
+    ``Client(address, timeout=...)`` bounds the connection only: a listener that accepts and never speaks (a
+    wrong port, a stuck proxy) kept ``sweep --dask`` waiting for ever."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity():
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity"})
+            await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        asyncio.run(asyncio.wait_for(identity(), timeout))
+    except TimeoutError:
+        raise TimeoutError(f"no answer within {timeout:g} s") from None
+
+
 def _dask(tasks, address: str, bar, timeout: float):
     try:
         from distributed import Client, as_completed
@@ -160,6 +182,7 @@ def _dask(tasks, address: str, bar, timeout: float):
         raise SimkitError("dask_address needs dask.distributed: pip install 'simkit[dask]'",
                           param="dask_address") from None
     try:
+        _answers(address, timeout)
         client = Client(address, timeout=timeout)
     except (OSError, TimeoutError, ValueError) as exc:
         raise SimkitError(f"dask_address {address}: cannot connect to the scheduler: {exc}",
