@@ -5,7 +5,6 @@ with them."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import shlex
 
 from simkit.errors import SimkitError
@@ -31,13 +30,34 @@ def replay_command(target: str, strategy: str, seed: int | None = None, settleme
 
 
 # -- scenarios as TOML ----------------------------------------------------------------------------------------
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    """``text`` as a TOML basic string of ASCII characters. ``json.dumps`` wrote a character past U+FFFF as a
+    UTF-16 surrogate pair (``\\ud83d\\ude00``), which TOML refuses: ``shrink --out`` wrote files ``simkit run``
+    could not read back. Here it is ``\\U0001f600``."""
+    out = []
+    for c in text:
+        o = ord(c)
+        if c in _ESCAPES:
+            out.append(_ESCAPES[c])
+        elif 0x20 <= o < 0x7F:
+            out.append(c)
+        elif 0xD800 <= o <= 0xDFFF:
+            raise SimkitError(f"cannot write {text[:60]!r} as TOML: a lone surrogate (U+{o:04X}) is no character")
+        else:
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+    return '"' + "".join(out) + '"'
+
+
 def _toml_value(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v)
+        return _toml_string(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     raise SimkitError(f"cannot write {type(v).__name__} {v!r} as TOML")
