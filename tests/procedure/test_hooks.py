@@ -37,7 +37,11 @@ def _classes(name: str, code: str, folder: Path) -> list[type]:
             if isinstance(v, type) and issubclass(v, Consumer) and v is not Consumer]
 
 
-@pytest.mark.parametrize(("name", "code"), [f for f in FILES if f[0] != "wrong.py"], ids=lambda v: v[:20])
+#: the page's consumers (not its wrong ones, nor the test file that uses them)
+CONSUMERS = [f for f in FILES if f[0] != "wrong.py" and not f[0].startswith("test_")]
+
+
+@pytest.mark.parametrize(("name", "code"), CONSUMERS, ids=lambda v: v[:20])
 def test_every_example_runs_to_a_verdict(name, code, tmp_path):
     """The examples are consumers the procedure can drive: each gets a verdict (ok or not), no ConsumerError.
     ``default`` has an external sink (settle_effect is reached) and backfills."""

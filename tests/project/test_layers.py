@@ -21,6 +21,7 @@ RANKS = {
     "tools": 6, "live": 6, "service": 6,
     "viz": 7,
     "simkit": 7.5,          # the public facade: ``import simkit``
+    "testing": 7.6,         # simkit in a consumer author's pytest suite: audit and runs as assertions
     "workshop": 8,
     "cli": 9, "__main__": 10,
 }

@@ -1,0 +1,169 @@
+"""simkit in a consumer author's own test suite: judge your consumer with pytest instead of shelling out.
+
+::
+
+    # test_my_consumer.py
+    from simkit.testing import assert_ok_on, assert_passes_audit
+    from my_consumer import MyConsumer
+
+    def test_my_consumer_passes_the_audit():
+        assert_passes_audit(MyConsumer, budget=30)
+
+    def test_my_consumer_on_the_walkthroughs():
+        assert_ok_on(MyConsumer, "retry_walkthrough", "quarantine_boundary")
+
+A failure raises ``AssertionError`` whose message is what ``simkit audit`` (or ``simkit compare``) prints: the
+verdict table, then the ``simkit run`` line that replays the first failure from the scenario file written for it.
+
+It is also a pytest plugin: ``pytest_plugins = ["simkit.testing"]`` in a ``conftest.py`` adds the fixture
+``simkit_audit`` (:func:`assert_passes_audit` writing its failure file into the test's ``tmp_path``) and the option
+``--simkit-budget SECONDS`` (the audit's budget for every test that uses the fixture).
+"""
+from __future__ import annotations
+
+import inspect
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from simkit.judge.report import table, verdict_row
+from simkit.model import Scenario
+from simkit.procedure.consumer import Consumer
+from simkit.procedure.strategies import resolve, strategy_ref
+from simkit.runner import Run, simulate
+from simkit.scenario.read import load
+from simkit.tools.audit import Audit, audit, audit_text, failure_toml
+from simkit.tools.scenario_toml import replay_command
+
+__all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
+
+#: The audit budget, in seconds of wall time, when a test names none: a test suite's scale, not ``simkit audit``'s.
+BUDGET = 30.0
+
+
+def _consumer(consumer) -> type[Consumer]:
+    return resolve(consumer) if isinstance(consumer, str) else consumer
+
+
+def _reference(consumer) -> str:
+    """How ``simkit run`` names ``consumer`` from anywhere: as given when it is a string, else ``path/to/file.py:Class``
+    for a class defined in a file (a test module is often not importable by its module name from the shell)."""
+    if isinstance(consumer, str):
+        return consumer
+    ref = strategy_ref(consumer)
+    try:
+        source = inspect.getsourcefile(consumer)
+    except TypeError:
+        source = None
+    if source is None or ref.split(":")[0] in ("simkit", "") or not source.endswith(".py") \
+            or ref == getattr(consumer, "name", None) or "<locals>" in consumer.__qualname__:
+        return ref
+    path = Path(source).resolve()
+    try:
+        path = path.relative_to(Path.cwd())
+    except ValueError:
+        pass
+    return f"{path}:{consumer.__qualname__}"
+
+
+def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int = 1, sweep_seeds: int = 5,
+                        first_only: bool = False, jobs: int | None = 1, out: str | Path | None = None) -> Audit:
+    """Judge ``consumer`` as ``simkit audit`` does (:func:`simkit.audit`); return the :class:`~simkit.Audit` when it
+    passes.
+
+    Args:
+        consumer: a Consumer subclass, or a strategy name / ``path.py:Class`` / ``module:Class`` reference.
+        budget: seconds of wall time; the cheapest cases run first, and cases left when it is spent are not judged
+            (``None``: every case, which takes minutes).
+        seeds: seeds per bundled scenario.
+        sweep_seeds: seeds per generated scenario under random faults.
+        first_only: stop at the first failing case (the quickest way to a red test).
+        jobs: worker processes.
+        out: where to write the first failure as a scenario file (default: a new temporary folder).
+
+    Raises:
+        AssertionError: the consumer fails a case ``safe`` passes; the message is the audit's verdict table and
+            the ``simkit run`` line that replays the first failure from ``out``.
+    """
+    __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
+    options = {"seeds": seeds, "sweep_seeds": sweep_seeds, "first_only": first_only, "jobs": jobs}
+    if "budget" in inspect.signature(audit).parameters:
+        options["budget"] = budget
+    result = audit(_consumer(consumer), **options)
+    if result.ok:
+        return result
+    result = replace(result, reference=_reference(consumer))
+    name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in result.strategy)
+    path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="simkit-audit-")) / f"{name}.toml"
+    path.write_text(failure_toml(result, str(path)), encoding="utf-8")
+    raise AssertionError("\n" + audit_text(result, str(path)))
+
+
+def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
+    """(how ``simkit run`` names the scenario, the run) for each scenario and seed."""
+    cls = _consumer(consumer)
+    runs = []
+    for given in scenarios or ("retry_walkthrough",):
+        scenario = given if isinstance(given, Scenario) else load(given)
+        for seed in seeds if seeds is not None else (None,):
+            runs.append((scenario.name if isinstance(given, Scenario) else str(given),
+                         simulate(scenario, cls, seed, settlement=settlement)))
+    return runs
+
+
+def run_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] | None = None,
+           settlement: str | None = None) -> list[Run]:
+    """``consumer`` run on each scenario (a bundled name, a file, or a :class:`~simkit.Scenario`; default
+    ``retry_walkthrough``), at the scenario's own seed or at each of ``seeds``; the runs in that order."""
+    return [run for _, run in _runs(consumer, scenarios, seeds, settlement)]
+
+
+def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] | None = None,
+                 settlement: str | None = None) -> list[Run]:
+    """:func:`run_on`, and every verdict ``ok``; return the runs.
+
+    Raises:
+        AssertionError: some run is not ok; the message is the verdict table of every run and a ``simkit run``
+            line for each one that failed.
+    """
+    __tracebackhide__ = True
+    runs = _runs(consumer, scenarios, seeds, settlement)
+    failed = [(target, r) for target, r in runs if not r.verdict.ok]
+    if not failed:
+        return [r for _, r in runs]
+    rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, r in runs]
+    lines = [f"{len(failed)} of {len(runs)} runs of {_reference(consumer)} are not ok", "",
+             table(rows, ("scenario", "seed", "ok", "lost", "duplicated", "regressions", "invariants broken",
+                          "halted")), ""]
+    lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}" for target, r in failed]
+    raise AssertionError("\n" + "\n".join(lines))
+
+
+# -- the pytest plugin: pytest_plugins = ["simkit.testing"] ------------------------------------------------------------
+def pytest_addoption(parser) -> None:
+    parser.getgroup("simkit").addoption(
+        "--simkit-budget", type=float, default=None, metavar="SECONDS",
+        help=f"seconds of wall time for each simkit_audit (default {BUDGET:g})")
+
+
+def simkit_audit(request, tmp_path) -> Callable[..., Audit]:
+    """:func:`assert_passes_audit`, its failure file written into the test's ``tmp_path`` and its budget
+    ``--simkit-budget`` unless the call names one."""
+    budget = request.config.getoption("--simkit-budget", default=None)
+
+    def judged(consumer, **options) -> Audit:
+        options.setdefault("budget", budget if budget is not None else BUDGET)
+        __tracebackhide__ = True
+        options.setdefault("out", tmp_path / "simkit-audit-failure.toml")
+        return assert_passes_audit(consumer, **options)
+
+    return judged
+
+
+try:                                    # a fixture where pytest is installed; the functions above need no pytest
+    import pytest
+except ImportError:                     # pragma: no cover
+    pass
+else:
+    simkit_audit = pytest.fixture(simkit_audit)
