@@ -206,6 +206,13 @@ def cmd_shrink(args) -> int:
     from simkit.tools.shrink import shrink
     out = check_out("--out", args.out, (".toml",)) if args.out else None
     sc, seed = _load(args)
+    if args.json:                   # a run that does not fail: the one JSON object says so, and nothing to shrink
+        run = simulate(sc, resolve(args.strategy), seed)
+        if run.verdict.ok:
+            print(json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed, "failure": None,
+                              "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(), "out": None,
+                              "toml": None, "nothing_to_shrink": True}))
+            return 0
     result = shrink(sc, args.strategy, seed)
     if out:
         write_text("--out", out, result.toml())

@@ -28,6 +28,17 @@ and leaves no half-written file either.
 
 
 class Parser(argparse.ArgumentParser):
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an unrecognized argument names the command it was given to: ``simkit: run:
+        unrecognized arguments: --out x (see simkit run --help)`` (argparse reports it from the top parser)."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            prog = f"{self.prog} {command}" if command else self.prog
+            raise SimkitError(f"{command + ': ' if command else ''}unrecognized arguments: {' '.join(extras)} "
+                              f"(see {prog} --help)")
+        return parsed
+
     def error(self, message):
         """``simkit: run: argument --seed: invalid int value: 'x' (see simkit run --help)``, from main()."""
         command = self.prog.removeprefix("simkit").strip()

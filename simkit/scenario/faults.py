@@ -61,7 +61,7 @@ def parse_crash_arg(text: str) -> Fault:
     :func:`~simkit.scenario.checks.missing_position`."""
     m = _CRASH_ARG.match(text)
     if not m or m["point"] not in CRASH_POINTS:
-        raise ScenarioError(f"crash {text}: key 'point': expected POINT[@POSITION][#OCCURRENCE] "
+        raise ScenarioError(f"crash {text}: expected POINT[@POSITION][#OCCURRENCE] "
                             f"with POINT one of {', '.join(CRASH_POINTS)}", param="crash")
     for key, value in (("position", m["position"]), ("occurrence", m["occurrence"])):
         # more than 4,300 digits: int() itself raises ValueError; 20 digits are past MAX_INT already

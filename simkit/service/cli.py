@@ -5,6 +5,7 @@ only when ``serve`` runs.
 """
 from __future__ import annotations
 
+import argparse
 import json
 from contextlib import contextmanager
 
@@ -17,12 +18,15 @@ __all__ = ["COMMANDS", "DEFAULT_PORT", "FLAGS", "add_parsers", "cmd_serve", "cmd
 DEFAULT_PORT = 8004
 #: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
 FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
-         "grants": "--grant", "faults": "--fault", "version": "--version", "max_crashes": "--max-crashes",
+         "grants": "--grant", "faults": "--fault", "version": "--contract-version", "max_crashes": "--max-crashes",
          "lost_replies": "--lost-responses", "horizon": "--horizon"}
 
 
 def add_parsers(sub) -> None:
-    p = sub.add_parser("serve", help="the seed 004 checkpoint service and change feed on 127.0.0.1")
+    text = "the seed 004 checkpoint service and change feed on 127.0.0.1"
+    p = sub.add_parser("serve", help=text, description=f"{text[0].upper()}{text[1:]}: checkpoint read and "
+                       "compare-and-set write, the change feed and the memory query over HTTP, for the dev subject "
+                       "(credential 'dev') unless flags or --config add others; its API docs at /docs.")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     p.add_argument("--config", metavar="FILE", help="TOML file adding subjects, credentials, grants, journals, faults")
@@ -39,13 +43,20 @@ def add_parsers(sub) -> None:
     p.add_argument("--store", default="batched", metavar="STORE",
                    help="how a checkpoint and its receipt are written: batched (seed 004's one batch, default), split "
                         "(checkpoint, then receipt) or split_receipt_first; the crash-mid-write fault dies between")
-    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
-    p = sub.add_parser("service", help="a seed 004 client in the simulated service world, judged")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
+                   help="how much the server logs on stderr: one line per request at info (default: info)")
+    text = "a seed 004 client in the simulated service world, judged"
+    p = sub.add_parser("service", help=text, description=f"{text[0].upper()}{text[1:]}: correct and wrong clients "
+                       "against the same model, with crashes, lost replies and restores, judged from the service's "
+                       "ground truth.")
     p.add_argument("scenario", help="checkpoint_service, restore_from_backup, restore_reused_numbers, "
                                     "initial_reconciliation or crash_mid_checkpoint_write")
     p.add_argument("--client", default=None, help="correct, new_key_retry, reset_on_409 or stop_on_empty_page "
                                                   "(default: the scenario's)")
-    p.add_argument("--version", type=int, default=None, help="contract version 1 or 2 (default: the scenario's)")
+    # --contract-version, not --version: `simkit --version` is simkit's own; --version stays accepted, unlisted
+    p.add_argument("--contract-version", type=int, default=None, dest="version", metavar="VERSION",
+                   help="contract version 1 or 2 (default: the scenario's)")
+    p.add_argument("--version", type=int, default=None, dest="version", help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, metavar="STORE",
                    help="batched, split or split_receipt_first (default: the scenario's; crash_mid_checkpoint_write "
                         "runs all three side by side)")
@@ -97,7 +108,7 @@ def cmd_service(args) -> int:
     if args.store is not None and args.store not in STORES:
         raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
     if args.version is not None and args.version not in CONTRACT_VERSIONS:
-        raise ServiceConfigError(f"--version {args.version}: the contract versions are 1 and 2")
+        raise ServiceConfigError(f"--contract-version {args.version}: the contract versions are 1 and 2")
     clients = [args.client] if args.client else list(sc.clients)
     if args.explore:
         return _explore(args, sc, clients)

@@ -142,6 +142,13 @@ def test_durable_containers_behave_like_plain_ones(tmp_path):
 SLOW = 'name = "slow"\n[generate]\nevents = 300\npage_size = 5\n[timing]\nfetch_latency = 30.0\n'   # 30 ms a page
 
 
+def _default_sigint() -> None:
+    """In the child, before exec: SIGINT back to its default. A suite started in the background (``pytest &``) runs
+    with SIGINT ignored, the child would inherit that, and Python keeps an ignored SIGINT ignored: the SIGINT
+    variant below would then wait for an exit that never comes."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_live(tmp_path, *args):
     """``simkit live`` on a stream of about 2 s in a subprocess (temporary folders under ``tmp_path``), and the pid
     of its first worker once it is up."""
@@ -149,7 +156,7 @@ def _start_live(tmp_path, *args):
     path.write_text(SLOW)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "simkit", "live", str(path), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children") for x in p.read_text().split()]

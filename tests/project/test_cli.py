@@ -45,7 +45,9 @@ def test_malformed_scenario_one_line_exit_2(tmp_path, case):
 
 @pytest.mark.parametrize("args, message", [
     (["run", "retry_walkthrough", "--strategy", "optimistic"], "--strategy optimistic: unknown strategy"),
-    (["run", "retry_walkthrough", "--crash", "during_lunch"], "--crash during_lunch: key 'point'"),
+    (["run", "retry_walkthrough", "--crash", "during_lunch"],
+     "--crash during_lunch: expected POINT[@POSITION][#OCCURRENCE] with POINT one of after_fetch,"),
+    (["run", "retry_walkthrough", "--out", "x"], "run: unrecognized arguments: --out x (see simkit run --help)"),
     (["run", "no_such_scenario"], "no_such_scenario: no such scenario"),
     (["run", "retry_walkthrough", "--seed", "x"], "invalid int value"),
     (["frobnicate"], "invalid choice"),

@@ -278,7 +278,9 @@ def test_run_service_scenario_names_its_parameters():
                                   "memory_read, memory_checkpoint, memory_write, tenant_admin"),
     (["serve", "--operator", "two words"], "--operator 'two words': a credential is one token without spaces or "
                                            "control characters"),
-    (["service", "checkpoint_service", "--version", "3"], "--version 3: the contract versions are 1 and 2"),
+    (["service", "checkpoint_service", "--version", "3"], "--contract-version 3: the contract versions are 1 and 2"),
+    (["service", "checkpoint_service", "--contract-version", "3"],
+     "--contract-version 3: the contract versions are 1 and 2"),
     (["serve", "--grant", "dev=memory_read@{bad"], "--grant 'dev=memory_read@{bad': scope is not JSON"),
     (["serve", "--grant", "nobody=memory_read"], "--grant 'nobody=memory_read': unknown subject 'nobody'; give it "
                                                  "a credential first"),
