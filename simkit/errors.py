@@ -5,7 +5,7 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 """
 
 __all__ = ["printable", "told", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
-           "Interrupted", "SIGNALLED"]
+           "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -73,5 +73,11 @@ class Interrupted(KeyboardInterrupt):
     consumer's own code raises, which is the consumer's error (one line, exit 2), not the user's Ctrl-C."""
 
 
-#: What a real signal raises (:class:`Terminated`, :class:`Interrupted`): never taken for a consumer's own error.
-SIGNALLED = (Terminated, Interrupted)
+class TimedOut(SimkitError):
+    """A run took longer in wall-clock time than it may (:data:`simkit.world.guard.WALL_SECONDS`): a consumer that
+    sleeps or spins in its own code, where the simulated world's guards do not reach."""
+
+
+#: What a signal handler raises (:class:`Terminated`, :class:`Interrupted`, :class:`TimedOut`): never taken for a
+#: consumer's own error, though it is raised in the consumer's code.
+SIGNALLED = (Terminated, Interrupted, TimedOut)

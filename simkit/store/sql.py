@@ -85,6 +85,9 @@ CREATE TABLE operations (
 -- Every transition, rejection and no-op of an operation record; rejected replies also in the quarantine.
 CREATE TABLE operation_history (seq INTEGER, time, worker INTEGER, operation_id TEXT, action TEXT,
     before TEXT, after TEXT, fingerprint TEXT, binding TEXT, generation INTEGER, reply TEXT, detail TEXT);
+-- SQLiteLedger.reserve reads the greatest generation ever reserved in every reservation: a scan of the whole
+-- history without this index (quadratic in the external calls: 4 workers, 5,000 events took minutes).
+CREATE INDEX operation_history_generation ON operation_history (generation);
 CREATE TABLE operation_quarantine (seq INTEGER, time, worker INTEGER, operation_id TEXT, action TEXT,
     before TEXT, after TEXT, fingerprint TEXT, binding TEXT, generation INTEGER, reply TEXT, detail TEXT);
 """

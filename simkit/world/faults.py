@@ -7,6 +7,11 @@ from simkit.model import REPLY_FAULTS, Fault, RandomFaults
 
 __all__ = ["FaultPlan"]
 
+#: Which calls match a fault kind: a crash-point pass (by point), a request, a reply, or an external call's reply
+#: altered (by op).
+_FAMILY = {"crash": "point", "pause": "point", "lost_request": "lost_request", "lost_response": "lost_response",
+           **{kind: "altered" for kind in REPLY_FAULTS}}
+
 
 class FaultPlan:
     """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (docs/scenarios.md,
@@ -18,10 +23,22 @@ class FaultPlan:
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
     plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and once
     no scripted fault is left and no random one can strike, a pass costs nothing (:attr:`quiet`).
+
+    Scripted faults are looked up, not scanned: each is filed under what a pass, request or reply must show to
+    match it, ``(family, worker, point or op, position, occurrence)``, and a pass asks two keys, the one for its
+    position and the one for faults that name none (every pass scanned every fault: 10,000 events and 10,000
+    faults that never fire took 96 s). The first fault of the scenario's order that matches fires, as before.
     """
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
-        self._scripted = list(faults)
+        self._faults = tuple(faults)
+        self._fired_at: set[int] = set()        # indices of the scripted faults fired
+        self._left = len(faults)                # scripted faults not yet fired
+        self._index: dict[tuple, list[tuple[int, Fault]]] = {}
+        for i, f in enumerate(faults):
+            family = _FAMILY[f.kind]
+            key = (family, f.worker, f.point if family == "point" else f.op, f.position, f.occurrence)
+            self._index.setdefault(key, []).append((i, f))
         self._counts: dict[tuple, int] = {}
         self._rf = random_faults
         self._rng = random.Random(f"faults:{seed}")
@@ -53,16 +70,21 @@ class FaultPlan:
         self._record = keep
         self.quiet = self.idle()
 
-    def _match(self, kinds, worker, key, value, position, n_any, n_pos) -> Fault | None:
-        for f in self._scripted:
-            if f.kind in kinds and f.worker == worker and getattr(f, key) == value:
-                n = n_any if f.position is None else (n_pos if f.position == position else -1)
-                if n == f.occurrence:
-                    self._scripted.remove(f)
-                    self.fired.append(f)
-                    self.quiet = self.idle()
-                    return f
-        return None
+    def _match(self, family: str, worker, value, position, n_any, n_pos) -> Fault | None:
+        """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes here: one naming this position
+        and matched by ``n_pos``, the passes of it at this position, or one naming none and matched by ``n_any``."""
+        index = self._index
+        here = index.get((family, worker, value, position, n_pos)) if position is not None else None
+        anywhere = index.get((family, worker, value, None, n_any))
+        if not here and not anywhere:
+            return None
+        found = here if not anywhere or (here and here[0][0] < anywhere[0][0]) else anywhere
+        i, f = found.pop(0)
+        self._fired_at.add(i)
+        self._left -= 1
+        self.fired.append(f)
+        self.quiet = self.idle()
+        return f
 
     def _draw(self, rate: float) -> bool:
         if rate > 0 and self._random_left > 0 and self._rng.random() < rate:
@@ -77,19 +99,19 @@ class FaultPlan:
         nothing, and the world may commit without them (``World._commit_at_once``). :attr:`quiet` holds it."""
         rf = self._rf
         random = self._random_left > 0 and (rf.crash or rf.pause or rf.lost_response or rf.lost_request)
-        return not (self._record or self._scripted or random)
+        return not (self._record or self._left or random)
 
     def at_point(self, worker: int, point: str, position: int | None) -> Fault | None:
         """The crash or pause that strikes this pass of ``point``, if any."""
-        if not (self._record or self._scripted or self._rf.crash or self._rf.pause):
+        if not (self._record or self._left or self._rf.crash or self._rf.pause):
             return None
         n_any, n_pos = self._count(worker, point, position)
         if self._record:
             self.passes.append((worker, point, position, n_pos))
         # (a call only where a fault may strike: no scripted fault left, or a rate of 0, costs none)
         fault = None
-        if self._scripted:
-            fault = self._match(("crash", "pause"), worker, "point", point, position, n_any, n_pos)
+        if self._left:
+            fault = self._match("point", worker, point, position, n_any, n_pos)
         if fault is None and self._rf.crash > 0 and self._draw(self._rf.crash):
             fault = self._fired(Fault("crash", point, position, n_pos, worker))
         if fault is None and self._rf.pause > 0 and self._draw(self._rf.pause):
@@ -102,12 +124,12 @@ class FaultPlan:
         Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
         store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does not.
         """
-        if not (self._record or self._scripted or self._rf.lost_request):
+        if not (self._record or self._left or self._rf.lost_request):
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         if self._record:
             self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
-        if self._scripted and self._match(("lost_request",), worker, "op", op, position, n_any, n_pos):
+        if self._left and self._match("lost_request", worker, op, position, n_any, n_pos):
             return True
         if self._rf.lost_request > 0 and self._draw(self._rf.lost_request):
             # a fault without a position matches the n-th request of its op (see _match): record that n
@@ -117,12 +139,12 @@ class FaultPlan:
 
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""
-        if not (self._record or self._scripted or self._rf.lost_response):
+        if not (self._record or self._left or self._rf.lost_response):
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         if self._record:
             self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
-        if self._scripted and self._match(("lost_response",), worker, "op", op, position, n_any, n_pos):
+        if self._left and self._match("lost_response", worker, op, position, n_any, n_pos):
             return True
         if self._rf.lost_response > 0 and self._draw(self._rf.lost_response):
             # a fault without a position matches the n-th reply of its op (see _match): record that n
@@ -135,11 +157,11 @@ class FaultPlan:
         spared), if any. Scripted only: they draw nothing from the seeded random faults."""
         n_any = self._counts.get((worker, ("reply", op)), 0)
         n_pos = self._counts.get((worker, ("reply", op), position), 0)
-        return self._match(REPLY_FAULTS, worker, "op", op, position, n_any, n_pos)
+        return self._match("altered", worker, op, position, n_any, n_pos) if self._left else None
 
     def remaining(self) -> tuple[tuple[Fault, ...], dict]:
         """The scripted faults still to fire and the pass counts they are matched against."""
-        return tuple(self._scripted), dict(self._counts)
+        return tuple(f for i, f in enumerate(self._faults) if i not in self._fired_at), dict(self._counts)
 
     def _fired(self, fault: Fault) -> Fault:
         self.fired.append(fault)

@@ -21,7 +21,7 @@ from simkit.ops import LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
-from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed
+from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
@@ -32,7 +32,7 @@ from . import provider as providers
 from .calls import ExternalCalls
 from .external import ExternalService
 from .faults import FaultPlan
-from .guard import GUARD_CHUNK, STALL_STEPS, STEP_BASE, STEPS_PER_ITEM, Guard, Stopped, step_budget
+from .guard import GUARD_CHUNK, STALL_STEPS, STEP_BASE, STEPS_PER_ITEM, Guard, Stopped, earned_budget, wall_clock
 from .sink import Sink
 
 __all__ = ["GUARD_CHUNK", "LATER", "STALL_STEPS", "STEPS_PER_ITEM", "STEP_BASE", "Guard", "World"]
@@ -86,7 +86,8 @@ class World(ExternalCalls):
         self.completed = False
         #: ``None``, or why the progress guard ended the run (:data:`STALL_STEPS`, :meth:`step_budget`)
         self.stopped: str | None = None
-        self.guard = Guard(self.step_budget())
+        # the guard asks store and provider, not the world: no reference cycle keeps a world alive past its run
+        self.guard = Guard(self.step_budget(), partial(earned_budget, scenario.workers, self.store, self.provider))
         self._processes: list = []              # the generators of every SimPy process this world started
 
     def __init_subclass__(cls, **kwargs):
@@ -105,7 +106,7 @@ class World(ExternalCalls):
             self._start(self._worker(w))
         limit = self.env.timeout(self.timing.time_limit)
         try:
-            with paused():
+            with paused(), wall_clock(lambda: f"strategy {strategy_ref(self.strategy)}"):
                 self.env.run(until=self.env.any_of([self._done, limit]))
         except Stopped as stop:
             self.stopped = stop.args[0]
@@ -135,8 +136,9 @@ class World(ExternalCalls):
         return self._late
 
     def step_budget(self) -> int:
-        """The most requests this run may take (:func:`~simkit.world.guard.step_budget`)."""
-        return step_budget(self.scenario.workers, len(self.provider.events), self.provider.pages)
+        """The most requests this run may take by now, as its progress earns them: receipts and cursors fetched
+        (:func:`~simkit.world.guard.step_budget`; asked again only when the budget is spent)."""
+        return earned_budget(self.scenario.workers, self.store, self.provider)
 
     def _start(self, process) -> None:
         self._processes.append(process)

@@ -289,3 +289,61 @@ def test_an_integer_past_4300_digits_in_a_serve_config_is_one_line(tmp_path, cap
     path = tmp_path / "serve.toml"
     path.write_text(text)
     one_line_exit_2(capsys, ["serve", "--config", str(path), "--port", "0"], f"{path}: {message}")
+
+
+# -- 3. the progress guard's budget is earned, not granted by the stream's size ------------------------------------
+def test_a_large_stream_looping_at_its_start_gets_the_base_budget(monkeypatch):
+    """Every fetch lost and a time limit of 1e15: the stream's size granted 1,000 steps per event and page, 120
+    million for 100,000 events (hours, and memory all along). Progress earns them now: no receipt, one cursor."""
+    import simkit.world.guard as guard
+    from simkit.world.simulation import World
+
+    monkeypatch.setattr(guard, "STEP_BASE", 20_000)
+    sc = simkit.parse({"generate": {"events": 100_000, "lost_fetch": 1.0}, "timing": {"time_limit": 1e15}})
+    assert World(sc, simkit.resolve("safe"), 0).guard.budget == 20_000
+    run = simkit.simulate(sc)
+    assert run.world.guard.budget == 20_000 + guard.STEPS_PER_ITEM * 1          # one cursor fetched
+    assert run.as_dict()["stopped"].startswith("progress guard: the step budget of 21000 steps spent")
+    assert not run.verdict.completed
+
+
+def test_a_run_that_progresses_earns_its_budget(monkeypatch):
+    """The same stream, no fault: every event applied although the base budget is far below what it takes."""
+    import simkit.world.guard as guard
+    monkeypatch.setattr(guard, "STEP_BASE", 2_000)
+    run = simkit.simulate(simkit.parse({"generate": {"events": 2_000}}))
+    assert run.verdict.ok and run.world.guard.steps > 2_000
+
+
+SLOW = '''
+import time
+from simkit import Consumer
+
+
+class Sleeps(Consumer):
+    def is_replay(self, event, receipts, applied_position):
+        time.sleep(3600)
+
+
+class Spins(Consumer):
+    def is_replay(self, event, receipts, applied_position):
+        while True:
+            pass
+'''
+
+
+@pytest.mark.parametrize("cls", ["Sleeps", "Spins"])
+def test_a_consumer_that_sleeps_or_spins_is_stopped_by_the_wall_clock(tmp_path, capsys, monkeypatch, cls):
+    """The step budget counts requests, and a consumer stuck between two of them made none: run hung for ever."""
+    import time
+
+    import simkit.world.guard as guard
+    (tmp_path / "slow.py").write_text(SLOW)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(guard, "WALL_SECONDS", 1.0)
+    began = time.monotonic()
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"slow.py:{cls}"],
+                    f"simkit: strategy slow.py:{cls}: one run took more than 1 s of wall-clock time")
+    assert time.monotonic() - began < 10
+    import signal
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
