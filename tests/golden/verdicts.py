@@ -1,6 +1,10 @@
 """Golden verdicts: the verdict and trace digest of every bundled scenario × strategy (three seeds for a
 generated scenario), committed beside this file so that any change of judgment or behaviour shows in review.
 
+Seed 001's settlement is judged too: on every scenario with an external sink (``sink`` idempotent or unsafe, the
+ones whose effects go through the settlement ledger), ``safe`` also runs under each settlement policy other than
+the scenario's own, keyed ``scenario/safe/seed/policy`` (the three-part key is the scenario's own policy).
+
 Regenerate after a deliberate change, then read the diff::
 
     python tests/golden/verdicts.py
@@ -14,6 +18,7 @@ import sys
 from pathlib import Path
 
 import simkit
+from simkit.model import POLICIES
 from simkit.procedure.strategies import STRATEGIES
 
 FILE = Path(__file__).with_name("verdicts.json")
@@ -31,8 +36,22 @@ def compute() -> dict[str, dict]:
         for strategy in STRATEGIES:
             for seed in seeds(sc):
                 run = simkit.simulate(sc, simkit.resolve(strategy), seed)
-                out[f"{name}/{strategy}/{seed}"] = {**run.as_dict(), "trace_digest": run.trace.digest()}
+                out[f"{name}/{strategy}/{seed}"] = entry(run)
+        out.update(settlements(sc))
     return out
+
+
+def entry(run: simkit.Run) -> dict:
+    return {**run.as_dict(), "trace_digest": run.trace.digest()}
+
+
+def settlements(sc: simkit.Scenario) -> dict[str, dict]:
+    """``scenario/safe/seed/policy`` -> ``safe`` under every other settlement policy, for an external sink."""
+    if sc.sink == "transactional":
+        return {}
+    return {f"{sc.name}/safe/{seed}/{policy}": entry(simkit.simulate(sc, simkit.resolve("safe"), seed,
+                                                                      settlement=policy))
+            for policy in POLICIES if policy != sc.settlement for seed in seeds(sc)}
 
 
 def text(golden: dict) -> str:
