@@ -133,7 +133,9 @@ def parse_body(raw: bytes) -> dict:
         raise ServiceError(413, "request_too_large",
                            f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
     try:
-        body = json.loads(raw.decode("utf-8"))
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad("malformed_json", f"request body is not JSON: {exc}") from None
     except RecursionError:
@@ -143,6 +145,18 @@ def parse_body(raw: bytes) -> dict:
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object naming one key twice: the last used to win, so a body could say two things at once."""
+
+
+def _unique_keys(pairs: list) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        raise _DuplicateKey(next(k for k, _v in pairs if k in seen or seen.add(k)))
+    return out
 
 
 def _shallow(value, limit: int) -> bool:
@@ -174,6 +188,12 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+#: Characters an identity may not hold (issue 32): control characters (Cc), and the format characters and separators
+#: that act as controls or hide themselves: zero-width spaces and joiners, right-to-left overrides, a byte order
+#: mark (Cf), line and paragraph separators (Zl, Zp). Two ids that print alike were two consumers.
+_INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
+
+
 def identity(value, where: str) -> str:
     """Seed 004's identity rule: 1–128 UTF-8 bytes, no control characters, not blank; else 400."""
     if not isinstance(value, str):
@@ -184,7 +204,7 @@ def identity(value, where: str) -> str:
         raise bad("malformed_identity", f"{where} is not valid UTF-8") from None
     if not 1 <= size <= MAX_IDENTITY_BYTES:
         raise bad("malformed_identity", f"{where} must be 1-{MAX_IDENTITY_BYTES} UTF-8 bytes, got {size}")
-    if any(unicodedata.category(ch) == "Cc" for ch in value):
+    if any(unicodedata.category(ch) in _INVISIBLE for ch in value):
         raise bad("malformed_identity", f"{where} contains a control character")
     if not value.strip():
         raise bad("malformed_identity", f"{where} is blank")

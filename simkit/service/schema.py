@@ -27,7 +27,13 @@ __all__ = [
     "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
 ]
 
-IDENTITY = Field(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+#: What an identity may not hold, as contract.identity checks it (issue 32: the schema was looser): control
+#: characters, and the format characters and separators of the Basic Multilingual Plane that hide themselves or act
+#: as controls (zero-width spaces and joiners, bidirectional overrides, a byte order mark, line separators).
+_NOT_IN_IDENTITY = (r"\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+                    r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+IDENTITY = Field(min_length=1, max_length=128,
+                 pattern=rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
 
 
