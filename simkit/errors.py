@@ -4,8 +4,10 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 :attr:`SimkitError.param`; the command line names the flag instead (``--max-crashes 60: ...``, docs/cli.md).
 """
 
-__all__ = ["printable", "told", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
-           "Interrupted", "TimedOut", "SIGNALLED"]
+import re
+
+__all__ = ["printable", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError",
+           "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -24,6 +26,13 @@ def told(exc: BaseException) -> str:
             return f"<{type(exc).__name__}: str() raised>"
         except Exception:
             return "<str() raised>"
+
+
+def long_integer(text: str) -> str:
+    """What to say of a TOML ``text`` whose integer Python refuses to read (more than 4,300 decimal digits: tomllib
+    raises a bare ValueError), naming its line."""
+    m = re.search(r"[0-9][0-9_]{4300,}", text)
+    return f"{f'line {text.count(chr(10), 0, m.start()) + 1}: ' if m else ''}an integer of more than 4300 digits"
 
 
 class SimkitError(Exception):

@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import random
 import selectors
+import shutil
 import signal
 import sqlite3
 import sys
@@ -352,18 +353,11 @@ def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: 
                     (where / f"{name}{suffix}").unlink(missing_ok=True)
                 except OSError:
                     pass
-        if made and _empty(where):
-            where.rmdir()
+        if made:
+            shutil.rmtree(where, ignore_errors=True)    # made for this run: nothing else is in it
         problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else told(exc)
         raise SimkitError(f"{'folder ' if param else 'live: '}{where}: cannot create the run's databases: {problem}",
                           param=param) from None
-
-
-def _empty(where: Path) -> bool:
-    try:
-        return not any(where.iterdir())
-    except OSError:
-        return False
 
 
 @contextmanager

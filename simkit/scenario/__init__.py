@@ -8,6 +8,7 @@ read          :func:`load`, :func:`parse`, :func:`bundled`: a file in, a validat
 checks        the rules of each table (:class:`Checker`, one key at a time), the limits (``MAX_INT`` ...), and
               which positions a stream carries (:func:`missing_position`)
 faults        :func:`parse_fault` (a ``[[faults]]`` table), :func:`parse_crash_arg` (``--crash POINT@POS#N``)
+start         :func:`check_start`: ``[initial]`` is a state some consumer can have reached in this stream
 bundled/      the bundled scenarios (``simkit list``), shipped in the wheel
 ============  ==========================================================================================
 """
@@ -16,4 +17,4 @@ from simkit._moved import forward
 __getattr__ = forward(__name__, "simkit.scenario.read")
 
 #: the package answers read's names (``simkit.scenario.load`` ...), as the flat module it replaced did
-__all__ = ["read", "checks", "faults"]
+__all__ = ["read", "checks", "faults", "start"]

@@ -175,44 +175,6 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
         if first is not None and first[0] != pos:
             c.fail("initial.receipts", f"position {pos} is event {default_id(pos)}, which {first[1]} carries at "
                                        f"position {first[0]}: one id belongs to one position")
-    _check_passed(c, sc, pages)
-
-
-def _check_passed(c: Checker, sc: Scenario, pages: dict[str, int]) -> None:
-    """An ``[initial] resume_cursor`` past pages of the chain (from the first page) is a durable state that claims
-    their events done: each needs a receipt in ``[initial] receipts`` (invariant 1: a token stays pending until
-    every event of its page is durably classified), unless a page from the cursor on serves it again. Without one
-    no run ever serves the event: it was judged ok with nothing applied, and is now judged lost, which blames the
-    consumer for a state it never made (a watermark alone is no terminal outcome in ground truth). The file is
-    what is wrong."""
-    start = sc.initial.resume_cursor
-    if start is None or start == sc.pages[0]["cursor"]:
-        return
-    chain, cursor = [], sc.pages[0]["cursor"]
-    while cursor != start and cursor not in chain:
-        chain.append(cursor)
-        nxt = sc.pages[pages[cursor]]["next_cursor"]
-        if nxt == cursor:                       # the end of the stream without meeting the cursor: off the chain
-            return
-        cursor = nxt
-    if cursor != start:
-        return
-    ahead, cursor = set(), start                # ids served from the cursor on
-    while cursor not in ahead:
-        ahead.add(cursor)
-        cursor = sc.pages[pages[cursor]]["next_cursor"]
-    served = {eid for cur in ahead for eid in sc.pages[pages[cur]]["ids"]}
-    done = set(sc.initial.receipts)
-    for cur in chain:
-        i = pages[cur]
-        left = [f"{_show.repr(eid)} at {pos}" for eid, pos in zip(sc.pages[i]["ids"], sc.pages[i]["positions"])
-                if eid not in served and pos not in done]
-        if left:
-            shown = ", ".join(left[:4]) + (", ..." if len(left) > 4 else "")
-            c.fail("initial.resume_cursor",
-                   f"{_show.repr(start)} is past pages[{i}] ({_show.repr(cur)}), whose {shown} no later page serves "
-                   "and no receipt covers: a durable state no consumer reaches (invariant 1); list those "
-                   "positions in [initial] receipts")
 
 
 def _known(pages: dict) -> str:
@@ -226,8 +188,6 @@ def check_targets(c: Checker, sc: Scenario) -> None:
     names neither would be accepted and never take effect. The carried positions are gathered once (a lookup
     per entry, not a scan of every page)."""
     carried = carried_positions(sc)
-    if sc.generate is not None:
-        _check_generated_start(c, sc)
     for i, pos in enumerate(sc.events):
         if (problem := missing_position(sc, pos, carried)) is not None:
             c.fail(f"events[{i}].position", problem)
@@ -236,21 +196,6 @@ def check_targets(c: Checker, sc: Scenario) -> None:
             c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
         if f.position is not None and (problem := missing_position(sc, f.position, carried)) is not None:
             c.fail(f"faults[{i}].position", problem)
-
-
-def _check_generated_start(c: Checker, sc: Scenario) -> None:
-    """``[initial]`` of a ``[generate]`` stream: its tokens are random strings drawn from the run's seed (which
-    ``--seed`` changes), so no ``resume_cursor`` names a page of it (the run halted on the provider's refusal, judged
-    unjustified and incomplete); its receipts name its regular events, 10, 20, ... (a backfill lands where the seed
-    puts it: a receipt for one was a KeyError)."""
-    if sc.initial.resume_cursor is not None:
-        c.fail("initial.resume_cursor", "a generated stream's tokens are random strings drawn from the run's seed: "
-                                        "no cursor can name one of its pages (leave it out to start at the first)")
-    top = 10 * sc.generate["events"]
-    for pos in sc.initial.receipts:
-        if pos % 10 or not 10 <= pos <= top:
-            c.fail("initial.receipts", f"position {pos} is not an event of the generated stream: its positions "
-                                       f"are 10, 20, ..., {top} (backfills land where the seed puts them)")
 
 
 def carried_positions(sc: Scenario) -> frozenset[int] | None:

@@ -29,12 +29,11 @@ Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost
 """
 from __future__ import annotations
 
-import re
 import tomllib
 from importlib.resources import files
 from pathlib import Path
 
-from simkit.errors import ScenarioError, printable
+from simkit.errors import ScenarioError, long_integer, printable
 from simkit.model import POLICIES, SINKS, Scenario
 
 from .checks import (
@@ -57,6 +56,7 @@ from .checks import (
     missing_position,
 )
 from .faults import parse_crash_arg, parse_fault
+from .start import check_start
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_WORKERS",
            "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg", "carried_positions",
@@ -110,15 +110,8 @@ def load(ref: str | Path) -> Scenario:
     except RecursionError:
         raise ScenarioError(f"{name}: not valid TOML: arrays or inline tables nested too deeply") from None
     except ValueError:                          # Python's 4,300-digit limit on int(): tomllib raises it bare
-        raise ScenarioError(f"{name}: {_long_integer(text)}") from None
+        raise ScenarioError(f"{name}: {long_integer(text)}; every integer key holds at most {MAX_INT}") from None
     return parse(data, source=name, default_name=printable(Path(path.name).stem))
-
-
-def _long_integer(text: str) -> str:
-    """What to say of a file whose integer Python refuses to read (more than 4,300 decimal digits): its line."""
-    m = re.search(r"[0-9][0-9_]{4300,}", text)
-    where = f"line {text.count(chr(10), 0, m.start()) + 1}: " if m else ""
-    return f"{where}an integer of more than 4300 digits; every integer key holds at most {MAX_INT}"
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
@@ -148,6 +141,7 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     sc.events = check_events(c, c.get(data, "events", list, []))
     sc.faults = tuple(parse_fault(c, f, f"faults[{i}]") for i, f in enumerate(c.get(data, "faults", list, [])))
     check_targets(c, sc)
+    check_start(c, sc)
     sc.random_faults = check_random_faults(c, c.get(data, "random_faults", dict, {}))
     sc.rotate_at = check_auth(c, c.get(data, "auth", dict, {}))
     return sc

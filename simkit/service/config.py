@@ -45,12 +45,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 import tomllib
 from dataclasses import dataclass
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, long_integer
 
 from . import contract as C
 from .access import credential_problem
@@ -317,10 +316,7 @@ def load_config(path: str) -> dict:
         raise ServiceConfigError(f"{path}: arrays or inline tables nested too deeply to read "
                                  f"(a config nests a few levels at most)") from None
     except ValueError:                          # Python's 4,300-digit limit on int(): tomllib raises it bare
-        m = re.search(r"[0-9][0-9_]{4300,}", text)
-        where = f"line {text.count(chr(10), 0, m.start()) + 1}: " if m else ""
-        raise ServiceConfigError(f"{path}: {where}an integer of more than 4300 digits; a config's numbers are "
-                                 "small counts") from None
+        raise ServiceConfigError(f"{path}: {long_integer(text)}; a config's numbers are small counts") from None
 
 
 def parse_credential_flag(text: str) -> tuple[str, str]:

@@ -86,7 +86,6 @@ class World(ExternalCalls):
         self.completed = False
         #: ``None``, or why the progress guard ended the run (:data:`STALL_STEPS`, :meth:`step_budget`)
         self.stopped: str | None = None
-        # the guard asks store and provider, not the world: no reference cycle keeps a world alive past its run
         self.guard = Guard(self.step_budget(), partial(earned_budget, scenario.workers, self.store, self.provider))
         self._processes: list = []              # the generators of every SimPy process this world started
 
@@ -136,8 +135,7 @@ class World(ExternalCalls):
         return self._late
 
     def step_budget(self) -> int:
-        """The most requests this run may take by now, as its progress earns them: receipts and cursors fetched
-        (:func:`~simkit.world.guard.step_budget`; asked again only when the budget is spent)."""
+        """The most requests this run may take by now (:func:`~simkit.world.guard.earned_budget`)."""
         return earned_budget(self.scenario.workers, self.store, self.provider)
 
     def _start(self, process) -> None:
