@@ -23,18 +23,39 @@ commands, the sink's log of effects and reconciliations, and the transport log o
 
 ``ok`` is true exactly when every list is empty, ``regressions`` and ``duplicate_acks`` are 0 and
 ``completed`` is true.
+
+An entry in ``lost``, ``duplicated`` and ``unreconciled`` is named ``journal:sequence`` (``"0001:10"``, the
+journal_id cut to its last four digits). This module owns that name: :class:`Entry` is its structured form, and
+:meth:`ServiceVerdict.entries` gives those lists as entries, so a reader never splits the string back.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .clients import CHANGES
 from .config import DEV_SCOPE, DEV_TENANT
 from .simworld import ServiceWorld
 
 __all__ = [
-    "ServiceVerdict", "acknowledged_twice", "broken_receipts", "effect_fate", "judge", "missed_records",
+    "Entry", "ServiceVerdict", "acknowledged_twice", "broken_receipts", "effect_fate", "judge", "missed_records",
 ]
+
+#: the verdict's lists of journal entries, by field name
+ENTRY_FIELDS = ("lost", "duplicated", "unreconciled")
+
+
+class Entry(NamedTuple):
+    """A journal entry as the verdict names it: ``journal`` the last four digits of its journal_id."""
+    journal: str
+    sequence: int
+
+    @classmethod
+    def of(cls, journal_id: str, sequence: int) -> Entry:
+        return cls(journal_id[-4:], sequence)
+
+    def __str__(self) -> str:
+        return f"{self.journal}:{self.sequence}"
 
 
 @dataclass
@@ -50,6 +71,22 @@ class ServiceVerdict:
     reconciliations: int = 0
     missed: list = field(default_factory=list)
     broken_receipts: list = field(default_factory=list)
+    #: ``lost``, ``duplicated`` and ``unreconciled`` as :class:`Entry` values (the lists hold their names)
+    entry_lists: dict[str, list[Entry]] = field(default_factory=dict, repr=False, compare=False)
+
+    def entries(self, name: str) -> list[Entry]:
+        """The entries of the list ``name`` (one of ``lost``, ``duplicated``, ``unreconciled``), in its order.
+
+        Raises:
+            ValueError: ``name`` is not one of those lists.
+        """
+        if name not in ENTRY_FIELDS:
+            raise ValueError(f"name {name!r}: one of {', '.join(ENTRY_FIELDS)}")
+        return list(self.entry_lists.get(name, ()))
+
+    def _set_entries(self, name: str, entries: list[Entry]) -> None:
+        self.entry_lists[name] = entries
+        setattr(self, name, [str(e) for e in entries])
 
     @property
     def ok(self) -> bool:
@@ -138,7 +175,7 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
     ran: dict[tuple, int] = {}
     for _t, _w, *truth in world.effects:
         ran[tuple(truth)] = ran.get(tuple(truth), 0) + 1
-    v.duplicated = [f"{j[-4:]}:{s}" for (j, s, _d), n in ran.items() if n > 1]
+    v._set_entries("duplicated", [Entry.of(j, s) for (j, s, _d), n in ran.items() if n > 1])
     through = final.cursor["sequence"] if final and final.cursor["journal_id"] == journal.journal_id else 0
     start = 0
     if sc.initial_scan:                               # the scan answers for what the journal held before its cursor
@@ -146,10 +183,11 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
                    and rec.after["cursor"]["journal_id"] == journal.journal_id]
         start = created[-1].after["cursor"]["sequence"] if created else 0
         v.missed = missed_records(world, ran)
-    v.lost = [f"{e.journal_id[-4:]}:{e.sequence}" for e in journal.entries[start:through]
-              if (e.journal_id, e.sequence, e.change_digest) not in ran]
+    v._set_entries("lost", [Entry.of(e.journal_id, e.sequence) for e in journal.entries[start:through]
+                            if (e.journal_id, e.sequence, e.change_digest) not in ran])
     fate = effect_fate(world)
-    v.unreconciled = sorted(f"{j[-4:]}:{s}" for (j, s, d) in ran if fate((j, s, d)) == "unreconciled")
+    v._set_entries("unreconciled", sorted((Entry.of(j, s) for (j, s, d) in ran if fate((j, s, d)) == "unreconciled"),
+                                          key=str))
     restores = sorted(s for s, _t in svc.restores)
     last: dict[tuple, dict] = {}
     for rec in svc.writes:

@@ -25,6 +25,8 @@ predictions   :func:`check_prediction`, :func:`prediction_answer` and :func:`pre
 answers       what simkit does, computed when asked: the run behind each question's answer
 folds         :func:`reveal`, the fold over the cell that shows a question's answer, opened once it is answered
 exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
+service       what notebook 07 calls: seed 004's requests in process (:class:`~.service.FeedClient`) and
+              the tables of service runs; imported as ``simkit.workshop.service``, not re-exported
 edition       :func:`~.edition.write_edition`, the attendee edition (``simkit workshop DIR``): the notebooks 00-09,
               shipped in ``notebooks/`` beside these modules (package data), with the data they read
 ============  ==========================================================================================
