@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import dataclass_transform
 
+from ._codegen import compile_function
+
 __all__ = [
     "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS", "LOST_FAULTS",
     "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record", "default_id", "default_position",
@@ -62,7 +64,8 @@ def record(cls):
 
     The values on the hot path of a run (events, pages, checkpoints, requests) are immutable, so a consumer
     cannot change durable state behind the store's back; this keeps that and builds them at the cost of a
-    plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field).
+    plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field). The
+    ``__init__`` is compiled by :func:`simkit._codegen.compile_function`: a traceback through it shows its lines.
     """
     cls = dataclass(frozen=True, slots=True)(cls)
     unsupported = [f.name for f in fields(cls) if f.default_factory is not MISSING or not f.init or f.kw_only]
@@ -79,10 +82,8 @@ def record(cls):
         else:
             params.append(f.name)
     body = "".join(f"\n    _set_{n}(self, {n})" for n in names) or "\n    pass"
-    exec(f"def __init__(self, {', '.join(params)}):{body}", env)
-    env["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
-    env["__init__"].__module__ = cls.__module__
-    cls.__init__ = env["__init__"]
+    cls.__init__ = compile_function(f"def __init__(self, {', '.join(params)}):{body}", "__init__",
+                                    f"{cls.__qualname__}.__init__", cls.__module__, env)
     return cls
 
 

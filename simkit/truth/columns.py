@@ -15,6 +15,7 @@ from math import gcd
 from operator import sub
 from textwrap import indent
 
+from simkit._codegen import compile_function
 from simkit.model import default_id, default_position
 
 __all__ = ["Column", "Ints", "Codes", "Ids", "IdMap", "SPAN", "DENSITY", "adder", "evenly_spaced"]
@@ -222,17 +223,15 @@ class Ids(Column):
 def adder(owner: type, params: str, columns: list[str], appends: list[str], setup: str = ""):
     """A method ``add(self, <params>)`` for ``owner``: it binds the ``columns`` (expressions) to ``c0``, ``c1``, ...,
     runs ``setup``, then ``appends`` (each a column's ``APPEND`` filled in for its ``c<i>``) with no call per value;
-    a value a column refuses leaves no partial row behind."""
+    a value a column refuses leaves no partial row behind. Compiled by :func:`simkit._codegen.compile_function`:
+    a traceback through it shows its lines."""
     names = [f"c{i}" for i in range(len(columns))]
     body = "\n".join(line for a in appends for line in a.splitlines())
     source = (f"def add(self, {params}):\n    {', '.join(names)}, = {', '.join(columns)},\n" + indent(setup, "    ")
               + "\n    try:\n" + indent(body, "        ")
               + f"\n    except BaseException:\n        _truncate(({', '.join(names)},))\n        raise")
     env = {"default_id": default_id, "default_position": default_position, "_truncate": _truncate}
-    exec(source, env)
-    add = env["add"]
-    add.__qualname__, add.__module__ = f"{owner.__qualname__}.add", owner.__module__
-    return add
+    return compile_function(source, "add", f"{owner.__qualname__}.add", owner.__module__, env)
 
 
 def _truncate(columns) -> None:

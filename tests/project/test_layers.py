@@ -12,6 +12,7 @@ ROOT = Path(simkit.__file__).parent
 
 #: unit -> rank; lower layers first (docs/architecture.md, "Layers")
 RANKS = {
+    "_codegen": -1,         # compiles generated methods (model.record, truth.columns.adder): stdlib only
     "errors": 0, "model": 0, "_moved": 0,
     "ops": 1, "truth": 1,
     "store": 2, "procedure": 2, "scenario": 2,
