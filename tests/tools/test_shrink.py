@@ -23,16 +23,18 @@ def test_a_failing_gauntlet_seed_shrinks_to_a_handful_of_events(shortcut):
     assert failure_kind(s.run.verdict) == failure_kind(original.verdict)
 
 
-def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_readme_says():
-    """README: 22 pages, 86 events, 27 faults to 3 pages, 2 events, 0 faults (24 runs tried): 730, then 715
-    backfilled behind it, then the end of the stream; e715 is lost. When a reduction that dropped a page left a
-    fault or [[events]] entry at a position no page carries, parse refused the candidate and this took 378 runs
-    to a different result."""
+def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_docs_say():
+    """docs/exploring.md: 22 pages, 86 events, 27 faults to 3 pages, 3 events, 0 faults (31 runs tried): 730,
+    then 715 backfilled behind it with 800, then the end of the stream; e715 is lost. Since invariant 2 reads the
+    held-late events from the attempt's page (cf58b3c), it takes 800's commit in 715's page to break it: without
+    800 the run breaks invariant 1 only, a different failure, so the shrinker keeps three events. When a reduction
+    that dropped a page left a fault or [[events]] entry at a position no page carries, parse refused the
+    candidate and this took 378 runs to a different result."""
     s = shrink(GAUNTLET, "watermark_only_dedup", 3)
     assert (s.original, s.shrunk, s.runs) == ({"pages": 22, "events": 86, "faults": 27},
-                                             {"pages": 3, "events": 2, "faults": 0}, 24)
-    assert [list(p["positions"]) for p in s.data["pages"]] == [[730], [715], []]
-    assert s.run.verdict.lost == ["e715"] and list(s.run.verdict.invariants_broken) == [1]
+                                             {"pages": 3, "events": 3, "faults": 0}, 31)
+    assert [list(p["positions"]) for p in s.data["pages"]] == [[730], [715, 800], []]
+    assert s.run.verdict.lost == ["e715"] and list(s.run.verdict.invariants_broken) == [1, 2]
 
 
 def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
