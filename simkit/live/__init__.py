@@ -3,7 +3,8 @@
 ============  ==========================================================================================
 module        owns
 ============  ==========================================================================================
-supervisor    forks workers, kills and restarts them, reads the databases back and judges them
+run           ``live()``: the run's databases made, its workers supervised, read back and judged
+supervisor    forks workers, kills and restarts them, hears their reports until they catch up
 worker        one worker process: the consumer's requests executed synchronously against SQLite
 ============  ==========================================================================================
 """

@@ -1,63 +1,37 @@
-"""``simkit live``: seed 000's procedure in real worker processes on SQLite, killed with SIGKILL (issue 9).
+"""The supervisor of a live run (:mod:`simkit.live.run`): it forks the workers, kills them with SIGKILL at seeded
+random real instants (or, with ``at``, when a worker reports reaching a named crash point), restarts them, and
+hears their reports until they catch up or halt.
 
-The worker runs the very same consumer classes as the simulation. A synchronous driver
-(:class:`simkit.live.worker.Driver`) executes the requests they yield against SQLite files in one run folder, and
-real time replaces simulated time (one simulated unit is a millisecond):
-
-- ``store.db``: the durable store (:class:`~simkit.store.sqlite.SQLiteStore`; the transactional sink's effects
-  commit in its transactions);
-- ``provider.db``: the provider's fetch counters and its log of every response. The pages themselves are a pure
-  function of scenario and seed, so every process serves the same stream;
-- ``sink.db``: the handler's state and decisions, and for an external sink its effects and the external service's
-  request log, each written in the sink's own transaction, outside the store's.
-
-The provider, sink and external service are the simulation's own classes with their containers swapped for
-durable ones (:mod:`simkit.store.durable`). A supervisor forks the worker, kills it with SIGKILL at seeded random real
-instants (or, with ``at``, when the worker reports reaching a named crash point), restarts it, and when the
-workers report caught up judges the databases with :func:`simkit.judge.checker.check` and ``PRAGMA integrity_check``.
-No other fault is injected: no lost, late or crossed replies, no pauses; the scenario's ``[[faults]]`` and
-``[random_faults]`` belong to the simulation.
+The run around it (the databases created, read back and judged, :func:`~simkit.live.run.live`) is
+:mod:`simkit.live.run`; its names (``live``, ``LiveRun``, ``live_summary``, ...) still import from here.
 """
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 import random
 import selectors
-import shutil
-import signal
-import sqlite3
 import sys
-import tempfile
-import threading
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from simkit.errors import SimkitError, Terminated, told
-from simkit.judge.checker import Verdict, check
-from simkit.judge.report import run_summary
-from simkit.model import CRASH_POINTS, Scenario
+from simkit._moved import forward
+from simkit.errors import SimkitError
+from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import strategy_name
-from simkit.store.sqlite import SQLiteStore, connect
-from simkit.truth.derived import effects_count
-from simkit.truth.ground import GroundTruth, LedgerTruth, View
-from simkit.world import provider as providers
 
-from .worker import FILES, TIME_SCALE, Harness, LiveClock, worker_main
+from .worker import TIME_SCALE, worker_main
 
-__all__ = ["LiveRun", "MAX_SECONDS", "Supervisor", "integrity", "live", "live_details", "live_summary"]
+__all__ = ["MAX_BARREN_DEATHS", "Supervisor"]
 
 #: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
 MAX_BARREN_DEATHS = 5
-#: The longest ``timeout`` or ``max_delay`` a live run takes: 11.6 days, well inside what select() and sleep() accept.
-MAX_SECONDS = 10**6
 
 
 # -- the supervisor -------------------------------------------------------------------------------------------
+
+
 @dataclass(eq=False)
 class _Worker:
     id: int
@@ -227,169 +201,5 @@ class Supervisor:
         return True
 
 
-@dataclass
-class LiveRun:
-    """The outcome of a live run: the verdict on the databases, the kills, and ``PRAGMA integrity_check``."""
-
-    scenario: str
-    strategy: str
-    seed: int
-    verdict: Verdict
-    kills: int
-    integrity: str
-    mode: str
-    starts: int
-    seconds: float
-    summary: dict
-    #: the ground truth read back from the databases, that the verdict judged
-    world: GroundTruth | None = field(repr=False, default=None)
-    #: workers that died without being killed by the supervisor: (worker, exit status); each was restarted
-    deaths: list = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills and
-        the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and ``starts``
-        (docs/cli.md, "simkit live")."""
-        return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
-                **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
-                "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
-                "effects": effects_count(self.world.sink.effects),
-                "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
-                "mode": self.mode, "starts": self.starts}
-
-
-def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> GroundTruth:
-    """The run's ground truth, read back from its databases before they close: the store's logs as the store
-    answers them, the provider's, sink's and service's read into plain lists, the settlement ledger's history."""
-    clock = LiveClock(t0)
-    h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
-    try:
-        p, s, svc = h.ground_truth()
-        truth = GroundTruth.build(provider=p, store=h.store, sink=s, service=svc, halts=halts, completed=completed,
-                                  scenario=scenario, settlement=scenario.settlement)
-        history = LedgerTruth(View(list(h.store.operations.history)))
-        return replace(truth, store=replace(truth.store, operations=history))
-    finally:
-        h.close()
-
-
-def integrity(folder: Path) -> str:
-    """``PRAGMA integrity_check`` of every database of the run: ``ok``, or what is wrong where."""
-    problems = []
-    for name in FILES:
-        db = connect(folder / name)
-        try:
-            result = "; ".join(r[0] for r in db.execute("PRAGMA integrity_check"))
-        finally:
-            db.close()
-        if result != "ok":
-            problems.append(f"{name}: {result}")
-    return "; ".join(problems) or "ok"
-
-
-def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
-         max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
-         timeout: float = 600.0) -> LiveRun:
-    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and judge.
-
-    Args:
-        kills: SIGKILLs to deliver (fewer if the workers catch up first).
-        seed: the provider's seed and the kill schedule's (default: the scenario's).
-        max_delay: random mode, the longest a worker runs before its kill, in seconds (default: twice the
-            median time per page barrier, measured as the run goes).
-        at: point mode, the crash points (docs/vocabulary.md, "Crash points") to kill at instead of random
-            instants.
-        folder: where the database files go (default: a temporary folder, removed afterwards).
-        timeout: seconds before the run is cut off (``completed`` is then false).
-
-    Raises:
-        SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
-    """
-    if kills < 0:
-        raise SimkitError(f"kills {kills}: must be at least 0", param="kills")
-    if max_delay is not None and not math.isfinite(max_delay):
-        raise SimkitError(f"max_delay {max_delay}: must be a finite number", param="max_delay")
-    if max_delay is not None and max_delay <= 0:
-        raise SimkitError(f"max_delay {max_delay}: must be positive", param="max_delay")
-    if max_delay is not None and max_delay > MAX_SECONDS:
-        raise SimkitError(f"max_delay {max_delay}: must be at most {MAX_SECONDS} seconds", param="max_delay")
-    if not (0 < timeout <= MAX_SECONDS):        # the selector's and the clock's limits are near 2**31 ms
-        raise SimkitError(f"timeout {timeout}: must be positive and at most {MAX_SECONDS} seconds", param="timeout")
-    for point in at:
-        if point not in CRASH_POINTS:
-            raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
-    seed = scenario.seed if seed is None else seed
-    provider = providers.build(scenario, seed)
-    with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
-        where = Path(folder) if folder is not None else Path(tmp)
-        made = not where.exists()
-        try:
-            where.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}", param="folder") from None
-        if any((where / name).exists() for name in FILES):
-            raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
-        began = time.monotonic()
-        t0 = time.monotonic()
-        _create(where, scenario, provider, LiveClock(t0), "folder" if folder is not None else None, made)
-        sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
-        completed = sup.run()
-        world = _read_back(where, scenario, provider, t0, sup.halts, completed)
-        verdict = check(world)
-        return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
-                       "points" if at else "random", sum(w.starts for w in sup.workers.values()),
-                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
-
-
-def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None, made: bool) -> None:
-    """The run's fresh databases; if the disk is full or the folder unwritable, none of them is left behind (nor
-    the folder, if ``made`` for the run), and the error is one line (it was a traceback from inside SQLite)."""
-    try:
-        Harness.create(where, scenario, provider, clock).close()
-    except (OSError, sqlite3.Error) as exc:
-        for name in FILES:
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                try:
-                    (where / f"{name}{suffix}").unlink(missing_ok=True)
-                except OSError:
-                    pass
-        if made:
-            shutil.rmtree(where, ignore_errors=True)    # made for this run: nothing else is in it
-        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else told(exc)
-        raise SimkitError(f"{'folder ' if param else 'live: '}{where}: cannot create the run's databases: {problem}",
-                          param=param) from None
-
-
-@contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM and SIGHUP stop a live run the way Ctrl-C does: :class:`~simkit.errors.Terminated` (a
-    KeyboardInterrupt) unwinds it, the workers are killed and the temporary folder removed (SIGTERM's default
-    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they are."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, _frame):
-        raise Terminated(signum)
-
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield
-    finally:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-
-def live_details(run: LiveRun) -> str:
-    """What the kills and the databases say about a live run: the line ``simkit live`` adds to a run's summary."""
-    how = "at random instants" if run.mode == "random" else "at named crash points"
-    deaths = (f", {len(run.deaths)} unplanned deaths ("
-              + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
-              + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
-    return (f"  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
-            f"{run.seconds:.1f} s   integrity_check: {run.integrity}")
-
-
-def live_summary(run: LiveRun) -> str:
-    """``simkit run``'s summary, and what the kills and the databases say (:func:`live_details`)."""
-    return run_summary(run) + "\n" + live_details(run)
+#: ``from simkit.live.supervisor import live`` (and the other names of :mod:`simkit.live.run`) as before the split
+__getattr__ = forward(__name__, "simkit.live.run")
