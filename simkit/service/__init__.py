@@ -12,7 +12,8 @@ checkpoints   :class:`CheckpointService` and its calls: checkpoint read and writ
 access        subjects, credentials, exact-scope grants, roles; the 401 and 403 checks
 maintenance   journals, memory mutations with receipts, imported records, backup and restore, corruption
 stored        stored values: checkpoint with digest, write record (ground truth), backup, receipt digests
-config        the dev subject, config files, start-up options and fault specs
+options       the dev subject, start-up options (credentials, grants, operator), fault specs, their error
+config        config files read and applied; :func:`build_service`: defaults, options and a file together
 schema        the request and reply bodies as pydantic models, for the OpenAPI document
 http          ``simkit serve``: :func:`create_app` with the seed routes, route errors, OpenAPI, :func:`serve`
 apidocs       ``/docs`` and ``/redoc`` offline: Swagger UI and ReDoc served from an installed package
