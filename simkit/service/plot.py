@@ -14,8 +14,8 @@ effects and reconciliations; the transport log), never from what a client believ
 from __future__ import annotations
 
 from .clients import WRITE
+from .verdict import Entry, effect_fate
 from .verdict import acknowledged_twice as _acknowledged_twice
-from .verdict import effect_fate
 
 __all__ = [
     "EFFECT_FATES", "REASONS", "acknowledged_twice", "checkpoint_steps", "effect_fates", "failure_reasons",
@@ -146,8 +146,8 @@ def _effects(ax, run) -> None:
 def _mistakes(ax, run, times, seqs) -> None:
     """What the checker counts (lost entries, pages acknowledged twice) and the faults (lost replies, 409s)."""
     world, journal = run.world, _journal(run)
-    by_id = {f"{e.journal_id[-4:]}:{e.sequence}": e for e in journal.entries}
-    lost = [by_id[x] for x in run.verdict.lost if x in by_id]
+    by_entry = {Entry.of(e.journal_id, e.sequence): e for e in journal.entries}
+    lost = [by_entry[x] for x in run.verdict.entries("lost") if x in by_entry]
     if lost:
         ax.scatter([e.committed_at_millis / 1000 for e in lost], [e.sequence for e in lost], s=110, marker="X",
                    color=LOST_RED, zorder=6, label="lost: at or below the checkpoint, never applied")
