@@ -4,6 +4,7 @@
 module        owns
 ============  ==========================================================================================
 simulation    :class:`World`: runs workers, executes their requests with latency, crash points and faults
+timed         the requests that take simulated time: fetch, effect, commit, barrier, wait (a base of World)
 calls         seed 001's requests in the world: reserve, call (lost, late, crossed replies), settle
 guard         the progress guard: the step budget, and too many requests at one instant
 provider      ordered pages behind opaque continuation tokens: overlaps, backfills, empty and stuck pages

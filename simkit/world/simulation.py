@@ -6,7 +6,8 @@ effect) or its reply can be lost (it took effect): either way the caller gets ``
 cannot tell which. A crash discards the consumer with all its memory; the worker restarts after
 ``restart_delay`` from durable state only.
 
-Seed 001's external calls are :mod:`simkit.world.calls`'s; the progress guard is :mod:`simkit.world.guard`'s.
+The requests that take simulated time are :mod:`simkit.world.timed`'s, seed 001's external calls
+:mod:`simkit.world.calls`'s (both bases of :class:`World`); the progress guard is :mod:`simkit.world.guard`'s.
 """
 from __future__ import annotations
 
@@ -26,14 +27,14 @@ from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
 from simkit.truth.collector import paused
 from simkit.truth.ground import GroundTruth
-from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST, Trace, commit_step, fetched_outcome
+from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
 
 from . import provider as providers
-from .calls import ExternalCalls
 from .external import ExternalService
 from .faults import FaultPlan
 from .guard import GUARD_CHUNK, STALL_STEPS, STEP_BASE, STEPS_PER_ITEM, Guard, Stopped, earned_budget, wall_clock
 from .sink import Sink
+from .timed import TimedRequests
 
 __all__ = ["GUARD_CHUNK", "LATER", "STALL_STEPS", "STEPS_PER_ITEM", "STEP_BASE", "Guard", "World"]
 
@@ -46,7 +47,7 @@ class _Crash(Exception):
 LATER = object()
 
 
-class World(ExternalCalls):
+class World(TimedRequests):
     """Everything one run needs; ground truth lives in ``provider``, ``store`` and ``sink``. The driver of the
     simulation (:class:`~simkit.procedure.driver.Driver`): each request's method adds simulated latency, faults
     and trace rows to what the request does; a method that is a generator function takes simulated time."""
@@ -315,79 +316,6 @@ class World(ExternalCalls):
         ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
         self._row(worker, commit_step(op.outcome), e, op.outcome if ok else CONFLICT)
         return ok
-
-    # -- requests that take simulated time ----------------------------------------------------------------------
-    def fetch(self, worker, op):
-        if not self._ahead(self.timing.fetch_latency):
-            yield from self._wait(self.timing.fetch_latency)
-        if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
-            yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
-            return LOST
-        page = super().fetch(worker, op)
-        if page is None:
-            self._row(worker, "fetch", None, CURSOR_REFUSED)
-            return None
-        if self._lost(worker, "fetch", None, self.provider.response_lost()):
-            yield from self._no_reply(worker, "fetch", None)
-            return LOST
-        top = page.events[-1].position if page.events else None
-        self._row(worker, "fetch", None, fetched_outcome(len(page.events)), top)
-        return page
-
-    def effect(self, worker, op):
-        if not self._ahead(self.timing.effect_latency):
-            yield from self._wait(self.timing.effect_latency)
-        if self._unsent(worker, "effect", op.event):     # the sink runs nothing
-            yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
-            return LOST
-        super().effect(worker, op)
-        if self._lost(worker, "effect", op.event):
-            yield from self._no_reply(worker, "effect", op.event)
-            return LOST
-        self._row(worker, "effect", op.event)
-        return True
-
-    def commit(self, worker, op):
-        if not self._ahead(self.timing.commit_latency):
-            yield from self._wait(self.timing.commit_latency)
-        step = commit_step(op.outcome)
-        if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
-            yield from self._no_reply(worker, step, op.event, REQUEST_LOST)
-            return LOST
-        ok = Driver.commit(self, worker, op)
-        if self._lost(worker, "checkpoint_write", op.event):
-            yield from self._no_reply(worker, step, op.event)
-            return LOST
-        self._row(worker, step, op.event, op.outcome if ok else CONFLICT)
-        return ok
-
-    def barrier(self, worker, op):
-        return (yield from self._checkpoint_write(worker, super().barrier, op))
-
-    def overwrite(self, worker, op):
-        return (yield from self._checkpoint_write(worker, super().overwrite, op))
-
-    def _checkpoint_write(self, worker, write, op):
-        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults."""
-        if not self._ahead(self.timing.commit_latency):
-            yield from self._wait(self.timing.commit_latency)
-        if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
-            yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
-            return LOST
-        ok = write(worker, op)
-        step = "barrier" if ok else "barrier_rejected"
-        if self._lost(worker, "checkpoint_write", None):
-            yield from self._no_reply(worker, step, None)
-            return LOST
-        self._row(worker, step, None, op.next_cursor)
-        return ok
-
-    def wait(self, worker, op):
-        self._row(worker, op.reason)
-        super().wait(worker, op)
-        yield from self._sync()
-        yield self.env.timeout(self.timing.backoff)
-
 
 World._at_once = World.at_once_table()
 

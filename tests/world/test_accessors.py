@@ -56,6 +56,6 @@ def test_a_sinks_state_is_its_effects_its_handlers_memory_and_the_latest_decisio
 
 def test_the_worlds_own_state_is_plain_values():
     world = World(simkit.load("retry_walkthrough"), Consumer, 0).run()
-    status, fetched, halts, guard, service = world.state()
-    assert status == {1: "caught_up"} and fetched == {1: "C8"} and halts == []
+    status, finished, fetched, halts, guard, service = world.state()
+    assert status == finished == {1: "caught_up"} and fetched == {1: "C8"} and halts == []
     assert guard == (0, -1.0, 0) and service == ((), frozenset())

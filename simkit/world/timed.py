@@ -1,0 +1,95 @@
+"""The requests that take simulated time, as the world executes them: fetch, effect, commit, the page barrier (and
+the unsafe overwrite), and a worker's wait.
+
+Each spends its latency (ahead of the scheduler when it may), can be lost on its way (it takes no effect) or lose
+its reply (it took effect): either way the caller gets ``LOST`` after ``timeout``. Each writes its trace row.
+
+:class:`TimedRequests` is a part of :class:`~simkit.world.simulation.World` (its base, above
+:class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``, ``_unsent``,
+``_lost``, ``_no_reply`` and ``_row``. The requests executed at once, and ``Commit``'s quick path, are the world's.
+"""
+from __future__ import annotations
+
+from simkit.ops import LOST
+from simkit.procedure.driver import Driver
+from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REQUEST_LOST, commit_step, fetched_outcome
+
+from .calls import ExternalCalls
+
+__all__ = ["TimedRequests"]
+
+
+class TimedRequests(ExternalCalls):
+    """``Fetch``, ``Effect``, ``Commit``, ``Barrier``, ``Overwrite`` and ``Wait`` with latency, faults and trace rows;
+    each method is a generator function (:attr:`~simkit.procedure.driver.Driver.timed`)."""
+
+    def fetch(self, worker, op):
+        if not self._ahead(self.timing.fetch_latency):
+            yield from self._wait(self.timing.fetch_latency)
+        if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
+            yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
+            return LOST
+        page = super().fetch(worker, op)
+        if page is None:
+            self._row(worker, "fetch", None, CURSOR_REFUSED)
+            return None
+        if self._lost(worker, "fetch", None, self.provider.response_lost()):
+            yield from self._no_reply(worker, "fetch", None)
+            return LOST
+        top = page.events[-1].position if page.events else None
+        self._row(worker, "fetch", None, fetched_outcome(len(page.events)), top)
+        return page
+
+    def effect(self, worker, op):
+        if not self._ahead(self.timing.effect_latency):
+            yield from self._wait(self.timing.effect_latency)
+        if self._unsent(worker, "effect", op.event):     # the sink runs nothing
+            yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
+            return LOST
+        super().effect(worker, op)
+        if self._lost(worker, "effect", op.event):
+            yield from self._no_reply(worker, "effect", op.event)
+            return LOST
+        self._row(worker, "effect", op.event)
+        return True
+
+    def commit(self, worker, op):
+        if not self._ahead(self.timing.commit_latency):
+            yield from self._wait(self.timing.commit_latency)
+        step = commit_step(op.outcome)
+        if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
+            yield from self._no_reply(worker, step, op.event, REQUEST_LOST)
+            return LOST
+        ok = Driver.commit(self, worker, op)
+        if self._lost(worker, "checkpoint_write", op.event):
+            yield from self._no_reply(worker, step, op.event)
+            return LOST
+        self._row(worker, step, op.event, op.outcome if ok else CONFLICT)
+        return ok
+
+    def barrier(self, worker, op):
+        return (yield from self._checkpoint_write(worker, super().barrier, op))
+
+    def overwrite(self, worker, op):
+        return (yield from self._checkpoint_write(worker, super().overwrite, op))
+
+    def _checkpoint_write(self, worker, write, op):
+        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults."""
+        if not self._ahead(self.timing.commit_latency):
+            yield from self._wait(self.timing.commit_latency)
+        if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
+            yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
+            return LOST
+        ok = write(worker, op)
+        step = "barrier" if ok else "barrier_rejected"
+        if self._lost(worker, "checkpoint_write", None):
+            yield from self._no_reply(worker, step, None)
+            return LOST
+        self._row(worker, step, None, op.next_cursor)
+        return ok
+
+    def wait(self, worker, op):
+        self._row(worker, op.reason)
+        super().wait(worker, op)
+        yield from self._sync()
+        yield self.env.timeout(self.timing.backoff)
