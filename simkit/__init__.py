@@ -5,6 +5,7 @@ The layers, each a subpackage, in the order a run flows through them (docs/archi
 ============  ==========================================================================================
 where         what it holds
 ============  ==========================================================================================
+_codegen      generated methods compiled with their source registered, so tracebacks show their lines
 model, ops    the vocabulary: events, pages, checkpoints, outcomes; the requests a consumer yields
 scenario/     scenario files in, a validated Scenario out; the bundled scenarios
 procedure/    the consumer of seed 000 and the unsafe shortcuts
@@ -16,6 +17,7 @@ tools/        explore, shrink, sweep, audit, bench
 live/         the procedure in real processes on SQLite
 service/      the checkpoint service and its change feed, as a model and over HTTP
 viz/          timelines, fates, swimlanes, crash matrices, widgets, tables
+testing       simkit in a consumer author's pytest suite: the audit and runs as assertions, a plugin
 workshop/     the prediction checks and exercises the notebooks call
 cli           the ``simkit`` command line
 ============  ==========================================================================================
