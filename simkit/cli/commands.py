@@ -250,7 +250,7 @@ def cmd_audit(args) -> int:
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = check_out("--out", path, (".toml",))
     result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,
-                   progress=not args.json and sys.stderr.isatty())
+                   budget=args.budget, progress=not args.json and sys.stderr.isatty())
     if not result.ok:
         write_text("--out", out, failure_toml(result, path))
     if args.json:
@@ -276,7 +276,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_workshop(args) -> int:
-    from simkit.workshop.edition import write_edition    # imports the widgets: only when asked for
+    from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
     written = write_edition(args.folder, force=args.force)
     print(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
     return 0

@@ -182,8 +182,11 @@ def _audit_bench(sub) -> None:
                    help="seeds per generated bundled scenario (default: 3)")
     p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0), default=20, metavar="N",
                    help="seeds per generated scenario under random faults (default: 20)")
-    p.add_argument("--jobs", type=number("--jobs", minimum=1), default=1, metavar="J",
-                   help="worker processes for each exploration (default: 1)")
+    p.add_argument("--jobs", type=number("--jobs", minimum=1), default=None, metavar="J",
+                   help="worker processes running cases (default: one per core)")
+    p.add_argument("--budget", type=number("--budget", float, positive=True), default=60.0,
+                   metavar="SECONDS", help="wall time the cases share, cheapest first; what it leaves out is "
+                                           "said (default: 60)")
     p.add_argument("--out", metavar="TOML", help="where to write the first failure, shrunk "
                                                  "(default: simkit-audit-CLASS.toml)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")

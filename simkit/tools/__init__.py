@@ -11,11 +11,13 @@ exploration    what an exploration found, and the text ``simkit explore`` prints
 shrink         a failing run reduced to a minimal scripted scenario that fails the same way
 scenario_toml  a run or scenario as scenario TOML, and the command that replays it
 sweep          seeded runs per configuration, as a table with confidence intervals
-audit          anyone's consumer on every bundled scenario, a sweep and an exploration
+audit          anyone's consumer judged on every case, within a budget, in a process per core
+audit_cases    what the audit tries: bundled, corner, wide, sweep and explore cases, cheapest first
 bench          the performance benchmark
-pool           how many processes ``jobs`` may start
+bench_memory   its memory figures, each read in a fresh child process
+pool           how many processes ``jobs`` may start; workers that die with the command
 =============  =========================================================================================
 """
 
-__all__ = ["audit", "bench", "exploration", "explore", "fingerprint", "forked", "pool", "scenario_toml", "schedules",
-           "shrink", "sweep"]
+__all__ = ["audit", "audit_cases", "bench", "bench_memory", "exploration", "explore", "fingerprint", "forked", "pool",
+           "scenario_toml", "schedules", "shrink", "sweep"]

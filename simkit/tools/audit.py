@@ -1,69 +1,43 @@
-"""``simkit audit``: anyone's consumer judged on everything simkit knows how to throw at it.
+"""``simkit audit``: anyone's consumer judged on everything simkit knows how to throw at it, within a budget.
 
-Three kinds of case, cheapest first, each judged by the independent checker:
-
-1. **bundled** — every bundled scenario, as written (three seeds for a generated one);
-2. **sweep** — the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
-3. **explore** — every schedule of up to two faults (two crashes or pauses; or one crash with one lost reply, or
-   with one lost request) on the small scripted scenarios.
-
-A case counts only where ``safe`` passes it. With an external sink that has neither idempotency nor
-transactions even the full procedure duplicates an effect when a crash or a lost reply falls between the effect
-and its receipt (seed 000, "Limits and validation"): exploration there leaves out exactly those two faults (a
-crash at ``after_effect``, a lost ``effect`` reply), and every other schedule counts. The first failure is
-shrunk (:mod:`simkit.tools.shrink`) to a scripted scenario that ``simkit run`` replays.
+The cases (:mod:`simkit.tools.audit_cases`) run cheapest first, in as many processes as the machine has cores,
+each judged by the independent checker. A case counts only where ``safe`` passes it (asked only when the
+consumer fails it). With an external sink that has neither idempotency nor transactions even the full procedure
+duplicates an effect when a crash or a lost reply falls between the effect and its receipt (seed 000, "Limits
+and validation"): exploration there leaves out exactly those two faults (a crash at ``after_effect``, a lost
+``effect`` reply), and every other schedule counts. What the budget leaves out is said, never passed over in
+silence. The first failure is shrunk (:mod:`simkit.tools.shrink`) to a scripted scenario that ``simkit run``
+replays.
 """
 from __future__ import annotations
 
-import dataclasses
+import multiprocessing
+import os
+import signal
+import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
+from multiprocessing.connection import wait
 
 from simkit.errors import SimkitError
 from simkit.judge.checker import Verdict
 from simkit.judge.report import table
-from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
+from simkit.model import CRASH_POINTS, LOST_OPS, Fault
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.runner import simulate
-from simkit.scenario.read import bundled, load
 
-from .explore import describe_kind, explore, failure_kind, fault_free
-from .pool import processes
+from .audit_cases import BOUNDS, SMALL, Case, cases
+from .explore import describe_kind, explore, failing, failure_kind, fault_free
+from .pool import processes, terminated, worker_start
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
 from .sweep import MAX_SEEDS
 
-__all__ = ["Audit", "Case", "Failure", "audit", "audit_text", "cases", "failure_toml"]
+__all__ = ["BOUNDS", "BUDGET", "SMALL", "Audit", "Case", "Failure", "audit", "audit_text", "cases", "failure_toml"]
 
-#: A scripted scenario with at most this many events is explored.
-SMALL = 12
-#: Exploration bounds: (max_crashes, lost_responses, lost_requests), each at most two faults in all.
-BOUNDS = ((2, 0, 0), (1, 1, 0), (1, 0, 1))
-#: Seeded faults added to a generated scenario for the sweep.
-SWEEP_FAULTS = {"crash": 0.03, "pause": 0.01, "lost_response": 0.02, "lost_request": 0.02}
-
-
-@dataclass(frozen=True)
-class Case:
-    """One thing to try: ``kind`` (bundled, sweep, explore), the scenario, the seed, and for an exploration
-    its bounds."""
-
-    kind: str
-    scenario: Scenario = field(compare=False)
-    name: str
-    seed: int
-    bounds: tuple[int, int, int] | None = None
-
-    @property
-    def label(self) -> str:
-        where = f"{self.name} seed {self.seed}"
-        if self.bounds is None:
-            return where
-        crashes, replies, requests = self.bounds
-        parts = [f"{crashes} crash{'es' if crashes != 1 else ''}"]
-        parts += [f"{replies} lost repl{'ies' if replies != 1 else 'y'}"] if replies else []
-        parts += [f"{requests} lost request{'s' if requests != 1 else ''}"] if requests else []
-        return f"{where}, ≤{' + '.join(parts)}"
+#: ``simkit audit``'s default budget, in seconds of wall time.
+BUDGET = 60.0
 
 
 @dataclass
@@ -75,7 +49,7 @@ class Failure:
     kind: str
     faults: tuple[Fault, ...]
     verdict: dict
-    scenario: Scenario = field(repr=False)
+    scenario: object = field(repr=False)
 
 
 @dataclass
@@ -89,6 +63,9 @@ class Audit:
     failures: list[Failure] = field(default_factory=list)
     shrunk: Shrunk | None = None
     shrink_error: str | None = None
+    left_out: list[Case] = field(default_factory=list)      # cases the budget left out (or first_only stopped)
+    stalled: list[Case] = field(default_factory=list)       # explorations skipped: the fault-free run stalled
+    budget: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -96,13 +73,13 @@ class Audit:
 
     def rows(self) -> list[tuple[str, str, str]]:
         """(kind, where, how it failed): one row per scenario, bounds and failure, its seeds gathered."""
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple, list[Case]] = {}
         for f in self.failures:
-            groups.setdefault((f.case.kind, f.case.name, f.case.bounds, f.kind), []).append(f.case.seed)
+            groups.setdefault((f.case.kind, f.case.name, f.case.bounds, f.case.ops, f.kind), []).append(f.case)
         rows = []
-        for (kind, name, bounds, how), seeds in groups.items():
-            case = Case(kind, None, name, seeds[0], bounds)
-            where = case.label if len(seeds) == 1 else case.label.replace(
+        for (kind, *_where, how), group in groups.items():
+            seeds = [c.seed for c in group]
+            where = group[0].label if len(seeds) == 1 else group[0].label.replace(
                 f"seed {seeds[0]}", f"{len(seeds)} seeds ({_span(seeds)})")
             rows.append((kind, where, how))
         return rows
@@ -114,6 +91,8 @@ class Audit:
                 "failures": [{"kind": f.case.kind, "case": f.case.label, "failure": f.kind,
                               "faults": [x.as_dict() for x in f.faults], "verdict": f.verdict}
                              for f in self.failures],
+                "left_out": [c.kind + ": " + c.label for c in self.left_out],
+                "stalled": [c.kind + ": " + c.label for c in self.stalled], "budget": self.budget,
                 "shrunk": self.shrunk.as_dict() if self.shrunk is not None else None}
 
 
@@ -124,53 +103,36 @@ def _span(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-def _seeds(sc: Scenario, n: int) -> list[int]:
-    return [sc.seed] if sc.generate is None else [sc.seed + i for i in range(n)]
-
-
-def _events(sc: Scenario) -> int:
-    return len({p for page in sc.pages for p in page["positions"]}) if sc.pages is not None else 0
-
-
-def cases(seeds: int = 3, sweep_seeds: int = 20) -> list[Case]:
-    """Every case of an audit, in the order it runs them."""
-    scenarios = {name: load(name) for name in bundled()}
-    out = [Case("bundled", sc, name, seed) for name, sc in scenarios.items() for seed in _seeds(sc, seeds)]
-    for name, sc in scenarios.items():
-        if sc.generate is not None:
-            rf = dataclasses.replace(sc.random_faults, **{k: max(getattr(sc.random_faults, k), v)
-                                                          for k, v in SWEEP_FAULTS.items()})
-            faulty = dataclasses.replace(sc, random_faults=rf)
-            out += [Case("sweep", faulty, name, seed) for seed in range(sweep_seeds)]
-    for name, sc in scenarios.items():
-        if sc.pages is not None and _events(sc) <= SMALL:
-            out += [Case("explore", sc, name, sc.seed, b) for b in BOUNDS]
-    return out
-
-
 @cache
 def _safe_passes(case: Case) -> bool:
     """Does ``safe`` pass this case? (Cached: ``safe`` is deterministic and audited consumers share it.)"""
-    return _try(case, Consumer) is None
+    return _try(case, Consumer)[0] is None
 
 
-def _try(case: Case, cls: type[Consumer], jobs: int = 1) -> Failure | None:
+def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
+    """The consumer's failure of ``case``, if any, and whether an exploration was skipped because the fault-free
+    run stalled (its schedules would each run to the time limit)."""
     if case.bounds is None:
         run = simulate(case.scenario, cls, case.seed)
         v = run.verdict
-        return None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(), case.scenario)
+        return (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(), case.scenario),
+                False)
+    base = fault_free(case.scenario, case.keep_faults)      # what explore runs: the scenario without its faults
+    first = simulate(base, cls, case.seed)
+    if not first.verdict.ok:
+        stalled = not first.verdict.completed and not first.verdict.halted
+        return Failure(case, describe_kind(failure_kind(first.verdict)), (), first.as_dict(), base), stalled
     crashes, replies, requests = case.bounds
     excused = case.scenario.sink == "unsafe"
     x = explore(case.scenario, cls, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
-                seed=case.seed, jobs=jobs,
+                seed=case.seed, keep_faults=case.keep_faults,
                 points=tuple(p for p in CRASH_POINTS if not (excused and p == "after_effect")),
-                ops=tuple(op for op in LOST_OPS if not (excused and op == "effect")))
+                ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
     if x.first_violation is None:
-        return None
+        return None, False
     faults, verdict = x.first_violation
-    base = fault_free(case.scenario)            # what explore ran: the scenario without its own faults
     return Failure(case, describe_kind(_kind_of(verdict)), tuple(faults), verdict,
-                   dataclasses.replace(base, faults=tuple(faults)))
+                   failing(case.scenario, faults, case.keep_faults)), False
 
 
 def _kind_of(verdict: dict) -> tuple:
@@ -178,9 +140,106 @@ def _kind_of(verdict: dict) -> tuple:
     return failure_kind(Verdict.from_dict(verdict))
 
 
+# The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer class
+# defined in a test or a notebook cell need not pickle).
+_UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
+
+
+def _judge(i: int) -> tuple[int, str, Failure | None, bool]:
+    """Case ``i`` of the audit under way: ``(i, "pass" | "fail" | "skipped", failure, stalled)``."""
+    cls, todo = _UNDER_WAY
+    failure, stalled = _try(todo[i], cls)
+    if failure is None:
+        return i, "pass", None, stalled
+    if cls is not Consumer and _safe_passes(todo[i]):
+        return i, "fail", failure, stalled
+    return i, "skipped", None, stalled
+
+
+def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
+    """Each case's :func:`_judge` outcome as it comes, until the deadline: in this process when ``jobs`` is 1
+    and there is no deadline, else in ``jobs`` forked processes, killed at the deadline or when the caller stops
+    asking."""
+    global _UNDER_WAY
+    _UNDER_WAY = (cls, todo)
+    try:
+        if jobs == 1 and deadline is None:
+            yield from map(_judge, range(len(todo)))
+        else:
+            with terminated():              # SIGTERM and SIGHUP end the audit, and with it every worker
+                yield from _forked(len(todo), jobs, deadline)
+    finally:
+        _UNDER_WAY = None
+
+
+def _forked(n: int, jobs: int, deadline: float | None):
+    """:func:`_judge` of cases ``0 … n-1`` in ``jobs`` forked processes, each handed the next case as soon as it
+    answers (so the cheapest run first); stops at the deadline, and kills every process when done."""
+    ctx = multiprocessing.get_context("fork")
+    workers = []
+    for _ in range(jobs):
+        mine, theirs = ctx.Pipe()
+        process = ctx.Process(target=_serve, args=(theirs, os.getpid()), daemon=True)
+        process.start()
+        theirs.close()
+        workers.append((process, mine))
+    upcoming = iter(range(n))
+    busy = []
+    try:
+        for _process, conn in workers:
+            i = next(upcoming, None)
+            if i is not None:
+                conn.send(i)
+                busy.append(conn)
+        while busy:
+            left = None if deadline is None else deadline - time.monotonic()
+            ready = wait(busy, timeout=left) if left is None or left > 0 else []
+            if not ready:
+                return
+            for conn in ready:
+                try:
+                    out = conn.recv()
+                except EOFError:
+                    raise SimkitError("audit: a worker process died (did the consumer end its own process?)") \
+                        from None
+                if isinstance(out, BaseException):
+                    raise out
+                yield out
+                i = next(upcoming, None)
+                if i is None:
+                    busy.remove(conn)
+                else:
+                    conn.send(i)
+    finally:
+        for process, conn in workers:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)      # the worker and what it forked (explore's prefixes)
+            process.kill()                                  # (were it killed before it led its own group)
+            process.join()
+            conn.close()
+
+
+def _serve(conn, parent: int) -> None:
+    """A worker process of :func:`_forked`, leading its own process group (killed whole when the audit is done)
+    and dying with the audit (:func:`~simkit.tools.pool.worker_start`): judge each case index it is sent, answer
+    with the outcome (or the exception, as a one-line :class:`SimkitError` if it does not pickle)."""
+    os.setpgid(0, 0)
+    worker_start(parent)
+    while True:
+        i = conn.recv()
+        try:
+            out = _judge(i)
+        except Exception as exc:        # a one-line consumer error, sent to the caller to raise
+            out = exc
+        try:
+            conn.send(out)
+        except Exception:
+            conn.send(SimkitError(str(out)))
+
+
 def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False, shrink_first: bool = True,
-          jobs: int = 1, progress: bool = False) -> Audit:
-    """Judge ``strategy`` on every :func:`cases` case that ``safe`` passes.
+          jobs: int | None = 1, budget: float | None = None, progress: bool = False) -> Audit:
+    """Judge ``strategy`` on every :func:`~simkit.tools.audit_cases.cases` case that ``safe`` passes.
 
     Args:
         strategy: a strategy name, a ``path.py:Class``/``module:Class`` reference, or a Consumer subclass.
@@ -188,7 +247,9 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         sweep_seeds: seeds per generated scenario under random faults.
         first_only: stop at the first failure.
         shrink_first: shrink the first failure to a replayable scenario (``Audit.shrunk``).
-        jobs: worker processes for each exploration (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU).
+        jobs: worker processes running cases (``None``: one per core; at most
+            :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU). One, with no budget, runs in this process.
+        budget: seconds of wall time; cases not judged by then are ``Audit.left_out`` (``None``: no limit).
         progress: a tqdm bar on stderr.
 
     Raises:
@@ -199,22 +260,39 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, {sweep_seeds})")
     if max(seeds, sweep_seeds) > MAX_SEEDS:
         raise SimkitError(f"audit: seeds and sweep_seeds at most {MAX_SEEDS} (got {seeds}, {sweep_seeds})")
+    if budget is not None and not 0 < budget <= 10**6:
+        raise SimkitError(f"budget: seconds from more than 0 to 10^6 (got {budget})")
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
-    jobs = processes(jobs)                      # noted once here, not at each exploration
-    result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls))
+    result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls), budget=budget)
     todo = cases(seeds, sweep_seeds)
+    jobs = processes(os.cpu_count() or 1 if jobs is None else jobs, len(todo))
+    deadline = None if budget is None else time.monotonic() + budget
+    done: dict[int, tuple] = {}
     from tqdm import tqdm
-    with tqdm(todo, disable=not progress, desc=f"audit {result.strategy}", unit="case", leave=False) as bar:
-        for case in bar:
-            if not _safe_passes(case):
-                result.skipped.append(case)
-                continue
-            result.cases += 1
-            failure = None if cls is Consumer else _try(case, cls, jobs)   # safe passed it just now
-            if failure is not None:
-                result.failures.append(failure)
-                if first_only:
-                    break
+    with tqdm(total=len(todo), disable=not progress, desc=f"audit {result.strategy}", unit="case",
+              leave=False) as bar:
+        for i, status, failure, stalled in _outcomes(cls, todo, jobs, deadline):
+            done[i] = (status, failure, stalled)
+            bar.update()
+            if deadline is not None:
+                bar.set_postfix_str(f"budget {max(0.0, deadline - time.monotonic()):.0f} s left")
+            if first_only and status == "fail":
+                break
+    for i, case in enumerate(todo):
+        if i not in done:
+            result.left_out.append(case)
+            continue
+        status, failure, stalled = done[i]
+        if stalled:
+            result.stalled.append(case)
+        if status == "skipped":
+            result.skipped.append(case)
+            continue
+        result.cases += 1
+        if failure is not None:
+            result.failures.append(failure)
+    if first_only:
+        del result.failures[1:]
     if result.failures and shrink_first:
         _shrink(result, cls)
     return result
@@ -259,7 +337,7 @@ def audit_text(result: Audit, path: str | None = None) -> str:
     head = (f"audit {result.strategy}: {'passes' if result.ok else 'FAILS'} "
             f"({len(result.failures)} of {result.cases} cases failed; {len(result.skipped)} skipped, where safe "
             f"itself fails)")
-    lines = [head]
+    lines = [head] + _left_out(result)
     if result.failures:
         lines += ["", table(result.rows(), ("kind", "case", "failure")), ""]
         if result.shrunk is not None:
@@ -272,3 +350,20 @@ def audit_text(result: Audit, path: str | None = None) -> str:
             seed = failure_data(result).get("seed", result.failures[0].case.seed)
             lines.append(f"wrote {path}: replay with {replay_command(path, result.reference, seed)}")
     return "\n".join(lines)
+
+
+def _left_out(result: Audit) -> list[str]:
+    """What the audit did not judge, by kind: what the budget left out, explorations a stalled run skipped."""
+    lines = []
+    if result.left_out:
+        kinds: dict[str, int] = {}
+        for c in result.left_out:
+            kinds[c.kind] = kinds.get(c.kind, 0) + 1
+        why = f"the budget of {result.budget:g} s" if result.budget is not None and not result.failures else \
+            "the budget" if result.budget is not None else "the first failure"
+        lines.append(f"not judged: {len(result.left_out)} cases ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
+                     f", left out by {why}; the dearest come last")
+    if result.stalled:
+        lines.append(f"schedules skipped: the fault-free run stalled in {len(result.stalled)} explorations "
+                     f"({', '.join(sorted({c.name for c in result.stalled}))})")
+    return lines

@@ -49,7 +49,7 @@ from .fingerprint import fingerprint
 from .pool import pool_map, processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
 
-__all__ = ["Exploration", "ExploreError", "explore", "failure_kind", "describe_kind", "fault_free", "replay",
+__all__ = ["Exploration", "ExploreError", "explore", "failing", "failure_kind", "describe_kind", "fault_free", "replay",
            "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
 
 
@@ -70,6 +70,13 @@ def fault_free(sc: Scenario, keep_faults: bool = False) -> Scenario:
     world being explored, not a fault of the schedule.
     """
     return dataclasses.replace(sc, random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults else ())
+
+
+def failing(sc: Scenario, faults, keep_faults: bool = False) -> Scenario:
+    """The scenario an explored schedule ran: ``fault_free(sc)`` with ``faults`` as its own ``[[faults]]`` (a file
+    that ``simkit run`` and :func:`~simkit.tools.shrink.shrink` take)."""
+    base = fault_free(sc, keep_faults)
+    return dataclasses.replace(base, faults=tuple(base.faults) + tuple(faults))
 
 
 def replay(sc: Scenario, strategy, faults, seed: int | None = None, keep_faults: bool = False) -> Run:

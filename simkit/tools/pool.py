@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from simkit.errors import Note, Terminated
 
-__all__ = ["JOBS_PER_CPU", "most", "pool_map", "processes"]
+__all__ = ["JOBS_PER_CPU", "most", "pool_map", "processes", "terminated", "worker_start"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
@@ -61,8 +61,8 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
     from concurrent.futures import ProcessPoolExecutor
     chunksize = max(1, len(tasks) // (8 * jobs)) if chunksize is None else chunksize
     before = set(multiprocessing.active_children())
-    with _terminated():
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_start, initargs=(os.getpid(),))
+    with terminated():
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),))
         try:
             for result in pool.map(fn, tasks, chunksize=chunksize):
                 if done is not None:
@@ -78,7 +78,7 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
 
 
 @contextmanager
-def _terminated():
+def terminated():
     """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated` (where Python's default action is
     in place, and only in the main thread): :func:`pool_map` then ends its workers before the command ends."""
     def stop(signum, frame):
@@ -114,7 +114,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _worker_start(parent: int) -> None:
+def worker_start(parent: int) -> None:
     """A pool worker's first act: Ctrl-C is the command's to handle, SIGTERM and SIGHUP kill (not the handlers the
     command had when it forked), and this process, and each one it forks, dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -26,7 +26,8 @@ class RefusedTwice(Consumer):
 
 
 def test_a_second_refusal_of_a_made_up_cursor_does_not_justify_a_halt():
-    for name in ("retry_walkthrough", "gauntlet", "quarantine_boundary"):
+    """A consumer that halts without cause is not ok on any bundled scenario."""
+    for name in simkit.bundled():
         v = run(name, RefusedTwice)
         assert v.halt_justified is False and not v.completed and not v.ok, name
 

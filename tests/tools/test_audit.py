@@ -11,8 +11,11 @@ import pytest
 
 import simkit
 from simkit.cli import main
+from simkit.model import CROSSED_FIELDS
+from simkit.ops import Wait
 from simkit.tools import audit as auditor
 from simkit.tools.audit import Case, cases
+from simkit.tools.audit_cases import WIDE, wide
 
 MINE = textwrap.dedent('''
     from simkit import Consumer
@@ -37,17 +40,19 @@ def mine(tmp_path):
 
 def test_every_kind_of_case_is_there():
     kinds = {c.kind for c in cases(1, 1)}
-    assert kinds == {"bundled", "sweep", "explore"}
+    assert kinds == {"bundled", "corner", "wide", "sweep", "explore"}
     assert {c.name for c in cases(1, 0) if c.kind == "bundled"} == set(simkit.bundled())
 
 
-def test_on_the_unsafe_sink_exploration_excuses_exactly_seed_000s_limit():
+def test_on_the_unsafe_sink_exploration_excuses_exactly_seed_000s_limit(monkeypatch):
     """Seed 000: no exactly-once "for an external sink that lacks transactions or idempotency". A crash at
-    after_effect or a lost effect reply duplicates even safe's effect there; every other schedule counts."""
-    a = simkit.audit("safe", seeds=1, sweep_seeds=0, shrink_first=False)
-    assert a.ok and a.skipped == []
+    after_effect or a lost effect reply duplicates even safe's effect there; every other schedule counts (safe
+    passes every case: tests/judge/test_mutants.py)."""
     unsafe = [c for c in cases(1, 0) if c.scenario.sink == "unsafe" and c.kind == "explore"]
     assert unsafe, "a bundled scenario with an unsafe sink is explored"
+    monkeypatch.setattr(auditor, "cases", lambda *a: unsafe)
+    a = simkit.audit("safe", shrink_first=False)
+    assert a.ok and a.skipped == [] and a.cases == len(unsafe)
 
 
 def test_a_case_safe_fails_is_skipped_not_blamed(monkeypatch):
@@ -61,7 +66,7 @@ def test_a_case_safe_fails_is_skipped_not_blamed(monkeypatch):
 
 def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(mine, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["audit", f"{mine}:TrustTheWatermark", "--seeds", "1", "--sweep-seeds", "1"]) == 1
+    assert main(["audit", f"{mine}:TrustTheWatermark", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("audit TrustTheWatermark: FAILS")
     replay = out.splitlines()[-1].split("replay with ", 1)[1]
@@ -75,7 +80,7 @@ def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(mine,
 
 def test_a_passing_consumer_exits_0_writes_nothing_and_speaks_json(mine, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["audit", f"{mine}:Careful", "--seeds", "1", "--sweep-seeds", "1", "--json"]) == 0
+    assert main(["audit", f"{mine}:Careful", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["ok"] and d["failures"] == [] and d["out"] is None and d["cases"] > 50
     assert not list(tmp_path.glob("*.toml"))
@@ -97,5 +102,88 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, mine, capsys):
 
 def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):
     r = subprocess.run([sys.executable, "-m", "simkit", "audit", f"{mine}:TrustTheWatermark", "--seeds", "1",
-                        "--sweep-seeds", "0", "--out", str(tmp_path / "f.toml")], capture_output=True, text=True)
+                        "--sweep-seeds", "0", "--budget", "10", "--out", str(tmp_path / "f.toml")],
+                       capture_output=True, text=True)
     assert r.returncode == 1 and (tmp_path / "f.toml").exists(), r.stderr
+
+
+# -- issue 26, item 6: cases as wide as real streams, within a budget ---------------------------------------------
+def test_the_wide_cases_are_as_wide_as_real_streams():
+    """Pages of 50 events, 2,000 events behind at least 300 barriers, blocks of at least 20 attempts, a rotation
+    between a lost reply and its retry, crossed replies differing in each field: each as safe meets it."""
+    def run(name):
+        sc = wide(name)
+        r = simkit.simulate(sc, simkit.Consumer, sc.seed)
+        assert r.verdict.ok, (name, r.verdict)
+        return r
+
+    log = run("wide_pages").world.provider.log
+    assert max(len(row[5]) for row in log) == 50
+    long = run("long_stream")
+    assert len(long.world.provider.events) >= 2000
+    assert long.as_dict()["final_checkpoint"]["checkpoint_version"] >= 300
+    blocks = run("long_blocks").world.sink.decisions
+    assert sum(1 for row in blocks if row[3] == "e2") >= 20 and sum(1 for row in blocks if row[3] == "e4") >= 20
+    rotation = wide("rotation_before_retry")
+    assert rotation.rotate_at[0] < rotation.timing.timeout      # the retry comes after the rotation
+    assert sorted(f.differs for f in wide("crossed_each_field").faults) == sorted(CROSSED_FIELDS)
+    assert {c.kind for c in cases(1, 0) if c.name in WIDE} >= {"wide", "explore"}
+
+
+def test_explorations_lose_up_to_three_requests_of_one_operation_and_run_cheapest_first():
+    explored = [c for c in cases(1, 0) if c.kind == "explore"]
+    assert {c.ops for c in explored if c.bounds == (0, 0, 3)} == {(op,) for op in simkit.model.LOST_OPS}
+    assert any(c.keep_faults for c in explored if c.name == "late_response")
+    assert [c.cost for c in explored] == sorted(c.cost for c in explored)
+    assert "≤3 lost requests of checkpoint_write" in next(c.label for c in explored if c.ops == ("checkpoint_write",))
+
+
+class Stalls(simkit.Consumer):
+    """Backs off for ever without fetching: every run reaches the time limit."""
+
+    def run(self):
+        while True:
+            yield Wait("blocked")
+
+
+def test_an_exploration_whose_fault_free_run_stalls_is_not_explored(monkeypatch):
+    case = next(c for c in cases(1, 0) if c.kind == "explore" and c.name == "retry_walkthrough")
+    monkeypatch.setattr(auditor, "cases", lambda *a: [case])
+    a = simkit.audit(Stalls, shrink_first=False)
+    assert not a.ok and a.stalled == [case] and a.failures[0].faults == ()
+    says = "schedules skipped: the fault-free run stalled in 1 explorations (retry_walkthrough)"
+    assert says in auditor.audit_text(a)
+
+
+def test_a_budget_leaves_the_dearest_cases_out_and_says_so():
+    a = simkit.audit("safe", sweep_seeds=1, jobs=2, budget=1.0, shrink_first=False)
+    assert a.ok and a.left_out and a.cases + len(a.left_out) == len(cases(3, 1))
+    assert a.left_out[-1].kind == "explore"
+    text = auditor.audit_text(a)
+    assert f"not judged: {len(a.left_out)} cases" in text and "budget of 1 s" in text
+    assert a.as_dict()["left_out"] and a.as_dict()["budget"] == 1.0
+
+
+def test_cases_judged_in_several_processes_give_the_verdicts_of_one(monkeypatch):
+    some = [c for c in cases(1, 1) if c.name in ("transient_storm", "default", "long_blocks")]
+    monkeypatch.setattr(auditor, "cases", lambda *a: some)
+    one = simkit.audit(MoveOn, shrink_first=False)
+    two = simkit.audit(MoveOn, shrink_first=False, jobs=2)
+    assert one.rows() == two.rows() and one.failures and not two.left_out
+
+
+class MoveOn(simkit.Consumer):
+    """A retry_later counts as done."""
+
+    def is_terminal(self, decision):
+        return decision == "retry_later"
+
+
+def test_a_consumer_error_in_a_worker_process_is_one_line(tmp_path, capsys):
+    path = tmp_path / "boom.py"
+    path.write_text("from simkit import Consumer\n\n\nclass Boom(Consumer):\n"
+                    "    def is_replay(self, event, receipts, applied_position):\n"
+                    "        raise RuntimeError('boom')\n")
+    assert main(["audit", f"{path}:Boom", "--jobs", "2", "--budget", "30"]) == 2
+    err = capsys.readouterr().err
+    assert "boom" in err and err.count("\n") == 1

@@ -1,7 +1,8 @@
-"""No worker process outlives ``sweep --jobs`` or ``explore --jobs`` (issue 32, :mod:`simkit.tools.pool`): after
-SIGTERM or SIGKILL their workers lived on under PID 1 (seen alive 30 minutes), and whatever read the command's
-pipes hung; SIGTERM exited -15 with no message. Now SIGTERM, SIGINT and SIGHUP end the command with one line and
-128 + the signal, and every worker (and every process a worker forked) is gone; SIGKILL takes the workers along.
+"""No worker process outlives ``sweep --jobs``, ``explore --jobs`` or ``audit`` (issue 32,
+:mod:`simkit.tools.pool`): after SIGTERM or SIGKILL their workers lived on under PID 1 (seen alive 30 minutes),
+and whatever read the command's pipes hung; SIGTERM exited -15 with no message. Now SIGTERM, SIGINT and SIGHUP end
+the command with one line and 128 + the signal, and every worker (and every process a worker forked) is gone;
+SIGKILL takes the workers along.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="re
 COMMANDS = {
     "sweep": ["sweep", "default", "--seeds", "100000", "--jobs", "2"],
     "explore": ["explore", "gauntlet", "--strategy", "safe", "--max-crashes", "3", "--jobs", "2"],
+    "audit": ["audit", "safe", "--jobs", "2", "--budget", "600"],
 }
 
 

@@ -1,0 +1,165 @@
+"""What ``simkit audit`` tries (docs/verdict.md, "simkit audit"): the cases, each one scenario, seed and search,
+listed cheapest first so that a budget leaves out the dearest.
+
+1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
+   bundled scenario has (a regression inside a page);
+2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, 2,000 events behind
+   400 barriers, blocks that last dozens of attempts, a credential rotation between a lost reply and its retry,
+   and crossed replies differing in each field of the reservation tuple;
+3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
+4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost requests
+   of one operation, and the crashes around a scenario's own late and crossed replies.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cache
+
+from simkit.model import CROSSED_FIELDS, LOST_OPS, Scenario
+from simkit.scenario.read import bundled, load, parse
+
+__all__ = ["BOUNDS", "CORNERS", "SMALL", "SWEEP_FAULTS", "WIDE", "Case", "cases", "wide"]
+
+#: A scripted scenario with at most this many events is explored.
+SMALL = 12
+#: Exploration bounds: (max_crashes, lost_responses, lost_requests), each at most two faults in all.
+BOUNDS = ((2, 0, 0), (1, 1, 0), (1, 0, 1))
+#: Lost requests in a row of one operation explored (a consumer that takes the third as done is caught).
+LOST_IN_A_ROW = 3
+#: Seeded faults added to a generated scenario for the sweep.
+SWEEP_FAULTS = {"crash": 0.03, "pause": 0.01, "lost_response": 0.02, "lost_request": 0.02}
+#: Faults of a scenario that stay in every explored schedule, so that crashes are explored around them.
+_KEPT = ("late_reply", "crossed_reply")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One thing to try: ``kind`` (bundled, corner, wide, sweep, explore), the scenario, the seed, and for an
+    exploration its bounds, the only operations whose requests it loses (``ops``) and whether the scenario's own
+    faults stay (``keep_faults``)."""
+
+    kind: str
+    scenario: Scenario = field(compare=False)
+    name: str
+    seed: int
+    bounds: tuple[int, int, int] | None = None
+    ops: tuple[str, ...] | None = None
+    keep_faults: bool = False
+
+    @property
+    def label(self) -> str:
+        where = f"{self.name} seed {self.seed}"
+        if self.bounds is None:
+            return where
+        crashes, replies, requests = self.bounds
+        parts = [f"{crashes} crash{'es' if crashes != 1 else ''}"] if crashes else []
+        parts += [f"{replies} lost repl{'ies' if replies != 1 else 'y'}"] if replies else []
+        of = f" of {'/'.join(self.ops)}" if self.ops else ""
+        parts += [f"{requests} lost request{'s' if requests != 1 else ''}{of}"] if requests else []
+        around = f" around its {'/'.join(_kept(self.scenario))}" if self.keep_faults else ""
+        return f"{where}, ≤{' + '.join(parts)}{around}"
+
+    @property
+    def cost(self) -> float:
+        """A rough order of what the case costs, for running the cheapest first: events × workers, times the
+        number of schedules an exploration grows by per fault."""
+        sc = self.scenario
+        size = (sc.generate["events"] if sc.generate is not None else _events(sc)) * sc.workers
+        if self.bounds is None:
+            return size
+        return size * (4 * size * sc.workers) ** min(2, sum(self.bounds)) / (len(LOST_OPS) if self.ops else 1)
+
+
+def _events(sc: Scenario) -> int:
+    return len({p for page in sc.pages for p in page["positions"]}) if sc.pages is not None else 0
+
+
+def _kept(sc: Scenario) -> list[str]:
+    return sorted({f.kind.replace("_", " ") for f in sc.faults if f.kind in _KEPT})
+
+
+def _pages(*chain: list[int]) -> list[dict]:
+    """A scripted chain C1, C2, … over these position lists, then an empty page at the end of the stream."""
+    pages = [{"cursor": f"C{i}", "positions": ps, "next_cursor": f"C{i + 1}"} for i, ps in enumerate(chain, 1)]
+    end = f"C{len(chain) + 1}"
+    return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
+
+
+_GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
+              "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
+#: The wide cases as scenario files, by name.
+WIDE: dict[str, dict] = {
+    "wide_pages": {
+        "description": "Pages of 50 events, overlapping, with backfills, poison, transient, review and hold "
+                       "events, and seeded crashes",
+        "sink": "idempotent", "backfills": True,
+        "generate": {"events": 600, "page_size": 50, **_GENERATED},
+        "random_faults": {"crash": 0.01, "lost_response": 0.01}},
+    "long_stream": {
+        "description": "2,000 events behind about 400 page barriers, with empty pages and non-advancing tokens",
+        "sink": "transactional", "backfills": True,
+        "generate": {"events": 2000, "page_size": 5, **_GENERATED}},
+    "long_blocks": {
+        "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved after 250, "
+                       "a hold released after 250, then 20 transient failures",
+        "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]),
+        "events": [{"position": 2, "behavior": "transient", "failures": 25},
+                   {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
+                   {"position": 5, "behavior": "hold", "release_after": 250.0},
+                   {"position": 6, "behavior": "transient", "failures": 20}]},
+    "rotation_before_retry": {
+        "description": "Seed 001: the credential rotates between a lost reply and its retry",
+        "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
+        "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_response", "op": "effect", "position": 1}]},
+    "crossed_each_field": {
+        "description": "Seed 001: crossed replies, each differing from its request's tuple in one field",
+        "sink": "idempotent", "auth": {"rotate_at": [2.0]},
+        "pages": _pages([1, 2, 3, 4]),
+        "faults": [{"kind": "crossed_reply", "position": p, "differs": d}
+                   for p, d in enumerate(CROSSED_FIELDS, 2)]},
+}
+
+
+#: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
+_EXPLORED_WIDE = ("rotation_before_retry", "crossed_each_field")
+#: Corners no bundled scenario has, as scenario files, by name.
+CORNERS: dict[str, dict] = {
+    "page_out_of_order": {
+        "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
+        "sink": "idempotent", "pages": _pages([1, 2, 3], [5, 4, 6])},
+}
+
+
+@cache
+def wide(name: str) -> Scenario:
+    """The wide case or corner ``name`` as a scenario."""
+    return parse({"name": name, **(WIDE.get(name) or CORNERS[name])}, f"<audit case {name}>", name)
+
+
+def cases(seeds: int = 3, sweep_seeds: int = 20) -> list[Case]:
+    """Every case of an audit, cheapest first (bundled, wide and sweep cases before explorations)."""
+    scenarios = {name: load(name) for name in bundled()}
+    out = [Case("bundled", sc, name, seed) for name, sc in scenarios.items() for seed in _seeds(sc, seeds)]
+    out += [Case("corner", wide(name), name, 0) for name in CORNERS]
+    out += [Case("wide", wide(name), name, seed) for name in WIDE for seed in _seeds(wide(name), 2)]
+    for name, sc in scenarios.items():
+        if sc.generate is not None:
+            rf = dataclasses.replace(sc.random_faults, **{k: max(getattr(sc.random_faults, k), v)
+                                                          for k, v in SWEEP_FAULTS.items()})
+            faulty = dataclasses.replace(sc, random_faults=rf)
+            out += [Case("sweep", faulty, name, seed) for seed in range(sweep_seeds)]
+    explored = []
+    for name, sc in [*scenarios.items(), *((n, wide(n)) for n in [*CORNERS, *_EXPLORED_WIDE])]:
+        if sc.pages is None or _events(sc) > SMALL:
+            continue
+        explored += [Case("explore", sc, name, sc.seed, b) for b in BOUNDS]
+        explored += [Case("explore", sc, name, sc.seed, (0, 0, LOST_IN_A_ROW), (op,)) for op in LOST_OPS]
+        if _kept(sc):
+            explored.append(Case("explore", sc, name, sc.seed, (1, 0, 0), keep_faults=True))
+    return out + sorted(explored, key=lambda c: c.cost)
+
+
+def _seeds(sc: Scenario, n: int) -> list[int]:
+    return [sc.seed] if sc.generate is None else [sc.seed + i for i in range(n)]
