@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import time
-from array import array
 from pathlib import Path
 from statistics import median
 
@@ -25,15 +24,18 @@ from simkit.scenario.read import load, parse
 from simkit.truth.collector import paused
 from simkit.world.simulation import World
 
+from .bench_memory import own_peak_rss, peak_rss_mb
+
 __all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
-           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb", "own_peak_rss"]
+           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb", "own_peak_rss",
+           "audit_seconds", "exec_ratio"]
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
         "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000, "prefix_scenario": "gauntlet",
-        "redraw_changes": 5}
+        "redraw_changes": 5, "audit_budget": 60.0, "exec_scenario": "gauntlet"}
 QUICK = {"simpy_steps": 20_000, "events": 2_000, "checker_small": 1_000, "rss_events": 5_000,
          "sweep_seeds": 4, "explore_events": 12, "spin": 100_000, "prefix_scenario": "retry_walkthrough",
-         "redraw_changes": 2}
+         "redraw_changes": 2, "audit_budget": 3.0, "exec_scenario": "retry_walkthrough"}
 
 
 def _timed(fn):
@@ -158,62 +160,6 @@ def checker_scaling(small: int, rounds: int = 5) -> float:
     return best[1] / best[0]
 
 
-def own_peak_rss() -> int:
-    """This process's own peak resident memory, in bytes: ``VmHWM`` of /proc/self/status. Not ``ru_maxrss``: a
-    child started by fork and exec inherits the parent's peak in it, so a child's figure would be floored at the
-    benchmark's own (in ``--quick``, ``peak_rss_mb_1m`` and ``ideal_rss_mb_1m`` both read the parent's peak)."""
-    try:
-        with open("/proc/self/status") as status:
-            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
-    except (OSError, StopIteration):        # no procfs: ru_maxrss, an upper bound
-        import resource
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-_RSS = """
-import resource, simkit.tools.bench as b
-def rss():      # resident now, in bytes
-    return int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
-marks = b.in_steps({events}, rss)
-print(marks["provider"], marks["run"], max(b.own_peak_rss(), *marks.values()))   # at least what it measured
-"""
-_RSS_IDEAL = "import simkit.tools.bench as b\nkept = b.ideal_columns({events})\nprint(b.own_peak_rss())\n"
-
-
-def ideal_columns(events: int) -> tuple:
-    """The least a run keeps per ``safe`` event, columnar: the event table (id, position, behaviour), the store's
-    receipts and their position index (a dictionary entry each), and a receipt, effect, checkpoint-write and
-    trace row, in typed arrays wherever the value is a number or a code. Its peak resident memory in a child
-    process is ``ideal_rss_mb_1m``, the memory counterpart of :func:`ideal_events_per_s`."""
-    ids = [default_id(p) for p in range(10, 10 * events + 1, 10)]
-    positions, behaviors = array("q", range(10, 10 * events + 1, 10)), bytearray(events)
-    receipts, id_at = {}, {}
-    receipt_log = (array("q"), array("d"), bytearray(), [], bytearray())        # seq, time, worker, id, outcome
-    effects = (array("q"), array("d"), bytearray(), [])                         # seq, time, worker, id
-    writes = (array("q"), array("d"), bytearray(), bytearray(), [], array("q"), array("q"))
-    trace = (array("d"), bytearray(), bytearray(), [], array("q"), [], array("q"), array("q"), array("q"), bytearray())
-    for seq, (eid, pos) in enumerate(zip(ids, positions), 1):
-        now = float(seq)
-        receipts[eid], id_at[pos] = "applied", eid
-        for log, row in ((receipt_log, (seq, now, 1, eid, 0)), (effects, (seq, now, 1, eid)),
-                         (writes, (seq, now, 1, 0, "c", pos, 0)), (trace, (now, 1, 0, eid, pos, "c", 0, pos, 0, 0))):
-            for column, value in zip(log, row):
-                column.append(value)
-    return ids, positions, behaviors, receipts, id_at, receipt_log, effects, writes, trace
-
-
-def _child_rss(code: str) -> list[float]:
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return [int(x) / 2**20 for x in out.stdout.split()]
-
-
-def peak_rss_mb(events: int) -> dict[str, float]:
-    """Resident memory (MB) of a run of ``events`` events, trace included, in a fresh child process: after the
-    world is built, after the run, and the peak (during the check)."""
-    provider, run, peak = _child_rss(_RSS.format(events=events))
-    return {"provider": provider, "run": run, "peak": peak, "ideal": _child_rss(_RSS_IDEAL.format(events=events))[0]}
-
-
 def explore_metrics(events: int) -> tuple[float, float, int]:
     """Schedules per second of ``explore --max-crashes 1``, and the time per schedule over one plain run. Both
     are the best of several timings taken in turn, so that a slow spell of a shared machine falls on both."""
@@ -321,6 +267,36 @@ def cost_table(seeds: int = 5) -> list[dict]:
     return rows
 
 
+def audit_seconds(budget: float) -> dict[str, float]:
+    """``audit_s``: the wall time of an audit of a passing consumer (``safe`` under another name, so that nothing
+    is skipped as the reference itself) at ``budget``, on every core, as ``simkit audit`` runs it; and
+    ``audit_left_out``, the cases the budget left out (0: the whole audit fitted)."""
+    from simkit.procedure.consumer import Consumer
+    from simkit.tools.audit import audit
+
+    class Passing(Consumer):
+        """``safe``, under its own name."""
+
+    start = time.perf_counter()
+    result = audit(Passing, jobs=None, budget=budget, shrink_first=False)
+    assert result.ok, result.rows()
+    return {"audit_s": time.perf_counter() - start, "audit_left_out": len(result.left_out)}
+
+
+def exec_ratio(name: str) -> float | None:
+    """``exec_ratio``: the best wall time of a run of ``name`` by the reference consumer in Python without simkit
+    (``examples/consumers/python/run``: a process per worker life, docs/protocol.md) over that of in-process
+    ``safe`` on the same run; ``None`` outside a checkout, where the examples are not."""
+    command = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "run"
+    if not command.exists():
+        return None
+    from simkit.procedure.strategies import resolve
+    sc, external = load(name), resolve(f"exec:{command}")
+    times = {cls: min(_timed(lambda cls=cls: simulate(sc, cls))[0] for _ in range(3))
+             for cls in (STRATEGIES["safe"], external)}
+    return times[external] / times[STRATEGIES["safe"]]
+
+
 def _round(sizes: dict) -> dict:
     """One round of every timed figure, each next to its own baseline."""
     base = simpy_steps_per_s(sizes["simpy_steps"])
@@ -355,6 +331,9 @@ def measure(sizes: dict = FULL, repeat: int = 1, notebooks: bool = False) -> dic
               "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
               "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
               "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+    m.update({k: round(v, 1) for k, v in audit_seconds(sizes["audit_budget"]).items()})
+    ratio = exec_ratio(sizes["exec_scenario"])
+    m["exec_ratio"] = None if ratio is None else round(ratio, 1)
     if notebooks:
         seconds = notebook_seconds()
         m["notebook_seconds"] = {k: round(v, 1) for k, v in seconds.items()}
