@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1]))     # tests/, where the gallery is, also when run as a script
-from mutants import correct, memory, outcomes, progress, unseen, validation  # noqa: E402
+from mutants import correct, memory, outcomes, progress, round3, unseen, validation  # noqa: E402
 
 import simkit
 
@@ -28,7 +28,7 @@ def _consumers(*modules) -> list[type[simkit.Consumer]]:
             if inspect.isclass(c) and issubclass(c, simkit.Consumer) and c.__module__ == m.__name__]
 
 
-MUTANTS = _consumers(outcomes, progress, memory, validation) + [c for c in _consumers(unseen)
+MUTANTS = _consumers(outcomes, progress, memory, validation, round3) + [c for c in _consumers(unseen)
                                                                  if c is not unseen.PipelinedReadAhead]
 CORRECT = _consumers(correct) + [unseen.PipelinedReadAhead]
 
@@ -63,8 +63,8 @@ def test_gallery_shape():
 
 def test_safe_passes_every_case():
     """The search's baseline: every case counts (none skipped because safe itself fails it)."""
-    a = simkit.audit("safe", sweep_seeds=SWEEP_SEEDS, shrink_first=False)
-    assert a.ok and a.skipped == []
+    a = simkit.audit("safe", sweep_seeds=SWEEP_SEEDS, shrink_first=False, jobs=2)
+    assert a.ok and a.skipped == [] and a.left_out == []
 
 
 @pytest.mark.parametrize("cls", [pytest.param(c, id=c.__name__, marks=pytest.mark.xfail(reason=NEEDS[c.__name__]))
@@ -75,8 +75,8 @@ def test_mutant_is_caught(cls):
 
 @pytest.mark.parametrize("cls", CORRECT, ids=lambda c: c.__name__)
 def test_correct_consumer_is_never_flagged(cls):
-    a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, shrink_first=False)
-    assert a.ok, a.rows()
+    a = simkit.audit(cls, sweep_seeds=SWEEP_SEEDS, shrink_first=False, jobs=2)
+    assert a.ok and a.left_out == [], a.rows()
 
 
 def markdown() -> str:

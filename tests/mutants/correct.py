@@ -132,3 +132,34 @@ class ReceiptsOnly(Consumer):
 
     def is_replay(self, event, receipts, applied_position):
         return receipts.get(event.id) in TERMINAL
+
+
+class RereadsBeforeHalting(Consumer):
+    """Correct. Loads the checkpoint again after a page that breaks the provider contract, then halts: what it was
+    served since its last fetch justifies the halt, however many loads follow."""
+
+    def attempt(self):
+        checkpoint = yield Load()
+        page = yield Fetch(checkpoint.resume_cursor)
+        if page is not LOST and page is not None:
+            _receipts, ids_at = yield Lookup(page.events)
+            problem = self.validate(checkpoint, page, ids_at)
+            if problem:
+                yield Load()
+                yield Halt(problem)
+        return (yield from super().attempt())
+
+
+class ExtraPolls(Consumer):
+    """Correct. Polls the end of the stream twice more before it backs off: two workers never wait at the same
+    instant, yet each has caught up."""
+
+    def run(self):
+        polls = 0
+        while True:
+            result = yield from self.attempt()
+            polls = polls + 1 if result == "caught_up" else 0
+            if polls > 2 or result == "blocked":
+                yield Wait(result)
+                polls = 0
+
