@@ -13,6 +13,7 @@ import pytest
 
 import simkit
 from simkit import workshop as check
+from simkit.tools.explore import explore, failing
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 
@@ -336,7 +337,9 @@ def test_exercise_7_the_shrunk_failure_passes_and_the_unshrunk_one_is_told_to_sh
     path = tmp_path / "small.toml"
     path.write_text(teammate_audit.shrunk.toml())
     assert check.exercise_7(str(path))
-    refused(check.exercise_7(teammate_audit.failures[0].scenario), "not minimal yet", "shrink")
+    explored = explore(simkit.load("blocked_after_barrier"), check.Teammate, max_crashes=1, lost_requests=1)
+    refused(check.exercise_7(failing(simkit.load("blocked_after_barrier"), explored.first_violation[0])),
+            "not minimal yet", "shrink")
     refused(check.exercise_7("retry_walkthrough.toml"), "could not use your answer")
     refused(check.exercise_7(check.BOUNDARY), "Teammate passes this scenario")
 
