@@ -359,8 +359,7 @@ def _left_out(result: Audit) -> list[str]:
         kinds: dict[str, int] = {}
         for c in result.left_out:
             kinds[c.kind] = kinds.get(c.kind, 0) + 1
-        why = f"the budget of {result.budget:g} s" if result.budget is not None and not result.failures else \
-            "the budget" if result.budget is not None else "the first failure"
+        why = "the first failure" if result.budget is None else f"the budget of {result.budget:g} s"
         lines.append(f"not judged: {len(result.left_out)} cases ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
                      f", left out by {why}; the dearest come last")
     if result.stalled:
