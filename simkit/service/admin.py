@@ -43,6 +43,7 @@ async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[
     svc = app.state.service
     subject = svc.authenticate(request.headers.get("authorization"))
     svc.require_role(subject, C.OPERATOR)
+    C.json_media_type(request.headers.get("content-type", ""), raw)
     body = parse_body(raw) if raw.strip() else {}
     asked = [k.strip() for k in ",".join(request.headers.getlist(FAULT_HEADER)).split(",") if k.strip()]
     if asked:

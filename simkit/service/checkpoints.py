@@ -137,31 +137,36 @@ class CheckpointService(Access, Maintenance):
         return self._seq
 
     # -- calls --------------------------------------------------------------------------------------------
-    def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None) -> Reply:
+    def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None,
+             content_type: str | None = None) -> Reply:
         """One request: ``route`` is a path of :data:`ROUTES`; ``raw`` the body bytes. Never raises a
         :class:`ServiceError` (it is the reply).
 
         ``faults`` are the fault kinds the caller asks for (``X-Simkit-Fault``); ``scheduled(op)`` returns the
         start-up faults (``--fault``) due for this request. Both are consulted only once the call has passed
         every check up to its grant, so a rejected call neither injects a fault nor counts towards ``#N``; asking
-        for a fault needs the ``inject_faults`` role (403) and known kinds (400).
+        for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is the HTTP
+        header ("" when absent; None, the default, without HTTP): a body that is not ``application/json`` is a
+        400 ``malformed_content_type``, judged after the credential, where the body is parsed.
         """
         op = ROUTES.get(route)
         if op is None:
             return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())
         injected: list[str] = []
         try:
-            body = self._handle(op, authorization, raw, faults, scheduled, injected)
+            body = self._handle(op, authorization, raw, faults, scheduled, injected, content_type)
         except ServiceError as exc:
             return Reply(exc.status, exc.body(), faults=tuple(injected))
         except ServerCrash as crash:                      # nobody hears this reply (Reply.lost)
             return Reply(500, ServiceError(500, "server_crashed", str(crash)).body(), faults=tuple(injected))
         return Reply(200, body, faults=tuple(injected))
 
-    def _handle(self, op: str, authorization: str | None, raw: bytes, faults, scheduled, injected: list) -> dict:
+    def _handle(self, op: str, authorization: str | None, raw: bytes, faults, scheduled, injected: list,
+                content_type: str | None = None) -> dict:
         if len(raw) > C.MAX_REQUEST_BYTES:
             C.parse_body(raw)                       # raises 413
         subject = self._authenticate(authorization)
+        C.json_media_type(content_type, raw)
         body = C.parse_body(raw)
         if op == "changes":
             version, sc, after, through, limit = C.changes_request(body)

@@ -25,7 +25,7 @@ import unicodedata
 __all__ = [
     "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "FAULT_OPS",
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
-    "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
+    "MAX_REQUEST_BYTES", "json_media_type", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES",
     "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
     "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
@@ -124,6 +124,18 @@ def digest(value) -> str:
 
 
 # -- validation ----------------------------------------------------------------------------------------------
+def json_media_type(content_type: str | None, raw: bytes) -> None:
+    """400 ``malformed_content_type`` unless a body with content says it is JSON (``application/json`` or
+    ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model called
+    directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse."""
+    if content_type is None or not raw.strip():
+        return
+    media = content_type.split(";", 1)[0].strip().lower()
+    if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
+        shown = show(content_type[:80]) if content_type else "missing"
+        raise bad("malformed_content_type", f"Content-Type is {shown}; send the body as application/json")
+
+
 def parse_body(raw: bytes) -> dict:
     """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object).
 

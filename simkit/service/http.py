@@ -118,7 +118,8 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
     app = FastAPI(title="simkit checkpoint service (seed 004)", version="1",
                   description="Durable consumer checkpoints and the change feed they refer to, as seed 004 and "
                               "feed-notes.md describe them. Every reply carries Cache-Control: no-store.",
-                  docs_url=None, redoc_url=None)        # served offline instead (apidocs)
+                  docs_url=None, redoc_url=None,        # served offline instead (apidocs)
+                  redirect_slashes=False)               # a trailing slash is an unknown route (404), not a 307
     add_docs(app)
     app.state.service = svc
     app.state.lock = threading.Lock()
@@ -136,7 +137,8 @@ def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool
             authorization = request.headers.get("authorization")
             asked = ",".join(request.headers.getlist(FAULT_HEADER)).split(",")
             with app.state.lock:
-                reply = app.state.service.call(path, authorization, raw, faults=asked, scheduled=scheduled)
+                reply = app.state.service.call(path, authorization, raw, faults=asked, scheduled=scheduled,
+                                               content_type=request.headers.get("content-type", ""))
             if reply.lost:
                 request.scope[LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)

@@ -190,7 +190,8 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
         assert wrong.json() == {"error": {"status": 405, "code": "method_not_allowed",
                                           "message": "GET /api/v1/memory/changes: method not allowed; use POST"}}
         for path in ("/_simkit/append", "/_simkit/restore"):       # operator routes: bad JSON is a 400, not a 500
-            bad = c.post(path, content=b"{", headers={"Authorization": "Bearer ops"})
+            bad = c.post(path, content=b"{", headers={"Authorization": "Bearer ops",
+                                                      "Content-Type": "application/json"})
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
             assert bad.json()["error"]["code"] == "malformed_json"
 
@@ -206,7 +207,8 @@ def test_operator_routes_parse_the_body_as_the_contract_does(path):
     svc.add_subject("ops", credentials=["ops"], roles=["operator"])
     journal = svc.journals[("tenant", tuple(DEV_SCOPE.values()))]
     with running(create_app(svc, admin=True)) as url, \
-            httpx.Client(base_url=url, timeout=10, headers={"Authorization": "Bearer ops"}) as c:
+            httpx.Client(base_url=url, timeout=10, headers={"Authorization": "Bearer ops",
+                                                          "Content-Type": "application/json"}) as c:
         listed = c.post(path, content=b"[]")
         assert listed.status_code == 400 and listed.json() == {"error": {
             "status": 400, "code": "malformed_json", "message": "request body must be a JSON object"}}

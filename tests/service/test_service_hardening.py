@@ -384,7 +384,7 @@ def test_deeply_nested_json_is_a_400_with_the_error_body(server, route, token, m
 def test_json_nested_within_the_limit_is_judged_by_the_contract(server):
     svc, c, _ = server
     body = b'{"contract_version": ' + nested(MAX_JSON_DEPTH - 1) + b', "scope": 1, "consumer_id": "c"}'
-    r = c.post(READ, content=body, headers=bearer("dev"))
+    r = c.post(READ, content=body, headers={**bearer("dev"), "Content-Type": "application/json"})
     assert_error(r, 400, "unsupported_contract")
     assert len(r.json()["error"]["message"]) < 200                   # the value is shown cut short
 
