@@ -25,9 +25,10 @@ import unicodedata
 __all__ = [
     "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "FAULT_OPS",
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
-    "MAX_REQUEST_BYTES", "json_media_type", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
+    "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES",
     "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
+    "json_media_type",
     "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
     "restore_request", "scope", "scope_dict", "show", "write_request",
 ]
