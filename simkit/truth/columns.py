@@ -245,16 +245,16 @@ class IdMap(MutableMapping):
     """A dictionary keyed by event id that keeps no id string: a default id (:func:`~simkit.model.default_id`) as
     its position, in a typed array of value codes indexed from the first position set (code 0: none) while it stays
     dense enough (:data:`DENSITY`), else in ``aside``, a dictionary by position; any other id in ``named``.
-    Values repeat (outcomes, counts): the array is the codes of a :class:`Codes`, ``values``. The position-keyed
+    Values repeat (outcomes, counts): the array is the codes of a :class:`Codes`, ``slots``. The position-keyed
     :meth:`at` and :meth:`set_at` are the hot path's: they parse no id. Iteration: the array's ids in position
     order, then ``aside``'s, then ``named``'s."""
 
-    __slots__ = ("base", "values", "aside", "named", "_size")
+    __slots__ = ("base", "slots", "aside", "named", "_size")
 
     def __init__(self, items=()):
         self.base = 0
-        self.values = Codes()                       # by slot: ``_NONE`` (code 0) where no value is kept
-        self.values.code(_NONE)
+        self.slots = Codes()                       # by slot: ``_NONE`` (code 0) where no value is kept
+        self.slots.code(_NONE)
         self.aside: dict[int, object] = {}
         self.named: dict = {}
         self._size = 0                              # how many positions the array holds a value for
@@ -268,31 +268,31 @@ class IdMap(MutableMapping):
     def at(self, position: int, default=None):
         """The value of the default id of ``position`` (``default`` if none)."""
         i = position - self.base
-        codes = self.values.codes
+        codes = self.slots.codes
         if 0 <= i < len(codes):
             c = codes[i]
             if c:
-                return self.values.table[c]
+                return self.slots.table[c]
         return self.aside.get(position, default) if self.aside else default
 
     def set_at(self, position: int, v) -> None:
         """Set the value of the default id of ``position``."""
-        if not self.values.codes and not self.aside:
+        if not self.slots.codes and not self.aside:
             self.base = position
         i = position - self.base
-        if not (0 <= i < len(self.values.codes) or self._grow(i)) or (self.aside and position in self.aside):
+        if not (0 <= i < len(self.slots.codes) or self._grow(i)) or (self.aside and position in self.aside):
             self.aside[position] = v
             return
-        c = self.values.code(v)                     # first: it may widen ``codes``
-        self._size += not self.values.codes[i]
-        self.values.codes[i] = c
+        c = self.slots.code(v)                     # first: it may widen ``codes``
+        self._size += not self.slots.codes[i]
+        self.slots.codes[i] = c
 
     def _grow(self, i: int) -> bool:
         """Extend the array through slot ``i`` (in steps of at least 256 slots), if it stays dense enough."""
-        n = len(self.values.codes)
+        n = len(self.slots.codes)
         if not 0 <= i < SPAN + DENSITY * (self._size + 1):
             return False
-        self.values.codes.frombytes(bytes(max(i + 1 - n, 256) * self.values.codes.itemsize))
+        self.slots.codes.frombytes(bytes(max(i + 1 - n, 256) * self.slots.codes.itemsize))
         return True
 
     def increment(self, eid) -> None:
@@ -305,8 +305,8 @@ class IdMap(MutableMapping):
 
     def _pop_at(self, position: int) -> bool:
         i = position - self.base
-        if 0 <= i < len(self.values.codes) and self.values.codes[i]:
-            self.values.codes[i] = 0
+        if 0 <= i < len(self.slots.codes) and self.slots.codes[i]:
+            self.slots.codes[i] = 0
             self._size -= 1
             return True
         return self.aside.pop(position, _NONE) is not _NONE
@@ -342,7 +342,7 @@ class IdMap(MutableMapping):
 
     def _positions(self):
         base = self.base
-        return (base + i for i, c in enumerate(self.values.codes) if c)
+        return (base + i for i, c in enumerate(self.slots.codes) if c)
 
     def __iter__(self):
         yield from map(default_id, self._positions())
@@ -369,8 +369,8 @@ _NONE = object()
 class _IdMapItems(ItemsView):
     def __iter__(self):
         m = self._mapping
-        table, base = m.values.table, m.base
-        yield from ((default_id(base + i), table[c]) for i, c in enumerate(m.values.codes) if c)
+        table, base = m.slots.table, m.base
+        yield from ((default_id(base + i), table[c]) for i, c in enumerate(m.slots.codes) if c)
         yield from ((default_id(p), v) for p, v in list(m.aside.items()))
         yield from list(m.named.items())
 

@@ -12,6 +12,7 @@ import tracemalloc
 
 import pytest
 
+import simkit
 import simkit.tools.bench as bench
 from simkit.judge.checker import check
 from simkit.model import Checkpoint, Event
@@ -103,7 +104,7 @@ def test_an_id_map_stays_small_whatever_the_positions():
     counts = IdMap()
     for k in range(63):                 # each position twice the last: kept aside once the array would be sparse
         counts[f"e{1 << k}"] = k
-    assert len(counts.values.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
+    assert len(counts.slots.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
     counts.set_at(3, "x")                                               # between two array slots
     assert counts.at(3) == "x" and counts["e3"] == "x" and len(counts) == 64
 
@@ -112,7 +113,7 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
     counts = IdMap()
     for k in range(300):                # the 256th distinct value widens the array of codes
         counts.set_at(k, str(k))
-    assert counts.values.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
+    assert counts.slots.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
 
 
 def test_a_receipt_past_2_63_reads_back_like_any_other():
@@ -122,3 +123,11 @@ def test_a_receipt_past_2_63_reads_back_like_any_other():
     assert store.receipts.get(eid) == ("applied", 2**63) and eid in store.receipts and dict(store.receipts) == {
         eid: ("applied", 2**63)}
     assert not store.commit_event(1, eid, 2**63, "applied", 0)         # a second terminal receipt is refused
+
+
+def test_an_id_map_is_a_mapping_all_through():
+    """Its slots once sat in an attribute named ``values``, which hid ``Mapping.values()``: ``sum(effect_count
+    .values())`` on a run's sink raised TypeError."""
+    r = simkit.simulate(simkit.load("retry_walkthrough"))
+    counts = r.world.sink.effect_count
+    assert sum(counts.values()) == len(r.world.sink.effects) and list(counts) == ["e104", "e105", "e106", "e107"]
