@@ -3,10 +3,12 @@ passing one that keeps it (docs/verdict.md: ``halt_justified``, ``unhalted``, in
 ``settlement_violations``, "Crashes are real")."""
 from __future__ import annotations
 
+from mutants.correct import RereadsBeforeHalting
+
 import simkit
 from simkit import Consumer
-from simkit.model import COMMITTED, Page, Reply
-from simkit.ops import LOST, Call, Fetch, Halt, Load, Lookup, Reserve, Settle, Wait
+from simkit.model import COMMITTED, Reply
+from simkit.ops import LOST, Call, Fetch, Halt, Load, Reserve, Settle, Wait
 
 
 def run(scenario, cls, seed=None, **kw):
@@ -32,25 +34,9 @@ def test_a_second_refusal_of_a_made_up_cursor_does_not_justify_a_halt():
         assert v.halt_justified is False and not v.completed and not v.ok, name
 
 
-class RereadBeforeHalting(Consumer):
-    """``safe``, but it rereads the checkpoint after a page that breaks the contract and before it halts."""
-
-    def attempt(self):
-        checkpoint = yield Load()
-        page = yield Fetch(checkpoint.resume_cursor)
-        if not isinstance(page, Page):
-            return "lost"
-        receipts, ids_at = yield Lookup(page.events)
-        problem = self.validate(checkpoint, page, ids_at)
-        if problem:
-            yield Load()
-            yield Halt(problem)
-        return (yield from super().attempt())
-
-
 def test_loads_between_the_fetch_and_the_halt_change_nothing():
     for name in ("gap_behind_applied", "overlap_new_identity"):
-        v = run(name, RereadBeforeHalting)
+        v = run(name, RereadsBeforeHalting)
         assert v.halt_justified is True and v.ok, (name, v)
 
 
