@@ -72,6 +72,7 @@ def cmd_run(args) -> int:
     figures = _figures(args)
     strategy = resolve(args.strategy)
     run = simulate(sc, strategy, seed, faults)
+    output.check_figures(run, figures)               # a bounded drawing, or no figure at all
     with ExitStack() as stack:                       # both figures, or neither
         for kind, (option, path) in figures.items():
             output.save_figure(run, stack.enter_context(atomic(option, path)), kind)

@@ -14,7 +14,7 @@ from pathlib import Path
 from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
-           "write_text", "save_figure"]
+           "write_text", "save_figure", "check_figures"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's ``max_crashes``,
 #: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path`` (``--out``) ...
@@ -141,6 +141,18 @@ def atomic(option: str, path: Path):
 def write_text(option: str, path: Path, text: str) -> None:
     with atomic(option, path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def check_figures(run, figures: dict) -> None:
+    """Refuse, before anything is drawn, a swimlane of a run longer than it draws (``figures``: kind -> (option,
+    path), as ``run`` checked them): one line naming ``--swimlane`` and the limit."""
+    if "swimlane" not in figures:
+        return
+    from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
+    if (rows := len(run.trace)) > TRACE_ROWS_AT_MOST:
+        option, path = figures["swimlane"]
+        raise SimkitError(f"{option} {path}: the run has {rows} trace rows and a swimlane draws at most "
+                          f"{TRACE_ROWS_AT_MOST}; use --timeline, or a shorter stream")
 
 
 def save_figure(run, path: Path, kind: str) -> None:

@@ -17,7 +17,7 @@ from simkit.truth.trace import REPLY_LOST, REQUEST_LOST
 
 from .style import LABEL_BOX, run_title
 
-__all__ = ["ROWS_AT_MOST", "swimlane"]
+__all__ = ["ROWS_AT_MOST", "TRACE_ROWS_AT_MOST", "swimlane"]
 
 _STYLE = {
     "fetch": ("provider", "#1f77b4", "fetch → page"),
@@ -61,6 +61,10 @@ def _transition(row, foreign: bool) -> tuple[str, bool]:
 #: A lane's labels take at most this many text rows (as plot.ANNOTATE_AT_MOST caps annotations); a label that
 #: finds no free place within them, inside the Axes, is left out, and a note says how many were.
 ROWS_AT_MOST = 4
+#: The most trace rows (requests, replies, crashes, …) :func:`swimlane` draws: every row is an arrow or a label with
+#: its own artists, so memory and drawing time grow with the run; well past the bundled scenarios' largest (under
+#: 1,000), and past the point where a 12-inch figure shows anything but ink. ``simkit run --swimlane`` refuses above.
+TRACE_ROWS_AT_MOST = 2000
 
 
 class _Stack(Artist):
@@ -357,10 +361,13 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     that does not come is drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says
     what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a
     lost barrier request with the checkpoint the store still holds.
+    A run of more than :data:`TRACE_ROWS_AT_MOST` trace rows is refused (``ValueError``), not drawn.
     Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
     white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
     says how many (:class:`_Stack`).
     """
+    if len(run.trace) > TRACE_ROWS_AT_MOST:
+        raise ValueError(f"run: {len(run.trace)} trace rows; a swimlane draws at most {TRACE_ROWS_AT_MOST}")
     full = run.trace.to_frame()
     timeout = run.world.timing.timeout
     delayed, waits = _delayed(full, timeout), _waits(full, timeout)
