@@ -12,7 +12,7 @@ from simkit.viz import widgets
 
 from .reply import SWEEPS
 
-__all__ = ["BOUNDARY", "COMPUTE", "QUARANTINE_BEHAVIOURS", "crash_after_commit_runs"]
+__all__ = ["BOUNDARY", "COMPUTE", "EIGHT_EVENTS", "QUARANTINE_BEHAVIOURS", "crash_after_commit_runs", "eight_events"]
 
 
 @functools.cache
@@ -39,10 +39,32 @@ def _crash_after_commit() -> str:
     return lost[0] if len(lost) == 1 else "none" if not lost else "/".join(lost)
 
 
-def _cursor_moves_at() -> str:
-    df = simkit.simulate(simkit.load("default"), simkit.Consumer).trace.to_frame()
-    steps = set(df[df.resume_cursor != df.resume_cursor.shift()].iloc[1:].step)
-    return "barrier" if steps == {"barrier"} else "/".join(sorted(steps))
+#: notebook 01's small stream, the one whose timeline teaches: eight events at 10 to 70, an overlap (page C2
+#: starts again at 30), a backfill (25, served behind 50 on page C3), a transient failure (60 answers retry_later
+#: once) and one crash, before 50's commit
+EIGHT_EVENTS = {
+    "name": "eight_events",
+    "description": "Notebook 01's small stream: an overlap, a backfill, a transient failure and one crash.",
+    "sink": "transactional", "backfills": True,
+    "initial": {"resume_cursor": "C1"},
+    "pages": [
+        {"cursor": "C1", "positions": [10, 20, 30], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [30, 40, 50], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [25, 60, 70], "next_cursor": "C4"},
+        {"cursor": "C4", "positions": [], "next_cursor": "C4"}],
+    "events": [{"position": 60, "behavior": "transient", "failures": 1}],
+    "faults": [{"kind": "crash", "point": "before_event_commit", "position": 50}],
+}
+
+
+def eight_events() -> simkit.Scenario:
+    """Notebook 01's small stream (:data:`EIGHT_EVENTS`), parsed."""
+    return simkit.parse(copy.deepcopy(EIGHT_EVENTS), source="<eight_events>")
+
+
+def _deliveries_of_30() -> int:
+    df = simkit.simulate(eight_events(), simkit.Consumer).trace.to_frame()
+    return int(((df.event_id == "e30") & df.step.isin(["commit", "replay", "handle", "quarantine"])).sum())
 
 
 def _loses_without_crash() -> str:
@@ -50,10 +72,9 @@ def _loses_without_crash() -> str:
     return "yes" if run.world.crashes == 0 and run.verdict.lost else "no"
 
 
-def _replays_after_crash() -> frozenset:
+def _final_version() -> int:
     df = _walkthrough_trace()
-    restart = df.index[df.step == "restart"][0]
-    return frozenset(int(p) for p in df[(df.index > restart) & (df.step == "replay")].position)
+    return int(df.checkpoint_version.iloc[-1])
 
 
 def _never_durable():
@@ -138,21 +159,18 @@ def _most_hurt() -> str:
 
 
 @functools.cache
-def _late_retry_trace():
-    return simkit.simulate(simkit.load("late_retry"), simkit.Consumer).trace.to_frame()
+@functools.cache
+def _late_retry_without_check() -> simkit.Run:
+    return simkit.simulate(simkit.load("late_retry"), simkit.resolve("no_version_check"))
 
 
-def _stale_barrier() -> str:
-    df = _late_retry_trace()
-    return "rejected" if (df[df.worker == 1].step == "barrier_rejected").any() else "overwrites"
+def _final_cursor_without_check() -> str:
+    return _late_retry_without_check().world.store.checkpoint.resume_cursor
 
 
-def _after_rejected_barrier() -> str:
-    df = _late_retry_trace()
-    mine = df[df.worker == 1]
-    rejected = mine.index[mine.step == "barrier_rejected"]
-    after = mine[mine.index > rejected[0]].step if len(rejected) else mine.step.iloc[0:0]
-    return {"load": "reread", "fetch": "refetch"}.get(after.iloc[0], "stop") if len(after) else "stop"
+def _stale_worker_barriers() -> int:
+    df = _late_retry_without_check().trace.to_frame()
+    return int(((df.worker == 1) & (df.step == "barrier")).sum())
 
 
 def _refetch_after_lost_reply() -> str:
@@ -222,12 +240,12 @@ def _scan_done() -> str:
 #: question key -> the function that computes its answer from a run made now
 COMPUTE = {
     "shortcut_notices": _shortcut_notices, "crash_after_commit": _crash_after_commit,
-    "cursor_moves_at": _cursor_moves_at, "loses_without_crash": _loses_without_crash,
-    "replays_after_crash": _replays_after_crash, "stuck_107": _stuck_107, "stuck_ok": _stuck_ok,
+    "deliveries_of_30": _deliveries_of_30, "loses_without_crash": _loses_without_crash,
+    "final_version": _final_version, "stuck_107": _stuck_107, "stuck_ok": _stuck_ok,
     "in_memory_crashes": _in_memory_crashes, "in_memory_loses": _in_memory_loses,
     "watermark_crashes": _watermark_crashes, "no_version_check_harm": _no_version_check_harm,
     "safe_failing_schedules": _safe_failing_schedules, "most_hurt": _most_hurt,
-    "stale_barrier": _stale_barrier, "after_rejected_barrier": _after_rejected_barrier,
+    "final_cursor_without_check": _final_cursor_without_check, "stale_worker_barriers": _stale_worker_barriers,
     "refetch_after_lost_reply": _refetch_after_lost_reply, "lost_reply_retry": _lost_reply_retry,
     "double_ack_client": _double_ack_client, "scan_done": _scan_done,
     "zero_of_200": _zero_of_200, "unsafe_sink_repeats": _unsafe_sink_repeats,

@@ -92,21 +92,26 @@ PREDICTIONS = {
         "misses it. The checker still reports invariant 1 for this run: the durable cursor ran ahead of durable "
         "work, whether or not a loss followed."),
     # 01 · two kinds of progress
-    "cursor_moves_at": (
-        "'fetch', 'commit' or 'barrier'", _one_of("fetch", "commit", "barrier"), COMPUTE["cursor_moves_at"],
-        "at the barrier: the durable resume_cursor moves only at page barriers, each after every event of its page "
-        "has a durable "
-        "outcome. A fetch only puts the next cursor in memory; a commit moves applied_position, not the cursor."),
+    "deliveries_of_30": (
+        "a count such as 1 or 2", _count, COMPUTE["deliveries_of_30"],
+        "3: page C1 delivers 30 and the safe consumer commits it; page C2 starts again at 30 (an overlap), and its "
+        "receipt makes it a replay; then the crash before 50's commit wipes the worker's memory while the durable "
+        "cursor is still C2, so the restarted worker fetches the whole of C2 again, and 30 is a replay a second time. "
+        "Every page that is not finished is fetched again from its start, and each event on it is judged by its "
+        "receipt, not by where it sits."),
     "loses_without_crash": (
         "'yes' or 'no'", _yes_no, COMPUTE["loses_without_crash"],
         "yes: a crash is only one way to end an attempt early. A lost fetch reply, or an event that answers "
         "retry_later, operator_review or reversible_hold, ends it too; the next attempt starts from a cursor that "
         "was published on fetch and will never deliver the rest of the page."),
     # 02 · the retry walkthrough
-    "replays_after_crash": (
-        "a list of positions such as [104]", _position_set, COMPUTE["replays_after_crash"],
-        "[104, 106]: both hold a durable receipt by then (104 from before the run, 106 committed just before the "
-        "crash). 107 has none, so it is applied."),
+    "final_version": (
+        "a version such as 2, 3 or 4", _count, COMPUTE["final_version"],
+        "2: the run writes the checkpoint three times (106's commit, 107's commit, the barrier), but only the page "
+        "barrier is a compare-and-swap to a greater version. An event commit raises applied_position in the "
+        "receipt's own transaction and leaves resume_cursor and checkpoint_version alone: applied_position only "
+        "ever rises, so it needs no fence. Were a commit to bump the version, the page's own barrier, which "
+        "compares against the (C7, v1) loaded at the start of the attempt, would be rejected by its own work."),
     "stuck_107": (
         "'lost', 'pending' or 'applied'", _one_of("lost", "pending", "applied"), COMPUTE["stuck_107"],
         "pending: the durable cursor stays C7, so the provider can still deliver 107. An event is lost only once "
@@ -148,15 +153,17 @@ PREDICTIONS = {
         "persist_token_on_fetch: from its early publish on, a crash anywhere in the rest of the page leaves "
         "events behind the durable cursor."),
     # 06 · late retries and fencing
-    "stale_barrier": (
-        "'overwrites' or 'rejected'", _one_of("overwrites", "rejected"), COMPUTE["stale_barrier"],
-        "rejected: the barrier is a compare-and-swap from the attempt's (C1, v0), and the store holds (C4, v3), so "
-        "the stale write cannot land over newer progress."),
-    "after_rejected_barrier": (
-        "'refetch', 'reread' or 'stop'", _one_of("refetch", "reread", "stop"), COMPUTE["after_rejected_barrier"],
-        "reread: a rejected compare-and-swap says only that the checkpoint is no longer the one the attempt loaded. "
-        "The worker does not guess and does not redo its stale page: its next step loads the checkpoint, finds "
-        "(C4, v3), and goes on from there, so it never fetches C1 again (seed 000, step 5)."),
+    "final_cursor_without_check": (
+        "'C2', 'C3' or 'C4'", _one_of("C2", "C3", "C4"), COMPUTE["final_cursor_without_check"],
+        "C4: the stale write does send the checkpoint from (C4, v3) back to (C2, v1), but worker 1 then fetches C2 "
+        "and C3 again, finds every event receipted (replays), and writes their barriers again. The run ends at "
+        "(C4, 9, v3), exactly where safe ends, with nothing lost or repeated. A test that checks only the final "
+        "checkpoint passes this bug; the checker sees it in the history of writes (a regression, invariant 3)."),
+    "stale_worker_barriers": (
+        "a count such as 1 or 2", _count, COMPUTE["stale_worker_barriers"],
+        "3: the stale write of C2 over C4, then one barrier for each page the regression handed back: C2 -> C3 "
+        "and C3 -> C4. Without the version check, every write of the stale worker lands, and each one repeats "
+        "work the checkpoint had already recorded."),
     "refetch_after_lost_reply": (
         "'yes' or 'no'", _yes_no, COMPUTE["refetch_after_lost_reply"],
         "no: after the timeout the worker does not guess. It reloads the checkpoint, finds C2 (its compare-and-swap "
@@ -195,12 +202,12 @@ PREDICTIONS = {
 #: key -> the variable a notebook asks the prediction in (``lost_event = None  # 104, 106, 107 or 'none'``); the
 #: unanswered reply names it, and tests/workshop checks that the notebooks use these names.
 VARIABLES = {
-    "shortcut_notices": "shortcut_notices", "crash_after_commit": "lost_if_later", "cursor_moves_at": "cursor_moves_at",
-    "loses_without_crash": "loses_without_crash", "replays_after_crash": "skipped_after_restart",
+    "shortcut_notices": "shortcut_notices", "crash_after_commit": "lost_if_later", "deliveries_of_30": "times_30_delivered",
+    "loses_without_crash": "loses_without_crash", "final_version": "final_version",
     "stuck_107": "fate_of_107", "stuck_ok": "verdict_ok", "in_memory_crashes": "crashes_with_shortcut",
     "in_memory_loses": "loses_211_on", "watermark_crashes": "crashes_in_its_run",
     "no_version_check_harm": "harm_done", "safe_failing_schedules": "safe_worse", "most_hurt": "most_hurt",
-    "stale_barrier": "stale_barrier", "after_rejected_barrier": "after_rejection",
+    "final_cursor_without_check": "final_cursor", "stale_worker_barriers": "stale_barriers",
     "refetch_after_lost_reply": "fetches_c1_again", "lost_reply_retry": "retry_answer",
     "double_ack_client": "acknowledges_twice", "scan_done": "scan_done", "zero_of_200": "loss_bound_percent",
     "unsafe_sink_repeats": "repeat_share",
@@ -209,10 +216,10 @@ VARIABLES = {
 #: key -> the answers a :func:`predict` widget offers, for the questions with one answer out of a few
 CHOICES = {
     "shortcut_notices": ("stalls", "halts", "completes"), "crash_after_commit": (104, 106, 107, "none"),
-    "cursor_moves_at": ("fetch", "commit", "barrier"), "loses_without_crash": ("yes", "no"),
+    "deliveries_of_30": (1, 2, 3, 4), "loses_without_crash": ("yes", "no"),
     "stuck_107": ("lost", "pending", "applied"), "stuck_ok": ("yes", "no"), "in_memory_crashes": (0, 1),
     "no_version_check_harm": ("lost", "duplicated", "regression", "nothing"), "most_hurt": simkit.SHORTCUTS,
-    "stale_barrier": ("overwrites", "rejected"), "after_rejected_barrier": ("refetch", "reread", "stop"),
+    "final_version": (2, 3, 4), "final_cursor_without_check": ("C2", "C3", "C4"), "stale_worker_barriers": (1, 2, 3),
     "refetch_after_lost_reply": ("yes", "no"), "lost_reply_retry": ("receipt", "conflict", "twice"),
     "double_ack_client": ("correct", "new_key_retry", "reset_on_409"), "scan_done": ("yes", "no"),
     "unsafe_sink_repeats": ("0%", "10%", "50%", "90%"),

@@ -32,9 +32,9 @@ def refused(result, *words):
 ANSWERS = {
     "shortcut_notices": ("completes", "halts"),
     "crash_after_commit": ("none", 107),
-    "cursor_moves_at": ("barrier", "fetch"),
+    "deliveries_of_30": (3, 2),
     "loses_without_crash": ("yes", False),
-    "replays_after_crash": (frozenset({104, 106}), [104, 106, 107]),
+    "final_version": (2, 4),
     "stuck_107": ("pending", "lost"),
     "stuck_ok": ("no", "yes"),
     "in_memory_crashes": (0, 1),
@@ -43,8 +43,8 @@ ANSWERS = {
     "no_version_check_harm": ("regression", "lost"),
     "safe_failing_schedules": (0, 3),
     "most_hurt": ("persist_token_on_fetch", "success_before_effect"),
-    "stale_barrier": ("rejected", "overwrites"),
-    "after_rejected_barrier": ("reread", "refetch"),
+    "final_cursor_without_check": ("C4", "C2"),
+    "stale_worker_barriers": (3, 1),
     "refetch_after_lost_reply": ("no", "yes"),
     "unsafe_sink_repeats": ("90%", "10%"),
     "lost_reply_retry": ("receipt", "twice"),
@@ -128,7 +128,7 @@ def test_the_prediction_widget_checks_the_answer_picked():
 
 def test_a_question_without_fixed_answers_is_no_widget():
     with pytest.raises(ValueError, match="ask it with a variable"):
-        check.predict("replays_after_crash")
+        check.predict("in_memory_loses")
 
 
 @pytest.mark.parametrize("key", sorted(ANSWERS))
@@ -148,15 +148,15 @@ def test_a_wrong_prediction_gets_the_answer_and_the_reason(key):
 @pytest.mark.parametrize("key, spelled", [("crash_after_commit", "None"),
                                           ("crash_after_commit", "none"), ("shortcut_notices", " Completes"),
                                           ("loses_without_crash", True),
-                                          ("replays_after_crash", ["e106", "e104"]), ("stuck_ok", "No"),
-                                          ("scan_done", False), ("after_rejected_barrier", " Reread"),
+                                          ("final_cursor_without_check", " c4"), ("stuck_ok", "No"),
+                                          ("scan_done", False), ("final_cursor_without_check", "C4 "),
                                           ("zero_of_200", 1.5), ("zero_of_200", 2)])
 def test_predictions_accept_the_usual_spellings(key, spelled):
     assert check.check_prediction(key, spelled)
 
 
 @pytest.mark.parametrize("key, odd", [("shortcut_notices", 7), ("crash_after_commit", "the last one"),
-                                      ("replays_after_crash", 3.5), ("stuck_ok", "maybe"), ("zero_of_200", "2%"),
+                                      ("final_version", "two"), ("stuck_ok", "maybe"), ("zero_of_200", "2%"),
                                       ("zero_of_200", 250), ("watermark_crashes", -1), ("most_hurt", "safe"),
                                       ("in_memory_loses", [None])])
 def test_ill_typed_predictions_are_told_the_form(key, odd):
