@@ -16,6 +16,7 @@ from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
 from simkit.runner import simulate
 from simkit.scenario import read as scenarios
+from simkit.scenario.checks import too_many_pages
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
@@ -238,6 +239,8 @@ def cmd_live(args) -> int:
             raise SimkitError(f"--events {args.events}: needs a [generate] scenario and a positive count")
         if args.events > scenarios.MAX_EVENTS:
             raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
+        if (problem := too_many_pages(args.events, sc.generate["empty_pages"])) is not None:
+            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")    # the page bound too
         sc.generate["events"] = args.events
     run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
     print(json.dumps(run.as_dict()) if args.json else live_summary(run))

@@ -11,7 +11,7 @@ from simkit.model import BEHAVIORS, LOST_FAULTS, EventSpec, Initial, RandomFault
 
 __all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_PAGES", "MAX_WORKERS", "MAX_FILE_BYTES",
            "carried_positions", "missing_position", "check_initial", "check_timing", "check_pages", "check_cursors",
-           "check_generate", "check_events", "check_targets", "check_random_faults", "check_auth"]
+           "check_generate", "check_events", "check_targets", "check_random_faults", "check_auth", "too_many_pages"]
 
 #: ``[generate]``'s keys and their defaults (docs/scenarios.md, "Generated streams").
 GENERATE_DEFAULTS = {
@@ -316,10 +316,17 @@ def check_generate(c: Checker, t: dict) -> dict:
     # (pages of one event at worst), so 1.0 never ends the stream, and a rate near it makes one too big to build.
     if g["empty_pages"] >= 1.0:
         c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches its events")
-    if (pages := g["events"] / (1.0 - g["empty_pages"])) > MAX_PAGES:
-        c.fail("generate.empty_pages", f"{g['empty_pages']!r} with events = {g['events']} makes about {pages:.3g} "
-                                       f"pages; at most {MAX_PAGES}")
+    if (problem := too_many_pages(g["events"], g["empty_pages"])) is not None:
+        c.fail("generate.empty_pages", problem)
     return g
+
+
+def too_many_pages(events: int, empty_pages: float) -> str | None:
+    """What is wrong with a generated stream of ``events`` whose pages are empty with chance ``empty_pages``
+    (below 1): about ``events / (1 - empty_pages)`` pages past :data:`MAX_PAGES`; None when it is within."""
+    if (pages := events / (1.0 - empty_pages)) > MAX_PAGES:
+        return f"{empty_pages!r} with events = {events} makes about {pages:.3g} pages; at most {MAX_PAGES}"
+    return None
 
 
 def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
