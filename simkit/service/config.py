@@ -28,6 +28,10 @@ subjects, credentials, grants, roles, journals and faults::
     scope = {project_id = "other", visibility = "shared"}
     changes = 3                           # 0 activates an empty journal
 
+At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals together
+(:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`, :data:`MAX_CONFIG_CHANGES`);
+above, one line names the key and the limit.
+
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
 file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service already has
 it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
@@ -74,11 +78,16 @@ from .options import (
 
 __all__ = [
     "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "MAX_CONFIG_BYTES",
-    "MAX_CONFIG_CHANGES", "FaultSpec", "ServiceConfigError", "apply_config", "build_service", "dev_service",
+    "MAX_CONFIG_CHANGES", "MAX_CONFIG_GRANTS", "MAX_CONFIG_JOURNALS", "MAX_CONFIG_SUBJECTS", "FaultSpec",
+    "ServiceConfigError", "apply_config", "build_service", "dev_service",
     "has_operator", "load_config", "parse_credential_flag", "parse_fault", "parse_grant_flag",
 ]
 
 MAX_CONFIG_CHANGES = 100_000
+#: The most ``[[journals]]``, ``[[subjects]]`` and grants of one subject a config file may hold; with
+#: :data:`MAX_CONFIG_CHANGES` changes in all journals together, what a config builds stays bounded (200 journals of
+#: 100,000 changes each were 20 million appends at start-up).
+MAX_CONFIG_JOURNALS, MAX_CONFIG_SUBJECTS, MAX_CONFIG_GRANTS = 100, 1000, 100
 #: The largest config file read (a config of a few subjects is a few KiB; scenario files may be 64 MiB).
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -98,12 +107,14 @@ def _scope(value, where: str) -> dict:
     return sc
 
 
-def _tables(data: dict, key: str, where: str) -> list[dict]:
-    """``data[key]`` as an array of tables (``[[key]]``), or one clear error."""
+def _tables(data: dict, key: str, where: str, at_most: int) -> list[dict]:
+    """``data[key]`` as an array of at most ``at_most`` tables (``[[key]]``), or one clear error."""
     value = data.get(key, [])
     if not isinstance(value, list):
         raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{key}]]), "
                                  f"got {type(value).__name__} {C.show(value)}")
+    if len(value) > at_most:
+        raise ServiceConfigError(f"{where}: {key}: {len(value)} tables; at most {at_most}")
     for i, item in enumerate(value):
         if not isinstance(item, dict):
             raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} {C.show(item)}")
@@ -151,7 +162,7 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     if not set(roles) <= set(C.ROLES):
         raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
                                  f"one of {', '.join(C.ROLES)}")
-    grants = _tables(s, "grants", w)
+    grants = _tables(s, "grants", w, MAX_CONFIG_GRANTS)
     svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
     for key, tokens in (("credentials", credentials), ("revoked", revoked)):
         for k, token in enumerate(tokens):
@@ -180,9 +191,10 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     # A subject added twice is an error, one the service already has (``dev``) included: add_subject keeps the
     # first, so a second [[subjects]] entry's tenant and tenant_admin would be silently ignored.
     seen = {sid: "simkit serve already has it; extend it with --credential or --grant" for sid in svc.subjects}
-    for i, s in enumerate(_tables(data, "subjects", where)):
+    for i, s in enumerate(_tables(data, "subjects", where, MAX_CONFIG_SUBJECTS)):
         _add_config_subject(svc, s, f"{where}: subjects[{i}]", seen, i)
-    for i, j in enumerate(_tables(data, "journals", where)):
+    total = 0
+    for i, j in enumerate(_tables(data, "journals", where, MAX_CONFIG_JOURNALS)):
         w = f"{where}: journals[{i}]"
         _only(j, ("tenant", "scope", "changes"), w)
         sc = _scope(j.get("scope"), w)
@@ -190,6 +202,9 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
         n = j.get("changes", 0)
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_CONFIG_CHANGES:
             raise ServiceConfigError(f"{w}: changes must be an integer 0-{MAX_CONFIG_CHANGES}")
+        if (total := total + n) > MAX_CONFIG_CHANGES:
+            raise ServiceConfigError(f"{w}: changes: {total} in journals[0..{i}]; at most {MAX_CONFIG_CHANGES} "
+                                     f"in all journals together")
         svc.activate_journal(tenant, sc)
         for k in range(n):
             kind, record = DEV_CHANGES[k % len(DEV_CHANGES)]
