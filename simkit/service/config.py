@@ -28,13 +28,13 @@ subjects, credentials, grants, roles, journals and faults::
     scope = {project_id = "other", visibility = "shared"}
     changes = 3                           # 0 activates an empty journal
 
-At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals together
-(:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`, :data:`MAX_CONFIG_CHANGES`);
-above, one line names the key and the limit.
-
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
 file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service already has
 it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
+
+At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals together
+(:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`, :data:`MAX_CONFIG_CHANGES`);
+above, one line names the key and the limit.
 
 Roles are service-wide, not scoped: ``operator`` may call the ``/_simkit/*`` operator routes (back up, restore,
 append to any namespace's journal), which exist only when some subject holds it; ``inject_faults`` may send the
