@@ -202,7 +202,8 @@ PREDICTIONS = {
 #: key -> the variable a notebook asks the prediction in (``lost_event = None  # 104, 106, 107 or 'none'``); the
 #: unanswered reply names it, and tests/workshop checks that the notebooks use these names.
 VARIABLES = {
-    "shortcut_notices": "shortcut_notices", "crash_after_commit": "lost_if_later", "deliveries_of_30": "times_30_delivered",
+    "shortcut_notices": "shortcut_notices", "crash_after_commit": "lost_if_later",
+    "deliveries_of_30": "times_30_delivered",
     "loses_without_crash": "loses_without_crash", "final_version": "final_version",
     "stuck_107": "fate_of_107", "stuck_ok": "verdict_ok", "in_memory_crashes": "crashes_with_shortcut",
     "in_memory_loses": "loses_211_on", "watermark_crashes": "crashes_in_its_run",
