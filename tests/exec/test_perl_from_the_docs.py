@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-STRATEGY = "exec:examples/consumers/perl/run"
+STRATEGY = "exec:examples/from-the-docs/perl/run"
 
 pytestmark = pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
 
