@@ -16,6 +16,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 
@@ -61,6 +62,7 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
     from concurrent.futures import ProcessPoolExecutor
     chunksize = max(1, len(tasks) // (8 * jobs)) if chunksize is None else chunksize
     before = set(multiprocessing.active_children())
+    threading.excepthook = _cancelled_quietly(threading.excepthook)        # the pool's thread may outlive us
     with terminated():
         pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),))
         try:
@@ -75,6 +77,22 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
             raise
         finally:
             pool.shutdown(wait=True)
+
+
+def _cancelled_quietly(hook):
+    """``hook``, but silent about a pool's thread failing a task already cancelled: Python 3.11's
+    ``ProcessPoolExecutor`` raises InvalidStateError there when its workers are killed, a traceback on stderr after
+    the command's one line. Installed once; every other exception still reaches ``hook``."""
+    from concurrent.futures import InvalidStateError
+
+    if getattr(hook, "quiet_about", None) is InvalidStateError:
+        return hook
+
+    def quiet(args):
+        if not isinstance(args.exc_value, InvalidStateError):
+            hook(args)
+    quiet.quiet_about = InvalidStateError
+    return quiet
 
 
 @contextmanager
