@@ -15,6 +15,7 @@ import multiprocessing
 import os
 import signal
 import time
+from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,7 +24,7 @@ from multiprocessing.connection import wait
 from simkit.errors import SimkitError
 from simkit.judge.checker import Verdict
 from simkit.judge.report import table
-from simkit.model import CRASH_POINTS, LOST_OPS, Fault
+from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.runner import simulate
@@ -49,7 +50,7 @@ class Failure:
     kind: str
     faults: tuple[Fault, ...]
     verdict: dict
-    scenario: object = field(repr=False)
+    scenario: Scenario = field(repr=False)
 
 
 @dataclass
@@ -75,7 +76,8 @@ class Audit:
         """(kind, where, how it failed): one row per scenario, bounds and failure, its seeds gathered."""
         groups: dict[tuple, list[Case]] = {}
         for f in self.failures:
-            groups.setdefault((f.case.kind, f.case.name, f.case.bounds, f.case.ops, f.kind), []).append(f.case)
+            c = f.case
+            groups.setdefault((c.kind, c.name, c.bounds, c.ops, c.keep_faults, f.kind), []).append(c)
         rows = []
         for (kind, *_where, how), group in groups.items():
             seeds = [c.seed for c in group]
@@ -356,9 +358,7 @@ def _left_out(result: Audit) -> list[str]:
     """What the audit did not judge, by kind: what the budget left out, explorations a stalled run skipped."""
     lines = []
     if result.left_out:
-        kinds: dict[str, int] = {}
-        for c in result.left_out:
-            kinds[c.kind] = kinds.get(c.kind, 0) + 1
+        kinds = Counter(c.kind for c in result.left_out)
         why = "the first failure" if result.budget is None else f"the budget of {result.budget:g} s"
         lines.append(f"not judged: {len(result.left_out)} cases ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
                      f", left out by {why}; the dearest come last")
