@@ -51,7 +51,7 @@ from . import memory
 from .access import NEEDS, Access, Subject
 from .contract import ServiceError, conflict, digest
 from .feed import Journal, inactive_page
-from .maintenance import Maintenance
+from .maintenance import Maintenance, MillisClock
 from .memory import Record
 from .stored import Backup, Stored, WriteRecord, receipt_digest
 
@@ -109,7 +109,7 @@ class CheckpointService(Access, Maintenance):
     """Seed 004's service: change feed, memory records and their query, checkpoint read and write, backup and
     restore. ``store`` is one of :data:`STORES` (default ``batched``, the seed's)."""
 
-    def __init__(self, clock: ManualClock | None = None, store: str = "batched"):
+    def __init__(self, clock: MillisClock | None = None, store: str = "batched"):
         if store not in STORES:
             raise ValueError(f"unknown store {store!r}; one of {', '.join(STORES)}")
         self.clock = clock or ManualClock()
@@ -179,10 +179,10 @@ class CheckpointService(Access, Maintenance):
                     self.corrupt_journal(ns[0], C.scope_dict(sc), first)
             return self._changes(ns, version, after, through, limit)
         if op == "query":
-            version, sc, limit, scan_limit, after = C.query_request(body)
+            version, sc, limit, scan_limit, after_id = C.query_request(body)
             ns = self._authorize(subject, sc, op)
             injected += self._faults(subject, op, faults, scheduled)
-            return self._query(subject, ns, version, limit, scan_limit, after)
+            return self._query(subject, ns, version, limit, scan_limit, after_id)
         if op == "read":
             version, sc, consumer_id = C.read_request(body)
         else:

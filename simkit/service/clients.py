@@ -180,6 +180,7 @@ class Client:
                 state = yield from self.save(state, nxt)
                 if state is None:
                     return
+                assert state.cursor is not None           # a saved checkpoint always has its cursor
                 if state.cursor["sequence"] > nxt["sequence"]:
                     through = None                        # adopted newer progress beyond this cycle's fence
             after = state.cursor
@@ -238,7 +239,8 @@ class Client:
     def reconcile(self, reason: str):
         """Reread the server's progress, read what its journal holds after it, and reconcile our effects."""
         cur = yield from self.load()
-        have, after = {}, cur.cursor
+        have: dict[tuple, str] = {}
+        after = cur.cursor
         while True:
             page = yield from self.call(CHANGES, {"contract_version": self.version, "scope": self.scope,
                                                   "query": {"after": after, "through": None, "limit": 256}})

@@ -168,7 +168,10 @@ def _unique_keys(pairs: list) -> dict:
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set = set()
-        raise _DuplicateKey(next(k for k, _v in pairs if k in seen or seen.add(k)))
+        for k, _v in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
     return out
 
 
@@ -233,7 +236,7 @@ def contract_version(value, where: str, allowed=CONTRACT_VERSIONS) -> int:
 def scope(value) -> tuple:
     """A scope as a hashable tuple in ``SCOPE_KEYS`` order."""
     s = _fields(value, "scope", SCOPE_KEYS)
-    out = [identity(s["project_id"], "scope.project_id")]
+    out: list[str | None] = [identity(s["project_id"], "scope.project_id")]
     for key in ("mission_id", "agent_id"):
         out.append(None if s[key] is None else identity(s[key], f"scope.{key}"))
     if s["visibility"] not in VISIBILITIES:

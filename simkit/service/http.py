@@ -51,6 +51,7 @@ the request deadline); this module answers their public names too.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -109,7 +110,7 @@ def _examples() -> dict:
     }
 
 
-def create_app(svc: CheckpointService, faults: list[FaultSpec] = (), admin: bool = False) -> FastAPI:
+def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: bool = False) -> FastAPI:
     """The FastAPI app serving ``svc`` (``app.state.service``, which may be swapped between requests).
 
     ``admin`` adds the ``/_simkit/*`` operator routes (each needs a credential of a subject with the ``operator``
@@ -196,7 +197,7 @@ def _add_schemas(app: FastAPI) -> None:
         app.openapi_schema = doc
         return doc
 
-    app.openapi = openapi
+    app.openapi = openapi     # type: ignore[method-assign]  # FastAPI's documented way to replace the schema
 
 
 def serve(svc: CheckpointService, faults: list[FaultSpec], port: int, log_level: str = "info", announce=None) -> None:

@@ -8,6 +8,7 @@ data the service holds (``journals``, ``checkpoints``, ``receipts``, ``records``
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING, Protocol
 
 from . import contract as C
 from .contract import ServiceError, conflict, digest
@@ -15,7 +16,15 @@ from .feed import Journal
 from .memory import Record
 from .stored import Backup, Stored, mutation_digest
 
-__all__ = ["Maintenance"]
+__all__ = ["Maintenance", "MillisClock"]
+
+
+class MillisClock(Protocol):
+    """What the service reads of a clock: :class:`~simkit.service.checkpoints.ManualClock` in the model, the
+    server's wall clock under ``simkit serve``."""
+
+    @property
+    def now_millis(self) -> int: ...
 
 
 class Maintenance:
@@ -29,6 +38,10 @@ class Maintenance:
     restores: list[tuple[int, int]]
     _seq: int
     _journal_count: int
+    clock: MillisClock
+
+    if TYPE_CHECKING:                    # provided by Access, the other part of CheckpointService
+        def namespace(self, subject_id: str, scope: dict | tuple) -> tuple: ...
 
     def journal_id(self, tenant: str, scope: dict) -> str | None:
         j = self.journals.get((tenant, C.scope(scope)))

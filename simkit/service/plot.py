@@ -48,7 +48,8 @@ def checkpoint_steps(run) -> tuple[list[float], list[int | None]]:
     """
     svc = run.world.svc
     writes = sorted(svc.writes, key=lambda w: w.seq)
-    times, seqs = [0.0], [None]
+    times: list[float] = [0.0]
+    seqs: list[int | None] = [None]
     marks = [(w.seq, w.millis, "write", w) for w in writes] + [(s, m, "restore", None) for s, m in svc.restores]
     for seq, millis, kind, rec in sorted(marks, key=lambda m: m[0]):
         if kind == "write":
@@ -243,7 +244,7 @@ def scan_candidates(run) -> list:
     first = next((t for t, w, _after, _page in world.scan_pages if w == 1), None)
     if first is None:
         return []
-    born = {}
+    born: dict[str, float] = {}
     for e in _journal(run).entries:
         born.setdefault(e.record_id, e.committed_at_millis / 1000)
     records = next(iter(world.svc.records.values()))
@@ -252,7 +253,7 @@ def scan_candidates(run) -> list:
 
 def first_scan(run) -> list:
     """Worker 1's pages up to the one it took for the last (``(next_after sent, page)``): one scan, read once."""
-    pages = []
+    pages: list[tuple] = []
     for _t, w, after, page in run.world.scan_pages:
         if w != 1:
             continue

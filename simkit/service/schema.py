@@ -184,7 +184,7 @@ class Error(_Strict):
 # -- the operator routes of ``simkit serve`` (not seed 004; published only when they are on) ----------------------
 def _dev_scope() -> Scope:
     from .config import DEV_SCOPE
-    return Scope(**DEV_SCOPE)
+    return Scope.model_validate(DEV_SCOPE)
 
 
 class AppendRequest(_Strict):

@@ -154,9 +154,9 @@ class ServiceWorld:
             yield self.env.timeout(self.sc.apply_latency)
             if op.identity in self.ledger:
                 return False
-            truth = (op.record["record_id"], op.record["record_revision"])
-            self.record_effects.append((self.env.now, worker) + truth)   # effect and ledger entry commit together
-            self.ledger[op.identity] = truth
+            rec_truth = (op.record["record_id"], op.record["record_revision"])
+            self.record_effects.append((self.env.now, worker) + rec_truth)   # effect and ledger entry commit together
+            self.ledger[op.identity] = rec_truth
             self._crash_point(worker, "after_apply")
             return True
         if t is Reconcile:

@@ -32,13 +32,19 @@ class Response:
 
 
 def _encode(body) -> bytes:
-    return body if isinstance(body, (bytes, bytearray)) else json.dumps(body).encode("utf-8")
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, bytearray):
+        return bytes(body)
+    return json.dumps(body).encode("utf-8")
+
+
+def _bearer(credential: str) -> str:
+    return f"Bearer {credential}" if credential else "Bearer"
 
 
 def _authorization(credential: str | None) -> str | None:
-    if credential is None:
-        return None
-    return f"Bearer {credential}" if credential else "Bearer"
+    return None if credential is None else _bearer(credential)
 
 
 class ModelTransport:
@@ -73,7 +79,7 @@ class HttpTransport:
     def post(self, route: str, body, credential: str | None = "dev", faults=()) -> Response:
         headers = {"Content-Type": "application/json"}
         if credential is not None:
-            headers["Authorization"] = _authorization(credential)
+            headers["Authorization"] = _bearer(credential)
         if faults:
             headers["X-Simkit-Fault"] = ",".join(faults)
         try:
