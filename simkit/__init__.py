@@ -25,7 +25,7 @@ cli           the ``simkit`` command line
 from importlib.metadata import PackageNotFoundError as _NotInstalled
 from importlib.metadata import version as _version
 
-from simkit import _moved, ops
+from simkit import ops
 from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
 from simkit.judge.checker import Verdict, check
 from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
@@ -36,8 +36,6 @@ from simkit.scenario.read import bundled, load, parse, parse_crash_arg
 from simkit.tools.audit import Audit, audit
 from simkit.truth.ground import GroundTruth
 from simkit.world.simulation import World
-
-_moved.install()
 
 try:
     __version__ = _version("simkit")        # the installed distribution's own metadata (pyproject.toml)

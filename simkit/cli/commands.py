@@ -228,7 +228,7 @@ def cmd_shrink(args) -> int:
 
 
 def cmd_live(args) -> int:
-    from simkit.live.supervisor import live, live_summary
+    from simkit.live.run import live, live_summary
     if args.dir is not None:
         check_folder("--dir", args.dir)
     sc, seed = _load(args)

@@ -8,8 +8,4 @@ supervisor    forks workers, kills and restarts them, hears their reports until 
 worker        one worker process: the consumer's requests executed synchronously against SQLite
 ============  ==========================================================================================
 """
-from simkit._moved import forward
-
-__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
-
-__getattr__ = forward(__name__, "simkit.live.supervisor")
+__all__: list[str] = []     # the modules are the API

@@ -3,7 +3,7 @@ random real instants (or, with ``at``, when a worker reports reaching a named cr
 hears their reports until they catch up or halt.
 
 The run around it (the databases created, read back and judged, :func:`~simkit.live.run.live`) is
-:mod:`simkit.live.run`; its names (``live``, ``LiveRun``, ``live_summary``, ...) still import from here.
+:mod:`simkit.live.run`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from simkit._moved import forward
 from simkit.errors import SimkitError
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
@@ -200,6 +199,3 @@ class Supervisor:
                     self._read(key.data)
         return True
 
-
-#: ``from simkit.live.supervisor import live`` (and the other names of :mod:`simkit.live.run`) as before the split
-__getattr__ = forward(__name__, "simkit.live.run")

@@ -12,9 +12,4 @@ start         :func:`check_start`: ``[initial]`` is a state some consumer can ha
 bundled/      the bundled scenarios (``simkit list``), shipped in the wheel
 ============  ==========================================================================================
 """
-from simkit._moved import forward
-
-__getattr__ = forward(__name__, "simkit.scenario.read")
-
-#: the package answers read's names (``simkit.scenario.load`` ...), as the flat module it replaced did
-__all__ = ["read", "checks", "faults", "start"]
+__all__ = ["read", "checks", "faults", "start"]      # the modules are the API

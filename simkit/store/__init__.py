@@ -10,8 +10,4 @@ durable       a list, a dict and a set kept in a SQLite table
 settlement    the fenced settlement ledger of retryable external calls, and its unsafe policies
 ============  ==========================================================================================
 """
-from simkit._moved import forward
-
-__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
-
-__getattr__ = forward(__name__, "simkit.store.memory")
+__all__: list[str] = []     # the modules are the API

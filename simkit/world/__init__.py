@@ -14,8 +14,4 @@ external      the external service of fenced settlement, with late replies and a
 faults        :class:`FaultPlan`: which crash, lost request or reply, delay or pause happens where
 ============  ==========================================================================================
 """
-from simkit._moved import forward
-
-__all__: list[str] = []     # the modules are the API; the old flat module's names are answered below
-
-__getattr__ = forward(__name__, "simkit.world.simulation")
+__all__: list[str] = []     # the modules are the API

@@ -11,7 +11,6 @@ The requests that take simulated time are :mod:`simkit.world.timed`'s, seed 001'
 """
 from __future__ import annotations
 
-import importlib
 from functools import partial
 
 import simpy
@@ -318,11 +317,3 @@ class World(TimedRequests):
         return ok
 
 World._at_once = World.at_once_table()
-
-
-def __getattr__(name: str):
-    """``Run`` and ``simulate`` moved to :mod:`simkit.runner` (above both the world and the judge); the old names
-    still import from here."""
-    if name in ("Run", "simulate"):
-        return getattr(importlib.import_module("simkit.runner"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import simkit
-from simkit.live.supervisor import live
+from simkit.live.run import live
 from simkit.store.durable import DurableDict, DurableList, DurableSet, transaction
 from simkit.store.sqlite import connect
 
