@@ -176,7 +176,8 @@ def stream_index(truth) -> Stream:
     if found is None:
         events = truth.provider.events
         if hasattr(events, "by_position"):
-            found = Stream(*events.by_position(), rank=events.rank if events.ids is None else None)
+            ids, positions = events.by_position()
+            found = Stream(ids, positions, rank=events.rank if events.ids is None else None)
         else:
             ordered = sorted(events.values(), key=_position)
             found = Stream([e.id for e in ordered], [e.position for e in ordered])

@@ -29,6 +29,7 @@ class View(Sequence):
     like the log and copies nothing."""
 
     __slots__ = ("_rows",)
+    _rows: Sequence
 
     def __init__(self, rows: Sequence):
         self._rows = rows._rows if isinstance(rows, View) else rows

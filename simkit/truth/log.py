@@ -76,7 +76,7 @@ class Log:
             return NotImplemented
         return list(self) == list(other)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a list is (typeshed types __hash__ a method)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({list(self)!r})"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
+from typing import TYPE_CHECKING
 
 from simkit.model import REPLY_LOST, REQUEST_LOST
 
@@ -86,6 +87,10 @@ class Trace:
     def __len__(self) -> int:
         return len(self.time)
 
+    if TYPE_CHECKING:                            # generated below (:func:`_add`)
+        def add(self, time: float, worker: int, step: str, event_id, position, checkpoint, place,
+                outcome: str = "") -> None: ...
+
     def note(self, action=None, before=None, after=None, crossed=None) -> None:
         """Give the last row its typed details (:data:`DETAILS`)."""
         self.details[len(self.time) - 1] = (action, before, after, crossed)
@@ -129,4 +134,4 @@ def _add():
     return add
 
 
-Trace.add = _add()
+Trace.add = _add()  # type: ignore[method-assign]  # the generated method the stub in Trace declares

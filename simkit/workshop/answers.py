@@ -30,8 +30,10 @@ def crash_after_commit_runs() -> tuple[simkit.Run, simkit.Run]:
     """persist_token_on_fetch on its own input with the crash just before 107's commit (the scenario's) and just
     after it: notebook 00 shows both."""
     sc = fault_free(simkit.load("shortcut_persist_token_on_fetch"))
-    return tuple(simkit.simulate(sc, simkit.resolve("persist_token_on_fetch"), faults=widgets.crash_fault(point, 107))
-                 for point in ("before_event_commit", "after_event_commit"))
+    before, after = (simkit.simulate(sc, simkit.resolve("persist_token_on_fetch"),
+                                     faults=widgets.crash_fault(point, 107))
+                     for point in ("before_event_commit", "after_event_commit"))
+    return before, after
 
 
 def _crash_after_commit() -> str:
@@ -155,7 +157,7 @@ def _safe_failing_schedules() -> int:
 def _most_hurt() -> str:
     fx = widgets.crash_effects(_crash_matrix_scenario(), simkit.SHORTCUTS)
     points = {name: int((fx.xs(name, level="strategy").worse > 0).sum()) for name in simkit.SHORTCUTS}
-    return max(points, key=points.get)
+    return max(points, key=points.__getitem__)
 
 
 @functools.cache

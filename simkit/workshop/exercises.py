@@ -151,7 +151,7 @@ def _pause(answer) -> simkit.Fault:
         raise Refused(f"{point!r} is not a crash point; a pause strikes at one of simkit.CRASH_POINTS")
     if worker not in (1, 2) or isinstance(worker, bool):
         raise Refused(f"this stream has workers 1 and 2, not {worker!r}")
-    if not (isinstance(duration, numbers.Real) and not isinstance(duration, bool) and duration > 0):
+    if not (isinstance(duration, numbers.Real) and not isinstance(duration, bool) and float(duration) > 0):
         raise Refused(f"the duration is a positive number of time units such as 10, not {duration!r}")
     return simkit.Fault("pause", point, worker=worker, duration=float(duration))
 
