@@ -48,7 +48,9 @@ class Receipts(MutableMapping):
         r = self.other.get(eid) if self.other else None
         if r is not None:
             return r
-        return self.outcomes[eid], default_position(eid)
+        outcome, position = self.outcomes[eid], default_position(eid)
+        assert position is not None                 # ``outcomes`` keeps default ids only, by position
+        return outcome, position
 
     def __contains__(self, eid) -> bool:
         return eid in self.outcomes or eid in self.other

@@ -28,7 +28,9 @@ Nothing here knows SimPy; a policy is a pure function of the record and the obse
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from simkit.model import (
     COMMITTED,
@@ -124,16 +126,34 @@ _RULES = {"fenced": (True, True), "unfenced": (False, True), "last_write_wins": 
           "split_validate_write": (True, True)}
 
 
+class OperationRecords(Protocol):
+    """What a ledger asks of its records, by operation id: a dict, or in live mode a
+    :class:`~simkit.store.durable.DurableDict` (:class:`~simkit.store.sqlite.SQLiteLedger`)."""
+
+    def get(self, key: str, /) -> Operation | None: ...
+    def __getitem__(self, key: str, /) -> Operation: ...
+    def __setitem__(self, key: str, value: Operation, /) -> None: ...
+    def keys(self) -> Iterable[str]: ...
+
+
+class Transitions(Protocol):
+    """What a ledger asks of its history and quarantine: a list, or in live mode a
+    :class:`~simkit.store.durable.DurableList`."""
+
+    def append(self, item: Transition, /) -> None: ...
+    def __iter__(self) -> Iterator[Transition]: ...
+
+
 class Ledger:
     """The durable operation records of one store, their full history and the durable quarantine."""
 
     def __init__(self, clock: Clock | None = None):
         self.clock = clock or Clock()
-        self.records: dict[str, Operation] = {}
+        self.records: OperationRecords = {}
         #: every transition, rejection and no-op, in order (ground truth)
-        self.history: list[Transition] = []
+        self.history: Transitions = []
         #: every rejected reply (seed 001 step 6): kept durably, never applied
-        self.quarantine: list[Transition] = []
+        self.quarantine: Transitions = []
         self._generation = 0
 
     def state(self) -> tuple:
@@ -188,6 +208,7 @@ class Ledger:
     def _apply(self, worker: int, d: Decision, action: str = "settle") -> str:
         record = self.records[d.operation_id]
         if d.action == "write":
+            assert d.state is not None                  # decide() gives every "write" its state
             new = replace(record, state=d.state, result=d.result if d.state == COMMITTED else record.result)
             self.records[d.operation_id] = new
             self._log(worker, d.operation_id, action, record.state, new.state, record.reservation, d.reply, d.detail)

@@ -254,7 +254,9 @@ def _transition(t: Transition) -> tuple:
 
 
 def _untransition(r) -> Transition:
-    return Transition(*r[:7], Reservation(r[3], *r[7:10]), _unreply(r[10]), r[11])
+    seq, time, worker, operation_id, action, before, after = r[:7]
+    return Transition(seq, time, worker, operation_id, action, before, after, Reservation(operation_id, *r[7:10]),
+                      _unreply(r[10]), r[11])
 
 
 class SQLiteLedger(Ledger):
