@@ -16,7 +16,6 @@ from array import array
 from dataclasses import dataclass, field, fields
 
 from simkit.model import NON_TERMINAL
-from simkit.truth.collector import paused
 from simkit.truth.derived import late_arrivals, stream_index, stream_order
 from simkit.truth.ground import GroundTruth, as_truth
 
@@ -142,9 +141,7 @@ def check(run) -> Verdict:
     """Judge a finished run from its ground truth (docs/verdict.md). ``run``: a
     :class:`~simkit.truth.ground.GroundTruth`, or what :func:`~simkit.truth.ground.as_truth` reads one from (a
     World, a Run, a hand-built history)."""
-    truth = as_truth(run)
-    with paused():
-        return _check(truth)
+    return _check(as_truth(run))
 
 
 def _check(truth: GroundTruth) -> Verdict:

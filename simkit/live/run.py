@@ -43,6 +43,7 @@ from simkit.model import CRASH_POINTS, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import strategy_name
 from simkit.store.sqlite import SQLiteStore, connect
+from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth, LedgerTruth, View
 from simkit.world import provider as providers
@@ -163,8 +164,9 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         _create(where, scenario, provider, LiveClock(t0), "folder" if folder is not None else None, made)
         sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
         completed = sup.run()
-        world = _read_back(where, scenario, provider, t0, sup.halts, completed)
-        verdict = check(world)
+        with paused():
+            world = _read_back(where, scenario, provider, t0, sup.halts, completed)
+            verdict = check(world)
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
                        time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)

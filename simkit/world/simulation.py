@@ -24,7 +24,6 @@ from simkit.procedure.lives import end, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
 from simkit.store.sqlite import make_store
 from simkit.truth.clock import Clock
-from simkit.truth.collector import paused
 from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
 
@@ -105,7 +104,7 @@ class World(TimedRequests):
             self._start(self._worker(w))
         limit = self.env.timeout(self.timing.time_limit)
         try:
-            with paused(), wall_clock(lambda: f"strategy {strategy_ref(self.strategy)}"):
+            with wall_clock(lambda: f"strategy {strategy_ref(self.strategy)}"):
                 self.env.run(until=self.env.any_of([self._done, limit]))
         except Stopped as stop:
             self.stopped = stop.args[0]
