@@ -1,161 +1,41 @@
-"""The seven "Common unsafe shortcuts" of seed 000, each the smallest honest change to :class:`Consumer`,
-and the registry that resolves ``--strategy``, user consumers included (docs/vocabulary.md, "Unsafe shortcuts";
-docs/cli.md, "Command line")."""
+"""The registry that resolves ``--strategy``: ``safe``, the shortcuts declared in :mod:`.shortcuts`, and user
+consumers (docs/vocabulary.md, "Unsafe shortcuts"; docs/cli.md, "Command line"); a consumer's one-line errors."""
 from __future__ import annotations
 
 import importlib
 import importlib.util
 import inspect
-import re
 import sys
 import sysconfig
 from pathlib import Path
 
 from simkit.errors import SIGNALLED, ConsumerError, StrategyError, told
-from simkit.model import Checkpoint, Event, Page
-from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite, malformed
+from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
 from .external import PREFIX, ExternalConsumer, exec_consumer
+from .shortcuts import (
+    DECLARED,
+    CompareTokens,
+    InMemoryQuarantine,
+    MaxPositionWatermark,
+    NoVersionCheck,
+    PersistTokenOnFetch,
+    SuccessBeforeEffect,
+    WatermarkOnlyDedup,
+    increment_token,
+    scenario_of,
+)
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
-           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "resolve",
-           "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed", "RAISED"]
+           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "scenario_of",
+           "resolve", "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed", "RAISED"]
 
 
-class PersistTokenOnFetch(Consumer):
-    """"Persisting the returned token immediately after a successful fetch."
-
-    Publishes ``next_cursor`` with the barrier's compare-and-swap right after the fetch, then processes the
-    page. A crash mid-page resumes after the page: its unprocessed events are lost. Breaks invariant 1.
-    """
-
-    name = "persist_token_on_fetch"
-
-    def after_fetch(self, checkpoint, page):
-        if self.is_caught_up(checkpoint, page):
-            return None
-        swapped = yield Barrier(checkpoint.resume_cursor, checkpoint.checkpoint_version, page.next_cursor,
-                                checkpoint.checkpoint_version + 1, checkpoint.applied_position)
-        if swapped is LOST:
-            return "lost"
-        return None if swapped else "rejected"
-
-    def page_barrier(self, checkpoint, page, applied_position):
-        return "advanced"           # already published on fetch
-        yield  # pragma: no cover
-
-
-class MaxPositionWatermark(Consumer):
-    """"Setting the applied watermark to the largest position present in the page."
-
-    Each commit writes the page's largest position as ``applied_position``; after a crash the watermark
-    "proves" the rest of the page was done, and it is skipped. Breaks invariant 2.
-    """
-
-    name = "max_position_watermark"
-
-    def resulting_applied_position(self, event: Event, page: Page, applied_position: int) -> int:
-        return max(applied_position, max(e.position for e in page.events))
-
-
-def increment_token(token: str) -> str:
-    """What a consumer that believes tokens are counters computes as "the next token"."""
-    m = re.search(r"(\d+)$", token)
-    if m:
-        return token[: m.start()] + str(int(m.group(1)) + 1)
-    return token[:-1] + chr(ord(token[-1]) + 1) if token else "1"
-
-
-class CompareTokens(Consumer):
-    """"Comparing or incrementing opaque provider tokens as if they were event positions."
-
-    Treats a returned token that does not sort after the request token as "no progress" and moves on by
-    incrementing its own token instead: a stuck page is skipped, and a token the provider never issued is
-    published. Breaks invariants 1 and 3.
-    """
-
-    name = "compare_tokens"
-
-    def is_caught_up(self, checkpoint: Checkpoint, page: Page) -> bool:
-        return False
-
-    def barrier_target(self, checkpoint: Checkpoint, page: Page) -> str:
-        if page.next_cursor > checkpoint.resume_cursor:
-            return page.next_cursor
-        return increment_token(checkpoint.resume_cursor)
-
-
-class NoVersionCheck(Consumer):
-    """"Letting a late retry overwrite a newer checkpoint without a version check."
-
-    The barrier writes the next cursor unconditionally. A worker that paused with a stale page overwrites
-    the newer progress of another worker: the checkpoint regresses. Breaks invariant 3.
-    """
-
-    name = "no_version_check"
-
-    def page_barrier(self, checkpoint, page, applied_position):
-        target = self.barrier_target(checkpoint, page)
-        done = yield Overwrite(target, checkpoint.checkpoint_version + 1, applied_position)
-        return "lost" if done is LOST else "advanced"
-
-
-class WatermarkOnlyDedup(Consumer):
-    """"Relying on a watermark when the provider permits backfills behind it."
-
-    Detects replays by ``position <= applied_position`` alone. A backfilled event behind the watermark is
-    taken for a replay and skipped; the barrier then moves past it. Breaks invariant 1.
-    """
-
-    name = "watermark_only_dedup"
-
-    def is_replay(self, event: Event, receipts: dict[str, str], applied_position: int) -> bool:
-        return event.position <= applied_position
-
-
-class SuccessBeforeEffect(Consumer):
-    """"Recording success before a non-idempotent external effect is durably known."
-
-    Commits the ``applied`` receipt and ``applied_position`` first, then calls the external sink. A crash
-    between the two leaves a receipt that claims an effect that never happened; the replay trusts it.
-    Breaks invariant 2.
-    """
-
-    name = "success_before_effect"
-
-    def apply(self, event: Event, applied_position: int):
-        if not self.contract.external_sink:
-            return (yield from super().apply(event, applied_position))
-        committed = yield Commit(event, "applied", applied_position)
-        if committed is LOST or not committed:
-            return committed
-        return (yield Effect(event))
-
-
-class InMemoryQuarantine(Consumer):
-    """"Treating an in-memory, review-pending, or reversible quarantine as a durable terminal outcome."
-
-    Decides quarantine in memory and moves on; counts ``operator_review`` and ``reversible_hold`` as final.
-    The barrier passes events with no durable outcome. Breaks invariants 1 and 5.
-    """
-
-    name = "in_memory_quarantine"
-
-    def is_terminal(self, decision: str) -> bool:
-        return decision in ("operator_review", "reversible_hold")
-
-    def quarantine(self, event: Event, applied_position: int):
-        return True                 # decided in memory; no durable receipt
-        yield  # pragma: no cover
-
-
-STRATEGIES: dict[str, type[Consumer]] = {
-    cls.name: cls
-    for cls in (Consumer, PersistTokenOnFetch, MaxPositionWatermark, CompareTokens, NoVersionCheck,
-                WatermarkOnlyDedup, SuccessBeforeEffect, InMemoryQuarantine)
-}
-SHORTCUTS = tuple(n for n in STRATEGIES if n != "safe")
+#: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.
+STRATEGIES: dict[str, type[Consumer]] = {Consumer.name: Consumer, **{n: s.consumer for n, s in DECLARED.items()}}
+#: The shortcuts' names (:data:`~simkit.procedure.shortcuts.DECLARED` holds the rest of each).
+SHORTCUTS: tuple[str, ...] = tuple(DECLARED)
 
 
 def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
@@ -185,6 +65,8 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         if not path.is_file():
             raise refused(f"no such file {where}")
         spec = importlib.util.spec_from_file_location(f"simkit_user_{path.stem}", path)
+        if spec is None or spec.loader is None:             # a .py path always has both; mypy cannot know
+            raise refused(f"{where} cannot be imported as a Python file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         try:
@@ -214,8 +96,9 @@ def strategy_name(cls: type[Consumer]) -> str:
 
 def strategy_ref(cls: type) -> str:
     """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or ``module:Class``."""
-    if STRATEGIES.get(getattr(cls, "name", None)) is cls:
-        return cls.name
+    name = getattr(cls, "name", None)
+    if isinstance(name, str) and STRATEGIES.get(name) is cls:
+        return name
     if isinstance(cls, type) and issubclass(cls, ExternalConsumer) and cls.command is not None:
         return PREFIX + cls.command
     module = getattr(cls, "__module__", "") or ""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from simkit.procedure.strategies import SHORTCUTS
+from simkit.procedure.strategies import SHORTCUTS, scenario_of
 from simkit.runner import Run
 from simkit.scenario.read import bundled, load
 
@@ -36,7 +36,7 @@ class Comparison(W.VBox):
 
     @staticmethod
     def _scenario_seed(shortcut, scenario):
-        return load(f"shortcut_{shortcut}" if scenario == OWN_SCENARIO else scenario).seed
+        return load(scenario_of(shortcut) if scenario == OWN_SCENARIO else scenario).seed
 
     def _reset_seed(self, change):
         c = self.controls

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import resolve
+from simkit.procedure.strategies import resolve, scenario_of
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load, parse
 
@@ -80,9 +80,9 @@ def crash_note(run: Run, requested: bool = True) -> str:
 
 
 def comparison_runs(shortcut: str, scenario: str = OWN_SCENARIO, seed: int | None = None) -> tuple[Run, Run]:
-    """``safe`` and ``shortcut`` on the same input: the shortcut's own ``shortcut_<name>`` scenario by default,
+    """``safe`` and ``shortcut`` on the same input: the shortcut's own scenario (:func:`scenario_of`) by default,
     or a bundled scenario by name; ``seed`` defaults to the scenario's."""
-    sc = load(f"shortcut_{shortcut}" if scenario == OWN_SCENARIO else scenario)
+    sc = load(scenario_of(shortcut) if scenario == OWN_SCENARIO else scenario)
     return simulate(sc, resolve("safe"), seed), simulate(sc, resolve(shortcut), seed)
 
 

@@ -2,6 +2,8 @@
 labelled, and how a long token is abbreviated."""
 from __future__ import annotations
 
+from simkit.procedure.shortcuts import exposing
+
 __all__ = ["ANNOTATE_AT_MOST", "APPLIED", "AT_RISK", "BENEATH", "CELL", "CURSOR", "DARK_FATES", "DUP_ORANGE",
            "FATE_COLORS", "GAP", "LABEL_BOX", "LOST_RED", "PAUSE", "QUARANTINE", "SHORT_TOKEN", "TOKENS_AT_MOST",
            "TOKEN_CHARS", "TRUTH", "run_title", "short_token"]
@@ -43,5 +45,6 @@ def run_title(run) -> str:
     """A figure's default title: the strategy, then what its input is (``safe · the input built to expose
     persist_token_on_fetch``), never ``safe on shortcut_...``, which reads as if safe took the shortcut."""
     name = str(run.scenario)
-    what = f"the input built to expose {name[len('shortcut_'):]}" if name.startswith("shortcut_") else name
+    shortcut = exposing(name)
+    what = f"the input built to expose {shortcut}" if shortcut else name
     return f"{run.strategy} · {what}"

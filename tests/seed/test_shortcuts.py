@@ -1,37 +1,24 @@
-"""Seed 000, "Common unsafe shortcuts": each one caught on its own scenario, with `safe` ok on the same input."""
+"""Seed 000, "Common unsafe shortcuts": each one breaks on its own scenario what its declaration says
+(``simkit.procedure.shortcuts.DECLARED``, docs/vocabulary.md), with `safe` ok on the same input."""
 import textwrap
 
 import pytest
 from conftest import run
 
 import simkit
-
-EXPECTED = {
-    # shortcut: (lost, duplicated, regressions, invariants broken)
-    "persist_token_on_fetch": (["e107"], [], 0, [1]),
-    "max_position_watermark": (["e107"], [], 0, [1, 2]),
-    "compare_tokens": (["e3", "e4"], [], 0, [3]),
-    "no_version_check": ([], [], 1, [3]),
-    "watermark_only_dedup": (["e105"], [], 0, [1, 2]),     # 2: it wrote 108 over e105, served in that page
-    "success_before_effect": (["e107"], [], 0, [1, 2]),
-    "in_memory_quarantine": (["e211", "e212"], [], 0, [1, 2, 5]),
-}
+from simkit.procedure.shortcuts import DECLARED
 
 
-def test_every_shortcut_has_a_case():
-    assert set(EXPECTED) == set(simkit.SHORTCUTS)
-
-
-@pytest.mark.parametrize("shortcut", sorted(EXPECTED))
-def test_shortcut_fails_where_safe_passes(shortcut):
-    scenario = simkit.load(f"shortcut_{shortcut}")
-    bad = run(scenario, shortcut)
-    lost, duplicated, regressions, broken = EXPECTED[shortcut]
-    assert not bad.verdict.ok
-    assert bad.verdict.lost == lost
-    assert bad.verdict.duplicated == duplicated
-    assert bad.verdict.regressions == regressions
-    assert bad.verdict.invariants_broken == broken
+@pytest.mark.parametrize("shortcut", simkit.SHORTCUTS)
+def test_each_shortcut_breaks_what_it_declares_on_its_scenario_and_safe_does_not(shortcut):
+    declared = DECLARED[shortcut]
+    scenario = simkit.load(declared.scenario)
+    bad, breaks = run(scenario, shortcut).verdict, declared.breaks
+    assert not bad.ok
+    assert (bad.lost, bad.duplicated, bad.regressions, bad.invariants_broken) == (
+        list(breaks.lost), list(breaks.duplicated), breaks.regressions, list(breaks.invariants_broken))
+    assert bad.halt_justified is (False if breaks.unjustified_halt else None)
+    assert not bad.settlement_violations and not bad.unhalted          # nothing it does not declare
     good = run(scenario, "safe")
     assert good.verdict.ok, good.verdict
 

@@ -12,6 +12,7 @@ import simkit
 from simkit.cli import main
 from simkit.errors import ConsumerError
 from simkit.model import CRASH_POINTS, LOST_OPS
+from simkit.procedure.shortcuts import scenario_of
 from simkit.tools.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
 
 SCRIPTED = [n for n in simkit.bundled() if simkit.load(n).pages is not None]
@@ -68,7 +69,7 @@ def test_safe_survives_every_single_crash_at_the_cursor_points_of_the_gauntlet()
 
 @pytest.mark.parametrize("shortcut", simkit.SHORTCUTS)
 def test_each_shortcut_is_caught_on_its_own_scenario(shortcut):
-    sc = simkit.load(f"shortcut_{shortcut}")
+    sc = simkit.load(scenario_of(shortcut))
     x = explore(sc, shortcut, max_crashes=2, jobs=2 if sc.workers > 1 else 1)
     assert x.violations > 0
     faults, run = x.first_violation
@@ -81,7 +82,7 @@ def test_some_shortcuts_lose_or_regress_only_under_a_fault():
     when a crash strikes; no_version_check regresses the checkpoint only when a worker crashes or stalls."""
     for shortcut, failure in (("persist_token_on_fetch", "lost"), ("success_before_effect", "lost"),
                               ("no_version_check", "regressions")):
-        sc = simkit.load(f"shortcut_{shortcut}")
+        sc = simkit.load(scenario_of(shortcut))
         assert failure not in describe_kind(failure_kind(replay(sc, shortcut, ()).verdict))
         x = explore(sc, shortcut, max_crashes=1)
         assert any(k.startswith(failure) for k in x.kinds), x.kinds

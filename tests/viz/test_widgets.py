@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from simkit import SHORTCUTS  # noqa: E402
+from simkit.procedure.shortcuts import scenario_of  # noqa: E402
 from simkit.viz import widgets  # noqa: E402
 
 
@@ -90,7 +91,7 @@ def test_comparison_starts_on_the_first_shortcut_and_its_own_scenario():
     w = widgets.comparison()
     safe, other = w.runs
     assert (safe.strategy, other.strategy) == ("safe", SHORTCUTS[0])
-    assert safe.scenario == other.scenario == f"shortcut_{SHORTCUTS[0]}"
+    assert safe.scenario == other.scenario == scenario_of(SHORTCUTS[0])
     assert safe.verdict.ok and other.verdict.lost == ["e107"]
 
 
