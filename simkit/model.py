@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import MISSING, dataclass, field, fields
 from typing import dataclass_transform
 
+from . import requests
 from ._codegen import compile_function
 
 __all__ = [
@@ -27,18 +28,9 @@ OUTCOMES = TERMINAL + NON_TERMINAL
 #: Event behaviours (docs/scenarios.md, "Events"): how the handler and sink treat an event.
 BEHAVIORS = ("ok", "ignore", "poison", "transient", "review", "hold")
 
-#: Crash points (docs/vocabulary.md, "Crash points"), in the order a page attempt reaches them.
-CRASH_POINTS = (
-    "after_fetch",
-    "before_effect",
-    "after_effect",
-    "before_event_commit",
-    "after_event_commit",
-    "before_quarantine_receipt",
-    "after_quarantine_receipt",
-    "before_page_barrier",
-    "after_page_barrier",
-)
+#: Crash points (docs/vocabulary.md, "Crash points"), in the order a page attempt reaches them: those of the
+#: requests declared in :mod:`simkit.requests`.
+CRASH_POINTS = requests.CRASH_POINTS
 
 SINKS = ("transactional", "idempotent", "unsafe")
 FAULT_KINDS = ("crash", "lost_response", "lost_request", "pause", "late_reply", "crossed_reply")
@@ -52,7 +44,8 @@ LOST_FAULTS = ("lost_response", "lost_request")
 REPLY_LOST, REQUEST_LOST = "reply lost", "request lost"
 #: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
 REPLY_FAULTS = ("late_reply", "crossed_reply")
-LOST_OPS = ("fetch", "effect", "checkpoint_write")
+#: The requests those faults name (:mod:`simkit.requests`, each request's ``lost``).
+LOST_OPS = requests.LOST_OPS
 #: The most faults of each kind in one explored schedule (``simkit explore``, ``simkit service --explore``): a
 #: schedule is explored one recursion level per fault, and their number grows as passes ** K.
 MAX_FAULTS = 50

@@ -3,15 +3,21 @@ and "Crash points").
 
 A consumer never does I/O: it yields one of these and receives the result. A driver (the SimPy world, or a
 real process against a real database) executes it. ``LOST`` is the result of a request whose reply never came.
+Each record here is the fields of one row of :data:`simkit.requests.REQUESTS`, which declares the rest (its
+crash points, its lost op, whether it takes time): :data:`DECLARED` pairs them, and :func:`crash_points`,
+:func:`lost_op` and the drivers read it.
 """
 from __future__ import annotations
 
 import dataclasses
 
+from . import requests
 from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
+from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call", "Settle",
-           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "crash_points", "lost_op", "malformed"]
+           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "REQUESTS", "DECLARED", "CRASH_POINTS",
+           "EVENT_POINTS", "LOST_OPS", "Request", "crash_points", "lost_op", "malformed", "request_table"]
 
 
 class _Sentinel:
@@ -144,33 +150,62 @@ class Halt:
     reason: str
 
 
+def _pair() -> dict[type, Request]:
+    """Each row of :data:`simkit.requests.REQUESTS` with its record here, the class of its name
+    capitalised (``fetch``: :class:`Fetch`), in the rows' order. A row without a record, or a record
+    without a row, is a ``TypeError`` when this module is imported: the two are one declaration."""
+    here = {name: cls for name, cls in globals().items()
+            if isinstance(cls, type) and cls.__module__ == __name__ and dataclasses.is_dataclass(cls)}
+    paired: dict[type, Request] = {}
+    for r in requests.REQUESTS:
+        cls = here.pop(r.name.capitalize(), None)
+        if cls is None:
+            raise TypeError(f"request {r.name!r} (simkit/requests.py) has no record "
+                            f"{r.name.capitalize()} in simkit/ops.py")
+        names = {f.name for f in dataclasses.fields(cls)}
+        if r.per_event != ("event" in names) or (r.quarantined is not None and "outcome" not in names):
+            raise TypeError(f"request {r.name!r}: per_event is {r.per_event} and quarantined "
+                            f"{r.quarantined is not None}, but its record {cls.__name__} has fields "
+                            f"{sorted(names)}")
+        paired[cls] = r
+    if here:
+        raise TypeError(f"records {', '.join(here)} in simkit/ops.py have no row in simkit/requests.py")
+    return paired
+
+
+#: Each request's record -> its row of :data:`simkit.requests.REQUESTS`, in the rows' order.
+DECLARED: dict[type, Request] = _pair()
+#: Every request a consumer may yield (its record), in the order of :data:`simkit.requests.REQUESTS`.
+REQUESTS = tuple(DECLARED)
+
+
 def crash_points(op) -> tuple[str | None, str | None]:
-    """The crash points (before, after) that surround a request."""
-    t = type(op)
-    if t is Fetch:
-        return None, "after_fetch"
-    if t is Effect or t is Call:
-        return "before_effect", "after_effect"
-    if t is Commit:
-        if op.outcome == "quarantined":
-            return "before_quarantine_receipt", "after_quarantine_receipt"
-        return "before_event_commit", "after_event_commit"
-    if t is Barrier or t is Overwrite:
-        return "before_page_barrier", "after_page_barrier"
-    return None, None
+    """The crash points (before, after) that surround a request: its row's
+    (:attr:`simkit.requests.Request.around`)."""
+    r = DECLARED.get(type(op))
+    if r is None:
+        return None, None
+    if r.quarantined is not None and op.outcome == "quarantined":
+        return r.around_quarantined
+    return r.around
 
 
 def lost_op(op) -> str | None:
     """Which ``op`` of ``lost_response`` and ``lost_request`` faults names this request (``Reserve`` and ``Settle``,
-    seed 001's store transactions, have none)."""
-    t = type(op)
-    if t is Fetch:
-        return "fetch"
-    if t is Effect or t is Call:
-        return "effect"
-    if t is Commit or t is Barrier or t is Overwrite:
-        return "checkpoint_write"
-    return None
+    seed 001's store transactions, have none): its row's ``lost``."""
+    r = DECLARED.get(type(op))
+    return None if r is None else r.lost
+
+
+def request_table() -> str:
+    """docs/protocol.md's table of requests (Markdown): each row's name, its record's fields, its
+    result and what it does."""
+    lines = ["| op | fields | result | what it does (seed 000 step) |", "| --- | --- | --- | --- |"]
+    for cls, r in DECLARED.items():
+        fields = ", ".join(f"`{f.name}`" for f in dataclasses.fields(cls)) or "—"
+        lines.append(f"| `{r.name}` | {fields}{' ' + r.fields_note if r.fields_note else ''} | {r.result} "
+                     f"| {r.does} |")
+    return "\n".join(lines)
 
 
 #: The largest position or version a request may carry: SQLite's INTEGER and the trace's 64-bit columns stop here

@@ -7,11 +7,16 @@ docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its subclasses ad
 world (:class:`simkit.world.simulation.World`: latency, crash points, faults, trace rows) and the live worker
 (:class:`simkit.live.worker.Driver`: real sleeps, SQLite transactions, reports to its supervisor).
 
-A subclass overrides a request's method to add its own; :attr:`Driver.dispatch` is rebuilt for every subclass,
-once, from the methods it ends up with, and :attr:`Driver.timed` names the requests whose method is a generator
-function: those take time, and the driver runs them with ``yield from``. A subclass provides ``store``,
-``sink``, ``provider``, ``service``, ``settlement`` (the policy's name), :meth:`Driver.principal` and
-:meth:`Driver.finish`.
+A subclass overrides a request's method to add its own; :attr:`Driver.dispatch` is rebuilt for every
+subclass, once, from the methods it ends up with. In a driver with simulated time
+(:attr:`Driver.simulated`, the world) the requests :mod:`simkit.requests` declares ``timed`` take
+time: their methods are generator functions, run with ``yield from`` (:attr:`Driver.timed`), and
+every other method is a plain function; in a driver without (the base, the live worker) every method
+is a plain function. A class whose methods disagree with the declaration, or lack one, is a
+``TypeError`` when it is created, not a request silently run on the wrong path. A part of a driver
+(``class Part(Driver, part=True)``) is checked in the drivers it makes up. A subclass provides
+``store``, ``sink``, ``provider``, ``service``, ``settlement`` (the policy's name),
+:meth:`Driver.principal` and :meth:`Driver.finish`.
 """
 from __future__ import annotations
 
@@ -23,6 +28,8 @@ from typing import Any, ClassVar
 
 from simkit.model import canonical_request, fingerprint
 from simkit.ops import (
+    DECLARED,
+    REQUESTS,
     Barrier,
     Call,
     Commit,
@@ -39,10 +46,9 @@ from simkit.ops import (
     Wait,
 )
 
-__all__ = ["REQUESTS", "SPLIT", "Driver", "Halted", "at_once"]
+__all__ = ["REQUESTS", "SPLIT", "Driver", "Halted", "at_once", "tables"]
 
-#: Every request a consumer may yield; the driver method of each is its class name in lower case.
-REQUESTS = (Load, Fetch, Lookup, Skip, Handle, Effect, Reserve, Call, Settle, Commit, Barrier, Overwrite, Wait, Halt)
+# REQUESTS (from simkit.ops): every request a consumer may yield; the driver method of each is its row's name.
 #: The settlement policy that settles in two store transactions, a validation and then a write.
 SPLIT = "split_validate_write"
 
@@ -66,13 +72,15 @@ class Driver:
     #: request type -> this class's function for it, called as ``function(driver, worker, request)`` (functions,
     #: not bound methods: a table per class, built once, and no reference cycle through a driver)
     dispatch: ClassVar[dict[type, Callable]] = {}
+    #: does this driver spend simulated time (the world)? Then :attr:`timed` holds the requests
+    #: declared ``timed``.
+    simulated: ClassVar[bool] = False
     #: the request types whose function in :attr:`dispatch` is a generator function (it takes time)
     timed: ClassVar[frozenset[type]] = frozenset()
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, part: bool = False, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.dispatch = {t: getattr(cls, t.__name__.lower()) for t in REQUESTS}
-        cls.timed = frozenset(t for t, f in cls.dispatch.items() if isgeneratorfunction(f))
+        tables(cls, check=not part)
 
     def __init__(self) -> None:
         #: worker -> the cursor of its last fetch that reached the provider (step 7's caught-up test)
@@ -162,4 +170,35 @@ class Driver:
         return ledger.write(worker, decision)
 
 
-Driver.dispatch = {t: getattr(Driver, t.__name__.lower()) for t in REQUESTS}
+def tables(cls: type[Driver], check: bool = True) -> None:
+    """Build ``cls``'s :attr:`~Driver.dispatch` and :attr:`~Driver.timed` from the requests declared in
+    :mod:`simkit.requests` (:data:`simkit.ops.DECLARED`, read now); with ``check``, refuse a class
+    whose methods disagree with the declaration, or lack one (``TypeError``)."""
+    dispatch, timed = {}, set()
+    for t, r in DECLARED.items():
+        f = getattr(cls, r.name, None)
+        if not callable(f):
+            raise TypeError(f"{cls.__qualname__} has no method {r.name}() for request {t.__name__} "
+                            f"(declared in simkit/requests.py)")
+        takes_time = cls.simulated and r.timed
+        if check and isgeneratorfunction(f) != takes_time:
+            raise TypeError(f"{cls.__qualname__}.{r.name} must be a {_MUST[cls.simulated, r.timed]}")
+        dispatch[t] = f
+        if takes_time:
+            timed.add(t)
+    cls.dispatch, cls.timed = dispatch, frozenset(timed)
+
+
+_AT_ONCE = "plain function: a driver without simulated time (simulated = False) runs every request at once"
+#: (a driver with simulated time, a request declared timed) -> what its method must be, and why
+_MUST = {
+    (True, True): "generator function, run with yield from: the request takes simulated time "
+                  "(simkit/requests.py, timed=True)",
+    (True, False): "plain function, run at once: the request takes no simulated time "
+                   "(simkit/requests.py, timed=False; its crash points fall around it all the same)",
+    (False, True): _AT_ONCE,
+    (False, False): _AT_ONCE,
+}
+
+
+tables(Driver)

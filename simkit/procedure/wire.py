@@ -1,10 +1,11 @@
 """The requests of :mod:`simkit.ops` and their results as JSON lines: protocol 1 of docs/protocol.md.
 
-Rule 1: every JSON form of the protocol is derived here, from the one declaration of the vocabulary (the request
-records of :mod:`simkit.ops`, the records of :mod:`simkit.model` they carry and return, and :class:`Contract`), by
-their fields. Nothing else spells a key. A request is ``{"op": NAME, FIELD: VALUE, ...}`` with every field of the
-record, ``NAME`` its class name in lower case; what simkit writes is ``{"type": KIND, "value": VALUE}``, a record's
-``KIND`` its class name in lower case and its value an object of every field. :func:`decode_request` is strict: a
+Rule 1: every JSON form of the protocol is derived here, from the one declaration of the vocabulary (the requests
+of :mod:`simkit.requests` and their records in :mod:`simkit.ops`, the records of :mod:`simkit.model` they carry and
+return, and :class:`Contract`), by their fields. Nothing else spells a key. A request is ``{"op": NAME, FIELD:
+VALUE, ...}`` with every field of the record, ``NAME`` its declared name (its class name in lower case); what
+simkit writes is ``{"type": KIND, "value": VALUE}``, a record's ``KIND`` its class name in lower case and its
+value an object of every field. :func:`decode_request` is strict: a
 missing or unknown key, or a value its field's annotation does not admit, is refused with a :class:`WireError` that
 says which.
 """
@@ -17,18 +18,17 @@ import typing
 from typing import Any
 
 from simkit.model import Checkpoint, Page, Reply
-from simkit.ops import BLOCKED, LOST
+from simkit.ops import BLOCKED, DECLARED, LOST
 
 from .consumer import Contract
-from .driver import REQUESTS
 
 __all__ = ["PROTOCOL", "REQUEST_TYPES", "RESULT_TYPES", "Receipts", "WireError", "hello", "encode_request",
            "decode_request", "encode_result", "decode_result", "dumps", "loads"]
 
 #: The protocol's version: the handshake's ``protocol``. A change of any form below is a new version.
 PROTOCOL = 1
-#: request name (``op``) -> its record
-REQUEST_TYPES: dict[str, type] = {cls.__name__.lower(): cls for cls in REQUESTS}
+#: request name (``op``, its row's in :mod:`simkit.requests`) -> its record
+REQUEST_TYPES: dict[str, type] = {r.name: cls for cls, r in DECLARED.items()}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ def hello(worker: int, contract: Contract) -> dict:
 
 def encode_request(op: Any) -> dict:
     """A request of :mod:`simkit.ops` as its one JSON form."""
-    return {"op": type(op).__name__.lower(), **_plain(op)}
+    return {"op": DECLARED[type(op)].name, **_plain(op)}
 
 
 def encode_result(value: Any) -> dict:

@@ -3,6 +3,7 @@ way), the run it draws, where its crash struck, and the comparison's pair of run
 from __future__ import annotations
 
 from simkit.model import Fault, Scenario
+from simkit.ops import EVENT_POINTS  # crash points that belong to one event (simkit/requests.py)
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, scenario_of
 from simkit.runner import Run, simulate
@@ -12,9 +13,6 @@ __all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER
            "comparison_runs", "crash_arg", "crash_fault", "crash_note", "explorer_run", "explorer_scenario",
            "strategy_class", "strategy_name"]
 
-#: Crash points that belong to one event; the others belong to a page attempt.
-EVENT_POINTS = ("before_effect", "after_effect", "before_event_commit", "after_event_commit",
-                "before_quarantine_receipt", "after_quarantine_receipt")
 NO_CRASH = "none"
 
 #: The explorer's starting choice: the ``default`` scenario's stream, with one crash instead of random faults.

@@ -15,6 +15,7 @@ Settlement follows docs/vocabulary.md, "Settlement".
 from __future__ import annotations
 
 from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT
+from simkit.ops import lost_op
 from simkit.procedure.driver import Driver
 from simkit.truth.trace import crossed_outcome, transition_outcome, validated_outcome
 
@@ -23,8 +24,9 @@ from .external import principal_at
 __all__ = ["ExternalCalls"]
 
 
-class ExternalCalls(Driver):
-    """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival."""
+class ExternalCalls(Driver, part=True):
+    """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival (a part
+    of the world: :class:`~simkit.procedure.driver.Driver` checks its methods in the world's class)."""
 
     def principal(self) -> str:
         return principal_at(self.scenario.rotate_at, self.clock.now)
@@ -37,14 +39,14 @@ class ExternalCalls(Driver):
 
     def call(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
-        e, mine = op.event, op.reservation
-        if self._unsent(worker, "effect", e):        # the service never runs it: nothing to settle late either
+        e, mine, name = op.event, op.reservation, lost_op(op)
+        if self._unsent(worker, name, e):            # the service never runs it: nothing to settle late either
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))
             return TIMEOUT
-        lost = self.faults.reply_lost(worker, "effect", e.position)
-        fault = None if lost else self.faults.reply_altered(worker, "effect", e.position)
+        lost = self.faults.reply_lost(worker, name, e.position)
+        fault = None if lost else self.faults.reply_altered(worker, name, e.position)
         if fault is not None and fault.kind == "crossed_reply":
             reply = self.service.crossed(mine, fault.differs)
             self._row(worker, "effect", e, crossed_outcome(reply.identity))

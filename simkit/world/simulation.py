@@ -17,7 +17,7 @@ import simpy
 
 from simkit.errors import ScenarioError
 from simkit.model import POLICIES, Fault, Scenario
-from simkit.ops import LOST, Commit, Effect, crash_points
+from simkit.ops import DECLARED, LOST, Commit, Effect, crash_points
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
@@ -48,7 +48,10 @@ LATER = object()
 class World(TimedRequests):
     """Everything one run needs; ground truth lives in ``provider``, ``store`` and ``sink``. The driver of the
     simulation (:class:`~simkit.procedure.driver.Driver`): each request's method adds simulated latency, faults
-    and trace rows to what the request does; a method that is a generator function takes simulated time."""
+    and trace rows to what the request does. The requests :mod:`simkit.requests` declares ``timed`` take simulated
+    time: their methods are generator functions (checked when a class is created)."""
+
+    simulated = True
 
     def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = (),
                  settlement: str | None = None):
@@ -94,9 +97,14 @@ class World(TimedRequests):
 
     @classmethod
     def at_once_table(cls) -> dict:
-        """Request type -> the function that executes it at once: every request whose method is a plain function,
-        and ``Commit``'s quick path (:meth:`_commit_at_once`, which may answer :data:`LATER`)."""
-        return {**{t: f for t, f in cls.dispatch.items() if t not in cls.timed}, Commit: cls._commit_at_once}
+        """Request type -> the function that executes it at once: each request declared neither ``timed`` nor with
+        crash points (:mod:`simkit.requests`; any other goes through :meth:`_execute`, between its points), and
+        ``Commit``'s quick path (:meth:`_commit_at_once`, which may answer :data:`LATER`) unless this class has a
+        ``commit`` of its own, which the quick path would skip."""
+        table = {t: f for t, f in cls.dispatch.items() if t not in cls.timed and not DECLARED[t].points}
+        if cls.commit is TimedRequests.commit:
+            table[Commit] = cls._commit_at_once
+        return table
 
     # -- running ------------------------------------------------------------------------------------------
     def run(self) -> World:
@@ -180,22 +188,23 @@ class World(TimedRequests):
                 return
 
     def _execute(self, worker: int, op):
-        """A request that takes simulated time, between its crash points (docs/vocabulary.md, "Crash points").
-        ``Commit(with_effect=True)`` on an external sink is the call, then the commit: no external sink joins the
-        store's transaction (invariant 4 offers one only where the sink has one), so the crash points of both
-        fall between them."""
+        """A request between its crash points (docs/vocabulary.md, "Crash points"): one that takes simulated time,
+        or has crash points, or the quick path deferred. ``Commit(with_effect=True)`` on an external sink is the
+        call, then the commit: no external sink joins the store's transaction (invariant 4 offers one only where
+        the sink has one), so the crash points of both fall between them."""
         t = type(op)
-        if t not in self.timed:
+        run = self.dispatch.get(t)
+        if run is None:
             raise consumer_error(self.strategy, None, op)
         if t is Commit and op.with_effect and self.sink.external:
             if (yield from self._execute(worker, Effect(op.event))) is LOST:
                 return LOST
             return (yield from self._execute(worker, Commit(op.event, op.outcome, op.applied_position)))
         before, after = crash_points(op)
-        event = getattr(op, "event", None)
+        event = op.event if DECLARED[t].per_event else None
         if before and (pause := self._point(worker, before, event)) is not None:
             yield from self._pause(worker, pause, event)
-        result = yield from self.dispatch[t](self, worker, op)
+        result = (yield from run(self, worker, op)) if t in self.timed else run(self, worker, op)
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
             yield from self._pause(worker, pause, event)
         return result
@@ -302,7 +311,7 @@ class World(TimedRequests):
 
     def _commit_at_once(self, worker, op):
         """:meth:`commit` with no crash-point pass and no generator when no fault can strike (``faults.quiet``) and
-        nothing can interleave, else :data:`LATER`. (A subclass overriding :meth:`commit` overrides this too.)"""
+        nothing can interleave, else :data:`LATER`. (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
         if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
         latency = self.timing.commit_latency

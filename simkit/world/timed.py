@@ -10,7 +10,7 @@ its reply (it took effect): either way the caller gets ``LOST`` after ``timeout`
 """
 from __future__ import annotations
 
-from simkit.ops import LOST
+from simkit.ops import LOST, lost_op
 from simkit.procedure.driver import Driver
 from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REQUEST_LOST, commit_step, fetched_outcome
 
@@ -19,21 +19,23 @@ from .calls import ExternalCalls
 __all__ = ["TimedRequests"]
 
 
-class TimedRequests(ExternalCalls):
+class TimedRequests(ExternalCalls, part=True):
     """``Fetch``, ``Effect``, ``Commit``, ``Barrier``, ``Overwrite`` and ``Wait`` with latency, faults and trace rows;
-    each method is a generator function (:attr:`~simkit.procedure.driver.Driver.timed`)."""
+    each method is a generator function, as :mod:`simkit.requests` declares them ``timed`` (a part of the world,
+    checked in its class: :attr:`~simkit.procedure.driver.Driver.timed`)."""
 
     def fetch(self, worker, op):
         if not self._ahead(self.timing.fetch_latency):
             yield from self._wait(self.timing.fetch_latency)
-        if self._unsent(worker, "fetch", None):         # the provider is never asked: no log row, no fetch counted
+        lost = lost_op(op)                              # the op lost_request and lost_response faults name
+        if self._unsent(worker, lost, None):            # the provider is never asked: no log row, no fetch counted
             yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
         page = super().fetch(worker, op)
         if page is None:
             self._row(worker, "fetch", None, CURSOR_REFUSED)
             return None
-        if self._lost(worker, "fetch", None, self.provider.response_lost()):
+        if self._lost(worker, lost, None, self.provider.response_lost()):
             yield from self._no_reply(worker, "fetch", None)
             return LOST
         top = page.events[-1].position if page.events else None
@@ -43,11 +45,12 @@ class TimedRequests(ExternalCalls):
     def effect(self, worker, op):
         if not self._ahead(self.timing.effect_latency):
             yield from self._wait(self.timing.effect_latency)
-        if self._unsent(worker, "effect", op.event):     # the sink runs nothing
+        lost = lost_op(op)
+        if self._unsent(worker, lost, op.event):        # the sink runs nothing
             yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
             return LOST
         super().effect(worker, op)
-        if self._lost(worker, "effect", op.event):
+        if self._lost(worker, lost, op.event):
             yield from self._no_reply(worker, "effect", op.event)
             return LOST
         self._row(worker, "effect", op.event)
@@ -56,12 +59,12 @@ class TimedRequests(ExternalCalls):
     def commit(self, worker, op):
         if not self._ahead(self.timing.commit_latency):
             yield from self._wait(self.timing.commit_latency)
-        step = commit_step(op.outcome)
-        if self._unsent(worker, "checkpoint_write", op.event):     # no receipt, no effect, no applied_position
+        step, lost = commit_step(op.outcome), lost_op(op)
+        if self._unsent(worker, lost, op.event):        # no receipt, no effect, no applied_position
             yield from self._no_reply(worker, step, op.event, REQUEST_LOST)
             return LOST
         ok = Driver.commit(self, worker, op)
-        if self._lost(worker, "checkpoint_write", op.event):
+        if self._lost(worker, lost, op.event):
             yield from self._no_reply(worker, step, op.event)
             return LOST
         self._row(worker, step, op.event, op.outcome if ok else CONFLICT)
@@ -77,12 +80,13 @@ class TimedRequests(ExternalCalls):
         """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults."""
         if not self._ahead(self.timing.commit_latency):
             yield from self._wait(self.timing.commit_latency)
-        if self._unsent(worker, "checkpoint_write", None):        # no compare, no swap
+        lost = lost_op(op)
+        if self._unsent(worker, lost, None):            # no compare, no swap
             yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
             return LOST
         ok = write(worker, op)
         step = "barrier" if ok else "barrier_rejected"
-        if self._lost(worker, "checkpoint_write", None):
+        if self._lost(worker, lost, None):
             yield from self._no_reply(worker, step, None)
             return LOST
         self._row(worker, step, None, op.next_cursor)
