@@ -311,17 +311,16 @@ class World(TimedRequests):
 
     def _commit_at_once(self, worker, op):
         """:meth:`commit` with no crash-point pass and no generator when no fault can strike (``faults.quiet``) and
-        nothing can interleave, else :data:`LATER`. (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
+        nothing can interleave, else :data:`LATER`: its latency run ahead, then the base driver's commit (and so
+        :meth:`record_effect`) and its trace row. (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
         if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
         latency = self.timing.commit_latency
         if not (self._solo and not self._late and self.clock.now + latency < self.timing.time_limit):
             return LATER                            # (:meth:`_ahead`'s test, inlined)
         self.clock.ahead += latency
-        e = op.event                                # Driver.commit and record_effect, inlined: two calls fewer
-        effect = partial(self.sink.record, worker, e.id) if op.with_effect else None
-        ok = self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
-        self._row(worker, commit_step(op.outcome), e, op.outcome if ok else CONFLICT)
+        ok = Driver.commit(self, worker, op)
+        self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
         return ok
 
 World._at_once = World.at_once_table()

@@ -135,3 +135,28 @@ def test_a_crash_point_added_to_the_declaration_is_passed_by_the_live_worker(aft
         os.close(r), os.close(w)
         h.close()
     assert passes[:2] == ["after_fetch", "after_lookup"] and passes.count("after_lookup") == 2
+
+
+def test_the_quick_commit_path_calls_the_driver_hooks_it_stands_for():
+    """World._commit_at_once commits through Driver.commit: a world's record_effect is honoured."""
+    seen = []
+
+    class Counting(World):
+        def record_effect(self, worker, event_id):
+            seen.append(event_id)
+            super().record_effect(worker, event_id)
+
+    quiet = simkit.parse({"name": "quiet", "generate": {"events": 20, "page_size": 5}})
+    assert Counting._at_once[Commit] == Counting._commit_at_once
+    run = Counting(quiet, simkit.Consumer, 0).run()
+    plain = World(quiet, simkit.Consumer, 0).run()
+    assert seen == [e[3] for e in plain.sink.effects] and len(seen) == 20
+    assert run.trace.to_frame().equals(plain.trace.to_frame())
+
+
+def test_a_world_with_a_commit_of_its_own_has_no_quick_commit_path():
+    class OwnCommit(World):
+        def commit(self, worker, op):
+            return (yield from super().commit(worker, op))
+
+    assert Commit not in OwnCommit._at_once and Commit in World._at_once
