@@ -87,10 +87,8 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
             the ``simkit run`` line that replays the first failure from ``out``.
     """
     __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
-    options = {"seeds": seeds, "sweep_seeds": sweep_seeds, "first_only": first_only, "jobs": jobs}
-    if "budget" in inspect.signature(audit).parameters:
-        options["budget"] = budget
-    result = audit(_consumer(consumer), **options)
+    result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only, jobs=jobs,
+                   budget=budget)
     if result.ok:
         return result
     result = replace(result, reference=_reference(consumer))

@@ -80,10 +80,12 @@ class LiveRun:
         """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills and
         the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and ``starts``
         (docs/cli.md, "simkit live")."""
+        world = self.world
+        assert world is not None, "a live run's ground truth is read back before it is returned"
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
-                **self.verdict.as_dict(), "final_checkpoint": self.world.store.checkpoint.as_dict(),
-                "crashes": self.kills + len(self.deaths), "fetches": len(self.world.provider.log),
-                "effects": effects_count(self.world.sink.effects),
+                **self.verdict.as_dict(), "final_checkpoint": world.store.checkpoint.as_dict(),
+                "crashes": self.kills + len(self.deaths), "fetches": len(world.provider.log),
+                "effects": effects_count(world.sink.effects),
                 "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
                 "mode": self.mode, "starts": self.starts}
 

@@ -14,6 +14,7 @@ import selectors
 import sys
 import time
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from simkit.errors import SimkitError
@@ -34,7 +35,7 @@ MAX_BARREN_DEATHS = 5
 @dataclass(eq=False)
 class _Worker:
     id: int
-    proc: multiprocessing.Process | None = None
+    proc: BaseProcess | None = None
     fd: int = -1
     buffer: bytes = b""
     ready_at: float | None = None
@@ -43,6 +44,11 @@ class _Worker:
     starts: int = 0
     pages: int = 0                  # page barriers this incarnation reached
     barren: int = 0                 # unplanned deaths in a row of incarnations that reached none
+
+    def process(self) -> BaseProcess:
+        """The current incarnation's process (there is one once :meth:`Supervisor._start` ran)."""
+        assert self.proc is not None
+        return self.proc
 
 
 class Supervisor:
@@ -83,15 +89,16 @@ class Supervisor:
         r, w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()           # a forked child must not write our buffered output a second time
-        wk.proc = self.ctx.Process(target=worker_main, args=(*self.args, wk.id, self.t0, target, w), daemon=True)
-        wk.proc.start()
+        proc = self.ctx.Process(target=worker_main, args=(*self.args, wk.id, self.t0, target, w), daemon=True)
+        wk.proc = proc
+        proc.start()
         os.close(w)
         wk.fd, wk.buffer, wk.ready_at, wk.starts, wk.pages = r, b"", None, wk.starts + 1, 0
         self.sel.register(r, selectors.EVENT_READ, wk)
 
     def _kill(self, wk: _Worker) -> None:
-        wk.proc.kill()               # SIGKILL, to the process we started
-        wk.proc.join()
+        wk.process().kill()          # SIGKILL, to the process we started
+        wk.process().join()
         self.kills += 1
         self._read(wk, until_eof=True)
         if not wk.done:
@@ -103,7 +110,7 @@ class Supervisor:
             if not data:
                 self.sel.unregister(wk.fd)
                 os.close(wk.fd)
-                wk.proc.join()
+                wk.process().join()
                 if not wk.done and not until_eof:
                     self._died(wk)
                 return
@@ -117,11 +124,11 @@ class Supervisor:
     def _died(self, wk: _Worker) -> None:
         """A worker we did not kill is gone: a crash like any other, counted apart from ours, and restarted.
         One that keeps dying before it reaches a page barrier cannot make progress: the run stops there."""
-        self.deaths.append((wk.id, wk.proc.exitcode))
+        self.deaths.append((wk.id, wk.process().exitcode))
         wk.barren = 0 if wk.pages else wk.barren + 1
         if wk.barren >= MAX_BARREN_DEATHS:
             raise SimkitError(f"live worker {wk.id} died {wk.barren} times in a row before reaching a page barrier "
-                              f"(last exit status {wk.proc.exitcode})")
+                              f"(last exit status {wk.process().exitcode})")
         if self.plan is not None and self.plan[0] is wk:
             self.plan[2] = None      # a kill planned for the dead incarnation lands in the next one
         self._start(wk)

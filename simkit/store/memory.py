@@ -10,7 +10,7 @@ from collections.abc import ItemsView, MutableMapping
 
 from simkit.model import OUTCOMES, TERMINAL, Checkpoint, default_id, default_position
 from simkit.ops import MAX_FIELD
-from simkit.truth.clock import Clock
+from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 
@@ -112,7 +112,7 @@ class MemoryStore:
     """The in-memory durable store (``store = "memory"``)."""
 
     def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
-                 clock: Clock | None = None):
+                 clock: TimeSource | None = None):
         self.clock = clock or Clock()
         self._checkpoint = initial
         receipts = dict(receipts or {})

@@ -46,7 +46,7 @@ from simkit.model import (
     canonical_request,
     fingerprint,
 )
-from simkit.truth.clock import Clock
+from simkit.truth.clock import Clock, TimeSource
 
 # the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's requests
 # and the scenario key name it too); it is answered here as well
@@ -147,7 +147,7 @@ class Transitions(Protocol):
 class Ledger:
     """The durable operation records of one store, their full history and the durable quarantine."""
 
-    def __init__(self, clock: Clock | None = None):
+    def __init__(self, clock: TimeSource | None = None):
         self.clock = clock or Clock()
         self.records: OperationRecords = {}
         #: every transition, rejection and no-op, in order (ground truth)

@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 
 from simkit.model import Checkpoint
-from simkit.truth.clock import Clock
+from simkit.truth.clock import Clock, TimeSource
 
 from . import sql
 from .durable import DurableDict, DurableList, pack, transaction, unpack
@@ -31,7 +31,7 @@ __all__ = ["make_store", "connect", "SQLiteStore", "SQLiteLedger"]
 
 
 def make_store(kind: str, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
-               clock: Clock | None = None):
+               clock: TimeSource | None = None):
     """The store a scenario names (``store = "memory" | "sqlite"``: docs/scenarios.md, "Top-level keys")."""
     if kind == "sqlite":
         return SQLiteStore(initial, receipts, clock)
@@ -64,7 +64,7 @@ class SQLiteStore:
     """
 
     def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
-                 clock: Clock | None = None, path: str | os.PathLike | None = None):
+                 clock: TimeSource | None = None, path: str | os.PathLike | None = None):
         synchronous = "FULL"
         if path is None:
             folder = tempfile.mkdtemp(prefix="simkit-store-")
@@ -80,7 +80,7 @@ class SQLiteStore:
                 {"event_id": eid, "outcome": out, "position": pos} for eid, (out, pos) in (receipts or {}).items()])
 
     @classmethod
-    def open(cls, path: str | os.PathLike, clock: Clock | None = None) -> SQLiteStore:
+    def open(cls, path: str | os.PathLike, clock: TimeSource | None = None) -> SQLiteStore:
         """Attach to an existing store file (a restarted worker, or the checker after a live run)."""
         if not Path(path).is_file():
             raise FileNotFoundError(f"no store database at {path}")
@@ -89,7 +89,7 @@ class SQLiteStore:
         store._attach(connect(path), clock)
         return store
 
-    def _attach(self, conn: sqlite3.Connection, clock: Clock | None) -> None:
+    def _attach(self, conn: sqlite3.Connection, clock: TimeSource | None) -> None:
         self._db = conn
         self.clock = clock or Clock()
         self._cache: dict[str, tuple[int, object]] = {}
@@ -266,7 +266,7 @@ class SQLiteLedger(Ledger):
     (``split_validate_write`` keeps its two), and the generation counter is the greatest ever reserved.
     """
 
-    def __init__(self, db: sqlite3.Connection, clock: Clock):
+    def __init__(self, db: sqlite3.Connection, clock: TimeSource):
         super().__init__(clock)
         self._db = db
         self.records = DurableDict(db, "operations", _OPERATION,

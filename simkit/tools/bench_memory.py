@@ -5,10 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 from array import array
+from collections.abc import MutableSequence
+from typing import Any
 
 from simkit.model import default_id
 
 __all__ = ["ideal_columns", "own_peak_rss", "peak_rss_mb"]
+
+#: a log kept column by column: typed arrays, bytearrays and lists
+Columns = tuple[MutableSequence[Any], ...]
 
 
 def own_peak_rss() -> int:
@@ -41,10 +46,11 @@ def ideal_columns(events: int) -> tuple:
     ids = [default_id(p) for p in range(10, 10 * events + 1, 10)]
     positions, behaviors = array("q", range(10, 10 * events + 1, 10)), bytearray(events)
     receipts, id_at = {}, {}
-    receipt_log = (array("q"), array("d"), bytearray(), [], bytearray())        # seq, time, worker, id, outcome
-    effects = (array("q"), array("d"), bytearray(), [])                         # seq, time, worker, id
-    writes = (array("q"), array("d"), bytearray(), bytearray(), [], array("q"), array("q"))
-    trace = (array("d"), bytearray(), bytearray(), [], array("q"), [], array("q"), array("q"), array("q"), bytearray())
+    receipt_log: Columns = (array("q"), array("d"), bytearray(), [], bytearray())    # seq, time, worker, id, outcome
+    effects: Columns = (array("q"), array("d"), bytearray(), [])                     # seq, time, worker, id
+    writes: Columns = (array("q"), array("d"), bytearray(), bytearray(), [], array("q"), array("q"))
+    trace: Columns = (array("d"), bytearray(), bytearray(), [], array("q"), [], array("q"), array("q"), array("q"),
+                      bytearray())
     for seq, (eid, pos) in enumerate(zip(ids, positions), 1):
         now = float(seq)
         receipts[eid], id_at[pos] = "applied", eid

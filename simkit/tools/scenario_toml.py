@@ -110,8 +110,7 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
     known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults", "random_faults",
                                    "source", "rotate_at"}
     for f in dataclasses.fields(sc):
-        if f.name not in known and getattr(sc, f.name) != (f.default if f.default is not dataclasses.MISSING
-                                                            else f.default_factory()):
+        if f.name not in known and getattr(sc, f.name) != _default(f):
             raise SimkitError(f"cannot write scenario field {f.name!r} of {sc.source}")
     d = {k: getattr(sc, k) for k in _SCENARIO_KEYS if k in ("name", "sink", "workers", "seed")
          or getattr(sc, k) != getattr(Scenario(name=""), k)}
@@ -126,6 +125,7 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
     if sc.pages is not None:
         d["pages"] = [_page_data(p) for p in sc.pages]
     else:
+        assert sc.generate is not None              # parse() gives a scenario its pages or its generate
         d["generate"] = dict(sc.generate)
     if sc.events:
         d["events"] = [_event_data(pos, spec) for pos, spec in sorted(sc.events.items())]
@@ -138,6 +138,13 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
     if getattr(sc, "rotate_at", ()):
         d["auth"] = {"rotate_at": list(sc.rotate_at)}
     return d
+
+
+def _default(f: dataclasses.Field):
+    """The value of field ``f`` in a scenario that does not set it: its default, or a fresh one from its factory."""
+    if f.default is not dataclasses.MISSING or not callable(f.default_factory):
+        return f.default
+    return f.default_factory()
 
 
 def _page_data(p: dict) -> dict:
@@ -155,7 +162,8 @@ def _lost_fetches(run: Run) -> list[Fault]:
     """Fetch responses lost in the run (by the provider or a fault), as explicit faults. A ``lost_response``
     counts replies: a refused cursor and a request that never arrived (``request lost``, a ``lost_request``
     fault, already among the faults that fired) have none."""
-    tr, out, count = run.trace, [], {}
+    tr, out = run.trace, []
+    count: dict[int, int] = {}
     for worker, step, outcome in zip(tr.worker, tr.step, tr.outcome):
         if step == "fetch" and outcome not in (CURSOR_REFUSED, REQUEST_LOST):
             n = count[worker] = count.get(worker, 0) + 1

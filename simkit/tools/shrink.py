@@ -64,11 +64,9 @@ def _chain(data: dict) -> tuple[list[dict], list[dict]]:
     return chain, [p for p in data["pages"] if p["cursor"] not in seen]
 
 
-def _relink(data: dict, kept: list[dict], end: dict | None, off: list[dict]) -> dict:
+def _relink(data: dict, kept: list[dict], end: dict, off: list[dict]) -> dict:
     """``data`` with the chain made of ``kept`` pages (in order) and then ``end``, tokens unchanged."""
-    pages = [dict(p) for p in kept] + ([dict(end)] if end is not None else [])
-    if not pages:
-        return None
+    pages = [dict(p) for p in kept] + [dict(end)]
     for a, b in zip(pages, pages[1:]):
         a["next_cursor"] = b["cursor"]
     out = dict(data, pages=pages + off)
@@ -163,8 +161,8 @@ def _passes(data: dict, still: _Oracle) -> dict:
         data = _relink(data, keep, end, off)
     # events, everywhere they are delivered
     ids = sorted({i for p in data["pages"] for i in _ids(p)}, key=lambda i: (_pos(data, i), i))
-    keep = set(_ddmin(ids, lambda kept: still(_only_events(data, set(kept)))))
-    data = _only_events(data, keep)
+    kept_ids = set(_ddmin(ids, lambda kept: still(_only_events(data, set(kept)))))
+    data = _only_events(data, kept_ids)
     # second deliveries of overlapping events
     seen, extra = set(), []
     for k, p in enumerate(data["pages"]):
@@ -182,8 +180,8 @@ def _passes(data: dict, still: _Oracle) -> dict:
             data = _with(data, key, kept)
     stuck = [p["cursor"] for p in data["pages"] if p.get("stuck")]
     if stuck:
-        kept = set(_ddmin(stuck, lambda cs: still(_unstick(data, set(cs)))))
-        data = _unstick(data, kept)
+        unstuck = set(_ddmin(stuck, lambda cs: still(_unstick(data, set(cs)))))
+        data = _unstick(data, unstuck)
     receipts = data.get("initial", {}).get("receipts", [])
     if receipts:
         kept = _ddmin(list(receipts),

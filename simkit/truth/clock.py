@@ -1,7 +1,19 @@
 """One clock for every ground-truth log: simulated time plus a sequence number that orders same-instant entries."""
 from __future__ import annotations
 
-__all__ = ["Clock"]
+from typing import Protocol
+
+__all__ = ["Clock", "TimeSource"]
+
+
+class TimeSource(Protocol):
+    """What a log reads of its clock: :class:`Clock` in a simulation, :class:`simkit.live.worker.LiveClock` (real
+    time, system-wide sequence numbers) in a live run."""
+
+    @property
+    def now(self) -> float: ...
+
+    def tick(self) -> int: ...
 
 
 class Clock:

@@ -16,7 +16,7 @@ def _proxy(**style):
 
 #: The timeline's legend, at most seven entries: (drawn keys that call for the entry, [(key, words, proxy)]).
 #: An entry shows the marks of the keys drawn, side by side, and names them in order.
-_LEGEND = [
+_LEGEND: list[tuple[str, list[tuple[str, str | None, dict]]]] = [
     ("resume_cursor (durable)", [
         ("cursor", None, dict(color=CURSOR, lw=2.2, ls="-")),
         ("barrier", "page barrier", dict(marker="^", ms=8, color=CURSOR, mec="white")),

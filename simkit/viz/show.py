@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import base64
 
+import numpy as np
 from IPython.display import display
-from matplotlib.figure import Figure
+from matplotlib.figure import Figure, SubFigure
 
 from simkit.judge.checker import FATES
 from simkit.model import Fault
@@ -78,11 +79,18 @@ def show_comparison(runs) -> None:
     rows = max(-(-len(r.world.provider.events) // 20) for r in runs)
     fates_height = 1.1 + 0.25 * rows
     fig = Figure(figsize=(13, 5.6 + fates_height), layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=(5.6, fates_height))
+    top, bottom = _two_rows(fig, (5.6, fates_height))
     compare(top.subplots(1, 2), runs)
     for ax, run in zip(bottom.subplots(1, 2), runs):
         fates(ax, run, title=f"event fates: {run.strategy}")
     _show(fig)
+
+
+def _two_rows(fig: Figure, height_ratios: tuple[float, float]) -> tuple[SubFigure, SubFigure]:
+    """Two subfigures, one above the other (matplotlib types ``subfigures`` as one subfigure or an array)."""
+    rows = fig.subfigures(2, 1, height_ratios=height_ratios)
+    assert isinstance(rows, np.ndarray)
+    return rows[0], rows[1]
 
 
 def _show(fig: Figure) -> None:
@@ -113,6 +121,7 @@ def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None
     if fault is None:
         print("no crash point is passed after this step: nothing to crash")
         return
+    assert rerun is not None, "crash_rerun gives every crash its rerun"
     run = stepped.run
     changes = fate_changes(run, rerun)
     same = rerun.trace.digest() == run.trace.digest()
@@ -124,7 +133,7 @@ def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None
     if len(changes):
         display(changes)
     fig = Figure(figsize=(13, 7), layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=(5, 1.8))
+    top, bottom = _two_rows(fig, (5, 1.8))
     compare(top.subplots(1, 2), [run, rerun],
                  titles=[f"{run.strategy} as run", f"with --crash {fault_arg(fault)}"])
     fates(bottom.subplots(), rerun, title="event fates with the crash (framed: changed)",

@@ -26,7 +26,7 @@ class _Passes(FaultPlan):
 
     def __init__(self, world: World, faults, random_faults, seed: int):
         super().__init__(faults, random_faults, seed)
-        self.world = world
+        self.world: World | None = world       # None once the run is over (no cycle)
         self.rows_before: list[int] = []
 
     def at_point(self, worker, point, position):
@@ -94,8 +94,10 @@ def fate_changes(before: Run, after: Run):
 
 def fault_arg(fault: Fault) -> str:
     """``--crash POINT[@POSITION][#OCCURRENCE]`` for a crash (worker 1; another worker is named in words)."""
-    arg = crash_arg(fault.point, fault.position, fault.occurrence) if fault.position is not None or \
-        fault.point not in EVENT_POINTS else f"{fault.point}#{fault.occurrence}"
+    point = fault.point
+    assert point is not None, "a crash names its crash point"
+    arg = crash_arg(point, fault.position, fault.occurrence) if fault.position is not None or \
+        point not in EVENT_POINTS else f"{point}#{fault.occurrence}"
     return arg + (f" (worker {fault.worker})" if fault.worker != 1 else "")
 
 

@@ -336,7 +336,7 @@ def _handles(s: _Lanes, waited, reloads, lost, late, paused) -> list:
     handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
     handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
-    extra = [
+    extra: list[tuple[object, dict]] = [
         (waited, dict(color=_WAIT, lw=1.6, ls=(0, (1, 2)), label="waiting for a reply (until the timeout)")),
         (reloads, dict(marker="o", color=_RELOAD, markerfacecolor="white", ls="", label="load: reread the checkpoint")),
         (len(lost), dict(marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import ItemsView, Mapping, Sequence, ValuesView
+from typing import Literal
 
 from simkit.model import Event, default_id, default_position
 from simkit.truth.columns import Codes, evenly_spaced
@@ -64,7 +65,8 @@ class EventTable(Mapping):
         #: rows in position order (ties in stream order); None when the rows are in position order already
         ordered = all(a < b for a, b in zip(positions, positions[1:]))
         self._order = None if ordered else array("q", sorted(range(len(positions)), key=positions.__getitem__))
-        self._grid: tuple | None | bool = False     # :func:`evenly_spaced` of ordered positions, once asked
+        #: :func:`evenly_spaced` of ordered positions, once asked (False: not yet)
+        self._grid: tuple[int, int] | None | Literal[False] = False
 
     @classmethod
     def of(cls, events) -> EventTable:

@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, replace
 
 from simkit.model import Reply, Reservation, fingerprint
-from simkit.truth.clock import Clock
+from simkit.truth.clock import TimeSource
 
 from .sink import Sink
 
@@ -45,7 +45,7 @@ class Request:
 class ExternalService:
     """Executes effects for reservation tuples; ground truth of every request and whose reply is whose."""
 
-    def __init__(self, sink: Sink, clock: Clock | None = None):
+    def __init__(self, sink: Sink, clock: TimeSource | None = None):
         self.sink = sink
         self.clock = clock or sink.clock
         self.requests: list[Request] = []

@@ -11,8 +11,9 @@ from __future__ import annotations
 import random
 import string
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from simkit.model import Event, EventSpec, Page, Scenario, default_id
 from simkit.truth.clock import Clock
@@ -81,7 +82,7 @@ class _PageIds(Column):
         return len(self.pages)
 
     def _ids(self, entry: _Entry | tuple[str, ...]) -> tuple[str, ...]:
-        if type(entry) is not _Entry:
+        if not isinstance(entry, _Entry):
             return tuple(entry)
         if entry.own is not None:
             return tuple(e.id for e in entry.own)
@@ -126,7 +127,8 @@ class Provider:
         #: per chain index, the place; per event row the last chain index whose page carries it (-1: none does),
         #: dropped once built: only :meth:`deliverable` needs it, in a run that leaves events unaccounted for
         self._chain = chain
-        self._last, self._place = None, self._places(chain)[1]
+        self._last: array | None = None
+        self._place = self._places(chain)[1]
         self._disordered: frozenset[str] | None = None
         self._late: frozenset[str] | None = None
 
@@ -153,8 +155,9 @@ class Provider:
             hi[k], lo[k] = top, bottom
         ahead, first = [0] * n, self.head + 1     # per chain index: just below the first position it delivers
         for k in range(n - 1, -1, -1):
-            if lo[k] is not None and lo[k] < first:
-                first = lo[k]
+            low = lo[k]
+            if low is not None and low < first:
+                first = low
             ahead[k] = first - 1
         # the highest position no later chain index delivers: the events off the chain are behind every cursor
         behind = max((p for p, k in zip(positions, last) if k < 0), default=None)
@@ -209,6 +212,7 @@ class Provider:
             return None
         n = self._fetches.get(cursor, 0) + 1
         self._fetches[cursor] = n
+        served: _Entry | tuple[str, ...]
         if n <= entry.stuck:
             page, served = Page(cursor, (), cursor), ()
         else:
@@ -242,7 +246,7 @@ class Provider:
 
     def place(self, cursor: str | None) -> int:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
-        k = self._index.get(cursor)
+        k = None if cursor is None else self._index.get(cursor)
         return self.head if k is None else self._place[k]
 
     def at_end(self, cursor: str) -> bool:
@@ -272,6 +276,7 @@ def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = 
 
 def scripted(sc: Scenario) -> Provider:
     """The provider of a ``[[pages]]`` scenario."""
+    assert sc.pages is not None, "a scripted provider is built from its scenario's [[pages]]"
     pages = {}
     for p in sc.pages:
         events = tuple(_event(i, pos, sc.events) for i, pos in zip(p["ids"], p["positions"]))
@@ -281,7 +286,8 @@ def scripted(sc: Scenario) -> Provider:
     extra = tuple(_event(default_id(pos), pos, sc.events) for pos in sc.initial.receipts if pos not in known)
     table = EventTable.of(_stream(pages, _chain({c: _Entry((), n) for c, (_e, n, _s) in pages.items()}, start)[0],
                                   extra).values())
-    entries = {c: _Entry(array("q", map(table.row, (e.id for e in events))), nxt, stuck, events)
+    row = cast("Callable[[str], int]", table.row)        # every id of these pages is in the table built from them
+    entries = {c: _Entry(array("q", map(row, (e.id for e in events))), nxt, stuck, events)
                for c, (events, nxt, stuck) in pages.items()}
     return Provider(entries, start, table)
 
@@ -305,6 +311,7 @@ def generated(sc: Scenario, seed: int) -> Provider:
     already served); tokens are random strings whose order says nothing about positions.
     """
     g = sc.generate
+    assert g is not None, "a generated provider is built from its scenario's [generate]"
     rng = random.Random(f"provider:{seed}")
     positions, behaviors, backfilled = _arrivals(g, rng, sc.events)
     entries, start, table = _pages(g, rng, positions, behaviors, backfilled)

@@ -7,8 +7,10 @@ commit writes it.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from simkit.model import Event, EventSpec
-from simkit.truth.clock import Clock
+from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
 from simkit.truth.log import DecisionLog, EffectLog
 
@@ -21,7 +23,7 @@ class Sink:
     """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (the scenario's ``sink``: docs/scenarios.md,
     "Top-level keys")."""
 
-    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: Clock | None = None):
+    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: TimeSource | None = None):
         self.kind = kind
         self.external = kind != "transactional"
         self.clock = clock or Clock()
@@ -64,17 +66,17 @@ class Sink:
         it first reached the handler (``first_seen``). ``simkit live`` gives durable ones."""
         self._calls, self._first_seen = calls, first_seen
 
-    def handler_state(self, events: dict[str, Event]) -> tuple[dict[str, int], dict[str, float]]:
+    def handler_state(self, events: Mapping[str, Event]) -> tuple[dict[str, int], dict[str, float | None]]:
         """What the handler's future answers depend on: per transient event its calls so far (capped at its
         failures), per review or hold event when it was first seen."""
-        calls, seen = {}, {}
+        calls: dict[str, int] = {}
+        seen: dict[str, float | None] = {}
         for eid, n in self._calls.items():
             event = events.get(eid)
-            behavior = event.behavior if event is not None else "?"
-            if behavior == "transient":
+            if event is not None and event.behavior == "transient":
                 spec = self._specs.get(event.position)
                 calls[eid] = min(n, spec.failures if spec is not None else 1)
-            elif behavior != "ok":
+            elif event is None or event.behavior != "ok":
                 seen[eid] = self._first_seen.get(eid)
         return calls, seen
 
@@ -90,7 +92,7 @@ class Sink:
         self.effects.append((0, 0.0, 0, event_id))
         self.effect_count[event_id] = 1
 
-    def state(self, events: dict[str, Event]) -> tuple:
+    def state(self, events: Mapping[str, Event]) -> tuple:
         """What this sink's future, and the verdict on it, depend on (explore's fingerprints): the effects per event
         id, the handler's memory as far as it can still change an answer (:meth:`handler_state`), and the latest
         decision per event. Its logs are history, left out."""
