@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 
+from simkit.model import Initial
 from simkit.truth.derived import cursor_history, held_pages, joined_at
 from simkit.truth.ground import as_truth
 
@@ -82,9 +83,10 @@ def durable_prefix(run) -> tuple[list[float], list[int]]:
     truth = as_truth(run)
     events = sorted(truth.provider.events.values(), key=lambda e: (e.position, e.id))
     done, known = outcome_times(truth), joined_at(truth)
-    initial = truth.scenario.initial.applied_position
+    initial = (truth.scenario.initial if truth.scenario is not None else Initial()).applied_position
     changes = sorted(t for t in {0.0, *done.values(), *known.values()} if t != math.inf)
-    times, values = [], []
+    times: list[float] = []
+    values: list[int] = []
     for t in changes:
         prefix = None
         for e in events:
@@ -176,7 +178,8 @@ def unsafe_rows(run) -> list[bool]:
             # the moments during which some event this cursor can no longer deliver is known and not yet done
             spans = sorted((known[e], done.get(e, math.inf)) for e in provider.events
                            if not provider.deliverable(e, cursor) and known[e] < done.get(e, math.inf))
-            starts, ends = [], []
+            starts: list[float] = []
+            ends: list[float] = []
             for a, b in spans:
                 if ends and a <= ends[-1]:
                     ends[-1] = max(ends[-1], b)

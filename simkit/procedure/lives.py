@@ -56,7 +56,7 @@ def fresh(cls: type) -> type:
         exec(_code(path), again.__dict__)
     except Exception:               # the module no longer runs as it did when it was loaded: keep the class
         return cls
-    new = again.__dict__
+    new: object = again.__dict__
     for part in cls.__qualname__.split("."):
         new = new.get(part) if isinstance(new, dict) else getattr(new, part, None)
         if new is None:

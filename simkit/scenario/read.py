@@ -88,9 +88,12 @@ def load(ref: str | Path) -> Scenario:
     name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
         if not path.suffix and not path.exists():
-            path = SCENARIO_DIR / f"{ref}.toml"
+            bundled_file = SCENARIO_DIR / f"{ref}.toml"
+            path = bundled_file if isinstance(bundled_file, Path) else Path(str(bundled_file))
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
+        if not path.exists() and path.is_symlink():    # a loop of links, or a link to nothing: not a missing name
+            path.stat()                                 # raises the OSError that says which
         if not path.exists():
             raise ScenarioError(f"{name}: no such scenario (bundled: {', '.join(bundled())})")
         if not path.is_file():                  # a FIFO or a device: reading it may never end

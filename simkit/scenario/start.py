@@ -19,12 +19,13 @@ def check_start(c: Checker, sc: Scenario) -> None:
     """``[initial]`` of a generated stream (:func:`_check_generated_start`) or of a scripted one
     (:func:`_check_passed`)."""
     if sc.generate is not None:
-        _check_generated_start(c, sc)
+        _check_generated_start(c, sc, sc.generate)
     else:
-        _check_passed(c, sc, {p["cursor"]: i for i, p in enumerate(sc.pages)})
+        assert sc.pages is not None, "a scenario has [[pages]] or [generate]"
+        _check_passed(c, sc, sc.pages, {p["cursor"]: i for i, p in enumerate(sc.pages)})
 
 
-def _check_generated_start(c: Checker, sc: Scenario) -> None:
+def _check_generated_start(c: Checker, sc: Scenario, generate: dict) -> None:
     """``[initial]`` of a ``[generate]`` stream: its tokens are random strings drawn from the run's seed (which
     ``--seed`` changes), so no ``resume_cursor`` names a page of it (the run halted on the provider's refusal, judged
     unjustified and incomplete); its receipts name its regular events, 10, 20, ... (a backfill lands where the seed
@@ -32,14 +33,14 @@ def _check_generated_start(c: Checker, sc: Scenario) -> None:
     if sc.initial.resume_cursor is not None:
         c.fail("initial.resume_cursor", "a generated stream's tokens are random strings drawn from the run's seed: "
                                         "no cursor can name one of its pages (leave it out to start at the first)")
-    top = 10 * sc.generate["events"]
+    top = 10 * generate["events"]
     for pos in sc.initial.receipts:
         if pos % 10 or not 10 <= pos <= top:
             c.fail("initial.receipts", f"position {pos} is not an event of the generated stream: its positions "
                                        f"are 10, 20, ..., {top} (backfills land where the seed puts them)")
 
 
-def _check_passed(c: Checker, sc: Scenario, pages: dict[str, int]) -> None:
+def _check_passed(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dict[str, int]) -> None:
     """An ``[initial] resume_cursor`` past pages of the chain (from the first page) is a durable state that claims
     their events done: each needs a receipt in ``[initial] receipts`` (invariant 1: a token stays pending until
     every event of its page is durably classified), unless a page from the cursor on serves it again. Without one
@@ -47,12 +48,12 @@ def _check_passed(c: Checker, sc: Scenario, pages: dict[str, int]) -> None:
     consumer for a state it never made (a watermark alone is no terminal outcome in ground truth). The file is
     what is wrong."""
     start = sc.initial.resume_cursor
-    if start is None or start == sc.pages[0]["cursor"]:
+    if start is None or start == script[0]["cursor"]:
         return
-    chain, cursor = [], sc.pages[0]["cursor"]
+    chain, cursor = [], script[0]["cursor"]
     while cursor != start and cursor not in chain:
         chain.append(cursor)
-        nxt = sc.pages[pages[cursor]]["next_cursor"]
+        nxt = script[pages[cursor]]["next_cursor"]
         if nxt == cursor:                       # the end of the stream without meeting the cursor: off the chain
             return
         cursor = nxt
@@ -61,12 +62,12 @@ def _check_passed(c: Checker, sc: Scenario, pages: dict[str, int]) -> None:
     ahead, cursor = set(), start                # ids served from the cursor on
     while cursor not in ahead:
         ahead.add(cursor)
-        cursor = sc.pages[pages[cursor]]["next_cursor"]
-    served = {eid for cur in ahead for eid in sc.pages[pages[cur]]["ids"]}
+        cursor = script[pages[cursor]]["next_cursor"]
+    served = {eid for cur in ahead for eid in script[pages[cur]]["ids"]}
     done = set(sc.initial.receipts)
     for cur in chain:
         i = pages[cur]
-        left = [f"{_show.repr(eid)} at {pos}" for eid, pos in zip(sc.pages[i]["ids"], sc.pages[i]["positions"])
+        left = [f"{_show.repr(eid)} at {pos}" for eid, pos in zip(script[i]["ids"], script[i]["positions"])
                 if eid not in served and pos not in done]
         if left:
             shown = ", ".join(left[:4]) + (", ..." if len(left) > 4 else "")

@@ -521,3 +521,11 @@ def test_caught_up_in_memory_only_is_not_completed():
     assert not v.lost and not v.pending and not v.invariant_violations
     assert not v.completed and not v.ok
 
+
+
+def test_the_durable_prefix_of_a_history_without_a_scenario_starts_from_the_default_initial_state():
+    """A hand-built history has no scenario (``as_truth`` reads it as it is): its durable prefix starts at the
+    default ``[initial] applied_position``, 0, where it raised AttributeError reading ``scenario.initial``."""
+    from simkit.judge.facts import durable_prefix
+    times, positions = durable_prefix(History().correct_run())
+    assert positions[-1] == 3 and times == sorted(times)
