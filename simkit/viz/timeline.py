@@ -6,6 +6,9 @@ by side (:func:`compare`). The facts drawn are defined once, in :mod:`simkit.jud
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
+import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from simkit.judge.facts import at_risk, durable_prefix, loss_final
@@ -42,13 +45,43 @@ __all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline", "timeline_lege
 LAYERS = ("cursor", "applied", "memory", "truth", "events", "crashes", "harm")
 
 
+class _Rows:
+    """The trace's columns as numpy arrays, each as :meth:`~simkit.truth.trace.Trace.to_frame` types it (a number
+    column with a missing value as floats, ``NaN`` where missing): what the timeline selects its marks from.
+    Building a pandas frame and selecting from it was a sixth of a widget's redraw (issue 31)."""
+
+    def __init__(self, trace):
+        self.time = np.array(trace.time, dtype=float)
+        for name in ("worker", "position", "cursor_place", "applied_position", "checkpoint_version"):
+            setattr(self, name, _numbers(getattr(trace, name)))
+        for name in ("step", "event_id", "outcome"):
+            setattr(self, name, np.array(list(getattr(trace, name)), dtype=object))
+
+    def isin(self, name: str, values) -> np.ndarray:
+        """Which rows' ``name`` is one of ``values``."""
+        column, values = getattr(self, name), frozenset(values)
+        return np.fromiter((v in values for v in column), bool, len(column))
+
+
+def _numbers(column) -> np.ndarray:
+    values = list(column)
+    if any(v is None for v in values):
+        return np.array([np.nan if v is None else v for v in values], dtype=float)
+    return np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else None)
+
+
+def _fell(values: np.ndarray) -> np.ndarray:
+    """Rows whose value is below the row before's (never the first)."""
+    return np.concatenate([[False], values[1:] < values[:-1]]) if len(values) else np.zeros(0, dtype=bool)
+
+
 class _Canvas:
-    """One timeline being drawn: its Axes, the run's trace as a frame, and the keys of the marks drawn so far (each
-    artist's gid is its key: the legend and the tests read them back)."""
+    """One timeline being drawn: its Axes, the run's trace as columns (:class:`_Rows`), and the keys of the marks
+    drawn so far (each artist's gid is its key: the legend and the tests read them back)."""
 
     def __init__(self, ax, run, annotate: bool, span: float | None = None):
         self.ax, self.run, self.annotate = ax, run, annotate
-        self.df = run.trace.to_frame()
+        self.df = _Rows(run.trace)
         self.place = run.world.provider.place
         self.end = _end(run)
         #: the end of the time axis the run is drawn on: its own end, or the longest run's on a shared one
@@ -125,12 +158,14 @@ def _memory(c: _Canvas, holds, scripted: bool) -> None:
                           textcoords="offset points", ha="left", va="bottom", fontsize=7.5, color=CURSOR,
                           style="italic", zorder=6, bbox=LABEL_BOX)
     spans, paused = [], {}
-    for row in c.df[c.df.step.isin(["pause", "resume"])].itertuples():
-        if row.step == "pause":
-            paused[row.worker] = (row.time, row.applied_position)
-        elif row.worker in paused:
-            t0, y = paused.pop(row.worker)
-            spans.append((y, t0, row.time))
+    df = c.df
+    for i in np.flatnonzero(df.isin("step", ("pause", "resume"))):
+        worker = df.worker[i]
+        if df.step[i] == "pause":
+            paused[worker] = (df.time[i], df.applied_position[i])
+        elif worker in paused:
+            t0, y = paused.pop(worker)
+            spans.append((y, t0, df.time[i]))
     spans += [(y, t0, c.end) for t0, y in paused.values()]
     c.hlines(spans, "paused", colors=PAUSE, lw=5, alpha=0.55, zorder=2)
 
@@ -141,14 +176,14 @@ def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
     df, ax = c.df, c.ax
     ax.step(df.time, df.cursor_place, where="post", color=CURSOR, lw=2.2, zorder=2.4, gid="cursor")
     c.drawn.add("cursor")
-    barriers = df[(df.step == "barrier") & (df.outcome != REQUEST_LOST)]
-    c.scatter(barriers.time, barriers.cursor_place, "barrier", marker="^", s=70, color=CURSOR, edgecolors="white",
-              linewidths=0.8)
-    rejected = df[df.step == "barrier_rejected"]
-    c.scatter(rejected.time, [c.place(x) for x in rejected.outcome], "rejected", marker="v", s=60, color="#7f7f7f")
-    regress = df[(df.cursor_place < df.cursor_place.shift()) | (df.checkpoint_version < df.checkpoint_version.shift())
-                 | (df.applied_position < df.applied_position.shift())]
-    c.scatter(regress.time, regress.cursor_place, "regression", marker="v", s=110, facecolors="none",
+    barriers = (df.step == "barrier") & (df.outcome != REQUEST_LOST)
+    c.scatter(df.time[barriers], df.cursor_place[barriers], "barrier", marker="^", s=70, color=CURSOR,
+              edgecolors="white", linewidths=0.8)
+    rejected = df.step == "barrier_rejected"
+    c.scatter(df.time[rejected], [c.place(x) for x in df.outcome[rejected]], "rejected", marker="v", s=60,
+              color="#7f7f7f")
+    regress = _fell(df.cursor_place) | _fell(df.checkpoint_version) | _fell(df.applied_position)
+    c.scatter(df.time[regress], df.cursor_place[regress], "regression", marker="v", s=110, facecolors="none",
               edgecolors=GAP, linewidths=1.8)
     for time, cursor, _kind in labelled:
         # left of the rise to it: just under its top when the held tokens' labels take the space above, else above
@@ -162,10 +197,10 @@ def _applied(c: _Canvas) -> None:
     df = c.df
     c.ax.step(df.time, df.applied_position, where="post", color=APPLIED, lw=2.2, zorder=2.3, gid="applied")
     c.drawn.add("applied")
-    commits = df[(df.step == "commit") & df.outcome.isin(["applied", "ignored"])]
-    c.scatter(commits.time, commits.position, "commit", marker="o", s=16, color=APPLIED)
-    receipts = df[(df.step == "quarantine") & ~df.outcome.isin([REQUEST_LOST, "conflict"])]
-    c.scatter(receipts.time, receipts.position, "quarantine receipt", marker="o", s=30, color=QUARANTINE)
+    commits = (df.step == "commit") & df.isin("outcome", ["applied", "ignored"])
+    c.scatter(df.time[commits], df.position[commits], "commit", marker="o", s=16, color=APPLIED)
+    receipts = (df.step == "quarantine") & ~df.isin("outcome", [REQUEST_LOST, "conflict"])
+    c.scatter(df.time[receipts], df.position[receipts], "quarantine receipt", marker="o", s=30, color=QUARANTINE)
 
 
 def _truth(c: _Canvas) -> None:
@@ -180,13 +215,13 @@ def _events(c: _Canvas) -> None:
     decided in memory only, outcomes that are not final."""
     df = c.df
     for key, rows, style in [
-        ("replay", df[df.step == "replay"], dict(marker="o", s=30, facecolors="none", edgecolors="#555555")),
-        ("decided", df[(df.step == "handle") & (df.outcome == "quarantine")],
+        ("replay", df.step == "replay", dict(marker="o", s=30, facecolors="none", edgecolors="#555555")),
+        ("decided", (df.step == "handle") & (df.outcome == "quarantine"),
          dict(marker="s", s=34, facecolors="none", edgecolors=QUARANTINE)),
-        ("not final", df[(df.step == "handle") & df.outcome.isin(NON_TERMINAL)],
+        ("not final", (df.step == "handle") & df.isin("outcome", NON_TERMINAL),
          dict(marker="s", s=34, facecolors="none", edgecolors=DUP_ORANGE)),
     ]:
-        c.scatter(rows.time, rows.position, key, **style)
+        c.scatter(df.time[rows], df.position[rows], key, **style)
 
 
 def _crashes(c: _Canvas, holds) -> dict[int, tuple[float, str]]:
@@ -194,15 +229,15 @@ def _crashes(c: _Canvas, holds) -> dict[int, tuple[float, str]]:
     the page attempt) at the place of the ``next_cursor`` the worker held, or where the durable cursor stood if it
     held nothing: the label names what the mark's height is."""
     ended = {h.end_row: h for h in holds if h.ended_by == "crash"}
-    out = {}
-    for i, row in c.df[c.df.step == "crash"].iterrows():
-        if row.event_id:
-            out[i] = (float(row.position), f"crash {row.outcome} at {row.event_id}")
+    out, df = {}, c.df
+    for i in map(int, np.flatnonzero(df.step == "crash")):
+        if df.event_id[i]:
+            out[i] = (float(df.position[i]), f"crash {df.outcome[i]} at {df.event_id[i]}")
         elif i in ended:
             out[i] = (float(c.place(ended[i].next_cursor)),
-                      f"crash {row.outcome}, holding {short_token(ended[i].next_cursor)}")
+                      f"crash {df.outcome[i]}, holding {short_token(ended[i].next_cursor)}")
         else:
-            out[i] = (float(row.cursor_place), f"crash {row.outcome}")
+            out[i] = (float(df.cursor_place[i]), f"crash {df.outcome[i]}")
     return out
 
 
@@ -222,6 +257,28 @@ def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
                 bbox=LABEL_BOX)           # at the right, where no run's first page is fetched or labelled
     if now is not None:
         ax.axvline(now, color="#424242", lw=1.2, alpha=0.7, zorder=1.5, gid="now")
+    with _scaled_once(ax):
+        _marks(c, layers, annotate)
+    return c.drawn
+
+
+@contextmanager
+def _scaled_once(ax):
+    """Inside the block, the Axes' view is not rescaled as each mark is added (matplotlib rescales it over every
+    mark so far each time a collection is added: a seventh of drawing a timeline); after it, it autoscales as it
+    did before, once, when its limits are next read. The limits come out the same: they are computed from the data
+    limits, which every mark still updates."""
+    on = ax.get_autoscalex_on(), ax.get_autoscaley_on()
+    ax.set_autoscale_on(False)
+    try:
+        yield
+    finally:
+        ax.set_autoscalex_on(on[0])
+        ax.set_autoscaley_on(on[1])
+
+
+def _marks(c: _Canvas, layers, annotate: bool) -> None:
+    run = c.run
     holds = held_pages(run)
     history = cursor_history(run)
     tokens = [x for _t, x, _k in history] + [h.next_cursor for h in holds]
@@ -256,7 +313,6 @@ def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
         if annotate and len(drawn_crashes) <= ANNOTATE_AT_MOST:
             for i, (y, text) in crashes.items():        # those not named in a loss's label
                 c.label(text, c.df.time[i], y, -12, fontsize=8)
-    return c.drawn
 
 
 def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: bool = True, layers=None,

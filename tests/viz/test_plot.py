@@ -199,6 +199,44 @@ def test_now_marks_an_instant(ax):
     assert list(line.get_xdata()) == [4.0, 4.0]
 
 
+def test_the_timeline_reads_the_trace_columns_as_its_frame_types_them():
+    """The timeline selects its marks from the trace's columns as numpy arrays (issue 31), not a pandas frame: each
+    column holds what :meth:`Trace.to_frame` holds, a number column with a missing value as floats with NaN."""
+    import numpy as np
+
+    from simkit.viz.timeline import _Rows
+
+    runs = [run("gauntlet"), run("retry_walkthrough"), run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")]
+    for r in runs:
+        rows, frame = _Rows(r.trace), r.trace.to_frame()
+        for name in ("time", "worker", "step", "event_id", "position", "cursor_place", "applied_position",
+                     "checkpoint_version", "outcome"):
+            ours, theirs = getattr(rows, name), frame[name]
+            if theirs.dtype.kind in "fi":
+                assert ours.dtype == theirs.dtype, name
+                assert np.array_equal(ours, theirs.to_numpy(), equal_nan=True), name
+            else:
+                assert list(ours) == list(theirs), name
+        assert list(rows.isin("step", ["pause", "resume"])) == list(frame.step.isin(["pause", "resume"]))
+
+
+def test_the_timeline_leaves_the_axes_autoscaling_as_it_found_them(ax):
+    """Marks are added with autoscaling held off and the view scaled once afterwards (issue 31): the limits are
+    the ones autoscaling gives, autoscaling is on again after, and limits the caller fixed stay fixed."""
+    r = run("retry_walkthrough")
+    plot.timeline(ax, r)
+    drawn = ax.get_xlim(), ax.get_ylim()
+    assert ax.get_autoscalex_on() and ax.get_autoscaley_on()
+    ax.relim()
+    ax.autoscale_view()
+    assert (ax.get_xlim(), ax.get_ylim()) == drawn
+    fig, fixed = plt.subplots()
+    fixed.set_xlim(-5, 50)
+    plot.timeline(fixed, r)
+    assert fixed.get_xlim() == (-5, 50) and not fixed.get_autoscalex_on() and fixed.get_autoscaley_on()
+    plt.close(fig)
+
+
 def test_durable_prefix_follows_the_seed_walkthroughs():
     assert plot.durable_prefix(run("retry_walkthrough")) == ([0.0, 1.5, 8.0], [105, 106, 107])
     # 210 durable at 1.5; 211's quarantine receipt at 8.0 extends the prefix through the already durable 212.
