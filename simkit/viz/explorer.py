@@ -11,8 +11,11 @@ from simkit.procedure.strategies import STRATEGIES
 from simkit.runner import Run
 
 from .canvas import Canvas
+from .fates import fates
 from .inputs import EVENT_POINTS, EXPLORER_DEFAULTS, EXPLORER_EVENTS, NO_CRASH, crash_note, explorer_run
+from .legend import MARKS, legend_entries
 from .show import RUN_FIGSIZE, display_png, draw_run, run_axes, run_tables, widest_legends
+from .timeline import timeline, timeline_legend
 
 __all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "run_canvas", "slider"]
 
@@ -32,11 +35,12 @@ class Explorer(W.VBox):
     ``controls`` maps each :func:`explorer_run` argument to its control; ``run`` is the last run drawn.
     ``strategies`` adds your own consumers to the strategy menu, by the name you give them.
 
-    A redraw is fast (issue 19, :func:`redraw_ms`): the figure is kept and redrawn in place
+    A redraw is fast (issues 19 and 31, :func:`redraw_ms`): the figure is kept and redrawn in place
     (:func:`run_canvas`: its Axes laid out once, for the default run with room for the widest legends, and
-    emptied for each run; a legend drawn before is blitted), and the last :data:`KEEP` runs and figures are kept,
-    so going back to a setting reruns nothing and a change that leaves the run as it was (a crash point never
-    reached) draws nothing.
+    emptied for each run; a legend drawn before is blitted, not even made; the texts' glyphs are kept), and the last
+    :data:`KEEP` runs and figures are kept, so going back to a setting reruns nothing and a change that leaves the
+    run as it was (a crash point never reached) draws nothing. The verdict, the note and the figure are displayed
+    together, once the figure is drawn.
     """
 
     def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
@@ -85,14 +89,16 @@ class Explorer(W.VBox):
         if key not in self._runs:                   # a setting seen before is neither rerun nor judged again
             self._runs[key] = explorer_run(**values)
         self.run = _recent(self._runs, key)
-        run_tables(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
         # the same input and the same trace is the same run: its figure is not drawn again (a crash never reached)
         stream = tuple(v for k, v in values.items() if k not in ("crash_point", "crash_position", "occurrence"))
         drawn = (stream, self.run.trace.digest())
         if drawn not in self._figures:
             if self._canvas is None:
                 self._canvas = run_canvas()
-            self._figures[drawn] = self._canvas.render(lambda axes: draw_run(axes, self.run))
+            self._figures[drawn] = self._canvas.render(lambda axes: _draw_run(self._canvas, axes, self.run))
+        # all of it displayed once drawn: the output (cleared when the first of it arrives) is not left without its
+        # figure while the figure is drawn, and the frontend does not lay the page out in the meantime
+        run_tables(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
         display_png(_recent(self._figures, drawn), repr(self._canvas.figure))
 
 
@@ -100,6 +106,17 @@ def run_canvas() -> Canvas:
     """The canvas the explorer draws its runs on, laid out once for the default run, with room for the widest
     legends."""
     return Canvas(RUN_FIGSIZE, run_axes, lambda axes: draw_run(axes, explorer_run()), widest_legends)
+
+
+def _draw_run(canvas: Canvas, axes, run: Run) -> None:
+    """:func:`~simkit.viz.show.draw_run` on the explorer's canvas: the timeline's legend is made only when the
+    canvas has not rendered the same one before (:meth:`Canvas.legend`)."""
+    top, bottom = axes
+    timeline(top, run, legend=False)
+    drawn = {artist.get_gid() for artist in top.get_children()} & MARKS
+    if drawn:
+        canvas.legend(top, legend_entries(drawn)[1], lambda: timeline_legend(top, drawn))
+    fates(bottom, run)
 
 
 def _recent(cache: OrderedDict, key):

@@ -311,6 +311,92 @@ def test_a_redrawn_canvas_gives_the_pixels_of_a_new_figure():
     assert np.array_equal(np.asarray(new.buffer_rgba()), np.asarray(reused.canvas.buffer_rgba()))
 
 
+def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_it_pastes():
+    """Issue 31: on the explorer's canvas a timeline legend rendered before is pasted, not made again; the pixels
+    are still those of a new figure, and so is the PNG the widget displays (cut to what was drawn, white around)."""
+    import io
+
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from simkit.viz.explorer import _draw_run, run_canvas
+    from simkit.viz.show import draw_run, run_axes
+
+    a, b = widgets.explorer_run(seed=12), widgets.explorer_run(seed=13)
+    canvas = run_canvas()
+    canvas.render(lambda axes: _draw_run(canvas, axes, a))
+    assert canvas.axes[0].get_legend() is not None                  # its first time: made
+    canvas.render(lambda axes: _draw_run(canvas, axes, b))
+    picture = canvas.render(lambda axes: _draw_run(canvas, axes, a))
+    assert canvas.axes[0].get_legend() is None and canvas._pasted   # the same texts: pasted
+    fig = Figure(figsize=canvas.figure.get_size_inches())
+    axes = run_axes(fig)
+    for ax, placed in zip(axes, canvas.axes):
+        ax.set_position(placed.get_position(original=True))
+    draw_run(axes, a)
+    new = FigureCanvasAgg(fig)
+    new.draw()
+    expected = np.asarray(new.buffer_rgba())
+    assert np.array_equal(expected, np.asarray(canvas.canvas.buffer_rgba()))
+    shown = np.asarray(Image.open(io.BytesIO(picture)).convert("RGB"))
+    ink = np.argwhere((expected[..., :3] != 255).any(axis=-1))
+    (y0, x0), (y1, x1), pad = ink.min(axis=0) - 10, ink.max(axis=0) + 11, 10       # 0.1 inch at 100 dpi
+    framed = np.full((y1 - y0, x1 - x0, 3), 255, np.uint8)
+    top, left = max(y0, 0), max(x0, 0)
+    framed[top - y0:, left - x0:][:min(y1, expected.shape[0]) - top, :min(x1, expected.shape[1]) - left] = \
+        expected[top:y1, left:x1, :3]
+    assert pad and np.array_equal(shown, framed)
+
+
+def test_kept_glyphs_draw_the_pixels_matplotlib_draws():
+    """The explorer's renderer pastes kept glyph bitmaps and text layouts (issue 31): texts of every size, weight,
+    angle, alignment and subpixel place, mathtext and unantialiased text, drawn twice and moved by fractions of a
+    pixel in between, give exactly the pixels of Agg drawing them anew."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from simkit.viz.canvas import GlyphCachingCanvas
+
+    fig = Figure(figsize=(6, 4), dpi=100)
+    ax = fig.subplots()
+    texts = [ax.text(0.1 + 0.037 * i, 0.1 + 0.081 * i, f"e{10 * i} lost · ég", fontsize=6 + i, rotation=angle,
+                     weight="bold" if i % 2 else "normal", ha=("left", "center", "right")[i % 3])
+             for i, angle in enumerate([0, 90, 30, 0, 270, 0, 45, 0])]
+    texts.append(ax.text(0.5, 0.5, r"$\alpha_{i}^2$ and text", fontsize=11))
+    texts.append(ax.text(0.3, 0.9, "not antialiased", antialiased=False))
+    ax.set_title("a title\non two lines")
+    cached = GlyphCachingCanvas(fig)
+    for shift in (0.0, 0.0, 0.0013, 0.0029, 0.0):
+        for t in texts:
+            x, y = t.get_position()
+            t.set_position((x + shift, y + shift / 2))
+        cached.draw()
+        kept = np.asarray(cached.buffer_rgba()).copy()
+        fresh = FigureCanvasAgg(fig)
+        fresh.draw()
+        assert np.array_equal(kept, np.asarray(fresh.buffer_rgba())), shift
+        fig.set_canvas(cached)
+    assert cached.get_renderer()._glyphs                             # the cache was used
+
+
+def test_rgb_png_is_the_pixels_losslessly():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from simkit.viz.canvas import rgb_png
+
+    rng = np.random.default_rng(31)
+    for shape in [(1, 1, 3), (7, 13, 3), (120, 90, 3)]:
+        pixels = rng.integers(0, 256, shape, dtype=np.uint8)
+        image = Image.open(io.BytesIO(rgb_png(pixels)))
+        assert image.mode == "RGB" and np.array_equal(np.asarray(image), pixels)
+
+
 def test_the_explorer_canvas_has_room_for_the_widest_legends():
     """Laid out once, the explorer's figure holds the legends of every mark and every fate, uncut."""
     from simkit.viz.explorer import run_canvas
