@@ -193,8 +193,10 @@ def prefix_overhead(name: str) -> dict[str, float]:
 def widget_redraw_ms(changes: int) -> float:
     """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`), in a
     fresh child process, as in a learner's kernel: not in this one, whose heap the other measurements filled and
-    whose earlier explorers stay registered with ipywidgets."""
-    code = f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n"
+    whose earlier explorers stay registered with ipywidgets. An IPython shell runs in the child, so what the widget
+    displays is formatted as a kernel formats it (the verdict table as HTML too), not only printed."""
+    code = ("from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.instance()\n"
+            f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env={**os.environ, "MPLBACKEND": "Agg"})
     return float(out.stdout.split()[-1])
