@@ -22,7 +22,9 @@ import os
 import pickle
 import time
 import traceback
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from simkit.judge.checker import check
 from simkit.model import REPLY_FAULTS, Fault, Scenario
@@ -84,15 +86,17 @@ class ForkPlan(Plan):
         super().__init__(base, (), seed, None, False, None)
         self.space, self.dedup, self.below, self.targets = space, dedup and base.workers == 1, below, targets
         self.seen = {} if seen is None else seen
-        self.mode, self.faults, self.place, self.left = "top", (), (), budget((), space)
+        self.mode, self.left = "top", budget((), space)
+        self.faults: tuple[Fault, ...] = ()
+        self.place: tuple[int, ...] = ()
         self.open = any(self.left)          # offering faults: after the last fault, with budget left
         self.offered: list[Fault] = []
-        self.results: dict[int, object] = {}
+        self.results: dict[int, Any] = {}     # what each child sent: a level's verdict, a subtree's exploration
         self.acc: Exploration | None = None
         self.new_seen: list = []
         self.out: int | None = None         # the pipe to the parent, in a child
-        self.fp = None
-        self.on_result = None
+        self.fp: bytes | None = None
+        self.on_result: Callable[[], object] | None = None
 
     # -- the hooks: offer a fault at each pass, reply and request --------------------------------------------
     def at_point(self, worker, point, position):
@@ -195,6 +199,7 @@ class ForkPlan(Plan):
             if self.on_result is not None:
                 self.on_result()
             return
+        assert self.acc is not None             # a parent below the top explores a subtree (_become)
         if kind == "skip":
             self.acc.skip(self.faults + (f,))
             return
@@ -214,6 +219,7 @@ class ForkPlan(Plan):
             verdict = check(world)
             self._send("level", (verdict, None if verdict.ok else run_dict(world, verdict), self.fp))
         if self.mode == "tree":
+            assert self.acc is not None
             verdict = check(world)
             self.acc.note(self.faults, verdict, world, self.place)
         self._send("tree", (self.acc, self.new_seen))
@@ -223,6 +229,7 @@ class ForkPlan(Plan):
             data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:          # noqa: BLE001 -- whatever it is, the parent must hear of it
             data = pickle.dumps(("error", RuntimeError(f"explore: a forked run's result: {e!r}")))
+        assert self.out is not None             # only a child sends, up the pipe _branch gave it
         with os.fdopen(self.out, "wb") as pipe:
             pipe.write(data)
         os._exit(0)
@@ -237,7 +244,7 @@ class ForkPlan(Plan):
         self._send("error", error)
 
 
-def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, object]:
+def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any]:
     """Run the fault-free schedule with ``plan``, forking at its targets; ``{index: what the child found}``."""
     cls = strategy_class(strategy)
     with paused():
