@@ -1,4 +1,15 @@
-"""Shared helpers: scenarios built from dicts, runs by name."""
+"""Shared helpers: scenarios built from dicts, runs by name; and how the suite splits over pytest-xdist workers.
+
+The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``). ``loadgroup`` hands out
+one test at a time, except for the tests of one *group*, which run in order on one worker:
+
+* each notebook under nbval: its cells share one kernel, in order (nbval's documentation asks for that);
+* each test module with a module- or class-scoped fixture (a JupyterLab, a server, a built wheel, an audit), so that
+  the fixture is built once, not once per worker.
+
+The rest go one at a time to whichever worker is free, the most expensive first (:data:`FIRST`), so that no long
+test starts last while the other worker sits idle. The order never decides an outcome: each test stands alone.
+"""
 import copy
 import tomllib
 
@@ -57,3 +68,63 @@ def ax():
 def labels(ax) -> list[str]:
     """The legend labels an Axes would show."""
     return ax.get_legend_handles_labels()[1]
+
+
+# -- the split over pytest-xdist workers (see the module's docstring) ----------------------------------------------
+#: Tests (node id prefixes) that take tens of CPU seconds each, handed out before everything else: an audit or an
+#: exploration that no other test shares. Only an order: a name missing here is merely scheduled later.
+FIRST = (
+    "tests/judge/test_mutants.py::test_safe_passes_every_case",
+    "tests/judge/test_mutants.py::test_correct_consumer_is_never_flagged",
+    "tests/tools/test_explore.py::test_sharing_prefixes_runs_the_same_schedules_as_running_each_from_scratch",
+    "tests/tools/test_golden_explore.py",
+    "tests/judge/test_golden.py",
+    "tests/project/test_docs_site.py",
+    "tests/project/test_lint.py",
+    "tests/workshop/test_edition.py::test_every_notebook_of_the_edition_runs_in_its_own_folder",
+    "tests/project/test_testing.py",
+    "tests/project/test_docs.py::test_page_commands_print_what_the_page_shows",
+)
+
+
+def _group(item) -> str | None:
+    """The xdist group an item belongs to, or ``None`` (it may run on any worker, alone)."""
+    path = item.path
+    if path.suffix == ".ipynb":
+        return f"notebook {item.nodeid.split('::')[0]}"
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(info, "names_closure", ()):
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            # a fixture of this suite (a plugin's has no baseid) that outlives one test
+            if fixturedef.baseid and fixturedef.scope in ("module", "class", "package"):
+                return f"module {item.nodeid.split('::')[0]}"
+    return None
+
+
+def _rank(item, group: str | None) -> int:
+    if item.nodeid.startswith(FIRST):
+        return 0
+    return 1 if group else 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark each item's group for ``--dist loadgroup`` and put the expensive work first (a stable sort: the
+    collection's order otherwise). Deterministic, as xdist requires: every worker must collect the same list."""
+    groups = {}
+    for item in items:
+        group = groups[item] = _group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+    first_of_group: dict[str, int] = {}
+    for item in items:
+        g = groups[item]
+        if g is not None:
+            first_of_group[g] = min(first_of_group.get(g, 2), _rank(item, g))
+    items.sort(key=lambda it: first_of_group[groups[it]] if groups[it] else _rank(it, None))
+
+
+def pytest_configure(config):
+    """Hand the work out in the order above: xdist would otherwise put the groups with the most tests first."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
