@@ -24,9 +24,9 @@ from collections.abc import Callable, Generator
 from dataclasses import replace
 from functools import partial
 from inspect import isgeneratorfunction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
-from simkit.model import canonical_request, fingerprint
+from simkit.model import Checkpoint, Event, Page, Reply, Reservation, canonical_request, fingerprint
 from simkit.ops import (
     DECLARED,
     REQUESTS,
@@ -66,8 +66,51 @@ def at_once(steps: Generator) -> Any:
     raise RuntimeError("a driver without simulated time was asked to wait")
 
 
+class Store(Protocol):
+    """What a driver asks of its store (:mod:`simkit.store`: the memory store, the SQLite one)."""
+
+    @property
+    def operations(self) -> Any: ...     # the settlement ledger (:class:`simkit.store.settlement.Ledger`)
+    def load(self, worker: int, /) -> Checkpoint: ...
+    def lookup(self, events, /) -> Any: ...
+    def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
+                     effect=None, /) -> bool: ...
+    def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
+                         applied_position: int, /) -> bool: ...
+    def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int, /) -> bool: ...
+
+
+class Sink(Protocol):
+    """What a driver asks of its sink (:class:`simkit.world.sink.Sink`)."""
+
+    def record(self, worker: int, event_id: str, /) -> None: ...
+    def decide(self, worker: int, event: Event, /) -> str: ...
+    def effect(self, worker: int, event_id: str, /) -> Any: ...
+
+
+class Provider(Protocol):
+    """What a driver asks of its provider (:class:`simkit.world.provider.Provider`)."""
+
+    def fetch(self, cursor: str, worker: int, /) -> Page | None: ...
+    def is_end(self, cursor: str, /) -> bool: ...
+
+
+class Service(Protocol):
+    """What a driver asks of its external service (:class:`simkit.world.external.ExternalService`)."""
+
+    def execute(self, worker: int, identity: Reservation, /) -> Reply: ...
+
+
 class Driver:
     """Executes requests against ``store``, ``sink``, ``provider`` and ``service``; the base of every driver."""
+
+    # what a subclass provides (the module docstring)
+    store: Store
+    sink: Sink
+    provider: Provider
+    service: Service
+    #: the settlement policy's name (:data:`simkit.model.POLICIES`)
+    settlement: str
 
     #: request type -> this class's function for it, called as ``function(driver, worker, request)`` (functions,
     #: not bound methods: a table per class, built once, and no reference cycle through a driver)

@@ -49,7 +49,7 @@ def crash_arg(point: str, position: int | None = None, occurrence: int = 1) -> s
     (fault,) = crash_fault(point, position, occurrence) or (None,)
     if fault is None:
         return ""
-    return fault.point + (f"@{fault.position}" if fault.position is not None else "") + (
+    return point + (f"@{fault.position}" if fault.position is not None else "") + (
         f"#{occurrence}" if occurrence != 1 else "")
 
 

@@ -14,9 +14,10 @@ Settlement follows docs/vocabulary.md, "Settlement".
 """
 from __future__ import annotations
 
-from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT
+from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
 from simkit.ops import lost_op
 from simkit.procedure.driver import Driver
+from simkit.truth.clock import Clock
 from simkit.truth.trace import crossed_outcome, transition_outcome, validated_outcome
 
 from .external import principal_at
@@ -27,6 +28,10 @@ __all__ = ["ExternalCalls"]
 class ExternalCalls(Driver, part=True):
     """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival (a part
     of the world: :class:`~simkit.procedure.driver.Driver` checks its methods in the world's class)."""
+
+    # the world's (:class:`simkit.world.simulation.World`)
+    scenario: Scenario
+    clock: Clock
 
     def principal(self) -> str:
         return principal_at(self.scenario.rotate_at, self.clock.now)

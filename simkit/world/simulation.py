@@ -11,7 +11,9 @@ The requests that take simulated time are :mod:`simkit.world.timed`'s, seed 001'
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import ClassVar
 
 import simpy
 
@@ -22,7 +24,8 @@ from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
-from simkit.store.sqlite import make_store
+from simkit.store.memory import MemoryStore
+from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
@@ -52,6 +55,13 @@ class World(TimedRequests):
     time: their methods are generator functions (checked when a class is created)."""
 
     simulated = True
+    #: request type -> the function that executes it at once (:meth:`at_once_table`), per class
+    _at_once: ClassVar[dict[type, Callable]]
+    # the world's own parts, narrower than what a driver asks of them
+    provider: providers.Provider
+    store: MemoryStore | SQLiteStore
+    sink: Sink
+    service: ExternalService
 
     def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = (),
                  settlement: str | None = None):
