@@ -262,7 +262,7 @@ def rgb_png(pixels: np.ndarray, level: int = 1) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)   # 8 bits, RGB, deflate, no filter method, no interlace
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, level))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows.data, level))
             + chunk(b"IEND", b""))
 
 

@@ -52,10 +52,11 @@ class _Rows:
 
     def __init__(self, trace):
         self.time = np.array(trace.time, dtype=float)
-        for name in ("worker", "position", "cursor_place", "applied_position", "checkpoint_version"):
-            setattr(self, name, _numbers(getattr(trace, name)))
-        for name in ("step", "event_id", "outcome"):
-            setattr(self, name, np.array(list(getattr(trace, name)), dtype=object))
+        self.worker, self.position, self.cursor_place, self.applied_position, self.checkpoint_version = (
+            _numbers(getattr(trace, name))
+            for name in ("worker", "position", "cursor_place", "applied_position", "checkpoint_version"))
+        self.step, self.event_id, self.outcome = (
+            np.array(list(getattr(trace, name)), dtype=object) for name in ("step", "event_id", "outcome"))
 
     def isin(self, name: str, values) -> np.ndarray:
         """Which rows' ``name`` is one of ``values``."""
@@ -125,7 +126,7 @@ def _harm(c: _Canvas, risk, final, crashes) -> None:
     few = len(final) <= 2 * ANNOTATE_AT_MOST
     c.scatter([w for w, _ in final.values()], [events[e].position for e in final], "lost", marker="x",
               s=150 if few else 70, color=LOST_RED, linewidths=2.4 if few else 1.8, zorder=4)
-    seen, dup = {}, []
+    seen, dup = dict[str, int](), []
     for _seq, time, _worker, eid in c.run.world.sink.effects:
         seen[eid] = seen.get(eid, 0) + 1
         if seen[eid] == 2:
