@@ -10,7 +10,7 @@ does once what need not be done on each:
 - the Axes and their ticks: each redraw empties the Axes instead of making new ones (making their ticks again was
   nearly a tenth);
 - the legends: one with the same texts, in the same place, as one rendered before is pasted from that one's
-  pixels (blitting);
+  pixels (blitting); a drawing that asks :meth:`Canvas.legend` for it does not even make it;
 - the renderer, and matplotlib's cache of text extents, which is kept per renderer;
 - the texts' glyphs (issue 31: drawing about 70 texts was a quarter of a redraw, most of them the same from one run
   to the next): the renderer (:class:`GlyphCachingRenderer`) keeps each text's layout and each glyph's bitmap as
@@ -20,7 +20,7 @@ does once what need not be done on each:
 The figure is rendered once, not twice as ``savefig(bbox_inches="tight")`` does (once to measure, once to draw).
 The picture is then cut to what was drawn, ``pad`` inches around it, from the pixels already rendered (the box of
 every pixel that is not background, not the artists' extents, which cost a second pass over every text), and
-encoded as an opaque RGB PNG at a low compression level.
+encoded as an opaque RGB PNG, unfiltered, at a low compression level (:func:`rgb_png`).
 """
 from __future__ import annotations
 
