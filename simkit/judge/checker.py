@@ -13,7 +13,6 @@ from __future__ import annotations
 import bisect
 import heapq
 from array import array
-from dataclasses import dataclass, field, fields
 
 from simkit.model import NON_TERMINAL
 from simkit.truth.derived import late_arrivals, stream_index, stream_order
@@ -24,53 +23,10 @@ from .facts import FATES, event_fates, lost_at
 from .halts import halt_justified, unhalted
 from .outcomes import NONE, Outcomes, outcome_since, terminal_since, void_claims
 from .settlement import SETTLEMENT_KINDS, settlement_violations
+from .verdict import Verdict
 
 __all__ = ["FATES", "SETTLEMENT_KINDS", "Verdict", "check", "event_fates", "lost_at", "outcome_since",
            "settlement_violations", "terminal_since"]
-
-
-
-@dataclass
-class Verdict:
-    lost: list[str] = field(default_factory=list)
-    duplicated: list[str] = field(default_factory=list)
-    regressions: int = 0
-    invariant_violations: list[dict] = field(default_factory=list)
-    halted: str | None = None
-    #: ``None`` when nothing halted; else whether every halt had a cause in ground truth (:mod:`simkit.judge.claims`)
-    halt_justified: bool | None = None
-    pending: list[str] = field(default_factory=list)
-    completed: bool = True
-    #: seed 001: ``{kind, time, worker, detail}`` with ``kind`` one of :data:`SETTLEMENT_KINDS`
-    settlement_violations: list[dict] = field(default_factory=list)
-    #: step 3: ``{time, worker, detail}`` for each attempt that went on after a page breaking the provider
-    #: contract (:func:`simkit.judge.halts.unhalted`)
-    unhalted: list[dict] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return (not self.lost and not self.duplicated and not self.invariant_violations
-                and self.regressions == 0 and self.completed and not self.settlement_violations
-                and not self.unhalted)
-
-    def violate(self, invariant: int, time: float, worker: int, detail: str) -> None:
-        """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged")."""
-        self.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker, "detail": detail})
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Verdict:
-        """A verdict from its ``--json`` object (:meth:`as_dict`, or a run's, which holds more)."""
-        return cls(**{f.name: d[f.name] for f in fields(cls) if f.name in d})
-
-    @property
-    def invariants_broken(self) -> list[int]:
-        return sorted({v["invariant"] for v in self.invariant_violations})
-
-    def as_dict(self) -> dict:
-        return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
-                "invariant_violations": self.invariant_violations, "halted": self.halted,
-                "halt_justified": self.halt_justified, "pending": self.pending, "completed": self.completed,
-                "settlement_violations": self.settlement_violations, "unhalted": self.unhalted}
 
 
 class _Stream:
@@ -306,7 +262,7 @@ def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int
     event. An event that joins the stream late is exempt only when its writer had not been served it."""
     k = bisect.bisect_left(receipt_seqs, seq)
     ids, late = held
-    if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k][3] not in ids:
+    if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k].event_id not in ids:
         return []
     events = truth.provider.events
     return [(events[eid].position, eid) for eid in late if events[eid].position <= applied

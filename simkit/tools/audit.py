@@ -22,7 +22,6 @@ from functools import cache
 from multiprocessing.connection import wait
 
 from simkit.errors import SimkitError
-from simkit.judge.checker import Verdict
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -138,8 +137,8 @@ def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
 
 
 def _kind_of(verdict: dict) -> tuple:
-    """:func:`~simkit.tools.explore.failure_kind` of a ``--json`` verdict object."""
-    return failure_kind(Verdict.from_dict(verdict))
+    """:func:`~simkit.judge.verdict.failure_kind` of a ``--json`` verdict object (read by its JSON names)."""
+    return failure_kind(verdict)
 
 
 # The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer class

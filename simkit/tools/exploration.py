@@ -1,5 +1,7 @@
-"""What an exploration found (:class:`Exploration`), how a run fails (:func:`failure_kind`), and the text
-``simkit explore`` prints (:func:`summary_text`, :func:`fault_text`, :func:`crash_args`); see docs/exploring.md.
+"""What an exploration found (:class:`Exploration`), and the text ``simkit explore`` prints
+(:func:`summary_text`, :func:`fault_text`, :func:`crash_args`); see docs/exploring.md. How a run fails
+(:func:`failure_kind`, :func:`describe_kind`) derives from the verdict's declared fields
+(:mod:`simkit.judge.verdict`).
 """
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass, field
 
 from simkit.judge.checker import Verdict
 from simkit.judge.report import counts_line
+from simkit.judge.verdict import describe_kind, failure_kind
 from simkit.model import Fault, Scenario
 from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run
@@ -21,25 +24,6 @@ _MODULUS = 2 ** 256
 
 
 # -- verdicts --------------------------------------------------------------------------------------------------
-def failure_kind(v: Verdict) -> tuple:
-    """How a run fails: (lost, duplicated, regressed, invariants broken, incomplete, settlement violation kinds
-    and ``unhalted``); all false/empty when ok."""
-    return (bool(v.lost), bool(v.duplicated), v.regressions > 0, tuple(v.invariants_broken), not v.completed,
-            tuple(sorted({s["kind"] for s in v.settlement_violations})) + (("unhalted",) if v.unhalted else ()))
-
-
-def describe_kind(kind: tuple) -> str:
-    """``lost, invariants 1, 2`` for a :func:`failure_kind`."""
-    lost, dup, regressed, invariants, incomplete, settlement = kind
-    words = [w for w, on in (("lost", lost), ("duplicated", dup), ("regressions", regressed)) if on]
-    if invariants:
-        words.append("invariant" + ("s " if len(invariants) > 1 else " ") + ", ".join(map(str, invariants)))
-    if incomplete:
-        words.append("incomplete")
-    words += [k.replace("_", " ") for k in settlement]
-    return ", ".join(words) or "ok"
-
-
 def run_dict(world: World, verdict: Verdict) -> dict:
     """The ``simkit run --json`` object of an explored run."""
     return Run(world.scenario.name, strategy_name(world.strategy), world.seed, verdict, world).as_dict()

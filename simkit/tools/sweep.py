@@ -22,6 +22,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from simkit.errors import SimkitError
+from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.strategies import STRATEGIES
 from simkit.runner import simulate
@@ -43,10 +44,10 @@ def check_seed(option: str, seed: int) -> None:
 
 __all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
 
-#: The columns of the tidy table, one row per run.
-COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok", "lost", "duplicated",
-           "regressions", "invariants", "halted", "completed", "pending", "events", "faults", "crashes", "fetches",
-           "effects")
+#: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
+#: column (:class:`~simkit.judge.verdict.Declared`), the world's.
+COLUMNS = ("scenario", "strategy", "settlement", "store", "crash_rate", "seed", "ok",
+           *(f.sweep for f in FIELDS if f.sweep), "events", "faults", "crashes", "fetches", "effects")
 #: The file types :meth:`Sweep.write` writes, by extension.
 FORMATS = (".csv", ".parquet")
 _PARQUET = "writing Parquet needs pyarrow (pip install 'simkit[parquet]'); or use .csv"
@@ -78,9 +79,8 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) 
     v, w = run.verdict, run.world
     return {"scenario": sc.name, "strategy": run.strategy, "settlement": getattr(sc, "settlement", "fenced"),
             "store": getattr(sc, "store", "memory"), "crash_rate": sc.random_faults.crash, "seed": seed,
-            "ok": v.ok, "lost": len(v.lost), "duplicated": len(v.duplicated), "regressions": v.regressions,
-            "invariants": ",".join(map(str, v.invariants_broken)), "halted": v.halted is not None,
-            "completed": v.completed, "pending": len(v.pending), "events": len(w.provider.events),
+            "ok": v.ok, **{f.sweep: (f.sweep_value or count)(f.of(v)) for f in FIELDS if f.sweep},
+            "events": len(w.provider.events),
             "faults": len(w.faults.fired), "crashes": w.crashes, "fetches": len(w.provider.log),
             "effects": effects_count(w.sink.effects)}
 

@@ -2,6 +2,7 @@
 ``same`` or ``better`` (docs/exploring.md); what :func:`simkit.viz.plot.crash_matrix` draws with ``better=``."""
 from __future__ import annotations
 
+from simkit.judge.verdict import harms
 from simkit.model import CRASH_POINTS, Fault, Scenario
 from simkit.procedure.strategies import STRATEGIES
 from simkit.tools.explore import fault_free, replay
@@ -24,16 +25,6 @@ def single_crashes(scenario: Scenario, strategy="safe", seed: int | None = None)
     return [Fault("crash", point, position, n, worker) for worker, point, position, n in world.faults.passes]
 
 
-def _harms(v) -> tuple[set, set]:
-    """What went wrong in a verdict, item by item: safety (a lost or duplicated event, a regression, a broken
-    invariant, a settlement violation) and liveness (the run did not complete: a halt without cause, a stall)."""
-    safety = ({("lost", e) for e in v.lost} | {("duplicated", e) for e in v.duplicated}
-              | {("regression", i) for i in range(v.regressions)} | {("invariant", k) for k in v.invariants_broken}
-              | {("settlement", s["kind"]) for s in v.settlement_violations}
-              | ({("unhalted",)} if getattr(v, "unhalted", None) else set()))
-    return safety, ({("incomplete",)} if not v.completed else set())
-
-
 def crash_effect(fault_free_verdict, crashed_verdict) -> str:
     """``worse``, ``same`` or ``better``: a crashed run against the fault-free run of the same strategy and input.
 
@@ -43,7 +34,7 @@ def crash_effect(fault_free_verdict, crashed_verdict) -> str:
     the run incomplete: the event is still there to be investigated, not gone. Only when safety is unchanged does
     liveness decide (the crash left the run incomplete: worse; let it complete: better).
     """
-    (safe_before, live_before), (safe_after, live_after) = _harms(fault_free_verdict), _harms(crashed_verdict)
+    (safe_before, live_before), (safe_after, live_after) = harms(fault_free_verdict), harms(crashed_verdict)
     for before, after in ((safe_before, safe_after), (live_before, live_after)):
         if after - before:
             return "worse"
