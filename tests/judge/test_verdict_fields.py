@@ -146,7 +146,8 @@ def test_the_docs_name_every_field_and_what_ok_reads():
 
 def test_the_sweep_columns_are_the_declared_ones():
     declared = [f.sweep for f in FIELDS if f.sweep]
-    assert declared == ["lost", "duplicated", "regressions", "invariants", "halted", "pending", "completed"]
+    first = ["lost", "duplicated", "regressions", "invariants", "halted", "pending", "completed"]
+    assert declared[:len(first)] == first            # a later field's column comes after the first ones
     assert COLUMNS[COLUMNS.index("ok") + 1:COLUMNS.index("events")] == tuple(declared)
     row = run_row(simkit.load("shortcut_in_memory_quarantine"), "in_memory_quarantine", 0)
     assert list(row) == list(COLUMNS)
