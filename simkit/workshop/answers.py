@@ -7,6 +7,7 @@ import csv
 import functools
 
 import simkit
+from simkit.procedure.shortcuts import scenario_of
 from simkit.tools.explore import fault_free
 from simkit.viz import widgets
 
@@ -29,7 +30,7 @@ def _shortcut_notices() -> str:
 def crash_after_commit_runs() -> tuple[simkit.Run, simkit.Run]:
     """persist_token_on_fetch on its own input with the crash just before 107's commit (the scenario's) and just
     after it: notebook 00 shows both."""
-    sc = fault_free(simkit.load("shortcut_persist_token_on_fetch"))
+    sc = fault_free(simkit.load(scenario_of("persist_token_on_fetch")))
     before, after = (simkit.simulate(sc, simkit.resolve("persist_token_on_fetch"),
                                      faults=widgets.crash_fault(point, 107))
                      for point in ("before_event_commit", "after_event_commit"))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import simkit
 from simkit.ops import LOST
+from simkit.procedure.shortcuts import scenario_of
 from simkit.tools.explore import fault_free, replay
 from simkit.viz import widgets
 
@@ -71,10 +72,11 @@ def exercise_2(cls) -> Check:
     """Your consumer must lose e105 on shortcut_watermark_only_dedup and pass retry_walkthrough."""
     if not is_consumer(cls):
         return say(False, "define a class that subclasses simkit.Consumer, and pass the class itself")
-    backfill = run_checked("shortcut_watermark_only_dedup", cls)
+    scenario = scenario_of("watermark_only_dedup")
+    backfill = run_checked(scenario, cls)
     if backfill.verdict.lost != ["e105"]:
         lost = ", ".join(backfill.verdict.lost) or "nothing"
-        return say(False, f"on shortcut_watermark_only_dedup it lost {lost}; the goal is to lose exactly e105. "
+        return say(False, f"on {scenario} it lost {lost}; the goal is to lose exactly e105. "
                            "Which hook decides that an event is a replay?")
     walkthrough = run_checked("retry_walkthrough", cls)
     if not walkthrough.verdict.ok:
