@@ -10,6 +10,8 @@ that the text of a run it does not fail stays as it was.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count
 
 __all__ = ["HEADERS", "counts_line", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
@@ -119,7 +121,7 @@ def verdict_row(run) -> tuple[str, ...]:
     return (run.strategy, "yes" if v.ok else "NO", *(_cell(fs, v) for fs in _COLUMNS.values()))
 
 
-def table(rows: list[tuple[str, ...]], headers: tuple[str, ...] = HEADERS) -> str:
+def table(rows: Sequence[Sequence[str]], headers: tuple[str, ...] = HEADERS) -> str:
     """A fixed-width table."""
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = lambda cells: "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()

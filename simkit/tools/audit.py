@@ -19,7 +19,9 @@ from collections import Counter
 from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cache
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkProcess
+from typing import cast
 
 from simkit.errors import SimkitError
 from simkit.judge.report import table
@@ -148,6 +150,7 @@ _UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
 
 def _judge(i: int) -> tuple[int, str, Failure | None, bool]:
     """Case ``i`` of the audit under way: ``(i, "pass" | "fail" | "skipped", failure, stalled)``."""
+    assert _UNDER_WAY is not None, "judged only inside _outcomes"
     cls, todo = _UNDER_WAY
     failure, stalled = _try(todo[i], cls)
     if failure is None:
@@ -177,7 +180,7 @@ def _forked(n: int, jobs: int, deadline: float | None):
     """:func:`_judge` of cases ``0 … n-1`` in ``jobs`` forked processes, each handed the next case as soon as it
     answers (so the cheapest run first); stops at the deadline, and kills every process when done."""
     ctx = multiprocessing.get_context("fork")
-    workers = []
+    workers: list[tuple[ForkProcess, Connection]] = []
     for _ in range(jobs):
         mine, theirs = ctx.Pipe()
         process = ctx.Process(target=_serve, args=(theirs, os.getpid()), daemon=True)
@@ -194,7 +197,8 @@ def _forked(n: int, jobs: int, deadline: float | None):
                 busy.append(conn)
         while busy:
             left = None if deadline is None else deadline - time.monotonic()
-            ready = wait(busy, timeout=left) if left is None or left > 0 else []
+            # wait() answers with some of the connections it was given
+            ready = cast("list[Connection]", wait(busy, timeout=left)) if left is None or left > 0 else []
             if not ready:
                 return
             for conn in ready:
@@ -214,6 +218,7 @@ def _forked(n: int, jobs: int, deadline: float | None):
     finally:
         for process, conn in workers:
             with suppress(ProcessLookupError):
+                assert process.pid is not None                  # started above
                 os.killpg(process.pid, signal.SIGKILL)      # the worker and what it forked (explore's prefixes)
             process.kill()                                  # (were it killed before it led its own group)
             process.join()
@@ -228,6 +233,7 @@ def _serve(conn, parent: int) -> None:
     worker_start(parent)
     while True:
         i = conn.recv()
+        out: tuple[int, str, Failure | None, bool] | Exception
         try:
             out = _judge(i)
         except Exception as exc:        # a one-line consumer error, sent to the caller to raise

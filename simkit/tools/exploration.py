@@ -166,6 +166,7 @@ def summary_text(x: Exploration) -> str:
     ]
     if not x.ok:
         lines.append("  violations: " + "; ".join(f"{k}: {n}" for k, n in sorted(x.kinds.items())))
+        assert x.first_violation is not None           # a violation was found: the first is kept
         faults, run = x.first_violation
         lines.append("  first violation (fewest faults): " + ("; ".join(map(fault_text, faults)) or "no fault at all"))
         lines.append(f"    {counts_line(run)}")

@@ -58,6 +58,7 @@ def crash_effects(scenario: Scenario, strategies=None, seed: int | None = None):
     for strategy in strategies:
         base = replay(scenario, _strategy(strategy), (), seed)
         for fault in single_crashes(scenario, strategy, seed):
+            assert fault.point is not None          # a crash names its crash point
             row = rows[fault.point, _name(strategy)]
             row["run"] += 1
             row[crash_effect(base.verdict, replay(scenario, _strategy(strategy), (fault,), seed).verdict)] += 1
