@@ -7,6 +7,8 @@ parser        :func:`build_parser`: every command and option, the help users rea
 commands      ``cmd_<command>`` for each command and :data:`COMMANDS`, name -> function
 output        output files checked before any work and written whole or not at all, the figures, and a
               library error or note as the one line a user reads (its parameter named by the flag, ``FLAGS``)
+contained     every command contained (its stdout its own, SIGTERM one line, forked strays ended with it),
+              and a command's work in a process of its own within a budget (``explore --budget``)
 ============  ==========================================================================================
 
 ``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script
@@ -15,13 +17,12 @@ output        output files checked before any work and written whole or not at a
 from __future__ import annotations
 
 import signal
-import sys
 from contextlib import contextmanager
 
 from simkit.errors import Interrupted, SimkitError, Terminated
 
 from .commands import COMMANDS, DEMO_SCENARIO, compare
-from .output import FLAGS, notes, spoken
+from .output import FLAGS, notes, spoken, tell
 from .parser import DESCRIPTION, build_parser
 
 __all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "FLAGS", "compare"]
@@ -58,13 +59,13 @@ def main(argv=None) -> int:
         with notes(), _ctrl_c():
             return COMMANDS[args.command](args)
     except SimkitError as exc:
-        print(f"simkit: {spoken(exc)}", file=sys.stderr)           # one line, whatever it echoes
+        tell(f"simkit: {spoken(exc)}")                              # one line, whatever it echoes
         return 2
     except BrokenPipeError:
         return 0
     except Terminated as exc:                   # SIGTERM, SIGHUP (simkit live): unwound as Ctrl-C is
-        print(f"simkit: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        tell(f"simkit: terminated by {signal.Signals(exc.signum).name}")
         return 128 + exc.signum
     except KeyboardInterrupt:
-        print("simkit: interrupted", file=sys.stderr)
+        tell("simkit: interrupted")
         return 130

@@ -7,7 +7,7 @@ import argparse
 import json
 import re
 import sys
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -23,7 +23,8 @@ from simkit.tools import bench
 from simkit.tools import sweep as sweeps
 
 from . import output
-from .output import atomic, check_folder, check_out, figure_formats, write_text
+from .contained import contained, within
+from .output import atomic, check_folder, check_out, figure_formats, say, write_text
 
 __all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo", "cmd_explore",
            "cmd_sweep", "cmd_shrink", "cmd_live", "cmd_audit", "cmd_bench"]
@@ -61,7 +62,8 @@ def _figures(args) -> dict:
     if not wanted:
         return {}
     formats = figure_formats()
-    out = {kind: (option, check_out(option, path, formats)) for kind, (option, path) in wanted.items()}
+    out = {kind: (option, check_out(option, path, formats, (args.scenario,)))
+           for kind, (option, path) in wanted.items()}
     if len(out) == 2 and out["timeline"][1].resolve() == out["swimlane"][1].resolve():
         raise SimkitError(f"--swimlane {args.swimlane}: the same file as --timeline")
     return out
@@ -77,7 +79,7 @@ def cmd_run(args) -> int:
     with ExitStack() as stack:                       # both figures, or neither
         for kind, (option, path) in figures.items():
             output.save_figure(run, stack.enter_context(atomic(option, path)), kind)
-    print(json.dumps(run.as_dict()) if args.json else run_summary(run))
+    say(json.dumps(run.as_dict()) if args.json else run_summary(run))
     return 0
 
 
@@ -90,10 +92,10 @@ def cmd_compare(args) -> int:
     sc, seed = _load(args)
     runs = compare(sc, seed)
     if args.json:
-        print(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
+        say(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
     else:
-        print(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n")
-        print(table([verdict_row(r) for r in runs]))
+        say(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n")
+        say(table([verdict_row(r) for r in runs]))
     return 0
 
 
@@ -115,11 +117,11 @@ def _brief(text: str, width: int = 80) -> str:
 
 def cmd_list(args) -> int:
     for name in scenarios.bundled():
-        print(f"scenario    {name:34} {_brief(_shown(scenarios.load(name).description))}")
+        say(f"scenario    {name:34} {_brief(_shown(scenarios.load(name).description))}")
     for name, cls in STRATEGIES.items():
-        print(f"strategy    {name:34} {_brief(cls.__doc__ or '')}")
+        say(f"strategy    {name:34} {_brief(cls.__doc__ or '')}")
     for name in SETTLEMENTS:
-        print(f"settlement  {name}")
+        say(f"settlement  {name}")
     return 0
 
 
@@ -130,9 +132,9 @@ def cmd_demo(args) -> int:
     worst = next((r for r in runs if r.strategy == "persist_token_on_fetch"), runs[0])
     with atomic("--out", out) as tmp:
         output.save_figure(worst, tmp, "timeline")
-    print(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
-    print(table([verdict_row(r) for r in runs]))
-    print(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
+    say(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
+    say(table([verdict_row(r) for r in runs]))
+    say(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
     return 0
 
 
@@ -158,34 +160,61 @@ def _write_violation(args, out, sc, seed, x, replay: str) -> None:
 
 def cmd_explore(args) -> int:
     from simkit.tools.explore import crash_args, explore, summary_text
-    out = check_out("--out", args.out, (".toml",)) if args.out else None
+    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
     sc, seed = _load(args)
-    x = explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
-                lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration, seed=seed,
-                points=args.point, dedup=not args.no_dedup, keep_faults=args.with_scenario_faults, jobs=args.jobs,
-                progress=not args.json and sys.stderr.isatty())
-    replay = _replay_command(args.out, args) if out else None
+    resolve(args.strategy)                      # here, before the work: its module is then this process's too
+
+    def work():
+        return explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
+                       lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration,
+                       seed=seed, points=args.point, dedup=not args.no_dedup, keep_faults=args.with_scenario_faults,
+                       jobs=args.jobs, progress=not args.json and sys.stderr.isatty())
+    with _workers_die(f"explore {sc.name}"):
+        x = within(args.budget, work, lambda: _over_budget(sc, args), f"explore {sc.name}")
+    replay = _replay_command(args.out, args) if out else ""
     if out and x.first_violation is not None:
         _write_violation(args, out, sc, seed, x, replay)
     if args.json:
-        print(json.dumps(x.as_dict()))
+        say(json.dumps(x.as_dict()))
         return 0
-    print(summary_text(x))
+    say(summary_text(x))
     if x.first_violation is not None:
         crash = crash_args(sc, x.first_violation[0], args.with_scenario_faults)
         if out:
-            print(f"  wrote {args.out}: replay with {replay}")
+            say(f"  wrote {args.out}: replay with {replay}")
         elif crash is not None:
-            print(f"  replay: {_replay_command(args.scenario, args, seed, crash)}")
+            say(f"  replay: {_replay_command(args.scenario, args, seed, crash)}")
         else:
-            print("  replay: add --out FILE to write it as a scenario for simkit run")
+            say("  replay: add --out FILE to write it as a scenario for simkit run")
     elif out:
-        print(f"  no violation: {args.out} not written")
+        say(f"  no violation: {args.out} not written")
     return 0
 
 
+@contextmanager
+def _workers_die(who: str):
+    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer) as one
+    line, not ``BrokenProcessPool``'s traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+    try:
+        yield
+    except BrokenProcessPool:
+        raise SimkitError(f"{who}: a worker process ended without a result: did the consumer end its own process, "
+                          "or was it killed (out of memory)?") from None
+
+
+def _over_budget(sc, args) -> str:
+    """What ``explore`` says when its budget runs out: nothing was judged, and how to ask for less."""
+    bounds = [f"{n} {one if n == 1 else many}" for n, one, many in (
+        (args.max_crashes, "crash", "crashes"), (args.lost_responses, "lost reply", "lost replies"),
+        (args.lost_requests, "lost request", "lost requests")) if n]
+    return (f"explore {sc.name}: the budget of {args.budget:g} s (--budget) ran out before every schedule of up to "
+            f"{' and '.join(bounds) or 'no faults'} was run; none is reported. Raise --budget, or ask for less "
+            "(--max-crashes, --lost-responses, --lost-requests, --point)")
+
+
 def cmd_sweep(args) -> int:
-    out = check_out("--out", args.out, sweeps.FORMATS) if args.out else None
+    out = check_out("--out", args.out, sweeps.FORMATS, (args.scenario,)) if args.out else None
     if out:
         sweeps.check_out(args.out)                # the Parquet engine, before any run
     if args.dask:
@@ -193,37 +222,38 @@ def cmd_sweep(args) -> int:
     sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
     for s in args.strategy or ():
         resolve(s)
-    result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
-                          first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
-                          progress=not args.json and sys.stderr.isatty())
+    with _workers_die(f"sweep {sc.name}"):
+        result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
+                              first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
+                              progress=not args.json and sys.stderr.isatty())
     if out:
         with atomic("--out", out) as tmp:
             result.write(tmp)
-    print(json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
-          + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+    say(json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
+        + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
     return 0
 
 
 def cmd_shrink(args) -> int:
     from simkit.tools.shrink import shrink
-    out = check_out("--out", args.out, (".toml",)) if args.out else None
+    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
     sc, seed = _load(args)
     if args.json:                   # a run that does not fail: the one JSON object says so, and nothing to shrink
         run = simulate(sc, resolve(args.strategy), seed)
         if run.verdict.ok:
-            print(json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed, "failure": None,
-                              "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(), "out": None,
-                              "toml": None, "nothing_to_shrink": True}))
+            say(json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed, "failure": None,
+                            "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(), "out": None,
+                            "toml": None, "nothing_to_shrink": True}))
             return 0
     result = shrink(sc, args.strategy, seed)
     if out:
         write_text("--out", out, result.toml())
     if args.json:
-        print(json.dumps({**result.as_dict(), "out": args.out, "toml": result.toml()}))
+        say(json.dumps({**result.as_dict(), "out": args.out, "toml": result.toml()}))
     elif args.out:
-        print(result.summary(args.out))
+        say(result.summary(args.out))
     else:
-        print(result.toml(), end="")
+        say(result.toml(), end="")
     return 0
 
 
@@ -243,7 +273,7 @@ def cmd_live(args) -> int:
             raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")    # the page bound too
         sc.generate["events"] = args.events
     run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
-    print(json.dumps(run.as_dict()) if args.json else live_summary(run))
+    say(json.dumps(run.as_dict()) if args.json else live_summary(run))
     return 0
 
 
@@ -258,9 +288,9 @@ def cmd_audit(args) -> int:
     if not result.ok:
         write_text("--out", out, failure_toml(result, path))
     if args.json:
-        print(json.dumps({**result.as_dict(), "out": None if result.ok else path}))
+        say(json.dumps({**result.as_dict(), "out": None if result.ok else path}))
     else:
-        print(audit_text(result, None if result.ok else path))
+        say(audit_text(result, None if result.ok else path))
     return 0 if result.ok else 1
 
 
@@ -281,8 +311,11 @@ def cmd_bench(args) -> int:
 
 def cmd_workshop(args) -> int:
     from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
-    written = write_edition(args.folder, force=args.force)
-    print(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
+    try:
+        written = write_edition(args.folder, force=args.force)
+    except OSError as exc:                      # a folder that cannot be made or written (/proc/x, a full disk)
+        raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
+    say(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
     return 0
 
 
@@ -290,3 +323,4 @@ COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cm
             "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "audit": cmd_audit,
             "bench": cmd_bench, "workshop": cmd_workshop}
 COMMANDS.update(service_cli.COMMANDS)
+COMMANDS = {name: contained(command) for name, command in COMMANDS.items()}

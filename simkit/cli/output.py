@@ -14,7 +14,7 @@ from pathlib import Path
 from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
-           "write_text", "save_figure", "check_figures"]
+           "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's ``max_crashes``,
 #: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path`` (``--out``) ...
@@ -23,7 +23,7 @@ FLAGS = {
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
-    "repeat": "--repeat", "timeout": "--timeout",
+    "repeat": "--repeat", "timeout": "--timeout", "budget": "--budget",
 }
 
 
@@ -49,9 +49,101 @@ def notes():
         def note(message, category, *args, **kwargs):
             if not issubclass(category, Note):
                 return show(message, category, *args, **kwargs)
-            print(f"simkit: {spoken(message)}", file=sys.stderr)
+            tell(f"simkit: {spoken(message)}")
         warnings.showwarning = note
         yield
+
+
+class _Stdout:
+    """The command's standard output as :func:`own_stdout` holds it: a character the stream's encoding lacks is
+    written as its escape (``\\xb7``), a write the system refuses is one :class:`~simkit.errors.SimkitError` line,
+    and ``close()`` only flushes (a consumer's code runs inside the command)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self._do(lambda: self.stream.write(text), text)
+
+    def flush(self) -> None:
+        self._do(self.stream.flush)
+
+    def close(self) -> None:
+        self.flush()
+
+    def _do(self, op, text: str | None = None):
+        try:
+            return op()
+        except UnicodeEncodeError:              # LANG=C, PYTHONIOENCODING=ascii: "·" and "…" as escapes
+            if text is None:
+                raise
+            encoding = self.stream.encoding or "ascii"
+            return self._do(lambda: self.stream.write(text.encode(encoding, "backslashreplace").decode(encoding)))
+        except BrokenPipeError:                 # the reader is gone: main() ends quietly
+            raise
+        except OSError as exc:
+            self._failed(exc.strerror or str(exc))
+        except ValueError:
+            if not getattr(self.stream, "closed", False):
+                raise
+            raise SimkitError("standard output: closed by the code the command ran (a consumer's?)") from None
+
+    def _failed(self, problem: str):
+        """Standard output refused a write (a full disk, ``/dev/full``, a terminal gone): the rest goes nowhere
+        (Python's own flush at exit would print a second error), and one line says why."""
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if self.stream.fileno() == 1:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, 1)
+                os.close(null)
+        raise SimkitError(f"standard output: cannot write to it: {problem}")
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+_OUT: list = []                                 # (process id, stream) of each own_stdout() under way, innermost last
+
+
+@contextmanager
+def own_stdout():
+    """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say` writes to it whatever the
+    code run inside does to ``sys.stdout`` (a consumer may close it, replace it, or set it to None). Its output
+    is flushed before the block ends, so a write that fails is the command's one line, not a warning at exit."""
+    stream = sys.stdout
+    out = stream if stream is None or isinstance(stream, _Stdout) else _Stdout(stream)
+    sys.stdout = out
+    _OUT.append((os.getpid(), out))
+    try:
+        yield
+        if out is not None:
+            out.flush()
+    finally:
+        _OUT.pop()
+        sys.stdout = stream
+
+
+def say(*parts, end: str = "\n") -> None:
+    """``print(*parts, end=end)`` to the command's standard output (:func:`own_stdout`; nothing if it started
+    closed), or ``sys.stdout`` outside one. A copy of the command that a consumer's ``os.fork()`` sent back into it
+    says nothing: the command's answer is its own to give, once."""
+    if not _OUT:
+        print(*parts, end=end)
+        return
+    pid, out = _OUT[-1]
+    if pid == os.getpid() and out is not None:
+        print(*parts, end=end, file=out)
+
+
+def tell(line: str) -> None:
+    """``line`` on stderr, if it can be written at all: a command started with its stderr closed (``2>&-``) keeps
+    its exit status (the failed write's traceback made it 1)."""
+    if sys.stderr is None:                      # started without one: not stdout's to say instead
+        return
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def figure_formats() -> tuple[str, ...]:
@@ -81,12 +173,16 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
     return None
 
 
-def check_out(option: str, path: str, suffixes: tuple[str, ...]) -> Path:
+def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> Path:
     """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in one
-    of ``suffixes`` and go into a folder that exists and is writable."""
+    of ``suffixes``, go into a folder that exists and is writable, and not be one of the files in ``inputs`` (the
+    command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk self)."""
     out = Path(path)
     try:
         problem = _refuse(out, suffixes)
+        if problem is None and out.is_file() and not out.is_symlink():     # a link is replaced, not written through
+            problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
+                            "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)), None)
     except OSError as exc:                      # a name too long for the system, a loop of symbolic links, ...
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     if problem is not None:

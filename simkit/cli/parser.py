@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, printable
 from simkit.model import CRASH_POINTS
 from simkit.scenario.read import SETTLEMENTS, STORES
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 
-__all__ = ["DESCRIPTION", "Parser", "build_parser", "number"]
+__all__ = ["DESCRIPTION", "EXPLORE_BUDGET", "MAX_BUDGET", "Parser", "build_parser", "number"]
 
 DESCRIPTION = """\
 simkit: simulate a paginated event-stream consumer with crash-safe
@@ -31,6 +32,10 @@ class Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but an unrecognized argument names the command it was given to: ``simkit: run:
         unrecognized arguments: --out x (see simkit run --help)`` (argparse reports it from the top parser)."""
+        for arg in args or ():                  # main(argv) from Python: no path, name or command holds a NUL
+            if isinstance(arg, str) and "\0" in arg:
+                raise SimkitError(f"argument '{printable(_shown(arg))}': holds a NUL character, which no file name, "
+                                  "strategy or value may")
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             command = getattr(parsed, "command", None)
@@ -42,16 +47,29 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):
         """``simkit: run: argument --seed: invalid int value: 'x' (see simkit run --help)``, from main()."""
         command = self.prog.removeprefix("simkit").strip()
+        message = re.sub(r"'([^']{41,})'", lambda m: f"'{_shown(m[1])}'", message)     # a value, not its 5,000 digits
         raise SimkitError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
-def number(option: str, kind=int, minimum=None, positive=False):
-    """An argparse ``type`` for a finite number of at least ``minimum`` (or above 0 when ``positive``)."""
+#: ``explore --budget`` and ``service --explore --budget``: the default wall time, in seconds (docs/cli.md)
+EXPLORE_BUDGET = 600.0
+#: the most any ``--budget`` may be (as ``audit``'s): eleven days and a half
+MAX_BUDGET = 1e6
+
+
+def _shown(text: str) -> str:
+    """An argument as a message echoes it: whole, or its length when it is long (5,000 digits are no message)."""
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+
+
+def number(option: str, kind=int, minimum=None, positive=False, maximum=None):
+    """An argparse ``type`` for a finite number of at least ``minimum`` (or above 0 when ``positive``) and at most
+    ``maximum``."""
     def parse(text: str):
         try:
             x = kind(text)
         except ValueError:
-            raise SimkitError(f"{option} {text}: expected {'a whole number' if kind is int else 'a number'}") \
+            raise SimkitError(f"{option} {_shown(text)}: expected {'a whole number' if kind is int else 'a number'}") \
                 from None
         if not math.isfinite(x):
             raise SimkitError(f"{option} {text}: must be a finite number")
@@ -59,6 +77,8 @@ def number(option: str, kind=int, minimum=None, positive=False):
             raise SimkitError(f"{option} {text}: must be positive")
         if minimum is not None and x < minimum:
             raise SimkitError(f"{option} {text}: must be at least {minimum}")
+        if maximum is not None and x > maximum:
+            raise SimkitError(f"{option} {_shown(text)}: must be at most {maximum:g}")
         return x
     return parse
 
@@ -132,6 +152,10 @@ def _explore(sub) -> None:
     p.add_argument("--jobs", type=number("--jobs", minimum=1), default=1, metavar="J",
                    help="worker processes (default: 1; same result for any J)")
     p.add_argument("--out", metavar="TOML", help="write the first violation as a scenario that simkit run replays")
+    p.add_argument("--budget", type=number("--budget", float, positive=True, maximum=MAX_BUDGET),
+                   default=EXPLORE_BUDGET, metavar="SECONDS",
+                   help=f"wall time the exploration may take; past it, it is stopped and nothing is reported "
+                        f"(default: {EXPLORE_BUDGET:g})")
     _world(p)
 
 

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from contextlib import contextmanager
 
 from .checkpoints import STORES
 from .config import FAULT_KINDS, FAULT_ROUTES
 from .contract import CONTRACT_VERSIONS
 
-__all__ = ["COMMANDS", "DEFAULT_PORT", "FLAGS", "add_parsers", "cmd_serve", "cmd_service", "flagged"]
+__all__ = ["COMMANDS", "DEFAULT_PORT", "EXPLORE_BUDGET", "FLAGS", "add_parsers", "cmd_serve", "cmd_service",
+           "flagged"]
 
 DEFAULT_PORT = 8004
+#: ``service --explore --budget``: the default wall time, in seconds, and the most it may be (docs/cli.md)
+EXPLORE_BUDGET, MAX_BUDGET = 600.0, 1e6
 #: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
 FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
          "grants": "--grant", "faults": "--fault", "version": "--contract-version", "max_crashes": "--max-crashes",
@@ -69,6 +73,9 @@ def add_parsers(sub) -> None:
                    help="occurrences of each crash point / write to try (default: 3)")
     p.add_argument("--with-scenario-faults", action="store_true",
                    help="explore on top of the scenario's own lost replies and crashes (default: without them)")
+    p.add_argument("--budget", type=float, default=EXPLORE_BUDGET, metavar="SECONDS",
+                   help=f"wall time --explore may take; the schedules it leaves out are said (default: "
+                        f"{EXPLORE_BUDGET:g})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
@@ -109,6 +116,8 @@ def cmd_service(args) -> int:
         raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
     if args.version is not None and args.version not in CONTRACT_VERSIONS:
         raise ServiceConfigError(f"--contract-version {args.version}: the contract versions are 1 and 2")
+    if not 0 < args.budget <= MAX_BUDGET:       # nan fails both comparisons
+        raise ServiceConfigError(f"--budget {args.budget:g}: seconds from more than 0 to {MAX_BUDGET:g}")
     clients = [args.client] if args.client else list(sc.clients)
     if args.explore:
         return _explore(args, sc, clients)
@@ -124,33 +133,46 @@ def cmd_service(args) -> int:
 
 
 def _explore(args, sc, clients: list[str]) -> int:
-    """``simkit service --explore``: every schedule per client, and the first failing one."""
+    """``simkit service --explore``: every schedule per client, and the first failing one, within ``--budget``
+    seconds shared by the clients (schedules grow as occurrences ** K: ``--horizon 10**9`` never ended)."""
     from .sim import explore_service
+    deadline = time.monotonic() + args.budget
     out = []
     for name in clients:
         with flagged():                 # a bound out of range: one line naming its flag, before any run
             out.append(_tally(name, explore_service(sc, name, args.version, args.max_crashes, args.lost_responses,
-                                                    args.horizon, args.with_scenario_faults, args.store)))
+                                                    args.horizon, args.with_scenario_faults, args.store), deadline))
     if args.json:
         print(json.dumps({"scenario": sc.name, "explore": out}))
-    else:
-        for o in out:
-            print(f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok")
+        return 0
+    for o in out:
+        line = f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok"
+        if o.get("complete") is False:
+            line = (f"{line}, then the budget of {args.budget:g} s (--budget) ran out: the schedules after these "
+                    f"{o['runs']} were not run" if o["runs"] else
+                    f"{sc.name} · {o['client']}: not explored: the budget of {args.budget:g} s (--budget) ran out "
+                    "before its first schedule")
+        print(line)
     return 0
 
 
-def _tally(client: str, runs) -> dict:
+def _tally(client: str, runs, deadline: float | None = None) -> dict:
     """How many ``runs`` there were, how many failed, and the first failing one; a run is dropped once counted
-    (memory stays flat however many schedules there are)."""
+    (memory stays flat however many schedules there are). Past ``deadline`` (``time.monotonic()``) no further run
+    starts, and the tally says ``"complete": false``."""
     count, failing, first = 0, 0, None
-    for r in runs:
+    runs = iter(runs)
+    while deadline is None or time.monotonic() < deadline:
+        r = next(runs, None)
+        if r is None:
+            return {"client": client, "runs": count, "failing": failing, "first_failing": first}
         count += 1
         if not r.verdict.ok:
             failing += 1
             if first is None:
                 first = {"crashes": [list(c) for c in r.world.sc.crashes],
                          "lost_writes": [list(x) for x in r.world.sc.lost_writes], **r.verdict.as_dict()}
-    return {"client": client, "runs": count, "failing": failing, "first_failing": first}
+    return {"client": client, "runs": count, "failing": failing, "first_failing": first, "complete": False}
 
 
 def _shown(items: list, n: int) -> str:

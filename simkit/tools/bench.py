@@ -28,7 +28,7 @@ from .bench_memory import own_peak_rss, peak_rss_mb
 
 __all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
            "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb", "own_peak_rss",
-           "audit_seconds", "exec_ratio"]
+           "audit_seconds", "exec_ratio", "MAX_REPEAT"]
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
         "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000, "prefix_scenario": "gauntlet",
@@ -359,11 +359,18 @@ def table(m: dict) -> str:
     return "\n".join(lines)
 
 
+#: ``--repeat``'s bound: rounds of fixed sizes, so the benchmark's worst case is this many rounds (docs/cli.md)
+MAX_REPEAT = 10
+
+
 def run(quick: bool = False, repeat: int | None = None, as_json: bool = False, notebooks: bool = False) -> int:
     """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
     repeat = (1 if quick else 3) if repeat is None else repeat
     if repeat < 1:
         raise SimkitError(f"bench: repeat must be at least 1, got {repeat}", param="repeat")
+    if repeat > MAX_REPEAT:                     # the benchmark's time is its rounds: bounded by this bound
+        raise SimkitError(f"bench: repeat must be at most {MAX_REPEAT}, got {repeat} (a round of the full "
+                          "benchmark takes minutes)", param="repeat")
     m = measure(QUICK if quick else FULL, repeat, notebooks)
     print(json.dumps(m) if as_json else table(m))
     return 0
@@ -374,6 +381,6 @@ def add_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--quick", action="store_true", help="tiny sizes: check that the benchmark works")
     p.add_argument("--repeat", type=int, default=None, metavar="N",
-                   help="rounds to take the median of (default 3; 1 with --quick)")
+                   help=f"rounds to take the median of, 1-{MAX_REPEAT} (default 3; 1 with --quick)")
     p.add_argument("--notebooks", action="store_true",
                    help="also time executing each notebook (minutes): notebook_seconds, slowest_notebook")

@@ -1,0 +1,256 @@
+"""What a command runs, contained (docs/cli.md, "Exit status" and "Bounds"): the code of a user's consumer runs
+inside a command, and a command's work may be unbounded in its arguments.
+
+:func:`contained` wraps every command: its standard output is its own (:func:`~simkit.cli.output.own_stdout`: a
+consumer that closes or replaces ``sys.stdout`` does not take the verdict with it, and a full disk is one line),
+SIGTERM and SIGHUP end it as Ctrl-C does (one line, 128 + the signal, files cleaned up), and every process forked
+while it runs dies with the process that forked it (``PR_SET_PDEATHSIG``, Linux): a consumer that forks a child and
+forgets it left it running, holding the command's pipes, so that whatever read them hung. A copy of the command
+that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
+
+:func:`within` runs a command's work in a child process leading its own process group and waits for its result
+at most ``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
+started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command as
+they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import os
+import pickle
+import selectors
+import signal
+import struct
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+from simkit.errors import Note, SimkitError, told
+from simkit.tools.pool import terminated, worker_start
+
+from .output import own_stdout
+
+__all__ = ["OverBudget", "contained", "within"]
+
+T = TypeVar("T")
+
+
+class OverBudget(SimkitError):
+    """A command's work did not end within its budget; it was stopped, and nothing of it is reported."""
+
+
+# -- every command ---------------------------------------------------------------------------------------------
+_PR_SET_PDEATHSIG = 1
+_STATE = {"armed": 0, "forker": 0, "hooked": False}
+
+
+def _before_fork() -> None:
+    _STATE["forker"] = os.getpid()
+
+
+def _after_fork_in_child() -> None:
+    """In a process forked while a command runs: die when the process that forked it dies."""
+    if not _STATE["armed"]:
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != _STATE["forker"]:        # the parent died before the request: end now
+        os._exit(1)
+
+
+def contained(command):
+    """``command(args)`` contained as the module doc says; its exit status."""
+    @functools.wraps(command)
+    def run(args) -> int:
+        if sys.platform.startswith("linux") and not _STATE["hooked"]:
+            os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+            _STATE["hooked"] = True
+        me = os.getpid()
+        _STATE["armed"] += 1
+        try:
+            with own_stdout(), terminated():
+                return command(args)
+        finally:
+            _STATE["armed"] -= 1
+            if os.getpid() != me:               # a consumer's fork, come back through the command: end quietly
+                os._exit(0)
+    return run
+
+
+# -- a command's work within a budget --------------------------------------------------------------------------
+def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: str) -> T:
+    """``work()``'s result, computed in a child process (see the module doc); after ``seconds`` of wall-clock time
+    the child and every process of its group are killed and :class:`OverBudget` ``over()`` raised. An exception of
+    ``work`` is raised here; a child that ends without an answer is a SimkitError opening with ``who``. Where there
+    is no ``os.fork``, ``work()`` runs here, unbounded."""
+    if not hasattr(os, "fork"):
+        return work()
+    for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
+        if stream is not None:
+            stream.flush()
+    parent = os.getpid()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                # pragma: no cover -- the child, measured by its parent's tests
+        os.close(r)
+        _child(w, parent, work)
+    os.close(w)
+    child = _Child(pid)
+    try:
+        with terminated():
+            return _answer(r, child, time.monotonic() + seconds, over, who)
+    finally:
+        os.close(r)
+        child.end()
+
+
+class _Child:
+    """The child of :func:`within`, by its process id: ended, and reaped, once."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.status: int | None = None
+        try:
+            os.setpgid(pid, pid)                # the child does it too: whichever comes first
+        except OSError:
+            pass
+
+    def gone(self) -> bool:
+        """Has the child exited (reaped now if so)?"""
+        if self.status is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.status = status
+        return self.status is not None
+
+    def end(self) -> int | None:
+        """Kill its process group, and the child itself if it did not lead one yet (unless reaped: then its id is
+        no longer its own); reap it; its wait status."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                self.status = os.waitpid(self.pid, 0)[1]
+        return self.status
+
+
+def _child(w: int, parent: int, work) -> None:
+    """The child of :func:`within`: lead a process group of its own, die with the command, run ``work``, send
+    its notes and result (or exception) up the pipe, and exit without running the command's own exit code."""
+    me = os.getpid()
+    try:
+        os.setpgid(0, 0)
+        worker_start(parent)
+        pipe = os.fdopen(w, "wb")
+
+        def send(kind: str, payload) -> None:
+            if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
+                os._exit(0)
+            data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
+            pipe.write(struct.pack("<Q", len(data)) + data)
+            pipe.flush()
+
+        def note(message, category, *args, **kwargs):
+            if issubclass(category, Note):
+                send("note", (str(message), getattr(message, "param", None)))
+        warnings.showwarning = note
+        try:
+            result = work()
+        except BaseException as exc:            # noqa: BLE001 -- whatever it is, the command says it
+            _flush()
+            send("error", _portable(exc))
+        else:
+            _flush()
+            try:
+                send("result", result)
+            except BaseException as exc:        # noqa: BLE001 -- a result that does not pickle
+                send("error", _portable(exc))
+    finally:
+        os._exit(0)
+
+
+def _flush() -> None:
+    """What the work printed, out before its answer (the command kills the group once it has it)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:                       # noqa: BLE001, S110 -- the work's own stream: not the answer
+            pass
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` as it can cross the pipe: itself if it pickles (with its traceback as a note, unless it is a
+    :class:`SimkitError`, whose one line says it all), else a SimkitError or RuntimeError saying what it was."""
+    if not isinstance(exc, SimkitError):
+        exc.add_note("in the child process of simkit.cli.contained.within:\n"
+                     + "".join(traceback.format_exception(exc)))
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:                           # noqa: BLE001
+        cls = SimkitError if isinstance(exc, SimkitError) else RuntimeError
+        return cls(f"{type(exc).__name__}: {told(exc)}")
+
+
+def _answer(r: int, child: _Child, deadline: float, over: Callable[[], str], who: str):
+    """Read the child's frames until its result (returned), its exception (raised), its end without one (the pipe
+    closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError), or the
+    deadline (:class:`OverBudget`)."""
+    frames = _Frames()
+    with selectors.DefaultSelector() as sel:
+        sel.register(r, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if sys.stderr is not None and sys.stderr.isatty():
+                    sys.stderr.write("\r\x1b[K")           # the child's progress bar, cut short
+                raise OverBudget(over())
+            if not sel.select(min(left, 0.5)):
+                if child.gone() and not sel.select(0):
+                    raise SimkitError(f"{who}: {_said(child.end())}")
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                raise SimkitError(f"{who}: {_said(child.end())}")
+            for kind, payload in frames.add(chunk):
+                if kind == "note":
+                    warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
+                elif kind == "error":
+                    raise payload
+                else:
+                    return payload
+
+
+class _Frames:
+    """The child's messages, each a length and a pickle, from the bytes as they come."""
+
+    def __init__(self):
+        self.buffer = b""
+
+    def add(self, chunk: bytes):
+        self.buffer += chunk
+        while len(self.buffer) >= 8 and len(self.buffer) >= 8 + (size := struct.unpack("<Q", self.buffer[:8])[0]):
+            frame, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
+            yield pickle.loads(frame)
+
+
+def _said(status: int | None) -> str:
+    """What to say of a child that ended (``status``, from ``waitpid``) without an answer."""
+    if status is None:
+        how = "how, unknown"
+    elif os.WIFSIGNALED(status):
+        how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
+    return (f"the process doing the work ended ({how}) without a result: did the consumer end its own process, "
+            "or was it killed (out of memory)?")
