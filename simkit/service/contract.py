@@ -145,19 +145,34 @@ def parse_body(raw: bytes) -> dict:
     if len(raw) > MAX_REQUEST_BYTES:
         raise ServiceError(413, "request_too_large",
                            f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
+    deep = False
     try:
-        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_not_json)
     except _DuplicateKey as exc:
         raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
-        raise bad("malformed_json", f"request body is not JSON: {exc}") from None
+        raise bad("malformed_json", f"request body is not JSON: {_why(exc)}") from None
     except RecursionError:
-        body = None                          # nested beyond the parser's stack: the depth check's 400 below
-    if body is None or not _shallow(body, MAX_JSON_DEPTH):
+        deep = True                          # nested beyond the parser's stack: the depth check's 400 below
+    if deep or not _shallow(body, MAX_JSON_DEPTH):
         raise bad("malformed_json", f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep")
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
+
+
+def _not_json(name: str):
+    """``NaN``, ``Infinity`` and ``-Infinity``: Python's json reads them, RFC 8259 has no such number."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _why(exc: ValueError) -> str:
+    """Why the body is not JSON, in its own terms: an integer past Python's 4,300 digits is no invitation to call
+    ``sys.set_int_max_str_digits()``."""
+    text = str(exc)
+    if "integer string conversion" in text:
+        return "an integer of more than 4300 digits"
+    return text
 
 
 class _DuplicateKey(ValueError):
