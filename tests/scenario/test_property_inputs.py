@@ -102,13 +102,13 @@ def small_guard(monkeypatch):
 def test_a_generated_scenario_file_gets_one_line_or_a_verdict(small_guard, tmp_path_factory, text):
     path = tmp_path_factory.mktemp("p") / "s.toml"
     path.write_text(text)
-    began = time.monotonic()
+    began = time.process_time()              # CPU time: bounded work, whatever else the machine runs
     try:
         run = simkit.simulate(simkit.load(path))
     except simkit.SimkitError as exc:
         message = str(exc)
         assert message.startswith(f"{path}: ") and message.isprintable() and len(message) < 600, message
         return
-    assert time.monotonic() - began < 30
+    assert time.process_time() - began < 30
     d = run.as_dict()
     assert isinstance(d["ok"], bool) and (d["stopped"] is None or d["completed"] is False)
