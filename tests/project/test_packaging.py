@@ -20,8 +20,11 @@ import simkit
 from simkit.scenario.read import SCENARIO_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Not source, and written while the suite runs: test_lint's mypy writes .mypy_cache on another xdist worker while
+#: this copies the tree (a file gone between listing and copying fails the copy).
 NOT_SOURCE = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "*.pyc", ".hypothesis",
-                                    ".ipynb_checkpoints", ".benchmarks", "artifacts")
+                                    ".ipynb_checkpoints", ".benchmarks", "artifacts", ".mypy_cache", ".ruff_cache",
+                                    ".pytest_cache")
 
 
 def build_wheel(tmp_path: Path) -> Path:
