@@ -14,35 +14,45 @@ it themselves; a pause entered inside another is refused, so the nesting cannot 
 from __future__ import annotations
 
 import gc
+import threading
 from contextlib import contextmanager
 
 __all__ = ["paused", "is_paused"]
 
-_held = False
+_lock = threading.Lock()
+_holders = 0                    # paused() blocks running now, one per thread at most (a dask or thread pool's runs)
+_was_on = False                 # was the collector on when the first of them began?
+_mine = threading.local()       # is this thread inside a paused() block?
 
 
 def is_paused() -> bool:
     """Is a :func:`paused` block running (in this process, or in the process it was forked from)?"""
-    return _held
+    return _holders > 0
 
 
 @contextmanager
 def paused():
-    """Turn the cyclic collector off inside the block, and back on after it if it was on before.
+    """Turn the cyclic collector off inside the block, and back on after it if it was on before. Runs in other
+    threads each hold their own block (the collector is process-wide: it stays off until the last one ends).
 
     Raises:
-        RuntimeError: inside another :func:`paused` block (one pause per run).
+        RuntimeError: inside another :func:`paused` block of the same thread (one pause per run).
     """
-    global _held
-    if _held:
+    global _holders, _was_on
+    if getattr(_mine, "held", False):
         raise RuntimeError("the garbage collector is already paused: one pause per run, at its outermost place "
                            "(simkit.truth.collector)")
-    was_on = gc.isenabled()
-    gc.disable()
-    _held = True
+    with _lock:
+        if _holders == 0:
+            _was_on = gc.isenabled()
+            gc.disable()
+        _holders += 1
+    _mine.held = True
     try:
         yield
     finally:
-        _held = False
-        if was_on:
-            gc.enable()
+        _mine.held = False
+        with _lock:
+            _holders -= 1
+            if _holders == 0 and _was_on:
+                gc.enable()

@@ -78,3 +78,38 @@ def test_the_world_and_the_checker_do_not_pause_it_themselves(collector_on, monk
                         or judged(truth))
     assert checker.check(world).ok
     assert set(seen) == {("world", False, True), ("judge", False, True)} and seen[-1][0] == "judge"
+
+
+def test_runs_in_threads_each_hold_their_pause_and_the_collector_comes_back_after_the_last():
+    """A dask local cluster or a thread pool runs simulate in several threads at once: each is a run of its own,
+    not a pause nested in another (this raised 'already paused' for the second thread)."""
+    import gc
+    import threading
+
+    from simkit.truth.collector import is_paused, paused
+
+    inside, release, errors = threading.Barrier(3), threading.Event(), []
+
+    def run():
+        try:
+            with paused():
+                inside.wait(timeout=10)
+                release.wait(timeout=10)
+        except Exception as exc:        # noqa: BLE001 - the test reports what a thread raised
+            errors.append(exc)
+
+    was_on = gc.isenabled()
+    gc.enable()
+    try:
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for t in threads:
+            t.start()
+        inside.wait(timeout=10)
+        assert is_paused() and not gc.isenabled()
+        release.set()
+        for t in threads:
+            t.join(timeout=10)
+        assert errors == [] and not is_paused() and gc.isenabled()
+    finally:
+        if not was_on:
+            gc.disable()
