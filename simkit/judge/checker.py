@@ -262,7 +262,7 @@ def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int
     event. An event that joins the stream late is exempt only when its writer had not been served it."""
     k = bisect.bisect_left(receipt_seqs, seq)
     ids, late = held
-    if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k][3] not in ids:
+    if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k].event_id not in ids:
         return []
     events = truth.provider.events
     return [(events[eid].position, eid) for eid in late if events[eid].position <= applied

@@ -29,9 +29,9 @@ __all__ = ["breaches", "halt_justified", "unhalted"]
 _DISORDER = "a source-order regression or two ids at one position inside the page"
 
 
-def _refused(row) -> bool:
-    """Is this provider log row a refusal (no events, no ``next_cursor``)?"""
-    return not row[5] and not row[4]
+def _refused(next_cursor: str, ids) -> bool:
+    """Is the provider log row with this ``next_cursor`` and these event ids a refusal (neither)?"""
+    return not ids and not next_cursor
 
 
 def halt_justified(halt: tuple[float, int, str], truth) -> bool:
@@ -40,15 +40,17 @@ def halt_justified(halt: tuple[float, int, str], truth) -> bool:
     time, worker, _reason = halt
     response = None
     for row in provider.log:
-        if row[1] > time:
+        _s, served_at, served_to, _c, _n, _ids = row
+        if served_at > time:
             break
-        if row[2] == worker:
+        if served_to == worker:
             response = row
     if response is None:                                  # it stopped before it was served anything
         return False
-    seq, _t, _w, cursor, _next, ids = response
-    if _refused(response):
-        return cursor == provider.start or any(r[4] == cursor and not _refused(r) for r in provider.log if r[0] < seq)
+    seq, _t, _w, cursor, next_cursor, ids = response
+    if _refused(next_cursor, ids):
+        return cursor == provider.start or any(n == cursor and not _refused(n, page)
+                                               for s, _t, _w, _c, n, page in provider.log if s < seq)
     if cursor in disordered_pages(truth):
         return True
     return _conflicting_identity(ids, time, provider, truth.store) or (not truth.backfills
@@ -64,9 +66,9 @@ def _conflicting_identity(ids, time: float, provider, store) -> bool:
     others = {eid for eid, e in events.items() if e.position in wanted and eid != wanted[e.position]}
     if not others:
         return False
-    if any(r[3] in others for r in store.receipt_log if r[1] <= time):
+    if any(eid in others for _s, t, _w, eid, _o in store.receipt_log if t <= time):
         return True
-    return any(eid in others for row in provider.log if row[1] <= time for eid in row[5])
+    return any(eid in others for _s, t, _w, _c, _n, ids in provider.log if t <= time for eid in ids)
 
 
 class _Receipts:
@@ -109,7 +111,7 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     out: dict[int, str] = {}
     if disordered:                  # a page's own order: its cursor says it (a stuck answer serves nothing)
         for k, (cursor, _next) in enumerate(log.fields(3, 4)):
-            if cursor in disordered and log[k][5]:
+            if cursor in disordered and log[k].event_ids:
                 out[k] = _DISORDER
     shared = _shared(provider.events)
     if not shared and truth.backfills:
@@ -117,8 +119,8 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     events, receipts = provider.events, _Receipts(truth.store.receipt_log)
     initial = truth.scenario.initial.applied_position if truth.scenario is not None else None
     loaded: dict[int, int] = {}
-    reads = ((r[0], 0, r[2], r[3].applied_position) for r in truth.store.reads)
-    rows = ((r[0], 1, k, None) for k, r in enumerate(log))
+    reads = ((seq, 0, w, checkpoint.applied_position) for seq, _t, w, checkpoint in truth.store.reads)
+    rows = ((seq, 1, k, None) for k, (seq, _t, _w, _c, _n, _ids) in enumerate(log))
     for _seq, kind, who, applied in heapq.merge(reads, rows):
         if kind == 0:
             loaded[who] = applied
@@ -167,10 +169,9 @@ def unhalted(truth, found: Outcomes) -> list[dict]:
     log = truth.provider.log
     after: dict[int, int] = {}          # row -> the seq of its worker's next response, if any
     last: dict[int, int] = {}
-    for k, row in enumerate(log):
-        w = row[2]
+    for k, (seq, _t, w, _c, _n, _ids) in enumerate(log):
         if w in last:
-            after[last[w]] = row[0]
+            after[last[w]] = seq
         last[w] = k
     out = []
     for k, why in bad.items():

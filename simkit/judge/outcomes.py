@@ -64,7 +64,7 @@ class Outcomes:
             if outcome not in TERMINAL:
                 continue
             if i < 0 or at[i] != NONE or (void and outcome != "applied"):
-                eid = log[k][3]
+                eid = log[k].event_id
                 if outcome != "applied" and eid in void:
                     continue
                 if i < 0:                       # an id the stream does not hold: after the stream's
@@ -85,7 +85,7 @@ class Outcomes:
         at, more, found, log = self.at, self.more, 0, View(effects)
         for k, (seq, _w), i in zip(count(), log.fields(0, 2), self.stream.ranks(log)):
             if i < 0:
-                i = more.get(log[k][3], -1) if more else -1
+                i = more.get(log[k].event_id, -1) if more else -1
             if i >= 0 and at[i] < NONE:         # the event's first effect, and its first terminal receipt applied
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq
@@ -132,7 +132,7 @@ def terminal_since(store, sink, again: list | None = None, void=()) -> dict[str,
 def void_claims(unordered: dict) -> set[str]:
     """The events whose ``ignored``/``quarantined`` claim the handler never ordered (an unordered effect did
     happen: its ``applied`` receipt still counts, and is reported)."""
-    return {eid for eid, u in unordered.items() if u[3] != "applied"}
+    return {eid for eid, (_s, _t, _w, outcome, _d) in unordered.items() if outcome != "applied"}
 
 
 def outcomes(truth) -> Outcomes:

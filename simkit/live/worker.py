@@ -26,6 +26,7 @@ from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import RAISED, consumer_error
 from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
 from simkit.store.sqlite import SQLiteStore, connect
+from simkit.truth.log import DecisionRow, EffectRow, ServedRow
 from simkit.world import provider as providers
 from simkit.world.external import ExternalService, Request, principal_at
 from simkit.world.sink import Sink
@@ -87,12 +88,15 @@ class Harness:
         provider.keep_fetch_counts(DurableDict(self.pdb, "fetches"))
         _swap(provider, "log", DurableList(self.pdb, "served", ("seq", "time", "worker", "cursor", "next_cursor",
                                                                   "event_ids"),
-                                           lambda r: (*r[:5], pack(r[5])), lambda r: (*r[:5], unpack(r[5]))))
+                                           lambda r: (*r[:5], pack(r[5])),
+                                           lambda r: ServedRow(*r[:5], unpack(r[5]))))
         self.sink = sink = Sink(scenario.sink, scenario.events, clock)
         sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"), DurableDict(self.sdb, "handler_first_seen"))
-        _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision")))
+        _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision"),
+                                             decode=lambda r: DecisionRow(*r)))
         if sink.external:           # a transactional sink's effects are the store's (SQLiteStore.record_effect)
-            _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id")))
+            _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id"),
+                                               decode=lambda r: EffectRow(*r)))
             _swap(sink, "effect_count", DurableDict(self.sdb, "effect_count"))
         self.service = ExternalService(sink, clock)
         _swap(self.service, "requests", DurableList(

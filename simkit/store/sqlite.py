@@ -21,6 +21,7 @@ from pathlib import Path
 
 from simkit.model import Checkpoint
 from simkit.truth.clock import Clock, TimeSource
+from simkit.truth.log import EffectRow, ReadRow, ReceiptRow, WriteRow
 
 from . import sql
 from .durable import DurableDict, DurableList, pack, transaction, unpack
@@ -202,25 +203,26 @@ class SQLiteStore:
         return self._read("receipts", sql.RECEIPTS, lambda rows: {eid: (out, pos) for eid, out, pos in rows})
 
     @property
-    def writes(self) -> list[tuple[int, float, int, str, Checkpoint, Checkpoint]]:
+    def writes(self) -> list[WriteRow]:
         """(seq, time, worker, kind, before, after) for every durable checkpoint change (``checkpoint_history``)."""
         return self._read("writes", sql.HISTORY, lambda rows: [
-            (*r[:4], Checkpoint(*r[4:7]), Checkpoint(*r[7:10])) for r in rows])
+            WriteRow._make((*r[:4], Checkpoint(*r[4:7]), Checkpoint(*r[7:10]))) for r in rows])
 
     @property
-    def receipt_log(self) -> list[tuple[int, float, int, str, str]]:
+    def receipt_log(self) -> list[ReceiptRow]:
         """(seq, time, worker, event id, outcome) for every durable receipt."""
-        return self._read("receipt_log", sql.RECEIPT_LOG, lambda rows: [tuple(r) for r in rows])
+        return self._read("receipt_log", sql.RECEIPT_LOG, lambda rows: list(map(ReceiptRow._make, rows)))
 
     @property
-    def reads(self) -> list[tuple[int, float, int, Checkpoint]]:
+    def reads(self) -> list[ReadRow]:
         """(seq, time, worker, checkpoint) for every load."""
-        return self._read("reads", sql.READS, lambda rows: [(s, t, w, Checkpoint(*cp)) for s, t, w, *cp in rows])
+        return self._read("reads", sql.READS, lambda rows: [
+            ReadRow(s, t, w, Checkpoint(*cp)) for s, t, w, *cp in rows])
 
     @property
-    def effects(self) -> list[tuple[int, float, int, str]]:
+    def effects(self) -> list[EffectRow]:
         """(seq, time, worker, event id) for every effect of the transactional sink (live mode)."""
-        return self._read("effects", sql.EFFECTS, lambda rows: [tuple(r) for r in rows])
+        return self._read("effects", sql.EFFECTS, lambda rows: list(map(EffectRow._make, rows)))
 
     def integrity(self) -> str:
         """``PRAGMA integrity_check``: ``ok`` or the problems found."""

@@ -186,9 +186,9 @@ def _fault_free_run(result: Exploration, base: Scenario, ref, seed: int, space: 
     verdict, world, plan = run_schedule(base, ref, seed, (), dedup)
     seconds = time.perf_counter() - start
     result.note((), verdict, world, ())
-    result.passes = dict(Counter(p[1] for p in plan.passes))
-    result.replies = dict(Counter(r[1] for r in plan.replies))
-    result.requests = dict(Counter(q[1] for q in plan.requests))
+    result.passes = dict(Counter(p.point for p in plan.passes))
+    result.replies = dict(Counter(r.op for r in plan.replies))
+    result.requests = dict(Counter(q.op for q in plan.requests))
     return extensions(plan, space, *budget((), space)), seconds
 
 

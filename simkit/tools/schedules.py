@@ -124,44 +124,48 @@ def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int, requ
     """The faults that may follow the schedule's last fault: every later pass, request and reply, in timeline
     order, except those a fault already struck (a fault kept from the scenario).
 
-    Timeline order: a request recorded ``(…, passes before, replies before)`` comes before pass ``passes before``
-    and reply ``replies before``; a reply recorded with ``passes before`` comes before that pass. A request comes
-    before its own reply, so a lost request and a lost reply of one request are never in one schedule."""
+    Timeline order: a request (:class:`~simkit.world.faults.RequestRow`) comes before pass ``passes_before`` and
+    reply ``replies_before``; a reply (:class:`~simkit.world.faults.ReplyRow`) comes before pass ``passes_before``.
+    A request comes before its own reply, so a lost request and a lost reply of one request are never in one
+    schedule."""
     passes, replies, requests = plan.passes, plan.replies, plan.requests
-    last = plan.last
-    if last is None:
+    last, at = plan.last, plan.at
+    assert last is None or at is not None, "a schedule's last fault fires: its run is its parent's up to there"
+    if last is None or at is None:
         i0, j0, k0 = 0, 0, 0
     elif last.kind == "lost_response":
-        i0, j0 = replies[plan.at][5], plan.at + 1
-        k0 = next((k for k, q in enumerate(requests) if q[6] >= j0), len(requests))
+        i0, j0 = replies[at].passes_before, at + 1
+        k0 = next((k for k, q in enumerate(requests) if q.replies_before >= j0), len(requests))
     elif last.kind == "lost_request":
-        _w, _op, _pos, _n, _m, i0, j0 = requests[plan.at]
-        k0 = plan.at + 1
+        i0, j0 = requests[at].passes_before, requests[at].replies_before
+        k0 = at + 1
     else:
-        i0 = plan.at + 1
-        j0 = next((j for j, r in enumerate(replies) if r[5] >= i0), len(replies))
-        k0 = next((k for k, q in enumerate(requests) if q[5] >= i0), len(requests))
+        i0 = at + 1
+        j0 = next((j for j, r in enumerate(replies) if r.passes_before >= i0), len(replies))
+        k0 = next((k for k, q in enumerate(requests) if q.passes_before >= i0), len(requests))
     out: list[Fault] = []
     i, j, k = i0, j0, k0
     n_requests = len(requests) if requests_left else k      # none to offer: skip them all
     while i < len(passes) or j < len(replies) or k < n_requests:
-        if k < n_requests and (j >= len(replies) or requests[k][6] <= j) and (i >= len(passes) or requests[k][5] <= i):
-            w, op, pos, n_any, n_pos, _i, _j = requests[k]
+        q = requests[k] if k < n_requests else None
+        if q is not None and (j >= len(replies) or q.replies_before <= j) and (
+                i >= len(passes) or q.passes_before <= i):
             k += 1
-            if op in space.ops and ("q", k - 1) not in plan.struck:
-                out.append(Fault("lost_request", None, pos, n_pos if pos is not None else n_any, w, op=op))
-        elif j < len(replies) and (i >= len(passes) or replies[j][5] <= i):
-            w, op, pos, n_any, n_pos, _ = replies[j]
+            if q.op in space.ops and ("q", k - 1) not in plan.struck:
+                out.append(Fault("lost_request", None, q.position, q.occurrence, q.worker, op=q.op))
+        elif j < len(replies) and (i >= len(passes) or replies[j].passes_before <= i):
+            r = replies[j]
             j += 1
-            if lost_left and op in space.ops and ("r", j - 1) not in plan.struck:
-                out.append(Fault("lost_response", None, pos, n_pos if pos is not None else n_any, w, op=op))
+            if lost_left and r.op in space.ops and ("r", j - 1) not in plan.struck:
+                out.append(Fault("lost_response", None, r.position, r.occurrence, r.worker, op=r.op))
         else:
-            w, point, pos, n = passes[i]
+            p = passes[i]
             i += 1
-            if crashes_left and point in space.points and ("p", i - 1) not in plan.struck:
-                out.append(Fault("crash", point, pos, n, w))
+            if crashes_left and p.point in space.points and ("p", i - 1) not in plan.struck:
+                out.append(Fault("crash", p.point, p.position, p.occurrence, p.worker))
                 if space.pauses:
-                    out.append(Fault("pause", point, pos, n, w, duration=space.pause_duration))
+                    out.append(Fault("pause", p.point, p.position, p.occurrence, p.worker,
+                                     duration=space.pause_duration))
     return out
 
 

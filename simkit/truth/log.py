@@ -5,23 +5,87 @@ A log reads like the list of tuples it stands for as far as its readers go (iter
 ``==`` with a list), so they need not know. A receipt row costs 33 bytes instead of a tuple with its own
 sequence number, time and id objects (about 180): a million-event run keeps several rows per event. Writers call
 :meth:`Log.add` with one value per column.
+
+Each log's row is a named tuple (:class:`ReceiptRow`, :class:`WriteRow`, ... ``ServedRow`` for the provider's
+log): ``log[k]`` is one, read by name (``log[k].event_id``), and so is each row of a store or sink that keeps
+plain lists (SQLite, ``simkit live``). Iterating a column-stored log gives plain tuples in the same field order,
+for the loops that unpack every row (a named tuple built per row made them several times slower).
 """
 from __future__ import annotations
 
 from array import array
+from collections import namedtuple
 from copy import copy
 from itertools import chain
+from typing import Any, NamedTuple
 
 from simkit.model import Checkpoint
 
 from .columns import Codes, Column, Ids, Ints, adder
 
-__all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states"]
+__all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states", "ReceiptRow",
+           "ReadRow", "EffectRow", "DecisionRow", "WriteRow", "ServedRow"]
 
 #: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values,
 #: ``SMALL`` integers that are almost always small (workers, versions: two bytes a row, any other kept aside)
 ID, CODE, SMALL = "id", "code", "small"
 _KINDS = {ID: Ids, CODE: Codes, SMALL: Ints}
+
+
+class ReceiptRow(NamedTuple):
+    """A durable receipt (:class:`ReceiptLog`)."""
+    seq: int
+    time: float
+    worker: int
+    event_id: str
+    outcome: str
+
+
+class ReadRow(NamedTuple):
+    """A checkpoint load (:class:`ReadLog`)."""
+    seq: int
+    time: float
+    worker: int
+    checkpoint: Checkpoint
+
+
+class EffectRow(NamedTuple):
+    """An effect that happened (:class:`EffectLog`)."""
+    seq: int
+    time: float
+    worker: int
+    event_id: str
+
+
+class DecisionRow(NamedTuple):
+    """A handler decision (:class:`DecisionLog`)."""
+    seq: int
+    time: float
+    worker: int
+    event_id: str
+    decision: str
+
+
+class WriteRow(NamedTuple):
+    """A durable checkpoint change (:class:`WriteLog`): its kind (``commit``, a barrier's ...), and the checkpoint
+    before and after it."""
+    seq: int
+    time: float
+    worker: int
+    kind: str
+    before: Checkpoint
+    after: Checkpoint
+
+
+class ServedRow(NamedTuple):
+    """A response the provider served (``simkit.world.provider.ServedLog``): a refusal has no ``next_cursor``
+    and no events."""
+    seq: int
+    time: float
+    worker: int
+    cursor: str
+    next_cursor: str
+    event_ids: tuple[str, ...]
 
 
 class Log:
@@ -30,10 +94,17 @@ class Log:
 
     __slots__ = ("columns",)
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
+    #: the named tuple ``log[k]`` answers, its fields the columns (checked when a subclass is created; a log that
+    #: declares none gets a :func:`~collections.namedtuple` of its column names)
+    ROW: Any = tuple
 
     def __init_subclass__(cls):
+        names = tuple(name for name, _t in cls.COLUMNS)
+        if "ROW" not in cls.__dict__ and cls.__getitem__ is Log.__getitem__:
+            cls.ROW = namedtuple(f"{cls.__name__}Row", names)
+        if cls.__getitem__ is Log.__getitem__ and getattr(cls.ROW, "_fields", None) != names:
+            raise TypeError(f"{cls.__name__}: its ROW's fields must be its columns {names}")
         # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple per row
-        names = [name for name, _t in cls.COLUMNS]
         kinds = [_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS]
         cls.add = adder(cls, ", ".join(names), [f"self.columns[{i}]" for i in range(len(names))],
                         [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
@@ -68,8 +139,8 @@ class Log:
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return list(zip(*(c[i] for c in self.columns)))
-        return tuple(c[i] for c in self.columns)
+            return list(map(self.ROW._make, zip(*(c[i] for c in self.columns))))
+        return self.ROW._make([c[i] for c in self.columns])
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, (Log, list, tuple)):
@@ -88,24 +159,28 @@ _SEQ, _TIME, _WORKER = ("seq", "q"), ("time", "d"), ("worker", SMALL)
 class ReceiptLog(Log):
     """Every durable receipt: (seq, time, worker, event id, outcome)."""
     __slots__ = ()
+    ROW = ReceiptRow
     COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID), ("outcome", CODE))
 
 
 class ReadLog(Log):
     """Every checkpoint load: (seq, time, worker, checkpoint)."""
     __slots__ = ()
+    ROW = ReadRow
     COLUMNS = (_SEQ, _TIME, _WORKER, ("checkpoint", None))
 
 
 class EffectLog(Log):
     """Every effect that happened: (seq, time, worker, event id)."""
     __slots__ = ()
+    ROW = EffectRow
     COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID))
 
 
 class DecisionLog(Log):
     """Every handler decision: (seq, time, worker, event id, decision)."""
     __slots__ = ()
+    ROW = DecisionRow
     COLUMNS = (_SEQ, _TIME, _WORKER, ("event_id", ID), ("decision", CODE))
 
 
@@ -123,6 +198,7 @@ class WriteLog(Log):
     """
 
     __slots__ = ("initial",)
+    ROW = WriteRow
     COLUMNS = (_SEQ, _TIME, _WORKER, ("kind", CODE),
                ("resume_cursor", CODE), ("applied_position", "q"), ("checkpoint_version", SMALL))
 
@@ -155,9 +231,10 @@ class WriteLog(Log):
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return list(self)[i]
+            return [WriteRow._make(row) for row in list(self)[i]]
         i = range(len(self))[i]
-        return (*(c[i] for c in self.columns[:4]), self.initial if i == 0 else self._after(i - 1), self._after(i))
+        return WriteRow(*(c[i] for c in self.columns[:4]), self.initial if i == 0 else self._after(i - 1),
+                        self._after(i))
 
 
 def write_states(writes):

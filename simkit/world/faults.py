@@ -2,15 +2,56 @@
 from __future__ import annotations
 
 import random
+from typing import NamedTuple
 
 from simkit.model import REPLY_FAULTS, Fault, RandomFaults
 
-__all__ = ["FaultPlan"]
+__all__ = ["FaultPlan", "PassRow", "ReplyRow", "RequestRow"]
 
 #: Which calls match a fault kind: a crash-point pass (by point), a request, a reply, or an external call's reply
 #: altered (by op).
 _FAMILY = {"crash": "point", "pause": "point", "lost_request": "lost_request", "lost_response": "lost_response",
            **{kind: "altered" for kind in REPLY_FAULTS}}
+
+
+class PassRow(NamedTuple):
+    """A crash-point pass, as :attr:`FaultPlan.passes` records it: a crash or pause there is
+    ``Fault(kind, point, position, occurrence, worker)``."""
+    worker: int
+    point: str
+    position: int | None
+    occurrence: int         # of this point at this position
+
+
+class ReplyRow(NamedTuple):
+    """A reply, as :attr:`FaultPlan.replies` records it, and where it falls among the passes."""
+    worker: int
+    op: str
+    position: int | None
+    n_any: int              # the occurrence of this op's reply, at any position
+    n_pos: int              # the occurrence of this op's reply at this position
+    passes_before: int
+
+    @property
+    def occurrence(self) -> int:
+        """The ``occurrence`` of a fault striking this reply: at its position, or of its op if it has none."""
+        return self.n_pos if self.position is not None else self.n_any
+
+
+class RequestRow(NamedTuple):
+    """A request, as :attr:`FaultPlan.requests` records it, and where it falls among the passes and replies."""
+    worker: int
+    op: str
+    position: int | None
+    n_any: int              # the occurrence of this op's request, at any position
+    n_pos: int              # the occurrence of this op's request at this position
+    passes_before: int
+    replies_before: int
+
+    @property
+    def occurrence(self) -> int:
+        """The ``occurrence`` of a fault striking this request: at its position, or of its op if it has none."""
+        return self.n_pos if self.position is not None else self.n_any
 
 
 class FaultPlan:
@@ -46,13 +87,10 @@ class FaultPlan:
         self._record = True
         #: no fault can strike any more and nothing is recorded (:meth:`idle`), kept current as faults fire
         self.quiet = False
-        #: every crash-point pass as (worker, point, position, occurrence at that position)
-        self.passes: list[tuple[int, str, int | None, int]] = []
-        #: every reply as (worker, op, position, occurrence of op, occurrence at that position, passes before it)
-        self.replies: list[tuple[int, str, int | None, int, int, int]] = []
-        #: every request as (worker, op, position, occurrence of op, occurrence at that position, passes before
-        #: it, replies before it)
-        self.requests: list[tuple[int, str, int | None, int, int, int, int]] = []
+        #: every crash-point pass, every reply and every request, in order
+        self.passes: list[PassRow] = []
+        self.replies: list[ReplyRow] = []
+        self.requests: list[RequestRow] = []
         self.fired: list[Fault] = []
 
     def _count(self, worker, name, position) -> tuple[int, int]:
@@ -107,7 +145,7 @@ class FaultPlan:
             return None
         n_any, n_pos = self._count(worker, point, position)
         if self._record:
-            self.passes.append((worker, point, position, n_pos))
+            self.passes.append(PassRow(worker, point, position, n_pos))
         # (a call only where a fault may strike: no scripted fault left, or a rate of 0, costs none)
         fault = None
         if self._left:
@@ -128,7 +166,7 @@ class FaultPlan:
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         if self._record:
-            self.requests.append((worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
+            self.requests.append(RequestRow(worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
         if self._left and self._match("lost_request", worker, op, position, n_any, n_pos):
             return True
         if self._rf.lost_request > 0 and self._draw(self._rf.lost_request):
@@ -143,7 +181,7 @@ class FaultPlan:
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         if self._record:
-            self.replies.append((worker, op, position, n_any, n_pos, len(self.passes)))
+            self.replies.append(ReplyRow(worker, op, position, n_any, n_pos, len(self.passes)))
         if self._left and self._match("lost_response", worker, op, position, n_any, n_pos):
             return True
         if self._rf.lost_response > 0 and self._draw(self._rf.lost_response):

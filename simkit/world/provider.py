@@ -17,7 +17,7 @@ from typing import cast
 from simkit.model import Event, EventSpec, Page, Scenario, default_id
 from simkit.truth.clock import Clock
 from simkit.truth.columns import Codes, Column
-from simkit.truth.log import Log
+from simkit.truth.log import Log, ServedRow
 
 from . import order
 from .arrivals import arrival_order, page_chain
@@ -96,9 +96,10 @@ class _PageIds(Column):
 
 
 class ServedLog(Log):
-    """Every response served: (seq, time, worker, cursor, next_cursor, event ids). A row keeps the page it
-    served, not its ids."""
+    """Every response served: (seq, time, worker, cursor, next_cursor, event ids), a :class:`ServedRow`. A row
+    keeps the page it served, not its ids."""
     __slots__ = ()
+    ROW = ServedRow
     COLUMNS = (("seq", "q"), ("time", "d"), ("worker", "q"), ("cursor", None), ("next_cursor", None),
                ("event_ids", None))
 

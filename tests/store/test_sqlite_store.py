@@ -44,6 +44,15 @@ def test_initial_receipts_are_in_the_ledger_at_time_0(store):
     assert store.writes == []
 
 
+def test_every_log_row_is_read_by_name(store):
+    """Issue 27: the rows of either store are named tuples (``receipt_log[k].event_id``), as the judge reads them."""
+    store.load(1)
+    store.commit_event(1, "e106", 106, "applied", 106)
+    assert store.receipt_log[-1].event_id == "e106" and store.receipt_log[0].outcome == "applied"
+    assert store.reads[0].checkpoint == START and store.writes[0].after == Checkpoint("C7", 106, 1)
+    assert store.writes[0].kind == "commit" and store.reads[0].worker == 1
+
+
 def test_commit_writes_receipt_and_applied_position_together(store):
     assert store.commit_event(1, "e106", 106, "applied", 106) is True
     assert store.receipts["e106"] == ("applied", 106)

@@ -7,8 +7,9 @@ import pytest
 from simkit.model import Checkpoint
 from simkit.store.durable import DurableList
 from simkit.store.memory import MemoryStore
-from simkit.truth.log import EffectLog, ReceiptLog, WriteLog, write_states
+from simkit.truth.log import DecisionLog, EffectLog, ReadLog, ReceiptLog, ReceiptRow, WriteLog, WriteRow, write_states
 from simkit.truth.trace import Trace
+from simkit.world.provider import ServedLog
 
 START = Checkpoint("C1", 0, 0)
 
@@ -23,6 +24,33 @@ def test_a_log_reads_back_its_rows_as_tuples():
     assert log != rows[:1] and EffectLog() == []
     with pytest.raises(IndexError):
         log[2]
+
+
+def test_a_row_is_read_by_name():
+    """Issue 27: ``log[k].event_id``, not ``log[k][3]``; the row's fields are the log's columns."""
+    log = ReceiptLog([(0, 0.0, 0, "e1", "applied"), (7, 2.5, 1, "e2", "quarantined")])
+    assert log[1] == ReceiptRow(seq=7, time=2.5, worker=1, event_id="e2", outcome="quarantined")
+    assert (log[-1].event_id, log[0].outcome) == ("e2", "applied")
+    assert log[:1] == [ReceiptRow(0, 0.0, 0, "e1", "applied")] and isinstance(log[:1][0], ReceiptRow)
+    for cls in (ReceiptLog, ReadLog, EffectLog, DecisionLog, ServedLog):
+        assert cls.ROW._fields == tuple(name for name, _kind in cls.COLUMNS), cls
+    store = MemoryStore(START)
+    store.commit_event(1, "e1", 10, "applied", 10)
+    assert store.writes[0].after == Checkpoint("C1", 10, 0) and store.writes[0].kind == "commit"
+    assert store.reads == [] and store.writes[:][0] == store.writes[0] and isinstance(store.writes[:][0], WriteRow)
+
+
+def test_a_log_whose_row_names_other_fields_is_refused_when_defined():
+    with pytest.raises(TypeError, match="ROW's fields must be its columns"):
+        class Wrong(EffectLog):
+            __slots__ = ()
+            ROW = ReceiptRow
+
+    class Made(EffectLog):                  # no ROW of its own: one named after its columns
+        __slots__ = ()
+        COLUMNS = (("seq", "q"), ("label", None))
+    log = Made([(1, "x")])
+    assert log[0].label == "x" and Made.ROW._fields == ("seq", "label")
 
 
 def test_numbers_are_stored_in_typed_columns():

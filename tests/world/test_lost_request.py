@@ -18,7 +18,7 @@ from simkit.model import CRASH_POINTS, LOST_OPS, REPLY_LOST, REQUEST_LOST, Fault
 from simkit.ops import LOST
 from simkit.tools.explore import _budget, _extensions, _run, _Space, explore, fault_free, fault_text, replay
 from simkit.tools.shrink import scenario_data, shrink, toml_text
-from simkit.world.faults import FaultPlan
+from simkit.world.faults import FaultPlan, PassRow, ReplyRow, RequestRow
 
 
 class TrustsTimedOutCommits(Consumer):
@@ -182,6 +182,20 @@ def test_without_lost_requests_nothing_is_counted_or_drawn():
     plan.record = False
     assert plan.request_lost(1, "fetch", None) is False
     assert plan.requests == [] and plan._counts == {} and plan._rng.getstate() == FaultPlan((), rf, 7)._rng.getstate()
+
+
+def test_the_plans_rows_are_read_by_name():
+    """Issue 27: each pass, request and reply a plan records is a named tuple (explore reads ``passes_before``, not
+    ``[5]``), and a request's or reply's ``occurrence`` is the one a fault striking it names."""
+    plan = FaultPlan((), RandomFaults(), 0)
+    plan.at_point(1, "after_fetch", None)
+    for position in (107, 108):
+        assert plan.request_lost(1, "effect", position) is False and plan.reply_lost(1, "effect", position) is False
+    assert plan.passes == [PassRow(worker=1, point="after_fetch", position=None, occurrence=1)]
+    second = plan.requests[1]
+    assert second == RequestRow(1, "effect", 108, n_any=2, n_pos=1, passes_before=1, replies_before=1)
+    assert second.occurrence == 1 and plan.replies[1] == ReplyRow(1, "effect", 108, 2, 1, passes_before=1)
+    assert RequestRow(1, "fetch", None, 3, 1, 0, 0).occurrence == 3 == ReplyRow(1, "fetch", None, 3, 1, 0).occurrence
 
 
 # -- the file format -------------------------------------------------------------------------------------------------
