@@ -143,6 +143,7 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
     cursor naming no page was refused at run time as if the consumer were to blame (the verdict then blamed
     ``safe`` for lost events); one id at two positions was judged ok; a cycle ran until the time limit, or the
     progress guard."""
+    assert sc.pages is not None, "a scripted scenario's cursors"
     pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
     start = sc.initial.resume_cursor
     if start is not None and start not in pages:
@@ -213,12 +214,13 @@ def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = No
 
     Scripted: :func:`carried_positions` (pass it as ``carried`` when asking about many positions).
     Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
-    them, below the last one (see :func:`simkit.world.provider._arrivals`), at positions that depend on the seed.
+    them, below the last one (see :func:`simkit.world.arrivals.arrival_order`), at positions that depend on the seed.
     """
     if sc.pages is not None:
-        if pos in (carried if carried is not None else carried_positions(sc)):
+        if pos in (carried if carried is not None else carried_positions(sc) or frozenset()):
             return None
         return f"no page carries position {pos}"
+    assert sc.generate is not None, "a scenario has [[pages]] or [generate]"
     top = 10 * sc.generate["events"]
     if not 1 <= pos <= top:
         return f"position {pos} is outside the generated stream (1..{top} for events = {sc.generate['events']})"

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 from statistics import median
+from typing import Any
 
 import simpy
 
@@ -59,7 +60,7 @@ def simpy_steps_per_s(n: int) -> float:
 
 def generated(events: int, faults: bool = False, page_size: int = 100) -> dict:
     """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and overlaps."""
-    data = {"name": f"bench_{events}", "sink": "transactional",
+    data: dict[str, Any] = {"name": f"bench_{events}", "sink": "transactional",
             "generate": {"events": events, "page_size": page_size}, "timing": {"time_limit": 1e12}}
     if faults:
         data["generate"].update(overlap=0.3, lost_fetch=0.01)
@@ -340,7 +341,7 @@ def measure(sizes: dict = FULL, repeat: int = 1, notebooks: bool = False) -> dic
     if notebooks:
         seconds = notebook_seconds()
         m["notebook_seconds"] = {k: round(v, 1) for k, v in seconds.items()}
-        m["slowest_notebook"] = max(seconds, key=seconds.get) if seconds else None
+        m["slowest_notebook"] = max(seconds, key=seconds.__getitem__) if seconds else None
     return m
 
 
