@@ -37,7 +37,9 @@ class Outcomes:
 
     def __init__(self, receipt_log, effects, stream: Stream | None = None, void=()):
         self.stream = stream = _NO_STREAM if stream is None else stream
-        self.extra, self.more, self.again = [], {}, []
+        self.extra: list[str] = []
+        self.more: dict[str, int] = {}
+        self.again: list[str] = []
         self.at = array("q", [NONE]) * len(stream)
         waiting = self._receipts(receipt_log, void) - self._effects(effects)
         if waiting:                             # applied receipts without an effect: no outcome

@@ -72,7 +72,7 @@ def _request(r: Request) -> tuple:
 
 def _key(item) -> str:
     """A set member (a tuple, or a dataclass such as a Reservation) as JSON."""
-    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) else item)
+    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) and not isinstance(item, type) else item)
 
 
 class Harness:
@@ -89,7 +89,7 @@ class Harness:
         _swap(provider, "log", DurableList(self.pdb, "served", ("seq", "time", "worker", "cursor", "next_cursor",
                                                                   "event_ids"),
                                            lambda r: (*r[:5], pack(r[5])),
-                                           lambda r: ServedRow(*r[:5], unpack(r[5]))))
+                                           lambda r: ServedRow._make((*r[:5], unpack(r[5])))))
         self.sink = sink = Sink(scenario.sink, scenario.events, clock)
         sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"), DurableDict(self.sdb, "handler_first_seen"))
         _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision"),
@@ -101,7 +101,7 @@ class Harness:
         self.service = ExternalService(sink, clock)
         _swap(self.service, "requests", DurableList(
             self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate"), _request,
-            lambda r: Request(*r[:3], Reservation(*unpack(r[3])), r[4])))
+            lambda r: Request(r[0], r[1], r[2], Reservation(*unpack(r[3])), r[4])))
         # the service's memory of what it ran: only ever added to and asked about, whatever its keys are
         self.service.keep_ran(DurableSet(self.sdb, "service_ran", _key))
 
@@ -121,11 +121,11 @@ class Harness:
     def ground_truth(self) -> tuple[providers.Provider, Sink, ExternalService]:
         """Provider, sink and service with their logs read back into plain lists, for the checker."""
         p, s, svc = self.provider, self.sink, self.service
-        p.log = list(p.log)
+        _swap(p, "log", list(p.log))
         p.keep_fetch_counts(p.fetch_counts())
-        s.effects = list(s.effects) if s.external else self.store.effects
+        _swap(s, "effects", list(s.effects) if s.external else self.store.effects)
         s.effect_count = dict(Counter(e[3] for e in s.effects))
-        s.decisions = list(s.decisions)
+        _swap(s, "decisions", list(s.decisions))
         svc.requests = list(svc.requests)
         return p, s, svc
 
@@ -147,6 +147,8 @@ class Driver(driver.Driver):
 
     ``target`` = (point, occurrence): at that pass of that crash point, report it and wait to be killed.
     """
+
+    store: SQLiteStore                  # the harness's, narrower than what the base driver asks of a store
 
     def __init__(self, h: Harness, strategy: type[Consumer], worker: int, fd: int, target=None):
         super().__init__()

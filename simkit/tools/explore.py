@@ -112,8 +112,8 @@ def _level_ones(base, ref, seed, firsts, space, dedup, jobs, bar, fork) -> list[
     if processes(jobs, len(firsts)) <= 1:
         found = forked.level_ones(base, ref, seed, space, dedup, indices, lambda: bar.update(1)) if indices else {}
     else:
-        tasks = [(forked.level_ones, base, ref, seed, space, dedup, g) for g in _groups(indices, jobs)]
-        found = {k: v for part in _map(_call, tasks, jobs, _Quiet()) for k, v in part.items()}
+        calls = [(forked.level_ones, base, ref, seed, space, dedup, g) for g in _groups(indices, jobs)]
+        found = {k: v for part in _map(_call, calls, jobs, _Quiet()) for k, v in part.items()}
         bar.update(len(firsts))
     return [found[k] for k in indices]
 

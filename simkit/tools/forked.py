@@ -181,6 +181,7 @@ class ForkPlan(Plan):
         self.last, self.at = f, key[1]
         if not (self.dedup and f.kind == "crash") or self.mode == "root":
             return f
+        assert self.world is not None           # set by _drive while the run goes on
         if self.mode == "level":
             self.fp = fingerprint(self.world, self) if any(self.left) else None
             return f

@@ -117,6 +117,7 @@ class FaultPlan:
         if not here and not anywhere:
             return None
         found = here if not anywhere or (here and here[0][0] < anywhere[0][0]) else anywhere
+        assert found                            # here or anywhere holds a fault (checked above)
         i, f = found.pop(0)
         self._fired_at.add(i)
         self._left -= 1
