@@ -82,7 +82,9 @@ def test_a_passing_consumer_exits_0_writes_nothing_and_speaks_json(mine, tmp_pat
     monkeypatch.chdir(tmp_path)
     assert main(["audit", f"{mine}:Careful", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["ok"] and d["failures"] == [] and d["out"] is None and d["cases"] > 50
+    assert d["ok"] and d["failures"] == [] and d["out"] is None
+    # every case is judged or named as left out by the 10 s budget (how many fit depends on the machine's load)
+    assert d["cases"] > 0 and d["cases"] + len(d["left_out"]) > 50
     assert not list(tmp_path.glob("*.toml"))
 
 
