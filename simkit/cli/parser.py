@@ -51,10 +51,8 @@ class Parser(argparse.ArgumentParser):
         raise SimkitError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
-#: ``explore --budget`` and ``service --explore --budget``: the default wall time, in seconds (docs/cli.md)
-EXPLORE_BUDGET = 600.0
-#: the most any ``--budget`` may be (as ``audit``'s): eleven days and a half
-MAX_BUDGET = 1e6
+#: ``explore --budget``'s default and bound, in seconds: ``service --explore --budget``'s (docs/cli.md), declared once
+EXPLORE_BUDGET, MAX_BUDGET = service_cli.EXPLORE_BUDGET, service_cli.MAX_BUDGET
 
 
 def _shown(text: str) -> str:

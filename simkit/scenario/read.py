@@ -88,8 +88,7 @@ def load(ref: str | Path) -> Scenario:
     name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
         if not path.suffix and not path.exists():
-            bundled_file = SCENARIO_DIR / f"{ref}.toml"
-            path = bundled_file if isinstance(bundled_file, Path) else Path(str(bundled_file))
+            path = Path(str(SCENARIO_DIR / f"{ref}.toml"))
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
         if not path.exists() and path.is_symlink():    # a loop of links, or a link to nothing: not a missing name

@@ -14,11 +14,12 @@ from .checkpoints import STORES
 from .config import FAULT_KINDS, FAULT_ROUTES
 from .contract import CONTRACT_VERSIONS
 
-__all__ = ["COMMANDS", "DEFAULT_PORT", "EXPLORE_BUDGET", "FLAGS", "add_parsers", "cmd_serve", "cmd_service",
-           "flagged"]
+__all__ = ["COMMANDS", "DEFAULT_PORT", "EXPLORE_BUDGET", "FLAGS", "MAX_BUDGET", "add_parsers", "cmd_serve",
+           "cmd_service", "flagged"]
 
 DEFAULT_PORT = 8004
-#: ``service --explore --budget``: the default wall time, in seconds, and the most it may be (docs/cli.md)
+#: ``service --explore --budget`` and ``explore --budget``: the default wall time, in seconds, and the most it may
+#: be (docs/cli.md)
 EXPLORE_BUDGET, MAX_BUDGET = 600.0, 1e6
 #: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
 FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
