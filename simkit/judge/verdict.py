@@ -47,9 +47,8 @@ class Declared:
 
     def of(self, verdict) -> Any:
         """This field of a :class:`Verdict`, or of its ``--json`` object (its default where that lacks it)."""
-        if isinstance(verdict, dict):
-            return verdict[self.json] if self.json in verdict else self.empty()
-        return getattr(verdict, self.name) if hasattr(verdict, self.name) else self.empty()
+        value = verdict.get(self.json, MISSING) if isinstance(verdict, dict) else getattr(verdict, self.name, MISSING)
+        return self.empty() if value is MISSING else value
 
     def failed(self, value) -> bool:
         """Does this value fail the run? A safety field when it holds anything, a liveness one when false."""
@@ -159,16 +158,13 @@ JUDGED: tuple[Declared, ...] = tuple(f for f in FIELDS if f.property != CONTEXT)
 _NAMES, _JSON = tuple(f.name for f in FIELDS), tuple(f.json for f in FIELDS)
 _ANY_FAILS = tuple(f.name for f in FIELDS if f.property == SAFETY)
 _NONE_FAILS = tuple(f.name for f in FIELDS if f.property == LIVENESS)
-_KINDS = tuple((f.name, f.kinds_of) for f in JUDGED)
 
 
 def failure_kind(verdict) -> tuple:
     """How a run fails: the kinds of each judged field, in order (every one empty when ok). ``verdict``: a
     :class:`Verdict` or its ``--json`` object. Runs that fail the same way have the same kind (explore's
     counts, shrink's test of a smaller input, the audit's rows)."""
-    if isinstance(verdict, dict):
-        return tuple(f.kinds_of(f.of(verdict)) for f in JUDGED)
-    return tuple(kinds(getattr(verdict, name)) for name, kinds in _KINDS)
+    return tuple(f.kinds_of(f.of(verdict)) for f in JUDGED)
 
 
 def describe_kind(kind: tuple) -> str:

@@ -134,13 +134,8 @@ def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
     if x.first_violation is None:
         return None, False
     faults, verdict = x.first_violation
-    return Failure(case, describe_kind(_kind_of(verdict)), tuple(faults), verdict,
+    return Failure(case, describe_kind(failure_kind(verdict)), tuple(faults), verdict,
                    failing(case.scenario, faults, case.keep_faults)), False
-
-
-def _kind_of(verdict: dict) -> tuple:
-    """:func:`~simkit.judge.verdict.failure_kind` of a ``--json`` verdict object (read by its JSON names)."""
-    return failure_kind(verdict)
 
 
 # The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer class
