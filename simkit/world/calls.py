@@ -15,7 +15,7 @@ Settlement follows docs/vocabulary.md, "Settlement".
 from __future__ import annotations
 
 from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
-from simkit.ops import lost_op
+from simkit.ops import DECLARED, Call
 from simkit.procedure.driver import Driver
 from simkit.truth.clock import Clock
 from simkit.truth.trace import crossed_outcome, transition_outcome, validated_outcome
@@ -23,6 +23,9 @@ from simkit.truth.trace import crossed_outcome, transition_outcome, validated_ou
 from .external import principal_at
 
 __all__ = ["ExternalCalls"]
+
+#: The ``op`` of the faults that lose a ``Call`` (simkit/requests.py), read once.
+_CALL = DECLARED[Call].lost
 
 
 class ExternalCalls(Driver, part=True):
@@ -44,7 +47,7 @@ class ExternalCalls(Driver, part=True):
 
     def call(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
-        e, mine, name = op.event, op.reservation, lost_op(op)
+        e, mine, name = op.event, op.reservation, _CALL
         if self._unsent(worker, name, e):            # the service never runs it: nothing to settle late either
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)

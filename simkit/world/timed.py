@@ -10,13 +10,17 @@ its reply (it took effect): either way the caller gets ``LOST`` after ``timeout`
 """
 from __future__ import annotations
 
-from simkit.ops import LOST, lost_op
+from simkit.ops import DECLARED, LOST, Barrier, Commit, Effect, Fetch, Overwrite
 from simkit.procedure.driver import Driver
 from simkit.truth.trace import CONFLICT, CURSOR_REFUSED, REQUEST_LOST, commit_step, fetched_outcome
 
 from .calls import ExternalCalls
 
 __all__ = ["TimedRequests"]
+
+#: The ``op`` of the ``lost_request`` and ``lost_response`` faults that lose each request (simkit/requests.py),
+#: read once: these methods run for every event.
+_FETCH, _EFFECT, _COMMIT, _BARRIER, _OVERWRITE = (DECLARED[t].lost for t in (Fetch, Effect, Commit, Barrier, Overwrite))
 
 
 class TimedRequests(ExternalCalls, part=True):
@@ -27,15 +31,14 @@ class TimedRequests(ExternalCalls, part=True):
     def fetch(self, worker, op):
         if not self._ahead(self.timing.fetch_latency):
             yield from self._wait(self.timing.fetch_latency)
-        lost = lost_op(op)                              # the op lost_request and lost_response faults name
-        if self._unsent(worker, lost, None):            # the provider is never asked: no log row, no fetch counted
+        if self._unsent(worker, _FETCH, None):          # the provider is never asked: no log row, no fetch counted
             yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
         page = super().fetch(worker, op)
         if page is None:
             self._row(worker, "fetch", None, CURSOR_REFUSED)
             return None
-        if self._lost(worker, lost, None, self.provider.response_lost()):
+        if self._lost(worker, _FETCH, None, self.provider.response_lost()):
             yield from self._no_reply(worker, "fetch", None)
             return LOST
         top = page.events[-1].position if page.events else None
@@ -45,12 +48,11 @@ class TimedRequests(ExternalCalls, part=True):
     def effect(self, worker, op):
         if not self._ahead(self.timing.effect_latency):
             yield from self._wait(self.timing.effect_latency)
-        lost = lost_op(op)
-        if self._unsent(worker, lost, op.event):        # the sink runs nothing
+        if self._unsent(worker, _EFFECT, op.event):     # the sink runs nothing
             yield from self._no_reply(worker, "effect", op.event, REQUEST_LOST)
             return LOST
         super().effect(worker, op)
-        if self._lost(worker, lost, op.event):
+        if self._lost(worker, _EFFECT, op.event):
             yield from self._no_reply(worker, "effect", op.event)
             return LOST
         self._row(worker, "effect", op.event)
@@ -59,28 +61,28 @@ class TimedRequests(ExternalCalls, part=True):
     def commit(self, worker, op):
         if not self._ahead(self.timing.commit_latency):
             yield from self._wait(self.timing.commit_latency)
-        step, lost = commit_step(op.outcome), lost_op(op)
-        if self._unsent(worker, lost, op.event):        # no receipt, no effect, no applied_position
+        step = commit_step(op.outcome)
+        if self._unsent(worker, _COMMIT, op.event):     # no receipt, no effect, no applied_position
             yield from self._no_reply(worker, step, op.event, REQUEST_LOST)
             return LOST
         ok = Driver.commit(self, worker, op)
-        if self._lost(worker, lost, op.event):
+        if self._lost(worker, _COMMIT, op.event):
             yield from self._no_reply(worker, step, op.event)
             return LOST
         self._row(worker, step, op.event, op.outcome if ok else CONFLICT)
         return ok
 
     def barrier(self, worker, op):
-        return (yield from self._checkpoint_write(worker, super().barrier, op))
+        return (yield from self._checkpoint_write(worker, super().barrier, op, _BARRIER))
 
     def overwrite(self, worker, op):
-        return (yield from self._checkpoint_write(worker, super().overwrite, op))
+        return (yield from self._checkpoint_write(worker, super().overwrite, op, _OVERWRITE))
 
-    def _checkpoint_write(self, worker, write, op):
-        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults."""
+    def _checkpoint_write(self, worker, write, op, lost):
+        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults; ``lost`` is
+        the op of the faults that lose it."""
         if not self._ahead(self.timing.commit_latency):
             yield from self._wait(self.timing.commit_latency)
-        lost = lost_op(op)
         if self._unsent(worker, lost, None):            # no compare, no swap
             yield from self._no_reply(worker, "barrier", None, REQUEST_LOST)
             return LOST
