@@ -7,7 +7,7 @@ import argparse
 import json
 import re
 import sys
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -23,7 +23,7 @@ from simkit.tools import bench
 from simkit.tools import sweep as sweeps
 
 from . import output
-from .contained import contained, within
+from .contained import contained, within, workers_die
 from .output import atomic, check_folder, check_out, figure_formats, say, write_text
 
 __all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo", "cmd_explore",
@@ -169,7 +169,7 @@ def cmd_explore(args) -> int:
                        lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration,
                        seed=seed, points=args.point, dedup=not args.no_dedup, keep_faults=args.with_scenario_faults,
                        jobs=args.jobs, progress=not args.json and sys.stderr.isatty())
-    with _workers_die(f"explore {sc.name}"):
+    with workers_die(f"explore {sc.name}"):
         x = within(args.budget, work, lambda: _over_budget(sc, args), f"explore {sc.name}")
     replay = _replay_command(args.out, args) if out else ""
     if out and x.first_violation is not None:
@@ -191,18 +191,6 @@ def cmd_explore(args) -> int:
     return 0
 
 
-@contextmanager
-def _workers_die(who: str):
-    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer) as one
-    line, not ``BrokenProcessPool``'s traceback."""
-    from concurrent.futures.process import BrokenProcessPool
-    try:
-        yield
-    except BrokenProcessPool:
-        raise SimkitError(f"{who}: a worker process ended without a result: did the consumer end its own process, "
-                          "or was it killed (out of memory)?") from None
-
-
 def _over_budget(sc, args) -> str:
     """What ``explore`` says when its budget runs out: nothing was judged, and how to ask for less."""
     bounds = [f"{n} {one if n == 1 else many}" for n, one, many in (
@@ -222,7 +210,7 @@ def cmd_sweep(args) -> int:
     sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
     for s in args.strategy or ():
         resolve(s)
-    with _workers_die(f"sweep {sc.name}"):
+    with workers_die(f"sweep {sc.name}"):
         result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
                               first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
                               progress=not args.json and sys.stderr.isatty())

@@ -11,7 +11,8 @@ that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
 :func:`within` runs a command's work in a child process leading its own process group and waits for its result
 at most ``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
 started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command as
-they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too.
+they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too, and so is
+a pool's worker that does (:func:`workers_die`).
 """
 from __future__ import annotations
 
@@ -20,14 +21,13 @@ import ctypes
 import functools
 import os
 import pickle
-import selectors
 import signal
-import struct
 import sys
 import time
 import traceback
 import warnings
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from typing import TypeVar
 
 from simkit.errors import Note, SimkitError, told
@@ -35,7 +35,7 @@ from simkit.tools.pool import terminated, worker_start
 
 from .output import own_stdout
 
-__all__ = ["OverBudget", "contained", "within"]
+__all__ = ["OverBudget", "contained", "within", "workers_die"]
 
 T = TypeVar("T")
 
@@ -100,14 +100,15 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
     pid = os.fork()
     if pid == 0:                                # pragma: no cover -- the child, measured by its parent's tests
         os.close(r)
-        _child(w, parent, work)
+        _child(Connection(w, readable=False), parent, work)
     os.close(w)
     child = _Child(pid)
+    answers = Connection(r, writable=False)     # multiprocessing's framing: a length, then a pickle
     try:
         with terminated():
-            return _answer(r, child, time.monotonic() + seconds, over, who)
+            return _answer(answers, child, time.monotonic() + seconds, over, who)
     finally:
-        os.close(r)
+        answers.close()
         child.end()
 
 
@@ -143,21 +144,18 @@ class _Child:
         return self.status
 
 
-def _child(w: int, parent: int, work) -> None:
+def _child(pipe: Connection, parent: int, work) -> None:
     """The child of :func:`within`: lead a process group of its own, die with the command, run ``work``, send
     its notes and result (or exception) up the pipe, and exit without running the command's own exit code."""
     me = os.getpid()
     try:
         os.setpgid(0, 0)
         worker_start(parent)
-        pipe = os.fdopen(w, "wb")
 
         def send(kind: str, payload) -> None:
             if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
                 os._exit(0)
-            data = pickle.dumps((kind, payload), protocol=pickle.HIGHEST_PROTOCOL)
-            pipe.write(struct.pack("<Q", len(data)) + data)
-            pipe.flush()
+            pipe.send((kind, payload))
 
         def note(message, category, *args, **kwargs):
             if issubclass(category, Note):
@@ -202,46 +200,30 @@ def _portable(exc: BaseException) -> BaseException:
         return cls(f"{type(exc).__name__}: {told(exc)}")
 
 
-def _answer(r: int, child: _Child, deadline: float, over: Callable[[], str], who: str):
-    """Read the child's frames until its result (returned), its exception (raised), its end without one (the pipe
+def _answer(answers: Connection, child: _Child, deadline: float, over: Callable[[], str], who: str):
+    """Read the child's messages until its result (returned), its exception (raised), its end without one (the pipe
     closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError), or the
     deadline (:class:`OverBudget`)."""
-    frames = _Frames()
-    with selectors.DefaultSelector() as sel:
-        sel.register(r, selectors.EVENT_READ)
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                if sys.stderr is not None and sys.stderr.isatty():
-                    sys.stderr.write("\r\x1b[K")           # the child's progress bar, cut short
-                raise OverBudget(over())
-            if not sel.select(min(left, 0.5)):
-                if child.gone() and not sel.select(0):
-                    raise SimkitError(f"{who}: {_said(child.end())}")
-                continue
-            chunk = os.read(r, 1 << 20)
-            if not chunk:
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            if sys.stderr is not None and sys.stderr.isatty():
+                sys.stderr.write("\r\x1b[K")               # the child's progress bar, cut short
+            raise OverBudget(over())
+        if not answers.poll(min(left, 0.5)):
+            if child.gone() and not answers.poll(0):
                 raise SimkitError(f"{who}: {_said(child.end())}")
-            for kind, payload in frames.add(chunk):
-                if kind == "note":
-                    warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
-                elif kind == "error":
-                    raise payload
-                else:
-                    return payload
-
-
-class _Frames:
-    """The child's messages, each a length and a pickle, from the bytes as they come."""
-
-    def __init__(self):
-        self.buffer = b""
-
-    def add(self, chunk: bytes):
-        self.buffer += chunk
-        while len(self.buffer) >= 8 and len(self.buffer) >= 8 + (size := struct.unpack("<Q", self.buffer[:8])[0]):
-            frame, self.buffer = self.buffer[8:8 + size], self.buffer[8 + size:]
-            yield pickle.loads(frame)
+            continue
+        try:
+            kind, payload = answers.recv()
+        except (EOFError, OSError):             # closed, or closed mid-message: ended without an answer
+            raise SimkitError(f"{who}: {_said(child.end())}") from None
+        if kind == "note":
+            warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
+        elif kind == "error":
+            raise payload
+        else:
+            return payload
 
 
 def _said(status: int | None) -> str:
@@ -252,5 +234,18 @@ def _said(status: int | None) -> str:
         how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     else:
         how = f"exit status {os.WEXITSTATUS(status)}"
-    return (f"the process doing the work ended ({how}) without a result: did the consumer end its own process, "
-            "or was it killed (out of memory)?")
+    return f"the process doing the work ended ({how}) without a result: {_WHY}"
+
+
+_WHY = "did the consumer end its own process, or was it killed (out of memory)?"
+
+
+@contextlib.contextmanager
+def workers_die(who: str):
+    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer) as one
+    line opening with ``who``, not ``BrokenProcessPool``'s traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+    try:
+        yield
+    except BrokenProcessPool:
+        raise SimkitError(f"{who}: a worker process ended without a result: {_WHY}") from None
