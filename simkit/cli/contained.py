@@ -17,7 +17,6 @@ a pool's worker that does (:func:`workers_die`).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import pickle
@@ -31,7 +30,7 @@ from multiprocessing.connection import Connection
 from typing import TypeVar
 
 from simkit.errors import Note, SimkitError, told
-from simkit.tools.pool import terminated, worker_start
+from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .output import own_stdout
 
@@ -45,7 +44,6 @@ class OverBudget(SimkitError):
 
 
 # -- every command ---------------------------------------------------------------------------------------------
-_PR_SET_PDEATHSIG = 1
 _STATE = {"armed": 0, "forker": 0, "hooked": False}
 
 
@@ -55,14 +53,8 @@ def _before_fork() -> None:
 
 def _after_fork_in_child() -> None:
     """In a process forked while a command runs: die when the process that forked it dies."""
-    if not _STATE["armed"]:
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != _STATE["forker"]:        # the parent died before the request: end now
-        os._exit(1)
+    if _STATE["armed"]:
+        die_with_parent(_STATE["forker"])
 
 
 def contained(command):

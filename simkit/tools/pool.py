@@ -22,7 +22,7 @@ from contextlib import contextmanager
 
 from simkit.errors import Note, Terminated
 
-__all__ = ["JOBS_PER_CPU", "most", "pool_map", "processes", "terminated", "worker_start"]
+__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "processes", "terminated", "worker_start"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
@@ -120,7 +120,7 @@ _PR_SET_PDEATHSIG = 1
 _forker = [0]                                   # the pid of the process about to fork (os.register_at_fork)
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ask the kernel (Linux) to SIGKILL this process when its parent dies; if the parent is gone already (it died
     before the request), end now."""
     if sys.platform.startswith("linux"):
@@ -138,6 +138,6 @@ def worker_start(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
-    _die_with_parent(parent)
+    die_with_parent(parent)
     os.register_at_fork(before=lambda: _forker.__setitem__(0, os.getpid()),
-                        after_in_child=lambda: _die_with_parent(_forker[0]))
+                        after_in_child=lambda: die_with_parent(_forker[0]))
