@@ -6,21 +6,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import TWO_PAGES
+from test_hostile import one_line_exit_2
 
 import simkit
 from simkit.cli import main
 
 DIGITS = "1" * 5000                             # past Python's 4,300-digit limit on int() and str()
-
-
-def one_line_exit_2(capsys, argv, message: str) -> str:
-    """``simkit ARGV`` answers one line on stderr containing ``message``, exit 2, nothing on stdout."""
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert captured.err.count("\n") == 1 and captured.err.startswith("simkit: "), captured.err
-    assert message in captured.err, captured.err
-    return captured.err
 
 
 def pages(*spec) -> list[dict]:
