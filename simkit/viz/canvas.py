@@ -225,7 +225,7 @@ class Canvas:
         """For a ``draw`` given to :meth:`render`: ``ax``'s legend, whose texts are ``texts``, made by ``make()``
         unless a legend with the same key (:meth:`_legends`) was rendered before: then its pixels are pasted and
         no legend is made (making one, its handles and texts, costs more than drawing it)."""
-        key = (self.axes.index(ax), ax.get_position().bounds, tuple(texts))
+        key = self._legend_key(self.axes.index(ax), ax, texts)
         if key in self._legend_pixels:
             self._pasted.append(key)
         else:
@@ -235,8 +235,14 @@ class Canvas:
         """The Axes' legends, each keyed by its Axes, the box it is drawn in (an Axes of fixed aspect shrinks to
         its data) and its texts: a legend with the same key is the same picture (its texts name its marks), blitted
         instead of drawn again. (A legend is anchored outside its Axes, where nothing else is drawn.)"""
-        return [((i, ax.get_position().bounds, tuple(t.get_text() for t in ax.legend_.texts)), ax.legend_)
+        return [(self._legend_key(i, ax, [t.get_text() for t in ax.legend_.texts]), ax.legend_)
                 for i, ax in enumerate(self.axes) if ax.legend_ is not None]
+
+    @staticmethod
+    def _legend_key(i: int, ax, texts: Sequence[str]) -> tuple:
+        """The key of the legend of ``ax`` (the ``i``-th Axes) whose texts are ``texts``: one for the legends
+        rendered (:meth:`_legends`) and the ones :meth:`legend` is asked for, so that the two always agree."""
+        return i, ax.get_position().bounds, tuple(texts)
 
     def _encode(self) -> bytes:
         """The rendered pixels inside the box of all that was drawn (every pixel that is not the white
