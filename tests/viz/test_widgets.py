@@ -291,24 +291,34 @@ def test_a_redrawn_canvas_gives_the_pixels_of_a_new_figure():
     legend drawn before blitted. After other runs, the picture of a run is exactly the one a new figure with its
     Axes at the same places gives."""
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     from simkit.viz.explorer import run_canvas
-    from simkit.viz.show import draw_run, run_axes
+    from simkit.viz.show import draw_run
 
     a, b = widgets.explorer_run(seed=8), widgets.explorer_run(strategy="persist_token_on_fetch", seed=9)
     reused = run_canvas()
     for run in (a, b, a):                           # a's legends the last time: blitted
         reused.render(lambda axes, run=run: draw_run(axes, run))
-    fig = Figure(figsize=reused.figure.get_size_inches())
+    assert np.array_equal(new_figure_pixels(reused, a), np.asarray(reused.canvas.buffer_rgba()))
+
+
+def new_figure_pixels(canvas, run):
+    """The pixels of ``run`` drawn by ``draw_run`` on a new figure of ``canvas``'s size, its Axes where the
+    canvas's are."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from simkit.viz.show import draw_run, run_axes
+
+    fig = Figure(figsize=canvas.figure.get_size_inches())
     axes = run_axes(fig)
-    for ax, placed in zip(axes, reused.axes):
+    for ax, placed in zip(axes, canvas.axes):
         ax.set_position(placed.get_position(original=True))
-    draw_run(axes, a)
+    draw_run(axes, run)
     new = FigureCanvasAgg(fig)
     new.draw()
-    assert np.array_equal(np.asarray(new.buffer_rgba()), np.asarray(reused.canvas.buffer_rgba()))
+    return np.asarray(new.buffer_rgba())
 
 
 def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_it_pastes():
@@ -317,12 +327,9 @@ def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_i
     import io
 
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from PIL import Image
 
     from simkit.viz.explorer import _draw_run, run_canvas
-    from simkit.viz.show import draw_run, run_axes
 
     a, b = widgets.explorer_run(seed=12), widgets.explorer_run(seed=13)
     canvas = run_canvas()
@@ -331,14 +338,7 @@ def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_i
     canvas.render(lambda axes: _draw_run(canvas, axes, b))
     picture = canvas.render(lambda axes: _draw_run(canvas, axes, a))
     assert canvas.axes[0].get_legend() is None and canvas._pasted   # the same texts: pasted
-    fig = Figure(figsize=canvas.figure.get_size_inches())
-    axes = run_axes(fig)
-    for ax, placed in zip(axes, canvas.axes):
-        ax.set_position(placed.get_position(original=True))
-    draw_run(axes, a)
-    new = FigureCanvasAgg(fig)
-    new.draw()
-    expected = np.asarray(new.buffer_rgba())
+    expected = new_figure_pixels(canvas, a)
     assert np.array_equal(expected, np.asarray(canvas.canvas.buffer_rgba()))
     shown = np.asarray(Image.open(io.BytesIO(picture)).convert("RGB"))
     ink = np.argwhere((expected[..., :3] != 255).any(axis=-1))
