@@ -397,6 +397,22 @@ def test_rgb_png_is_the_pixels_losslessly():
         assert image.mode == "RGB" and np.array_equal(np.asarray(image), pixels)
 
 
+def test_the_explorer_displays_the_verdict_note_and_figure_together_once_drawn(monkeypatch):
+    """Issue 31: a change's verdict, note and figure are displayed after the figure is drawn, not the verdict first
+    and the figure a redraw later (the output would sit without its figure meanwhile)."""
+    from simkit.viz import explorer as module
+    from simkit.viz.canvas import Canvas
+
+    e = widgets.explorer()
+    order: list[str] = []
+    render = Canvas.render
+    monkeypatch.setattr(Canvas, "render", lambda self, draw: (order.append("drawn"), render(self, draw))[1])
+    monkeypatch.setattr(module, "run_tables", lambda *a, **k: order.append("verdict and note"))
+    monkeypatch.setattr(module, "display_png", lambda *a, **k: order.append("figure"))
+    e.controls["seed"].value = 8
+    assert order == ["drawn", "verdict and note", "figure"]
+
+
 def test_the_explorer_canvas_has_room_for_the_widest_legends():
     """Laid out once, the explorer's figure holds the legends of every mark and every fate, uncut."""
     from simkit.viz.explorer import run_canvas
