@@ -1,4 +1,5 @@
-"""simkit: seed 000's crash-safe cursor handoff, executed in a deterministic SimPy world and judged from ground truth.
+"""simkit: seed 000's crash-safe cursor handoff, executed in a deterministic SimPy world and judged from
+ground truth.
 
 The layers, each a subpackage, in the order a run flows through them (docs/architecture.md draws it):
 
@@ -43,8 +44,10 @@ except _NotInstalled:                       # a source tree on sys.path, never i
     __version__ = "0+unknown"
 
 __all__ = [
-    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault", "GroundTruth",
-    "Page", "Run",
-    "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict", "World",
-    "__version__", "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve", "simulate",
+    "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault",
+    "GroundTruth", "Page", "Run",
+    "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict",
+    "World",
+    "__version__", "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve",
+    "simulate",
 ]

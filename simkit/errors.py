@@ -6,19 +6,20 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 
 import re
 
-__all__ = ["printable", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError",
-           "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
+__all__ = ["printable", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError",
+           "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
     """``text`` with every character a terminal would obey written as its escape (``\\x1b``, ``\\n``): it
-    prints as itself, on one line. A message or description may echo a file name, key or string from a file."""
+    prints as itself, on one line. A message or description may echo a file name, key or string from a
+    file."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def told(exc: BaseException) -> str:
-    """``str(exc)``, or what can be said of ``exc`` when its ``__str__`` itself raises (a user's plugin may define
-    one that does): its message must not become a second traceback."""
+    """``str(exc)``, or what can be said of ``exc`` when its ``__str__`` itself raises (a user's plugin may
+    define one that does): its message must not become a second traceback."""
     try:
         return str(exc)
     except Exception:
@@ -29,10 +30,12 @@ def told(exc: BaseException) -> str:
 
 
 def long_integer(text: str) -> str:
-    """What to say of a TOML ``text`` whose integer Python refuses to read (more than 4,300 decimal digits: tomllib
-    raises a bare ValueError), naming its line."""
+    """What to say of a TOML ``text`` whose integer Python refuses to read (more than 4,300 decimal digits:
+    tomllib raises a bare ValueError), naming its line."""
     m = re.search(r"[0-9][0-9_]{4300,}", text)
-    return f"{f'line {text.count(chr(10), 0, m.start()) + 1}: ' if m else ''}an integer of more than 4300 digits"
+    return (
+        f"{f'line {text.count(chr(10), 0, m.start()) + 1}: ' if m else ''}an integer of more than 4300 digits"
+    )
 
 
 class SimkitError(Exception):
@@ -43,7 +46,8 @@ class SimkitError(Exception):
 
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)
-        self.param = param          # kept by pickling (the instance's __dict__), so a worker process's error has it
+        # kept by pickling (the instance's __dict__), so a worker process's error has it
+        self.param = param
 
 
 class ScenarioError(SimkitError, ValueError):
@@ -55,13 +59,15 @@ class StrategyError(SimkitError, LookupError):
 
 
 class ConsumerError(SimkitError, RuntimeError):
-    """A consumer's own code raised during a run, or yielded something that is not a request. The message names
-    the strategy, the exception and where it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
+    """A consumer's own code raised during a run, or yielded something that is not a request. The message
+    names the strategy, the exception and where it was raised
+    (:func:`simkit.procedure.strategies.consumer_error`)."""
 
 
 class Note(UserWarning):
-    """What a user should know that is no error (``jobs 1000: using 8 worker processes``), as a warning; ``param``
-    as :class:`SimkitError`'s. The command line prints it as one line ``simkit: ...`` naming the flag."""
+    """What a user should know that is no error (``jobs 1000: using 8 worker processes``), as a warning;
+    ``param`` as :class:`SimkitError`'s. The command line prints it as one line ``simkit: ...`` naming the
+    flag."""
 
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)
@@ -83,10 +89,10 @@ class Interrupted(KeyboardInterrupt):
 
 
 class TimedOut(SimkitError):
-    """A run took longer in wall-clock time than it may (:data:`simkit.world.guard.WALL_SECONDS`): a consumer that
-    sleeps or spins in its own code, where the simulated world's guards do not reach."""
+    """A run took longer in wall-clock time than it may (:data:`simkit.world.guard.WALL_SECONDS`): a consumer
+    that sleeps or spins in its own code, where the simulated world's guards do not reach."""
 
 
-#: What a signal handler raises (:class:`Terminated`, :class:`Interrupted`, :class:`TimedOut`): never taken for a
-#: consumer's own error, though it is raised in the consumer's code.
+#: What a signal handler raises (:class:`Terminated`, :class:`Interrupted`, :class:`TimedOut`): never taken
+#: for a consumer's own error, though it is raised in the consumer's code.
 SIGNALLED = (Terminated, Interrupted, TimedOut)

@@ -1,5 +1,5 @@
-"""The vocabulary of docs/vocabulary.md as plain data: events, pages, checkpoints, outcomes, crash points; and the
-scenario file's tables (docs/scenarios.md) they are read into."""
+"""The vocabulary of docs/vocabulary.md as plain data: events, pages, checkpoints, outcomes, crash points; and
+the scenario file's tables (docs/scenarios.md) they are read into."""
 from __future__ import annotations
 
 import hashlib
@@ -12,12 +12,13 @@ from . import requests
 from ._codegen import compile_function
 
 __all__ = [
-    "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS", "LOST_FAULTS",
-    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record", "default_id", "default_position",
-    "Event",
+    "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS",
+    "LOST_FAULTS",
+    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record", "default_id",
+    "default_position", "Event",
     "Page", "Checkpoint", "Fault", "EventSpec", "Timing", "RandomFaults", "Initial", "Scenario", "PENDING",
-    "PROVISIONAL", "COMMITTED", "STATES", "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation",
-    "Reply", "canonical_request", "fingerprint",
+    "PROVISIONAL", "COMMITTED", "STATES", "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS",
+    "Reservation", "Reply", "canonical_request", "fingerprint",
 ]
 
 #: Outcomes a receipt may bind to an event id (docs/vocabulary.md, "Outcomes").
@@ -38,8 +39,8 @@ FAULT_KINDS = ("crash", "lost_response", "lost_request", "pause", "late_reply", 
 #: (:data:`LOST_OPS`). ``lost_response``: the request took effect, its reply never came; ``lost_request``: the
 #: request never arrived. Either way the caller times out not knowing which.
 LOST_FAULTS = ("lost_response", "lost_request")
-#: The trace outcome of a request whose caller got no reply and times out: it took effect but its reply was lost
-#: (``lost_response``, or a fetch response the provider lost), or it never arrived and nothing changed
+#: The trace outcome of a request whose caller got no reply and times out: it took effect but its reply was
+#: lost (``lost_response``, or a fetch response the provider lost), or it never arrived and nothing changed
 #: (``lost_request``). The caller cannot tell them apart; the trace, written by the world, can.
 REPLY_LOST, REQUEST_LOST = "reply lost", "request lost"
 #: Faults on the reply of an external call (seed 001): they always name the ``effect`` op.
@@ -58,8 +59,8 @@ def record(cls):
     The values on the hot path of a run (events, pages, checkpoints, requests) are immutable, so a consumer
     cannot change durable state behind the store's back; this keeps that and builds them at the cost of a
     plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field). The
-    ``__init__`` is compiled by :func:`simkit._codegen.compile_function`: a traceback through it shows its lines.
-    """
+    ``__init__`` is compiled by :func:`simkit._codegen.compile_function`: a traceback through it shows its
+    lines. """
     cls = dataclass(frozen=True, slots=True)(cls)
     unsupported = [f.name for f in fields(cls) if f.default_factory is not MISSING or not f.init or f.kw_only]
     if unsupported or hasattr(cls, "__post_init__"):
@@ -81,11 +82,13 @@ def record(cls):
 
 
 def default_id(position: int) -> str:
-    """The id of an event its scenario does not name: ``e<position>`` (docs/scenarios.md, ``[[pages]] ids``)."""
+    """The id of an event its scenario does not name: ``e<position>`` (docs/scenarios.md, ``[[pages]]
+    ids``)."""
     return f"e{position}"
 
 
-_LAST_PARSED: list = ["", None]     # the last id default_position read, and its answer (a run asks ~5 times in a row)
+# the last id default_position read, and its answer (a run asks ~5 times in a row)
+_LAST_PARSED: list = ["", None]
 
 
 def default_position(event_id: str) -> int | None:
@@ -94,8 +97,10 @@ def default_position(event_id: str) -> int | None:
     if event_id is last[0]:
         return last[1]
     digits = event_id[1:]
-    if (event_id[:1] != "e" or not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and digits != "0")
-            or len(digits) > 19):       # no position is past 2**63 (19 digits); int() raises past 4,300 of them
+    if (event_id[:1] != "e" or not digits.isdigit() or not digits.isascii()
+        or (digits[0] == "0" and digits != "0")
+            # no position is past 2**63 (19 digits); int() raises past 4,300 of them
+            or len(digits) > 19):
         p = None
     else:
         p = int(digits)
@@ -193,8 +198,8 @@ class Timing:
 
 @dataclass(slots=True)
 class RandomFaults:
-    """Seeded faults (``[random_faults]``, docs/scenarios.md, "Random faults"): probabilities per crash-point pass,
-    per reply (``lost_response``) or per request (``lost_request``)."""
+    """Seeded faults (``[random_faults]``, docs/scenarios.md, "Random faults"): probabilities per crash-point
+    pass, per reply (``lost_response``) or per request (``lost_request``)."""
 
     crash: float = 0.0
     lost_response: float = 0.0
@@ -215,10 +220,12 @@ class Initial:
 
     def durable(self, events: Iterable[Event], start: str) -> tuple[Checkpoint, dict[str, tuple[str, int]]]:
         """The checkpoint and the receipts (event id -> ``("applied", position)``) at time 0, for a stream of
-        ``events`` whose first cursor is ``start``: what the SimPy world and ``simkit live`` both begin from."""
+        ``events`` whose first cursor is ``start``: what the SimPy world and ``simkit live`` both begin
+        from."""
         id_at = {e.position: e.id for e in events}
         receipts = {id_at[p]: ("applied", p) for p in self.receipts}
-        return Checkpoint(self.resume_cursor or start, self.applied_position, self.checkpoint_version), receipts
+        return Checkpoint(self.resume_cursor or start, self.applied_position,
+                          self.checkpoint_version), receipts
 
 
 @dataclass(slots=True)
@@ -245,11 +252,12 @@ class Scenario:
     source: str = "<scenario>"
 
 
-# -- settlement of retryable external calls (docs/vocabulary.md, settlement) ------------------------------------
+# -- settlement of retryable external calls (docs/vocabulary.md, settlement) ---------------------------------
 PENDING, PROVISIONAL, COMMITTED = "pending", "provisional", "committed"
 STATES = (PENDING, PROVISIONAL, COMMITTED)
-#: The settlement policies (docs/vocabulary.md, "Settlement"), in the order of the table there: the scenario key
-#: ``settlement`` (:data:`simkit.scenario.read.SETTLEMENTS`) and the ledger (:data:`simkit.store.settlement.POLICIES`).
+#: The settlement policies (docs/vocabulary.md, "Settlement"), in the order of the table there: the scenario
+#: key ``settlement`` (:data:`simkit.scenario.read.SETTLEMENTS`) and the ledger
+#: (:data:`simkit.store.settlement.POLICIES`).
 POLICIES = ("fenced", "last_write_wins", "unfenced", "split_validate_write")
 #: Weak observations (seed 001 step 5): they may only ever write ``provisional``.
 WEAK = ("timeout", "cancelled", "expired")
@@ -278,8 +286,8 @@ class Reservation:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A success reply from the external service: the identity it carries and the service's number of the request
-    it answers (ground truth: :attr:`simkit.world.external.ExternalService.requests`)."""
+    """A success reply from the external service: the identity it carries and the service's number of the
+    request it answers (ground truth: :attr:`simkit.world.external.ExternalService.requests`)."""
 
     identity: Reservation
     request: int
@@ -293,5 +301,6 @@ def canonical_request(event: Event) -> dict:
 
 
 def fingerprint(request: dict) -> str:
-    """SHA-256 of the canonical JSON of a request (never ``hash()``: a run must not depend on PYTHONHASHSEED)."""
+    """SHA-256 of the canonical JSON of a request (never ``hash()``: a run must not depend on
+    PYTHONHASHSEED)."""
     return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -1,5 +1,5 @@
-"""The requests a consumer procedure yields, and the crash points around them (docs/vocabulary.md, "The procedure"
-and "Crash points").
+"""The requests a consumer procedure yields, and the crash points around them (docs/vocabulary.md, "The
+procedure" and "Crash points").
 
 A consumer never does I/O: it yields one of these and receives the result. A driver (the SimPy world, or a
 real process against a real database) executes it. ``LOST`` is the result of a request whose reply never came.
@@ -15,8 +15,8 @@ from . import requests
 from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
 from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
-__all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call", "Settle",
-           "Commit", "Barrier", "Overwrite", "Wait", "Halt", "REQUESTS", "DECLARED", "CRASH_POINTS",
+__all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call",
+           "Settle", "Commit", "Barrier", "Overwrite", "Wait", "Halt", "REQUESTS", "DECLARED", "CRASH_POINTS",
            "EVENT_POINTS", "LOST_OPS", "Request", "crash_points", "lost_op", "malformed", "request_table"]
 
 
@@ -74,7 +74,8 @@ class Effect:
 
 @record
 class Reserve:
-    """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its reservation.
+    """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its
+    reservation.
 
     The driver supplies the canonical request fingerprint and the authorization binding in force. Result: the
     :class:`~simkit.store.settlement.Operation` (its ``reservation`` and ``state``).
@@ -87,8 +88,8 @@ class Call:
     """Call the external service with exactly this reservation tuple (seed 001 step 2).
 
     Result: a :class:`~simkit.store.settlement.Reply` (the identity it carries may be another request's), or
-    :data:`~simkit.store.settlement.TIMEOUT` when no reply came in time (lost, or late: a late reply is settled
-    by the driver when it arrives).
+    :data:`~simkit.store.settlement.TIMEOUT` when no reply came in time (lost, or late: a late reply is
+    settled by the driver when it arrives).
     """
     event: Event
     reservation: Reservation
@@ -96,9 +97,9 @@ class Call:
 
 @record
 class Settle:
-    """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under ``reservation`` into the operation record,
-    under the run's settlement policy. Result: the record's state after (``committed``, ``provisional``,
-    ``pending``)."""
+    """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under ``reservation`` into the operation
+    record, under the run's settlement policy. Result: the record's state after (``committed``,
+    ``provisional``, ``pending``)."""
     event: Event
     reservation: Reservation
     observation: Reply | str = TIMEOUT
@@ -191,8 +192,8 @@ def crash_points(op) -> tuple[str | None, str | None]:
 
 
 def lost_op(op) -> str | None:
-    """Which ``op`` of ``lost_response`` and ``lost_request`` faults names this request (``Reserve`` and ``Settle``,
-    seed 001's store transactions, have none): its row's ``lost``."""
+    """Which ``op`` of ``lost_response`` and ``lost_request`` faults names this request (``Reserve`` and
+    ``Settle``, seed 001's store transactions, have none): its row's ``lost``."""
     r = DECLARED.get(type(op))
     return None if r is None else r.lost
 
@@ -208,8 +209,9 @@ def request_table() -> str:
     return "\n".join(lines)
 
 
-#: The largest position or version a request may carry: SQLite's INTEGER and the trace's 64-bit columns stop here
-#: (past it one store raised OverflowError and the other kept it; a negative one, the same). Both stores refuse what
+#: The largest position or version a request may carry: SQLite's INTEGER and the trace's 64-bit columns stop
+#: here (past it one store raised OverflowError and the other kept it; a negative one, the same). Both stores
+#: refuse what
 #: :func:`malformed` names, before they write anything.
 MAX_FIELD = 2**63 - 1
 
@@ -230,9 +232,9 @@ def _ANY(v) -> bool:
 
 
 def malformed(op) -> str | None:
-    """The first field of request ``op`` whose value its annotation does not admit, as ``Commit.applied_position
-    is 2.5 (float), not int``; ``None`` if every field is well-formed. A driver asks when a request fails, to
-    blame the consumer's request, not itself."""
+    """The first field of request ``op`` whose value its annotation does not admit, as
+    ``Commit.applied_position is 2.5 (float), not int``; ``None`` if every field is well-formed. A driver asks
+    when a request fails, to blame the consumer's request, not itself."""
     if not dataclasses.is_dataclass(op):
         return None
     for f in dataclasses.fields(op):

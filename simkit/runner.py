@@ -1,5 +1,5 @@
-"""One run: a world, then its verdict (docs/architecture.md, "one run"). Above both the world and the judge, so that
-neither imports the other: the world records ground truth, :func:`simulate` hands it to the judge.
+"""One run: a world, then its verdict (docs/architecture.md, "one run"). Above both the world and the judge,
+so that neither imports the other: the world records ground truth, :func:`simulate` hands it to the judge.
 """
 from __future__ import annotations
 
@@ -40,14 +40,15 @@ class Run:
         return self._truth
 
     def as_dict(self) -> dict:
-        """The ``--json`` object of docs/verdict.md, with ``stopped``: ``None``, or why the progress guard ended
-        the run."""
+        """The ``--json`` object of docs/verdict.md, with ``stopped``: ``None``, or why the progress guard
+        ended the run."""
         w = self.world
         return {
             "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
             "settlement": w.settlement,
             **self.verdict.as_dict(),
-            "stopped": w.stopped,               # why the progress guard ended the run (then completed is false)
+            # why the progress guard ended the run (then completed is false)
+            "stopped": w.stopped,
             "final_checkpoint": w.store.checkpoint.as_dict(),
             "crashes": w.crashes,
             "fetches": len(w.provider.log),

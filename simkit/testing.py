@@ -13,11 +13,12 @@
         assert_ok_on(MyConsumer, "retry_walkthrough", "quarantine_boundary")
 
 A failure raises ``AssertionError`` whose message is what ``simkit audit`` (or ``simkit compare``) prints: the
-verdict table, then the ``simkit run`` line that replays the first failure from the scenario file written for it.
+verdict table, then the ``simkit run`` line that replays the first failure from the scenario file written for
+it.
 
 It is also a pytest plugin: ``pytest_plugins = ["simkit.testing"]`` in a ``conftest.py`` adds the fixture
-``simkit_audit`` (:func:`assert_passes_audit` writing its failure file into the test's ``tmp_path``) and the option
-``--simkit-budget SECONDS`` (the audit's budget for every test that uses the fixture).
+``simkit_audit`` (:func:`assert_passes_audit` writing its failure file into the test's ``tmp_path``) and the
+option ``--simkit-budget SECONDS`` (the audit's budget for every test that uses the fixture).
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from simkit.tools.scenario_toml import replay_command
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
 
-#: The audit budget, in seconds of wall time, when a test names none: a test suite's scale, not ``simkit audit``'s.
+#: The audit budget, in seconds of wall time, when a test names none: a test suite's scale, not ``simkit
+#: audit``'s.
 BUDGET = 30.0
 
 
@@ -47,8 +49,9 @@ def _consumer(consumer) -> type[Consumer]:
 
 
 def _reference(consumer) -> str:
-    """How ``simkit run`` names ``consumer`` from anywhere: as given when it is a string, else ``path/to/file.py:Class``
-    for a class defined in a file (a test module is often not importable by its module name from the shell)."""
+    """How ``simkit run`` names ``consumer`` from anywhere: as given when it is a string, else
+    ``path/to/file.py:Class`` for a class defined in a file (a test module is often not importable by its
+    module name from the shell)."""
     if isinstance(consumer, str):
         return consumer
     ref = strategy_ref(consumer)
@@ -68,13 +71,15 @@ def _reference(consumer) -> str:
 
 
 def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int = 1, sweep_seeds: int = 5,
-                        first_only: bool = False, jobs: int | None = 1, out: str | Path | None = None) -> Audit:
-    """Judge ``consumer`` as ``simkit audit`` does (:func:`simkit.audit`); return the :class:`~simkit.Audit` when it
-    passes.
+                        first_only: bool = False, jobs: int | None = 1,
+                        out: str | Path | None = None) -> Audit:
+    """Judge ``consumer`` as ``simkit audit`` does (:func:`simkit.audit`); return the :class:`~simkit.Audit`
+    when it passes.
 
     Args:
         consumer: a Consumer subclass, or a strategy name / ``path.py:Class`` / ``module:Class`` reference.
-        budget: seconds of wall time; the cheapest cases run first, and cases left when it is spent are not judged
+        budget: seconds of wall time; the cheapest cases run first, and cases left when it is spent are not
+        judged
             (``None``: every case, which takes minutes).
         seeds: seeds per bundled scenario.
         sweep_seeds: seeds per generated scenario under random faults.
@@ -83,12 +88,13 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
         out: where to write the first failure as a scenario file (default: a new temporary folder).
 
     Raises:
-        AssertionError: the consumer fails a case ``safe`` passes; the message is the audit's verdict table and
+        AssertionError: the consumer fails a case ``safe`` passes; the message is the audit's verdict table
+        and
             the ``simkit run`` line that replays the first failure from ``out``.
     """
     __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
-    result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only, jobs=jobs,
-                   budget=budget)
+    result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only,
+                   jobs=jobs, budget=budget)
     if result.ok:
         return result
     result = replace(result, reference=_reference(consumer))
@@ -134,11 +140,12 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     lines = [f"{len(failed)} of {len(runs)} runs of {_reference(consumer)} are not ok", "",
              table(rows, ("scenario", "seed", "ok", "lost", "duplicated", "regressions", "invariants broken",
                           "halted")), ""]
-    lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}" for target, r in failed]
+    lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}"
+              for target, r in failed]
     raise AssertionError("\n" + "\n".join(lines))
 
 
-# -- the pytest plugin: pytest_plugins = ["simkit.testing"] ------------------------------------------------------------
+# -- the pytest plugin: pytest_plugins = ["simkit.testing"] --------------------------------------------------
 def pytest_addoption(parser) -> None:
     parser.getgroup("simkit").addoption(
         "--simkit-budget", type=float, default=None, metavar="SECONDS",
@@ -159,7 +166,8 @@ def simkit_audit(request, tmp_path) -> Callable[..., Audit]:
     return judged
 
 
-try:                                    # a fixture where pytest is installed; the functions above need no pytest
+# a fixture where pytest is installed; the functions above need no pytest
+try:
     import pytest
 except ImportError:                     # pragma: no cover
     pass

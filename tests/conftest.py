@@ -1,15 +1,16 @@
-"""Shared helpers: scenarios built from dicts, runs by name; and how the suite splits over pytest-xdist workers.
+"""Shared helpers: scenarios built from dicts, runs by name; and how the suite splits over pytest-xdist
+workers.
 
-The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``). ``loadgroup`` hands out
-one test at a time, except for the tests of one *group*, which run in order on one worker:
+The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``). ``loadgroup`` hands
+out one test at a time, except for the tests of one *group*, which run in order on one worker:
 
 * each notebook under nbval: its cells share one kernel, in order (nbval's documentation asks for that);
-* each test module with a module- or class-scoped fixture (a JupyterLab, a server, a built wheel, an audit), so that
-  the fixture is built once, not once per worker.
+* each test module with a module- or class-scoped fixture (a JupyterLab, a server, a built wheel, an audit),
+  so that the fixture is built once, not once per worker.
 
-The rest go one at a time to whichever worker is free, the most expensive first (:data:`FIRST`), so that no long
-test starts last while the other worker sits idle. The order never decides an outcome: each test stands alone.
-"""
+The rest go one at a time to whichever worker is free, the most expensive first (:data:`FIRST`), so that no
+long test starts last while the other worker sits idle. The order never decides an outcome: each test stands
+alone. """
 import copy
 import tomllib
 
@@ -70,9 +71,9 @@ def labels(ax) -> list[str]:
     return ax.get_legend_handles_labels()[1]
 
 
-# -- the split over pytest-xdist workers (see the module's docstring) ----------------------------------------------
-#: Tests (node id prefixes) that take tens of CPU seconds each, handed out before everything else: an audit or an
-#: exploration that no other test shares. Only an order: a name missing here is merely scheduled later.
+# -- the split over pytest-xdist workers (see the module's docstring) ----------------------------------------
+#: Tests (node id prefixes) that take tens of CPU seconds each, handed out before everything else: an audit or
+#: an exploration that no other test shares. Only an order: a name missing here is merely scheduled later.
 FIRST = (
     "tests/judge/test_mutants.py::test_safe_passes_every_case",
     "tests/judge/test_mutants.py::test_correct_consumer_is_never_flagged",
@@ -110,7 +111,8 @@ def _rank(item, group: str | None) -> int:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark each item's group for ``--dist loadgroup`` and put the expensive work first (a stable sort: the
-    collection's order otherwise). Deterministic, as xdist requires: every worker must collect the same list."""
+    collection's order otherwise). Deterministic, as xdist requires: every worker must collect the same
+    list."""
     groups = {}
     for item in items:
         group = groups[item] = _group(item)
@@ -125,6 +127,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """Hand the work out in the order above: xdist would otherwise put the groups with the most tests first."""
+    """Hand the work out in the order above: xdist would otherwise put the groups with the most tests
+    first."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False

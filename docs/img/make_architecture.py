@@ -1,7 +1,8 @@
 """Draw docs/img/architecture.png: simkit's layers, bottom to top, with the flow of one run across them.
 
-The rows are the ranks that tests/project/test_layers.py enforces (a layer imports only from the rows below it),
-and each box lists the modules its package holds now, read from the package itself, so the picture is redrawn, not
+The rows are the ranks that tests/project/test_layers.py enforces (a layer imports only from the rows below
+it), and each box lists the modules its package holds now, read from the package itself, so the picture is
+redrawn, not
 edited::
 
     python docs/img/make_architecture.py
@@ -23,8 +24,8 @@ import simkit  # noqa: E402
 ROOT = Path(simkit.__file__).parent
 OUT = Path(__file__).with_name("architecture.png")
 
-#: rows bottom to top: (row label, units); the ranks of tests/project/test_layers.py, neighbours merged where they
-#: share one
+#: rows bottom to top: (row label, units); the ranks of tests/project/test_layers.py, neighbours merged where
+#: they share one
 ROWS = [
     ("vocabulary", ["model", "ops", "errors"]),
     ("ground truth, input", ["truth", "scenario"]),
@@ -40,17 +41,19 @@ ROWS = [
 #: what each unit is, in a few words
 ROLE = {
     "model": "events, pages, checkpoints", "ops": "requests a consumer yields", "errors": "one-line errors",
-    "truth": "logs, trace, clock", "scenario": "TOML in, Scenario out", "procedure": "seed 000's consumer, shortcuts",
+    "truth": "logs, trace, clock", "scenario": "TOML in, Scenario out",
+    "procedure": "seed 000's consumer, shortcuts",
     "store": "checkpoint, receipts, ledger", "world": "SimPy: provider, sink, faults", "judge": "the verdict",
-    "runner": "simulate(): world, then judge", "tools": "explore, shrink, sweep, audit", "live": "real processes",
+    "runner": "simulate(): world, then judge", "tools": "explore, shrink, sweep, audit",
+    "live": "real processes",
     "service": "checkpoint service, feed", "viz": "timelines, fates, widgets", "workshop": "notebook checks",
     "cli": "simkit ...",
 }
 #: the flow of one run, top to bottom in the right-hand panel: (unit, what happens there)
 FLOW = [("scenario", "a TOML file becomes a Scenario"), ("world", "builds provider, store, sink, faults"),
         ("procedure", "the consumer yields requests;\nthe world executes them"),
-        ("truth", "every read, write, decision and\neffect is logged"), ("judge", "the verdict, from the logs only"),
-        ("viz", "timelines, fates, tables")]
+        ("truth", "every read, write, decision and\neffect is logged"),
+        ("judge", "the verdict, from the logs only"), ("viz", "timelines, fates, tables")]
 
 
 def modules(unit: str) -> str:
@@ -64,7 +67,8 @@ def modules(unit: str) -> str:
 
 
 def _listed(names: str, chars: int, lines: int = 2) -> str:
-    """``names`` wrapped to ``chars`` a line, at most ``lines`` lines (the package's __init__ lists the rest)."""
+    """``names`` wrapped to ``chars`` a line, at most ``lines`` lines (the package's __init__ lists the
+    rest)."""
     wrapped = textwrap.wrap(names, chars)
     if len(wrapped) > lines:
         wrapped = wrapped[:lines]
@@ -108,8 +112,8 @@ def _flow(ax):
         ax.text(0.25, y + step - 0.75, f"{unit}/", fontsize=10, fontweight="bold", va="center")
         ax.text(0.25, y + (step - 0.45) / 2 - 0.1, what, fontsize=8, va="center", color="0.15")
         if i:
-            ax.add_patch(FancyArrowPatch((2.0, y + step + 0.12), (2.0, y + step - 0.45 + 0.02), arrowstyle="-|>",
-                                         mutation_scale=13, color="#c0392b", linewidth=1.4))
+            ax.add_patch(FancyArrowPatch((2.0, y + step + 0.12), (2.0, y + step - 0.45 + 0.02),
+                                         arrowstyle="-|>", mutation_scale=13, color="#c0392b", linewidth=1.4))
     ax.set_title("one run, top to bottom", fontsize=10.5, loc="left")
 
 

@@ -1,10 +1,11 @@
-"""The protocol's cost: an exec: consumer against in-process ``safe`` on the same runs (docs/protocol.md, "Cost").
+"""The protocol's cost: an exec: consumer against in-process ``safe`` on the same runs (docs/protocol.md,
+"Cost").
 
     python examples/consumers/cost.py exec:examples/consumers/python/run retry_walkthrough gauntlet
 
 For each scenario: the requests and lives of the run (counted at the process boundary), the best wall time of
-``safe`` and of the consumer, and the consumer's extra time per request, all in and without the process starts.
-A process start is timed apart: a fresh process, the handshake, its first request.
+``safe`` and of the consumer, and the consumer's extra time per request, all in and without the process
+starts. A process start is timed apart: a fresh process, the handshake, its first request.
 """
 import sys
 import time
@@ -58,8 +59,8 @@ def main(ref: str, names: list[str]) -> None:
         n, lives = counts["requests"], counts["lives"]
         t_exec = best(lambda: simkit.simulate(sc, cls), 3)
         extra = t_exec - t_safe
-        print(f"  {name}: {n} requests, {lives} lives; safe {t_safe * 1e3:.1f} ms, exec {t_exec * 1e3:.0f} ms "
-              f"({t_exec / t_safe:.0f}x); per request {extra / n * 1e6:.0f} us all in, "
+        print(f"  {name}: {n} requests, {lives} lives; safe {t_safe * 1e3:.1f} ms, exec {t_exec * 1e3:.0f} "
+              f"ms ({t_exec / t_safe:.0f}x); per request {extra / n * 1e6:.0f} us all in, "
               f"{(extra - lives * start) / n * 1e6:.0f} us without the process starts")
 
 

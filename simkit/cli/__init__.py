@@ -30,9 +30,9 @@ __all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "
 
 @contextmanager
 def _ctrl_c():
-    """Ctrl-C raises :class:`~simkit.errors.Interrupted`, so that a ``KeyboardInterrupt`` a consumer raises itself
-    is told apart (its one line, exit 2), not taken for the user's (issue 32). Only where Python's own handler is
-    in place, in the main thread."""
+    """Ctrl-C raises :class:`~simkit.errors.Interrupted`, so that a ``KeyboardInterrupt`` a consumer raises
+    itself is told apart (its one line, exit 2), not taken for the user's (issue 32). Only where Python's own
+    handler is in place, in the main thread."""
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield
         return

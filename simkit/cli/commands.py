@@ -1,6 +1,6 @@
-"""One function per ``simkit`` command (docs/cli.md): each takes the parsed arguments, checks every output path and
-argument before any work, runs, prints, and returns the exit status. :data:`COMMANDS` maps a command's name to it.
-"""
+"""One function per ``simkit`` command (docs/cli.md): each takes the parsed arguments, checks every output
+path and argument before any work, runs, prints, and returns the exit status. :data:`COMMANDS` maps a
+command's name to it. """
 from __future__ import annotations
 
 import argparse
@@ -26,8 +26,8 @@ from . import output
 from .contained import contained, within, workers_die
 from .output import atomic, check_folder, check_out, figure_formats, say, write_text
 
-__all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo", "cmd_explore",
-           "cmd_sweep", "cmd_shrink", "cmd_live", "cmd_audit", "cmd_bench"]
+__all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo",
+           "cmd_explore", "cmd_sweep", "cmd_shrink", "cmd_live", "cmd_audit", "cmd_bench"]
 
 DEMO_SCENARIO = "gauntlet"
 
@@ -45,7 +45,8 @@ def _load(args):
 
 
 def _crash_faults(sc, crashes) -> tuple:
-    """``--crash`` arguments as faults, held to the rules a ``[[faults]]`` entry of the scenario file obeys."""
+    """``--crash`` arguments as faults, held to the rules a ``[[faults]]`` entry of the scenario file
+    obeys."""
     faults = []
     for text in crashes:
         f = parse_crash_arg(text)                 # the point and occurrence; the position needs the scenario
@@ -105,7 +106,8 @@ def _shown(text: str) -> str:
 
 
 def _brief(text: str, width: int = 80) -> str:
-    """The first sentence of a description or docstring as plain text, cut at a word with "…" past ``width``."""
+    """The first sentence of a description or docstring as plain text, cut at a word with "…" past
+    ``width``."""
     text = re.split(r"[.:][\"']?\s", " ".join(text.split()).replace("``", "") + " ")[0].strip("\"'. ")
     if len(text) > width:
         text = text[:width - 1].rsplit(" ", 1)[0]
@@ -139,8 +141,8 @@ def cmd_demo(args) -> int:
 
 
 def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> str:
-    """:func:`~simkit.tools.shrink.replay_command` for this invocation: the seed, settlement and store overrides
-    only when replaying the bundled scenario (a written file carries them)."""
+    """:func:`~simkit.tools.shrink.replay_command` for this invocation: the seed, settlement and store
+    overrides only when replaying the bundled scenario (a written file carries them)."""
     from simkit.tools.shrink import replay_command
     overrides = {} if seed is None else {o: getattr(args, o, None) for o in ("settlement", "store")}
     return replay_command(target, args.strategy, seed, crashes=crashes, **overrides)
@@ -148,7 +150,8 @@ def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> s
 
 def _write_violation(args, out, sc, seed, x, replay: str) -> None:
     """The first violation ``explore`` found, as a scenario file: the scenario as explored (overrides applied,
-    its own faults only with --with-scenario-faults), the schedule's faults after them, as the run had them."""
+    its own faults only with --with-scenario-faults), the schedule's faults after them, as the run had
+    them."""
     from simkit.tools.explore import fault_free
     from simkit.tools.shrink import scenario_data, toml_text
     base = fault_free(sc, args.with_scenario_faults)
@@ -166,8 +169,10 @@ def cmd_explore(args) -> int:
 
     def work():
         return explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
-                       lost_requests=args.lost_requests, pauses=args.pauses, pause_duration=args.pause_duration,
-                       seed=seed, points=args.point, dedup=not args.no_dedup, keep_faults=args.with_scenario_faults,
+                       lost_requests=args.lost_requests, pauses=args.pauses,
+                       pause_duration=args.pause_duration,
+                       seed=seed, points=args.point, dedup=not args.no_dedup,
+                       keep_faults=args.with_scenario_faults,
                        jobs=args.jobs, progress=not args.json and sys.stderr.isatty())
     with workers_die(f"explore {sc.name}"):
         x = within(args.budget, work, lambda: _over_budget(sc, args), f"explore {sc.name}")
@@ -196,9 +201,9 @@ def _over_budget(sc, args) -> str:
     bounds = [f"{n} {one if n == 1 else many}" for n, one, many in (
         (args.max_crashes, "crash", "crashes"), (args.lost_responses, "lost reply", "lost replies"),
         (args.lost_requests, "lost request", "lost requests")) if n]
-    return (f"explore {sc.name}: the budget of {args.budget:g} s (--budget) ran out before every schedule of up to "
-            f"{' and '.join(bounds) or 'no faults'} was run; none is reported. Raise --budget, or ask for less "
-            "(--max-crashes, --lost-responses, --lost-requests, --point)")
+    return (f"explore {sc.name}: the budget of {args.budget:g} s (--budget) ran out before every schedule "
+            f"of up to {' and '.join(bounds) or 'no faults'} was run; none is reported. Raise --budget, or "
+             "ask for less (--max-crashes, --lost-responses, --lost-requests, --point)")
 
 
 def cmd_sweep(args) -> int:
@@ -211,7 +216,8 @@ def cmd_sweep(args) -> int:
     for s in args.strategy or ():
         resolve(s)
     with workers_die(f"sweep {sc.name}"):
-        result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds, tuple(args.crash_rate or (None,)),
+        result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds,
+                              tuple(args.crash_rate or (None,)),
                               first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
                               progress=not args.json and sys.stderr.isatty())
     if out:
@@ -226,12 +232,13 @@ def cmd_shrink(args) -> int:
     from simkit.tools.shrink import shrink
     out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
     sc, seed = _load(args)
-    if args.json:                   # a run that does not fail: the one JSON object says so, and nothing to shrink
+    # a run that does not fail: the one JSON object says so, and nothing to shrink
+    if args.json:
         run = simulate(sc, resolve(args.strategy), seed)
         if run.verdict.ok:
             say(json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed, "failure": None,
-                            "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(), "out": None,
-                            "toml": None, "nothing_to_shrink": True}))
+                            "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(),
+                            "out": None, "toml": None, "nothing_to_shrink": True}))
             return 0
     result = shrink(sc, args.strategy, seed)
     if out:
@@ -258,9 +265,11 @@ def cmd_live(args) -> int:
         if args.events > scenarios.MAX_EVENTS:
             raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
         if (problem := too_many_pages(args.events, sc.generate["empty_pages"])) is not None:
-            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")    # the page bound too
+            # the page bound too
+            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")
         sc.generate["events"] = args.events
-    run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir, args.timeout)
+    run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir,
+               args.timeout)
     say(json.dumps(run.as_dict()) if args.json else live_summary(run))
     return 0
 
@@ -293,7 +302,8 @@ def cmd_bench(args) -> int:
         _needs("nbclient", "--notebooks", "nbclient (or 'simkit[workshop]', whose jupyterlab brings it)")
         folder = Path(bench.__file__).resolve().parents[2] / "notebooks"     # where bench looks for them
         if not folder.is_dir():
-            raise SimkitError(f"--notebooks times the notebooks of a simkit checkout; there is none at {folder}")
+            raise SimkitError(f"--notebooks times the notebooks of a simkit checkout; there is none at "
+                              f"{folder}")
     return bench.run(args.quick, args.repeat, args.json, args.notebooks)
 
 
@@ -301,14 +311,15 @@ def cmd_workshop(args) -> int:
     from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
     try:
         written = write_edition(args.folder, force=args.force)
-    except OSError as exc:                      # a folder that cannot be made or written (/proc/x, a full disk)
+    # a folder that cannot be made or written (/proc/x, a full disk)
+    except OSError as exc:
         raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
     say(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
     return 0
 
 
 COMMANDS = {"run": cmd_run, "compare": cmd_compare, "list": cmd_list, "demo": cmd_demo,
-            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live, "audit": cmd_audit,
-            "bench": cmd_bench, "workshop": cmd_workshop}
+            "explore": cmd_explore, "sweep": cmd_sweep, "shrink": cmd_shrink, "live": cmd_live,
+            "audit": cmd_audit, "bench": cmd_bench, "workshop": cmd_workshop}
 COMMANDS.update(service_cli.COMMANDS)
 COMMANDS = {name: contained(command) for name, command in COMMANDS.items()}

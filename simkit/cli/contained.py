@@ -1,18 +1,18 @@
-"""What a command runs, contained (docs/cli.md, "Exit status" and "Bounds"): the code of a user's consumer runs
-inside a command, and a command's work may be unbounded in its arguments.
+"""What a command runs, contained (docs/cli.md, "Exit status" and "Bounds"): the code of a user's consumer
+runs inside a command, and a command's work may be unbounded in its arguments.
 
-:func:`contained` wraps every command: its standard output is its own (:func:`~simkit.cli.output.own_stdout`: a
-consumer that closes or replaces ``sys.stdout`` does not take the verdict with it, and a full disk is one line),
-SIGTERM and SIGHUP end it as Ctrl-C does (one line, 128 + the signal, files cleaned up), and every process forked
-while it runs dies with the process that forked it (``PR_SET_PDEATHSIG``, Linux): a consumer that forks a child and
-forgets it left it running, holding the command's pipes, so that whatever read them hung. A copy of the command
-that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
+:func:`contained` wraps every command: its standard output is its own (:func:`~simkit.cli.output.own_stdout`:
+a consumer that closes or replaces ``sys.stdout`` does not take the verdict with it, and a full disk is one
+line), SIGTERM and SIGHUP end it as Ctrl-C does (one line, 128 + the signal, files cleaned up), and every
+process forked while it runs dies with the process that forked it (``PR_SET_PDEATHSIG``, Linux): a consumer
+that forks a child and forgets it left it running, holding the command's pipes, so that whatever read them
+hung. A copy of the command that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
 
 :func:`within` runs a command's work in a child process leading its own process group and waits for its result
 at most ``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
-started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command as
-they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too, and so is
-a pool's worker that does (:func:`workers_die`).
+started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command
+as they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too, and so
+is a pool's worker that does (:func:`workers_die`).
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class OverBudget(SimkitError):
     """A command's work did not end within its budget; it was stopped, and nothing of it is reported."""
 
 
-# -- every command ---------------------------------------------------------------------------------------------
+# -- every command -------------------------------------------------------------------------------------------
 _STATE = {"armed": 0, "forker": 0, "hooked": False}
 
 
@@ -71,17 +71,18 @@ def contained(command):
                 return command(args)
         finally:
             _STATE["armed"] -= 1
-            if os.getpid() != me:               # a consumer's fork, come back through the command: end quietly
+            # a consumer's fork, come back through the command: end quietly
+            if os.getpid() != me:
                 os._exit(0)
     return run
 
 
-# -- a command's work within a budget --------------------------------------------------------------------------
+# -- a command's work within a budget ------------------------------------------------------------------------
 def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: str) -> T:
-    """``work()``'s result, computed in a child process (see the module doc); after ``seconds`` of wall-clock time
-    the child and every process of its group are killed and :class:`OverBudget` ``over()`` raised. An exception of
-    ``work`` is raised here; a child that ends without an answer is a SimkitError opening with ``who``. Where there
-    is no ``os.fork``, ``work()`` runs here, unbounded."""
+    """``work()``'s result, computed in a child process (see the module doc); after ``seconds`` of wall-clock
+    time the child and every process of its group are killed and :class:`OverBudget` ``over()`` raised. An
+    exception of ``work`` is raised here; a child that ends without an answer is a SimkitError opening with
+    ``who``. Where there is no ``os.fork``, ``work()`` runs here, unbounded."""
     if not hasattr(os, "fork"):
         return work()
     for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
@@ -90,7 +91,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
     parent = os.getpid()
     r, w = os.pipe()
     pid = os.fork()
-    if pid == 0:                                # pragma: no cover -- the child, measured by its parent's tests
+    if pid == 0:  # pragma: no cover -- the child, measured by its parent's tests
         os.close(r)
         _child(Connection(w, readable=False), parent, work)
     os.close(w)
@@ -124,8 +125,8 @@ class _Child:
         return self.status is not None
 
     def end(self) -> int | None:
-        """Kill its process group, and the child itself if it did not lead one yet (unless reaped: then its id is
-        no longer its own); reap it; its wait status."""
+        """Kill its process group, and the child itself if it did not lead one yet (unless reaped: then its id
+        is no longer its own); reap it; its wait status."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         if self.status is None:
@@ -180,7 +181,8 @@ def _flush() -> None:
 
 def _portable(exc: BaseException) -> BaseException:
     """``exc`` as it can cross the pipe: itself if it pickles (with its traceback as a note, unless it is a
-    :class:`SimkitError`, whose one line says it all), else a SimkitError or RuntimeError saying what it was."""
+    :class:`SimkitError`, whose one line says it all), else a SimkitError or RuntimeError saying what it
+    was."""
     if not isinstance(exc, SimkitError):
         exc.add_note("in the child process of simkit.cli.contained.within:\n"
                      + "".join(traceback.format_exception(exc)))
@@ -193,9 +195,9 @@ def _portable(exc: BaseException) -> BaseException:
 
 
 def _answer(answers: Connection, child: _Child, deadline: float, over: Callable[[], str], who: str):
-    """Read the child's messages until its result (returned), its exception (raised), its end without one (the pipe
-    closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError), or the
-    deadline (:class:`OverBudget`)."""
+    """Read the child's messages until its result (returned), its exception (raised), its end without one (the
+    pipe closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError), or
+    the deadline (:class:`OverBudget`)."""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -234,8 +236,8 @@ _WHY = "did the consumer end its own process, or was it killed (out of memory)?"
 
 @contextlib.contextmanager
 def workers_die(who: str):
-    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer) as one
-    line opening with ``who``, not ``BrokenProcessPool``'s traceback."""
+    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer)
+    as one line opening with ``who``, not ``BrokenProcessPool``'s traceback."""
     from concurrent.futures.process import BrokenProcessPool
     try:
         yield

@@ -1,5 +1,6 @@
-"""What the command line writes: output files checked before any work and written whole or not at all, figures,
-and errors as the one line a user reads, naming the flag where the library named its parameter (docs/cli.md)."""
+"""What the command line writes: output files checked before any work and written whole or not at all,
+figures, and errors as the one line a user reads, naming the flag where the library named its parameter
+(docs/cli.md)."""
 from __future__ import annotations
 
 import contextlib
@@ -16,10 +17,13 @@ from simkit.errors import Note, SimkitError, printable
 __all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
            "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
 
-#: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's ``max_crashes``,
-#: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path`` (``--out``) ...
+#: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
+#: ``max_crashes``,
+#: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path``
+#: (``--out``) ...
 FLAGS = {
-    "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds", "first_seed": "--first-seed",
+    "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds",
+    "first_seed": "--first-seed",
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
@@ -29,18 +33,21 @@ FLAGS = {
 
 def spoken(exc: SimkitError | Note) -> str:
     """``exc`` (or a :class:`~simkit.errors.Note`) as the command line says it, on one line: the parameter it
-    opens with (``seeds 0: ...``, or after a command's name, ``bench: repeat must ...``) named by its flag from
+    opens with (``seeds 0: ...``, or after a command's name, ``bench: repeat must ...``) named by its flag
+    from
     :data:`FLAGS` instead."""
     message = str(exc)
     param = getattr(exc, "param", None)
     if param in FLAGS:
-        message = re.sub(rf"^(\w+: )?{re.escape(param)}\b", lambda m: (m[1] or "") + FLAGS[param], message, count=1)
+        message = re.sub(rf"^(\w+: )?{re.escape(param)}\b", lambda m: (m[1] or "") + FLAGS[param], message,
+                         count=1)
     return printable(message)
 
 
 @contextmanager
 def notes():
-    """Within it, every :class:`~simkit.errors.Note` is printed at once as one line on stderr, ``simkit: `` and
+    """Within it, every :class:`~simkit.errors.Note` is printed at once as one line on stderr, ``simkit: ``
+    and
     :func:`spoken` (``simkit: --jobs 1000: using 8 worker processes ...``); other warnings as before."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", Note)
@@ -55,9 +62,10 @@ def notes():
 
 
 class _Stdout:
-    """The command's standard output as :func:`own_stdout` holds it: a character the stream's encoding lacks is
-    written as its escape (``\\xb7``), a write the system refuses is one :class:`~simkit.errors.SimkitError` line,
-    and ``close()`` only flushes (a consumer's code runs inside the command)."""
+    """The command's standard output as :func:`own_stdout` holds it: a character the stream's encoding lacks
+    is written as its escape (``\\xb7``), a write the system refuses is one
+    :class:`~simkit.errors.SimkitError` line, and ``close()`` only flushes (a consumer's code runs inside the
+    command)."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -78,7 +86,8 @@ class _Stdout:
             if text is None:
                 raise
             encoding = self.stream.encoding or "ascii"
-            return self._do(lambda: self.stream.write(text.encode(encoding, "backslashreplace").decode(encoding)))
+            return self._do(lambda: self.stream.write(text.encode(encoding,
+                                                                  "backslashreplace").decode(encoding)))
         except BrokenPipeError:                 # the reader is gone: main() ends quietly
             raise
         except OSError as exc:
@@ -89,8 +98,8 @@ class _Stdout:
             raise SimkitError("standard output: closed by the code the command ran (a consumer's?)") from None
 
     def _failed(self, problem: str):
-        """Standard output refused a write (a full disk, ``/dev/full``, a terminal gone): the rest goes nowhere
-        (Python's own flush at exit would print a second error), and one line says why."""
+        """Standard output refused a write (a full disk, ``/dev/full``, a terminal gone): the rest goes
+        nowhere (Python's own flush at exit would print a second error), and one line says why."""
         with contextlib.suppress(OSError, ValueError, AttributeError):
             if self.stream.fileno() == 1:
                 null = os.open(os.devnull, os.O_WRONLY)
@@ -102,14 +111,16 @@ class _Stdout:
         return getattr(self.stream, name)
 
 
-_OUT: list = []                                 # (process id, stream) of each own_stdout() under way, innermost last
+# (process id, stream) of each own_stdout() under way, innermost last
+_OUT: list = []
 
 
 @contextmanager
 def own_stdout():
-    """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say` writes to it whatever the
-    code run inside does to ``sys.stdout`` (a consumer may close it, replace it, or set it to None). Its output
-    is flushed before the block ends, so a write that fails is the command's one line, not a warning at exit."""
+    """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say` writes to it whatever
+    the code run inside does to ``sys.stdout`` (a consumer may close it, replace it, or set it to None). Its
+    output is flushed before the block ends, so a write that fails is the command's one line, not a warning at
+    exit."""
     stream = sys.stdout
     out = stream if stream is None or isinstance(stream, _Stdout) else _Stdout(stream)
     sys.stdout = out
@@ -125,8 +136,8 @@ def own_stdout():
 
 def say(*parts, end: str = "\n") -> None:
     """``print(*parts, end=end)`` to the command's standard output (:func:`own_stdout`; nothing if it started
-    closed), or ``sys.stdout`` outside one. A copy of the command that a consumer's ``os.fork()`` sent back into it
-    says nothing: the command's answer is its own to give, once."""
+    closed), or ``sys.stdout`` outside one. A copy of the command that a consumer's ``os.fork()`` sent back
+    into it says nothing: the command's answer is its own to give, once."""
     if not _OUT:
         print(*parts, end=end)
         return
@@ -136,8 +147,8 @@ def say(*parts, end: str = "\n") -> None:
 
 
 def tell(line: str) -> None:
-    """``line`` on stderr, if it can be written at all: a command started with its stderr closed (``2>&-``) keeps
-    its exit status (the failed write's traceback made it 1)."""
+    """``line`` on stderr, if it can be written at all: a command started with its stderr closed (``2>&-``)
+    keeps its exit status (the failed write's traceback made it 1)."""
     if sys.stderr is None:                      # started without one: not stdout's to say instead
         return
     try:
@@ -174,16 +185,20 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
 
 
 def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> Path:
-    """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in one
-    of ``suffixes``, go into a folder that exists and is writable, and not be one of the files in ``inputs`` (the
-    command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk self)."""
+    """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in
+    one of ``suffixes``, go into a folder that exists and is writable, and not be one of the files in
+    ``inputs`` (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk
+    self)."""
     out = Path(path)
     try:
         problem = _refuse(out, suffixes)
-        if problem is None and out.is_file() and not out.is_symlink():     # a link is replaced, not written through
+        # a link is replaced, not written through
+        if problem is None and out.is_file() and not out.is_symlink():
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
-                            "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)), None)
-    except OSError as exc:                      # a name too long for the system, a loop of symbolic links, ...
+                            "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)),
+                           None)
+    # a name too long for the system, a loop of symbolic links, ...
+    except OSError as exc:
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     if problem is not None:
         raise SimkitError(f"{option} {path}: {problem}")
@@ -215,8 +230,8 @@ def _umask() -> int:
 @contextmanager
 def atomic(option: str, path: Path):
     """A temporary file of its own beside ``path`` to write to (a short name, so any name ``path`` may have
-    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so no
-    half-written file is ever left behind."""
+    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so
+    no half-written file is ever left behind."""
     try:
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=path.suffix)
         os.close(fd)
@@ -240,8 +255,8 @@ def write_text(option: str, path: Path, text: str) -> None:
 
 
 def check_figures(run, figures: dict) -> None:
-    """Refuse, before anything is drawn, a swimlane of a run longer than it draws (``figures``: kind -> (option,
-    path), as ``run`` checked them): one line naming ``--swimlane`` and the limit."""
+    """Refuse, before anything is drawn, a swimlane of a run longer than it draws (``figures``: kind ->
+    (option, path), as ``run`` checked them): one line naming ``--swimlane`` and the limit."""
     if "swimlane" not in figures:
         return
     from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
@@ -252,7 +267,8 @@ def check_figures(run, figures: dict) -> None:
 
 
 def save_figure(run, path: Path, kind: str) -> None:
-    """``run``'s ``timeline`` or ``swimlane`` figure written to ``path``; a plotting backend's own failure is a
+    """``run``'s ``timeline`` or ``swimlane`` figure written to ``path``; a plotting backend's own failure is
+    a
     :class:`CannotWrite` of one line, not a traceback."""
     import matplotlib
     matplotlib.use("Agg")

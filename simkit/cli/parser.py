@@ -1,7 +1,7 @@
 """The ``simkit`` argument parser: every command and option of docs/cli.md, with the help users read.
 
-:data:`DESCRIPTION` is what ``simkit --help`` says, in plain words. A value argparse refuses, and a number out of
-range (:func:`number`), is a :class:`~simkit.errors.SimkitError` of one line, as every other bad input is.
+:data:`DESCRIPTION` is what ``simkit --help`` says, in plain words. A value argparse refuses, and a number out
+of range (:func:`number`), is a :class:`~simkit.errors.SimkitError` of one line, as every other bad input is.
 """
 from __future__ import annotations
 
@@ -31,43 +31,48 @@ and leaves no half-written file either.
 class Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but an unrecognized argument names the command it was given to: ``simkit: run:
-        unrecognized arguments: --out x (see simkit run --help)`` (argparse reports it from the top parser)."""
+        unrecognized arguments: --out x (see simkit run --help)`` (argparse reports it from the top
+        parser)."""
         for arg in args or ():                  # main(argv) from Python: no path, name or command holds a NUL
             if isinstance(arg, str) and "\0" in arg:
-                raise SimkitError(f"argument '{printable(_shown(arg))}': holds a NUL character, which no file name, "
-                                  "strategy or value may")
+                raise SimkitError(f"argument '{printable(_shown(arg))}': holds a NUL character, which no "
+                                   "file name, strategy or value may")
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
             command = getattr(parsed, "command", None)
             prog = f"{self.prog} {command}" if command else self.prog
-            raise SimkitError(f"{command + ': ' if command else ''}unrecognized arguments: {' '.join(extras)} "
-                              f"(see {prog} --help)")
+            raise SimkitError(f"{command + ': ' if command else ''}unrecognized arguments: "
+                              f"{' '.join(extras)} (see {prog} --help)")
         return parsed
 
     def error(self, message):
         """``simkit: run: argument --seed: invalid int value: 'x' (see simkit run --help)``, from main()."""
         command = self.prog.removeprefix("simkit").strip()
-        message = re.sub(r"'([^']{41,})'", lambda m: f"'{_shown(m[1])}'", message)     # a value, not its 5,000 digits
+        # a value, not its 5,000 digits
+        message = re.sub(r"'([^']{41,})'", lambda m: f"'{_shown(m[1])}'", message)
         raise SimkitError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
 
-#: ``explore --budget``'s default and bound, in seconds: ``service --explore --budget``'s (docs/cli.md), declared once
+#: ``explore --budget``'s default and bound, in seconds: ``service --explore --budget``'s (docs/cli.md),
+#: declared once
 EXPLORE_BUDGET, MAX_BUDGET = service_cli.EXPLORE_BUDGET, service_cli.MAX_BUDGET
 
 
 def _shown(text: str) -> str:
-    """An argument as a message echoes it: whole, or its length when it is long (5,000 digits are no message)."""
+    """An argument as a message echoes it: whole, or its length when it is long (5,000 digits are no
+    message)."""
     return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def number(option: str, kind=int, minimum=None, positive=False, maximum=None):
-    """An argparse ``type`` for a finite number of at least ``minimum`` (or above 0 when ``positive``) and at most
-    ``maximum``."""
+    """An argparse ``type`` for a finite number of at least ``minimum`` (or above 0 when ``positive``) and at
+    most ``maximum``."""
     def parse(text: str):
         try:
             x = kind(text)
         except ValueError:
-            raise SimkitError(f"{option} {_shown(text)}: expected {'a whole number' if kind is int else 'a number'}") \
+            raise SimkitError(f"{option} {_shown(text)}: expected "
+                              f"{'a whole number' if kind is int else 'a number'}") \
                 from None
         if not math.isfinite(x):
             raise SimkitError(f"{option} {text}: must be a finite number")
@@ -93,7 +98,8 @@ def _common(p, strategy=True):
 def _world(p, store=True):
     """``--store`` (unless the command has its own) and ``--settlement``: the scenario's, overridden."""
     if store:
-        p.add_argument("--store", choices=STORES, default=None, help="the durable store (default: the scenario's)")
+        p.add_argument("--store", choices=STORES, default=None,
+                       help="the durable store (default: the scenario's)")
     p.add_argument("--settlement", choices=SETTLEMENTS, default=None,
                    help="how external calls are settled (default: the scenario's)")
 
@@ -135,21 +141,24 @@ def _explore(sub) -> None:
     p.add_argument("--max-crashes", type=number("--max-crashes", minimum=0), default=2, metavar="K",
                    help="crashes (and pauses) per schedule (default: 2)")
     p.add_argument("--lost-responses", type=number("--lost-responses", minimum=0), default=0, metavar="L",
-                   help="lost replies per schedule: the request took effect, its caller timed out (default: 0)")
+                   help="lost replies per schedule: the request took effect, its caller timed out (default: "
+                        "0)")
     p.add_argument("--lost-requests", type=number("--lost-requests", minimum=0), default=0, metavar="L",
-                   help="lost requests per schedule: the request never arrived, its caller timed out all the same "
-                        "(default: 0)")
+                   help="lost requests per schedule: the request never arrived, its caller timed out all "
+                        "the same (default: 0)")
     p.add_argument("--pauses", action=argparse.BooleanOptionalAction, default=None,
                    help="also pause workers at every pass (default: when the scenario has several workers)")
     p.add_argument("--pause-duration", type=number("--pause-duration", float, minimum=0), default=None,
-                   metavar="T", help="how long a pause lasts (default: the scenario's [random_faults] pause_duration)")
+                   metavar="T", help="how long a pause lasts (default: the scenario's [random_faults] "
+                                     "pause_duration)")
     p.add_argument("--point", action="append", choices=CRASH_POINTS, metavar="POINT",
                    help="only fault at this crash point (repeatable; default: all)")
     p.add_argument("--with-scenario-faults", action="store_true", help="keep the scenario's own [[faults]]")
     p.add_argument("--no-dedup", action="store_true", help="run schedules that lead to an explored state too")
     p.add_argument("--jobs", type=number("--jobs", minimum=1), default=1, metavar="J",
                    help="worker processes (default: 1; same result for any J)")
-    p.add_argument("--out", metavar="TOML", help="write the first violation as a scenario that simkit run replays")
+    p.add_argument("--out", metavar="TOML", help="write the first violation as a scenario that simkit run "
+                                                 "replays")
     p.add_argument("--budget", type=number("--budget", float, positive=True, maximum=MAX_BUDGET),
                    default=EXPLORE_BUDGET, metavar="SECONDS",
                    help=f"wall time the exploration may take; past it, it is stopped and nothing is reported "
@@ -187,10 +196,11 @@ def _live(sub) -> None:
                         "(default: twice the measured time per page)")
     p.add_argument("--at", action="append", default=[], choices=CRASH_POINTS, metavar="POINT",
                    help="kill when the worker reaches this crash point instead (repeatable)")
-    p.add_argument("--events", type=int, metavar="N", help="a [generate] scenario's stream length, overridden")
+    p.add_argument("--events", type=int, metavar="N",
+                   help="a [generate] scenario's stream length, overridden")
     p.add_argument("--dir", metavar="FOLDER", help="keep the databases here (default: a temporary folder)")
-    p.add_argument("--timeout", type=number("--timeout", float, positive=True), default=600.0, metavar="SECONDS",
-                   help="give up after this long (default: 600)")
+    p.add_argument("--timeout", type=number("--timeout", float, positive=True), default=600.0,
+                   metavar="SECONDS", help="give up after this long (default: 600)")
     p.add_argument("--store", choices=STORES, default=None, metavar="sqlite",
                    help="the durable store: live mode needs one that outlives its workers, so only sqlite")
     _world(p, store=False)
@@ -199,7 +209,8 @@ def _live(sub) -> None:
 def _audit_bench(sub) -> None:
     p = _command(sub, "audit", "a consumer judged on every bundled scenario, a seeded sweep and bounded "
                                "exploration; exit 1 when it fails")
-    p.add_argument("strategy", metavar="FILE.py:Class", help="your consumer (or a strategy name, or module:Class)")
+    p.add_argument("strategy", metavar="FILE.py:Class",
+                   help="your consumer (or a strategy name, or module:Class)")
     p.add_argument("--seeds", type=number("--seeds", minimum=1), default=3, metavar="N",
                    help="seeds per generated bundled scenario (default: 3)")
     p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0), default=20, metavar="N",
@@ -217,7 +228,8 @@ def _audit_bench(sub) -> None:
 
 
 def _workshop(sub) -> None:
-    p = _command(sub, "workshop", "write the workshop notebooks an attendee works in (no solutions) into a folder")
+    p = _command(sub, "workshop", "write the workshop notebooks an attendee works in (no solutions) into a "
+                                  "folder")
     p.add_argument("folder", metavar="DIR", help="where to write them (created if needed)")
     p.add_argument("--force", action="store_true", help="overwrite the notebooks already in DIR")
 

@@ -4,8 +4,10 @@
 module        owns
 ============  ==========================================================================================
 checker       :func:`check`: a :class:`Verdict` from a GroundTruth: lost, duplicated, regressions, invariants
-verdict       :class:`Verdict`, each field declared once: its JSON name, safety or liveness, how it reads, its sweep
-              column; ``ok``, ``as_dict``, how a run failed (kind, harms), the report and the sweep derive from it
+verdict       :class:`Verdict`, each field declared once: its JSON name, safety or liveness, how it reads, its
+sweep
+              column; ``ok``, ``as_dict``, how a run failed (kind, harms), the report and the sweep derive
+              from it
 claims        a consumer's receipts and effects against the handler's decisions
 halts         step 3 both ways: a halt against what its worker was served, and a halt a breach called for
 settlement    seed 001: operation records against the service's log and the binding in force

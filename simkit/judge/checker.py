@@ -1,13 +1,14 @@
-"""The independent checker: the verdict of docs/verdict.md, from a :class:`~simkit.truth.ground.GroundTruth` only.
+"""The independent checker: the verdict of docs/verdict.md, from a :class:`~simkit.truth.ground.GroundTruth`
+only.
 
 It reads the provider's log of every response and the pages it can still serve, the store's log of durable
 writes, reads and receipts, and the sink's log of effects and handler decisions. It never asks the
 consumer anything. An ``applied`` receipt counts as a terminal outcome only once its effect is in the sink.
 
 Seed 001 adds ``settlement_violations``, from the history of the store's operation records and the external
-service's log of every request (a reply's true identity is read there, not from the reply): a committed success
-downgraded, and a result attached to the wrong reservation. The duplicated effects they cause are ``duplicated``.
-"""
+service's log of every request (a reply's true identity is read there, not from the reply): a committed
+success downgraded, and a result attached to the wrong reservation. The duplicated effects they cause are
+``duplicated``. """
 from __future__ import annotations
 
 import bisect
@@ -35,11 +36,11 @@ class _Stream:
     ``applied_position`` P claims every event of the stream at or below P has a durable outcome, not only the
     events of the page its worker fetched ("never the maximum position merely observed": docs/vocabulary.md,
     invariant 2). The claim is about the stream as it stood, so an event that joins it late
-    (:func:`~simkit.truth.derived.late_arrivals`) is not part of it: a watermark proves nothing about it, and it
-    is judged by receipts alone, at the barrier (invariants 1 and 5) and as ``lost`` (docs/verdict.md). Counting
-    it from the moment some response served it would make the verdict depend on when a worker fetched, not on
-    what became durable: a consumer that reads the next page ahead would break invariant 2 with exactly
-    ``safe``'s checkpoint writes.
+    (:func:`~simkit.truth.derived.late_arrivals`) is not part of it: a watermark proves nothing about it, and
+    it is judged by receipts alone, at the barrier (invariants 1 and 5) and as ``lost`` (docs/verdict.md).
+    Counting it from the moment some response served it would make the verdict depend on when a worker
+    fetched, not on what became durable: a consumer that reads the next page ahead would break invariant 2
+    with exactly ``safe``'s checkpoint writes.
     """
 
     __slots__ = ("ids", "positions", "_truth", "_late")
@@ -47,7 +48,8 @@ class _Stream:
     def __init__(self, truth: GroundTruth):
         self._truth = truth
         self.ids, self.positions = stream_order(truth)
-        self._late: frozenset[str] | None = None    # built on first need: a run that keeps its prefix never asks
+        # built on first need: a run that keeps its prefix never asks
+        self._late: frozenset[str] | None = None
 
     def known(self, eid: str) -> bool:
         """Is this event part of the stream an ``applied_position`` makes a claim about?"""
@@ -57,10 +59,10 @@ class _Stream:
 
 
 def _applied_receipts_twice(receipt_log, candidates, events) -> dict[str, list[tuple[float, int]]]:
-    """``duplicated`` in its receipt form (docs/verdict.md): of ``candidates`` (events with more than one terminal
-    receipt), those of ``events`` with more than one ``applied`` receipt, each with the (time, worker) of every
-    one. (The store refuses a second terminal receipt: only a store that does not, or a hand-built history,
-    has candidates at all.)"""
+    """``duplicated`` in its receipt form (docs/verdict.md): of ``candidates`` (events with more than one
+    terminal receipt), those of ``events`` with more than one ``applied`` receipt, each with the (time,
+    worker) of every one. (The store refuses a second terminal receipt: only a store that does not, or a
+    hand-built history, has candidates at all.)"""
     rows: dict[str, list] = {}
     if candidates:
         for _s, t, w, eid, outcome in receipt_log:
@@ -124,8 +126,8 @@ def _in_order(events, ids) -> list[str]:
 
 
 def _judge_events(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
-    """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still deliver
-    them; and ``completed`` false for a run caught up in memory only."""
+    """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still
+    deliver them; and ``completed`` false for a run caught up in memory only."""
     provider, final_cursor = truth.provider, truth.store.checkpoint.resume_cursor
     for eid in _in_order(provider.events, found.undone()):
         (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
@@ -162,17 +164,19 @@ class _Pages:
     def __init__(self, truth: GroundTruth, late: frozenset[str] = frozenset()):
         self._log = truth.provider.log
         self._late = late
-        #: (worker, request cursor) -> its latest response to that cursor, as (ids, the late ones), if it served
-        #: late events
+        #: (worker, request cursor) -> its latest response to that cursor, as (ids, the late ones), if it
+        #: served late events
         self.held_late: dict[tuple[int, str], tuple[tuple, list[str]]] = {}
         # at one sequence number reads, responses and decisions come before the write
         self._context = heapq.merge(((r[0], 0, r) for r in truth.store.reads),
-                                    ((r[0], 1, (i, *r[1:])) for i, r in enumerate(self._log.fields(0, 2, 3, 4))),
+                                    ((r[0], 1, (i, *r[1:]))
+                                     for i, r in enumerate(self._log.fields(0, 2, 3, 4))),
                                     ((r[0], 2, r) for r in truth.sink.decisions))
         self._upcoming = next(self._context, None)
         self.decisions: dict[str, str] = {}
         self._read: dict[int, object] = {}
-        #: (worker, request cursor, next cursor) -> (the latest such response's row, the checkpoint read before it)
+        #: (worker, request cursor, next cursor) -> (the latest such response's row, the checkpoint read
+        #: before it)
         self.fetched: dict[tuple, tuple] = {}
         #: (worker, next cursor) -> the latest response that returned it, and the read before it
         self.returned: dict[tuple, tuple] = {}
@@ -216,7 +220,8 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
     stream = _Stream(truth)
     ids, positions, at, bisect_right = stream.ids, stream.positions, found.at, bisect.bisect_right
     end = len(positions)
-    last, hi = None, 0                  # the last write's applied_position and the end of the range it covered
+    # the last write's applied_position and the end of the range it covered
+    last, hi = None, 0
     pages = _Pages(truth, late_arrivals(truth))
     receipt_seqs = None
     holds = _Holds(truth.store.receipt_log)
@@ -228,7 +233,8 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
                                                               and place(after[0]) < place(before[0])):
             regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
-            if last == b_applied:       # walk on from where the last write ended: a commit covers an event or two
+            # walk on from where the last write ended: a commit covers an event or two
+            if last == b_applied:
                 lo = hi
                 while hi < end and positions[hi] <= a_applied:
                     hi += 1
@@ -258,8 +264,9 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
 def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:
     """Invariant 2 by what the writer held: the late events at or below ``applied`` with no outcome yet of the
     page the commit at ``seq`` belongs to: ``held``, its worker's latest response to the durable
-    ``resume_cursor`` (the attempt's page; a page read ahead is the next attempt's), if it serves the committed
-    event. An event that joins the stream late is exempt only when its writer had not been served it."""
+    ``resume_cursor`` (the attempt's page; a page read ahead is the next attempt's), if it serves the
+    committed event. An event that joins the stream late is exempt only when its writer had not been served
+    it."""
     k = bisect.bisect_left(receipt_seqs, seq)
     ids, late = held
     if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k].event_id not in ids:
@@ -289,13 +296,14 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
-    """Invariant 3 for one cursor-publishing write; returns the row of the response whose page it closes, if any.
+    """Invariant 3 for one cursor-publishing write; returns the row of the response whose page it closes, if
+    any.
 
     Seed 000 step 5: the barrier swaps "from the attempt cursor and version to the returned next cursor and a
     greater version". It must publish the ``next_cursor`` of a page its worker fetched with the durable cursor
-    it replaces, at any time before (read-ahead and a remembered attempt identity are fine); a compare-and-swap
-    (``barrier``) matched the durable (cursor, version) by construction, an unconditional write must have read
-    it before that fetch.
+    it replaces, at any time before (read-ahead and a remembered attempt identity are fine); a
+    compare-and-swap (``barrier``) matched the durable (cursor, version) by construction, an unconditional
+    write must have read it before that fetch.
     """
     (b_cursor, _a, b_version), (a_cursor, _b, a_version) = before, after
     found = pages.fetched.get((worker, b_cursor, a_cursor))
@@ -314,6 +322,6 @@ def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
                                  f"does not raise checkpoint_version (v{a_version})")
     elif wkind != "barrier" and (read is None or read.resume_cursor != b_cursor
                                  or read.checkpoint_version != b_version):
-        violate(3, time, worker, f"barrier from {b_cursor!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) "
-                                 f"it did not read before fetching")
+        violate(3, time, worker, f"barrier from {b_cursor!r} overwrote checkpoint ({b_cursor!r}, "
+                                 f"v{b_version}) it did not read before fetching")
     return row

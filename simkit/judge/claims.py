@@ -1,6 +1,7 @@
-"""A consumer's claims against ground truth (docs/verdict.md, "Claims and facts"): receipts against the handler's
-decisions. The checker (:mod:`simkit.judge.checker`) owns the verdict; this module owns the fact "this receipt or
-effect was ordered by the handler". Halts, the other claim a consumer makes, are :mod:`simkit.judge.halts`'.
+"""A consumer's claims against ground truth (docs/verdict.md, "Claims and facts"): receipts against the
+handler's decisions. The checker (:mod:`simkit.judge.checker`) owns the verdict; this module owns the fact
+"this receipt or effect was ordered by the handler". Halts, the other claim a consumer makes, are
+:mod:`simkit.judge.halts`'.
 
 *A receipt is a claim, the handler's decision is the fact.* Seed 000 step 4 treats quarantine as terminal
 "only when a durable receipt binds the stable event identity to a final policy disposition", and invariant 5
@@ -48,9 +49,9 @@ class _Decisions:
 
 def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
     """Every event with a durable write the handler did not order: id -> (seq, time, worker, outcome, detail)
-    of its first such write (``outcome``: the receipt's, ``applied`` for an effect). The writes judged are terminal
-    receipts and effects of a :class:`~simkit.truth.ground.GroundTruth`; the initial state (worker 0) is not.
-    An event's ``behavior`` says whether its handler logs.
+    of its first such write (``outcome``: the receipt's, ``applied`` for an effect). The writes judged are
+    terminal receipts and effects of a :class:`~simkit.truth.ground.GroundTruth`; the initial state (worker 0)
+    is not. An event's ``behavior`` says whether its handler logs.
     """
     store, sink, events = truth.store, truth.sink, truth.provider.events
     decisions = _Decisions(sink.decisions)

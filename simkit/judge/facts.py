@@ -1,9 +1,10 @@
-"""Facts about one run that need the judge's notion of an outcome (:mod:`simkit.judge.outcomes`), for the figures:
-each event's fate, when it held its outcome, the durable prefix, when it was at risk (per event, and per trace row)
-and when its loss became final. The figures read these definitions (:mod:`simkit.viz.facts` only names them).
+"""Facts about one run that need the judge's notion of an outcome (:mod:`simkit.judge.outcomes`), for the
+figures: each event's fate, when it held its outcome, the durable prefix, when it was at risk (per event, and
+per trace row) and when its loss became final. The figures read these definitions (:mod:`simkit.viz.facts`
+only names them).
 
-Each takes a :class:`~simkit.truth.ground.GroundTruth`, or anything :func:`~simkit.truth.ground.as_truth` reads (a
-World, a Run).
+Each takes a :class:`~simkit.truth.ground.GroundTruth`, or anything :func:`~simkit.truth.ground.as_truth`
+reads (a World, a Run).
 """
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from simkit.truth.ground import as_truth
 
 from .outcomes import outcomes
 
-__all__ = ["FATES", "at_risk", "durable_prefix", "event_fates", "loss_final", "lost_at", "outcome_times", "unsafe_rows"]
+__all__ = ["FATES", "at_risk", "durable_prefix", "event_fates", "loss_final", "lost_at", "outcome_times",
+           "unsafe_rows"]
 
 #: An event's fate in one run, for plots (:func:`event_fates`), in the order a legend lists them.
-FATES = ("done before the run", "applied once", "replayed harmlessly", "ignored", "quarantined", "duplicated", "lost",
-         "pending")
+FATES = ("done before the run", "applied once", "replayed harmlessly", "ignored", "quarantined", "duplicated",
+         "lost", "pending")
 
 
 def outcome_times(run) -> dict[str, float]:
@@ -38,11 +40,11 @@ def event_fates(run, verdict) -> dict[str, str]:
     """Each event's fate in ground truth, for plots: one of :data:`FATES`.
 
     ``duplicated``, ``lost`` and ``pending`` are the verdict's. Otherwise the event holds a terminal outcome:
-    ``quarantined`` or ``ignored`` by its durable receipt; ``replayed harmlessly`` if it was delivered again after
-    that outcome was durable and a worker recognised it and skipped it (a ``replay`` row of the trace at or after
-    the outcome's moment); ``done before the run`` if its outcome is the scenario's initial state and no worker
-    replayed it; else ``applied once``. A redelivery that came before the outcome was durable (the page retried
-    after a crash, say) is no replay: the event was applied once, on the retry.
+    ``quarantined`` or ``ignored`` by its durable receipt; ``replayed harmlessly`` if it was delivered again
+    after that outcome was durable and a worker recognised it and skipped it (a ``replay`` row of the trace at
+    or after the outcome's moment); ``done before the run`` if its outcome is the scenario's initial state and
+    no worker replayed it; else ``applied once``. A redelivery that came before the outcome was durable (the
+    page retried after a crash, say) is no replay: the event was applied once, on the retry.
     """
     truth = as_truth(run)
     done_at = outcome_times(truth)
@@ -76,9 +78,9 @@ def durable_prefix(run) -> tuple[list[float], list[int]]:
     """Ground truth's complete durable prefix as a step function ``(times, positions)``.
 
     At each moment: the greatest position up to which every event of the stream (a late event only once it has
-    been served: :func:`~simkit.truth.derived.joined_at`) holds a terminal outcome in ground truth: a receipt, and
-    for an ``applied`` receipt on an external sink the effect itself. This is what ``applied_position`` ought to
-    say (invariant 2); before anything is done it is the initial ``applied_position``.
+    been served: :func:`~simkit.truth.derived.joined_at`) holds a terminal outcome in ground truth: a receipt,
+    and for an ``applied`` receipt on an external sink the effect itself. This is what ``applied_position``
+    ought to say (invariant 2); before anything is done it is the initial ``applied_position``.
     """
     truth = as_truth(run)
     events = sorted(truth.provider.events.values(), key=lambda e: (e.position, e.id))
@@ -103,10 +105,10 @@ def durable_prefix(run) -> tuple[list[float], list[int]]:
 
 
 def at_risk(run) -> dict[str, list[tuple[float, float]]]:
-    """Per event, the spans during which it was at risk: the durable ``resume_cursor`` could no longer deliver it
-    while it was part of the stream (:func:`~simkit.truth.derived.joined_at`) and had no durable outcome.
-    Invariant 1 forbids every such span; an event that never had one is absent. A span ends when the event gets
-    its outcome, when the cursor can deliver it again, or (a lost event's last one) at the run's end:
+    """Per event, the spans during which it was at risk: the durable ``resume_cursor`` could no longer deliver
+    it while it was part of the stream (:func:`~simkit.truth.derived.joined_at`) and had no durable outcome.
+    Invariant 1 forbids every such span; an event that never had one is absent. A span ends when the event
+    gets its outcome, when the cursor can deliver it again, or (a lost event's last one) at the run's end:
     :func:`loss_final` says when that loss became final."""
     truth = as_truth(run)
     deliverable = truth.provider.deliverable
@@ -133,10 +135,10 @@ def at_risk(run) -> dict[str, list[tuple[float, float]]]:
 
 
 def loss_final(run, lost, risk: dict | None = None) -> dict[str, tuple[float, str]]:
-    """For each event of ``lost`` (a verdict's), when its loss became final and what made it so: the moment the
-    durable cursor last moved past it (``page barrier``, or the write's kind) or, if later, the end of the last
-    attempt that still held it in memory and could have applied it (``crash``, ``halt``, ``worker moved on``,
-    ``end of run``). An event never at risk (:func:`at_risk`: it never joined the stream) is absent.
+    """For each event of ``lost`` (a verdict's), when its loss became final and what made it so: the moment
+    the durable cursor last moved past it (``page barrier``, or the write's kind) or, if later, the end of the
+    last attempt that still held it in memory and could have applied it (``crash``, ``halt``, ``worker moved
+    on``, ``end of run``). An event never at risk (:func:`at_risk`: it never joined the stream) is absent.
 
     Seed 000's walkthrough with the token persisted on fetch: the barrier to ``C8`` puts ``e107`` at risk at
     t = 1.5, the worker still holds it, and the crash at t = 2 before it commits makes the loss final."""
@@ -150,11 +152,16 @@ def loss_final(run, lost, risk: dict | None = None) -> dict[str, tuple[float, st
         if not spans:
             continue
         start = spans[-1][0]
-        when, why = start, {"barrier": "page barrier"}.get(kind_at.get(start, ""), kind_at.get(start, "write"))
+        when, why = start, {"barrier": "page barrier"}.get(kind_at.get(start, ""),
+                                                           kind_at.get(start, "write"))
         for h in holds:
-            # an attempt that ends with its own barrier's instant leaves the barrier final; a crash then, the crash
+            # an attempt that ends with its own barrier's instant leaves the barrier final; a crash then, the
+            # crash
             if eid in h.ids and (h.end > when or (h.end == when and h.ended_by in ("crash", "halt"))):
-                when, why = h.end, {"load": "worker moved on", "fetch": "worker moved on"}.get(h.ended_by, h.ended_by)
+                when, why = (
+                    h.end,
+                    {"load": "worker moved on", "fetch": "worker moved on"}.get(h.ended_by, h.ended_by),
+                )
         out[eid] = (when, why)
     return out
 
@@ -165,9 +172,9 @@ def lost_at(run, verdict) -> dict[str, float]:
 
 
 def unsafe_rows(run) -> list[bool]:
-    """Per row of the run's trace: has the durable ``resume_cursor`` moved past an event (one the stream has served
-    or will serve in order: :func:`~simkit.truth.derived.joined_at`) that has no durable outcome yet? Invariant 1
-    forbids it; every lost event starts here."""
+    """Per row of the run's trace: has the durable ``resume_cursor`` moved past an event (one the stream has
+    served or will serve in order: :func:`~simkit.truth.derived.joined_at`) that has no durable outcome yet?
+    Invariant 1 forbids it; every lost event starts here."""
     truth = as_truth(run)
     done, known = outcome_times(truth), joined_at(truth)
     provider = truth.provider

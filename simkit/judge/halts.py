@@ -3,17 +3,17 @@ regression, conflicting identity at the same position, or a gap that violates th
 attempt for investigation".
 
 *A halt is a claim that the provider broke its contract.* It is justified only by what the halting worker was
-itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing): that
-response has a regression inside the page, two ids at one position (within the page, or an id already served or
-holding a receipt at that position), or, under a contract without backfills, an event slipped in behind served
-positions; or it is the provider refusing a cursor it issued as the ``next_cursor`` of a page it served (or its
-start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
+itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing):
+that response has a regression inside the page, two ids at one position (within the page, or an id already
+served or holding a receipt at that position), or, under a contract without backfills, an event slipped in
+behind served positions; or it is the provider refusing a cursor it issued as the ``next_cursor`` of a page it
+served (or its start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
 
-*A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed (the
-page's own order, the receipts at the page's positions, the ``applied_position`` it loaded before the fetch) and
-that then commits a receipt or an effect for an event of that page, or a barrier publishing its ``next_cursor``,
-before it fetches again, went on where it had to stop. Only breaches a consumer can see count here, so that a
-consumer doing exactly what ``safe`` does is never reported.
+*A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed
+(the page's own order, the receipts at the page's positions, the ``applied_position`` it loaded before the
+fetch) and that then commits a receipt or an effect for an event of that page, or a barrier publishing its
+``next_cursor``, before it fetches again, went on where it had to stop. Only breaches a consumer can see count
+here, so that a consumer doing exactly what ``safe`` does is never reported.
 """
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def _refused(next_cursor: str, ids) -> bool:
 
 
 def halt_justified(halt: tuple[float, int, str], truth) -> bool:
-    """Did what the worker was last served before ``halt`` (``(time, worker, reason)``) give it cause to stop?"""
+    """Did what the worker was last served before ``halt`` (``(time, worker, reason)``) give it cause to
+    stop?"""
     provider = truth.provider
     time, worker, _reason = halt
     response = None
@@ -53,12 +54,14 @@ def halt_justified(halt: tuple[float, int, str], truth) -> bool:
                                                for s, _t, _w, _c, n, page in provider.log if s < seq)
     if cursor in disordered_pages(truth):
         return True
-    return _conflicting_identity(ids, time, provider, truth.store) or (not truth.backfills
-                                                                        and not late_arrivals(truth).isdisjoint(ids))
+    return _conflicting_identity(ids, time, provider, truth.store) or (
+        not truth.backfills and not late_arrivals(truth).isdisjoint(ids)
+    )
 
 
 def _conflicting_identity(ids, time: float, provider, store) -> bool:
-    """Does an event of the page share its position with another id served or holding a receipt by ``time``?"""
+    """Does an event of the page share its position with another id served or holding a receipt by
+    ``time``?"""
     events = provider.events
     wanted = {events[eid].position: eid for eid in ids}
     if len(wanted) < len(ids):
@@ -102,10 +105,10 @@ def _shared(events) -> dict[int, list[str]]:
 
 
 def breaches(truth, found: Outcomes) -> dict[int, str]:
-    """Every response (by its row in the provider's log) whose breach of the provider contract its worker could
-    see when it was served: row -> what the breach is (step 3's words). A page's own order is the provider's
-    fact (``disordered``); the receipts and the loaded ``applied_position`` are read only where they can show a
-    breach: a stream with two ids at one position, or a contract without backfills."""
+    """Every response (by its row in the provider's log) whose breach of the provider contract its worker
+    could see when it was served: row -> what the breach is (step 3's words). A page's own order is the
+    provider's fact (``disordered``); the receipts and the loaded ``applied_position`` are read only where
+    they can show a breach: a stream with two ids at one position, or a contract without backfills."""
     provider = truth.provider
     log, disordered = provider.log, disordered_pages(truth)
     out: dict[int, str] = {}
@@ -139,8 +142,8 @@ def _seen(found: Outcomes, receipts: _Receipts, shared: dict, events, ids, seq: 
           applied: int | None) -> str | None:
     """A breach the worker could see in the page's receipts: another id holding an outcome at an event's
     position (conflicting identity), or, without backfills (``applied`` given), an event at or below the
-    ``applied_position`` it loaded with no outcome at its position (a gap). The page is in source order, so with
-    one id per position only the events up to ``applied`` are read."""
+    ``applied_position`` it loaded with no outcome at its position (a gap). The page is in source order, so
+    with one id per position only the events up to ``applied`` are read."""
     def holds(eid):                     # what a Lookup showed: a terminal receipt written before the fetch
         return NONE < found.of(eid) < seq or receipts.before(eid, seq)
 
@@ -160,9 +163,9 @@ def _seen(found: Outcomes, receipts: _Receipts, shared: dict, events, ids, seq: 
 
 
 def unhalted(truth, found: Outcomes) -> list[dict]:
-    """Step 3's missing halts: for each response :func:`breaches` names, the first receipt or effect its worker
-    wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, before it
-    fetched again. Each as ``{time, worker, detail}``."""
+    """Step 3's missing halts: for each response :func:`breaches` names, the first receipt or effect its
+    worker wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, before
+    it fetched again. Each as ``{time, worker, detail}``."""
     bad = breaches(truth, found)
     if not bad:
         return []
@@ -180,15 +183,20 @@ def unhalted(truth, found: Outcomes) -> list[dict]:
         wrote = _first_write(truth, worker, seq, end, set(ids), next_cursor)
         if wrote is not None:
             time, what = wrote
-            out.append({"time": time, "worker": worker,
-                        "detail": f"{what} after page {cursor!r} showed {why}, where step 3 stops the attempt"})
+            out.append(
+                {
+                    "time": time,
+                    "worker": worker,
+                    "detail": f"{what} after page {cursor!r} showed {why}, where step 3 stops the attempt",
+                }
+            )
     out.sort(key=lambda d: (d["time"], d["worker"]))
     return out
 
 
 def _first_write(truth, worker: int, start: int, end: float, ids: set, next_cursor: str):
-    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time, what)``.
-    Each log is in sequence order: its scan stops at ``end``, or at the first such write."""
+    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time,
+    what)``. Each log is in sequence order: its scan stops at ``end``, or at the first such write."""
     found = []
     for seq, t, w, eid, outcome in truth.store.receipt_log:
         if seq >= end:

@@ -1,5 +1,5 @@
-"""When each event holds a terminal outcome in ground truth (docs/verdict.md, ``lost`` and invariant 2): a terminal
-receipt the handler ordered, and for an ``applied`` one its effect in the sink as well."""
+"""When each event holds a terminal outcome in ground truth (docs/verdict.md, ``lost`` and invariant 2): a
+terminal receipt the handler ordered, and for an ``applied`` one its effect in the sink as well."""
 from __future__ import annotations
 
 from array import array
@@ -14,7 +14,8 @@ from .claims import unjustified_writes
 __all__ = ["NONE", "Outcomes", "outcome_since", "outcomes", "terminal_since", "void_claims"]
 
 
-#: In :attr:`Outcomes.at`: no terminal outcome (an ``applied`` receipt still waiting for its effect is -2 - seq).
+#: In :attr:`Outcomes.at`: no terminal outcome (an ``applied`` receipt still waiting for its effect is -2 -
+#: seq).
 NONE = -1
 
 
@@ -22,16 +23,16 @@ class Outcomes:
     """The outcome facts of one run, from one pass over the receipt log and one over the effect log.
 
     An event holds a terminal outcome from its first terminal receipt on, and for an ``applied`` one from the
-    later of that receipt and the event's first effect (docs/verdict.md: "``applied`` means the effect is in the
-    sink's log"). ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
+    later of that receipt and the event's first effect (docs/verdict.md: "``applied`` means the effect is in
+    the sink's log"). ``void``: ids whose ``ignored`` or ``quarantined`` receipts the handler never ordered
     (:func:`void_claims`): such a receipt is a claim, not an outcome.
 
-    Kept as a column by rank in ``stream`` (:class:`~simkit.truth.derived.Stream`: the stream in position order),
-    then ``extra`` (any other id the receipts name, in ``more`` by id): ``at[i]`` is the log sequence number from
-    which the ``i``-th of them holds its outcome, or :data:`NONE`. A typed array, not a table by id: an event of
-    the stream is found by its rank, the checker walks ``at`` in stream order, and a run's biggest tables are the
-    check's cost. ``again``: the id of every terminal receipt written for an event that already held one.
-    """
+    Kept as a column by rank in ``stream`` (:class:`~simkit.truth.derived.Stream`: the stream in position
+    order), then ``extra`` (any other id the receipts name, in ``more`` by id): ``at[i]`` is the log sequence
+    number from which the ``i``-th of them holds its outcome, or :data:`NONE`. A typed array, not a table by
+    id: an event of the stream is found by its rank, the checker walks ``at`` in stream order, and a run's
+    biggest tables are the check's cost. ``again``: the id of every terminal receipt written for an event that
+    already held one. """
 
     __slots__ = ("stream", "extra", "more", "at", "again")
 
@@ -58,9 +59,9 @@ class Outcomes:
         return i
 
     def _receipts(self, receipt_log, void) -> int:
-        """Each event's first terminal receipt; an ``applied`` one is marked -2 - seq until its effect is found.
-        Returns how many are so marked. A row's id is read only where it is needed (an id off the stream, a
-        second terminal receipt, a receipt that may be void)."""
+        """Each event's first terminal receipt; an ``applied`` one is marked -2 - seq until its effect is
+        found. Returns how many are so marked. A row's id is read only where it is needed (an id off the
+        stream, a second terminal receipt, a receipt that may be void)."""
         at, again, waiting, log = self.at, self.again, 0, View(receipt_log)
         for k, (seq, outcome), i in zip(count(), log.fields(0, 4), self.stream.ranks(log)):
             if outcome not in TERMINAL:
@@ -82,13 +83,14 @@ class Outcomes:
         return waiting
 
     def _effects(self, effects) -> int:
-        """Each marked event's first effect: it holds its outcome from the later of receipt and effect. Returns
-        how many were found."""
+        """Each marked event's first effect: it holds its outcome from the later of receipt and effect.
+        Returns how many were found."""
         at, more, found, log = self.at, self.more, 0, View(effects)
         for k, (seq, _w), i in zip(count(), log.fields(0, 2), self.stream.ranks(log)):
             if i < 0:
                 i = more.get(log[k].event_id, -1) if more else -1
-            if i >= 0 and at[i] < NONE:         # the event's first effect, and its first terminal receipt applied
+            # the event's first effect, and its first terminal receipt applied
+            if i >= 0 and at[i] < NONE:
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq
                 found += 1
@@ -110,7 +112,8 @@ class Outcomes:
 
     @property
     def since(self) -> dict[str, int]:
-        """Event id -> the log sequence number from which it holds a terminal outcome (the events with one)."""
+        """Event id -> the log sequence number from which it holds a terminal outcome (the events with
+        one)."""
         return {eid: s for eid, s in zip(chain(self.stream.ids, self.extra), self.at) if s != NONE}
 
 

@@ -97,9 +97,9 @@ def verdict_line(verdict) -> str:
 def counts_line(verdict, brief: bool = False) -> str:
     """A verdict's counts on one line; ``verdict`` is a verdict or its ``--json`` object
     (``Verdict.as_dict``). ``lost: 0   duplicated: 1   regressions: 0   invariants broken: 4   completed:
-    yes``, then each later field that failed (``settlement: committed downgraded``): ``simkit explore``'s first
-    violation. ``brief``, the first safety fields only, ``lost 1   duplicated 0   regressions 0   invariants
-    broken: 1``: ``simkit shrink``'s shrunk run."""
+    yes``, then each later field that failed (``settlement: committed downgraded``): ``simkit explore``'s
+    first violation. ``brief``, the first safety fields only, ``lost 1   duplicated 0   regressions 0
+    invariants broken: 1``: ``simkit shrink``'s shrunk run."""
     parts = []
     for f in FIELDS:
         value = f.of(verdict)

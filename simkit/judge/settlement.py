@@ -16,15 +16,15 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
     """Seed 001 from ground truth: every transition of every operation record, and every request the service
     saw, against the service's log and the binding in force.
 
-    ``committed_downgraded``: a transition took a record from ``committed`` to a weaker state (step 4: committed
-    success is absorbing; step 5: a weaker observation must never downgrade it). ``wrong_reservation``: a
-    transition committed a record with the reply to a request whose tuple, as the service logged it, is not the
-    record's reservation at that moment (step 6: another request's, principal's or generation's result).
-    ``unknown_reply``: a transition committed a reply to no request the service ever saw (a reply the caller made
-    up: step 6's "do not expose its result"). ``stale_binding``: a reservation, or a request that reached the
-    service, bound to a principal that was not in force (step 2: "a changed request or authorization context
-    requires a new reservation"; a request is allowed the binding in force when it was sent, ``effect_latency``
-    before it arrived).
+    ``committed_downgraded``: a transition took a record from ``committed`` to a weaker state (step 4:
+    committed success is absorbing; step 5: a weaker observation must never downgrade it).
+    ``wrong_reservation``: a transition committed a record with the reply to a request whose tuple, as the
+    service logged it, is not the record's reservation at that moment (step 6: another request's, principal's
+    or generation's result). ``unknown_reply``: a transition committed a reply to no request the service ever
+    saw (a reply the caller made up: step 6's "do not expose its result"). ``stale_binding``: a reservation,
+    or a request that reached the service, bound to a principal that was not in force (step 2: "a changed
+    request or authorization context requires a new reservation"; a request is allowed the binding in force
+    when it was sent, ``effect_latency`` before it arrived).
     """
     out: list[dict] = []
     if ledger is None:
@@ -36,7 +36,8 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
         if t.before == COMMITTED and t.after != COMMITTED:
             out.append({"kind": "committed_downgraded", **where,
                         "detail": f"operation {t.operation_id}: committed success of {t.reservation} "
-                                  f"overwritten with {t.after} ({t.action}{': ' + t.detail if t.detail else ''})"})
+                                  f"overwritten with {t.after} "
+                                  f"({t.action}{': ' + t.detail if t.detail else ''})"})
         in_force = principal_at(rotations, t.time) if rotations and t.action in ("reserve", "renew") else None
         if in_force is not None and t.reservation.binding != in_force:
             out.append({"kind": "stale_binding", **where,
@@ -60,7 +61,8 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
             if r.worker and r.fate != "foreign" and r.identity.binding not in allowed:
                 out.append({"kind": "stale_binding", "time": r.time, "worker": r.worker,
                             "detail": f"operation {r.identity.operation_id}: request {r.seq} bound to "
-                                      f"{r.identity.binding} while {principal_at(rotations, r.time)} was in force"})
+                                      f"{r.identity.binding} while {principal_at(rotations, r.time)} was in "
+                                      f"force"})
     out.sort(key=lambda d: d["time"])
     return out
 

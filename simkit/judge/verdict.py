@@ -47,7 +47,11 @@ class Declared:
 
     def of(self, verdict) -> Any:
         """This field of a :class:`Verdict`, or of its ``--json`` object (its default where that lacks it)."""
-        value = verdict.get(self.json, MISSING) if isinstance(verdict, dict) else getattr(verdict, self.name, MISSING)
+        value = (
+            verdict.get(self.json, MISSING)
+            if isinstance(verdict, dict)
+            else getattr(verdict, self.name, MISSING)
+        )
         return self.empty() if value is MISSING else value
 
     def failed(self, value) -> bool:

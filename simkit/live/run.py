@@ -1,26 +1,26 @@
 """``simkit live``: seed 000's procedure in real worker processes on SQLite, killed with SIGKILL (issue 9).
 
 The worker runs the very same consumer classes as the simulation. A synchronous driver
-(:class:`simkit.live.worker.Driver`) executes the requests they yield against SQLite files in one run folder, and
-real time replaces simulated time (one simulated unit is a millisecond):
+(:class:`simkit.live.worker.Driver`) executes the requests they yield against SQLite files in one run folder,
+and real time replaces simulated time (one simulated unit is a millisecond):
 
 - ``store.db``: the durable store (:class:`~simkit.store.sqlite.SQLiteStore`; the transactional sink's effects
   commit in its transactions);
-- ``provider.db``: the provider's fetch counters and its log of every response. The pages themselves are a pure
-  function of scenario and seed, so every process serves the same stream;
-- ``sink.db``: the handler's state and decisions, and for an external sink its effects and the external service's
-  request log, each written in the sink's own transaction, outside the store's.
+- ``provider.db``: the provider's fetch counters and its log of every response. The pages themselves are a
+  pure function of scenario and seed, so every process serves the same stream;
+- ``sink.db``: the handler's state and decisions, and for an external sink its effects and the external
+  service's request log, each written in the sink's own transaction, outside the store's.
 
 The provider, sink and external service are the simulation's own classes with their containers swapped for
-durable ones (:mod:`simkit.store.durable`). A supervisor (:mod:`simkit.live.supervisor`) forks the worker, kills
-it with SIGKILL at seeded random real instants (or, with ``at``, when the worker reports reaching a named crash
-point) and restarts it; when the workers report caught up, this module judges the databases with
+durable ones (:mod:`simkit.store.durable`). A supervisor (:mod:`simkit.live.supervisor`) forks the worker,
+kills it with SIGKILL at seeded random real instants (or, with ``at``, when the worker reports reaching a
+named crash point) and restarts it; when the workers report caught up, this module judges the databases with
 :func:`simkit.judge.checker.check` and ``PRAGMA integrity_check``.
 No other fault is injected: no lost, late or crossed replies, no pauses; the scenario's ``[[faults]]`` and
 ``[random_faults]`` belong to the simulation.
 
-This module owns the run as a whole: its databases created, the supervisor started, the databases read back and
-judged, the summary line.
+This module owns the run as a whole: its databases created, the supervisor started, the databases read back
+and judged, the summary line.
 """
 from __future__ import annotations
 
@@ -53,7 +53,8 @@ from .worker import FILES, Harness, LiveClock
 
 __all__ = ["LiveRun", "MAX_SECONDS", "integrity", "live", "live_details", "live_summary"]
 
-#: The longest ``timeout`` or ``max_delay`` a live run takes: 11.6 days, well inside what select() and sleep() accept.
+#: The longest ``timeout`` or ``max_delay`` a live run takes: 11.6 days, well inside what select() and sleep()
+#: accept.
 MAX_SECONDS = 10**6
 
 
@@ -77,9 +78,9 @@ class LiveRun:
     deaths: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills and
-        the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and ``starts``
-        (docs/cli.md, "simkit live")."""
+        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills
+        and the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and
+        ``starts`` (docs/cli.md, "simkit live")."""
         world = self.world
         assert world is not None, "a live run's ground truth is read back before it is returned"
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
@@ -92,13 +93,14 @@ class LiveRun:
 
 def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> GroundTruth:
     """The run's ground truth, read back from its databases before they close: the store's logs as the store
-    answers them, the provider's, sink's and service's read into plain lists, the settlement ledger's history."""
+    answers them, the provider's, sink's and service's read into plain lists, the settlement ledger's
+    history."""
     clock = LiveClock(t0)
     h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
     try:
         p, s, svc = h.ground_truth()
-        truth = GroundTruth.build(provider=p, store=h.store, sink=s, service=svc, halts=halts, completed=completed,
-                                  scenario=scenario, settlement=scenario.settlement)
+        truth = GroundTruth.build(provider=p, store=h.store, sink=s, service=svc, halts=halts,
+                                  completed=completed, scenario=scenario, settlement=scenario.settlement)
         history = LedgerTruth(View(list(h.store.operations.history)))
         return replace(truth, store=replace(truth.store, operations=history))
     finally:
@@ -122,7 +124,8 @@ def integrity(folder: Path) -> str:
 def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
          max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
          timeout: float = 600.0) -> LiveRun:
-    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and judge.
+    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and
+    judge.
 
     Args:
         kills: SIGKILLs to deliver (fewer if the workers catch up first).
@@ -146,7 +149,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
     if max_delay is not None and max_delay > MAX_SECONDS:
         raise SimkitError(f"max_delay {max_delay}: must be at most {MAX_SECONDS} seconds", param="max_delay")
     if not (0 < timeout <= MAX_SECONDS):        # the selector's and the clock's limits are near 2**31 ms
-        raise SimkitError(f"timeout {timeout}: must be positive and at most {MAX_SECONDS} seconds", param="timeout")
+        raise SimkitError(f"timeout {timeout}: must be positive and at most {MAX_SECONDS} seconds",
+                          param="timeout")
     for point in at:
         if point not in CRASH_POINTS:
             raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
@@ -158,7 +162,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         try:
             where.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}", param="folder") from None
+            raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}",
+                              param="folder") from None
         if any((where / name).exists() for name in FILES):
             raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
         began = time.monotonic()
@@ -174,9 +179,11 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
                        time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
 
 
-def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None, made: bool) -> None:
-    """The run's fresh databases; if the disk is full or the folder unwritable, none of them is left behind (nor
-    the folder, if ``made`` for the run), and the error is one line (it was a traceback from inside SQLite)."""
+def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None,
+            made: bool) -> None:
+    """The run's fresh databases; if the disk is full or the folder unwritable, none of them is left behind
+    (nor the folder, if ``made`` for the run), and the error is one line (it was a traceback from inside
+    SQLite)."""
     try:
         Harness.create(where, scenario, provider, clock).close()
     except (OSError, sqlite3.Error) as exc:
@@ -189,7 +196,8 @@ def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: 
         if made:
             shutil.rmtree(where, ignore_errors=True)    # made for this run: nothing else is in it
         problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else told(exc)
-        raise SimkitError(f"{'folder ' if param else 'live: '}{where}: cannot create the run's databases: {problem}",
+        raise SimkitError(f"{'folder ' if param else 'live: '}{where}: cannot create the run's databases: "
+                          f"{problem}",
                           param=param) from None
 
 
@@ -197,7 +205,8 @@ def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: 
 def _terminate_as_interrupt():
     """SIGTERM and SIGHUP stop a live run the way Ctrl-C does: :class:`~simkit.errors.Terminated` (a
     KeyboardInterrupt) unwinds it, the workers are killed and the temporary folder removed (SIGTERM's default
-    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they are."""
+    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they
+    are."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -214,7 +223,8 @@ def _terminate_as_interrupt():
 
 
 def live_details(run: LiveRun) -> str:
-    """What the kills and the databases say about a live run: the line ``simkit live`` adds to a run's summary."""
+    """What the kills and the databases say about a live run: the line ``simkit live`` adds to a run's
+    summary."""
     how = "at random instants" if run.mode == "random" else "at named crash points"
     deaths = (f", {len(run.deaths)} unplanned deaths ("
               + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])

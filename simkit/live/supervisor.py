@@ -1,6 +1,6 @@
-"""The supervisor of a live run (:mod:`simkit.live.run`): it forks the workers, kills them with SIGKILL at seeded
-random real instants (or, with ``at``, when a worker reports reaching a named crash point), restarts them, and
-hears their reports until they catch up or halt.
+"""The supervisor of a live run (:mod:`simkit.live.run`): it forks the workers, kills them with SIGKILL at
+seeded random real instants (or, with ``at``, when a worker reports reaching a named crash point), restarts
+them, and hears their reports until they catch up or halt.
 
 The run around it (the databases created, read back and judged, :func:`~simkit.live.run.live`) is
 :mod:`simkit.live.run`.
@@ -25,11 +25,12 @@ from .worker import TIME_SCALE, worker_main
 
 __all__ = ["MAX_BARREN_DEATHS", "Supervisor"]
 
-#: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one line).
+#: A worker that dies unplanned this many times in a row without reaching a page barrier stops the run (one
+#: line).
 MAX_BARREN_DEATHS = 5
 
 
-# -- the supervisor -------------------------------------------------------------------------------------------
+# -- the supervisor ------------------------------------------------------------------------------------------
 
 
 @dataclass(eq=False)
@@ -54,19 +55,19 @@ class _Worker:
 class Supervisor:
     """Starts the workers, kills them with SIGKILL on a seeded schedule, restarts them, until they catch up.
 
-    Random mode (``at`` empty): kill ``i`` picks a worker and a fraction ``u`` from ``random.Random(f"kills:{seed}")``
-    and lands ``u * window`` seconds after the worker's current incarnation is ready. The window is ``max_delay``,
-    or by default twice the workers' recent time per page barrier: a kill lands on average one page into the work,
-    on a fast machine and on a slow one alike.
+    Random mode (``at`` empty): kill ``i`` picks a worker and a fraction ``u`` from
+    ``random.Random(f"kills:{seed}")`` and lands ``u * window`` seconds after the worker's current incarnation
+    is ready. The window is ``max_delay``, or by default twice the workers' recent time per page barrier: a
+    kill lands on average one page into the work, on a fast machine and on a slow one alike.
     Point mode: each incarnation of worker ``w`` is told, from ``random.Random(f"kills:{seed}:{w}")``, a crash
     point of ``at`` and an occurrence 1-5; it reports reaching that pass and is killed there.
 
-    A worker that dies without being killed by the supervisor (SIGKILL from the OOM killer or an operator) is a
-    crash like any other: counted in ``deaths``, apart from ``kills``, and restarted.
+    A worker that dies without being killed by the supervisor (SIGKILL from the OOM killer or an operator) is
+    a crash like any other: counted in ``deaths``, apart from ``kills``, and restarted.
     """
 
-    def __init__(self, folder: Path, scenario: Scenario, provider, strategy: type[Consumer], seed: int, kills: int,
-                 max_delay: float | None, at: tuple[str, ...], timeout: float, t0: float):
+    def __init__(self, folder: Path, scenario: Scenario, provider, strategy: type[Consumer], seed: int,
+                 kills: int, max_delay: float | None, at: tuple[str, ...], timeout: float, t0: float):
         self.args = (folder, scenario, provider, strategy)
         self.kills_wanted, self.max_delay, self.at, self.timeout, self.t0 = kills, max_delay, at, timeout, t0
         self.rng = random.Random(f"kills:{seed}")
@@ -127,8 +128,8 @@ class Supervisor:
         self.deaths.append((wk.id, wk.process().exitcode))
         wk.barren = 0 if wk.pages else wk.barren + 1
         if wk.barren >= MAX_BARREN_DEATHS:
-            raise SimkitError(f"live worker {wk.id} died {wk.barren} times in a row before reaching a page barrier "
-                              f"(last exit status {wk.process().exitcode})")
+            raise SimkitError(f"live worker {wk.id} died {wk.barren} times in a row before reaching a page "
+                              f"barrier (last exit status {wk.process().exitcode})")
         if self.plan is not None and self.plan[0] is wk:
             self.plan[2] = None      # a kill planned for the dead incarnation lands in the next one
         self._start(wk)
@@ -170,8 +171,8 @@ class Supervisor:
         return 2 * recent[len(recent) // 2] if recent else 0.02
 
     def run(self) -> bool:
-        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``). However it
-        ends (an error, Ctrl-C, SIGTERM), no worker is left running."""
+        """Until every worker caught up or halted (``True``), or ``timeout`` seconds passed (``False``).
+        However it ends (an error, Ctrl-C, SIGTERM), no worker is left running."""
         try:
             return self._run()
         finally:

@@ -2,10 +2,10 @@
 
 A :class:`Harness` binds the simulation's own provider, sink and external service to durable containers
 (:mod:`simkit.store.durable`) in the run folder, next to the :class:`~simkit.store.sqlite.SQLiteStore`; a
-:class:`Driver` (a :class:`simkit.procedure.driver.Driver`, as the SimPy world is) executes the requests the very
-same consumer classes yield, one transaction each, and reports to the supervisor (:mod:`simkit.live.supervisor`)
-on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when it reaches the crash point it was told
-to die at, ``caught_up`` or ``halt REASON`` at the end (docs/live.md).
+:class:`Driver` (a :class:`simkit.procedure.driver.Driver`, as the SimPy world is) executes the requests the
+very same consumer classes yield, one transaction each, and reports to the supervisor
+(:mod:`simkit.live.supervisor`) on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when it
+reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON`` at the end (docs/live.md).
 """
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ FILES = ("store.db", "provider.db", "sink.db")
 
 
 class LiveClock:
-    """Real time since the run began, in simulated units; sequence numbers from the system-wide monotonic clock,
-    so that the logs of all processes and all files merge in real order."""
+    """Real time since the run began, in simulated units; sequence numbers from the system-wide monotonic
+    clock, so that the logs of all processes and all files merge in real order."""
 
     __slots__ = ("t0", "last")
 
@@ -57,28 +57,31 @@ class LiveClock:
         return self.last
 
 
-# -- the durable world of a run ---------------------------------------------------------------------------------
+# -- the durable world of a run ------------------------------------------------------------------------------
 def _swap(obj, name: str, container):
-    """Replace a public container of a simulation object by a durable one (loudly, if the attribute has gone)."""
+    """Replace a public container of a simulation object by a durable one (loudly, if the attribute has
+    gone)."""
     if not hasattr(obj, name):
         raise AttributeError(f"{type(obj).__name__} has no {name}: simkit.live.supervisor needs updating")
     setattr(obj, name, container)
 
 
 def _request(r: Request) -> tuple:
-    return (r.seq, r.time, r.worker, pack([r.identity.operation_id, r.identity.fingerprint, r.identity.binding,
-                                           r.identity.generation]), r.fate)
+    return (r.seq, r.time, r.worker, pack([r.identity.operation_id, r.identity.fingerprint,
+                                           r.identity.binding, r.identity.generation]), r.fate)
 
 
 def _key(item) -> str:
     """A set member (a tuple, or a dataclass such as a Reservation) as JSON."""
-    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) and not isinstance(item, type) else item)
+    return pack(dataclasses.astuple(item) if dataclasses.is_dataclass(item) and not isinstance(item, type)
+                else item)
 
 
 class Harness:
     """The store, provider, sink and external service of a live run, bound to the files in ``folder``."""
 
-    def __init__(self, folder: Path, scenario: Scenario, provider: providers.Provider, clock, store: SQLiteStore):
+    def __init__(self, folder: Path, scenario: Scenario, provider: providers.Provider, clock,
+                 store: SQLiteStore):
         self.scenario, self.clock, self.store = scenario, clock, store
         # The provider and the sink stand for remote systems with their own durability: WAL with synchronous =
         # NORMAL survives any SIGKILL (only a power cut could lose their last commits); the store keeps FULL.
@@ -86,15 +89,19 @@ class Harness:
         self.provider = provider
         provider.clock = clock
         provider.keep_fetch_counts(DurableDict(self.pdb, "fetches"))
-        _swap(provider, "log", DurableList(self.pdb, "served", ("seq", "time", "worker", "cursor", "next_cursor",
-                                                                  "event_ids"),
+        _swap(provider, "log", DurableList(self.pdb, "served",
+                                           ("seq", "time", "worker", "cursor", "next_cursor",
+                                              "event_ids"),
                                            lambda r: (*r[:5], pack(r[5])),
                                            lambda r: ServedRow(r[0], r[1], r[2], r[3], r[4], unpack(r[5]))))
         self.sink = sink = Sink(scenario.sink, scenario.events, clock)
-        sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"), DurableDict(self.sdb, "handler_first_seen"))
-        _swap(sink, "decisions", DurableList(self.sdb, "decisions", ("seq", "time", "worker", "event_id", "decision"),
+        sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"),
+                                DurableDict(self.sdb, "handler_first_seen"))
+        _swap(sink, "decisions", DurableList(self.sdb, "decisions",
+                                             ("seq", "time", "worker", "event_id", "decision"),
                                              decode=lambda r: DecisionRow(*r)))
-        if sink.external:           # a transactional sink's effects are the store's (SQLiteStore.record_effect)
+        # a transactional sink's effects are the store's (SQLiteStore.record_effect)
+        if sink.external:
             _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id"),
                                                decode=lambda r: EffectRow(*r)))
             _swap(sink, "effect_count", DurableDict(self.sdb, "effect_count"))
@@ -203,7 +210,7 @@ class Driver(driver.Driver):
     def _spend(self, delay: float) -> None:
         time.sleep(delay / TIME_SCALE)       # the network, as the scenario times it
 
-    # -- what the base driver asks of a driver ------------------------------------------------------------------
+    # -- what the base driver asks of a driver ---------------------------------------------------------------
     def principal(self) -> str:
         return principal_at(self.h.scenario.rotate_at, self.h.clock.now)
 
@@ -211,9 +218,10 @@ class Driver(driver.Driver):
         raise _Done(status)
 
     def record_effect(self, worker: int, event_id: str) -> None:
-        self.store.record_effect(worker, event_id)      # the store's own table: one transaction with the receipt
+        # the store's own table: one transaction with the receipt
+        self.store.record_effect(worker, event_id)
 
-    # -- requests: time, transactions and reports -------------------------------------------------------------
+    # -- requests: time, transactions and reports ------------------------------------------------------------
     def fetch(self, worker, op):
         self._spend(self.timing.fetch_latency)
         with transaction(self.h.pdb):

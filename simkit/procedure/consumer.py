@@ -26,9 +26,9 @@ Hooks (each a small, documented decision of the procedure):
 - :meth:`after_fetch` — step 2, what happens to the returned token before processing;
 - :meth:`settle_effect` — seed 001, how an external effect is reserved, called and settled.
 
-Some hooks yield requests (:data:`YIELDING`), the others return a value at once (:data:`RETURNING`); one written
-the other way is a :class:`HookError` naming the hook and the fix (docs/hooks.md has each hook with an example).
-"""
+Some hooks yield requests (:data:`YIELDING`), the others return a value at once (:data:`RETURNING`); one
+written the other way is a :class:`HookError` naming the hook and the fix (docs/hooks.md has each hook with an
+example). """
 from __future__ import annotations
 
 from collections.abc import Generator
@@ -56,14 +56,17 @@ from simkit.ops import (
 
 __all__ = ["Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
 
-#: The hooks that are generators: they yield requests of :mod:`simkit.ops` and return a result (docs/hooks.md).
+#: The hooks that are generators: they yield requests of :mod:`simkit.ops` and return a result
+#: (docs/hooks.md).
 YIELDING = ("run", "attempt", "after_fetch", "apply", "ignore", "quarantine", "settle_effect", "page_barrier")
 #: The hooks that return their answer at once and yield nothing.
-RETURNING = ("is_replay", "resulting_applied_position", "is_terminal", "is_caught_up", "barrier_target", "validate")
+RETURNING = ("is_replay", "resulting_applied_position", "is_terminal", "is_caught_up", "barrier_target",
+             "validate")
 
 
 class HookError(TypeError):
-    """A hook written the wrong way round: one of :data:`YIELDING` returned a value without yielding, or one of
+    """A hook written the wrong way round: one of :data:`YIELDING` returned a value without yielding, or one
+    of
     :data:`RETURNING` is a generator. Its message is the one line a consumer author sees."""
 
 
@@ -76,14 +79,15 @@ _HOW = {"apply": "return (yield Commit(event, 'applied', applied_position))",
 
 
 def _returned(hook: str, value) -> Generator:
-    """``value``, what yielding ``hook`` gave back, if it is a generator; else the :class:`HookError` saying how to
-    write it (``apply`` returning ``"applied"`` would otherwise be iterated: "yielded 'a', not a request")."""
+    """``value``, what yielding ``hook`` gave back, if it is a generator; else the :class:`HookError` saying
+    how to write it (``apply`` returning ``"applied"`` would otherwise be iterated: "yielded 'a', not a
+    request")."""
     if isinstance(value, Generator):
         return value
     how = _HOW.get(hook, "return (yield request)")
-    raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: yield "
-                    f"its requests and return the result, as in {how}; with no request to make, put a bare "
-                    f"yield after the return (docs/hooks.md#{hook})")
+    raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: "
+                    f"yield its requests and return the result, as in {how}; with no request to make, put "
+                    f"a bare yield after the return (docs/hooks.md#{hook})")
 
 
 def _misused_hook(cls: type) -> str | None:
@@ -221,7 +225,8 @@ class Consumer:
         yield  # pragma: no cover - makes this a generator
 
     def is_replay(self, event: Event, receipts: dict[str, str], applied_position: int) -> bool:
-        """Step 4: a durable terminal receipt proves replay; the watermark may only when backfills are impossible."""
+        """Step 4: a durable terminal receipt proves replay; the watermark may only when backfills are
+        impossible."""
         if receipts.get(event.id) in TERMINAL:
             return True
         return not self.contract.backfills and event.position <= applied_position
@@ -239,7 +244,8 @@ class Consumer:
         sink is transactional; after the external operation is committed when it is not."""
         if self.contract.external_sink:
             steps = self.settle_effect(event)
-            settled = yield from (steps if type(steps) is GeneratorType else _returned("settle_effect", steps))
+            settled = yield from (steps if type(steps) is GeneratorType
+                                  else _returned("settle_effect", steps))
             if settled is not COMMITTED:
                 return settled
             return (yield Commit(event, "applied", applied_position))
@@ -262,12 +268,13 @@ class Consumer:
         return COMMITTED if state == COMMITTED else BLOCKED
 
     def ignore(self, event: Event, applied_position: int):
-        """Step 4: an event the policy intentionally ignores (invariant 1's "intentionally ignored") is done once
-        a durable receipt says so; it has no effect."""
+        """Step 4: an event the policy intentionally ignores (invariant 1's "intentionally ignored") is done
+        once a durable receipt says so; it has no effect."""
         return (yield Commit(event, "ignored", applied_position))
 
     def quarantine(self, event: Event, applied_position: int):
-        """Step 4: quarantine is terminal only once a durable receipt binds the event to the final disposition."""
+        """Step 4: quarantine is terminal only once a durable receipt binds the event to the final
+        disposition."""
         return (yield Commit(event, "quarantined", applied_position))
 
     def is_caught_up(self, checkpoint: Checkpoint, page: Page) -> bool:
@@ -275,7 +282,8 @@ class Consumer:
         return not page.events and page.next_cursor == checkpoint.resume_cursor
 
     def barrier_target(self, checkpoint: Checkpoint, page: Page) -> str:
-        """Step 5: the cursor the barrier publishes: the page's own ``next_cursor``, opaque, never computed."""
+        """Step 5: the cursor the barrier publishes: the page's own ``next_cursor``, opaque, never
+        computed."""
         return page.next_cursor
 
     def page_barrier(self, checkpoint: Checkpoint, page: Page, applied_position: int):

@@ -1,11 +1,12 @@
 """The driver protocol: one method per request of :mod:`simkit.ops`, found by the request's type.
 
-A driver executes the requests a consumer yields (docs/vocabulary.md, "The procedure"). :class:`Driver` says what
-each request does to the durable world, with no time, no fault and no report: the store's transactions behind
-``Commit``, ``Barrier`` and ``Overwrite``, seed 001's settlement in one transaction or two (``split_validate_write``,
-docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its subclasses add the rest: the SimPy
-world (:class:`simkit.world.simulation.World`: latency, crash points, faults, trace rows) and the live worker
-(:class:`simkit.live.worker.Driver`: real sleeps, SQLite transactions, reports to its supervisor).
+A driver executes the requests a consumer yields (docs/vocabulary.md, "The procedure"). :class:`Driver` says
+what each request does to the durable world, with no time, no fault and no report: the store's transactions
+behind ``Commit``, ``Barrier`` and ``Overwrite``, seed 001's settlement in one transaction or two
+(``split_validate_write``, docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its subclasses add
+the rest: the SimPy world (:class:`simkit.world.simulation.World`: latency, crash points, faults, trace rows)
+and the live worker (:class:`simkit.live.worker.Driver`: real sleeps, SQLite transactions, reports to its
+supervisor).
 
 A subclass overrides a request's method to add its own; :attr:`Driver.dispatch` is rebuilt for every
 subclass, once, from the methods it ends up with. In a driver with simulated time
@@ -102,7 +103,8 @@ class Service(Protocol):
 
 
 class Driver:
-    """Executes requests against ``store``, ``sink``, ``provider`` and ``service``; the base of every driver."""
+    """Executes requests against ``store``, ``sink``, ``provider`` and ``service``; the base of every
+    driver."""
 
     # what a subclass provides (the module docstring)
     store: Store
@@ -112,8 +114,8 @@ class Driver:
     #: the settlement policy's name (:data:`simkit.model.POLICIES`)
     settlement: str
 
-    #: request type -> this class's function for it, called as ``function(driver, worker, request)`` (functions,
-    #: not bound methods: a table per class, built once, and no reference cycle through a driver)
+    #: request type -> this class's function for it, called as ``function(driver, worker, request)``
+    #: (functions, not bound methods: a table per class, built once, and no reference cycle through a driver)
     dispatch: ClassVar[dict[type, Callable]] = {}
     #: does this driver spend simulated time (the world)? Then :attr:`timed` holds the requests
     #: declared ``timed``.
@@ -129,7 +131,7 @@ class Driver:
         #: worker -> the cursor of its last fetch that reached the provider (step 7's caught-up test)
         self._fetched: dict[int, str] = {}
 
-    # -- what a subclass provides -------------------------------------------------------------------------------
+    # -- what a subclass provides ----------------------------------------------------------------------------
     def principal(self) -> str:
         """The authorization binding in force now (seed 001)."""
         raise NotImplementedError(f"{type(self).__name__} must say which binding is in force")
@@ -147,7 +149,7 @@ class Driver:
         """The effect of a transactional sink, inside a commit's transaction (invariant 4)."""
         self.sink.record(worker, event_id)
 
-    # -- the requests ---------------------------------------------------------------------------------------------
+    # -- the requests ----------------------------------------------------------------------------------------
     def load(self, worker: int, op: Load):
         return self.store.load(worker)
 
@@ -171,8 +173,10 @@ class Driver:
 
     def reserve(self, worker: int, op: Reserve):
         e = op.event
-        record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)), self.principal())
-        return replace(record, reservation=replace(record.reservation))     # a copy: the record stays the store's
+        record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)),
+                                               self.principal())
+        # a copy: the record stays the store's
+        return replace(record, reservation=replace(record.reservation))
 
     def call(self, worker: int, op: Call):
         return self.service.execute(worker, op.reservation)
@@ -181,7 +185,8 @@ class Driver:
         return at_once(self.settlement_of(worker, op.event, op.reservation, op.observation))
 
     def commit(self, worker: int, op: Commit) -> bool:
-        """Invariant 4: the receipt, ``applied_position`` and (``with_effect``) the effect in one transaction."""
+        """Invariant 4: the receipt, ``applied_position`` and (``with_effect``) the effect in one
+        transaction."""
         e = op.event
         effect = partial(self.record_effect, worker, e.id) if op.with_effect else None
         return self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
@@ -194,17 +199,19 @@ class Driver:
         return self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
 
     def wait(self, worker: int, op: Wait) -> None:
-        """Step 7: a worker caught up on the last page it fetched, at the end of the stream, is done for now."""
+        """Step 7: a worker caught up on the last page it fetched, at the end of the stream, is done for
+        now."""
         if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
             self.finish(worker, "caught_up")
 
     def halt(self, worker: int, op: Halt):
         raise Halted(op.reason)
 
-    # -- shared logic -------------------------------------------------------------------------------------------
+    # -- shared logic ----------------------------------------------------------------------------------------
     def settlement_of(self, worker: int, event, reservation, observation) -> Generator:
-        """Seed 001 steps 3-6 under the run's policy: one store transaction, or under ``split_validate_write`` a
-        validation and a write with :meth:`between_transactions` in between. Returns the record's state after."""
+        """Seed 001 steps 3-6 under the run's policy: one store transaction, or under ``split_validate_write``
+        a validation and a write with :meth:`between_transactions` in between. Returns the record's state
+        after."""
         ledger = self.store.operations
         if self.settlement != SPLIT:
             return ledger.settle(self.settlement, worker, reservation, observation)

@@ -1,23 +1,25 @@
-"""``--strategy exec:COMMAND``: a consumer in any language, one real process per worker life (docs/protocol.md).
+"""``--strategy exec:COMMAND``: a consumer in any language, one real process per worker life
+(docs/protocol.md).
 
-:func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its :meth:`~ExternalConsumer.run`
-is the same generator as every consumer's, and the process behind it does the deciding: each life starts COMMAND
-(split as a shell would, in the current folder, a session of its own), writes the handshake, then reads a request
-line, yields it as the request of :mod:`simkit.ops` it encodes (:mod:`simkit.procedure.wire`), and writes the
-result back. When the world ends the life (a crash, a halt: :func:`simkit.procedure.lives.end` closes the
-generator), when the run ends or when anything raises, the process's whole group gets SIGKILL and is reaped, so
-the next life starts from durable state only: a crash is a real one. On Linux the process also dies with simkit
-(``PR_SET_PDEATHSIG``), so nothing outlives a simkit killed outright.
+:func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its
+:meth:`~ExternalConsumer.run` is the same generator as every consumer's, and the process behind it does the
+deciding: each life starts COMMAND (split as a shell would, in the current folder, a session of its own),
+writes the handshake, then reads a request line, yields it as the request of :mod:`simkit.ops` it encodes
+(:mod:`simkit.procedure.wire`), and writes the result back. When the world ends the life (a crash, a halt:
+:func:`simkit.procedure.lives.end` closes the generator), when the run ends or when anything raises, the
+process's whole group gets SIGKILL and is reaped, so the next life starts from durable state only: a crash is
+a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``), so nothing outlives a simkit
+killed outright.
 
 A line that is not a valid request, a process that exits with a failure, or one that writes nothing for
-:data:`LIMIT_ENV` seconds (default :data:`DEFAULT_LIMIT`; then it is killed) ends the run with one line naming the
-worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A process that exits with status 0 where
-a request was due has returned from ``run()``: it *stopped*. What it writes on stderr goes to simkit's stderr,
-each line prefixed with its worker.
+:data:`LIMIT_ENV` seconds (default :data:`DEFAULT_LIMIT`; then it is killed) ends the run with one line naming
+the worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A process that exits with status
+0 where a request was due has returned from ``run()``: it *stopped*. What it writes on stderr goes to simkit's
+stderr, each line prefixed with its worker.
 
-Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot share
-the parent's process. So a life keeps its transcript, and a copy that finds itself in a new process starts a
-process of its own and replays the transcript to it, checking that it asks for the same requests: a
+Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot
+share the parent's process. So a life keeps its transcript, and a copy that finds itself in a new process
+starts a process of its own and replays the transcript to it, checking that it asks for the same requests: a
 deterministic consumer is where its parent's was, and a nondeterministic one is named as such.
 """
 from __future__ import annotations
@@ -41,7 +43,8 @@ from simkit.errors import ConsumerError, StrategyError
 from .consumer import Consumer, Contract
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads
 
-__all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer", "live_processes"]
+__all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
+           "live_processes"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -117,7 +120,8 @@ def exec_consumer(command: str, limit: float | None = None) -> type[ExternalCons
     """The consumer class of ``exec:COMMAND`` (one per command and limit, so it is the same class each time).
 
     Raises:
-        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number; the
+        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number;
+        the
             message is the problem alone (:func:`~simkit.procedure.strategies.resolve` says whose).
     """
     return _made(command, _limit() if limit is None else limit)
@@ -139,8 +143,8 @@ def _made(command: str, limit: float) -> type[ExternalConsumer]:
 
 
 def _worker_of(frame) -> int:
-    """The worker whose life this is: the ``worker`` of the driver that runs the consumer (its local, or its own
-    attribute), found up the stack, for the driver protocol hands a consumer only its contract; else 1."""
+    """The worker whose life this is: the ``worker`` of the driver that runs the consumer (its local, or its
+    own attribute), found up the stack, for the driver protocol hands a consumer only its contract; else 1."""
     while frame is not None:
         found = frame.f_locals.get("worker")
         if type(found) is int:
@@ -156,7 +160,8 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
 def live_processes() -> list[int]:
-    """The process ids of the consumer processes this process has started and not yet killed (a test's check)."""
+    """The process ids of the consumer processes this process has started and not yet killed (a test's
+    check)."""
     return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
 
 
@@ -190,16 +195,19 @@ class _Life:
                                          stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
                                          preexec_fn=_die_with_parent if _PRCTL is not None else None)
         except OSError as exc:
-            raise ConsumerError(f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}") from None
+            raise ConsumerError(
+                f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}"
+            ) from None
         self.owner = os.getpid()
         self.out, self.err = b"", b""
         self.out_open = self.err_open = True
         _LIVE.add(self)
         self._write(self.hello)
 
-    # -- the conversation ----------------------------------------------------------------------------------------
+    # -- the conversation ------------------------------------------------------------------------------------
     def request(self) -> Any:
-        """The next request, or ``None`` when the process has exited with status 0 (its ``run()`` returned)."""
+        """The next request, or ``None`` when the process has exited with status 0 (its ``run()``
+        returned)."""
         self._own()
         line = self._line()
         if line is None:
@@ -225,7 +233,8 @@ class _Life:
             raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
 
     def _own(self) -> None:
-        """In a forked copy of simkit: a process of this copy's own, brought to where the life is (module doc)."""
+        """In a forked copy of simkit: a process of this copy's own, brought to where the life is (module
+        doc)."""
         if self.owner == os.getpid():
             return
         self.proc = None                    # the parent's: never touched here
@@ -235,17 +244,18 @@ class _Life:
             if again is None or self._decode(again) != op:
                 self.end()
                 wrote = "nothing" if again is None else _show(again)
-                raise ConsumerError(f"{self.label}: replayed, it wrote {wrote} as request {n} where it first wrote "
-                                    f"{_show(line)}: the consumer is not deterministic")
+                raise ConsumerError(f"{self.label}: replayed, it wrote {wrote} as request {n} where it "
+                                    f"first wrote {_show(line)}: the consumer is not deterministic")
             if result is not None:
                 self._write(result)
 
-    # -- the pipes -----------------------------------------------------------------------------------------------
+    # -- the pipes -------------------------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
         try:
             self.proc.stdin.write(data)
         except (BrokenPipeError, ConnectionResetError):
-            pass        # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
+            # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
+            pass
 
     def _line(self) -> bytes | None:
         """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""
@@ -253,7 +263,8 @@ class _Life:
         while b"\n" not in self.out:
             if len(self.out) > MAX_LINE:
                 self.end()
-                raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {_show(self.out)}")
+                raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
+                                    f"{_show(self.out)}")
             if not self.out_open:
                 self._exited()
                 return None

@@ -1,17 +1,17 @@
 """A worker life's consumer class, with fresh class and module state (docs/verdict.md, "Crashes are real").
 
 A crash "ends the worker's process at that point: everything in memory is gone" (docs/vocabulary.md, "Crash
-points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global would
-outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already sent" set).
-So each life of a user's consumer runs a class taken from its defining module executed afresh: the module's code
-is compiled once and run again into a new module object, at the cost of running a module body (a fraction of a
-millisecond), not of starting a process. This also keeps a run a pure function of its inputs: nothing a consumer
-kept in its class or module during one run leaks into the next.
+points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global
+would outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already
+sent" set). So each life of a user's consumer runs a class taken from its defining module executed afresh: the
+module's code is compiled once and run again into a new module object, at the cost of running a module body (a
+fraction of a millisecond), not of starting a process. This also keeps a run a pure function of its inputs:
+nothing a consumer kept in its class or module during one run leaks into the next.
 
-What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on disk).
-For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life. simkit's
-own strategies keep no class or module state and are used as they are, as is a class defined inside a function
-(it has no module body to run again).
+What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on
+disk). For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life.
+simkit's own strategies keep no class or module state and are used as they are, as is a class defined inside a
+function (it has no module body to run again).
 """
 from __future__ import annotations
 
@@ -66,7 +66,8 @@ def fresh(cls: type) -> type:
 
 def start(strategy: type, contract: Contract):
     """A new worker life: ``strategy`` fresh (:func:`fresh`) with its own copy of the contract, its ``run()``
-    generator. The consumer's own errors are one line (:func:`~simkit.procedure.strategies.consumer_error`)."""
+    generator. The consumer's own errors are one line
+    (:func:`~simkit.procedure.strategies.consumer_error`)."""
     try:
         gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
     except RAISED as exc:

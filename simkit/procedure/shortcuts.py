@@ -14,16 +14,17 @@ from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite
 
 from .consumer import Consumer
 
-__all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
-           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "Breaks", "Shortcut", "DECLARED",
-           "overridden_hooks", "scenario_of", "exposing"]
+__all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
+           "NoVersionCheck",
+           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "Breaks", "Shortcut",
+           "DECLARED", "overridden_hooks", "scenario_of", "exposing"]
 
 
 class PersistTokenOnFetch(Consumer):
     """"Persisting the returned token immediately after a successful fetch."
 
-    Publishes ``next_cursor`` with the barrier's compare-and-swap right after the fetch, then processes the page.
-    """
+    Publishes ``next_cursor`` with the barrier's compare-and-swap right after the fetch, then processes the
+    page. """
 
     name = "persist_token_on_fetch"
 
@@ -138,7 +139,7 @@ class InMemoryQuarantine(Consumer):
         yield  # pragma: no cover
 
 
-# -- the declaration ---------------------------------------------------------------------------------------------
+# -- the declaration -----------------------------------------------------------------------------------------
 def overridden_hooks(cls: type) -> set[str]:
     """The public methods of :class:`Consumer` (its hooks, docs/hooks.md) that ``cls`` itself defines anew."""
     base = vars(Consumer)
@@ -147,8 +148,8 @@ def overridden_hooks(cls: type) -> set[str]:
 
 @dataclass(frozen=True)
 class Breaks:
-    """What the checker reports for a shortcut on its scenario (docs/verdict.md), where ``safe`` reports nothing:
-    the verdict's fields of the same names; ``unjustified_halt`` is ``halt_justified`` false."""
+    """What the checker reports for a shortcut on its scenario (docs/verdict.md), where ``safe`` reports
+    nothing: the verdict's fields of the same names; ``unjustified_halt`` is ``halt_justified`` false."""
 
     invariants_broken: tuple[int, ...]
     lost: tuple[str, ...] = ()
@@ -162,7 +163,8 @@ class Breaks:
 
     def __str__(self) -> str:
         """As docs/vocabulary.md writes it: ``e3, e4 lost; invariant 3; an unjustified halt``."""
-        parts = [f"{', '.join(ids)} {harm}" for ids, harm in ((self.lost, "lost"), (self.duplicated, "duplicated"))
+        parts = [f"{', '.join(ids)} {harm}"
+                 for ids, harm in ((self.lost, "lost"), (self.duplicated, "duplicated"))
                  if ids]
         if self.regressions:
             parts.append("a regression" if self.regressions == 1 else f"{self.regressions} regressions")
@@ -215,8 +217,8 @@ DECLARED: dict[str, Shortcut] = {s.name: s for s in (
              'after a crash the watermark "proves" the rest of the page was done, so it is skipped'),
     Shortcut(CompareTokens, "shortcut_compare_tokens", ("barrier_target", "is_caught_up"),
              Breaks((3,), lost=("e3", "e4"), unjustified_halt=True),
-             "a token that does not sort after the last one is taken for no progress and incremented: pages are "
-             "skipped and a token the provider never issued is published"),
+             "a token that does not sort after the last one is taken for no progress and incremented: "
+             "pages are skipped and a token the provider never issued is published"),
     Shortcut(NoVersionCheck, "shortcut_no_version_check", ("page_barrier",),
              Breaks((3,), regressions=1),
              "a paused worker writes its stale cursor over another worker's newer progress: the checkpoint "
@@ -240,7 +242,8 @@ def scenario_of(shortcut: str) -> str:
         StrategyError: ``shortcut`` is not one of :data:`DECLARED`.
     """
     if shortcut not in DECLARED:
-        raise StrategyError(f"shortcut {shortcut}: not a shortcut (known: {', '.join(DECLARED)})", param="shortcut")
+        raise StrategyError(f"shortcut {shortcut}: not a shortcut (known: {', '.join(DECLARED)})",
+                            param="shortcut")
     return DECLARED[shortcut].scenario
 
 

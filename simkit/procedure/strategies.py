@@ -1,5 +1,6 @@
 """The registry that resolves ``--strategy``: ``safe``, the shortcuts declared in :mod:`.shortcuts`, and user
-consumers (docs/vocabulary.md, "Unsafe shortcuts"; docs/cli.md, "Command line"); a consumer's one-line errors."""
+consumers (docs/vocabulary.md, "Unsafe shortcuts"; docs/cli.md, "Command line"); a consumer's one-line
+errors."""
 from __future__ import annotations
 
 import importlib
@@ -27,13 +28,16 @@ from .shortcuts import (
     scenario_of,
 )
 
-__all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens", "NoVersionCheck",
-           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS", "scenario_of",
+__all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
+           "NoVersionCheck",
+           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS",
+           "scenario_of",
            "resolve", "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed", "RAISED"]
 
 
 #: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.
-STRATEGIES: dict[str, type[Consumer]] = {Consumer.name: Consumer, **{n: s.consumer for n, s in DECLARED.items()}}
+STRATEGIES: dict[str, type[Consumer]] = {Consumer.name: Consumer,
+                                         **{n: s.consumer for n, s in DECLARED.items()}}
 #: The shortcuts' names (:data:`~simkit.procedure.shortcuts.DECLARED` holds the rest of each).
 SHORTCUTS: tuple[str, ...] = tuple(DECLARED)
 
@@ -95,7 +99,8 @@ def strategy_name(cls: type[Consumer]) -> str:
 
 
 def strategy_ref(cls: type) -> str:
-    """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or ``module:Class``."""
+    """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or
+    ``module:Class``."""
     name = getattr(cls, "name", None)
     if isinstance(name, str) and STRATEGIES.get(name) is cls:
         return name
@@ -142,23 +147,25 @@ def _one_line(text: str, width: int = 300) -> str:
 
 
 #: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): ``sys.exit()``, a
-#: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real signal's).
+#: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real
+#: signal's).
 RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 
 
 def refuse_malformed(strategy: type, op) -> None:
     """For a request ``op`` that failed: raise the consumer's one-line error if one of its fields is malformed
-    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor); else return (the failure is
-    the driver's own, and its caller re-raises it)."""
+    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor); else return (the
+    failure is the driver's own, and its caller re-raises it)."""
     problem = malformed(op)
     if problem is not None:
         raise consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
 
 
-def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: str | None = None) -> ConsumerError:
+def consumer_error(strategy: type, exc: BaseException | None, op=None,
+                   problem: str | None = None) -> ConsumerError:
     """The one-line error for a consumer whose own code raised ``exc``, or (``exc`` None) that yielded ``op``,
-    which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in is_replay
-    (mine.py:12)``."""
+    which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in
+    is_replay (mine.py:12)``."""
     if isinstance(exc, ConsumerError):          # one line already (an exec: consumer's, docs/protocol.md)
         return ConsumerError(str(exc))
     ref = strategy_ref(strategy)
@@ -167,9 +174,10 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None, problem: 
     if problem is not None:
         return ConsumerError(f"strategy {ref}: {problem}")
     if exc is None:
-        return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), which is not a "
-                             "request of simkit.ops")
-    if isinstance(exc, SIGNALLED):              # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
+        return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), "
+                              "which is not a request of simkit.ops")
+    # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
+    if isinstance(exc, SIGNALLED):
         raise exc
     message = _one_line(told(exc))
     return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"

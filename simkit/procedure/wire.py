@@ -1,13 +1,13 @@
 """The requests of :mod:`simkit.ops` and their results as JSON lines: protocol 1 of docs/protocol.md.
 
-Rule 1: every JSON form of the protocol is derived here, from the one declaration of the vocabulary (the requests
-of :mod:`simkit.requests` and their records in :mod:`simkit.ops`, the records of :mod:`simkit.model` they carry and
-return, and :class:`Contract`), by their fields. Nothing else spells a key. A request is ``{"op": NAME, FIELD:
-VALUE, ...}`` with every field of the record, ``NAME`` its declared name (its class name in lower case); what
-simkit writes is ``{"type": KIND, "value": VALUE}``, a record's ``KIND`` its class name in lower case and its
-value an object of every field. :func:`decode_request` is strict: a
-missing or unknown key, or a value its field's annotation does not admit, is refused with a :class:`WireError` that
-says which.
+Rule 1: every JSON form of the protocol is derived here, from the one declaration of the vocabulary (the
+requests of :mod:`simkit.requests` and their records in :mod:`simkit.ops`, the records of :mod:`simkit.model`
+they carry and return, and :class:`Contract`), by their fields. Nothing else spells a key. A request is
+``{"op": NAME, FIELD: VALUE, ...}`` with every field of the record, ``NAME`` its declared name (its class name
+in lower case); what simkit writes is ``{"type": KIND, "value": VALUE}``, a record's ``KIND`` its class name
+in lower case and its value an object of every field. :func:`decode_request` is strict: a
+missing or unknown key, or a value its field's annotation does not admit, is refused with a :class:`WireError`
+that says which.
 """
 from __future__ import annotations
 
@@ -41,9 +41,10 @@ class Receipts:
     ids_at: dict[int, str]
 
 
-#: result kind (``type``) -> the Python type of its value; ``None``, ``LOST`` and ``BLOCKED`` have value ``null``.
-#: Seed 001's operation record (``operation``, :class:`simkit.store.settlement.Operation`) is encoded by its fields
-#: like these; it lives in a layer beside this one, so a decoder of results is given it (:func:`decode_result`).
+#: result kind (``type``) -> the Python type of its value; ``None``, ``LOST`` and ``BLOCKED`` have value
+#: ``null``. Seed 001's operation record (``operation``, :class:`simkit.store.settlement.Operation`) is
+#: encoded by its fields like these; it lives in a layer beside this one, so a decoder of results is given it
+#: (:func:`decode_result`).
 RESULT_TYPES: dict[str, Any] = {
     "checkpoint": Checkpoint, "page": Page, "receipts": Receipts, "reply": Reply,
     "bool": bool, "str": str, "none": None, "lost": LOST, "blocked": BLOCKED,
@@ -55,9 +56,10 @@ class WireError(ValueError):
     """A line that is not a valid message; ``args[0]`` says what is wrong, as one line."""
 
 
-# -- encoding: any record by its fields -------------------------------------------------------------------------
+# -- encoding: any record by its fields ----------------------------------------------------------------------
 def _plain(value: Any) -> Any:
-    """``value`` as JSON data: a record as an object of its fields, a tuple as an array, a dict as an object."""
+    """``value`` as JSON data: a record as an object of its fields, a tuple as an array, a dict as an
+    object."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (tuple, list)):
@@ -106,7 +108,7 @@ def encode_result(value: Any) -> dict:
     raise WireError(f"no JSON form for a result of type {type(value).__name__}")
 
 
-# -- decoding: by the annotations of the fields ------------------------------------------------------------------
+# -- decoding: by the annotations of the fields --------------------------------------------------------------
 _HINTS: dict[type, dict[str, Any]] = {}
 
 

@@ -7,11 +7,23 @@ import math
 import reprlib
 
 from simkit.errors import ScenarioError, printable
-from simkit.model import BEHAVIORS, LOST_FAULTS, EventSpec, Initial, RandomFaults, Scenario, Timing, default_id
+from simkit.model import (
+    BEHAVIORS,
+    LOST_FAULTS,
+    EventSpec,
+    Initial,
+    RandomFaults,
+    Scenario,
+    Timing,
+    default_id,
+)
 
-__all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_PAGES", "MAX_WORKERS", "MAX_FILE_BYTES",
-           "carried_positions", "missing_position", "check_initial", "check_timing", "check_pages", "check_cursors",
-           "check_generate", "check_events", "check_targets", "check_random_faults", "check_auth", "too_many_pages"]
+__all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_PAGES", "MAX_WORKERS",
+           "MAX_FILE_BYTES",
+           "carried_positions", "missing_position", "check_initial", "check_timing", "check_pages",
+           "check_cursors",
+           "check_generate", "check_events", "check_targets", "check_random_faults", "check_auth",
+           "too_many_pages"]
 
 #: ``[generate]``'s keys and their defaults (docs/scenarios.md, "Generated streams").
 GENERATE_DEFAULTS = {
@@ -24,17 +36,18 @@ _RATES = [k for k in GENERATE_DEFAULTS if k not in ("events", "page_size")]
 #: trace's and logs' 64-bit columns stop at 2**63 - 1, and a checkpoint_version must leave room for a run's
 #: increments; 2**53 is also the largest integer a float (and JSON readers that use one) holds exactly.
 MAX_INT = 2**53
-#: ``[generate] events`` (and ``page_size``): the whole stream is built before the run, whatever its time limit, and
-#: a run of 10**6 events takes about 20 s and 0.5 GB (10**7, the earlier bound, was killed at 1.4 GB after a minute
-#: with no output; ``2**63 - 1`` a MemoryError after minutes). The benchmark's memory figure runs exactly 10**6.
+#: ``[generate] events`` (and ``page_size``): the whole stream is built before the run, whatever its time
+#: limit, and a run of 10**6 events takes about 20 s and 0.5 GB (10**7, the earlier bound, was killed at 1.4
+#: GB after a minute with no output; ``2**63 - 1`` a MemoryError after minutes). The benchmark's memory figure
+#: runs exactly 10**6.
 MAX_EVENTS = 1_000_000
 #: pages a generated stream may need (about ``events / (1 - empty_pages)`` at worst)
 MAX_PAGES = 2 * MAX_EVENTS
 #: ``workers``: one SimPy process each (one OS process each in ``simkit live``).
 MAX_WORKERS = 64
-#: A scenario file is read whole: a bigger one is refused before it is read. TOML is parsed at about a megabyte a
-#: second: 64 MiB of ``1,1,1,...`` took five minutes to be refused for its positions. A stream of 1,000,000
-#: positions is a 7 MB file.
+#: A scenario file is read whole: a bigger one is refused before it is read. TOML is parsed at about a
+#: megabyte a second: 64 MiB of ``1,1,1,...`` took five minutes to be refused for its positions. A stream of
+#: 1,000,000 positions is a 7 MB file.
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
@@ -61,7 +74,8 @@ class Checker:
     def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, maximum=None,
             required=False):
         """``table[key]`` of type ``typ`` (an int is taken as a float; a bool is neither), finite, within
-        ``minimum`` and ``maximum`` (integers: :data:`MAX_INT`); ``default`` when missing unless ``required``."""
+        ``minimum`` and ``maximum`` (integers: :data:`MAX_INT`); ``default`` when missing unless
+        ``required``."""
         full = f"{where}.{key}" if where else key
         if key not in table:
             if required:
@@ -94,8 +108,8 @@ class Checker:
             self.fail(key, f"must be at least {-MAX_INT}, got {_big(value)}")
 
     def position(self, key: str, value: int):
-        """An event's position: an integer from 0 to :data:`MAX_INT` (an unnamed event's id is ``e<position>``,
-        and the logs keep such ids as their non-negative positions)."""
+        """An event's position: an integer from 0 to :data:`MAX_INT` (an unnamed event's id is
+        ``e<position>``, and the logs keep such ids as their non-negative positions)."""
         self.bounded(key, value)
         if value < 0:
             self.fail(key, f"positions are not negative, got {value}")
@@ -110,7 +124,8 @@ class Checker:
 
     def finite(self, key: str, value: float):
         """A number that can be compared and scheduled: ``nan`` compares false with everything (a run
-        with it ends early and reads as a false verdict); ``inf`` never arrives (a run with it may never end)."""
+        with it ends early and reads as a false verdict); ``inf`` never arrives (a run with it may never
+        end)."""
         if math.isnan(value):
             self.fail(key, "expected a number, got nan")
         if math.isinf(value):
@@ -138,11 +153,11 @@ class Checker:
 
 
 def check_cursors(c: Checker, sc: Scenario) -> None:
-    """docs/scenarios.md, "Pages": every cursor a page or ``[initial]`` names is a page of the scenario, one id
-    belongs to one position, and the only cycle of ``next_cursor`` is the last page's answer of its own token. A
-    cursor naming no page was refused at run time as if the consumer were to blame (the verdict then blamed
-    ``safe`` for lost events); one id at two positions was judged ok; a cycle ran until the time limit, or the
-    progress guard."""
+    """docs/scenarios.md, "Pages": every cursor a page or ``[initial]`` names is a page of the scenario, one
+    id belongs to one position, and the only cycle of ``next_cursor`` is the last page's answer of its own
+    token. A cursor naming no page was refused at run time as if the consumer were to blame (the verdict then
+    blamed ``safe`` for lost events); one id at two positions was judged ok; a cycle ran until the time limit,
+    or the progress guard."""
     assert sc.pages is not None, "a scripted scenario's cursors"
     pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
     start = sc.initial.resume_cursor
@@ -151,7 +166,8 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
     for i, p in enumerate(sc.pages):
         if p["next_cursor"] not in pages:
             c.fail(f"pages[{i}].next_cursor", f"{_show.repr(p['next_cursor'])} names no page{_known(pages)}")
-    state: dict[str, int] = {}                  # 1: on the path being followed, 2: known to end in a self-loop
+    # 1: on the path being followed, 2: known to end in a self-loop
+    state: dict[str, int] = {}
     for first in pages:
         path, cursor = [], first
         while state.get(cursor) is None:
@@ -170,14 +186,14 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
         for eid, pos in zip(p["ids"], p["positions"]):
             first = where.setdefault(eid, (pos, f"pages[{i}]"))
             if first[0] != pos:
-                c.fail(f"pages[{i}].ids", f"id {_show.repr(eid)} at position {pos} here and at position {first[0]} "
-                                          f"in {first[1]}: one id belongs to one position")
+                c.fail(f"pages[{i}].ids", f"id {_show.repr(eid)} at position {pos} here and at position "
+                                          f"{first[0]} in {first[1]}: one id belongs to one position")
     carried = {pos for pos, _key in where.values()}
     for pos in sc.initial.receipts:             # a receipt's event no page carries is e<position>
         first = where.get(default_id(pos)) if pos not in carried else None
         if first is not None and first[0] != pos:
-            c.fail("initial.receipts", f"position {pos} is event {default_id(pos)}, which {first[1]} carries at "
-                                       f"position {first[0]}: one id belongs to one position")
+            c.fail("initial.receipts", f"position {pos} is event {default_id(pos)}, which {first[1]} "
+                                       f"carries at position {first[0]}: one id belongs to one position")
 
 
 def _known(pages: dict) -> str:
@@ -214,8 +230,8 @@ def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = No
 
     Scripted: :func:`carried_positions` (pass it as ``carried`` when asking about many positions).
     Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
-    them, below the last one (see :func:`simkit.world.arrivals.arrival_order`), at positions that depend on the seed.
-    """
+    them, below the last one (see :func:`simkit.world.arrivals.arrival_order`), at positions that depend on
+    the seed. """
     if sc.pages is not None:
         if pos in (carried if carried is not None else carried_positions(sc) or frozenset()):
             return None
@@ -223,7 +239,9 @@ def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = No
     assert sc.generate is not None, "a scenario has [[pages]] or [generate]"
     top = 10 * sc.generate["events"]
     if not 1 <= pos <= top:
-        return f"position {pos} is outside the generated stream (1..{top} for events = {sc.generate['events']})"
+        return (
+            f"position {pos} is outside the generated stream (1..{top} for events = {sc.generate['events']})"
+        )
     if pos % 10 and not sc.generate["backfill"]:
         return (f"position {pos} is not in the generated stream: with backfill = 0 its positions are "
                 f"10, 20, ..., {top}")
@@ -273,8 +291,8 @@ def check_timing(c: Checker, t: dict) -> Timing:
 
 
 def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
-    """``[[pages]]``: at most :data:`MAX_PAGES` pages carrying at most :data:`MAX_EVENTS` positions in all, as a
-    generated stream (a page of 2,000,000 positions ran 150 s in 850 MB)."""
+    """``[[pages]]``: at most :data:`MAX_PAGES` pages carrying at most :data:`MAX_EVENTS` positions in all, as
+    a generated stream (a page of 2,000,000 positions ran 150 s in 850 MB)."""
     if len(pages) > MAX_PAGES:
         c.fail("pages", f"{len(pages)} pages; a scenario has at most {MAX_PAGES}")
     seen: set[str] = set()
@@ -292,8 +310,9 @@ def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
         positions = c.get(p, "positions", list, where=where, required=True)
         carried += len(positions)
         if carried > MAX_EVENTS:
-            c.fail(f"{where}.positions", f"the pages carry more than {MAX_EVENTS} positions in all (a position "
-                                         "carried twice counts twice); a scenario's stream holds at most that many")
+            c.fail(f"{where}.positions", f"the pages carry more than {MAX_EVENTS} positions in all (a "
+                                          "position carried twice counts twice); a scenario's stream holds "
+                                          "at most that many")
         for x in positions:
             if not isinstance(x, int) or isinstance(x, bool):
                 c.fail(f"{where}.positions", f"expected integers, got {_show.repr(x)}")
@@ -326,9 +345,11 @@ def check_generate(c: Checker, t: dict) -> dict:
     for key in _RATES:
         g[key] = c.rate(t, key, GENERATE_DEFAULTS[key], where="generate")
     # A page is empty with chance empty_pages, whatever is left: about events / (1 - empty_pages) pages in all
-    # (pages of one event at worst), so 1.0 never ends the stream, and a rate near it makes one too big to build.
+    # (pages of one event at worst), so 1.0 never ends the stream, and a rate near it makes one too big to
+    # build.
     if g["empty_pages"] >= 1.0:
-        c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches its events")
+        c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches "
+                                       "its events")
     if (problem := too_many_pages(g["events"], g["empty_pages"])) is not None:
         c.fail("generate.empty_pages", problem)
     return g
@@ -368,7 +389,8 @@ def check_random_faults(c: Checker, t: dict) -> RandomFaults:
     c.only(t, RandomFaults.__slots__, "random_faults")
     for key in ("crash", *LOST_FAULTS, "pause"):
         setattr(rf, key, c.rate(t, key, 0.0, where="random_faults"))
-    rf.pause_duration = c.get(t, "pause_duration", float, rf.pause_duration, where="random_faults", minimum=0.0)
+    rf.pause_duration = c.get(t, "pause_duration", float, rf.pause_duration, where="random_faults",
+                              minimum=0.0)
     rf.max_faults = c.get(t, "max_faults", int, rf.max_faults, where="random_faults", minimum=0)
     return rf
 

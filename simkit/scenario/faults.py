@@ -13,10 +13,12 @@ __all__ = ["parse_fault", "parse_crash_arg"]
 
 
 def parse_fault(c: Checker, f: dict, where: str) -> Fault:
-    """One ``[[faults]]`` table at key ``where`` as a :class:`~simkit.model.Fault` (docs/scenarios.md, "Faults")."""
+    """One ``[[faults]]`` table at key ``where`` as a :class:`~simkit.model.Fault` (docs/scenarios.md,
+    "Faults")."""
     if not isinstance(f, dict):
         c.fail(where, "expected a table")
-    c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration", "delay", "differs"), where)
+    c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration", "delay", "differs"),
+           where)
     if "kind" not in f:
         c.fail(f"{where}.kind", "missing")
     kind = c.choice(f, "kind", FAULT_KINDS, None, where=where)
@@ -26,7 +28,8 @@ def parse_fault(c: Checker, f: dict, where: str) -> Fault:
             c.fail(f"{where}.point", "missing")
         point = c.choice(f, "point", CRASH_POINTS, None, where=where)
     elif point is not None:
-        c.fail(f"{where}.point", f"a {kind} names a {'request' if kind == 'lost_request' else 'reply'}, not a point")
+        c.fail(f"{where}.point", f"a {kind} names a {'request' if kind == 'lost_request' else 'reply'}, not "
+                                 f"a point")
     op = None
     if kind in LOST_FAULTS:
         op = c.choice(f, "op", LOST_OPS, "fetch", where=where)
@@ -43,7 +46,8 @@ def parse_fault(c: Checker, f: dict, where: str) -> Fault:
     return Fault(
         kind=kind, point=point, op=op,
         delay=c.get(f, "delay", float, 0.0, where=where, minimum=0.0),
-        differs=c.choice(f, "differs", CROSSED_FIELDS, "binding", where=where) if kind == "crossed_reply" else None,
+        differs=c.choice(f, "differs", CROSSED_FIELDS, "binding", where=where) if kind == "crossed_reply"
+        else None,
         position=c.get(f, "position", int, None, where=where),
         occurrence=c.get(f, "occurrence", int, 1, where=where, minimum=1),
         worker=c.get(f, "worker", int, 1, where=where, minimum=1),
@@ -55,9 +59,9 @@ _CRASH_ARG = re.compile(r"^(?P<point>[a-z_]+)(?:@(?P<position>-?\d+))?(?:#(?P<oc
 
 
 def parse_crash_arg(text: str) -> Fault:
-    """A crash written ``POINT[@POSITION][#OCCURRENCE]`` (``simkit run --crash``, docs/cli.md); OCCURRENCE is at
-    least 1, as a ``[[faults]]`` entry's ``occurrence`` (:func:`parse_fault`). Its errors open with ``crash TEXT``
-    (``param`` ``"crash"``), the position is checked against a scenario by
+    """A crash written ``POINT[@POSITION][#OCCURRENCE]`` (``simkit run --crash``, docs/cli.md); OCCURRENCE is
+    at least 1, as a ``[[faults]]`` entry's ``occurrence`` (:func:`parse_fault`). Its errors open with ``crash
+    TEXT`` (``param`` ``"crash"``), the position is checked against a scenario by
     :func:`~simkit.scenario.checks.missing_position`."""
     m = _CRASH_ARG.match(text)
     if not m or m["point"] not in CRASH_POINTS:

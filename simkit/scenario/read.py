@@ -1,13 +1,14 @@
 """Scenario files (docs/scenarios.md): TOML in, a validated :class:`~simkit.model.Scenario` out.
 
 Every problem is reported as one :class:`ScenarioError` line naming the file, the key and what is wrong: the
-rules are in :mod:`simkit.scenario.checks`, a fault's in :mod:`simkit.scenario.faults`; this module reads the file
-and answers all their public names.
+rules are in :mod:`simkit.scenario.checks`, a fault's in :mod:`simkit.scenario.faults`; this module reads the
+file and answers all their public names.
 
 Seed 001 adds, for runs whose sink is external (``idempotent`` or ``unsafe``):
 
 ``settlement = "fenced"``
-    docs/vocabulary.md, "Settlement": ``fenced``, ``last_write_wins``, ``unfenced`` or ``split_validate_write``.
+    docs/vocabulary.md, "Settlement": ``fenced``, ``last_write_wins``, ``unfenced`` or
+    ``split_validate_write``.
 ``[auth] rotate_at = [t1, t2, ...]``
     the credential rotates at these simulated times (increasing): the authorization binding is ``P1`` until
     ``t1``, then ``P2``, ... A record not yet committed is reserved again under the new binding.
@@ -19,13 +20,15 @@ Seed 001 adds, for runs whose sink is external (``idempotent`` or ``unsafe``):
     id, with a different request body, a different (the previous, after a rotation) principal, or a stale
     generation.
 
-Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost_response`` with ``op = "effect"``.
+Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost_response`` with ``op =
+"effect"``.
 
 ``[[faults]] kind = "lost_request"``, ``op = "fetch" | "effect" | "checkpoint_write"`` (default ``fetch``)
-    the request never reaches the provider, sink or store: it takes no effect, and its caller times out exactly
-    as when a ``lost_response`` loses the reply of a request that did. Matched like ``lost_response``, except that
-    ``occurrence`` counts requests of the op, not replies. ``[random_faults] lost_request`` is its probability per
-    request. Seed 001's ``Reserve`` and ``Settle`` transactions are never lost (see :func:`~simkit.ops.lost_op`).
+    the request never reaches the provider, sink or store: it takes no effect, and its caller times out
+    exactly as when a ``lost_response`` loses the reply of a request that did. Matched like ``lost_response``,
+    except that ``occurrence`` counts requests of the op, not replies. ``[random_faults] lost_request`` is its
+    probability per request. Seed 001's ``Reserve`` and ``Settle`` transactions are never lost (see
+    :func:`~simkit.ops.lost_op`).
 """
 from __future__ import annotations
 
@@ -58,12 +61,13 @@ from .checks import (
 from .faults import parse_crash_arg, parse_fault
 from .start import check_start
 
-__all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_WORKERS",
-           "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg", "carried_positions",
-           "missing_position"]
+__all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
+           "MAX_WORKERS",
+           "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg",
+           "carried_positions", "missing_position"]
 
-# Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A Traversable,
-# a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
+# Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A
+# Traversable, a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
 SCENARIO_DIR = files("simkit.scenario") / "bundled"
 #: The ``settlement`` key's values: the settlement policies (:data:`simkit.model.POLICIES`).
 SETTLEMENTS = POLICIES
@@ -91,7 +95,8 @@ def load(ref: str | Path) -> Scenario:
             path = Path(str(SCENARIO_DIR / f"{ref}.toml"))
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
-        if not path.exists() and path.is_symlink():    # a loop of links, or a link to nothing: not a missing name
+        # a loop of links, or a link to nothing: not a missing name
+        if not path.exists() and path.is_symlink():
             path.stat()                                 # raises the OSError that says which
         if not path.exists():
             raise ScenarioError(f"{name}: no such scenario (bundled: {', '.join(bundled())})")
@@ -100,19 +105,23 @@ def load(ref: str | Path) -> Scenario:
         name = printable(str(path))
         if (size := path.stat().st_size) > MAX_FILE_BYTES:
             raise ScenarioError(f"{name}: {size} bytes; a scenario file holds at most {MAX_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8-sig")           # a UTF-8 byte order mark is no error
-    except OSError as exc:                                     # unreadable, a name too long, a loop of links
+        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte order mark is no error
+    except OSError as exc:  # unreadable, a name too long, a loop of links
         raise ScenarioError(f"{name}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{name}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise ScenarioError(
+            f"{name}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{name}: not valid TOML: {exc}") from None
     except RecursionError:
         raise ScenarioError(f"{name}: not valid TOML: arrays or inline tables nested too deeply") from None
-    except ValueError:                          # Python's 4,300-digit limit on int(): tomllib raises it bare
-        raise ScenarioError(f"{name}: {long_integer(text)}; every integer key holds at most {MAX_INT}") from None
+    except ValueError:  # Python's 4,300-digit limit on int(): tomllib raises it bare
+        raise ScenarioError(
+            f"{name}: {long_integer(text)}; every integer key holds at most {MAX_INT}"
+        ) from None
     return parse(data, source=name, default_name=printable(Path(path.name).stem))
 
 
@@ -141,7 +150,8 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     else:
         sc.generate = check_generate(c, c.get(data, "generate", dict, {}))
     sc.events = check_events(c, c.get(data, "events", list, []))
-    sc.faults = tuple(parse_fault(c, f, f"faults[{i}]") for i, f in enumerate(c.get(data, "faults", list, [])))
+    sc.faults = tuple(parse_fault(c, f, f"faults[{i}]")
+                      for i, f in enumerate(c.get(data, "faults", list, [])))
     check_targets(c, sc)
     check_start(c, sc)
     sc.random_faults = check_random_faults(c, c.get(data, "random_faults", dict, {}))

@@ -1,6 +1,6 @@
 """The durable state at time 0 (docs/scenarios.md, "Initial state") checked against the stream: ``[initial]``
-must be a state some consumer can have reached (issue 32). Called by :func:`simkit.scenario.read.parse` once the
-pages, or the generated stream, and the events are read."""
+must be a state some consumer can have reached (issue 32). Called by :func:`simkit.scenario.read.parse` once
+the pages, or the generated stream, and the events are read."""
 from __future__ import annotations
 
 import reprlib
@@ -26,27 +26,29 @@ def check_start(c: Checker, sc: Scenario) -> None:
 
 
 def _check_generated_start(c: Checker, sc: Scenario, generate: dict) -> None:
-    """``[initial]`` of a ``[generate]`` stream: its tokens are random strings drawn from the run's seed (which
-    ``--seed`` changes), so no ``resume_cursor`` names a page of it (the run halted on the provider's refusal, judged
-    unjustified and incomplete); its receipts name its regular events, 10, 20, ... (a backfill lands where the seed
-    puts it: a receipt for one was a KeyError)."""
+    """``[initial]`` of a ``[generate]`` stream: its tokens are random strings drawn from the run's seed
+    (which ``--seed`` changes), so no ``resume_cursor`` names a page of it (the run halted on the provider's
+    refusal, judged unjustified and incomplete); its receipts name its regular events, 10, 20, ... (a backfill
+    lands where the seed puts it: a receipt for one was a KeyError)."""
     if sc.initial.resume_cursor is not None:
-        c.fail("initial.resume_cursor", "a generated stream's tokens are random strings drawn from the run's seed: "
-                                        "no cursor can name one of its pages (leave it out to start at the first)")
+        c.fail("initial.resume_cursor", "a generated stream's tokens are random strings drawn from the "
+                                        "run's seed: no cursor can name one of its pages (leave it out to "
+                                        "start at the first)")
     top = 10 * generate["events"]
     for pos in sc.initial.receipts:
         if pos % 10 or not 10 <= pos <= top:
-            c.fail("initial.receipts", f"position {pos} is not an event of the generated stream: its positions "
-                                       f"are 10, 20, ..., {top} (backfills land where the seed puts them)")
+            c.fail("initial.receipts", f"position {pos} is not an event of the generated stream: its "
+                                       f"positions are 10, 20, ..., {top} (backfills land where the seed "
+                                        "puts them)")
 
 
 def _check_passed(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dict[str, int]) -> None:
-    """An ``[initial] resume_cursor`` past pages of the chain (from the first page) is a durable state that claims
-    their events done: each needs a receipt in ``[initial] receipts`` (invariant 1: a token stays pending until
-    every event of its page is durably classified), unless a page from the cursor on serves it again. Without one
-    no run ever serves the event: it was judged ok with nothing applied, and is now judged lost, which blames the
-    consumer for a state it never made (a watermark alone is no terminal outcome in ground truth). The file is
-    what is wrong."""
+    """An ``[initial] resume_cursor`` past pages of the chain (from the first page) is a durable state that
+    claims their events done: each needs a receipt in ``[initial] receipts`` (invariant 1: a token stays
+    pending until every event of its page is durably classified), unless a page from the cursor on serves it
+    again. Without one no run ever serves the event: it was judged ok with nothing applied, and is now judged
+    lost, which blames the consumer for a state it never made (a watermark alone is no terminal outcome in
+    ground truth). The file is what is wrong."""
     start = sc.initial.resume_cursor
     if start is None or start == script[0]["cursor"]:
         return
@@ -54,7 +56,8 @@ def _check_passed(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dic
     while cursor != start and cursor not in chain:
         chain.append(cursor)
         nxt = script[pages[cursor]]["next_cursor"]
-        if nxt == cursor:                       # the end of the stream without meeting the cursor: off the chain
+        # the end of the stream without meeting the cursor: off the chain
+        if nxt == cursor:
             return
         cursor = nxt
     if cursor != start:
@@ -72,6 +75,6 @@ def _check_passed(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dic
         if left:
             shown = ", ".join(left[:4]) + (", ..." if len(left) > 4 else "")
             c.fail("initial.resume_cursor",
-                   f"{_show.repr(start)} is past pages[{i}] ({_show.repr(cur)}), whose {shown} no later page serves "
-                   "and no receipt covers: a durable state no consumer reaches (invariant 1); list those "
-                   "positions in [initial] receipts")
+                   f"{_show.repr(start)} is past pages[{i}] ({_show.repr(cur)}), whose {shown} no later "
+                    "page serves and no receipt covers: a durable state no consumer reaches (invariant 1); "
+                    "list those positions in [initial] receipts")

@@ -1,5 +1,5 @@
-"""Who may call the checkpoint service: subjects, credentials, exact-scope grants and service-wide roles, and the
-401 and 403 checks of every call (docs/service.md, "simkit serve").
+"""Who may call the checkpoint service: subjects, credentials, exact-scope grants and service-wide roles, and
+the 401 and 403 checks of every call (docs/service.md, "simkit serve").
 
 :class:`Access` is a part of :class:`simkit.service.checkpoints.CheckpointService`; it keeps ``subjects``,
 ``credentials`` and ``revoked``, which the service creates.
@@ -20,10 +20,10 @@ NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_REA
 
 
 def credential_problem(token: str) -> str | None:
-    """Why no client could present ``token`` as a credential, or ``None``: it must be one token of visible ASCII
-    characters. ``Authorization: Bearer <token>`` (:func:`simkit.service.contract.bearer`) loses spaces around the
-    token, a header cannot carry control characters, and the server reads header bytes as Latin-1, so a UTF-8
-    token arrives as other characters: any other token could never authenticate over HTTP."""
+    """Why no client could present ``token`` as a credential, or ``None``: it must be one token of visible
+    ASCII characters. ``Authorization: Bearer <token>`` (:func:`simkit.service.contract.bearer`) loses spaces
+    around the token, a header cannot carry control characters, and the server reads header bytes as Latin-1,
+    so a UTF-8 token arrives as other characters: any other token could never authenticate over HTTP."""
     if not token or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in token):
         return "a credential is one token without spaces or control characters"
     if not token.isascii():
@@ -59,7 +59,8 @@ class Access:
         return s
 
     def give_role(self, subject_id: str, role: str) -> None:
-        """A service-wide role: ``operator`` (the ``/_simkit/*`` routes) or ``inject_faults`` (``X-Simkit-Fault``)."""
+        """A service-wide role: ``operator`` (the ``/_simkit/*`` routes) or ``inject_faults``
+        (``X-Simkit-Fault``)."""
         if role not in C.ROLES:
             raise ValueError(f"unknown role {role!r}; one of {', '.join(C.ROLES)}")
         s = self.subjects[subject_id]
@@ -115,6 +116,7 @@ class Access:
         """Capabilities for the exact scope; tenant administration alone grants nothing (403)."""
         missing = NEEDS[op] - subject.grants.get(sc, frozenset())
         if missing:
-            raise ServiceError(403, "forbidden", f"subject lacks {', '.join(sorted(missing))} on this exact scope")
+            raise ServiceError(403, "forbidden",
+                               f"subject lacks {', '.join(sorted(missing))} on this exact scope")
         return (subject.tenant, sc)
 

@@ -2,10 +2,10 @@
 /_simkit/backup``, ``/_simkit/restore`` and ``/_simkit/append``, added by
 :func:`simkit.service.http.create_app` with ``admin=True``.
 
-Each answers 413 (body over 64 KiB) → 401 (no valid credential) → 403 (the subject lacks the ``operator`` role) →
-400 (malformed body) before it touches anything, and is in the OpenAPI document. ``/_simkit/append`` is the feed's
-write path, a memory mutation (:meth:`simkit.service.maintenance.Maintenance.mutate`): with an ``idempotency_key``
-an identical retry returns the original entry and receipt and appends nothing.
+Each answers 413 (body over 64 KiB) → 401 (no valid credential) → 403 (the subject lacks the ``operator``
+role) → 400 (malformed body) before it touches anything, and is in the OpenAPI document. ``/_simkit/append``
+is the feed's write path, a memory mutation (:meth:`simkit.service.maintenance.Maintenance.mutate`): with an
+``idempotency_key`` an identical retry returns the original entry and receipt and appends nothing.
 """
 from __future__ import annotations
 
@@ -21,22 +21,26 @@ from .web import FAULT_HEADER, LOST, error, read_body, request_body, responses
 
 __all__ = ["add_operator_routes"]
 
-_ROLE = "Needs a bearer credential whose subject holds the operator role (401 without one, 403 without the role)."
+_ROLE = (
+    "Needs a bearer credential whose subject holds the operator role (401 without one, 403 without the role)."
+)
 _APPEND = (
-    "A memory mutation (author 'operator'): the record, its journal entry and, with an idempotency_key, its receipt "
-    "commit together, activating the journal if needed; tenant, scope, kind and record_id default to the dev "
-    "namespace, 'created' and 'note'. An identical retry (same idempotency_key, kind, record_id and private_to) "
-    "returns the original entry and receipt and appends nothing; the key reused for another mutation is a 409 "
-    "idempotency_conflict that appends nothing. private_to: a new record visible to that subject only. tenant, "
-    "record_id, idempotency_key and private_to follow the identity rule (1-128 UTF-8 bytes, no control characters, "
+    "A memory mutation (author 'operator'): the record, its journal entry and, with an idempotency_key, its "
+    "receipt commit together, activating the journal if needed; tenant, scope, kind and record_id default "
+    "to the dev namespace, 'created' and 'note'. An identical retry (same idempotency_key, kind, record_id "
+    "and private_to) returns the original entry and receipt and appends nothing; the key reused for another "
+    "mutation is a 409 idempotency_conflict that appends nothing. private_to: a new record visible to that "
+    "subject only. tenant, record_id, idempotency_key and private_to follow the identity rule (1-128 UTF-8 "
+    "bytes, no control characters, "
     "not blank). " + _ROLE)
 
 
 async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[dict, bool]:
-    """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else the service's 413,
-    401, 403 or 400, in that order (:func:`simkit.service.contract.parse_body` for the body). Then
+    """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else the service's
+    413, 401, 403 or 400, in that order (:func:`simkit.service.contract.parse_body` for the body). Then
     ``X-Simkit-Fault``: only ``lose-reply``, only where ``faults``, and only from a subject with the
-    ``inject_faults`` role (403, else 400). Returns the body and whether the caller asked to lose the reply."""
+    ``inject_faults`` role (403, else 400). Returns the body and whether the caller asked to lose the
+    reply."""
     raw = await read_body(request)
     if len(raw) > MAX_REQUEST_BYTES:
         parse_body(raw)                                   # raises 413
@@ -49,7 +53,8 @@ async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[
     if asked:
         svc.require_role(subject, C.INJECT_FAULTS)
         if not faults or set(asked) != {"lose-reply"}:
-            raise C.bad("bad_fault", "X-Simkit-Fault: an operator route takes only lose-reply, on /_simkit/append")
+            raise C.bad("bad_fault", "X-Simkit-Fault: an operator route takes only lose-reply, on "
+                                     "/_simkit/append")
     return body, bool(asked)
 
 
@@ -70,7 +75,8 @@ def _op_route(app: FastAPI, bearer, path: str, ok_model, request_model, example:
         endpoint.__name__ = fn.__name__
         app.post(path, summary=summary, description=description, tags=["operator"],
                  responses=responses(ok_model, codes),
-                 openapi_extra=request_body(request_model, example, required), dependencies=[Depends(bearer)])(endpoint)
+                 openapi_extra=request_body(request_model, example, required),
+                 dependencies=[Depends(bearer)])(endpoint)
         return fn
     return register
 
@@ -83,7 +89,8 @@ def add_operator_routes(app: FastAPI, bearer) -> None:
     op_route = partial(_op_route, app, bearer)
 
     @op_route("/_simkit/backup", S.BackupResponse, S.BackupRequest, {}, "Operator: back up the stored data",
-              "Snapshots journals, checkpoints and receipts (not identities or grants) and answers its number. "
+              "Snapshots journals, checkpoints and receipts (not identities or grants) and answers its "
+              "number. "
               + _ROLE, required=False)
     def backup(body: dict) -> dict:
         C.backup_request(body)
@@ -91,7 +98,8 @@ def add_operator_routes(app: FastAPI, bearer) -> None:
         return {"backup": len(backups)}
 
     @op_route("/_simkit/restore", S.RestoreResponse, S.RestoreRequest, {"backup": 1},
-              "Operator: restore a backup", "Puts journals, checkpoints and receipts back as backup N held them "
+              "Operator: restore a backup", "Puts journals, checkpoints and receipts back as backup N held "
+                                            "them "
               "(seed 004, 'Recovery and limits'): consumers may then be ahead of the journal. " + _ROLE)
     def restore(body: dict) -> dict:
         n = C.restore_request(body, len(backups))

@@ -1,13 +1,13 @@
 """The service's API docs without the network (docs/service.md, "simkit serve"): ``/docs`` (Swagger UI) and
 ``/redoc`` (ReDoc) over ``/openapi.json``, their scripts, styles and icon served by ``simkit serve`` itself.
 
-FastAPI's own pages load these assets from a CDN, so on a machine offline (a workshop room, a CI runner without
-egress) ``/docs`` stays blank. This follows FastAPI's documented way of self-hosting them (``docs_url=None``, the
-pages built by ``fastapi.openapi.docs``, the files mounted with ``StaticFiles``), and takes the files from the
-installed package ``fastapi-offline``, which ships Swagger UI 5 and ReDoc 2 (a dependency in pyproject.toml).
-Swagger UI 5, not the 4.x of ``swagger-ui-bundle``: FastAPI writes OpenAPI 3.1, which Swagger UI renders from
-version 5 on. Swagger UI's online validator badge is off (``validatorUrl: null``): it would call out too.
-"""
+FastAPI's own pages load these assets from a CDN, so on a machine offline (a workshop room, a CI runner
+without egress) ``/docs`` stays blank. This follows FastAPI's documented way of self-hosting them
+(``docs_url=None``, the pages built by ``fastapi.openapi.docs``, the files mounted with ``StaticFiles``), and
+takes the files from the installed package ``fastapi-offline``, which ships Swagger UI 5 and ReDoc 2 (a
+dependency in pyproject.toml). Swagger UI 5, not the 4.x of ``swagger-ui-bundle``: FastAPI writes OpenAPI 3.1,
+which Swagger UI renders from version 5 on. Swagger UI's online validator badge is off (``validatorUrl:
+null``): it would call out too. """
 from __future__ import annotations
 
 from pathlib import Path
@@ -40,7 +40,8 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
     @app.get(docs_url, include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}", title=f"{app.title} - Swagger UI",
+            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
+            title=f"{app.title} - Swagger UI",
             swagger_js_url=asset(request, "swagger_js"), swagger_css_url=asset(request, "swagger_css"),
             swagger_favicon_url=asset(request, "favicon"), oauth2_redirect_url=None,
             swagger_ui_parameters={"validatorUrl": None})
@@ -48,6 +49,7 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
     @app.get(redoc_url, include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         return get_redoc_html(
-            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}", title=f"{app.title} - ReDoc",
+            openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
+            title=f"{app.title} - ReDoc",
             redoc_js_url=asset(request, "redoc_js"), redoc_favicon_url=asset(request, "favicon"),
             with_google_fonts=False)

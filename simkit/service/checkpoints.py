@@ -7,10 +7,11 @@ body and returns a :class:`Reply`; the HTTP server (``simkit serve``) is a thin 
 tests drive both through the same calls.
 
 Order of checks on every call: size (413) → credential (401) → shape (400) → capability and grant for the
-exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds this route can honour (400,
-:data:`~simkit.service.contract.FAULT_OPS`) → injected faults → state (404 / 409 / 500). A rejected call changes
-no state: a fault is injected only into a call that passed every check before it, and only a subject with the
-``inject_faults`` role may ask for one.
+exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds this route can honour
+(400,
+:data:`~simkit.service.contract.FAULT_OPS`) → injected faults → state (404 / 409 / 500). A rejected call
+changes no state: a fault is injected only into a call that passed every check before it, and only a subject
+with the ``inject_faults`` role may ask for one.
 
 Routes (:data:`ROUTES`; bodies in :mod:`simkit.service.contract`, their OpenAPI models in
 :mod:`simkit.service.schema`):
@@ -19,28 +20,30 @@ Routes (:data:`ROUTES`; bodies in :mod:`simkit.service.contract`, their OpenAPI 
   400 401 403 409 413 500;
 - ``POST /api/v1/memory/query`` needs ``memory_read``; ``{contract_version, records, scanned, next_after,
   feed_cursor}``; 400 401 403 413;
-- ``POST /api/v1/memory/checkpoints/read`` needs ``memory_read`` and ``memory_checkpoint``; ``{contract_version,
-  scope, checkpoint}``; 400 401 403 404 413 500;
+- ``POST /api/v1/memory/checkpoints/read`` needs ``memory_read`` and ``memory_checkpoint``;
+  ``{contract_version, scope, checkpoint}``; 400 401 403 404 413 500;
 - ``POST /api/v1/memory/checkpoints`` needs ``memory_read`` and ``memory_checkpoint``; ``{contract_version,
   receipt}``; 400 401 403 409 413 500.
 
-The memory query (seed 004's "initial memory query scan", :mod:`simkit.service.memory`) takes ``{contract_version,
-scope, filter: {limit, scan_limit, next_after}}``; deleted records and records private to another subject use up
-``scan_limit`` without being returned, so a page may be empty while ``next_after`` is not null; the scan is complete
-when ``next_after`` is null. It has no 409: ``next_after`` is a record id, valid whatever the journal holds.
+The memory query (seed 004's "initial memory query scan", :mod:`simkit.service.memory`) takes
+``{contract_version, scope, filter: {limit, scan_limit, next_after}}``; deleted records and records private to
+another subject use up ``scan_limit`` without being returned, so a page may be empty while ``next_after`` is
+not null; the scan is complete when ``next_after`` is null. It has no 409: ``next_after`` is a record id,
+valid whatever the journal holds.
 
-**Writes commit together.** A checkpoint command's checkpoint and its idempotency receipt are one synchronous batch
-(seed 004: *"Checkpoint and receipt commit in one synchronous WAL batch in the memory store"*); a memory mutation's
-record, journal entry and receipt likewise (docs/service.md, "Writes commit together"). :data:`STORES` names the
-batched store and, to show what the batch prevents, two stores that split the checkpoint write in two, with a crash
-point between (the ``crash-mid-write`` fault; see :meth:`CheckpointService._commit`).
+**Writes commit together.** A checkpoint command's checkpoint and its idempotency receipt are one synchronous
+batch (seed 004: *"Checkpoint and receipt commit in one synchronous WAL batch in the memory store"*); a memory
+mutation's record, journal entry and receipt likewise (docs/service.md, "Writes commit together").
+:data:`STORES` names the batched store and, to show what the batch prevents, two stores that split the
+checkpoint write in two, with a crash point between (the ``crash-mid-write`` fault; see
+:meth:`CheckpointService._commit`).
 
 The model never reads the wall clock: ``clock.now_millis`` is whatever the owner says it is.
 
-The service is assembled from parts: :class:`~simkit.service.access.Access` (subjects, credentials, grants, roles;
-the 401 and 403 checks) and :class:`~simkit.service.maintenance.Maintenance` (journals, memory mutations, imported
-records, backup and restore, integrity faults); this module holds the calls and the checkpoint reads and writes.
-"""
+The service is assembled from parts: :class:`~simkit.service.access.Access` (subjects, credentials, grants,
+roles; the 401 and 403 checks) and :class:`~simkit.service.maintenance.Maintenance` (journals, memory
+mutations, imported records, backup and restore, integrity faults); this module holds the calls and the
+checkpoint reads and writes. """
 from __future__ import annotations
 
 import copy
@@ -56,8 +59,8 @@ from .memory import Record
 from .stored import Backup, Stored, WriteRecord, receipt_digest
 
 __all__ = [
-    "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply", "ServerCrash", "Stored",
-    "Subject", "WriteRecord",
+    "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply", "ServerCrash",
+    "Stored", "Subject", "WriteRecord",
 ]
 
 ROUTES = {
@@ -67,15 +70,15 @@ ROUTES = {
     "/api/v1/memory/checkpoints": "write",
 }
 #: How a checkpoint command's two writes, the checkpoint and its idempotency receipt, reach the store:
-#: ``batched`` in one synchronous batch (seed 004; the default), ``split`` the checkpoint and then the receipt,
-#: ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a split store
-#: loses one of them (:meth:`CheckpointService._commit`).
+#: ``batched`` in one synchronous batch (seed 004; the default), ``split`` the checkpoint and then the
+#: receipt, ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a
+#: split store loses one of them (:meth:`CheckpointService._commit`).
 STORES = ("batched", "split", "split_receipt_first")
 
 
 class ServerCrash(Exception):
-    """The service process died in the middle of a call (the ``crash-mid-write`` fault): whatever it had written
-    stays, the rest of the call never happens, and the caller gets no reply."""
+    """The service process died in the middle of a call (the ``crash-mid-write`` fault): whatever it had
+    written stays, the rest of the call never happens, and the caller gets no reply."""
 
 
 class ManualClock:
@@ -101,7 +104,8 @@ class Reply:
 
     @property
     def lost(self) -> bool:
-        """The caller never hears this reply (a fault of :data:`simkit.service.contract.LOST_REPLY_FAULTS`)."""
+        """The caller never hears this reply (a fault of
+        :data:`simkit.service.contract.LOST_REPLY_FAULTS`)."""
         return any(f in C.LOST_REPLY_FAULTS for f in self.faults)
 
 
@@ -133,7 +137,8 @@ class CheckpointService(Access, Maintenance):
 
     @property
     def seq(self) -> int:
-        """The service's write sequence number: the ``seq`` of the last checkpoint write or restore (0 before any)."""
+        """The service's write sequence number: the ``seq`` of the last checkpoint write or restore (0 before
+        any)."""
         return self._seq
 
     # -- calls --------------------------------------------------------------------------------------------
@@ -144,11 +149,11 @@ class CheckpointService(Access, Maintenance):
 
         ``faults`` are the fault kinds the caller asks for (``X-Simkit-Fault``); ``scheduled(op)`` returns the
         start-up faults (``--fault``) due for this request. Both are consulted only once the call has passed
-        every check up to its grant, so a rejected call neither injects a fault nor counts towards ``#N``; asking
-        for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is the HTTP
-        header ("" when absent; None, the default, without HTTP): a body that is not ``application/json`` is a
-        400 ``malformed_content_type``, judged after the credential, where the body is parsed.
-        """
+        every check up to its grant, so a rejected call neither injects a fault nor counts towards ``#N``;
+        asking for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is
+        the HTTP header ("" when absent; None, the default, without HTTP): a body that is not
+        ``application/json`` is a 400 ``malformed_content_type``, judged after the credential, where the body
+        is parsed. """
         op = ROUTES.get(route)
         if op is None:
             return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())
@@ -197,17 +202,20 @@ class CheckpointService(Access, Maintenance):
         return self._write(subject, ns, cmd, crash="crash-mid-write" in injected)
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
-        """The faults to inject into an authorized call: the ones asked for, then the start-up ones now due."""
+        """The faults to inject into an authorized call: the ones asked for, then the start-up ones now
+        due."""
         kinds = [k.strip() for k in requested if k.strip()]
         if kinds:
             if C.INJECT_FAULTS not in subject.roles:
-                raise ServiceError(403, "forbidden", f"subject lacks the {C.INJECT_FAULTS} role needed to send "
-                                                     f"X-Simkit-Fault")
+                raise ServiceError(403, "forbidden",
+                                   f"subject lacks the {C.INJECT_FAULTS} role needed to send "
+                                   f"X-Simkit-Fault")
             unknown = [k for k in kinds if k not in C.FAULT_KINDS]
             if unknown:
                 raise C.bad("bad_fault", f"X-Simkit-Fault: unknown fault {C.show(unknown[0])}; one of "
                                          f"{', '.join(C.FAULT_KINDS)}")
-            for kind in kinds:                      # a fault this route cannot honour is refused, never ignored
+            # a fault this route cannot honour is refused, never ignored
+            for kind in kinds:
                 if op not in C.FAULT_OPS[kind]:
                     routes = [f"POST {path}" for path, o in ROUTES.items() if o in C.FAULT_OPS[kind]]
                     raise C.bad("bad_fault", f"X-Simkit-Fault: {kind} applies to {' or '.join(routes)} only")
@@ -217,17 +225,21 @@ class CheckpointService(Access, Maintenance):
         journal = self.journals.get(ns)
         if journal is None:
             if after is not None or through is not None:
-                raise conflict("journal_not_active", "this namespace has no active journal; the cursor is foreign")
+                raise conflict("journal_not_active",
+                               "this namespace has no active journal; the cursor is foreign")
             return inactive_page(version)
         return journal.page(after, through, limit, version)
 
-    def _query(self, subject: Subject, ns: tuple, version: int, limit: int, scan_limit: int, after: str | None) -> dict:
-        """One page of the initial memory query scan (:mod:`simkit.service.memory`), with the feed's high watermark
-        as of this page (``feed_cursor``; null before the journal is active)."""
-        found, scanned, nxt = memory.scan(self.records.get(ns, {}), subject.subject_id, after, limit, scan_limit)
+    def _query(self, subject: Subject, ns: tuple, version: int, limit: int, scan_limit: int,
+               after: str | None) -> dict:
+        """One page of the initial memory query scan (:mod:`simkit.service.memory`), with the feed's high
+        watermark as of this page (``feed_cursor``; null before the journal is active)."""
+        found, scanned, nxt = memory.scan(self.records.get(ns, {}), subject.subject_id, after, limit,
+                                          scan_limit)
         journal = self.journals.get(ns)
         return {"contract_version": version, "records": [r.as_dict() for r in found], "scanned": scanned,
-                "next_after": nxt, "feed_cursor": None if journal is None else journal.cursor(journal.head, version)}
+                "next_after": nxt, "feed_cursor": None if journal is None
+                else journal.cursor(journal.head, version)}
 
     def _stored(self, key) -> Stored | None:
         rec = self.checkpoints.get(key)
@@ -239,8 +251,13 @@ class CheckpointService(Access, Maintenance):
     def _read(self, subject, ns, sc, version, consumer_id) -> dict:
         rec = self._stored((subject.subject_id, ns, version, consumer_id))
         if rec is None:
-            raise ServiceError(404, "checkpoint_not_found", f"no version {version} checkpoint for consumer "
-                                                            f"{consumer_id!r}; run the feed's initial reconciliation")
+            raise ServiceError(
+                404,
+                "checkpoint_not_found",
+                f"no version {version} checkpoint for consumer "
+                f"{consumer_id!r}; run the feed's initial "
+                f"reconciliation",
+            )
         return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
 
     def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False) -> dict:
@@ -250,10 +267,12 @@ class CheckpointService(Access, Maintenance):
         if rkey in self.receipts:
             stored_fp, receipt = self.receipts[rkey]
             if receipt_digest(receipt) != receipt["receipt_digest"]:
-                raise ServiceError(500, "integrity_failure", "stored receipt does not match its receipt_digest")
+                raise ServiceError(500, "integrity_failure",
+                                   "stored receipt does not match its receipt_digest")
             if stored_fp != fingerprint:
-                raise conflict("idempotency_conflict", "idempotency_key was used for another command (cursor, "
-                                                       "consumer or expected revision); use a new key")
+                raise conflict("idempotency_conflict",
+                               "idempotency_key was used for another command (cursor, "
+                               "consumer or expected revision); use a new key")
             return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
         journal = self.journals.get(ns)
         if journal is None:
@@ -264,51 +283,57 @@ class CheckpointService(Access, Maintenance):
         expected = cmd["expected_revision"]
         if rec is None:
             if expected != 0:
-                raise conflict("revision_conflict", f"expected revision {expected} but the checkpoint does not "
-                                                    f"exist; create it with expected_revision 0")
+                raise conflict("revision_conflict",
+                               f"expected revision {expected} but the checkpoint does not "
+                               f"exist; create it with expected_revision 0")
         else:
             if expected != rec.revision:
-                raise conflict("revision_conflict", f"expected revision {expected} but the current revision is "
-                                                    f"{rec.revision}; reread and reconcile")
+                raise conflict("revision_conflict",
+                               f"expected revision {expected} but the current revision is "
+                               f"{rec.revision}; reread and reconcile")
             if version == 2 and cmd["expected_digest"] != rec.checkpoint_digest:
                 raise conflict("digest_conflict", f"revision {expected} has another checkpoint_digest: the "
                                                   f"progress diverged; reread and reconcile")
             if cmd["cursor"]["journal_id"] != rec.cursor["journal_id"]:
-                raise conflict("journal_switch", "existing progress cannot switch journal identities; use a new "
-                                                 "consumer identity after reconciliation")
+                raise conflict("journal_switch",
+                               "existing progress cannot switch journal identities; use a new "
+                               "consumer identity after reconciliation")
             if seq < rec.cursor["sequence"]:
                 raise conflict("cursor_backward", f"cursor sequence {seq} is behind the checkpoint's "
                                                   f"{rec.cursor['sequence']}; progress cannot move backward")
         new = Stored(version, subject.subject_id, ns, cmd["consumer_id"], dict(cmd["cursor"]),
-                     (rec.revision if rec else 0) + 1, self.clock.now_millis, rec.checkpoint_digest if rec else None)
+                     (rec.revision if rec else 0) + 1, self.clock.now_millis, rec.checkpoint_digest if rec
+                     else None)
         new = Stored(**{**new.__dict__, "checkpoint_digest": digest(new.digest_input())})
-        receipt = {"contract_version": version, "idempotency_key": cmd["idempotency_key"], "checkpoint": new.public()}
+        receipt = {"contract_version": version, "idempotency_key": cmd["idempotency_key"],
+                   "checkpoint": new.public()}
         receipt["receipt_digest"] = receipt_digest(receipt)
         # No journal entry: checkpoint writes cannot create a feedback loop in the feed.
         self._commit(key, new, rkey, (fingerprint, receipt),
-                     WriteRecord(0, self.clock.now_millis, subject.subject_id, ns, version, cmd["consumer_id"],
+                     WriteRecord(0, self.clock.now_millis, subject.subject_id, ns, version,
+                                 cmd["consumer_id"],
                                  cmd["idempotency_key"], rec.public() if rec else None, new.public()), crash)
         return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
 
     def _commit(self, key, new: Stored, rkey, receipt_row, record: WriteRecord, crash: bool) -> None:
-        """Write a checkpoint command's checkpoint and idempotency receipt as :attr:`store` says; ``crash``: the
-        process dies between the two writes (:class:`ServerCrash`). Ground truth (:attr:`writes`) records the
-        checkpoint write.
+        """Write a checkpoint command's checkpoint and idempotency receipt as :attr:`store` says; ``crash``:
+        the process dies between the two writes (:class:`ServerCrash`). Ground truth (:attr:`writes`) records
+        the checkpoint write.
 
-        - ``batched`` (seed 004): one synchronous batch, so there is no point between the two: a crash lands before
-          the batch (nothing written, as if the request had been lost) or after it; simkit puts it after, the case
-          in which the identical retry must be answered from the receipt. It is.
+        - ``batched`` (seed 004): one synchronous batch, so there is no point between the two: a crash lands
+          before the batch (nothing written, as if the request had been lost) or after it; simkit puts it
+          after, the case in which the identical retry must be answered from the receipt. It is.
         - ``split``: the checkpoint, then the receipt. A crash between loses the receipt: the checkpoint has
-          advanced, and the identical retry, the one recovery seed 004 gives a client whose reply was lost, finds
-          no receipt, is judged as a new command, and meets its own commit: 409 ``revision_conflict`` instead of
-          *"its original receipt"*, and that receipt can never be had again.
-        - ``split_receipt_first``: the receipt, then the checkpoint. A crash between loses the checkpoint, which is
-          worse and harder to see: the identical retry gets a 200 with a receipt for progress the service never
-          stored, and only a later read (or a 409) shows it.
+          advanced, and the identical retry, the one recovery seed 004 gives a client whose reply was lost,
+          finds no receipt, is judged as a new command, and meets its own commit: 409 ``revision_conflict``
+          instead of *"its original receipt"*, and that receipt can never be had again.
+        - ``split_receipt_first``: the receipt, then the checkpoint. A crash between loses the checkpoint,
+          which is worse and harder to see: the identical retry gets a 200 with a receipt for progress the
+          service never stored, and only a later read (or a 409) shows it.
 
-        Either order loses something; ``split`` is the order a store that saves progress and then remembers the
-        answer would use, and the retry itself exposes its loss, so it is the split store the simulation and the
-        command line show beside the batch.
+        Either order loses something; ``split`` is the order a store that saves progress and then remembers
+        the answer would use, and the retry itself exposes its loss, so it is the split store the simulation
+        and the command line show beside the batch.
         """
         def checkpoint():
             self.checkpoints[key] = new
@@ -322,12 +347,13 @@ class CheckpointService(Access, Maintenance):
             checkpoint()
             receipt()
             if crash:
-                raise ServerCrash("crash-mid-write: the server died after its one checkpoint-and-receipt batch")
+                raise ServerCrash("crash-mid-write: the server died after its one checkpoint-and-receipt "
+                                  "batch")
             return
         first, second = (checkpoint, receipt) if self.store == "split" else (receipt, checkpoint)
         first()
         if crash:
-            raise ServerCrash(f"crash-mid-write: the server died after writing the {first.__name__} and before "
-                              f"writing the {second.__name__}")
+            raise ServerCrash(f"crash-mid-write: the server died after writing the {first.__name__} and "
+                              f"before writing the {second.__name__}")
         second()
 

@@ -18,23 +18,26 @@ __all__ = ["COMMANDS", "DEFAULT_PORT", "EXPLORE_BUDGET", "FLAGS", "MAX_BUDGET", 
            "cmd_service", "flagged"]
 
 DEFAULT_PORT = 8004
-#: ``service --explore --budget`` and ``explore --budget``: the default wall time, in seconds, and the most it may
-#: be (docs/cli.md)
+#: ``service --explore --budget`` and ``explore --budget``: the default wall time, in seconds, and the most it
+#: may be (docs/cli.md)
 EXPLORE_BUDGET, MAX_BUDGET = 600.0, 1e6
-#: The flag of ``simkit serve`` that sets each parameter a library error may name (``ServiceConfigError.param``).
+#: The flag of ``simkit serve`` that sets each parameter a library error may name
+#: (``ServiceConfigError.param``).
 FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
-         "grants": "--grant", "faults": "--fault", "version": "--contract-version", "max_crashes": "--max-crashes",
-         "lost_replies": "--lost-responses", "horizon": "--horizon"}
+         "grants": "--grant", "faults": "--fault", "version": "--contract-version",
+         "max_crashes": "--max-crashes", "lost_replies": "--lost-responses", "horizon": "--horizon"}
 
 
 def add_parsers(sub) -> None:
     text = "the seed 004 checkpoint service and change feed on 127.0.0.1"
     p = sub.add_parser("serve", help=text, description=f"{text[0].upper()}{text[1:]}: checkpoint read and "
-                       "compare-and-set write, the change feed and the memory query over HTTP, for the dev subject "
-                       "(credential 'dev') unless flags or --config add others; its API docs at /docs.")
+                       "compare-and-set write, the change feed and the memory query over HTTP, for the dev "
+                       "subject (credential 'dev') unless flags or --config add others; its API docs at "
+                       "/docs.")
     p.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
-    p.add_argument("--config", metavar="FILE", help="TOML file adding subjects, credentials, grants, journals, faults")
+    p.add_argument("--config", metavar="FILE",
+                   help="TOML file adding subjects, credentials, grants, journals, faults")
     p.add_argument("--credential", action="append", default=[], metavar="TOKEN=SUBJECT",
                    help="issue a bearer credential for a subject (created if new)")
     p.add_argument("--grant", action="append", default=[], metavar="SUBJECT=CAP[,CAP][@SCOPE_JSON]",
@@ -43,37 +46,44 @@ def add_parsers(sub) -> None:
                    help=f"start-up fault: KIND one of {', '.join(FAULT_KINDS)}; ROUTE one of "
                         f"{', '.join(FAULT_ROUTES)}; N the n-th matching request (default 1, '*' every one)")
     p.add_argument("--operator", metavar="TOKEN",
-                   help="add the /_simkit/* operator routes (back up, restore, append), callable only with bearer "
-                        "credential TOKEN (subject 'operator', role operator); off by default")
+                   help="add the /_simkit/* operator routes (back up, restore, append), callable only with "
+                        "bearer credential TOKEN (subject 'operator', role operator); off by default")
     p.add_argument("--store", default="batched", metavar="STORE",
-                   help="how a checkpoint and its receipt are written: batched (seed 004's one batch, default), split "
-                        "(checkpoint, then receipt) or split_receipt_first; the crash-mid-write fault dies between")
+                   help="how a checkpoint and its receipt are written: batched (seed 004's one batch, "
+                        "default), split (checkpoint, then receipt) or split_receipt_first; the "
+                        "crash-mid-write fault dies between")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
                    help="how much the server logs on stderr: one line per request at info (default: info)")
     text = "a seed 004 client in the simulated service world, judged"
-    p = sub.add_parser("service", help=text, description=f"{text[0].upper()}{text[1:]}: correct and wrong clients "
-                       "against the same model, with crashes, lost replies and restores, judged from the service's "
-                       "ground truth.")
+    p = sub.add_parser("service", help=text,
+                       description=f"{text[0].upper()}{text[1:]}: correct and wrong clients "
+                       "against the same model, with crashes, lost replies and restores, judged from the "
+                       "service's ground truth.")
     p.add_argument("scenario", help="checkpoint_service, restore_from_backup, restore_reused_numbers, "
                                     "initial_reconciliation or crash_mid_checkpoint_write")
-    p.add_argument("--client", default=None, help="correct, new_key_retry, reset_on_409 or stop_on_empty_page "
-                                                  "(default: the scenario's)")
-    # --contract-version, not --version: `simkit --version` is simkit's own; --version stays accepted, unlisted
+    p.add_argument("--client", default=None,
+                   help="correct, new_key_retry, reset_on_409 or stop_on_empty_page "
+                        "(default: the scenario's)")
+    # --contract-version, not --version: `simkit --version` is simkit's own; --version stays accepted,
+    # unlisted
     p.add_argument("--contract-version", type=int, default=None, dest="version", metavar="VERSION",
                    help="contract version 1 or 2 (default: the scenario's)")
     p.add_argument("--version", type=int, default=None, dest="version", help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, metavar="STORE",
-                   help="batched, split or split_receipt_first (default: the scenario's; crash_mid_checkpoint_write "
-                        "runs all three side by side)")
+                   help="batched, split or split_receipt_first (default: the scenario's; "
+                        "crash_mid_checkpoint_write runs all three side by side)")
     p.add_argument("--explore", action="store_true",
-                   help="run every schedule of up to --max-crashes crashes and --lost-responses lost write replies")
-    p.add_argument("--max-crashes", type=int, default=2, metavar="K", help="crashes per schedule, 0-50 (default: 2)")
+                   help="run every schedule of up to --max-crashes crashes and --lost-responses lost write "
+                        "replies")
+    p.add_argument("--max-crashes", type=int, default=2, metavar="K",
+                   help="crashes per schedule, 0-50 (default: 2)")
     p.add_argument("--lost-responses", type=int, default=1, metavar="L",
                    help="lost write replies per schedule, 0-50 (default: 1)")
     p.add_argument("--horizon", type=int, default=3, metavar="N",
                    help="occurrences of each crash point / write to try (default: 3)")
     p.add_argument("--with-scenario-faults", action="store_true",
-                   help="explore on top of the scenario's own lost replies and crashes (default: without them)")
+                   help="explore on top of the scenario's own lost replies and crashes (default: without "
+                        "them)")
     p.add_argument("--budget", type=float, default=EXPLORE_BUDGET, metavar="SECONDS",
                    help=f"wall time --explore may take; the schedules it leaves out are said (default: "
                         f"{EXPLORE_BUDGET:g})")
@@ -82,8 +92,8 @@ def add_parsers(sub) -> None:
 
 @contextmanager
 def flagged():
-    """Re-raise a :class:`~simkit.service.config.ServiceConfigError` that names a parameter (``store 'x': ...``)
-    as naming its flag instead (``--store 'x': ...``)."""
+    """Re-raise a :class:`~simkit.service.config.ServiceConfigError` that names a parameter (``store 'x':
+    ...``) as naming its flag instead (``--store 'x': ...``)."""
     from .config import ServiceConfigError
     try:
         yield
@@ -124,7 +134,8 @@ def cmd_service(args) -> int:
         return _explore(args, sc, clients)
     stores = [args.store] if args.store else list(sc.compare_stores or (sc.store,))
     with flagged():
-        runs = [run_service_scenario(sc, name, args.version, store=store) for name in clients for store in stores]
+        runs = [run_service_scenario(sc, name, args.version, store=store) for name in clients
+                for store in stores]
     if args.json:
         print(json.dumps({"scenario": sc.name, "results": [r.as_dict() for r in runs]}))
         return 0
@@ -141,26 +152,29 @@ def _explore(args, sc, clients: list[str]) -> int:
     out = []
     for name in clients:
         with flagged():                 # a bound out of range: one line naming its flag, before any run
-            out.append(_tally(name, explore_service(sc, name, args.version, args.max_crashes, args.lost_responses,
-                                                    args.horizon, args.with_scenario_faults, args.store), deadline))
+            out.append(_tally(name, explore_service(sc, name, args.version, args.max_crashes,
+                                                    args.lost_responses,
+                                                    args.horizon, args.with_scenario_faults, args.store),
+                              deadline))
     if args.json:
         print(json.dumps({"scenario": sc.name, "explore": out}))
         return 0
     for o in out:
         line = f"{sc.name} · {o['client']}: {o['runs'] - o['failing']}/{o['runs']} schedules ok"
         if o.get("complete") is False:
-            line = (f"{line}, then the budget of {args.budget:g} s (--budget) ran out: the schedules after these "
+            line = (f"{line}, then the budget of {args.budget:g} s (--budget) ran out: the schedules after "
+                    f"these "
                     f"{o['runs']} were not run" if o["runs"] else
-                    f"{sc.name} · {o['client']}: not explored: the budget of {args.budget:g} s (--budget) ran out "
-                    "before its first schedule")
+                    f"{sc.name} · {o['client']}: not explored: the budget of {args.budget:g} s (--budget) "
+                     "ran out before its first schedule")
         print(line)
     return 0
 
 
 def _tally(client: str, runs, deadline: float | None = None) -> dict:
     """How many ``runs`` there were, how many failed, and the first failing one; a run is dropped once counted
-    (memory stays flat however many schedules there are). Past ``deadline`` (``time.monotonic()``) no further run
-    starts, and the tally says ``"complete": false``."""
+    (memory stays flat however many schedules there are). Past ``deadline`` (``time.monotonic()``) no further
+    run starts, and the tally says ``"complete": false``."""
     count, failing, first = 0, 0, None
     runs = iter(runs)
     while deadline is None or time.monotonic() < deadline:
@@ -184,10 +198,12 @@ def _shown(items: list, n: int) -> str:
 
 
 def _table(sc, runs: list, clients: list[str], stores: list[str]) -> None:
-    """One line per run. The columns of the scan and of the store appear only where the scenario exercises them."""
+    """One line per run. The columns of the scan and of the store appear only where the scenario exercises
+    them."""
     scan, store = sc.initial_scan, bool(sc.server_crashes) or stores != ["batched"]
     w = max([15] + [len(name) + 1 for name in clients])
-    head = (f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} {'409s':5} "
+    head = (f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} "
+            f"{'409s':5} "
             f"reconciled")
     if store:
         head = (f"{'client':{w}} {'v':2} {'store':20} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} "
@@ -198,7 +214,8 @@ def _table(sc, runs: list, clients: list[str], stores: list[str]) -> None:
         line = f"{r.client:{w}} {r.version:<2} "
         if store:
             line += f"{r.world.sc.store:20} "
-        line += f"{'yes' if v.ok else 'NO':4} {_shown(v.lost, 2):26} {len(v.duplicated):<4} {v.duplicate_acks:<9} "
+        line += f"{'yes' if v.ok else 'NO':4} {_shown(v.lost, 2):26} "
+        line += f"{len(v.duplicated):<4} {v.duplicate_acks:<9} "
         line += f"{len(v.broken_receipts):<16} " if store else f"{len(v.unreconciled):<14} "
         line += f"{v.conflicts:<5} {v.reconciliations:<10}"
         if scan:

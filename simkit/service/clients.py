@@ -8,10 +8,10 @@ The correct client follows seed 004 "Retry and reconnect correctly", steps 1-5:
 
 1. read the current checkpoint. 404: *"follow the feed's initial reconciliation procedure and start from the
    appropriate cursor"* (:meth:`Client.initial_reconciliation`): with ``initial_scan`` (a consumer of existing
-   records, some of which its journal may not describe), scan them with the memory query until ``next_after`` is
-   null, empty pages included, keeping the ``feed_cursor`` of the first page, and create the checkpoint there;
-   without it (a consumer of changes only, or a namespace whose journal holds its whole history, as in the
-   older scenarios), start from the feed's beginning;
+   records, some of which its journal may not describe), scan them with the memory query until ``next_after``
+   is null, empty pages included, keeping the ``feed_cursor`` of the first page, and create the checkpoint
+   there; without it (a consumer of changes only, or a namespace whose journal holds its whole history, as in
+   the older scenarios), start from the feed's beginning;
 2. read the next page with its cursor as the exclusive ``after``, keeping a ``through`` fence per cycle;
 3. apply each entry idempotently by its delivery identity before acknowledging the page;
 4. save ``next_cursor`` with the current revision and a new idempotency key; on a lost reply, retry the
@@ -26,8 +26,8 @@ The wrong clients override one decision each:
 
 - :class:`NewKeyRetry` retries a lost write as a *new* command: reread the revision, resend with a new key;
 - :class:`ResetOn409` answers any 409 by jumping to the feed's current high watermark;
-- :class:`StopOnEmptyPage` ends the initial scan at the first empty query page (seed 004: *"An empty query page
-  with next_after still requires continuation"*).
+- :class:`StopOnEmptyPage` ends the initial scan at the first empty query page (seed 004: *"An empty query
+  page with next_after still requires continuation"*).
 """
 from __future__ import annotations
 
@@ -36,14 +36,19 @@ from dataclasses import dataclass
 from simkit.ops import LOST, Halt, Wait
 
 __all__ = [
-    "CHANGES", "CLIENTS", "HISTORY_CONFLICTS", "QUERY", "READ", "WRITE", "Apply", "ApplyRecord", "Call", "Client",
-    "NewKeyRetry", "Reconcile", "ResetOn409", "State", "StopOnEmptyPage",
+    "CHANGES", "CLIENTS", "HISTORY_CONFLICTS", "QUERY", "READ", "WRITE", "Apply", "ApplyRecord", "Call",
+    "Client", "NewKeyRetry", "Reconcile", "ResetOn409", "State", "StopOnEmptyPage",
 ]
 
-CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+CHANGES, READ, WRITE = (
+    "/api/v1/memory/changes",
+    "/api/v1/memory/checkpoints/read",
+    "/api/v1/memory/checkpoints",
+)
 QUERY = "/api/v1/memory/query"
 #: 409 codes that mean "the server does not have the history this cursor came from": reconcile explicitly.
-HISTORY_CONFLICTS = ("cursor_ahead", "foreign_cursor", "divergent_history", "journal_switch", "journal_not_active")
+HISTORY_CONFLICTS = ("cursor_ahead", "foreign_cursor", "divergent_history", "journal_switch",
+                     "journal_not_active")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,18 +68,19 @@ class Apply:
 
 @dataclass(frozen=True, slots=True)
 class ApplyRecord:
-    """Apply an existing record's current state, found by the initial scan, unless the durable ledger already holds
-    ``identity`` (``("record", record_id, record_revision)``). Result: ``True`` if it ran now."""
+    """Apply an existing record's current state, found by the initial scan, unless the durable ledger already
+    holds ``identity`` (``("record", record_id, record_revision)``). Result: ``True`` if it ran now."""
     identity: tuple
     record: dict
 
 
 @dataclass(frozen=True, slots=True)
 class Reconcile:
-    """Explicit reconciliation after a restore: every ledger entry beyond ``keep`` (the server's checkpoint cursor)
-    whose entry the server's journal no longer has (``have``: sequence -> change digest, read from the feed, by
-    (journal_id, sequence)) is reported as an effect the server no longer backs, and dropped from the ledger so that
-    re-used sequence numbers apply again. Entries the restored journal still has stay done. Result: those reported."""
+    """Explicit reconciliation after a restore: every ledger entry beyond ``keep`` (the server's checkpoint
+    cursor) whose entry the server's journal no longer has (``have``: sequence -> change digest, read from the
+    feed, by (journal_id, sequence)) is reported as an effect the server no longer backs, and dropped from the
+    ledger so that re-used sequence numbers apply again. Entries the restored journal still has stay done.
+    Result: those reported."""
     keep: dict | None
     have: dict
     reason: str
@@ -94,13 +100,14 @@ class Client:
     name = "correct"
 
     def __init__(self, worker: int, consumer_id: str, scope: dict, version: int = 1, limit: int = 4,
-                 incarnation: int = 0, credential: str = "dev", initial_scan: bool = False, scan_limit: int = 16):
+                 incarnation: int = 0, credential: str = "dev", initial_scan: bool = False,
+                 scan_limit: int = 16):
         self.worker, self.consumer_id, self.scope, self.version = worker, consumer_id, scope, version
         self.limit, self.incarnation, self.credential = limit, incarnation, credential
         self.initial_scan, self.scan_limit = initial_scan, scan_limit
         self._keys = 0
 
-    # -- the procedure -------------------------------------------------------------------------------------------
+    # -- the procedure ---------------------------------------------------------------------------------------
     def run(self):
         while True:
             state = yield from self.load()
@@ -111,18 +118,18 @@ class Client:
             yield from self.consume(state)
 
     def initial_reconciliation(self):
-        """Step 1 without a checkpoint, for a consumer of existing records (seed 004, "Read or create progress"):
-        *"Use the change feed to obtain the cursor and complete initial reconciliation when consuming existing
-        records."*
+        """Step 1 without a checkpoint, for a consumer of existing records (seed 004, "Read or create
+        progress"): *"Use the change feed to obtain the cursor and complete initial reconciliation when
+        consuming existing records."*
 
         Scan with the memory query, ``scan_limit`` set apart from ``limit``, applying each record found, until
-        ``next_after`` is null: *"An empty query page with next_after still requires continuation."* The cursor is
-        the first page's ``feed_cursor``, the feed's high watermark before any record was read, so every change
-        committed during the scan is after it and the feed delivers it, even one to a record the scan had already
-        passed (a cursor from the end of the scan would skip that change; :mod:`simkit.service.memory`). Then the
-        checkpoint is created at that cursor (``expected_revision`` 0), which makes the reconciliation durable, and
-        the feed is read from it. Returns the new state, or ``None`` to start again from :meth:`load`.
-        """
+        ``next_after`` is null: *"An empty query page with next_after still requires continuation."* The
+        cursor is the first page's ``feed_cursor``, the feed's high watermark before any record was read, so
+        every change committed during the scan is after it and the feed delivers it, even one to a record the
+        scan had already passed (a cursor from the end of the scan would skip that change;
+        :mod:`simkit.service.memory`). Then the checkpoint is created at that cursor (``expected_revision``
+        0), which makes the reconciliation durable, and the feed is read from it. Returns the new state, or
+        ``None`` to start again from :meth:`load`. """
         cursor, after, first = None, None, True
         while True:
             page = yield from self.call(QUERY, {"contract_version": self.version, "scope": self.scope,
@@ -161,8 +168,14 @@ class Client:
         """Steps 2-4, page after page, until a conflict sends us back to :meth:`load`."""
         after, through = state.cursor, None
         while True:
-            page = yield from self.call(CHANGES, {"contract_version": self.version, "scope": self.scope,
-                                                  "query": {"after": after, "through": through, "limit": self.limit}})
+            page = yield from self.call(
+                CHANGES,
+                {
+                    "contract_version": self.version,
+                    "scope": self.scope,
+                    "query": {"after": after, "through": through, "limit": self.limit},
+                },
+            )
             if page.status == 409:
                 yield from self.on_feed_conflict(page)
                 return
@@ -212,7 +225,7 @@ class Client:
             expected, digest = outcome
             key = self.new_key()
 
-    # -- decisions (the wrong clients override one each) ------------------------------------------------------------
+    # -- decisions (the wrong clients override one each) -----------------------------------------------------
     def on_lost_write(self, nxt, expected, key, digest):
         """Step 4: a lost reply is retried as the identical command, same key, until a reply comes."""
         while True:
@@ -221,8 +234,9 @@ class Client:
                 return r
 
     def on_write_conflict(self, r, nxt):
-        """Step 5: reread current progress. Newer progress is adopted, never overwritten; older progress in the
-        same journal is advanced with the fresh revision as a new command; a history conflict is reconciled."""
+        """Step 5: reread current progress. Newer progress is adopted, never overwritten; older progress in
+        the same journal is advanced with the fresh revision as a new command; a history conflict is
+        reconciled."""
         if r.body["error"]["code"] in HISTORY_CONFLICTS:
             yield from self.reconcile(r.body["error"]["code"])
             return None
@@ -253,7 +267,7 @@ class Client:
             after = page["next_cursor"]
         yield Reconcile(cur.cursor, have, reason)
 
-    # -- helpers -------------------------------------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------------------------
     def call(self, route: str, body: dict):
         """Reads are safe to retry as they are."""
         while True:
@@ -316,8 +330,8 @@ class ResetOn409(Client):
 
 class StopOnEmptyPage(Client):
     """Wrong: ends the initial scan at the first empty page, as if emptiness were the end (seed 000, step 7:
-    "Do not equate emptiness with end of stream"), and starts the feed from there. Records after the deleted and
-    private ones it stopped at, and never changed since, are never delivered by anything."""
+    "Do not equate emptiness with end of stream"), and starts the feed from there. Records after the deleted
+    and private ones it stopped at, and never changed since, are never delivered by anything."""
 
     name = "stop_on_empty_page"
 

@@ -1,12 +1,13 @@
-"""Who may call the service, what is in it at start-up, and which faults to inject: defaults, flags, config file.
-The config file is read and applied here, and :func:`build_service` puts the three together; the dev service, the
-flags and the fault specs are :mod:`simkit.service.options` (their names still import from here).
+"""Who may call the service, what is in it at start-up, and which faults to inject: defaults, flags, config
+file. The config file is read and applied here, and :func:`build_service` puts the three together; the dev
+service, the flags and the fault specs are :mod:`simkit.service.options` (their names still import from here).
 
 ``simkit serve`` starts with subject ``dev`` (bearer credential ``dev``) granted ``memory_read`` and
-``memory_checkpoint`` on :data:`DEV_SCOPE`, with the ``inject_faults`` role (it may send ``X-Simkit-Fault``) and
-no other, and that namespace's journal active with a few changes. The namespace also holds three records from
-before its journal (:data:`DEV_RECORDS`): a deleted one and one private to another subject sort first, so a memory
-query with ``scan_limit`` 2 answers an empty first page that still has a ``next_after``. A TOML config file adds
+``memory_checkpoint`` on :data:`DEV_SCOPE`, with the ``inject_faults`` role (it may send ``X-Simkit-Fault``)
+and no other, and that namespace's journal active with a few changes. The namespace also holds three records
+from before its journal (:data:`DEV_RECORDS`): a deleted one and one private to another subject sort first, so
+a memory query with ``scan_limit`` 2 answers an empty first page that still has a ``next_after``. A TOML
+config file adds
 subjects, credentials, grants, roles, journals and faults::
 
     faults = ["lose-reply@write#2"]       # top level (before any [[table]]), like --fault
@@ -28,24 +29,24 @@ subjects, credentials, grants, roles, journals and faults::
     scope = {project_id = "other", visibility = "shared"}
     changes = 3                           # 0 activates an empty journal
 
-A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in the
-file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service already has
-it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
+A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in
+the file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service
+already has it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
 
-At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals together
-(:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`, :data:`MAX_CONFIG_CHANGES`);
-above, one line names the key and the limit.
+At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals
+together (:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`,
+:data:`MAX_CONFIG_CHANGES`); above, one line names the key and the limit.
 
-Roles are service-wide, not scoped: ``operator`` may call the ``/_simkit/*`` operator routes (back up, restore,
-append to any namespace's journal), which exist only when some subject holds it; ``inject_faults`` may send the
-``X-Simkit-Fault`` header. ``--operator TOKEN`` is short for a subject ``operator`` with credential TOKEN and the
-``operator`` role. No subject is an operator by default.
+Roles are service-wide, not scoped: ``operator`` may call the ``/_simkit/*`` operator routes (back up,
+restore, append to any namespace's journal), which exist only when some subject holds it; ``inject_faults``
+may send the ``X-Simkit-Fault`` header. ``--operator TOKEN`` is short for a subject ``operator`` with
+credential TOKEN and the ``operator`` role. No subject is an operator by default.
 
-Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``query``, ``read``,
-``write`` that can honour it (:data:`simkit.service.contract.FAULT_OPS`: ``corrupt-checkpoint`` ``read`` and
-``write``, ``corrupt-journal`` ``changes``, ``crash-mid-write`` ``write``; default every such route), N the n-th
-matching request (default 1, ``*`` every one); a request counts only once it has passed authentication and
-authorization, and a rejected one gets no fault.
+Faults are ``KIND[@ROUTE][#N]``: KIND one of :data:`FAULT_KINDS`, ROUTE one of ``changes``, ``query``,
+``read``, ``write`` that can honour it (:data:`simkit.service.contract.FAULT_OPS`: ``corrupt-checkpoint``
+``read`` and ``write``, ``corrupt-journal`` ``changes``, ``crash-mid-write`` ``write``; default every such
+route), N the n-th matching request (default 1, ``*`` every one); a request counts only once it has passed
+authentication and authorization, and a rejected one gets no fault.
 """
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ from .options import (
 )
 
 __all__ = [
-    "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "MAX_CONFIG_BYTES",
+    "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES",
+    "MAX_CONFIG_BYTES",
     "MAX_CONFIG_CHANGES", "MAX_CONFIG_GRANTS", "MAX_CONFIG_JOURNALS", "MAX_CONFIG_SUBJECTS", "FaultSpec",
     "ServiceConfigError", "apply_config", "build_service", "dev_service",
     "has_operator", "load_config", "parse_credential_flag", "parse_fault", "parse_grant_flag",
@@ -85,8 +87,8 @@ __all__ = [
 
 MAX_CONFIG_CHANGES = 100_000
 #: The most ``[[journals]]``, ``[[subjects]]`` and grants of one subject a config file may hold; with
-#: :data:`MAX_CONFIG_CHANGES` changes in all journals together, what a config builds stays bounded (200 journals of
-#: 100,000 changes each were 20 million appends at start-up).
+#: :data:`MAX_CONFIG_CHANGES` changes in all journals together, what a config builds stays bounded (200
+#: journals of 100,000 changes each were 20 million appends at start-up).
 MAX_CONFIG_JOURNALS, MAX_CONFIG_SUBJECTS, MAX_CONFIG_GRANTS = 100, 1000, 100
 #: The largest config file read (a config of a few subjects is a few KiB; scenario files may be 64 MiB).
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -117,7 +119,8 @@ def _tables(data: dict, key: str, where: str, at_most: int) -> list[dict]:
         raise ServiceConfigError(f"{where}: {key}: {len(value)} tables; at most {at_most}")
     for i, item in enumerate(value):
         if not isinstance(item, dict):
-            raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} {C.show(item)}")
+            raise ServiceConfigError(f"{where}: {key}[{i}]: expected a table, got {type(item).__name__} "
+                                     f"{C.show(item)}")
     return value
 
 
@@ -139,12 +142,15 @@ def _name(table: dict, key: str, default, where: str) -> str:
 def _strings(table: dict, key: str, where: str) -> list[str]:
     value = table.get(key, [])
     if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
-        raise ServiceConfigError(f"{where}.{key}: expected an array of non-empty strings, got {C.show(value)}")
+        raise ServiceConfigError(
+            f"{where}.{key}: expected an array of non-empty strings, got {C.show(value)}"
+        )
     return value
 
 
 def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: int) -> None:
-    """One ``[[subjects]]`` table (``w`` names it in errors): the subject, its credentials, roles and grants."""
+    """One ``[[subjects]]`` table (``w`` names it in errors): the subject, its credentials, roles and
+    grants."""
     _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
     if not isinstance(s.get("id"), str) or not s["id"]:
         raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
@@ -187,10 +193,12 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
     known = {"subjects", "journals", "faults"}
     extra = set(data) - known
     if extra:
-        raise ServiceConfigError(f"{where}: unknown key {C.show(sorted(extra)[0])}; one of {', '.join(sorted(known))}")
+        raise ServiceConfigError(f"{where}: unknown key {C.show(sorted(extra)[0])}; one of "
+                                 f"{', '.join(sorted(known))}")
     # A subject added twice is an error, one the service already has (``dev``) included: add_subject keeps the
     # first, so a second [[subjects]] entry's tenant and tenant_admin would be silently ignored.
-    seen = {sid: "simkit serve already has it; extend it with --credential or --grant" for sid in svc.subjects}
+    seen = {sid: "simkit serve already has it; extend it with --credential or --grant"
+            for sid in svc.subjects}
     for i, s in enumerate(_tables(data, "subjects", where, MAX_CONFIG_SUBJECTS)):
         _add_config_subject(svc, s, f"{where}: subjects[{i}]", seen, i)
     total = 0
@@ -203,20 +211,21 @@ def apply_config(svc: CheckpointService, data: dict, where: str) -> list[FaultSp
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_CONFIG_CHANGES:
             raise ServiceConfigError(f"{w}: changes must be an integer 0-{MAX_CONFIG_CHANGES}")
         if (total := total + n) > MAX_CONFIG_CHANGES:
-            raise ServiceConfigError(f"{w}: changes: {total} in journals[0..{i}]; at most {MAX_CONFIG_CHANGES} "
-                                     f"in all journals together")
+            raise ServiceConfigError(f"{w}: changes: {total} in journals[0..{i}]; at most "
+                                     f"{MAX_CONFIG_CHANGES} in all journals together")
         svc.activate_journal(tenant, sc)
         for k in range(n):
             kind, record = DEV_CHANGES[k % len(DEV_CHANGES)]
             svc.append(tenant, sc, kind, record, author="config")
     faults = data.get("faults", [])
     if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
-        raise ServiceConfigError(f"{where}: faults: expected an array of strings like \"lose-reply@write#2\", "
-                                 f"got {C.show(faults)}")
+        raise ServiceConfigError(f"{where}: faults: expected an array of strings like "
+                                 f"\"lose-reply@write#2\", got {C.show(faults)}")
     return [parse_fault(f, f"{where}: faults") for f in faults]
 
 
-_FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device", "b": "a block device", "s": "a socket"}
+_FILE_KINDS = {"d": "a directory", "p": "a FIFO", "c": "a character device", "b": "a block device",
+               "s": "a socket"}
 
 
 def _read_config(path: str) -> bytes:
@@ -225,14 +234,16 @@ def _read_config(path: str) -> bytes:
     try:
         mode = os.stat(path).st_mode            # asked before opening: a FIFO's open waits for a writer
         if not stat.S_ISREG(mode):
-            raise ServiceConfigError(f"{path}: is {_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, "
-                                     f"not a regular file; a config is a TOML file")
+            raise ServiceConfigError(f"{path}: is "
+                                     f"{_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, not a "
+                                      "regular file; a config is a TOML file")
         with open(path, "rb") as f:
             raw = f.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:
-        raise ServiceConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes (1 MiB), the limit of a config file")
+        raise ServiceConfigError(f"{path}: larger than {MAX_CONFIG_BYTES} bytes (1 MiB), the limit of a "
+                                 f"config file")
     return raw
 
 
@@ -242,28 +253,39 @@ def load_config(path: str) -> dict:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ServiceConfigError(f"{path}: not a UTF-8 text file (byte {exc.start} is {raw[exc.start]:#04x}); "
+        raise ServiceConfigError(f"{path}: not a UTF-8 text file (byte {exc.start} is "
+                                 f"{raw[exc.start]:#04x}); "
                                  f"a config is TOML text") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ServiceConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:
-        raise ServiceConfigError(f"{path}: arrays or inline tables nested too deeply to read "
-                                 f"(a config nests a few levels at most)") from None
-    except ValueError:                          # Python's 4,300-digit limit on int(): tomllib raises it bare
-        raise ServiceConfigError(f"{path}: {long_integer(text)}; a config's numbers are small counts") from None
+        raise ServiceConfigError(
+            f"{path}: arrays or inline tables nested too deeply to read (a config nests a few levels at most)"
+        ) from None
+    except ValueError:  # Python's 4,300-digit limit on int(): tomllib raises it bare
+        raise ServiceConfigError(
+            f"{path}: {long_integer(text)}; a config's numbers are small counts"
+        ) from None
 
 
-def build_service(clock=None, config: str | None = None, credentials=(), grants=(), faults=(),
-                  operator: str | None = None, store: str = "batched") -> tuple[CheckpointService, list[FaultSpec]]:
+def build_service(
+    clock=None,
+    config: str | None = None,
+    credentials=(),
+    grants=(),
+    faults=(),
+    operator: str | None = None,
+    store: str = "batched",
+) -> tuple[CheckpointService, list[FaultSpec]]:
     """The dev service plus a config file and the options of ``simkit serve``; the start-up faults.
 
     ``credentials``: ``TOKEN=SUBJECT`` items (the subject created if new); ``grants``:
     ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` items; ``faults``: ``KIND[@ROUTE][#N]`` items (:func:`parse_fault`).
     ``operator`` issues that credential to subject ``operator`` (created if new) with the ``operator`` role.
-    ``store``: one of :data:`simkit.service.checkpoints.STORES`. An error names the parameter (or the config file).
-    """
+    ``store``: one of :data:`simkit.service.checkpoints.STORES`. An error names the parameter (or the config
+    file). """
     if store not in STORES:
         raise ServiceConfigError(f"store {C.show(store)}: one of {', '.join(STORES)}", param="store")
     svc = dev_service(clock, store=store)

@@ -1,4 +1,5 @@
-"""The wire contract of seed 004 ("Durable consumer checkpoints"): limits, request validation, digests, errors.
+"""The wire contract of seed 004 ("Durable consumer checkpoints"): limits, request validation, digests,
+errors.
 
 Everything here is pure: no clock, no I/O. A request body is validated into plain tuples and dicts before any
 state is touched, so a malformed request (400) can never change state. The checks follow the seed's
@@ -26,9 +27,10 @@ __all__ = [
     "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "FAULT_OPS",
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
     "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
-    "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN", "VISIBILITIES",
-    "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request", "conflict",
-    "json_media_type",
+    "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
+    "VISIBILITIES",
+    "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request",
+    "conflict", "json_media_type",
     "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
     "restore_request", "scope", "scope_dict", "show", "write_request",
 ]
@@ -37,8 +39,8 @@ __all__ = [
 CONTRACT_VERSIONS = (1, 2)
 #: "Standard 64 KiB request limits" (seed 004, "Recovery and limits").
 MAX_REQUEST_BYTES = 64 * 1024
-#: Feed page size bounds ("limit 1–256", docs/service.md "The change feed"); the memory query's ``filter.limit`` has
-#: the same bounds.
+#: Feed page size bounds ("limit 1–256", docs/service.md "The change feed"); the memory query's
+#: ``filter.limit`` has the same bounds.
 MIN_LIMIT, MAX_LIMIT, DEFAULT_LIMIT = 1, 256, 100
 #: The memory query's ``filter.scan_limit``: candidates a page may examine, available or not (simkit's bounds;
 #: seed 004 asks only that it be set independently of ``filter.limit``).
@@ -59,20 +61,21 @@ SCOPE_KEYS = ("project_id", "mission_id", "agent_id", "visibility")
 NO_STORE = {"Cache-Control": "no-store"}
 #: Arrays and objects nested deeper than this are a 400 (seed 004's bodies nest four levels at most).
 MAX_JSON_DEPTH = 32
-#: Faults ``simkit serve`` can inject (``X-Simkit-Fault`` or ``--fault``). ``crash-mid-write`` (checkpoint writes
-#: only): the server dies between its checkpoint write and its receipt write, which only a store that splits them
-#: has (:data:`simkit.service.checkpoints.STORES`); the reply is lost either way.
+#: Faults ``simkit serve`` can inject (``X-Simkit-Fault`` or ``--fault``). ``crash-mid-write`` (checkpoint
+#: writes only): the server dies between its checkpoint write and its receipt write, which only a store that
+#: splits them has (:data:`simkit.service.checkpoints.STORES`); the reply is lost either way.
 FAULT_KINDS = ("lose-reply", "corrupt-checkpoint", "corrupt-journal", "crash-mid-write")
-#: The operations (of :data:`simkit.service.checkpoints.ROUTES`) that can honour each fault; asked of any other, it
-#: is a 400 ``bad_fault`` (a start-up fault naming one is refused, one naming none strikes only these):
-#: ``corrupt-checkpoint`` alters the caller's stored checkpoint, which only the checkpoint routes read;
-#: ``corrupt-journal`` a journal entry, which only a feed page reads; ``crash-mid-write`` kills a checkpoint write.
+#: The operations (of :data:`simkit.service.checkpoints.ROUTES`) that can honour each fault; asked of any
+#: other, it is a 400 ``bad_fault`` (a start-up fault naming one is refused, one naming none strikes only
+#: these): ``corrupt-checkpoint`` alters the caller's stored checkpoint, which only the checkpoint routes
+#: read; ``corrupt-journal`` a journal entry, which only a feed page reads; ``crash-mid-write`` kills a
+#: checkpoint write.
 FAULT_OPS = {"lose-reply": ("changes", "query", "read", "write"), "corrupt-checkpoint": ("read", "write"),
              "corrupt-journal": ("changes",), "crash-mid-write": ("write",)}
 #: The faults whose call the caller never hears back from.
 LOST_REPLY_FAULTS = ("lose-reply", "crash-mid-write")
-#: Service-wide roles of a subject (not scoped, unlike grants): ``operator`` may call the ``/_simkit/*`` operator
-#: routes; ``inject_faults`` may send ``X-Simkit-Fault``. Neither grants any memory capability.
+#: Service-wide roles of a subject (not scoped, unlike grants): ``operator`` may call the ``/_simkit/*``
+#: operator routes; ``inject_faults`` may send ``X-Simkit-Fault``. Neither grants any memory capability.
 OPERATOR, INJECT_FAULTS = "operator", "inject_faults"
 ROLES = (OPERATOR, INJECT_FAULTS)
 
@@ -127,8 +130,8 @@ def digest(value) -> str:
 # -- validation ----------------------------------------------------------------------------------------------
 def json_media_type(content_type: str | None, raw: bytes) -> None:
     """400 ``malformed_content_type`` unless a body with content says it is JSON (``application/json`` or
-    ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model called
-    directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse."""
+    ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model
+    called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse."""
     if content_type is None or not raw.strip():
         return
     media = content_type.split(";", 1)[0].strip().lower()
@@ -155,7 +158,8 @@ def parse_body(raw: bytes) -> dict:
     except RecursionError:
         deep = True                          # nested beyond the parser's stack: the depth check's 400 below
     if deep or not _shallow(body, MAX_JSON_DEPTH):
-        raise bad("malformed_json", f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels deep")
+        raise bad("malformed_json", f"request body nests arrays or objects more than {MAX_JSON_DEPTH} levels "
+                                    f"deep")
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
@@ -167,8 +171,8 @@ def _not_json(name: str):
 
 
 def _why(exc: ValueError) -> str:
-    """Why the body is not JSON, in its own terms: an integer past Python's 4,300 digits is no invitation to call
-    ``sys.set_int_max_str_digits()``."""
+    """Why the body is not JSON, in its own terms: an integer past Python's 4,300 digits is no invitation to
+    call ``sys.set_int_max_str_digits()``."""
     text = str(exc)
     if "integer string conversion" in text:
         return "an integer of more than 4300 digits"
@@ -219,9 +223,10 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-#: Characters an identity may not hold (issue 32): control characters (Cc), and the format characters and separators
-#: that act as controls or hide themselves: zero-width spaces and joiners, right-to-left overrides, a byte order
-#: mark (Cf), line and paragraph separators (Zl, Zp). Two ids that print alike were two consumers.
+#: Characters an identity may not hold (issue 32): control characters (Cc), and the format characters and
+#: separators that act as controls or hide themselves: zero-width spaces and joiners, right-to-left overrides,
+#: a byte order mark (Cf), line and paragraph separators (Zl, Zp). Two ids that print alike were two
+#: consumers.
 _INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
@@ -271,7 +276,8 @@ def cursor(value, where: str, version: int) -> dict:
     identity(c["journal_id"], f"{where}.journal_id")
     if not _is_int(c["sequence"]) or not 0 <= c["sequence"] <= MAX_SEQUENCE:
         raise bad("malformed_cursor", f"{where}.sequence must be an unsigned 64-bit integer")
-    if version == 2 and not (isinstance(c["history_digest"], str) and c["history_digest"].startswith("sha256:")
+    if version == 2 and not (isinstance(c["history_digest"], str)
+                             and c["history_digest"].startswith("sha256:")
                              and len(c["history_digest"]) == 71):
         raise bad("malformed_cursor", f"{where}.history_digest must be a sha256 digest")
     return {k: c[k] for k in keys}
@@ -282,13 +288,19 @@ def changes_request(body: dict) -> tuple[int, tuple, dict | None, dict | None, i
     _fields(body, "request", ("contract_version", "scope"), ("query",))
     version = contract_version(body["contract_version"], "contract_version")
     sc = scope(body["scope"])
-    q = _fields({} if body.get("query") is None else body["query"], "query", (), ("after", "through", "limit"))
+    q = _fields({} if body.get("query") is None else body["query"], "query", (),
+                ("after", "through", "limit"))
     after = None if q.get("after") is None else cursor(q["after"], "query.after", version)
     through = None if q.get("through") is None else cursor(q["through"], "query.through", version)
     limit = q.get("limit", DEFAULT_LIMIT)
     if not _is_int(limit) or not MIN_LIMIT <= limit <= MAX_LIMIT:
         raise bad("malformed_bounds", f"query.limit must be an integer {MIN_LIMIT}-{MAX_LIMIT}")
-    if after and through and after["journal_id"] == through["journal_id"] and after["sequence"] > through["sequence"]:
+    if (
+        after
+        and through
+        and after["journal_id"] == through["journal_id"]
+        and after["sequence"] > through["sequence"]
+    ):
         raise bad("malformed_bounds", "query.after is beyond query.through")
     return version, sc, after, through, limit
 
@@ -296,8 +308,8 @@ def changes_request(body: dict) -> tuple[int, tuple, dict | None, dict | None, i
 def query_request(body: dict) -> tuple[int, tuple, int, int, str | None]:
     """``POST /api/v1/memory/query``: (version, scope, limit, scan_limit, next_after).
 
-    ``filter`` is optional, and each of its fields: ``limit`` 1-256 (default 100), ``scan_limit`` 1-4096 (default
-    1024), ``next_after`` a record id (the identity rule) or null (from the first candidate).
+    ``filter`` is optional, and each of its fields: ``limit`` 1-256 (default 100), ``scan_limit`` 1-4096
+    (default 1024), ``next_after`` a record id (the identity rule) or null (from the first candidate).
     """
     _fields(body, "request", ("contract_version", "scope"), ("filter",))
     version = contract_version(body["contract_version"], "contract_version")
@@ -309,7 +321,8 @@ def query_request(body: dict) -> tuple[int, tuple, int, int, str | None]:
         raise bad("malformed_bounds", f"filter.limit must be an integer {MIN_LIMIT}-{MAX_LIMIT}")
     scan_limit = f.get("scan_limit", DEFAULT_SCAN_LIMIT)
     if not _is_int(scan_limit) or not MIN_SCAN_LIMIT <= scan_limit <= MAX_SCAN_LIMIT:
-        raise bad("malformed_bounds", f"filter.scan_limit must be an integer {MIN_SCAN_LIMIT}-{MAX_SCAN_LIMIT}")
+        raise bad("malformed_bounds", f"filter.scan_limit must be an integer "
+                                      f"{MIN_SCAN_LIMIT}-{MAX_SCAN_LIMIT}")
     after = f.get("next_after")
     return version, sc, limit, scan_limit, None if after is None else identity(after, "filter.next_after")
 
@@ -341,7 +354,8 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     if version == 2:
         d = cmd["expected_digest"]
         if rev == 0 and d is not None:
-            raise bad("malformed_revision", "command.expected_digest must be null when expected_revision is 0")
+            raise bad("malformed_revision",
+                      "command.expected_digest must be null when expected_revision is 0")
         if rev > 0 and not (isinstance(d, str) and d.startswith("sha256:") and len(d) == 71):
             raise bad("malformed_revision", "command.expected_digest must be the current checkpoint_digest")
         out["expected_digest"] = d
@@ -358,12 +372,13 @@ def bearer(authorization: str | None) -> str:
     return token.strip()
 
 
-# -- the operator routes of ``simkit serve`` (not seed 004) ------------------------------------------------------
+# -- the operator routes of ``simkit serve`` (not seed 004) --------------------------------------------------
 def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict:
     """``POST /_simkit/append``: a memory mutation, as keyword arguments of
-    :meth:`simkit.service.checkpoints.CheckpointService.mutate` (``tenant``, ``scope``, ``kind``, ``record_id``,
-    ``idempotency_key``, ``private_to``). Every field optional; ``tenant``, ``record_id``, ``idempotency_key`` and
-    ``private_to`` checked like the seed's identities (1–128 UTF-8 bytes, no control characters, not blank)."""
+    :meth:`simkit.service.checkpoints.CheckpointService.mutate` (``tenant``, ``scope``, ``kind``,
+    ``record_id``, ``idempotency_key``, ``private_to``). Every field optional; ``tenant``, ``record_id``,
+    ``idempotency_key`` and ``private_to`` checked like the seed's identities (1–128 UTF-8 bytes, no control
+    characters, not blank)."""
     _fields(body, "request", (), ("tenant", "scope", "kind", "record_id", "idempotency_key", "private_to"))
     tenant = identity(body.get("tenant", default_tenant), "tenant")
     sc = scope(body.get("scope", default_scope))

@@ -35,7 +35,8 @@ class Entry:
     schema_version: int = 1
 
     def content(self) -> dict:
-        return {"schema_version": self.schema_version, "journal_id": self.journal_id, "sequence": self.sequence,
+        return {"schema_version": self.schema_version, "journal_id": self.journal_id,
+                "sequence": self.sequence,
                 "kind": self.kind, "record_id": self.record_id, "record_revision": self.record_revision,
                 "author": self.author, "committed_at_millis": self.committed_at_millis}
 
@@ -43,8 +44,8 @@ class Entry:
         cur = {"journal_id": self.journal_id, "sequence": self.sequence}
         if version == 2:
             cur["history_digest"] = self.history_digest
-        return {"schema_version": self.schema_version, "cursor": cur, "kind": self.kind, "record_id": self.record_id,
-                "record_revision": self.record_revision, "author": self.author,
+        return {"schema_version": self.schema_version, "cursor": cur, "kind": self.kind,
+                "record_id": self.record_id, "record_revision": self.record_revision, "author": self.author,
                 "committed_at_millis": self.committed_at_millis, "change_digest": self.change_digest}
 
 
@@ -101,8 +102,9 @@ class Journal:
         """The sequence of a cursor of this journal, or 409: foreign journal, ahead of the journal's head, or
         (version 2) a history that diverged from this journal's."""
         if c["journal_id"] != self.journal_id:
-            raise conflict("foreign_cursor", f"{where} belongs to journal {c['journal_id']!r}, not the current "
-                                             f"journal {self.journal_id!r}")
+            raise conflict("foreign_cursor",
+                           f"{where} belongs to journal {c['journal_id']!r}, not the current "
+                           f"journal {self.journal_id!r}")
         seq = c["sequence"]
         if seq > self.head:
             raise conflict("cursor_ahead", f"{where} sequence {seq} is ahead of the journal's high watermark "
@@ -113,7 +115,8 @@ class Journal:
         return seq
 
     def page(self, after: dict | None, through: dict | None, limit: int, version: int) -> dict:
-        """One feed page (docs/service.md, "The change feed"). ``complete`` means this request reached its fence."""
+        """One feed page (docs/service.md, "The change feed"). ``complete`` means this request reached its
+        fence."""
         start = 0 if after is None else self.locate(after, "query.after", version)
         fence = self.head if through is None else self.locate(through, "query.through", version)
         if start > fence:
@@ -128,4 +131,5 @@ class Journal:
 
 def inactive_page(version: int) -> dict:
     """The page of a namespace whose journal is not active yet: no cursor, no watermark, nothing to reach."""
-    return {"contract_version": version, "changes": [], "next_cursor": None, "high_watermark": None, "complete": True}
+    return {"contract_version": version, "changes": [], "next_cursor": None, "high_watermark": None,
+            "complete": True}

@@ -1,9 +1,9 @@
 """The writer's and the operator's side of the checkpoint service: journal activation, memory mutations with
-their receipts (docs/service.md, "Identical retries of feed writes"), records from before the journal, backup and
-restore, a digest of the stored state, and the integrity faults that corrupt stored data.
+their receipts (docs/service.md, "Identical retries of feed writes"), records from before the journal, backup
+and restore, a digest of the stored state, and the integrity faults that corrupt stored data.
 
-:class:`Maintenance` is a part of :class:`simkit.service.checkpoints.CheckpointService`; it works on the stored
-data the service holds (``journals``, ``checkpoints``, ``receipts``, ``records``, ``mutations``).
+:class:`Maintenance` is a part of :class:`simkit.service.checkpoints.CheckpointService`; it works on the
+stored data the service holds (``journals``, ``checkpoints``, ``receipts``, ``records``, ``mutations``).
 """
 from __future__ import annotations
 
@@ -65,15 +65,15 @@ class Maintenance:
         """A memory mutation (activating the journal if needed): ``{"entry": ...}``, plus ``"receipt":
         {idempotency_key, receipt_digest}`` when it carries an idempotency key.
 
-        docs/service.md, "Identical retries of feed writes": *"A mutation, its idempotency receipt and its journal
-        entry commit together; an identical command retry creates no second entry; rejected commands do not advance
-        the journal."* The record, the
+        docs/service.md, "Identical retries of feed writes": *"A mutation, its idempotency receipt and its
+        journal entry commit together; an identical command retry creates no second entry; rejected commands
+        do not advance the journal."* The record, the
         journal entry and the receipt are written together, with nothing that can fail between them. Keys are
-        scoped to the author and namespace; the command is ``(kind, record_id, private_to)``. An identical retry
-        returns the original entry and receipt, even after later mutations; the same key for another command is a
-        409 ``idempotency_conflict`` that changes nothing. ``private_to`` makes a new record visible to that subject
-        only (:mod:`simkit.service.memory`); a change to an existing record keeps its owner.
-        """
+        scoped to the author and namespace; the command is ``(kind, record_id, private_to)``. An identical
+        retry returns the original entry and receipt, even after later mutations; the same key for another
+        command is a 409 ``idempotency_conflict`` that changes nothing. ``private_to`` makes a new record
+        visible to that subject only (:mod:`simkit.service.memory`); a change to an existing record keeps its
+        owner. """
         if kind not in C.KINDS:
             raise ValueError(f"unknown change kind {kind!r}; one of {', '.join(C.KINDS)}")
         ns = (tenant, C.scope(scope))
@@ -88,7 +88,8 @@ class Maintenance:
                 raise conflict("idempotency_conflict", "idempotency_key was used for another mutation (kind, "
                                                        "record_id or private_to); use a new key")
             return {"entry": copy.deepcopy(receipt["entry"]),
-                    "receipt": {"idempotency_key": idempotency_key, "receipt_digest": receipt["receipt_digest"]}}
+                    "receipt": {"idempotency_key": idempotency_key,
+                                "receipt_digest": receipt["receipt_digest"]}}
         self.activate_journal(tenant, scope)
         records = self.records.setdefault(ns, {})
         prev = records.get(record_id)
@@ -107,12 +108,13 @@ class Maintenance:
 
     def import_record(self, tenant: str, scope: dict, record_id: str, author: str = "importer",
                       private_to: str | None = None, deleted: bool = False) -> Record:
-        """A record from before the namespace's journal was activated: no journal entry, so the feed never delivers
-        it and only the initial reconciliation scan finds it. ``deleted``: a tombstone (created, then deleted).
-        Only before activation (``ValueError`` after)."""
+        """A record from before the namespace's journal was activated: no journal entry, so the feed never
+        delivers it and only the initial reconciliation scan finds it. ``deleted``: a tombstone (created, then
+        deleted). Only before activation (``ValueError`` after)."""
         ns = (tenant, C.scope(scope))
         if ns in self.journals:
-            raise ValueError("the namespace's journal is active: a record now comes with its journal entry (mutate)")
+            raise ValueError("the namespace's journal is active: a record now comes with its journal entry "
+                             "(mutate)")
         record = Record(record_id, 2 if deleted else 1, "deleted" if deleted else "created", author,
                         self.clock.now_millis, private_to)
         self.records.setdefault(ns, {})[record_id] = record
@@ -124,7 +126,7 @@ class Maintenance:
         self.journals.pop(ns, None)
         return self.activate_journal(tenant, scope)
 
-    # -- backup, restore, integrity faults --------------------------------------------------------------------
+    # -- backup, restore, integrity faults -------------------------------------------------------------------
     def backup(self) -> Backup:
         return Backup(copy.deepcopy(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
                       self.clock.now_millis, {ns: dict(r) for ns, r in self.records.items()},
@@ -148,7 +150,8 @@ class Maintenance:
             "checkpoints": sorted([repr(k), v.digest_input(), v.checkpoint_digest]
                                   for k, v in self.checkpoints.items()),
             "receipts": sorted([repr(k), fp, r] for k, (fp, r) in self.receipts.items()),
-            "records": sorted([repr(ns), rid, r.content()] for ns, rs in self.records.items() for rid, r in rs.items()),
+            "records": sorted([repr(ns), rid, r.content()] for ns, rs in self.records.items()
+                              for rid, r in rs.items()),
             "mutations": sorted([repr(k), fp, r] for k, (fp, r) in self.mutations.items()),
         })
 

@@ -1,42 +1,43 @@
 """The memory records behind the change feed, and seed 004's initial reconciliation scan
 (``POST /api/v1/memory/query``).
 
-Seed 004, "Read or create progress": *"Use the change feed to obtain the cursor and complete initial reconciliation
-when consuming existing records. During the initial memory query scan, set filter.scan_limit independently of
-filter.limit to bound work even when many candidate records are unavailable. An empty query page with next_after
-still requires continuation."* The seed names the request fields and no more; the rest is simkit's, and said here.
+Seed 004, "Read or create progress": *"Use the change feed to obtain the cursor and complete initial
+reconciliation when consuming existing records. During the initial memory query scan, set filter.scan_limit
+independently of filter.limit to bound work even when many candidate records are unavailable. An empty query
+page with next_after still requires continuation."* The seed names the request fields and no more; the rest is
+simkit's, and said here.
 
-**Records.** A namespace (tenant and exact scope) holds records, each ``{record_id, record_revision, kind, author,
-updated_at_millis}``; a memory mutation changes one record and appends its journal entry
+**Records.** A namespace (tenant and exact scope) holds records, each ``{record_id, record_revision, kind,
+author, updated_at_millis}``; a memory mutation changes one record and appends its journal entry
 (:meth:`simkit.service.checkpoints.CheckpointService.mutate`). A record may predate its namespace's journal
-(:meth:`~simkit.service.checkpoints.CheckpointService.import_record`): the feed cannot deliver such a record, only
-the scan can. That is why a consumer *with existing records to consume* scans before it reads the feed.
+(:meth:`~simkit.service.checkpoints.CheckpointService.import_record`): the feed cannot deliver such a record,
+only the scan can. That is why a consumer *with existing records to consume* scans before it reads the feed.
 
-**Candidates and unavailable records.** Every record of the namespace is a candidate, in ``record_id`` order (code
-point order, which is also UTF-8 byte order). A candidate is *unavailable* to the querying subject when it is
-deleted (a tombstone) or private to another subject (``private_to``: simkit's assumption; seed 004 does not say
-why a record is unavailable). An unavailable candidate is examined, and so consumes ``scan_limit``, but is not
-returned. The feed, by contrast, lists every change of the namespace, a private record's included: its entries
-carry ids and revisions, not content.
+**Candidates and unavailable records.** Every record of the namespace is a candidate, in ``record_id`` order
+(code point order, which is also UTF-8 byte order). A candidate is *unavailable* to the querying subject when
+it is deleted (a tombstone) or private to another subject (``private_to``: simkit's assumption; seed 004 does
+not say why a record is unavailable). An unavailable candidate is examined, and so consumes ``scan_limit``,
+but is not returned. The feed, by contrast, lists every change of the namespace, a private record's included:
+its entries carry ids and revisions, not content.
 
-**A page** examines at most ``filter.scan_limit`` candidates after ``filter.next_after`` (exclusive; null: from the
-first) and returns at most ``filter.limit`` available ones, stopping at whichever bound it reaches first.
-``next_after`` in the reply is the last candidate examined when candidates remain after it, else null: the scan is
-complete only when ``next_after`` is null. A page whose candidates were all unavailable is empty and still carries
-``next_after``: seed 000's step 7 ("Do not equate emptiness with end of stream") in another API. The service keeps
-no scan session: ``next_after`` is a record id, and a record created or deleted during a scan is seen or not by
-where its id sorts.
+**A page** examines at most ``filter.scan_limit`` candidates after ``filter.next_after`` (exclusive; null:
+from the first) and returns at most ``filter.limit`` available ones, stopping at whichever bound it reaches
+first. ``next_after`` in the reply is the last candidate examined when candidates remain after it, else null:
+the scan is complete only when ``next_after`` is null. A page whose candidates were all unavailable is empty
+and still carries ``next_after``: seed 000's step 7 ("Do not equate emptiness with end of stream") in another
+API. The service keeps no scan session: ``next_after`` is a record id, and a record created or deleted during
+a scan is seen or not by where its id sorts.
 
-**The feed cursor** (``feed_cursor``): every page carries the change feed's high watermark as it was when the page
-was read (version 2: with ``history_digest``), null before the journal is active. The consumer keeps the
-``feed_cursor`` of the scan's *first* page, obtained before any record was read, and once ``next_after`` is null
-reads the feed from it (as ``after``) and creates its checkpoint there. Why the first page's: the scan is not a
-snapshot. A record changed during the scan, at an id the scan had already passed, is not in any later page; its
-change is in the journal after the first page's cursor, so the feed delivers it. A cursor taken at the end of the
-scan is past that change, and nothing would ever deliver it (``test_a_cursor_taken_after_the_scan_misses_a_change``
-shows it). The price of the early cursor is redelivery: a change the scan also saw comes again from the feed, and
-the consumer applies it idempotently (by ``record_revision``), which seed 004's "at-least-once" procedure asks of
-it anyway.
+**The feed cursor** (``feed_cursor``): every page carries the change feed's high watermark as it was when the
+page was read (version 2: with ``history_digest``), null before the journal is active. The consumer keeps the
+``feed_cursor`` of the scan's *first* page, obtained before any record was read, and once ``next_after`` is
+null reads the feed from it (as ``after``) and creates its checkpoint there. Why the first page's: the scan is
+not a snapshot. A record changed during the scan, at an id the scan had already passed, is not in any later
+page; its change is in the journal after the first page's cursor, so the feed delivers it. A cursor taken at
+the end of the scan is past that change, and nothing would ever deliver it
+(``test_a_cursor_taken_after_the_scan_misses_a_change`` shows it). The price of the early cursor is
+redelivery: a change the scan also saw comes again from the feed, and the consumer applies it idempotently (by
+``record_revision``), which seed 004's "at-least-once" procedure asks of it anyway.
 
 Pure: no clock, no I/O.
 """
@@ -79,8 +80,8 @@ def scan(records: dict[str, Record], subject_id: str, after: str | None, limit: 
          scan_limit: int) -> tuple[list[Record], int, str | None]:
     """One query page over ``records`` (record id -> record): ``(found, scanned, next_after)``.
 
-    Examines candidates in record id order after ``after`` until ``scan_limit`` were examined or ``limit`` were
-    found; ``next_after`` is the last one examined if any candidate remains after it, else ``None``.
+    Examines candidates in record id order after ``after`` until ``scan_limit`` were examined or ``limit``
+    were found; ``next_after`` is the last one examined if any candidate remains after it, else ``None``.
     """
     candidates = sorted(rid for rid in records if after is None or rid > after)
     found: list[Record] = []

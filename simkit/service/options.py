@@ -1,10 +1,12 @@
-"""What ``simkit serve`` starts with before its config file (:mod:`simkit.service.config`): the dev service, the
-faults, credentials, grants and operator given as options, and the one error a start-up option or config raises.
+"""What ``simkit serve`` starts with before its config file (:mod:`simkit.service.config`): the dev service,
+the faults, credentials, grants and operator given as options, and the one error a start-up option or config
+raises.
 
-``dev_service`` is subject ``dev`` with its grants, :data:`DEV_RECORDS` and an active journal (the module docstring of
-:mod:`simkit.service.config` says what a config file adds). A fault is ``KIND[@ROUTE][#N]`` (:func:`parse_fault`),
-a credential ``TOKEN=SUBJECT``, a grant ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]``; a credential belongs to one subject
-(:func:`issue_token`).
+``dev_service`` is subject ``dev`` with its grants, :data:`DEV_RECORDS` and an active journal (the module
+docstring of
+:mod:`simkit.service.config` says what a config file adds). A fault is ``KIND[@ROUTE][#N]``
+(:func:`parse_fault`), a credential ``TOKEN=SUBJECT``, a grant ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]``; a
+credential belongs to one subject (:func:`issue_token`).
 """
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "
 DEV_TENANT = "tenant"
 DEV_CHANGES = (("created", "note-1"), ("created", "note-2"), ("updated", "note-1"), ("derived", "summary-1"),
                ("reviewed", "note-2"))
-#: Records from before the dev journal, (record id, state): ``deleted`` a tombstone, ``private`` private to subject
-#: ``archivist``, ``visible`` visible to ``dev``. In record id order they come before the journal's records.
+#: Records from before the dev journal, (record id, state): ``deleted`` a tombstone, ``private`` private to
+#: subject ``archivist``, ``visible`` visible to ``dev``. In record id order they come before the journal's
+#: records.
 DEV_RECORDS = (("archive-1", "deleted"), ("archive-2", "private"), ("archive-3", "visible"))
 FAULT_KINDS = C.FAULT_KINDS
 FAULT_ROUTES = ("changes", "query", "read", "write")
@@ -59,8 +62,8 @@ class FaultSpec:
 def parse_fault(text: str, where: str = "faults") -> FaultSpec:
     """A fault spec ``KIND[@ROUTE][#N]``; errors start with ``where`` (a parameter, or a config file's key).
 
-    ROUTE must be one that can honour KIND (:data:`simkit.service.contract.FAULT_OPS`), and is that one when only
-    one can (``crash-mid-write``: ``write``; ``corrupt-journal``: ``changes``)."""
+    ROUTE must be one that can honour KIND (:data:`simkit.service.contract.FAULT_OPS`), and is that one when
+    only one can (``crash-mid-write``: ``write``; ``corrupt-journal``: ``changes``)."""
     spec, _, nth = text.strip().partition("#")
     kind, _, route = spec.partition("@")
     shown = f"{where} {C.show(text)}"
@@ -89,14 +92,15 @@ def parse_fault(text: str, where: str = "faults") -> FaultSpec:
 
 def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS,
                 store: str = "batched") -> CheckpointService:
-    """The service ``simkit serve`` starts with: subject ``dev``, its grants, ``records`` from before the journal
-    (:data:`DEV_RECORDS`; ``()`` for none), then an active journal with changes. ``store``: one of
+    """The service ``simkit serve`` starts with: subject ``dev``, its grants, ``records`` from before the
+    journal (:data:`DEV_RECORDS`; ``()`` for none), then an active journal with changes. ``store``: one of
     :data:`simkit.service.checkpoints.STORES`."""
     svc = CheckpointService(clock or ManualClock(), store)
     svc.add_subject("dev", DEV_TENANT, credentials=["dev"], roles=[C.INJECT_FAULTS])
     svc.grant("dev", DEV_SCOPE, [C.MEMORY_READ, C.MEMORY_CHECKPOINT])
     for record_id, state in records:
-        svc.import_record(DEV_TENANT, DEV_SCOPE, record_id, private_to="archivist" if state == "private" else None,
+        svc.import_record(DEV_TENANT, DEV_SCOPE, record_id, private_to="archivist" if state == "private"
+                          else None,
                           deleted=state == "deleted")
     svc.activate_journal(DEV_TENANT, DEV_SCOPE)
     for i in range(changes):
@@ -106,18 +110,21 @@ def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS
 
 
 def check_token(token: str, where: str, param: str | None = None) -> None:
-    """One :class:`ServiceConfigError` for a credential no client could present (:func:`credential_problem`)."""
+    """One :class:`ServiceConfigError` for a credential no client could present
+    (:func:`credential_problem`)."""
     problem = credential_problem(token)
     if problem:
         raise ServiceConfigError(f"{where}: {problem}", param=param)
 
 
-def issue_token(svc: CheckpointService, token: str, subject: str, where: str, param: str | None = None) -> None:
+def issue_token(svc: CheckpointService, token: str, subject: str, where: str,
+                param: str | None = None) -> None:
     """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
     (issuing it again would silently take it from its holder)."""
     holder = svc.credentials.get(token)
     if holder is not None and holder != subject:
-        raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject {C.show(holder)}",
+        raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject "
+                                 f"{C.show(holder)}",
                                  param=param)
     svc.add_credential(token, subject)
 
@@ -147,7 +154,8 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
     except ValueError:
         raise ServiceConfigError(f"{shown}: scope is not JSON", param="grants") from None
     except RecursionError:
-        raise ServiceConfigError(f"{shown}: scope nests arrays or objects too deeply to read (a scope is one flat "
+        raise ServiceConfigError(f"{shown}: scope nests arrays or objects too deeply to read (a scope is one "
+                                 f"flat "
                                  f"object)", param="grants") from None
     try:
         C.scope(sc)

@@ -42,8 +42,9 @@ class ServiceScenario:
     backoff: float = 5.0
     restart_delay: float = 2.0
     time_limit: float = 400.0
-    #: records from before the journal, one letter each (:data:`RECORD_STATES`): ``v`` visible to the consumer's
-    #: subject, ``d`` deleted, ``p`` private to another subject; named ``mem-00``, ``mem-01``, ... (scan order)
+    #: records from before the journal, one letter each (:data:`RECORD_STATES`): ``v`` visible to the
+    #: consumer's subject, ``d`` deleted, ``p`` private to another subject; named ``mem-00``, ``mem-01``, ...
+    #: (scan order)
     existing_records: str = ""
     #: consumers without a checkpoint scan existing records first (the memory query), ``scan_limit`` a page
     initial_scan: bool = False
@@ -79,8 +80,9 @@ SCENARIOS = {
     ),
     "initial_reconciliation": ServiceScenario(
         "initial_reconciliation",
-        "Seed 004 Read or create progress: no checkpoint yet, and 24 records from before the journal, the first "
-        "four deleted or private; the initial memory query scan's first page is empty but has a next_after",
+        "Seed 004 Read or create progress: no checkpoint yet, and 24 records from before the journal, the "
+        "first four deleted or private; the initial memory query scan's first page is empty but has a "
+        "next_after",
         workers=(None,), initial_changes=4, existing_records="ddpp" "vvdv" "pdvp" "ddpd" "vpvv" "dvvp",
         initial_scan=True, limit=3, scan_limit=4, clients=("correct", "stop_on_empty_page"),
     ),
@@ -99,6 +101,7 @@ def scenario(name_or_scenario) -> ServiceScenario:
     if isinstance(name_or_scenario, ServiceScenario):
         return name_or_scenario
     if name_or_scenario not in SCENARIOS:
-        raise ServiceConfigError(f"unknown service scenario {name_or_scenario!r}; one of {', '.join(SCENARIOS)}")
+        raise ServiceConfigError(f"unknown service scenario {name_or_scenario!r}; one of "
+                                 f"{', '.join(SCENARIOS)}")
     return SCENARIOS[name_or_scenario]
 

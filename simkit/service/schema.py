@@ -22,16 +22,20 @@ from .contract import (
 
 __all__ = [
     "DIGEST", "IDENTITY", "AppendRequest", "AppendResponse", "BackupRequest", "BackupResponse", "ChangesPage",
-    "ChangesRequest", "Checkpoint", "Command", "Cursor", "Entry", "Error", "ErrorDetail", "Filter", "MemoryRecord",
+    "ChangesRequest", "Checkpoint", "Command", "Cursor", "Entry", "Error", "ErrorDetail", "Filter",
+    "MemoryRecord",
     "MutationReceipt", "Query", "QueryPage", "QueryRequest", "ReadRequest", "ReadResponse", "Receipt",
     "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
 ]
 
 #: What an identity may not hold, as contract.identity checks it (issue 32: the schema was looser): control
-#: characters, and the format characters and separators of the Basic Multilingual Plane that hide themselves or act
-#: as controls (zero-width spaces and joiners, bidirectional overrides, a byte order mark, line separators).
-_NOT_IN_IDENTITY = (r"\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
-                    r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+#: characters, and the format characters and separators of the Basic Multilingual Plane that hide themselves
+#: or act as controls (zero-width spaces and joiners, bidirectional overrides, a byte order mark, line
+#: separators).
+_NOT_IN_IDENTITY = (
+    r"\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+)
 IDENTITY = Field(min_length=1, max_length=128,
                  pattern=rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
@@ -88,8 +92,9 @@ class ChangesPage(_Strict):
 
 
 class Filter(_Strict):
-    """The initial memory query scan's bounds: ``scan_limit`` bounds the candidates examined, available or not;
-    ``limit`` the records returned; ``next_after`` continues after that record id (null: from the first)."""
+    """The initial memory query scan's bounds: ``scan_limit`` bounds the candidates examined, available or
+    not; ``limit`` the records returned; ``next_after`` continues after that record id (null: from the
+    first)."""
 
     limit: int = Field(default=DEFAULT_LIMIT, ge=MIN_LIMIT, le=MAX_LIMIT)
     scan_limit: int = Field(default=DEFAULT_SCAN_LIMIT, ge=MIN_SCAN_LIMIT, le=MAX_SCAN_LIMIT)
@@ -112,13 +117,15 @@ class MemoryRecord(_Strict):
 
 
 class QueryPage(_Strict):
-    """A page of the scan. ``records`` may be empty while ``next_after`` is not null: the scan is complete only
-    when ``next_after`` is null. ``feed_cursor``: the feed's high watermark when this page was read (null before
-    the journal is active); keep the first page's and read the feed from it once the scan is complete."""
+    """A page of the scan. ``records`` may be empty while ``next_after`` is not null: the scan is complete
+    only when ``next_after`` is null. ``feed_cursor``: the feed's high watermark when this page was read (null
+    before the journal is active); keep the first page's and read the feed from it once the scan is
+    complete."""
 
     contract_version: int
     records: list[MemoryRecord]
-    scanned: int = Field(ge=0, description="candidates examined, available or not (at most filter.scan_limit)")
+    scanned: int = Field(ge=0,
+                         description="candidates examined, available or not (at most filter.scan_limit)")
     next_after: str | None
     feed_cursor: Cursor | None
 
@@ -181,7 +188,7 @@ class Error(_Strict):
     error: ErrorDetail
 
 
-# -- the operator routes of ``simkit serve`` (not seed 004; published only when they are on) ----------------------
+# -- the operator routes of ``simkit serve`` (not seed 004; published only when they are on) -----------------
 def _dev_scope() -> Scope:
     from .config import DEV_SCOPE
     return Scope.model_validate(DEV_SCOPE)
@@ -189,8 +196,8 @@ def _dev_scope() -> Scope:
 
 class AppendRequest(_Strict):
     """A memory mutation's journal entry, written as ``author: "operator"``; every field optional. With an
-    ``idempotency_key``, an identical retry returns the original entry and receipt and appends nothing; the same
-    key for another mutation is a 409. ``private_to``: a new record visible to that subject only."""
+    ``idempotency_key``, an identical retry returns the original entry and receipt and appends nothing; the
+    same key for another mutation is a 409. ``private_to``: a new record visible to that subject only."""
 
     tenant: str = Field(default="tenant", min_length=1, max_length=128,
                         pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")

@@ -1,9 +1,9 @@
-"""Serving an app on 127.0.0.1 with uvicorn (docs/service.md, "simkit serve"): the listening socket, a background
-server for tests and notebooks (:func:`running`), and a deadline for each request to arrive whole.
+"""Serving an app on 127.0.0.1 with uvicorn (docs/service.md, "simkit serve"): the listening socket, a
+background server for tests and notebooks (:func:`running`), and a deadline for each request to arrive whole.
 
 A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
-first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body) would
-otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection.
+first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body)
+would otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection.
 """
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""Run and explore the seed 004 service world (docs/service.md, "Clients, judged"): one client on one scenario,
-judged (:func:`run_service_scenario`), or every schedule of crashes and lost replies (:func:`explore_service`).
+"""Run and explore the seed 004 service world (docs/service.md, "Clients, judged"): one client on one
+scenario, judged (:func:`run_service_scenario`), or every schedule of crashes and lost replies
+(:func:`explore_service`).
 
-The parts: :mod:`simkit.service.scenarios` (what a run needs, the bundled scenarios), :mod:`simkit.service.simworld`
-(the SimPy world) and :mod:`simkit.service.verdict` (the checker, from ground truth only); their names are
-answered here too.
+The parts: :mod:`simkit.service.scenarios` (what a run needs, the bundled scenarios),
+:mod:`simkit.service.simworld` (the SimPy world) and :mod:`simkit.service.verdict` (the checker, from ground
+truth only); their names are answered here too.
 """
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from .simworld import ServiceWorld
 from .verdict import ServiceVerdict, acknowledged_twice, broken_receipts, effect_fate, judge, missed_records
 
 __all__ = [
-    "CRASH_POINTS", "RECORD_STATES", "SCENARIOS", "ServiceRun", "ServiceScenario", "ServiceVerdict", "ServiceWorld",
+    "CRASH_POINTS", "RECORD_STATES", "SCENARIOS", "ServiceRun", "ServiceScenario", "ServiceVerdict",
+    "ServiceWorld",
     "MAX_FAULTS", "acknowledged_twice", "broken_receipts", "effect_fate", "explore_service", "judge",
     "missed_records", "run_service_scenario", "scenario",
 ]
@@ -35,9 +37,10 @@ class ServiceRun:
 
     def as_dict(self) -> dict:
         w = self.world
-        final = w.svc.checkpoints.get(("dev", (DEV_TENANT, tuple(DEV_SCOPE.values())), self.version, w.CONSUMER))
-        return {"scenario": self.scenario, "client": self.client, "version": self.version, **self.verdict.as_dict(),
-                "final_checkpoint": final.public() if final else None,
+        final = w.svc.checkpoints.get(("dev", (DEV_TENANT, tuple(DEV_SCOPE.values())), self.version,
+                                       w.CONSUMER))
+        return {"scenario": self.scenario, "client": self.client, "version": self.version,
+                **self.verdict.as_dict(), "final_checkpoint": final.public() if final else None,
                 "journal_head": max(j.head for j in w.svc.journals.values()),
                 "crashes": w.crashes, "effects": len(w.effects), "commands": len(w.svc.writes),
                 "lost_replies": sum(1 for c in w.calls if c[3] == "lost"), "store": w.sc.store,
@@ -68,22 +71,23 @@ def run_service_scenario(name="checkpoint_service", client: str = "correct", ver
 def explore_service(name="checkpoint_service", client: str = "correct", version: int | None = None,
                     max_crashes: int = 2, lost_replies: int = 1, horizon: int = 3, keep_faults: bool = False,
                     store: str | None = None):
-    """Every combination of up to ``max_crashes`` crashes of worker 1, the client under test (each crash point,
-    occurrences 1..``horizon``), and up to ``lost_replies`` lost replies to its checkpoint writes (occurrences
-    1..``horizon``). Returns an iterator of runs. As in :func:`simkit.tools.explore.explore`, the scenario's own lost
-    replies and crashes are dropped, unless ``keep_faults``: then every schedule adds to them. Its ``server_crashes``
-    are its premise and always kept; ``store`` overrides its store.
+    """Every combination of up to ``max_crashes`` crashes of worker 1, the client under test (each crash
+    point, occurrences 1..``horizon``), and up to ``lost_replies`` lost replies to its checkpoint writes
+    (occurrences 1..``horizon``). Returns an iterator of runs. As in :func:`simkit.tools.explore.explore`, the
+    scenario's own lost replies and crashes are dropped, unless ``keep_faults``: then every schedule adds to
+    them. Its ``server_crashes`` are its premise and always kept; ``store`` overrides its store.
 
     ``max_crashes`` and ``lost_replies`` are 0..:data:`MAX_FAULTS`, ``horizon`` at least 0 (else a
-    :class:`ServiceConfigError` naming the parameter, before any run). The schedules are made as they run, never
-    listed up front: a huge ``horizon`` costs time, not memory.
+    :class:`ServiceConfigError` naming the parameter, before any run). The schedules are made as they run,
+    never listed up front: a huge ``horizon`` costs time, not memory.
     """
     for param, bound, k in (("max_crashes", max_crashes, "K"), ("lost_replies", lost_replies, "L"),
                             ("horizon", horizon, None)):
         if not isinstance(bound, int) or isinstance(bound, bool) or bound < 0:
             raise ServiceConfigError(f"{param} {bound!r}: must be a whole number, at least 0", param=param)
         if k and bound > MAX_FAULTS:
-            raise ServiceConfigError(f"{param} {bound}: at most {MAX_FAULTS}, as in simkit explore (schedules grow "
+            raise ServiceConfigError(f"{param} {bound}: at most {MAX_FAULTS}, as in simkit explore "
+                                     f"(schedules grow "
                                      f"as occurrences ** {k})", param=param)
     sc = scenario(name)
     return _schedules(sc, client, version, max_crashes, lost_replies, horizon, keep_faults, store)

@@ -6,8 +6,8 @@ with call latency, lost write replies (the write commits; the reply never comes)
 (the client's memory is gone; its durable effect ledger stays), a concurrent writer appending to the feed,
 other workers sharing the same consumer id, an operator restoring an older backup mid-run, records from before
 the journal that a consumer must scan for (many of them deleted or private to another subject), and the server
-dying between a checkpoint command's two writes (``server_crashes``, with the store of :data:`STORES` the scenario
-names).
+dying between a checkpoint command's two writes (``server_crashes``, with the store of :data:`STORES` the
+scenario names).
 
 It records the ground truth the checker (:mod:`simkit.service.verdict`) judges: effects, the client's durable
 ledger, checkpoint write replies, query pages, reconciliations and every call.
@@ -63,7 +63,8 @@ class ServiceWorld:
         self.effects: list[tuple] = []
         #: (time, worker, record_id, record_revision) for every record state the initial scan applied
         self.record_effects: list[tuple] = []
-        #: (service sequence at the reply, worker, command, status, body) for every checkpoint write reply received
+        #: (service sequence at the reply, worker, command, status, body) for every checkpoint write reply
+        #: received
         self.write_replies: list[tuple] = []
         #: (time, worker, filter.next_after sent, page) for every memory query page received
         self.scan_pages: list[tuple] = []
@@ -76,7 +77,7 @@ class ServiceWorld:
         self._counts: dict[tuple, int] = {}
         self._paused = False
 
-    # -- running ---------------------------------------------------------------------------------------------------
+    # -- running ---------------------------------------------------------------------------------------------
     def run(self) -> ServiceWorld:
         for w, name in enumerate(self.sc.workers, start=1):
             self.env.process(self._worker(w, CLIENTS[name or self.client]))
@@ -95,7 +96,8 @@ class ServiceWorld:
             yield self.env.timeout(self.sc.append_every)
             self._now()
             n += 1
-            self.svc.append(DEV_TENANT, DEV_SCOPE, "updated" if n % 3 == 0 else "created", f"rec-{n}-t{self.env.now:g}")
+            self.svc.append(DEV_TENANT, DEV_SCOPE, "updated" if n % 3 == 0 else "created",
+                            f"rec-{n}-t{self.env.now:g}")
 
     def _operator(self):
         yield self.env.timeout(self.sc.backup_at)
@@ -155,14 +157,16 @@ class ServiceWorld:
             if op.identity in self.ledger:
                 return False
             rec_truth = (op.record["record_id"], op.record["record_revision"])
-            self.record_effects.append((self.env.now, worker) + rec_truth)   # effect and ledger entry commit together
+            # effect and ledger entry commit together
+            self.record_effects.append((self.env.now, worker) + rec_truth)
             self.ledger[op.identity] = rec_truth
             self._crash_point(worker, "after_apply")
             return True
         if t is Reconcile:
             keep = op.keep
             gone = [i for i, truth in self.ledger.items()
-                    if not (keep is not None and truth[0] == keep["journal_id"] and truth[1] <= keep["sequence"])
+                    if not (keep is not None and truth[0] == keep["journal_id"]
+                            and truth[1] <= keep["sequence"])
                     and op.have.get(truth[:2]) != truth[2]]
             self.reconciled.append((self.env.now, worker, op.reason, [self.ledger.pop(i) for i in gone]))
             return gone

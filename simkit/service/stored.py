@@ -1,6 +1,6 @@
-"""What the checkpoint service stores, as values: a checkpoint with its digest (:class:`Stored`), the ground-truth
-record of a committed checkpoint command (:class:`WriteRecord`), a backup (:class:`Backup`), and the digests that
-bind a receipt to what it answers (docs/service.md, "Writes commit together").
+"""What the checkpoint service stores, as values: a checkpoint with its digest (:class:`Stored`), the
+ground-truth record of a committed checkpoint command (:class:`WriteRecord`), a backup (:class:`Backup`), and
+the digests that bind a receipt to what it answers (docs/service.md, "Writes commit together").
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ class Stored:
     checkpoint_digest: str = ""
 
     def digest_input(self) -> dict:
-        return {"contract_version": self.version, "subject": self.subject_id, "namespace": list(self.namespace[1]),
+        return {"contract_version": self.version, "subject": self.subject_id,
+                "namespace": list(self.namespace[1]),
                 "tenant": self.namespace[0], "consumer_id": self.consumer_id, "cursor": self.cursor,
                 "revision": self.revision, "updated_at_millis": self.updated_at_millis,
                 "previous_digest": self.previous_digest}
@@ -53,8 +54,8 @@ class WriteRecord:
 
 @dataclass
 class Backup:
-    """A snapshot of the stored data (journals, checkpoints, receipts, records, mutation receipts). Identities and
-    grants are not data."""
+    """A snapshot of the stored data (journals, checkpoints, receipts, records, mutation receipts). Identities
+    and grants are not data."""
 
     journals: dict
     checkpoints: dict

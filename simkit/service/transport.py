@@ -4,8 +4,8 @@ Both take a route path, a JSON body (or raw bytes), a bearer credential and opti
 a :class:`Response`; a lost reply raises :class:`ReplyLost`. Faults are the service's to honour
 (:meth:`CheckpointService.call`): only for an authenticated, authorized caller with the ``inject_faults`` role
 (``lose-reply``, or ``crash-mid-write``: the server dies during a checkpoint write, so no reply either);
-a rejected call's reply is never lost and its faults change nothing. The tests run the same rule tests through both,
-and a consumer can be pointed at either.
+a rejected call's reply is never lost and its faults change nothing. The tests run the same rule tests through
+both, and a consumer can be pointed at either.
 """
 from __future__ import annotations
 
@@ -72,7 +72,8 @@ class HttpTransport:
 
         import httpx
         self._httpx = httpx
-        # TCP_NODELAY: headers and body leave in separate segments; without it Nagle and delayed ACKs add 40 ms.
+        # TCP_NODELAY: headers and body leave in separate segments; without it Nagle and delayed ACKs add 40
+        # ms.
         nodelay = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
         self.client = httpx.Client(base_url=base_url, timeout=timeout, transport=nodelay)
 

@@ -12,20 +12,21 @@ commands, the sink's log of effects and reconciliations, and the transport log o
 - ``unreconciled``: effects of entries the final journal does not have (a restore dropped them) that no
   client reported through an explicit reconciliation;
 - ``missed`` (scenarios with ``initial_scan``): records available to the consumer's subject at the end whose
-  current state it never received, from the initial scan or from the feed (seed 004: *"An empty query page with
-  next_after still requires continuation"*). In those scenarios ``lost`` starts after the cursor the consumer
-  created its checkpoint at: the scan, not the feed, answers for what the journal held before it;
+  current state it never received, from the initial scan or from the feed (seed 004: *"An empty query page
+  with next_after still requires continuation"*). In those scenarios ``lost`` starts after the cursor the
+  consumer created its checkpoint at: the scan, not the feed, answers for what the journal held before it;
 - ``broken_receipts``: idempotency keys of checkpoint commands for which the service broke seed 004's receipt
-  promise: an identical retry of a committed command answered with anything but its receipt (no restore between),
-  or a 200 receipt for a checkpoint the service never committed. Only a store that splits the checkpoint from its
-  receipt, crashing between the two, does either;
+  promise: an identical retry of a committed command answered with anything but its receipt (no restore
+  between), or a 200 receipt for a checkpoint the service never committed. Only a store that splits the
+  checkpoint from its receipt, crashing between the two, does either;
 - ``completed``: the consumer's checkpoint reached the journal's head before the time limit.
 
 ``ok`` is true exactly when every list is empty, ``regressions`` and ``duplicate_acks`` are 0 and
 ``completed`` is true.
 
 An entry in ``lost``, ``duplicated`` and ``unreconciled`` is named ``journal:sequence`` (``"0001:10"``, the
-journal_id cut to its last four digits). This module owns that name: :class:`Entry` is its structured form, and
+journal_id cut to its last four digits). This module owns that name: :class:`Entry` is its structured form,
+and
 :meth:`ServiceVerdict.entries` gives those lists as entries, so a reader never splits the string back.
 """
 from __future__ import annotations
@@ -38,7 +39,8 @@ from .config import DEV_SCOPE, DEV_TENANT
 from .simworld import ServiceWorld
 
 __all__ = [
-    "Entry", "ServiceVerdict", "acknowledged_twice", "broken_receipts", "effect_fate", "judge", "missed_records",
+    "Entry", "ServiceVerdict", "acknowledged_twice", "broken_receipts", "effect_fate", "judge",
+    "missed_records",
 ]
 
 #: the verdict's lists of journal entries, by field name
@@ -94,16 +96,19 @@ class ServiceVerdict:
                 and not self.unreconciled and not self.missed and not self.broken_receipts and self.completed)
 
     def as_dict(self) -> dict:
-        return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated, "regressions": self.regressions,
-                "duplicate_acks": self.duplicate_acks, "unreconciled": self.unreconciled, "halted": self.halted,
-                "completed": self.completed, "conflicts": self.conflicts, "reconciliations": self.reconciliations,
+        return {"ok": self.ok, "lost": self.lost, "duplicated": self.duplicated,
+                "regressions": self.regressions,
+                "duplicate_acks": self.duplicate_acks, "unreconciled": self.unreconciled,
+                "halted": self.halted,
+                "completed": self.completed, "conflicts": self.conflicts,
+                "reconciliations": self.reconciliations,
                 "missed": self.missed, "broken_receipts": self.broken_receipts}
 
 
 def acknowledged_twice(world: ServiceWorld) -> list:
-    """The committed commands (:class:`~simkit.service.checkpoints.WriteRecord`) that acknowledged the page their
-    worker had just acknowledged, with no page read in between: ``duplicate_acks`` (a lost write retried as a new
-    command instead of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
+    """The committed commands (:class:`~simkit.service.checkpoints.WriteRecord`) that acknowledged the page
+    their worker had just acknowledged, with no page read in between: ``duplicate_acks`` (a lost write retried
+    as a new command instead of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
     acked: dict[int, dict] = {}
     out = []
     for _t, worker, route, _status, committed in world.calls:
@@ -117,20 +122,23 @@ def acknowledged_twice(world: ServiceWorld) -> list:
 
 
 def effect_fate(world: ServiceWorld):
-    """``fate(truth)`` for an effect that ran, ``truth`` its ``(journal_id, sequence, change_digest)``: ``backed``
-    (its entry is in the final journal), ``reconciled`` (a restore dropped it and a reconciliation reported it) or
-    ``unreconciled`` ("Restoring an older backup can put the server behind external consumer effects")."""
+    """``fate(truth)`` for an effect that ran, ``truth`` its ``(journal_id, sequence, change_digest)``:
+    ``backed`` (its entry is in the final journal), ``reconciled`` (a restore dropped it and a reconciliation
+    reported it) or ``unreconciled`` ("Restoring an older backup can put the server behind external consumer
+    effects")."""
     journal = world.svc.journals[(DEV_TENANT, tuple(DEV_SCOPE.values()))]
     present = {(e.journal_id, e.sequence, e.change_digest) for e in journal.entries}
     reported = {truth for *_x, items in world.reconciled for truth in items}
-    return lambda truth: "backed" if truth in present else "reconciled" if truth in reported else "unreconciled"
+    return lambda truth: (
+        "backed" if truth in present else "reconciled" if truth in reported else "unreconciled"
+    )
 
 
 def broken_receipts(world: ServiceWorld) -> list[str]:
-    """Idempotency keys whose checkpoint command the service did not answer as seed 004 promises: *"An identical
-    retry returns its original receipt"* (a reply other than 200 to the identical command of one that committed,
-    with no restore in between), and a receipt is a committed checkpoint (a 200 whose receipt's checkpoint no
-    committed command wrote under its key)."""
+    """Idempotency keys whose checkpoint command the service did not answer as seed 004 promises: *"An
+    identical retry returns its original receipt"* (a reply other than 200 to the identical command of one
+    that committed, with no restore in between), and a receipt is a committed checkpoint (a 200 whose
+    receipt's checkpoint no committed command wrote under its key)."""
     svc = world.svc
     committed: dict[str, list] = {}
     for rec in svc.writes:
@@ -153,8 +161,8 @@ def broken_receipts(world: ServiceWorld) -> list[str]:
 
 
 def missed_records(world: ServiceWorld, ran: dict) -> list[str]:
-    """Record ids available to ``dev`` at the end whose current revision the consumer never received: not applied
-    from a scan page, and no entry of that revision applied from the feed."""
+    """Record ids available to ``dev`` at the end whose current revision the consumer never received: not
+    applied from a scan page, and no entry of that revision applied from the feed."""
     ns = (DEV_TENANT, tuple(DEV_SCOPE.values()))
     journal = world.svc.journals[ns]
     received = {(rid, rev) for _t, _w, rid, rev in world.record_effects}
@@ -178,7 +186,8 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
     v._set_entries("duplicated", [Entry.of(j, s) for (j, s, _d), n in ran.items() if n > 1])
     through = final.cursor["sequence"] if final and final.cursor["journal_id"] == journal.journal_id else 0
     start = 0
-    if sc.initial_scan:                               # the scan answers for what the journal held before its cursor
+    # the scan answers for what the journal held before its cursor
+    if sc.initial_scan:
         created = [rec for rec in svc.writes if rec.before is None and rec.consumer_id == world.CONSUMER
                    and rec.after["cursor"]["journal_id"] == journal.journal_id]
         start = created[-1].after["cursor"]["sequence"] if created else 0
@@ -186,7 +195,8 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
     v._set_entries("lost", [Entry.of(e.journal_id, e.sequence) for e in journal.entries[start:through]
                             if (e.journal_id, e.sequence, e.change_digest) not in ran])
     fate = effect_fate(world)
-    v._set_entries("unreconciled", sorted((Entry.of(j, s) for (j, s, d) in ran if fate((j, s, d)) == "unreconciled"),
+    v._set_entries("unreconciled", sorted((Entry.of(j, s) for (j, s, d) in ran
+                                           if fate((j, s, d)) == "unreconciled"),
                                           key=str))
     restores = sorted(s for s, _t in svc.restores)
     last: dict[tuple, dict] = {}

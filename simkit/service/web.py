@@ -21,8 +21,8 @@ LOST = "simkit.lose_reply"
 
 
 class NoStore:
-    """Pure ASGI wrapper: ``Cache-Control: no-store`` on every reply, the ``lose-reply`` fault, and the service's
-    500 error body instead of the framework's bare text should the app ever raise."""
+    """Pure ASGI wrapper: ``Cache-Control: no-store`` on every reply, the ``lose-reply`` fault, and the
+    service's 500 error body instead of the framework's bare text should the app ever raise."""
 
     def __init__(self, app):
         self.app = app
@@ -35,7 +35,8 @@ class NoStore:
         async def capture(message):
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"cache-control"]
-                message = {**message, "headers": headers + [(b"cache-control", NO_STORE["Cache-Control"].encode())]}
+                message = {**message, "headers": headers
+                           + [(b"cache-control", NO_STORE["Cache-Control"].encode())]}
             held.append(message)
 
         try:
@@ -43,16 +44,19 @@ class NoStore:
         except Exception:  # noqa: BLE001 - a bug, reported in the documented body, never a bare 500
             logging.getLogger("uvicorn.error").exception("simkit: unhandled error in %s %s", scope["method"],
                                                          scope["path"])
-            held.clear()                                  # nothing was sent yet: every message is held until here
+            # nothing was sent yet: every message is held until here
+            held.clear()
             await error(ServiceError(500, "internal_error", "the server failed to handle this request"))(
                 scope, receive, capture)
         if scope.get(LOST):
-            # The request took effect; the client gets headers and part of the body, then the connection closes.
+            # The request took effect; the client gets headers and part of the body, then the connection
+            # closes.
             start = held[0]
             await send(start)
             body = b"".join(m.get("body", b"") for m in held[1:])
             await send({"type": "http.response.body", "body": body[: len(body) // 2], "more_body": True})
-            logging.getLogger("uvicorn.error").warning("simkit: lose-reply or crash-mid-write fault: dropped the reply "
+            logging.getLogger("uvicorn.error").warning("simkit: lose-reply or crash-mid-write fault: dropped "
+                                                       "the reply "
                                                        "to %s %s", scope["method"], scope["path"])
             return
         for message in held:
@@ -66,7 +70,8 @@ def error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:
 
 async def read_body(request: Request) -> bytes:
     """The body, read no further than one chunk past the 64 KiB limit (enough for ``parse_body``'s 413); a
-    client gone before its body was complete (closed, or cut off by the request deadline) is a 400 nobody reads."""
+    client gone before its body was complete (closed, or cut off by the request deadline) is a 400 nobody
+    reads."""
     raw = bytearray()
     try:
         async for chunk in request.stream():
@@ -82,7 +87,8 @@ async def read_body(request: Request) -> bytes:
 
 def responses(ok_model, codes) -> dict:
     """A route's OpenAPI ``responses``: ``ok_model`` for 200, the error body for each of ``codes``."""
-    header = {"Cache-Control": {"description": "always no-store", "schema": {"type": "string", "enum": ["no-store"]}}}
+    header = {"Cache-Control": {"description": "always no-store",
+                                "schema": {"type": "string", "enum": ["no-store"]}}}
     meaning = {400: "malformed identity, contract or bounds", 401: "missing, invalid or revoked credential",
                403: "missing capability or grant for the exact scope (operator routes: the operator role)",
                404: "absent progress",
@@ -95,7 +101,8 @@ def responses(ok_model, codes) -> dict:
 
 
 def request_body(model, example: dict, required: bool = True) -> dict:
-    """A route's OpenAPI ``requestBody``: ``model``'s schema and ``example``, which works on a fresh server."""
+    """A route's OpenAPI ``requestBody``: ``model``'s schema and ``example``, which works on a fresh
+    server."""
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     examples = {"dev": {"summary": "the dev subject's scope on simkit serve", "value": example}}
     return {"requestBody": {"required": required, "content": {"application/json": {

@@ -3,7 +3,8 @@
 They let the very same simulation objects (the provider's fetch counters and log, the sink's effects and
 handler state, the external service's request log, the store's operation records) run durably in live mode:
 the object's code is unchanged, only the containers it writes to outlive a SIGKILL. Each write is one
-statement; the caller wraps a whole operation in :func:`transaction`, so that it is durable entirely or not at all.
+statement; the caller wraps a whole operation in :func:`transaction`, so that it is durable entirely or not at
+all.
 
 A codec turns an item into the table's column values (``encode``) and back (``decode``); the default is the
 identity on tuples. JSON columns hold nested tuples (:func:`pack` and :func:`unpack`).
@@ -56,7 +57,8 @@ def _create(db: sqlite3.Connection, table: str, columns: tuple[str, ...], key: s
 class DurableList:
     """An append-only list in ``table`` (one row per item, in insertion order)."""
 
-    def __init__(self, db: sqlite3.Connection, table: str, columns: tuple[str, ...], encode=tuple, decode=tuple):
+    def __init__(self, db: sqlite3.Connection, table: str, columns: tuple[str, ...], encode=tuple,
+                 decode=tuple):
         _create(db, table, columns)
         self._db, self._table, self._encode, self._decode = db, table, encode, decode
         self._insert = f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})"
@@ -69,7 +71,8 @@ class DurableList:
         self.append(row)
 
     def __iter__(self):
-        return iter([self._decode(r) for r in self._db.execute(f"SELECT * FROM {self._table} ORDER BY rowid")])
+        return iter([self._decode(r)
+                     for r in self._db.execute(f"SELECT * FROM {self._table} ORDER BY rowid")])
 
     def __len__(self) -> int:
         return self._db.execute(f"SELECT count(*) FROM {self._table}").fetchone()[0]
@@ -119,7 +122,8 @@ class DurableDict:
         return self._db.execute(f"SELECT 1 FROM {self._table} WHERE key = ?", (key,)).fetchone() is not None
 
     def items(self):
-        return [(r[0], self._decode(r[1:])) for r in self._db.execute(f"SELECT * FROM {self._table} ORDER BY rowid")]
+        return [(r[0], self._decode(r[1:]))
+                for r in self._db.execute(f"SELECT * FROM {self._table} ORDER BY rowid")]
 
     def keys(self):
         return [k for k, _ in self.items()]

@@ -1,5 +1,5 @@
-"""The durable store: checkpoint with compare-and-swap, receipt ledger, atomic event commits, and the operation
-records of external calls (seed 001, :class:`~simkit.store.settlement.Ledger`).
+"""The durable store: checkpoint with compare-and-swap, receipt ledger, atomic event commits, and the
+operation records of external calls (seed 001, :class:`~simkit.store.settlement.Ledger`).
 
 Everything it holds survives a crash. Its write log is ground truth for the checker: every durable
 checkpoint change with the state before and after, every receipt with the moment it became durable.
@@ -32,8 +32,8 @@ def refuse_unwritable(outcome: str | None = None, *numbers: int) -> None:
 
 
 class Receipts(MutableMapping):
-    """The receipt ledger, event id -> (outcome, position), keeping no object per receipt: a receipt whose id is
-    the default one of its position (docs/scenarios.md) is its outcome, by position, in ``outcomes``
+    """The receipt ledger, event id -> (outcome, position), keeping no object per receipt: a receipt whose id
+    is the default one of its position (docs/scenarios.md) is its outcome, by position, in ``outcomes``
     (:class:`~simkit.truth.columns.IdMap`); any other is a tuple in ``other``, by id."""
 
     __slots__ = ("outcomes", "other")
@@ -63,8 +63,8 @@ class Receipts(MutableMapping):
         return default if out is None else (out, default_position(eid))
 
     def keeps_by_position(self, eid, position) -> bool:
-        """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the default id
-        of ``position``, and no receipt of it is in ``other``)?"""
+        """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the
+        default id of ``position``, and no receipt of it is in ``other``)?"""
         return type(eid) is str and type(position) is int and default_position(eid) == position and (
             not self.other or eid not in self.other)
 
@@ -118,8 +118,8 @@ class MemoryStore:
         receipts = dict(receipts or {})
         #: event id -> (outcome, position)
         self.receipts = Receipts(receipts)
-        #: position -> the id holding the last terminal receipt there, where that is not the position's default id
-        #: (the default id's own receipt says the rest: :meth:`id_at`)
+        #: position -> the id holding the last terminal receipt there, where that is not the position's
+        #: default id (the default id's own receipt says the rest: :meth:`id_at`)
         self._named_at: dict[int, str] = {}
         for eid, (out, pos) in receipts.items():
             if out in TERMINAL:
@@ -154,7 +154,12 @@ class MemoryStore:
     def id_at(self, position: int) -> str | None:
         """The id holding the last terminal receipt at ``position``, if any."""
         eid = self._named_at.get(position)
-        if eid is None and type(position) is int and position >= 0 and self.receipts.outcomes.at(position) in TERMINAL:
+        if (
+            eid is None
+            and type(position) is int
+            and position >= 0
+            and self.receipts.outcomes.at(position) in TERMINAL
+        ):
             eid = default_id(position)
         return eid
 
@@ -206,7 +211,8 @@ class MemoryStore:
         cp = self._checkpoint
         if applied_position > cp.applied_position:
             self._checkpoint = Checkpoint(cp.resume_cursor, applied_position, cp.checkpoint_version)
-            self.writes.add(seq, now, worker, "commit", cp.resume_cursor, applied_position, cp.checkpoint_version)
+            self.writes.add(seq, now, worker, "commit", cp.resume_cursor, applied_position,
+                            cp.checkpoint_version)
         return True
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
@@ -228,6 +234,6 @@ class MemoryStore:
         return True
 
     def _write(self, worker: int, kind: str, after: Checkpoint) -> None:
-        self.writes.add(self.clock.tick(), self.clock.now, worker, kind, after.resume_cursor, after.applied_position,
-                        after.checkpoint_version)
+        self.writes.add(self.clock.tick(), self.clock.now, worker, kind, after.resume_cursor,
+                        after.applied_position, after.checkpoint_version)
         self._checkpoint = after

@@ -1,5 +1,5 @@
-"""Fenced monotonic settlement of external calls (seed 001) and the unsafe policies beside it (docs/vocabulary.md,
-"Settlement").
+"""Fenced monotonic settlement of external calls (seed 001) and the unsafe policies beside it
+(docs/vocabulary.md, "Settlement").
 
 An event's effect on an external service is a retryable operation with a durable operation record, kept by the
 store in a :class:`Ledger`: the reservation tuple (operation id, canonical request fingerprint, authorization
@@ -9,7 +9,8 @@ ground truth for the checker, like the store's checkpoint write log.
 
 Seed 001, "Practical steps", and where each lives here:
 
-1. reserve the tuple: :meth:`Ledger.reserve` (generations come from one counter, strictly increasing, never reused);
+1. reserve the tuple: :meth:`Ledger.reserve` (generations come from one counter, strictly increasing, never
+   reused);
 2. reuse it for every retry, a changed request or authorization context gets a new reservation and generation:
    :meth:`Ledger.reserve`;
 3. validate the full tuple and transition in one atomic compare-and-set: :meth:`Ledger.settle`
@@ -17,12 +18,12 @@ Seed 001, "Practical steps", and where each lives here:
    :meth:`Ledger.write`);
 4. a matching success promotes ``pending``/``provisional`` to ``committed``; ``committed`` is absorbing:
    :func:`decide`;
-5. a timeout (cancellation, expiry) writes only ``provisional``, only while the same reservation owns the record,
-   never over ``committed``: :func:`decide`;
+5. a timeout (cancellation, expiry) writes only ``provisional``, only while the same reservation owns the
+   record, never over ``committed``: :func:`decide`;
 6. a reply whose id matches but whose fingerprint, binding or generation differs is rejected and quarantined:
    :func:`decide` and :attr:`Ledger.quarantine`;
-7. idempotency for the effect outside this transaction: :mod:`simkit.world.external`. Records are never deleted, so
-   they cover any retry and fencing horizon of a run.
+7. idempotency for the effect outside this transaction: :mod:`simkit.world.external`. Records are never
+   deleted, so they cover any retry and fencing horizon of a run.
 
 Nothing here knows SimPy; a policy is a pure function of the record and the observation.
 """
@@ -48,11 +49,11 @@ from simkit.model import (
 )
 from simkit.truth.clock import Clock, TimeSource
 
-# the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's requests
-# and the scenario key name it too); it is answered here as well
+# the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's
+# requests and the scenario key name it too); it is answered here as well
 __all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger",
-           "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation", "Reply",
-           "canonical_request", "fingerprint"]
+           "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation",
+           "Reply", "canonical_request", "fingerprint"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +67,9 @@ class Operation:
 
 @dataclass(frozen=True, slots=True)
 class Transition:
-    """One entry of the ledger's history. ``action``: ``reserve``, ``renew``, ``settle``, ``write`` (the second
-    transaction of ``split_validate_write``), ``ignore`` or ``quarantine``. ``reservation`` is the record's
-    reservation at that moment; ``reply`` the reply observed (``None`` for a weak observation)."""
+    """One entry of the ledger's history. ``action``: ``reserve``, ``renew``, ``settle``, ``write`` (the
+    second transaction of ``split_validate_write``), ``ignore`` or ``quarantine``. ``reservation`` is the
+    record's reservation at that moment; ``reply`` the reply observed (``None`` for a weak observation)."""
 
     seq: int
     time: float
@@ -84,7 +85,8 @@ class Transition:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a policy decided for one observation: write ``state`` (and ``result``), or quarantine, or ignore."""
+    """What a policy decided for one observation: write ``state`` (and ``result``), or quarantine, or
+    ignore."""
 
     operation_id: str
     action: str              # "write", "quarantine" or "ignore"
@@ -100,8 +102,8 @@ def decide(record: Operation, reservation: Reservation, observation, *, fenced: 
     made by the caller holding ``reservation``.
 
     ``fenced``: validate the full tuple (steps 5 and 6); otherwise match by operation id only.
-    ``monotonic``: ``committed`` is absorbing and weak observations only write ``provisional`` (steps 4 and 5);
-    otherwise the observation overwrites whatever the record holds (last write wins).
+    ``monotonic``: ``committed`` is absorbing and weak observations only write ``provisional`` (steps 4 and
+    5); otherwise the observation overwrites whatever the record holds (last write wins).
     """
     op, current = reservation.operation_id, record.reservation
     if isinstance(observation, Reply):
@@ -109,14 +111,16 @@ def decide(record: Operation, reservation: Reservation, observation, *, fenced: 
             wrong = current.differs(observation.identity) or reservation.differs(observation.identity)
             if wrong:
                 return Decision(op, "quarantine", reply=observation,
-                                detail=f"reply {observation.identity} differs in {', '.join(wrong)} from {current}")
+                                detail=f"reply {observation.identity} differs in {', '.join(wrong)} from "
+                                       f"{current}")
         if monotonic and record.state == COMMITTED:
             return Decision(op, "ignore", reply=observation, detail="committed success is absorbing")
         return Decision(op, "write", COMMITTED, observation, observation)
     if observation not in WEAK:
         raise ValueError(f"unknown observation {observation!r}")
     if fenced and current != reservation:
-        return Decision(op, "ignore", detail=f"{observation} of {reservation} no longer owns the record ({current})")
+        return Decision(op, "ignore", detail=f"{observation} of {reservation} no longer owns the record "
+                                             f"({current})")
     if monotonic and record.state == COMMITTED:
         return Decision(op, "ignore", detail=f"{observation} never downgrades committed success")
     return Decision(op, "write", PROVISIONAL, detail=observation)
@@ -157,13 +161,13 @@ class Ledger:
         self._generation = 0
 
     def state(self) -> tuple:
-        """Everything the ledger holds, as plain values (explore's fingerprints): the records, the history, the
-        quarantine and the last generation given out."""
+        """Everything the ledger holds, as plain values (explore's fingerprints): the records, the history,
+        the quarantine and the last generation given out."""
         return dict(self.records), tuple(self.history), tuple(self.quarantine), self._generation
 
     def _log(self, worker, op_id, action, before, after, reservation, reply=None, detail="") -> Transition:
-        t = Transition(self.clock.tick(), self.clock.now, worker, op_id, action, before, after, reservation, reply,
-                       detail)
+        t = Transition(self.clock.tick(), self.clock.now, worker, op_id, action, before, after, reservation,
+                       reply, detail)
         self.history.append(t)
         return t
 
@@ -171,9 +175,9 @@ class Ledger:
         """Steps 1 and 2, one transaction: the record for this operation, reserved or reused.
 
         No record: reserve a new tuple with the next generation. A record whose fingerprint and binding match:
-        reuse its exact tuple (a retry of the same logical request). A changed request or authorization context:
-        a new reservation and a new generation, and the record is ``pending`` again. A ``committed`` record is
-        returned as it is: the operation is done, and committed success is absorbing.
+        reuse its exact tuple (a retry of the same logical request). A changed request or authorization
+        context: a new reservation and a new generation, and the record is ``pending`` again. A ``committed``
+        record is returned as it is: the operation is done, and committed success is absorbing.
         """
         record = self.records.get(operation_id)
         if record is not None and (record.state == COMMITTED or (
@@ -186,7 +190,8 @@ class Ledger:
                                              if getattr(record.reservation, f) != getattr(new, f)]
         detail = f"{' and '.join(changed)} changed" if changed else ""
         self.records[operation_id] = Operation(new)
-        self._log(worker, operation_id, "reserve" if record is None else "renew", before, PENDING, new, detail=detail)
+        self._log(worker, operation_id, "reserve" if record is None else "renew", before, PENDING, new,
+                  detail=detail)
         return self.records[operation_id]
 
     def settle(self, policy: str, worker: int, reservation: Reservation, observation) -> str:
@@ -195,14 +200,16 @@ class Ledger:
             return self.write(worker, self.validate(worker, reservation, observation))
         fenced, monotonic = _RULES[policy]
         record = self.records[reservation.operation_id]
-        return self._apply(worker, decide(record, reservation, observation, fenced=fenced, monotonic=monotonic))
+        return self._apply(worker, decide(record, reservation, observation, fenced=fenced,
+                                          monotonic=monotonic))
 
     def validate(self, worker: int, reservation: Reservation, observation) -> Decision:
         """``split_validate_write``, first transaction: the fenced rules, evaluated now, written later."""
         return decide(self.records[reservation.operation_id], reservation, observation)
 
     def write(self, worker: int, decision: Decision) -> str:
-        """``split_validate_write``, second transaction: write what validation decided, without looking again."""
+        """``split_validate_write``, second transaction: write what validation decided, without looking
+        again."""
         return self._apply(worker, decision, action="write")
 
     def _apply(self, worker: int, d: Decision, action: str = "settle") -> str:
@@ -211,10 +218,11 @@ class Ledger:
             assert d.state is not None                  # decide() gives every "write" its state
             new = replace(record, state=d.state, result=d.result if d.state == COMMITTED else record.result)
             self.records[d.operation_id] = new
-            self._log(worker, d.operation_id, action, record.state, new.state, record.reservation, d.reply, d.detail)
-            return new.state
-        t = self._log(worker, d.operation_id, d.action, record.state, record.state, record.reservation, d.reply,
+            self._log(worker, d.operation_id, action, record.state, new.state, record.reservation, d.reply,
                       d.detail)
+            return new.state
+        t = self._log(worker, d.operation_id, d.action, record.state, record.state, record.reservation,
+                      d.reply, d.detail)
         if d.action == "quarantine":
             self.quarantine.append(t)
         return record.state

@@ -5,17 +5,18 @@ Every write runs inside ``BEGIN IMMEDIATE ... COMMIT`` (the receipt lookup reads
 ``BEGIN``) on a database in WAL mode with ``synchronous = FULL`` (a simulated run, which no power cut can hit,
 turns it ``OFF``). ``LOAD`` uses ``RETURNING`` (SQLite 3.35 or newer). Named parameters (``:seq``, ``:time``,
 ``:worker``) stamp each durable write with the run's clock, so that the checker can order it against the
-provider's and the sink's logs. ``time`` columns carry no declared type: a value comes back exactly as the clock
-gave it (an int stays an int).
+provider's and the sink's logs. ``time`` columns carry no declared type: a value comes back exactly as the
+clock gave it (an int stays an int).
 
 Ground truth is kept by the database itself: a trigger copies every checkpoint change, before and after, into
 ``checkpoint_history`` in the same transaction; another copies every receipt into ``receipt_log``. A worker
 killed with SIGKILL cannot write half of it, and cannot forget to write it.
 """
 
-__all__ = ["PRAGMAS", "SCHEMA", "LOAD", "LOOKUP_BY_ID", "LOOKUP_BY_POSITION", "RECEIPT_IS_TERMINAL", "WRITE_RECEIPT",
-           "RAISE_APPLIED", "RECORD_EFFECT", "BARRIER", "OVERWRITE", "INIT_CHECKPOINT", "INIT_RECEIPT", "CHECKPOINT",
-           "HISTORY", "RECEIPTS", "RECEIPT_LOG", "READS", "EFFECTS"]
+__all__ = ["PRAGMAS", "SCHEMA", "LOAD", "LOOKUP_BY_ID", "LOOKUP_BY_POSITION", "RECEIPT_IS_TERMINAL",
+           "WRITE_RECEIPT",
+           "RAISE_APPLIED", "RECORD_EFFECT", "BARRIER", "OVERWRITE", "INIT_CHECKPOINT", "INIT_RECEIPT",
+           "CHECKPOINT", "HISTORY", "RECEIPTS", "RECEIPT_LOG", "READS", "EFFECTS"]
 
 PRAGMAS = """
 PRAGMA journal_mode = WAL;      -- readers never block the writer; a killed writer leaves no torn page
@@ -51,8 +52,8 @@ END;
 CREATE TABLE receipts (
     event_id TEXT PRIMARY KEY,
     position INTEGER NOT NULL,
-    outcome  TEXT NOT NULL CHECK (outcome IN ('applied', 'ignored', 'quarantined',
-                                              'retry_later', 'dead_letter', 'operator_review', 'reversible_hold')),
+    outcome  TEXT NOT NULL CHECK (outcome IN ('applied', 'ignored', 'quarantined', 'retry_later',
+                                              'dead_letter', 'operator_review', 'reversible_hold')),
     terminal INTEGER GENERATED ALWAYS AS (outcome IN ('applied', 'ignored', 'quarantined')) VIRTUAL,
     seq INTEGER NOT NULL, time NOT NULL, worker INTEGER NOT NULL
 );
@@ -74,8 +75,9 @@ CREATE TABLE reads (seq INTEGER, time, worker INTEGER,
 -- The transactional sink: its effects commit in the same transaction as their receipt.
 CREATE TABLE effects (seq INTEGER, time, worker INTEGER, event_id TEXT);
 
--- Seed 001: the operation record of each external call (simkit.store.settlement.Ledger, one transaction per method).
--- A reservation is (operation_id, fingerprint, binding, generation); a reply is JSON [identity..., request, outcome].
+-- Seed 001: the operation record of each external call (simkit.store.settlement.Ledger, one transaction
+-- per method). A reservation is (operation_id, fingerprint, binding, generation); a reply is JSON
+-- [identity..., request, outcome].
 CREATE TABLE operations (
     key TEXT PRIMARY KEY,                            -- the operation id (the event id)
     operation_id TEXT, fingerprint TEXT, binding TEXT, generation INTEGER,

@@ -1,8 +1,9 @@
-"""The durable store on SQLite (``store = "sqlite"``): the same port as :class:`simkit.store.memory.MemoryStore`.
+"""The durable store on SQLite (``store = "sqlite"``): the same port as
+:class:`simkit.store.memory.MemoryStore`.
 
-Seed 000 steps 1, 4 and 5 as SQL (:mod:`simkit.store.sql`): the page barrier is a conditional ``UPDATE`` on cursor
-and version (invariant 3), receipts carry a unique key on event id (invariant 4), and an event's effect (for a
-transactional sink), receipt and ``applied_position`` commit in one transaction (invariants 2 and 4).
+Seed 000 steps 1, 4 and 5 as SQL (:mod:`simkit.store.sql`): the page barrier is a conditional ``UPDATE`` on
+cursor and version (invariant 3), receipts carry a unique key on event id (invariant 4), and an event's effect
+(for a transactional sink), receipt and ``applied_position`` commit in one transaction (invariants 2 and 4).
 
 The ground truth the checker reads (``checkpoint``, ``receipts``, ``writes``, ``receipt_log``, ``reads``) is
 read back from the database, where triggers wrote it in the writers' own transactions; so a store opened on
@@ -59,9 +60,10 @@ class SQLiteStore:
         receipts: event id -> (outcome, position) already durable at time 0.
         clock: stamps every durable write (simulated time in a run, real time in live mode).
         path: the database file to create, in WAL mode with ``synchronous = FULL``. By default (the
-            simulation's store) a file in a fresh temporary folder, removed with the store, and written without
-            fsync (``synchronous = OFF``): the file dies with the run, the simulation's crashes are process crashes,
-            and in WAL mode a killed process loses no committed transaction whatever the setting. Same SQL.
+            simulation's store) a file in a fresh temporary folder, removed with the store, and written
+            without fsync (``synchronous = OFF``): the file dies with the run, the simulation's crashes are
+            process crashes, and in WAL mode a killed process loses no committed transaction whatever the
+            setting. Same SQL.
     """
 
     def __init__(self, initial: Checkpoint, receipts: dict[str, tuple[str, int]] | None = None,
@@ -78,7 +80,8 @@ class SQLiteStore:
         with self._tx():
             self._db.execute(sql.INIT_CHECKPOINT, initial.as_dict())
             self._db.executemany(sql.INIT_RECEIPT, [
-                {"event_id": eid, "outcome": out, "position": pos} for eid, (out, pos) in (receipts or {}).items()])
+                {"event_id": eid, "outcome": out, "position": pos}
+                for eid, (out, pos) in (receipts or {}).items()])
 
     @classmethod
     def open(cls, path: str | os.PathLike, clock: TimeSource | None = None) -> SQLiteStore:
@@ -126,7 +129,8 @@ class SQLiteStore:
         return Checkpoint(*row)
 
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
-        """Step 4: receipts of these events by id, and the ids holding a terminal receipt at their positions."""
+        """Step 4: receipts of these events by id, and the ids holding a terminal receipt at their
+        positions."""
         ids = json.dumps([e.id for e in events])
         positions = json.dumps(sorted({e.position for e in events}))
         own = not self._db.in_transaction
@@ -142,8 +146,8 @@ class SQLiteStore:
 
     def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
                      effect=None) -> bool:
-        """Step 4 / invariants 2 and 4: the effect (``effect()``, for a transactional sink), the receipt and the
-        resulting ``applied_position`` in one transaction. ``False``, and nothing written, when the event
+        """Step 4 / invariants 2 and 4: the effect (``effect()``, for a transactional sink), the receipt and
+        the resulting ``applied_position`` in one transaction. ``False``, and nothing written, when the event
         already holds a terminal receipt."""
         refuse_unwritable(outcome, applied_position)
         with self._tx():
@@ -160,16 +164,17 @@ class SQLiteStore:
         return True
 
     def record_effect(self, worker: int, event_id: str) -> None:
-        """The transactional sink's effect; call it as ``effect`` of :meth:`commit_event` (same transaction)."""
+        """The transactional sink's effect; call it as ``effect`` of :meth:`commit_event` (same
+        transaction)."""
         self._db.execute(sql.RECORD_EFFECT, self._stamp(worker, event_id=event_id))
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
                          applied_position: int) -> bool:
         """Step 5 / invariant 3: replace the cursor only if cursor and version still match the attempt.
 
-        The stamp is taken before the conditional ``UPDATE`` runs, so a rejected barrier spends a sequence number
-        that the memory store does not: later numbers are larger, in the same order (verdicts and traces agree).
-        """
+        The stamp is taken before the conditional ``UPDATE`` runs, so a rejected barrier spends a sequence
+        number that the memory store does not: later numbers are larger, in the same order (verdicts and
+        traces agree). """
         refuse_unwritable(None, new_version, applied_position)
         with self._tx():
             params = self._stamp(worker, cursor=cursor, version=version, next_cursor=new_cursor,
@@ -180,7 +185,8 @@ class SQLiteStore:
         """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
         refuse_unwritable(None, new_version, applied_position)
         with self._tx():
-            self._db.execute(sql.OVERWRITE, self._stamp(worker, next_cursor=new_cursor, next_version=new_version,
+            self._db.execute(sql.OVERWRITE, self._stamp(worker, next_cursor=new_cursor,
+                                                        next_version=new_version,
                                                         applied_position=applied_position))
         return True
 
@@ -204,7 +210,8 @@ class SQLiteStore:
 
     @property
     def writes(self) -> list[WriteRow]:
-        """(seq, time, worker, kind, before, after) for every durable checkpoint change (``checkpoint_history``)."""
+        """(seq, time, worker, kind, before, after) for every durable checkpoint change
+        (``checkpoint_history``)."""
         return self._read("writes", sql.HISTORY, lambda rows: [
             WriteRow._make((*r[:4], Checkpoint(*r[4:7]), Checkpoint(*r[7:10]))) for r in rows])
 
@@ -229,7 +236,7 @@ class SQLiteStore:
         return "; ".join(r[0] for r in self._db.execute("PRAGMA integrity_check").fetchall())
 
 
-# -- seed 001: the operation records of external calls ------------------------------------------------------------
+# -- seed 001: the operation records of external calls -------------------------------------------------------
 def _reply(r: Reply | None) -> str | None:
     return None if r is None else pack([*_fields(r.identity), r.request, r.outcome])
 
@@ -257,12 +264,13 @@ def _transition(t: Transition) -> tuple:
 
 def _untransition(r) -> Transition:
     seq, time, worker, operation_id, action, before, after = r[:7]
-    return Transition(seq, time, worker, operation_id, action, before, after, Reservation(operation_id, *r[7:10]),
-                      _unreply(r[10]), r[11])
+    return Transition(seq, time, worker, operation_id, action, before, after,
+                      Reservation(operation_id, *r[7:10]), _unreply(r[10]), r[11])
 
 
 class SQLiteLedger(Ledger):
-    """:class:`simkit.store.settlement.Ledger` with its records, history and quarantine in the store's database.
+    """:class:`simkit.store.settlement.Ledger` with its records, history and quarantine in the store's
+    database.
 
     The ledger's own code decides every transition; each method runs in one ``BEGIN IMMEDIATE`` transaction
     (``split_validate_write`` keeps its two), and the generation counter is the greatest ever reserved.

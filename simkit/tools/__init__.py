@@ -19,5 +19,5 @@ pool           how many processes ``jobs`` may start; workers that die with the 
 =============  =========================================================================================
 """
 
-__all__ = ["audit", "audit_cases", "bench", "bench_memory", "exploration", "explore", "fingerprint", "forked", "pool",
-           "scenario_toml", "schedules", "shrink", "sweep"]
+__all__ = ["audit", "audit_cases", "bench", "bench_memory", "exploration", "explore", "fingerprint", "forked",
+           "pool", "scenario_toml", "schedules", "shrink", "sweep"]

@@ -2,12 +2,12 @@
 
 The cases (:mod:`simkit.tools.audit_cases`) run cheapest first, in as many processes as the machine has cores,
 each judged by the independent checker. A case counts only where ``safe`` passes it (asked only when the
-consumer fails it). With an external sink that has neither idempotency nor transactions even the full procedure
-duplicates an effect when a crash or a lost reply falls between the effect and its receipt (seed 000, "Limits
-and validation"): exploration there leaves out exactly those two faults (a crash at ``after_effect``, a lost
-``effect`` reply), and every other schedule counts. What the budget leaves out is said, never passed over in
-silence. The first failure is shrunk (:mod:`simkit.tools.shrink`) to a scripted scenario that ``simkit run``
-replays.
+consumer fails it). With an external sink that has neither idempotency nor transactions even the full
+procedure duplicates an effect when a crash or a lost reply falls between the effect and its receipt (seed
+000, "Limits and validation"): exploration there leaves out exactly those two faults (a crash at
+``after_effect``, a lost ``effect`` reply), and every other schedule counts. What the budget leaves out is
+said, never passed over in silence. The first failure is shrunk (:mod:`simkit.tools.shrink`) to a scripted
+scenario that ``simkit run`` replays.
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ from .pool import processes, terminated, worker_start
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
 from .sweep import MAX_SEEDS
 
-__all__ = ["BOUNDS", "BUDGET", "SMALL", "Audit", "Case", "Failure", "audit", "audit_text", "cases", "failure_toml"]
+__all__ = ["BOUNDS", "BUDGET", "SMALL", "Audit", "Case", "Failure", "audit", "audit_text", "cases",
+           "failure_toml"]
 
 #: ``simkit audit``'s default budget, in seconds of wall time.
 BUDGET = 60.0
@@ -44,8 +45,8 @@ BUDGET = 60.0
 
 @dataclass
 class Failure:
-    """A case the consumer fails and ``safe`` passes: how (``describe_kind``), the faults that show it, and the
-    scenario that reproduces it with them."""
+    """A case the consumer fails and ``safe`` passes: how (``describe_kind``), the faults that show it, and
+    the scenario that reproduces it with them."""
 
     case: Case
     kind: str
@@ -65,7 +66,8 @@ class Audit:
     failures: list[Failure] = field(default_factory=list)
     shrunk: Shrunk | None = None
     shrink_error: str | None = None
-    left_out: list[Case] = field(default_factory=list)      # cases the budget left out (or first_only stopped)
+    # cases the budget left out (or first_only stopped)
+    left_out: list[Case] = field(default_factory=list)
     stalled: list[Case] = field(default_factory=list)       # explorations skipped: the fault-free run stalled
     budget: float | None = None
 
@@ -113,14 +115,16 @@ def _safe_passes(case: Case) -> bool:
 
 
 def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
-    """The consumer's failure of ``case``, if any, and whether an exploration was skipped because the fault-free
-    run stalled (its schedules would each run to the time limit)."""
+    """The consumer's failure of ``case``, if any, and whether an exploration was skipped because the
+    fault-free run stalled (its schedules would each run to the time limit)."""
     if case.bounds is None:
         run = simulate(case.scenario, cls, case.seed)
         v = run.verdict
-        return (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(), case.scenario),
+        return (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
+                                          case.scenario),
                 False)
-    base = fault_free(case.scenario, case.keep_faults)      # what explore runs: the scenario without its faults
+    # what explore runs: the scenario without its faults
+    base = fault_free(case.scenario, case.keep_faults)
     first = simulate(base, cls, case.seed)
     if not first.verdict.ok:
         stalled = not first.verdict.completed and not first.verdict.halted
@@ -138,8 +142,8 @@ def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
                    failing(case.scenario, faults, case.keep_faults)), False
 
 
-# The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer class
-# defined in a test or a notebook cell need not pickle).
+# The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer
+# class defined in a test or a notebook cell need not pickle).
 _UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
 
 
@@ -157,8 +161,8 @@ def _judge(i: int) -> tuple[int, str, Failure | None, bool]:
 
 def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
     """Each case's :func:`_judge` outcome as it comes, until the deadline: in this process when ``jobs`` is 1
-    and there is no deadline, else in ``jobs`` forked processes, killed at the deadline or when the caller stops
-    asking."""
+    and there is no deadline, else in ``jobs`` forked processes, killed at the deadline or when the caller
+    stops asking."""
     global _UNDER_WAY
     _UNDER_WAY = (cls, todo)
     try:
@@ -172,8 +176,8 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
 
 
 def _forked(n: int, jobs: int, deadline: float | None):
-    """:func:`_judge` of cases ``0 … n-1`` in ``jobs`` forked processes, each handed the next case as soon as it
-    answers (so the cheapest run first); stops at the deadline, and kills every process when done."""
+    """:func:`_judge` of cases ``0 … n-1`` in ``jobs`` forked processes, each handed the next case as soon as
+    it answers (so the cheapest run first); stops at the deadline, and kills every process when done."""
     ctx = multiprocessing.get_context("fork")
     workers: list[tuple[ForkProcess, Connection]] = []
     for _ in range(jobs):
@@ -200,8 +204,9 @@ def _forked(n: int, jobs: int, deadline: float | None):
                 try:
                     out = conn.recv()
                 except EOFError:
-                    raise SimkitError("audit: a worker process died (did the consumer end its own process?)") \
-                        from None
+                    raise SimkitError(
+                        "audit: a worker process died (did the consumer end its own process?)"
+                    ) from None
                 if isinstance(out, BaseException):
                     raise out
                 yield out
@@ -214,16 +219,18 @@ def _forked(n: int, jobs: int, deadline: float | None):
         for process, conn in workers:
             with suppress(ProcessLookupError):
                 assert process.pid is not None                  # started above
-                os.killpg(process.pid, signal.SIGKILL)      # the worker and what it forked (explore's prefixes)
+                # the worker and what it forked (explore's prefixes)
+                os.killpg(process.pid, signal.SIGKILL)
             process.kill()                                  # (were it killed before it led its own group)
             process.join()
             conn.close()
 
 
 def _serve(conn, parent: int) -> None:
-    """A worker process of :func:`_forked`, leading its own process group (killed whole when the audit is done)
-    and dying with the audit (:func:`~simkit.tools.pool.worker_start`): judge each case index it is sent, answer
-    with the outcome (or the exception, as a one-line :class:`SimkitError` if it does not pickle)."""
+    """A worker process of :func:`_forked`, leading its own process group (killed whole when the audit is
+    done) and dying with the audit (:func:`~simkit.tools.pool.worker_start`): judge each case index it is
+    sent, answer with the outcome (or the exception, as a one-line :class:`SimkitError` if it does not
+    pickle)."""
     os.setpgid(0, 0)
     worker_start(parent)
     while True:
@@ -239,7 +246,8 @@ def _serve(conn, parent: int) -> None:
             conn.send(SimkitError(str(out)))
 
 
-def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False, shrink_first: bool = True,
+def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False,
+          shrink_first: bool = True,
           jobs: int | None = 1, budget: float | None = None, progress: bool = False) -> Audit:
     """Judge ``strategy`` on every :func:`~simkit.tools.audit_cases.cases` case that ``safe`` passes.
 
@@ -259,13 +267,15 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         SimkitError: a bound is negative.
     """
     if seeds < 1 or sweep_seeds < 0:
-        raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, {sweep_seeds})")
+        raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, "
+                          f"{sweep_seeds})")
     if max(seeds, sweep_seeds) > MAX_SEEDS:
         raise SimkitError(f"audit: seeds and sweep_seeds at most {MAX_SEEDS} (got {seeds}, {sweep_seeds})")
     if budget is not None and not 0 < budget <= 10**6:
         raise SimkitError(f"budget: seconds from more than 0 to 10^6 (got {budget})")
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
-    result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls), budget=budget)
+    result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls),
+                   budget=budget)
     todo = cases(seeds, sweep_seeds)
     jobs = processes(os.cpu_count() or 1 if jobs is None else jobs, len(todo))
     deadline = None if budget is None else time.monotonic() + budget
@@ -303,7 +313,8 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
 def _shrink(result: Audit, cls: type[Consumer]) -> None:
     """Shrink the first failure; if it cannot be shrunk, keep it whole (``shrink_error`` says why)."""
     first = result.failures[0]
-    again = simulate(first.scenario, cls, first.case.seed).verdict      # a replay: the same failure, if deterministic
+    # a replay: the same failure, if deterministic
+    again = simulate(first.scenario, cls, first.case.seed).verdict
     if (kind := describe_kind(failure_kind(again))) != first.kind:
         result.shrink_error = f"its replay gives {kind}, not {first.kind}: the consumer is not deterministic"
         return
@@ -336,16 +347,15 @@ def failure_toml(result: Audit, path: str) -> str:
 
 def audit_text(result: Audit, path: str | None = None) -> str:
     """What ``simkit audit`` prints: a verdict line, a table of failures, the replay line."""
-    head = (f"audit {result.strategy}: {'passes' if result.ok else 'FAILS'} "
-            f"({len(result.failures)} of {result.cases} cases failed; {len(result.skipped)} skipped, where safe "
-            f"itself fails)")
+    head = (f"audit {result.strategy}: {'passes' if result.ok else 'FAILS'} ({len(result.failures)} of "
+            f"{result.cases} cases failed; {len(result.skipped)} skipped, where safe itself fails)")
     lines = [head] + _left_out(result)
     if result.failures:
         lines += ["", table(result.rows(), ("kind", "case", "failure")), ""]
         if result.shrunk is not None:
             a, b = result.shrunk.original, result.shrunk.shrunk
-            lines.append(f"first failure shrunk from {a['pages']} pages, {a['events']} events and {a['faults']} "
-                         f"faults to {b['pages']}, {b['events']} and {b['faults']}")
+            lines.append(f"first failure shrunk from {a['pages']} pages, {a['events']} events and "
+                         f"{a['faults']} faults to {b['pages']}, {b['events']} and {b['faults']}")
         elif result.shrink_error:
             lines.append(f"first failure kept whole: {result.shrink_error}")
         if path:
@@ -360,7 +370,8 @@ def _left_out(result: Audit) -> list[str]:
     if result.left_out:
         kinds = Counter(c.kind for c in result.left_out)
         why = "the first failure" if result.budget is None else f"the budget of {result.budget:g} s"
-        lines.append(f"not judged: {len(result.left_out)} cases ({', '.join(f'{n} {k}' for k, n in kinds.items())})"
+        lines.append(f"not judged: {len(result.left_out)} cases "
+                     f"({', '.join(f'{n} {k}' for k, n in kinds.items())})"
                      f", left out by {why}; the dearest come last")
     if result.stalled:
         lines.append(f"schedules skipped: the fault-free run stalled in {len(result.stalled)} explorations "

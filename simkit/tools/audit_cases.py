@@ -1,14 +1,14 @@
-"""What ``simkit audit`` tries (docs/verdict.md, "simkit audit"): the cases, each one scenario, seed and search,
-listed cheapest first so that a budget leaves out the dearest.
+"""What ``simkit audit`` tries (docs/verdict.md, "simkit audit"): the cases, each one scenario, seed and
+search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page);
-2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, 2,000 events behind
-   400 barriers, blocks that last dozens of attempts, a credential rotation between a lost reply and its retry,
-   and crossed replies differing in each field of the reservation tuple;
+2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, 2,000 events
+   behind 400 barriers, blocks that last dozens of attempts, a credential rotation between a lost reply and
+   its retry, and crossed replies differing in each field of the reservation tuple;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
-4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost requests
-   of one operation, and the crashes around a scenario's own late and crossed replies.
+4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
+   requests of one operation, and the crashes around a scenario's own late and crossed replies.
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ _KEPT = ("late_reply", "crossed_reply")
 @dataclass(frozen=True)
 class Case:
     """One thing to try: ``kind`` (bundled, corner, wide, sweep, explore), the scenario, the seed, and for an
-    exploration its bounds, the only operations whose requests it loses (``ops``) and whether the scenario's own
-    faults stay (``keep_faults``)."""
+    exploration its bounds, the only operations whose requests it loses (``ops``) and whether the scenario's
+    own faults stay (``keep_faults``)."""
 
     kind: str
     scenario: Scenario = field(compare=False)
@@ -81,7 +81,8 @@ def _kept(sc: Scenario) -> list[str]:
 
 def _pages(*chain: list[int]) -> list[dict]:
     """A scripted chain C1, C2, … over these position lists, then an empty page at the end of the stream."""
-    pages = [{"cursor": f"C{i}", "positions": ps, "next_cursor": f"C{i + 1}"} for i, ps in enumerate(chain, 1)]
+    pages = [{"cursor": f"C{i}", "positions": ps, "next_cursor": f"C{i + 1}"}
+             for i, ps in enumerate(chain, 1)]
     end = f"C{len(chain) + 1}"
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
@@ -97,12 +98,13 @@ WIDE: dict[str, dict] = {
         "generate": {"events": 600, "page_size": 50, **_GENERATED},
         "random_faults": {"crash": 0.01, "lost_response": 0.01}},
     "long_stream": {
-        "description": "2,000 events behind about 400 page barriers, with empty pages and non-advancing tokens",
+        "description": "2,000 events behind about 400 page barriers, with empty pages and non-advancing "
+                       "tokens",
         "sink": "transactional", "backfills": True,
         "generate": {"events": 2000, "page_size": 5, **_GENERATED}},
     "long_blocks": {
-        "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved after 250, "
-                       "a hold released after 250, then 20 transient failures",
+        "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
+                       "after 250, a hold released after 250, then 20 transient failures",
         "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]),
         "events": [{"position": 2, "behavior": "transient", "failures": 25},
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},

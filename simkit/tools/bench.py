@@ -28,8 +28,8 @@ from simkit.world.simulation import World
 from .bench_memory import own_peak_rss, peak_rss_mb
 
 __all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
-           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb", "own_peak_rss",
-           "audit_seconds", "exec_ratio", "MAX_REPEAT"]
+           "widget_redraw_ms", "notebook_seconds", "explore_metrics", "cost_table", "peak_rss_mb",
+           "own_peak_rss", "audit_seconds", "exec_ratio", "MAX_REPEAT"]
 
 FULL = {"simpy_steps": 1_000_000, "events": 200_000, "checker_small": 10_000, "rss_events": 1_000_000,
         "sweep_seeds": 200, "explore_events": 60, "spin": 20_000_000, "prefix_scenario": "gauntlet",
@@ -59,7 +59,8 @@ def simpy_steps_per_s(n: int) -> float:
 
 
 def generated(events: int, faults: bool = False, page_size: int = 100) -> dict:
-    """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and overlaps."""
+    """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and
+    overlaps."""
     data: dict[str, Any] = {"name": f"bench_{events}", "sink": "transactional",
             "generate": {"events": events, "page_size": page_size}, "timing": {"time_limit": 1e12}}
     if faults:
@@ -83,13 +84,14 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
     draw its behaviour and build its id (the provider), test for a replay, then keep a receipt, an effect, a
     checkpoint write and a trace row (the run; no consumer, no requests, no SimPy), and one pass of a checker
     over those logs. Divided by ``simpy_steps_per_s`` it is the ``ratio`` of a run that keeps ground truth and
-    does nothing else: a real run, which also executes seed 000's procedure, its requests and crash points, and a
-    full checker, costs more than this per event.
+    does nothing else: a real run, which also executes seed 000's procedure, its requests and crash points,
+    and a full checker, costs more than this per event.
     """
     import random
 
     def provider():
-        rng, poison = random.Random(0), 0.0        # a behaviour drawn per event, at the benchmark's rate of none
+        # a behaviour drawn per event, at the benchmark's rate of none
+        rng, poison = random.Random(0), 0.0
         stream = [(default_id(p), p, "poison" if rng.random() < poison else "ok")
                   for p in range(10, 10 * events + 1, 10)]
         return [stream[i:i + page_size] for i in range(0, events, page_size)], {e[0]: e for e in stream}
@@ -154,7 +156,8 @@ def checker_scaling(small: int, rounds: int = 5) -> float:
     """Checker time at 10× the events over checker time at ``small`` events (linear ≈ 10). The two sizes are
     checked in turn, the best of ``rounds`` each, so that a slow spell of a shared machine falls on both."""
     with paused():              # as in a run (simkit.truth.collector)
-        worlds = [World(parse(generated(n, faults=True)), STRATEGIES["safe"], 0).run() for n in (small, 10 * small)]
+        worlds = [World(parse(generated(n, faults=True)), STRATEGIES["safe"], 0).run()
+                  for n in (small, 10 * small)]
         best = [float("inf")] * len(worlds)
         for _ in range(rounds):
             for i, world in enumerate(worlds):
@@ -192,10 +195,11 @@ def prefix_overhead(name: str) -> dict[str, float]:
 
 
 def widget_redraw_ms(changes: int) -> float:
-    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`), in a
-    fresh child process, as in a learner's kernel: not in this one, whose heap the other measurements filled and
-    whose earlier explorers stay registered with ipywidgets. An IPython shell runs in the child, so what the widget
-    displays is formatted as a kernel formats it (the verdict table as HTML too), not only printed."""
+    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`), in
+    a fresh child process, as in a learner's kernel: not in this one, whose heap the other measurements filled
+    and whose earlier explorers stay registered with ipywidgets. An IPython shell runs in the child, so what
+    the widget displays is formatted as a kernel formats it (the verdict table as HTML too), not only
+    printed."""
     code = ("from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.instance()\n"
             f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
@@ -272,8 +276,8 @@ def cost_table(seeds: int = 5) -> list[dict]:
 
 
 def audit_seconds(budget: float) -> dict[str, float]:
-    """``audit_s``: the wall time of an audit of a passing consumer (``safe`` under another name, so that nothing
-    is skipped as the reference itself) at ``budget``, on every core, as ``simkit audit`` runs it; and
+    """``audit_s``: the wall time of an audit of a passing consumer (``safe`` under another name, so that
+    nothing is skipped as the reference itself) at ``budget``, on every core, as ``simkit audit`` runs it; and
     ``audit_left_out``, the cases the budget left out (0: the whole audit fitted)."""
     from simkit.procedure.consumer import Consumer
     from simkit.tools.audit import audit
@@ -288,9 +292,9 @@ def audit_seconds(budget: float) -> dict[str, float]:
 
 
 def exec_ratio(name: str) -> float | None:
-    """``exec_ratio``: the best wall time of a run of ``name`` by the reference consumer in Python without simkit
-    (``examples/consumers/python/run``: a process per worker life, docs/protocol.md) over that of in-process
-    ``safe`` on the same run; ``None`` outside a checkout, where the examples are not."""
+    """``exec_ratio``: the best wall time of a run of ``name`` by the reference consumer in Python without
+    simkit (``examples/consumers/python/run``: a process per worker life, docs/protocol.md) over that of
+    in-process ``safe`` on the same run; ``None`` outside a checkout, where the examples are not."""
     command = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "run"
     if not command.exists():
         return None
@@ -309,12 +313,14 @@ def _round(sizes: dict) -> dict:
     ideal = ideal_events_per_s(sizes["events"])
     sched_per_s, overhead, schedules = explore_metrics(sizes["explore_events"])
     sweep, cpu = sweep_scaling(sizes["sweep_seeds"]), cpu_scaling(sizes["spin"])
-    return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults, "ratio": eps / base,
-            "faults_ratio": eps_faults / eps, "ratio_ceiling": ideal / base,
-            "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules, "explore_overhead": overhead,
+    return {"simpy_steps_per_s": base, "events_per_s": eps, "events_per_s_faults": eps_faults,
+            "ratio": eps / base, "faults_ratio": eps_faults / eps, "ratio_ceiling": ideal / base,
+            "explore_schedules_per_s": sched_per_s, "explore_schedules": schedules,
+            "explore_overhead": overhead,
             "sweep_scaling": sweep, "cpu_scaling": cpu, "sweep_efficiency": sweep / cpu,
             "checker_scaling": checker_scaling(sizes["checker_small"]),
-            **prefix_overhead(sizes["prefix_scenario"]), "widget_redraw_ms": widget_redraw_ms(sizes["redraw_changes"])}
+            **prefix_overhead(sizes["prefix_scenario"]),
+            "widget_redraw_ms": widget_redraw_ms(sizes["redraw_changes"])}
 
 
 DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "faults_ratio": 2,
@@ -334,7 +340,8 @@ def measure(sizes: dict = FULL, repeat: int = 1, notebooks: bool = False) -> dic
     m.update({"peak_rss_mb_1m": round(rss.pop("peak"), 1), "ideal_rss_mb_1m": round(rss.pop("ideal"), 1),
               "rss_mb_1m_after": {k: round(v, 1) for k, v in rss.items()},
               "us_per_event": {k: round(v, 2) for k, v in phases(sizes["events"]).items()},
-              "events": sizes["events"], "repeat": repeat, "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
+              "events": sizes["events"], "repeat": repeat,
+              "cost": cost_table(seeds=2 if sizes is QUICK else 5)})
     m.update({k: round(v, 1) for k, v in audit_seconds(sizes["audit_budget"]).items()})
     ratio = exec_ratio(sizes["exec_scenario"])
     m["exec_ratio"] = None if ratio is None else round(ratio, 1)
@@ -360,11 +367,13 @@ def table(m: dict) -> str:
     return "\n".join(lines)
 
 
-#: ``--repeat``'s bound: rounds of fixed sizes, so the benchmark's worst case is this many rounds (docs/cli.md)
+#: ``--repeat``'s bound: rounds of fixed sizes, so the benchmark's worst case is this many rounds
+#: (docs/cli.md)
 MAX_REPEAT = 10
 
 
-def run(quick: bool = False, repeat: int | None = None, as_json: bool = False, notebooks: bool = False) -> int:
+def run(quick: bool = False, repeat: int | None = None, as_json: bool = False,
+        notebooks: bool = False) -> int:
     """Measure and print; ``simkit bench`` and ``benchmarks/bench.py``."""
     repeat = (1 if quick else 3) if repeat is None else repeat
     if repeat < 1:

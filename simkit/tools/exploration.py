@@ -17,13 +17,15 @@ from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run
 from simkit.world.simulation import World
 
-__all__ = ["Exploration", "failure_kind", "describe_kind", "run_dict", "fault_text", "crash_args", "summary_text"]
+__all__ = ["Exploration", "failure_kind", "describe_kind", "run_dict", "fault_text", "crash_args",
+           "summary_text"]
 
-#: The digest is a sum of per-schedule hashes modulo this, so that it does not depend on the order of the runs.
+#: The digest is a sum of per-schedule hashes modulo this, so that it does not depend on the order of the
+#: runs.
 _MODULUS = 2 ** 256
 
 
-# -- verdicts --------------------------------------------------------------------------------------------------
+# -- verdicts ------------------------------------------------------------------------------------------------
 def run_dict(world: World, verdict: Verdict) -> dict:
     """The ``simkit run --json`` object of an explored run."""
     return Run(world.scenario.name, strategy_name(world.strategy), world.seed, verdict, world).as_dict()
@@ -33,16 +35,16 @@ def _hash(*parts) -> int:
     return int.from_bytes(hashlib.sha256(repr(parts).encode()).digest(), "big")
 
 
-# -- the result -------------------------------------------------------------------------------------------------
+# -- the result ----------------------------------------------------------------------------------------------
 @dataclass
 class Exploration:
     """The outcome of :func:`~simkit.tools.explore.explore`.
 
-    Schedules are ordered by (number of faults, place in the enumeration), the place a tuple of 1-based indices:
-    the one-fault schedule's among the fault-free run's extensions, then each further fault's among its parent's
-    (depth-first order). ``digest`` sums a hash of every schedule's faults and verdict (and of every skipped
-    schedule's faults), so two explorations that ran the same schedules with the same outcomes agree on it
-    whatever order and processes they ran them in.
+    Schedules are ordered by (number of faults, place in the enumeration), the place a tuple of 1-based
+    indices: the one-fault schedule's among the fault-free run's extensions, then each further fault's among
+    its parent's (depth-first order). ``digest`` sums a hash of every schedule's faults and verdict (and of
+    every skipped schedule's faults), so two explorations that ran the same schedules with the same outcomes
+    agree on it whatever order and processes they ran them in.
     """
 
     scenario: str
@@ -82,7 +84,8 @@ class Exploration:
             first = {"faults": [f.as_dict() for f in faults], "verdict": run}
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
                 "settlement": self.settlement, "max_crashes": self.max_crashes,
-                "lost_responses": self.lost_responses, "lost_requests": self.lost_requests, "pauses": self.pauses,
+                "lost_responses": self.lost_responses, "lost_requests": self.lost_requests,
+                "pauses": self.pauses,
                 "schedules": self.schedules, "by_faults": self.by_faults, "deduplicated": self.deduplicated,
                 "violations": self.violations, "kinds": dict(sorted(self.kinds.items())),
                 "first_violation": first}
@@ -124,11 +127,13 @@ class Exploration:
             self.first_violation, self.first_key = other.first_violation, other.first_key
 
 
-# -- text ---------------------------------------------------------------------------------------------------------
+# -- text ----------------------------------------------------------------------------------------------------
 def fault_text(f: Fault) -> str:
-    """``crash at before_event_commit@107#2 (worker 2)``, ``pause 25 at …``, ``lost checkpoint_write reply@107``,
-    ``lost fetch request#2``."""
-    where = (f"@{f.position}" if f.position is not None else "") + (f"#{f.occurrence}" if f.occurrence != 1 else "")
+    """``crash at before_event_commit@107#2 (worker 2)``, ``pause 25 at …``, ``lost checkpoint_write
+    reply@107``, ``lost fetch request#2``."""
+    where = (f"@{f.position}" if f.position is not None else "") + (
+        f"#{f.occurrence}" if f.occurrence != 1 else ""
+    )
     who = f" (worker {f.worker})" if f.worker != 1 else ""
     if f.kind == "lost_response":
         return f"lost {f.op} reply{where}{who}"
@@ -153,14 +158,22 @@ def summary_text(x: Exploration) -> str:
     plural = x.max_crashes != 1
     space = f"up to {x.max_crashes} crash{'es' if plural else ''}"
     space += f" or pause{'s' if plural else ''}" if x.pauses else ""
-    space += f" and {x.lost_responses} lost repl{'ies' if x.lost_responses != 1 else 'y'}" if x.lost_responses else ""
-    space += f" and {x.lost_requests} lost request{'s' if x.lost_requests != 1 else ''}" if x.lost_requests else ""
+    space += (
+        f" and {x.lost_responses} lost repl{'ies' if x.lost_responses != 1 else 'y'}"
+        if x.lost_responses
+        else ""
+    )
+    space += (
+        f" and {x.lost_requests} lost request{'s' if x.lost_requests != 1 else ''}" if x.lost_requests else ""
+    )
     requests = f"{sum(x.requests.values())} requests, " if x.lost_requests else ""
     depth = ", ".join(f"{n} fault{'s' if n != 1 else ''}: {c}" for n, c in enumerate(x.by_faults))
     lines = [
         f"explore {x.scenario} · {x.strategy} · seed {x.seed} · settlement {x.settlement}: "
-        + ("no violations" if x.ok else f"{x.violations} violating schedule{'s' if x.violations != 1 else ''}"),
-        f"  schedules of {space}, over {sum(x.passes.values())} crash-point passes{',' if requests else ' and'} "
+        + ("no violations" if x.ok
+           else f"{x.violations} violating schedule{'s' if x.violations != 1 else ''}"),
+        f"  schedules of {space}, over {sum(x.passes.values())} crash-point "
+        f"passes{',' if requests else ' and'} "
         f"{requests}{'and ' if requests else ''}{sum(x.replies.values())} replies of the fault-free run",
         f"  schedules run: {x.schedules} ({depth}); skipped as equivalent: {x.deduplicated}",
     ]
@@ -168,6 +181,7 @@ def summary_text(x: Exploration) -> str:
         lines.append("  violations: " + "; ".join(f"{k}: {n}" for k, n in sorted(x.kinds.items())))
         assert x.first_violation is not None           # a violation was found: the first is kept
         faults, run = x.first_violation
-        lines.append("  first violation (fewest faults): " + ("; ".join(map(fault_text, faults)) or "no fault at all"))
+        lines.append("  first violation (fewest faults): "
+                     + ("; ".join(map(fault_text, faults)) or "no fault at all"))
         lines.append(f"    {counts_line(run)}")
     return "\n".join(lines)

@@ -2,16 +2,17 @@
 
 docs/vocabulary.md (seed 000, "Limits and validation"): *validate the implementation with crash injection
 before each event commit, after each event commit, before and after a durable quarantine receipt, before the
-page barrier, and after the barrier.* :func:`explore` does that for every pass of every crash point, not just a few.
+page barrier, and after the barrier.* :func:`explore` does that for every pass of every crash point, not just
+a few.
 
 How schedules are built. The fault-free run (the scenario without its scripted and random faults) records
 every crash-point pass, every request and every reply (:class:`~simkit.world.faults.FaultPlan` ``passes``,
 ``requests`` and ``replies``). Each pass becomes a candidate fault: a crash there, or (with several workers) a
 pause; each reply, with ``lost_responses``, a lost reply (the request took effect); each request, with
 ``lost_requests``, a lost request (it never arrived: no effect, and the caller times out just the same). A
-schedule's extensions are the passes, requests and replies that occur *after its last fault in its own run*, so
-the run of ``S + [f]`` is the run of ``S`` up to ``f``, every fault of a schedule fires, and every set of faults
-within the bounds that can fire together is run exactly once, in firing order.
+schedule's extensions are the passes, requests and replies that occur *after its last fault in its own run*,
+so the run of ``S + [f]`` is the run of ``S`` up to ``f``, every fault of a schedule fires, and every set of
+faults within the bounds that can fire together is run exactly once, in firing order.
 
 Deduplication, where it is sound. With one worker, the moment of a crash leaves nothing but durable state:
 the store, the sink, the provider, the simulated time. Two schedules whose last crash leaves the same state
@@ -20,8 +21,8 @@ left than the earlier, is skipped with its whole subtree. Any violation it could
 shared future (the earlier schedule shows it) or before its last fault (its parent shows it). "No more budget"
 is counted per kind: crashes, lost replies and lost requests. Pauses, lost replies and lost requests leave a
 worker's memory alive, and a second worker's memory is never part of durable state: schedules whose last fault
-is one of those are never deduplicated. Nor is a one-fault schedule with no budget left: it has already run, and has
-no subtree to skip.
+is one of those are never deduplicated. Nor is a one-fault schedule with no budget left: it has already run,
+and has no subtree to skip.
 
 Execution. Schedules of one fault run first; then each one-fault schedule's subtree is explored depth first,
 as one task. Where it can, a schedule is not run from scratch: the run of its prefix forks a process at the
@@ -49,8 +50,8 @@ from .fingerprint import fingerprint
 from .pool import pool_map, processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
 
-__all__ = ["Exploration", "ExploreError", "explore", "failing", "failure_kind", "describe_kind", "fault_free", "replay",
-           "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
+__all__ = ["Exploration", "ExploreError", "explore", "failing", "failure_kind", "describe_kind", "fault_free",
+           "replay", "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
 
 
 # The names tests and older callers import from here.
@@ -62,29 +63,31 @@ class ExploreError(SimkitError):
     """A parameter of :func:`explore` is out of range; the message starts with the parameter's name."""
 
 
-# -- the scenario explored --------------------------------------------------------------------------------------
+# -- the scenario explored -----------------------------------------------------------------------------------
 def fault_free(sc: Scenario, keep_faults: bool = False) -> Scenario:
     """``sc`` without random faults and (unless ``keep_faults``) without its scripted ``[[faults]]``.
 
     The provider's own behaviour (stuck tokens, lost fetch responses of ``[generate]``) stays: it is the
     world being explored, not a fault of the schedule.
     """
-    return dataclasses.replace(sc, random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults else ())
+    return dataclasses.replace(sc, random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults
+                               else ())
 
 
 def failing(sc: Scenario, faults, keep_faults: bool = False) -> Scenario:
-    """The scenario an explored schedule ran: ``fault_free(sc)`` with ``faults`` as its own ``[[faults]]`` (a file
-    that ``simkit run`` and :func:`~simkit.tools.shrink.shrink` take)."""
+    """The scenario an explored schedule ran: ``fault_free(sc)`` with ``faults`` as its own ``[[faults]]`` (a
+    file that ``simkit run`` and :func:`~simkit.tools.shrink.shrink` take)."""
     base = fault_free(sc, keep_faults)
     return dataclasses.replace(base, faults=tuple(base.faults) + tuple(faults))
 
 
 def replay(sc: Scenario, strategy, faults, seed: int | None = None, keep_faults: bool = False) -> Run:
-    """Run one explored schedule again: ``fault_free(sc)`` with ``faults`` (a schedule from :func:`explore`)."""
+    """Run one explored schedule again: ``fault_free(sc)`` with ``faults`` (a schedule from
+    :func:`explore`)."""
     return simulate(fault_free(sc, keep_faults), strategy_class(strategy), seed, tuple(faults))
 
 
-# -- running the levels -----------------------------------------------------------------------------------------
+# -- running the levels --------------------------------------------------------------------------------------
 def _call(args):
     """``fn(*rest)`` for ``(fn, *rest)``: a task of a process pool."""
     return args[0](*args[1:])
@@ -110,7 +113,8 @@ def _level_ones(base, ref, seed, firsts, space, dedup, jobs, bar, fork) -> list[
         return list(_map(level_one, tasks, jobs, bar))
     indices = list(range(1, len(firsts) + 1))
     if processes(jobs, len(firsts)) <= 1:
-        found = forked.level_ones(base, ref, seed, space, dedup, indices, lambda: bar.update(1)) if indices else {}
+        found = forked.level_ones(base, ref, seed, space, dedup, indices,
+                                  lambda: bar.update(1)) if indices else {}
     else:
         calls = [(forked.level_ones, base, ref, seed, space, dedup, g) for g in _groups(indices, jobs)]
         found = {k: v for part in _map(_call, calls, jobs, _Quiet()) for k, v in part.items()}
@@ -125,7 +129,8 @@ def _subtrees(base, ref, seed, roots, space, dedup, seen, jobs, bar, fork) -> li
         return list(_map(subtree, tasks, jobs, bar))
     indices = [k for k, _fault in roots]
     if processes(jobs, len(roots)) <= 1:
-        found = forked.subtrees(base, ref, seed, space, dedup, seen, indices, lambda: bar.update(1)) if roots else {}
+        found = forked.subtrees(base, ref, seed, space, dedup, seen, indices,
+                                lambda: bar.update(1)) if roots else {}
     else:
         tasks = [(forked.subtrees, base, ref, seed, space, dedup, seen, [k]) for k in indices]
         found = {k: v for part in _map(_call, tasks, jobs, bar) for k, v in part.items()}
@@ -139,9 +144,9 @@ class _Quiet:
         pass
 
 
-# -- the search -------------------------------------------------------------------------------------------------
-def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses: int, lost_requests: int, pauses,
-           pause_duration, points, ops) -> Space:
+# -- the search ----------------------------------------------------------------------------------------------
+def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses: int, lost_requests: int,
+           pauses, pause_duration, points, ops) -> Space:
     """The space of schedules, its parameters checked (:class:`ExploreError` names the parameter)."""
     for name, bound in (("max_crashes", max_crashes), ("lost_responses", lost_responses),
                         ("lost_requests", lost_requests)):
@@ -181,7 +186,8 @@ def _roots(result: Exploration, firsts: list[Fault], level: list[tuple], space: 
 
 
 def _fault_free_run(result: Exploration, base: Scenario, ref, seed: int, space: Space, dedup: bool):
-    """Run and count the fault-free schedule; return its extensions (the one-fault schedules) and its seconds."""
+    """Run and count the fault-free schedule; return its extensions (the one-fault schedules) and its
+    seconds."""
     start = time.perf_counter()
     verdict, world, plan = run_schedule(base, ref, seed, (), dedup)
     seconds = time.perf_counter() - start
@@ -205,9 +211,11 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             ``keep_faults`` (then they stay in every schedule, as part of the world).
         strategy: a strategy name, ``path.py:Class``/``module:Class`` reference, or a Consumer subclass.
         max_crashes: K, the most crash or pause faults in one schedule.
-        lost_responses: L, the most lost replies (fetch, effect, checkpoint write) in one schedule: the request
+        lost_responses: L, the most lost replies (fetch, effect, checkpoint write) in one schedule: the
+        request
             took effect, its caller times out.
-        lost_requests: the most lost requests (fetch, effect, checkpoint write) in one schedule: the request never
+        lost_requests: the most lost requests (fetch, effect, checkpoint write) in one schedule: the request
+        never
             arrived and took no effect, its caller times out just the same. Seed 001's reservation and
             settlement transactions are not among them (:func:`~simkit.ops.lost_op`).
         pauses: also pause at every pass (a stale worker); default: when the scenario has several workers.
@@ -216,7 +224,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         points: only these crash points get faults (default: all of docs/vocabulary.md's crash points).
         ops: only the replies and requests of these ops may be lost.
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
-        jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one per
+        jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one
+        per
             task); the result does not depend on it.
         progress: show a tqdm bar on stderr.
         share_prefixes: run a schedule's prefix once and fork at each fault (:mod:`simkit.tools.forked`) where
@@ -226,12 +235,15 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
 
     Raises:
         ExploreError: a bound is negative or too large, or a point or op is unknown; the message starts with
-            the parameter's name (``max_crashes``, ``lost_responses``, ``lost_requests``, ``points``, ``ops``).
+            the parameter's name (``max_crashes``, ``lost_responses``, ``lost_requests``, ``points``,
+            ``ops``).
     """
     base = fault_free(scenario, keep_faults)
-    space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points, ops)
+    space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
+                   ops)
     seed = scenario.seed if seed is None else seed
-    jobs = processes(jobs)                      # the CPU bound, noted once; each pool also gets no more than tasks
+    # the CPU bound, noted once; each pool also gets no more than tasks
+    jobs = processes(jobs)
     cls = strategy_class(strategy)
     ref = strategy if isinstance(strategy, str) else cls
     result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,

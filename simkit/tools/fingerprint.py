@@ -1,13 +1,14 @@
-"""State fingerprints: what the future of a one-worker run depends on at the moment of a crash, hashed, so that
-exploration can skip a schedule that reaches a state already explored (docs/exploring.md, "Deduplication").
+"""State fingerprints: what the future of a one-worker run depends on at the moment of a crash, hashed, so
+that exploration can skip a schedule that reaches a state already explored (docs/exploring.md,
+"Deduplication").
 
 Each part of the world answers for its own state through its public methods, and this module only hashes the
-answers: the world (:meth:`~simkit.world.simulation.World.state`: the workers, the halts, the progress guard, the
-external service), the sink (:meth:`~simkit.world.sink.Sink.state`), the store (its checkpoint, its receipts, which
-id holds the terminal receipt at each position, its ledger's :meth:`~simkit.store.settlement.Ledger.state`), the
-provider (:meth:`~simkit.world.provider.Provider.stuck_left`, its seeded draws) and the fault plan
-(:meth:`~simkit.world.faults.FaultPlan.remaining`).
-"""
+answers: the world (:meth:`~simkit.world.simulation.World.state`: the workers, the halts, the progress guard,
+the external service), the sink (:meth:`~simkit.world.sink.Sink.state`), the store (its checkpoint, its
+receipts, which id holds the terminal receipt at each position, its ledger's
+:meth:`~simkit.store.settlement.Ledger.state`), the provider
+(:meth:`~simkit.world.provider.Provider.stuck_left`, its seeded draws) and the fault plan
+(:meth:`~simkit.world.faults.FaultPlan.remaining`). """
 from __future__ import annotations
 
 import dataclasses
@@ -28,8 +29,8 @@ class _Opaque(Exception):
 
 
 def _freeze(x):
-    """A hashable value of plain data, with a stable ``repr``: numbers, strings, sequences, mappings and sets (sorted),
-    dataclasses (by their fields). Anything else has no stable value (:class:`_Opaque`)."""
+    """A hashable value of plain data, with a stable ``repr``: numbers, strings, sequences, mappings and sets
+    (sorted), dataclasses (by their fields). Anything else has no stable value (:class:`_Opaque`)."""
     if x is None or isinstance(x, (bool, int, float, str, bytes)):
         return x
     if isinstance(x, (tuple, list)):
@@ -53,8 +54,8 @@ def _store(store) -> tuple:
 
 
 def _provider(provider: Provider) -> tuple:
-    """What the provider's future answers depend on: the stuck answers given so far, and the state of its seeded
-    ``[generate] lost_fetch`` draws."""
+    """What the provider's future answers depend on: the stuck answers given so far, and the state of its
+    seeded ``[generate] lost_fetch`` draws."""
     return provider.stuck_left(), provider.draws_state()
 
 
@@ -63,11 +64,11 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
 
     Durable state only (a crash discards memory): the store, the sink, the provider, the world's own (see the
     module doc), the simulated time, and the faults still to come. Nothing else may be scheduled (a late reply
-    on its way makes the fingerprint ``None``). Append-only logs are left out, and counters kept only as far as
-    they can still change an answer (a stuck token's fetch count up to ``stuck``, a transient event's failures,
-    the first sighting of a review or hold event). For the checker, the last handler decision per event and each
-    worker's last read and response are included. A value with no stable form (a store on SQLite, say) makes
-    the fingerprint ``None``: no deduplication.
+    on its way makes the fingerprint ``None``). Append-only logs are left out, and counters kept only as far
+    as they can still change an answer (a stuck token's fetch count up to ``stuck``, a transient event's
+    failures, the first sighting of a review or hold event). For the checker, the last handler decision per
+    event and each worker's last read and response are included. A value with no stable form (a store on
+    SQLite, say) makes the fingerprint ``None``: no deduplication.
     """
     if world.late_replies:
         return None                     # something else is on its way (a late reply): not durable state

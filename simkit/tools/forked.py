@@ -3,18 +3,18 @@
 
 The run of ``S + [f]`` is the run of ``S`` up to ``f``. So a process running ``S`` (a *parent*), at each pass,
 request or reply after ``S``'s last fault that :func:`~simkit.tools.schedules.extensions` would offer, forks:
-the child injects ``f`` there (the fault fires, as a scripted one would) and runs on to the end of ``S + [f]``,
-forking its own extensions in turn while it has budget left; it sends what it found up a pipe and ends with
-``os._exit``. The parent waits for it, then carries on with its own prefix. One process of a chain runs at a
-time, so a task takes one CPU whatever its depth. Every schedule is the same run as from scratch, faults fire
-at the same passes, and the search visits them in the same order with the same deduplication; a parent checks
-that the faults it offered are exactly its :func:`~simkit.tools.schedules.extensions`.
+the child injects ``f`` there (the fault fires, as a scripted one would) and runs on to the end of ``S +
+[f]``, forking its own extensions in turn while it has budget left; it sends what it found up a pipe and ends
+with ``os._exit``. The parent waits for it, then carries on with its own prefix. One process of a chain runs
+at a time, so a task takes one CPU whatever its depth. Every schedule is the same run as from scratch, faults
+fire at the same passes, and the search visits them in the same order with the same deduplication; a parent
+checks that the faults it offered are exactly its :func:`~simkit.tools.schedules.extensions`.
 
-Only where it is safe: ``os.fork`` exists, the store is in memory (an SQLite store's file would be shared), and
-no scripted late or crossed reply can strike a reply after the fault is offered. Otherwise
-:func:`~simkit.tools.explore.explore` runs each schedule from scratch (:func:`~simkit.tools.schedules.subtree`).
-The cyclic GC stays off in every process while it runs (:func:`~simkit.truth.collector.paused`), so a child
-touches only the pages its own suffix needs.
+Only where it is safe: ``os.fork`` exists, the store is in memory (an SQLite store's file would be shared),
+and no scripted late or crossed reply can strike a reply after the fault is offered. Otherwise
+:func:`~simkit.tools.explore.explore` runs each schedule from scratch
+(:func:`~simkit.tools.schedules.subtree`). The cyclic GC stays off in every process while it runs
+(:func:`~simkit.truth.collector.paused`), so a child touches only the pages its own suffix needs.
 """
 from __future__ import annotations
 
@@ -37,10 +37,10 @@ from .schedules import Plan, Space, budget, covered, extensions, strategy_class
 
 __all__ = ["forkable", "fork_cost", "pays", "level_ones", "subtrees", "FORK_PAYS"]
 
-#: Forking pays when the fault-free run takes at least this many fork round trips (:func:`fork_cost`). A forked
-#: schedule costs its suffix (about half a run) plus about three round trips: the fork, the pages the child
-#: and then the parent copy on write, the pipe; measured in docs/performance.md, where forking only broke even
-#: on the gauntlet (a 21 ms run, 1.7 ms round trips).
+#: Forking pays when the fault-free run takes at least this many fork round trips (:func:`fork_cost`). A
+#: forked schedule costs its suffix (about half a run) plus about three round trips: the fork, the pages the
+#: child and then the parent copy on write, the pipe; measured in docs/performance.md, where forking only
+#: broke even on the gauntlet (a 21 ms run, 1.7 ms round trips).
 FORK_PAYS = 20
 
 
@@ -76,9 +76,9 @@ class _Done(Exception):
 class ForkPlan(Plan):
     """The fault plan of a process that forks a child at each fault it offers (see the module doc).
 
-    ``mode`` is what this process is: ``top`` (the fault-free run; children are ``level`` or ``root``), ``level``
-    (a one-fault schedule run to its verdict and fingerprint), ``root`` (a one-fault schedule whose subtree is
-    explored; its own verdict is already counted) or ``tree`` (a schedule of that subtree).
+    ``mode`` is what this process is: ``top`` (the fault-free run; children are ``level`` or ``root``),
+    ``level`` (a one-fault schedule run to its verdict and fingerprint), ``root`` (a one-fault schedule whose
+    subtree is explored; its own verdict is already counted) or ``tree`` (a schedule of that subtree).
     """
 
     def __init__(self, base: Scenario, seed: int, space: Space, dedup: bool, below: str,
@@ -91,7 +91,8 @@ class ForkPlan(Plan):
         self.place: tuple[int, ...] = ()
         self.open = any(self.left)          # offering faults: after the last fault, with budget left
         self.offered: list[Fault] = []
-        self.results: dict[int, Any] = {}     # what each child sent: a level's verdict, a subtree's exploration
+        # what each child sent: a level's verdict, a subtree's exploration
+        self.results: dict[int, Any] = {}
         self.acc: Exploration | None = None
         self.new_seen: list = []
         self.out: int | None = None         # the pipe to the parent, in a child
@@ -131,7 +132,7 @@ class ForkPlan(Plan):
                 return True
         return lost
 
-    # -- forking ----------------------------------------------------------------------------------------------
+    # -- forking ---------------------------------------------------------------------------------------------
     def _branch(self, f: Fault) -> bool:
         """Offer ``f``: fork a child for it if it is a target. True in the child, which injects it."""
         self.offered.append(f)
@@ -171,8 +172,8 @@ class ForkPlan(Plan):
         self.open = self.mode != "level" and any(self.left)
         self.record = any(self.left)
         self.offered, self.new_seen = [], []
-        self.acc = Exploration("", "", 0, self.space.max_crashes, self.space.lost_responses, self.space.pauses,
-                               lost_requests=self.space.lost_requests)
+        self.acc = Exploration("", "", 0, self.space.max_crashes, self.space.lost_responses,
+                               self.space.pauses, lost_requests=self.space.lost_requests)
 
     def _fire(self, f: Fault, key: tuple) -> Fault:
         """In the child: ``f`` strikes here; fingerprint the state it leaves (a crash, one worker)."""
@@ -210,7 +211,7 @@ class ForkPlan(Plan):
             self.seen.setdefault(fp, []).append(left)
         self.new_seen += new_seen
 
-    # -- the end of a child -----------------------------------------------------------------------------------
+    # -- the end of a child ----------------------------------------------------------------------------------
     def finish(self, world: World) -> None:
         """In a child whose run has ended: check that it offered its extensions, judge, send up, exit."""
         if self.open and self.offered != extensions(self, self.space, *self.left):
@@ -236,8 +237,10 @@ class ForkPlan(Plan):
         os._exit(0)
 
     def fail(self, error: BaseException) -> None:
-        """In a child: send ``error`` up instead of a result (with the child's traceback as a note), and exit."""
-        error.add_note("in a forked run of simkit.tools.forked:\n" + "".join(traceback.format_exception(error)))
+        """In a child: send ``error`` up instead of a result (with the child's traceback as a note), and
+        exit."""
+        error.add_note("in a forked run of simkit.tools.forked:\n"
+                       + "".join(traceback.format_exception(error)))
         try:
             pickle.dumps(error)
         except Exception:               # noqa: BLE001
@@ -246,7 +249,8 @@ class ForkPlan(Plan):
 
 
 def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any]:
-    """Run the fault-free schedule with ``plan``, forking at its targets; ``{index: what the child found}``."""
+    """Run the fault-free schedule with ``plan``, forking at its targets; ``{index: what the child
+    found}``."""
     cls = strategy_class(strategy)
     with paused():
         world = World(base, cls, seed, ())
@@ -275,7 +279,8 @@ def level_ones(base: Scenario, strategy, seed: int, space: Space, dedup: bool, i
     return _drive(base, strategy, seed, plan)
 
 
-def subtrees(base: Scenario, strategy, seed: int, space: Space, dedup: bool, seen: dict, indices, on_result=None
+def subtrees(base: Scenario, strategy, seed: int, space: Space, dedup: bool, seen: dict, indices,
+             on_result=None
              ) -> dict[int, Exploration]:
     """The subtrees below the one-fault schedules at ``indices``, each forked from the fault-free run and
     exploring its own subtree by forking: ``{index: its exploration}``. Each starts from the same ``seen``

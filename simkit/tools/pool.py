@@ -3,13 +3,13 @@ per CPU, nor more than there are tasks. ``--jobs 1000`` once started 1,002 proce
 ``--jobs 1000000`` was a fork bomb. :func:`pool_map` runs a function over tasks in that many processes.
 
 No worker outlives the command (issue 32: after SIGTERM or SIGKILL, workers of ``sweep --jobs`` and ``explore
---jobs`` ran on under PID 1 for half an hour, and whatever read the command's pipes hung). On Linux each worker,
-and each process a worker forks (``explore``'s prefix sharing), asks the kernel for SIGKILL when its parent dies
-(``PR_SET_PDEATHSIG``): that covers a SIGKILL of the command. SIGTERM and SIGHUP raise
-:class:`~simkit.errors.Terminated` in the command while its pool runs, and Ctrl-C its ``KeyboardInterrupt``: the
-pool's workers are killed at once (not waited for: a task may take minutes) and the command ends with one line,
-exit 128 + the signal. Workers ignore Ctrl-C, which a terminal sends to them too: the command handles it.
-"""
+--jobs`` ran on under PID 1 for half an hour, and whatever read the command's pipes hung). On Linux each
+worker, and each process a worker forks (``explore``'s prefix sharing), asks the kernel for SIGKILL when its
+parent dies (``PR_SET_PDEATHSIG``): that covers a SIGKILL of the command. SIGTERM and SIGHUP raise
+:class:`~simkit.errors.Terminated` in the command while its pool runs, and Ctrl-C its ``KeyboardInterrupt``:
+the pool's workers are killed at once (not waited for: a task may take minutes) and the command ends with one
+line, exit 128 + the signal. Workers ignore Ctrl-C, which a terminal sends to them too: the command handles
+it. """
 from __future__ import annotations
 
 import ctypes
@@ -35,7 +35,8 @@ def most() -> int:
 
 def processes(jobs: int, tasks: int | None = None) -> int:
     """``jobs`` as a number of processes to start for ``tasks`` tasks: at most :func:`most` (with a
-    :class:`~simkit.errors.Note` warning when that cuts what was asked for) and at most ``tasks``, and at least 1."""
+    :class:`~simkit.errors.Note` warning when that cuts what was asked for) and at most ``tasks``, and at
+    least 1."""
     if jobs > most():
         warnings.warn(Note(f"jobs {jobs}: using {most()} worker processes ({JOBS_PER_CPU} per CPU at most)",
                            param="jobs"), stacklevel=2)
@@ -46,10 +47,11 @@ def processes(jobs: int, tasks: int | None = None) -> int:
 
 
 def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None):
-    """``fn`` over ``tasks``, yielding the results in order, in up to ``jobs`` processes (:func:`processes`; one:
-    in this process, no pool). ``done(result)`` is called as each result comes back (a progress bar's update).
-    ``chunksize``: tasks sent to a process at a time (default: about eight chunks per process; sweep's tasks are
-    chunks of seeds already, and go one by one). ``fn`` and the tasks must pickle when a pool runs them."""
+    """``fn`` over ``tasks``, yielding the results in order, in up to ``jobs`` processes (:func:`processes`;
+    one: in this process, no pool). ``done(result)`` is called as each result comes back (a progress bar's
+    update). ``chunksize``: tasks sent to a process at a time (default: about eight chunks per process;
+    sweep's tasks are chunks of seeds already, and go one by one). ``fn`` and the tasks must pickle when a
+    pool runs them."""
     jobs = processes(jobs, len(tasks))
     if jobs <= 1:
         for t in tasks:
@@ -70,7 +72,8 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
                 if done is not None:
                     done(result)
                 yield result
-        except BaseException:                   # a signal, an error, or the caller stopped early: end the workers
+        # a signal, an error, or the caller stopped early: end the workers
+        except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             for child in set(multiprocessing.active_children()) - before:
                 child.kill()
@@ -81,8 +84,8 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
 
 def _cancelled_quietly(hook):
     """``hook``, but silent about a pool's thread failing a task already cancelled: Python 3.11's
-    ``ProcessPoolExecutor`` raises InvalidStateError there when its workers are killed, a traceback on stderr after
-    the command's one line. Installed once; every other exception still reaches ``hook``."""
+    ``ProcessPoolExecutor`` raises InvalidStateError there when its workers are killed, a traceback on stderr
+    after the command's one line. Installed once; every other exception still reaches ``hook``."""
     from concurrent.futures import InvalidStateError
 
     if getattr(hook, "quiet_about", None) is InvalidStateError:
@@ -97,8 +100,9 @@ def _cancelled_quietly(hook):
 
 @contextmanager
 def terminated():
-    """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated` (where Python's default action is
-    in place, and only in the main thread): :func:`pool_map` then ends its workers before the command ends."""
+    """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated` (where Python's default action
+    is in place, and only in the main thread): :func:`pool_map` then ends its workers before the command
+    ends."""
     def stop(signum, frame):
         raise Terminated(signum)
 
@@ -121,8 +125,8 @@ _forker = [0]                                   # the pid of the process about t
 
 
 def die_with_parent(parent: int) -> None:
-    """Ask the kernel (Linux) to SIGKILL this process when its parent dies; if the parent is gone already (it died
-    before the request), end now."""
+    """Ask the kernel (Linux) to SIGKILL this process when its parent dies; if the parent is gone already (it
+    died before the request), end now."""
     if sys.platform.startswith("linux"):
         try:
             ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -133,8 +137,8 @@ def die_with_parent(parent: int) -> None:
 
 
 def worker_start(parent: int) -> None:
-    """A pool worker's first act: Ctrl-C is the command's to handle, SIGTERM and SIGHUP kill (not the handlers the
-    command had when it forked), and this process, and each one it forks, dies with its parent."""
+    """A pool worker's first act: Ctrl-C is the command's to handle, SIGTERM and SIGHUP kill (not the handlers
+    the command had when it forked), and this process, and each one it forks, dies with its parent."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)

@@ -8,7 +8,17 @@ import dataclasses
 import shlex
 
 from simkit.errors import SimkitError
-from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, Initial, RandomFaults, Scenario, Timing, default_id
+from simkit.model import (
+    REPLY_LOST,
+    REQUEST_LOST,
+    EventSpec,
+    Fault,
+    Initial,
+    RandomFaults,
+    Scenario,
+    Timing,
+    default_id,
+)
 from simkit.runner import Run
 from simkit.truth.trace import CURSOR_REFUSED
 
@@ -17,8 +27,9 @@ __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
 
 def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
                    store: str | None = None, crashes=()) -> str:
-    """The ``simkit run`` command line (docs/cli.md) that replays a run of ``target``, shell-quoted: the strategy
-    as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does not carry."""
+    """The ``simkit run`` command line (docs/cli.md) that replays a run of ``target``, shell-quoted: the
+    strategy as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does
+    not carry."""
     cmd = ["simkit", "run", target, "--strategy", strategy]
     if seed is not None:
         cmd += ["--seed", str(seed)]
@@ -29,14 +40,14 @@ def replay_command(target: str, strategy: str, seed: int | None = None, settleme
     return shlex.join(cmd)
 
 
-# -- scenarios as TOML ----------------------------------------------------------------------------------------
+# -- scenarios as TOML ---------------------------------------------------------------------------------------
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
 
 def _toml_string(text: str) -> str:
     """``text`` as a TOML basic string of ASCII characters. ``json.dumps`` wrote a character past U+FFFF as a
-    UTF-16 surrogate pair (``\\ud83d\\ude00``), which TOML refuses: ``shrink --out`` wrote files ``simkit run``
-    could not read back. Here it is ``\\U0001f600``."""
+    UTF-16 surrogate pair (``\\ud83d\\ude00``), which TOML refuses: ``shrink --out`` wrote files ``simkit
+    run`` could not read back. Here it is ``\\U0001f600``."""
     out = []
     for c in text:
         o = ord(c)
@@ -45,7 +56,8 @@ def _toml_string(text: str) -> str:
         elif 0x20 <= o < 0x7F:
             out.append(c)
         elif 0xD800 <= o <= 0xDFFF:
-            raise SimkitError(f"cannot write {text[:60]!r} as TOML: a lone surrogate (U+{o:04X}) is no character")
+            raise SimkitError(f"cannot write {text[:60]!r} as TOML: a lone surrogate (U+{o:04X}) is no "
+                              f"character")
         else:
             out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
     return '"' + "".join(out) + '"'
@@ -73,7 +85,8 @@ def toml_text(data: dict, comment: str = "") -> str:
         elif isinstance(value, (list, tuple)) and value and all(isinstance(x, dict) for x in value):
             arrays.append((key, value))
         elif isinstance(value, (list, tuple)) and not value:
-            continue                            # an empty [[pages]], [[events]] or [[faults]]: nothing to write
+            # an empty [[pages]], [[events]] or [[faults]]: nothing to write
+            continue
         else:
             lines.append(f"{key} = {_toml_value(value)}")
     for key, table in tables:
@@ -102,13 +115,14 @@ _SCENARIO_KEYS = ("name", "description", "sink", "backfills", "workers", "seed",
 
 
 def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict:
-    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse` accepts, ``faults`` replacing its own.
+    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse` accepts, ``faults`` replacing its
+    own.
 
     Raises:
         SimkitError: the scenario has a field this writer does not know how to write.
     """
-    known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults", "random_faults",
-                                   "source", "rotate_at"}
+    known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults",
+                                   "random_faults", "source", "rotate_at"}
     for f in dataclasses.fields(sc):
         if f.name not in known and getattr(sc, f.name) != _default(f):
             raise SimkitError(f"cannot write scenario field {f.name!r} of {sc.source}")
@@ -141,7 +155,8 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
 
 
 def _default(f: dataclasses.Field):
-    """The value of field ``f`` in a scenario that does not set it: its default, or a fresh one from its factory."""
+    """The value of field ``f`` in a scenario that does not set it: its default, or a fresh one from its
+    factory."""
     if f.default is not dataclasses.MISSING or not callable(f.default_factory):
         return f.default
     return f.default_factory()
@@ -157,7 +172,7 @@ def _page_data(p: dict) -> dict:
     return out
 
 
-# -- a run as a scripted scenario ------------------------------------------------------------------------------
+# -- a run as a scripted scenario ----------------------------------------------------------------------------
 def _lost_fetches(run: Run) -> list[Fault]:
     """Fetch responses lost in the run (by the provider or a fault), as explicit faults. A ``lost_response``
     counts replies: a refused cursor and a request that never arrived (``request lost``, a ``lost_request``
@@ -173,15 +188,18 @@ def _lost_fetches(run: Run) -> list[Fault]:
 
 
 def scripted_data(run: Run) -> dict:
-    """The scenario of ``run`` as a scripted scenario dict: its provider's pages, explicit faults, no randomness."""
+    """The scenario of ``run`` as a scripted scenario dict: its provider's pages, explicit faults, no
+    randomness."""
     world, sc = run.world, run.world.scenario
     provider = world.provider
     pages = [{"cursor": c, "positions": tuple(x.position for x in events), "ids": tuple(x.id for x in events),
-              "next_cursor": next_cursor, "stuck": stuck} for c, events, next_cursor, stuck in provider.script()]
+              "next_cursor": next_cursor, "stuck": stuck}
+             for c, events, next_cursor, stuck in provider.script()]
     specs = {}
     for ev in sorted(provider.events.values(), key=lambda x: x.position):
         if ev.behavior != "ok" or ev.position in sc.events:
-            specs[ev.position] = dataclasses.replace(sc.events.get(ev.position, EventSpec()), behavior=ev.behavior)
+            specs[ev.position] = dataclasses.replace(sc.events.get(ev.position, EventSpec()),
+                                                     behavior=ev.behavior)
     faults = list(world.faults.fired)
     for f in _lost_fetches(run):
         if f not in faults:

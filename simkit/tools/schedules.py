@@ -1,5 +1,5 @@
-"""Schedules of faults: what may follow a schedule (:func:`extensions`), what budget it leaves, and one schedule
-run from scratch (:func:`run_schedule`), with the search below a one-fault schedule built on it
+"""Schedules of faults: what may follow a schedule (:func:`extensions`), what budget it leaves, and one
+schedule run from scratch (:func:`run_schedule`), with the search below a one-fault schedule built on it
 (:func:`subtree`); docs/exploring.md, "How schedules are built". :mod:`simkit.tools.forked` runs the same
 schedules sharing their prefixes.
 """
@@ -33,7 +33,7 @@ def strategy_class(strategy) -> type[Consumer]:
     return _resolved(strategy) if isinstance(strategy, str) else strategy
 
 
-# -- one run ----------------------------------------------------------------------------------------------------
+# -- one run -------------------------------------------------------------------------------------------------
 class Skip(Exception):
     """This schedule's last crash leaves a state already explored with at least as much budget left."""
 
@@ -44,13 +44,15 @@ class Plan(FaultPlan):
     def __init__(self, base: Scenario, faults: tuple[Fault, ...], seed: int, world: World | None, watch: bool,
                  stop):
         super().__init__(tuple(base.faults) + faults, base.random_faults, seed)
-        self.world = world                  # None once the run is over (no cycle), or until a forked run sets it
+        # None once the run is over (no cycle), or until a forked run sets it
+        self.world = world
         self.last = faults[-1] if faults else None
         self.at = None                      # index of the last fault in passes / replies / requests
         self.watch = watch
         self.stop = stop
         self.fingerprint = None
-        self.struck: set[tuple[str, int]] = set()     # passes ("p", i), replies ("r", j), requests ("q", k) struck
+        # passes ("p", i), replies ("r", j), requests ("q", k) struck
+        self.struck: set[tuple[str, int]] = set()
 
     def at_point(self, worker, point, position):
         fault = super().at_point(worker, point, position)
@@ -121,17 +123,20 @@ class Space:
     lost_requests: int = 0
 
 
-def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int, requests_left: int = 0) -> list[Fault]:
+def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int,
+               requests_left: int = 0) -> list[Fault]:
     """The faults that may follow the schedule's last fault: every later pass, request and reply, in timeline
     order, except those a fault already struck (a fault kept from the scenario).
 
-    Timeline order: a request (:class:`~simkit.world.faults.RequestRow`) comes before pass ``passes_before`` and
-    reply ``replies_before``; a reply (:class:`~simkit.world.faults.ReplyRow`) comes before pass ``passes_before``.
-    A request comes before its own reply, so a lost request and a lost reply of one request are never in one
-    schedule."""
+    Timeline order: a request (:class:`~simkit.world.faults.RequestRow`) comes before pass ``passes_before``
+    and reply ``replies_before``; a reply (:class:`~simkit.world.faults.ReplyRow`) comes before pass
+    ``passes_before``. A request comes before its own reply, so a lost request and a lost reply of one request
+    are never in one schedule."""
     passes, replies, requests = plan.passes, plan.replies, plan.requests
     last, at = plan.last, plan.at
-    assert last is None or at is not None, "a schedule's last fault fires: its run is its parent's up to there"
+    assert last is None or at is not None, (
+        "a schedule's last fault fires: its run is its parent's up to there"
+    )
     if last is None or at is None:
         i0, j0, k0 = 0, 0, 0
     elif last.kind == "lost_response":
@@ -185,7 +190,7 @@ def covered(budgets, budget) -> bool:
 
 
 
-# -- the search, from scratch -----------------------------------------------------------------------------------
+# -- the search, from scratch --------------------------------------------------------------------------------
 def level_one(args) -> tuple:
     """One one-fault schedule: its verdict, its run object if it fails, its fingerprint (picklable)."""
     base, strategy, seed, fault, dedup, more = args

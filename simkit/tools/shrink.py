@@ -5,7 +5,8 @@
    that struck as an explicit ``[[faults]]`` entry (``FaultPlan.fired``, plus the fetch responses the
    provider itself lost). It must replay to the same failure, or shrinking stops with an error.
 2. Delta debugging (Zeller's ddmin) then removes, while the failure kind stays the same (lost, duplicated,
-   regressions, which of seed 000's invariants are broken, incomplete, which seed 001 settlement violations; see
+   regressions, which of seed 000's invariants are broken, incomplete, which seed 001 settlement violations;
+   see
    :func:`~simkit.tools.explore.failure_kind`):
    whole pages (the chain is relinked, tokens unchanged), events, second deliveries of overlapping events,
    faults, event behaviours, stuck tokens, initial receipts, the second worker. A fault or behaviour at a
@@ -31,7 +32,7 @@ from .scenario_toml import replay_command, scenario_data, scripted_data, toml_te
 __all__ = ["Shrunk", "shrink", "scenario_data", "toml_text", "scripted_data", "replay_command"]
 
 
-# -- delta debugging --------------------------------------------------------------------------------------------
+# -- delta debugging -----------------------------------------------------------------------------------------
 def _ddmin(items: list, fails) -> list:
     """A 1-minimal sublist of ``items`` for which ``fails`` still holds (Zeller and Hildebrandt's ddmin)."""
     if items and fails([]):
@@ -76,9 +77,12 @@ def _relink(data: dict, kept: list[dict], end: dict, off: list[dict]) -> dict:
 
 def _carried(data: dict) -> dict:
     """``data`` without the ``[[events]]`` and ``[[faults]]`` entries whose position no page carries any more
-    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (docs/scenarios.md: a target
-    must be a position some page carries), and a reduction that removes a position removes what targets it with it."""
-    have = set(data.get("initial", {}).get("receipts", ())) | {x for p in data["pages"] for x in p["positions"]}
+    (nor ``[initial] receipts``): :func:`~simkit.scenario.read.parse` refuses those (docs/scenarios.md: a
+    target must be a position some page carries), and a reduction that removes a position removes what targets
+    it with it."""
+    have = set(data.get("initial", {}).get("receipts", ())) | {
+        x for p in data["pages"] for x in p["positions"]
+    }
     out = dict(data)
     for key in ("events", "faults"):
         if key in data:
@@ -120,8 +124,10 @@ class Shrunk:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
-        return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, "failure": self.failure,
-                "original": self.original, "shrunk": self.shrunk, "runs": self.runs, "verdict": self.run.as_dict()}
+        return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
+                "failure": self.failure,
+                "original": self.original, "shrunk": self.shrunk, "runs": self.runs,
+                "verdict": self.run.as_dict()}
 
 
 def _sizes(data: dict) -> dict:
@@ -171,7 +177,8 @@ def _passes(data: dict, still: _Oracle) -> dict:
                 extra.append((k, i))
             seen.add(i)
     if extra:
-        drop = [x for x in extra if x not in set(_ddmin(extra, lambda ks: still(_drop(data, set(extra) - set(ks)))))]
+        drop = [x for x in extra if x not in set(_ddmin(extra,
+                                                        lambda ks: still(_drop(data, set(extra) - set(ks)))))]
         data = _drop(data, set(drop))
     # faults, behaviours, stuck tokens, initial receipts
     for key in ("faults", "events"):
@@ -190,7 +197,8 @@ def _passes(data: dict, still: _Oracle) -> dict:
     if data.get("workers", 1) > 1:
         faults = data.get("faults", [])
         mine = [f for f in faults if f.get("worker", 1) == 1]
-        moved = [{k: v for k, v in f.items() if k != "worker"} for f in faults]   # the other's faults, on worker 1
+        # the other's faults, on worker 1
+        moved = [{k: v for k, v in f.items() if k != "worker"} for f in faults]
         for candidate in (mine, moved):
             one = _with(dict(data, workers=1), "faults", candidate)
             if still(one):
@@ -219,7 +227,8 @@ def _page_with(p: dict, pairs: list[tuple[str, int]]) -> dict:
 
 
 def _only_events(data: dict, keep: set[str]) -> dict:
-    pages = [_page_with(p, [(i, x) for i, x in zip(_ids(p), p["positions"]) if i in keep]) for p in data["pages"]]
+    pages = [_page_with(p, [(i, x) for i, x in zip(_ids(p), p["positions"]) if i in keep])
+             for p in data["pages"]]
     return _carried(dict(data, pages=pages))
 
 
@@ -252,7 +261,8 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
     """Shrink the failing run of ``strategy`` on ``scenario`` (at ``seed``) to a minimal scripted scenario.
 
     Raises:
-        SimkitError: the run does not fail, or could not be made into a scripted scenario that fails the same way.
+        SimkitError: the run does not fail, or could not be made into a scripted scenario that fails the same
+        way.
     """
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
     name = strategy_name(cls)
@@ -265,8 +275,8 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
     data["name"] = f"{scenario.name}_{name}_seed{seed}_shrunk"
     still = _Oracle(cls, seed, kind, data["name"])
     if not still(data):
-        raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed}: its scripted form does not fail the "
-                          f"same way ({describe_kind(kind)}); cannot shrink it")
+        raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed}: its scripted form does not "
+                          f"fail the same way ({describe_kind(kind)}); cannot shrink it")
     before = _sizes(data)
     for _ in range(max_rounds):
         smaller = _passes(data, still)
@@ -274,11 +284,12 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
             break
         data = smaller
     after = _sizes(data)
-    data["description"] = (f"Shrunk by simkit shrink from {scenario.name} (seed {seed}) for {name}, which still "
-                           f"fails here the same way: {describe_kind(kind)}. From {before['pages']} pages, "
-                           f"{before['events']} events and {before['faults']} faults to {after['pages']}, "
-                           f"{after['events']} and {after['faults']}.")
-    data = {k: data[k] for k in ("name", "description", *[k for k in data if k not in ("name", "description")])}
+    data["description"] = (f"Shrunk by simkit shrink from {scenario.name} (seed {seed}) for {name}, which "
+                           f"still fails here the same way: {describe_kind(kind)}. From {before['pages']} "
+                           f"pages, {before['events']} events and {before['faults']} faults to "
+                           f"{after['pages']}, {after['events']} and {after['faults']}.")
+    data = {k: data[k] for k in ("name", "description",
+                                 *[k for k in data if k not in ("name", "description")])}
     run = simulate(parse(data, source=data["name"]), cls, seed)
     return Shrunk(scenario.name, name, seed, describe_kind(kind), before, after, still.runs, data, run,
                   strategy if isinstance(strategy, str) else name)

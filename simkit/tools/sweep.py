@@ -1,4 +1,5 @@
-"""Seeded sweeps: many runs per configuration, in parallel, as a tidy table and a summary with confidence intervals.
+"""Seeded sweeps: many runs per configuration, in parallel, as a tidy table and a summary with confidence
+intervals.
 
 A configuration is a strategy and a crash rate (``--crash-rate`` overrides ``[random_faults] crash``); each
 runs on seeds ``first_seed .. first_seed + seeds - 1``. Every run is a pure function of (scenario, strategy,
@@ -36,8 +37,8 @@ MAX_SEEDS = 1_000_000
 
 
 def check_seed(option: str, seed: int) -> None:
-    """A seed as the scenario file's ``seed`` key takes it: within :data:`~simkit.scenario.read.MAX_INT` of 0 (a
-    seed past 2**63 stopped a Parquet table with an OverflowError)."""
+    """A seed as the scenario file's ``seed`` key takes it: within :data:`~simkit.scenario.read.MAX_INT` of 0
+    (a seed past 2**63 stopped a Parquet table with an OverflowError)."""
     if abs(seed) > MAX_INT:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
@@ -105,7 +106,8 @@ class Sweep:
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def summary(self, confidence: float = 0.95) -> list[dict]:
-        """Per (strategy, crash rate), in first-seen order: runs, ok, loss and duplication rates with Wilson CIs."""
+        """Per (strategy, crash rate), in first-seen order: runs, ok, loss and duplication rates with Wilson
+        CIs."""
         groups: dict[tuple, list[dict]] = {}
         for r in self.rows:
             groups.setdefault((r["strategy"], r["crash_rate"]), []).append(r)
@@ -118,7 +120,8 @@ class Sweep:
                 "strategy": strategy, "crash_rate": rate, "runs": n, "ok": sum(1 for r in rows if r["ok"]),
                 "loss_runs": loss, "loss_rate": loss / n, "loss_ci": list(wilson(loss, n, confidence)),
                 "dup_runs": dup, "dup_rate": dup / n, "dup_ci": list(wilson(dup, n, confidence)),
-                "lost_events": sum(r["lost"] for r in rows), "duplicated_events": sum(r["duplicated"] for r in rows),
+                "lost_events": sum(r["lost"] for r in rows),
+                "duplicated_events": sum(r["duplicated"] for r in rows),
                 "events": sum(r["events"] for r in rows),
             })
         return out
@@ -144,10 +147,12 @@ class Sweep:
 
 def check_out(path: str | Path) -> None:
     """``path`` names a table :meth:`Sweep.write` can write: a :data:`FORMATS` extension (any case), and for
-    Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the runs."""
+    Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the
+    runs."""
     suffix = Path(path).suffix
     if suffix.lower() not in FORMATS:
-        raise SimkitError(f"path {path}: unknown format {suffix or '(no extension)'!r}; use {', '.join(FORMATS)}",
+        raise SimkitError(f"path {path}: unknown format {suffix or '(no extension)'!r}; use "
+                          f"{', '.join(FORMATS)}",
                           param="path")
     if suffix.lower() == ".parquet" and not (find_spec("pyarrow") or find_spec("fastparquet")):
         raise SimkitError(f"path {path}: {_PARQUET}", param="path")
@@ -205,11 +210,12 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     """Run every strategy at every crash rate on ``seeds`` seeds.
 
     Args:
-        scenario: the scenario (generated ones give each seed its own provider; random faults their own draws).
-        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
+        scenario: the scenario (generated ones give each seed its own provider; random faults their own
+        draws). strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
         seeds: how many seeds per configuration, from ``first_seed``.
         crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
-        jobs: local worker processes (default: one per CPU; at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU
+        jobs: local worker processes (default: one per CPU; at most :data:`~simkit.tools.pool.JOBS_PER_CPU`
+        per CPU
             and one per task); 1 runs in this process.
         dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
         dask_timeout: seconds to wait for the scheduler to answer.

@@ -1,4 +1,5 @@
-"""One clock for every ground-truth log: simulated time plus a sequence number that orders same-instant entries."""
+"""One clock for every ground-truth log: simulated time plus a sequence number that orders same-instant
+entries."""
 from __future__ import annotations
 
 from typing import Protocol
@@ -7,8 +8,8 @@ __all__ = ["Clock", "TimeSource"]
 
 
 class TimeSource(Protocol):
-    """What a log reads of its clock: :class:`Clock` in a simulation, :class:`simkit.live.worker.LiveClock` (real
-    time, system-wide sequence numbers) in a live run."""
+    """What a log reads of its clock: :class:`Clock` in a simulation, :class:`simkit.live.worker.LiveClock`
+    (real time, system-wide sequence numbers) in a live run."""
 
     @property
     def now(self) -> float: ...

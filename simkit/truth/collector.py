@@ -1,5 +1,5 @@
-"""Pausing Python's cyclic garbage collector while a run builds its logs and is judged (docs/performance.md, "No
-cyclic GC during a run").
+"""Pausing Python's cyclic garbage collector while a run builds its logs and is judged (docs/performance.md,
+"No cyclic GC during a run").
 
 A run allocates millions of small acyclic objects (log tuples, trace values); each of them counts towards the
 collector's thresholds, and every full collection walks all of them again, so with the collector on, time
@@ -7,9 +7,9 @@ grows faster than the run. Reference counting frees them either way; the few cyc
 its bound handlers) are collected once the collector is back on.
 
 One pause per run, at its outermost place: :func:`~simkit.runner.simulate`,
-:func:`~simkit.tools.schedules.run_schedule`, explore's forking run (:mod:`simkit.tools.forked`, whose children
-keep it), the benchmark's steps and ``simkit live``'s judging. The world's ``run()`` and the checker do not pause
-it themselves; a pause entered inside another is refused, so the nesting cannot come back unseen.
+:func:`~simkit.tools.schedules.run_schedule`, explore's forking run (:mod:`simkit.tools.forked`, whose
+children keep it), the benchmark's steps and ``simkit live``'s judging. The world's ``run()`` and the checker
+do not pause it themselves; a pause entered inside another is refused, so the nesting cannot come back unseen.
 """
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from contextlib import contextmanager
 __all__ = ["paused", "is_paused"]
 
 _lock = threading.Lock()
-_holders = 0                    # paused() blocks running now, one per thread at most (a dask or thread pool's runs)
+# paused() blocks running now, one per thread at most (a dask or thread pool's runs)
+_holders = 0
 _was_on = False                 # was the collector on when the first of them began?
 _mine = threading.local()       # is this thread inside a paused() block?
 
@@ -40,8 +41,8 @@ def paused():
     """
     global _holders, _was_on
     if getattr(_mine, "held", False):
-        raise RuntimeError("the garbage collector is already paused: one pause per run, at its outermost place "
-                           "(simkit.truth.collector)")
+        raise RuntimeError("the garbage collector is already paused: one pause per run, at its outermost "
+                           "place (simkit.truth.collector)")
     with _lock:
         if _holders == 0:
             _was_on = gc.isenabled()

@@ -1,8 +1,10 @@
-"""Columns of ground truth that keep no object per row: integers in typed arrays, repeated values as codes into a
-table of the distinct ones, event ids as the positions they are derived from (docs/performance.md, memory).
+"""Columns of ground truth that keep no object per row: integers in typed arrays, repeated values as codes
+into a table of the distinct ones, event ids as the positions they are derived from (docs/performance.md,
+memory).
 
-Each column reads like the list it stands for (iteration, ``len``, indexing, ``index``, ``count``, ``in``, ``==``
-with a list); its ``append`` takes any value, and a value the compact form cannot hold is kept aside, by row.
+Each column reads like the list it stands for (iteration, ``len``, indexing, ``index``, ``count``, ``in``,
+``==`` with a list); its ``append`` takes any value, and a value the compact form cannot hold is kept aside,
+by row.
 :class:`IdMap` is the dictionary counterpart: values by event id, a default id kept as its position.
 """
 from __future__ import annotations
@@ -24,8 +26,9 @@ _WIDER = {"B": "H", "H": "I", "I": "Q"}
 
 
 class Column(Sequence):
-    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's own. ``APPEND`` is the source of an
-    append of value ``{v}`` to column ``{c}`` (both names) as a generated ``add`` inlines it (:func:`adder`)."""
+    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's own. ``APPEND`` is the source of
+    an append of value ``{v}`` to column ``{c}`` (both names) as a generated ``add`` inlines it
+    (:func:`adder`)."""
 
     __slots__ = ()
     APPEND = "{c}.append({v})"
@@ -43,7 +46,8 @@ class Column(Sequence):
         for cls in type(self).__mro__:
             for name in getattr(cls, "__slots__", ()):
                 v = getattr(self, name)
-                setattr(other, name, v[:] if isinstance(v, array) else v.copy() if isinstance(v, (list, dict)) else v)
+                setattr(other, name, v[:] if isinstance(v, array) else v.copy()
+                        if isinstance(v, (list, dict)) else v)
         return other
 
     def __eq__(self, other) -> bool:
@@ -58,8 +62,9 @@ class Column(Sequence):
 
 
 class Ints(Column):
-    """Integers in an :mod:`array` of a signed ``typecode``; any other value (``None``, a bool, an integer out of
-    range) is kept in a dictionary by row, its array slot holding the typecode's smallest value as a mark."""
+    """Integers in an :mod:`array` of a signed ``typecode``; any other value (``None``, a bool, an integer out
+    of range) is kept in a dictionary by row, its array slot holding the typecode's smallest value as a
+    mark."""
 
     __slots__ = ("values", "other", "_mark", "_top")
     APPEND = "{c}.values.append({v}) if type({v}) is int and {c}._mark < {v} <= {c}._top else {c}.append({v})"
@@ -103,12 +108,16 @@ class Ints(Column):
             self.other = {new: self.other[old] for new, old in enumerate(kept) if old in self.other}
 
     def __contains__(self, v) -> bool:
-        return v in self.values if type(v) is int and v != self._mark and not self.other else super().__contains__(v)
+        return (
+            v in self.values
+            if type(v) is int and v != self._mark and not self.other
+            else super().__contains__(v)
+        )
 
 
 class Codes(Column):
-    """Values that repeat (steps, outcomes, cursors), each row the code of its value in ``table``: one byte a row
-    while there are at most 256 distinct values, two up to 65,536, and so on."""
+    """Values that repeat (steps, outcomes, cursors), each row the code of its value in ``table``: one byte a
+    row while there are at most 256 distinct values, two up to 65,536, and so on."""
 
     __slots__ = ("codes", "table", "_code")
     APPEND = ("x = {c}._code.get({v} if type({v}) is str else (type({v}), {v}))\n"
@@ -166,15 +175,16 @@ class Codes(Column):
 
 class Ids(Column):
     """Event ids: an id its scenario did not name (:func:`~simkit.model.default_id`) as the position it is
-    derived from, any other as ``-1 - `` its index in ``names``. No id string is kept per row: one is built each
-    time a row is read."""
+    derived from, any other as ``-1 - `` its index in ``names``. No id string is kept per row: one is built
+    each time a row is read."""
 
     __slots__ = ("codes", "names", "_name")
     APPEND = ("x = default_position({v}) if type({v}) is str else None\n"
               "if x is None or x >> 63: x = {c}.code({v})\n"
               "{c}.codes.append(x)")
     #: :meth:`append` with a ``position`` hint ``{p}``
-    APPEND_AT = ("x = {p} if type({p}) is int and 0 <= {p} < 1 << 63 and {v} == default_id({p}) else {c}.code({v})\n"
+    APPEND_AT = ("x = {p} if type({p}) is int and 0 <= {p} < 1 << 63 and {v} == default_id({p}) else "
+                 "{c}.code({v})\n"
                  "{c}.codes.append(x)")
 
     def __init__(self, values=()):
@@ -221,13 +231,14 @@ class Ids(Column):
 
 
 def adder(owner: type, params: str, columns: list[str], appends: list[str], setup: str = ""):
-    """A method ``add(self, <params>)`` for ``owner``: it binds the ``columns`` (expressions) to ``c0``, ``c1``, ...,
-    runs ``setup``, then ``appends`` (each a column's ``APPEND`` filled in for its ``c<i>``) with no call per value;
-    a value a column refuses leaves no partial row behind. Compiled by :func:`simkit._codegen.compile_function`:
-    a traceback through it shows its lines."""
+    """A method ``add(self, <params>)`` for ``owner``: it binds the ``columns`` (expressions) to ``c0``,
+    ``c1``, ..., runs ``setup``, then ``appends`` (each a column's ``APPEND`` filled in for its ``c<i>``) with
+    no call per value; a value a column refuses leaves no partial row behind. Compiled by
+    :func:`simkit._codegen.compile_function`: a traceback through it shows its lines."""
     names = [f"c{i}" for i in range(len(columns))]
     body = "\n".join(line for a in appends for line in a.splitlines())
-    source = (f"def add(self, {params}):\n    {', '.join(names)}, = {', '.join(columns)},\n" + indent(setup, "    ")
+    source = (f"def add(self, {params}):\n    {', '.join(names)}, = {', '.join(columns)},\n"
+              + indent(setup, "    ")
               + "\n    try:\n" + indent(body, "        ")
               + f"\n    except BaseException:\n        _truncate(({', '.join(names)},))\n        raise")
     env = {"default_id": default_id, "default_position": default_position, "_truncate": _truncate}
@@ -242,10 +253,11 @@ def _truncate(columns) -> None:
 
 
 class IdMap(MutableMapping):
-    """A dictionary keyed by event id that keeps no id string: a default id (:func:`~simkit.model.default_id`) as
-    its position, in a typed array of value codes indexed from the first position set (code 0: none) while it stays
-    dense enough (:data:`DENSITY`), else in ``aside``, a dictionary by position; any other id in ``named``.
-    Values repeat (outcomes, counts): the array is the codes of a :class:`Codes`, ``slots``. The position-keyed
+    """A dictionary keyed by event id that keeps no id string: a default id (:func:`~simkit.model.default_id`)
+    as its position, in a typed array of value codes indexed from the first position set (code 0: none) while
+    it stays dense enough (:data:`DENSITY`), else in ``aside``, a dictionary by position; any other id in
+    ``named``. Values repeat (outcomes, counts): the array is the codes of a :class:`Codes`, ``slots``. The
+    position-keyed
     :meth:`at` and :meth:`set_at` are the hot path's: they parse no id. Iteration: the array's ids in position
     order, then ``aside``'s, then ``named``'s."""
 
@@ -359,9 +371,9 @@ class IdMap(MutableMapping):
         return f"IdMap({dict(self.items())!r})"
 
 
-#: An :class:`IdMap`'s array grows to a slot only below ``SPAN + DENSITY * (values + 1)`` (and then by at least 256
-#: slots): a position further on is kept aside. A stream spaced by up to ``DENSITY``, or with a few gaps, stays in
-#: the array.
+#: An :class:`IdMap`'s array grows to a slot only below ``SPAN + DENSITY * (values + 1)`` (and then by at
+#: least 256 slots): a position further on is kept aside. A stream spaced by up to ``DENSITY``, or with a few
+#: gaps, stays in the array.
 SPAN, DENSITY = 1024, 16
 _NONE = object()
 
@@ -376,8 +388,8 @@ class _IdMapItems(ItemsView):
 
 
 def evenly_spaced(positions: Sequence[int]) -> tuple[int, int] | None:
-    """``(first, step)`` if the sorted, distinct ``positions`` are ``first``, ``first + step``, ... with no gap (a
-    generated stream): a position's index is then ``(p - first) // step``, no search."""
+    """``(first, step)`` if the sorted, distinct ``positions`` are ``first``, ``first + step``, ... with no
+    gap (a generated stream): a position's index is then ``(p - first) // step``, no search."""
     if not positions:
         return None
     first = positions[0]

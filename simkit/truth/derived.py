@@ -1,6 +1,7 @@
-"""Facts derived from ground truth alone (:class:`~simkit.truth.ground.GroundTruth`), each defined once here for
-the judge, the figures and the tools. Those the figures read (:func:`joined_at`, :func:`cursor_history`,
-:func:`held_pages`) take a ``GroundTruth`` or anything :func:`~simkit.truth.ground.as_truth` reads (a World, a Run).
+"""Facts derived from ground truth alone (:class:`~simkit.truth.ground.GroundTruth`), each defined once here
+for the judge, the figures and the tools. Those the figures read (:func:`joined_at`, :func:`cursor_history`,
+:func:`held_pages`) take a ``GroundTruth`` or anything :func:`~simkit.truth.ground.as_truth` reads (a World, a
+Run).
 
 Facts that need the judge's notion of an outcome (the durable prefix, when an event was at risk, when a loss
 became final) are in :mod:`simkit.judge.facts`.
@@ -22,7 +23,8 @@ from .ground import View, as_truth
 from .trace import is_fetched
 
 __all__ = ["ENDS", "Hold", "Stream", "breaks_order", "cursor_history", "disordered_pages", "effects_count",
-           "first_late", "handled", "held_pages", "joined_at", "late_arrivals", "stream_index", "stream_order"]
+           "first_late", "handled", "held_pages", "joined_at", "late_arrivals", "stream_index",
+           "stream_order"]
 
 _position = attrgetter("position")
 
@@ -30,9 +32,10 @@ _position = attrgetter("position")
 def late_arrivals(truth) -> frozenset[str]:
     """The events that join the stream late (docs/verdict.md, invariant 2): their first page on the provider's
     chain comes after a page holding their position or a greater one (a backfill behind served positions, or a
-    new id at a position already served: ``<=``), or no page on the chain carries them. An ``applied_position``
-    makes no claim about them; they are judged by receipts alone. Computed once per :class:`GroundTruth`: by the
-    provider from its own table where it can (``ProviderTruth.late``), else from its script."""
+    new id at a position already served: ``<=``), or no page on the chain carries them. An
+    ``applied_position`` makes no claim about them; they are judged by receipts alone. Computed once per
+    :class:`GroundTruth`: by the provider from its own table where it can (``ProviderTruth.late``), else from
+    its script."""
     late = truth.memo.get("late_arrivals")
     if late is None:
         own = truth.provider.late
@@ -41,9 +44,10 @@ def late_arrivals(truth) -> frozenset[str]:
 
 
 def first_late(chain: Iterable[Iterable[tuple]], seen) -> set:
-    """:func:`late_arrivals`' rule over the pages of a chain, each as ``(key, position)`` pairs (an event's id, or
-    its row in a table): the keys first served at or below a position an earlier page served. ``seen[key]`` is
-    set to 1 for every key served (a ``bytearray`` by row, or a ``defaultdict(int)`` by id)."""
+    """:func:`late_arrivals`' rule over the pages of a chain, each as ``(key, position)`` pairs (an event's
+    id, or its row in a table): the keys first served at or below a position an earlier page served.
+    ``seen[key]`` is set to 1 for every key served (a ``bytearray`` by row, or a ``defaultdict(int)`` by
+    id)."""
     late: set = set()
     highest = None
     for page in chain:
@@ -94,8 +98,8 @@ def disordered_pages(truth) -> frozenset[str]:
 
 
 class Stream(Mapping):
-    """The stream in position order (ties in the stream's order), read from the provider's event table: ``ids``
-    and ``positions`` by rank, and as a mapping each id's rank (``rank``: the table's own
+    """The stream in position order (ties in the stream's order), read from the provider's event table:
+    ``ids`` and ``positions`` by rank, and as a mapping each id's rank (``rank``: the table's own
     :meth:`~simkit.world.events.EventTable.rank`, which keeps no table by id string for default ids). Only a
     stream that names its ids (a scripted one, a few events) keeps a dictionary of them. A log's ranks are
     computed once (:meth:`ranks`)."""
@@ -111,8 +115,8 @@ class Stream(Mapping):
         self._ranked: dict[tuple, array] = {}       # a log's id codes (id, length) -> their ranks
 
     def ranks(self, log) -> array:
-        """Per row of ``log`` (rows naming an event in field 3: receipts, effects), its event's rank, or -1 if the
-        stream does not hold it. A log that keeps a default id as its position (:meth:`View.id_codes`) is
+        """Per row of ``log`` (rows naming an event in field 3: receipts, effects), its event's rank, or -1 if
+        the stream does not hold it. A log that keeps a default id as its position (:meth:`View.id_codes`) is
         ranked by position, no id string read."""
         codes = log.id_codes() if not self._named and isinstance(log, View) else None
         if codes is None:
@@ -169,9 +173,10 @@ class Stream(Mapping):
 
 
 def stream_index(truth) -> Stream:
-    """Each event id's place in :func:`stream_order`, as a read-only mapping: the stream in position order, built
-    once per :class:`GroundTruth` from the provider's event table (:class:`~simkit.world.events.EventTable`: its
-    own typed positions, ids built on read) or, from any other mapping of events, by sorting them."""
+    """Each event id's place in :func:`stream_order`, as a read-only mapping: the stream in position order,
+    built once per :class:`GroundTruth` from the provider's event table
+    (:class:`~simkit.world.events.EventTable`: its own typed positions, ids built on read) or, from any other
+    mapping of events, by sorting them."""
     found = truth.memo.get("stream")
     if found is None:
         events = truth.provider.events
@@ -193,7 +198,8 @@ def stream_order(truth) -> tuple[Sequence[str], Sequence[int]]:
 
 def handled(truth) -> frozenset[str]:
     """The events whose handler decides, and logs its decisions: every one whose behaviour is not ``ok``
-    (docs/scenarios.md, ``[[events]]``). An ``ok`` event's handler always answers ``apply`` and logs nothing."""
+    (docs/scenarios.md, ``[[events]]``). An ``ok`` event's handler always answers ``apply`` and logs
+    nothing."""
     found = truth.memo.get("handled")
     if found is None:
         events = truth.provider.events
@@ -224,13 +230,14 @@ def joined_at(truth) -> dict[str, float]:
 
 
 def effects_count(effects: Iterable) -> int:
-    """The effects that ran during the run (``effects`` in the ``--json`` object, docs/verdict.md): every row of a
-    sink's effect log but the initial state's (sequence number 0)."""
+    """The effects that ran during the run (``effects`` in the ``--json`` object, docs/verdict.md): every row
+    of a sink's effect log but the initial state's (sequence number 0)."""
     return sum(1 for row in effects if row[0] > 0)
 
 
 def cursor_history(truth) -> list[tuple[float, str, str]]:
-    """The durable ``resume_cursor`` as ``(from time, cursor, the write's kind)``, from the store's log of writes."""
+    """The durable ``resume_cursor`` as ``(from time, cursor, the write's kind)``, from the store's log of
+    writes."""
     truth = as_truth(truth)
     history = None
     for _seq, time, _w, kind, before, after in truth.store.writes.states():
@@ -245,9 +252,10 @@ def cursor_history(truth) -> list[tuple[float, str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A page one worker held in memory (seed 000, step 2): from the fetch that returned it to the step that ended
-    the attempt (``ended_by``: the worker's next ``fetch``, ``load``, ``crash``, ``halt`` or ``restart``, or
-    ``end of run``). ``row``/``end_row`` index the trace (``end_row`` is ``None`` at the run's end)."""
+    """A page one worker held in memory (seed 000, step 2): from the fetch that returned it to the step that
+    ended the attempt (``ended_by``: the worker's next ``fetch``, ``load``, ``crash``, ``halt`` or
+    ``restart``, or ``end of run``). ``row``/``end_row`` index the trace (``end_row`` is ``None`` at the run's
+    end)."""
 
     worker: int
     start: float
@@ -276,7 +284,8 @@ def held_pages(truth) -> list[Hold]:
     for _seq, _t, worker, cursor, next_cursor, ids in truth.provider.log:
         served.setdefault(worker, []).append((cursor, next_cursor, ids))
     taken: dict[int, int] = {}
-    holding: dict[int, tuple] = {}         # worker -> (start, cursor, next_cursor, ids, row) of the page it holds
+    # worker -> (start, cursor, next_cursor, ids, row) of the page it holds
+    holding: dict[int, tuple] = {}
     holds = []
     for i, (t, w, step, outcome) in enumerate(zip(trace.time, trace.worker, trace.step, trace.outcome)):
         if step in ENDS and w in holding:

@@ -1,12 +1,13 @@
-"""The ground truth of one finished run, frozen: exactly what the judge reads (docs/verdict.md), and nothing else.
+"""The ground truth of one finished run, frozen: exactly what the judge reads (docs/verdict.md), and nothing
+else.
 
 :class:`GroundTruth` is built by the SimPy world (``World.ground_truth()``) and by ``simkit live`` from its
 databases; :func:`simkit.judge.checker.check` takes it. Its parts are shaped like the world's own objects
 (``truth.provider.log``, ``truth.store.writes``, ``truth.sink.effects``, ...), but each is a frozen record of
 read-only views: a log is wrapped, never copied (a million-event run must not keep its logs twice), and a
-mutable mapping is seen through a :class:`~types.MappingProxyType` (a read-only one, the provider's event table,
-is kept as it is: the judge reads its typed columns). The facts derived from it (late events, the effects count,
-when a page was held, ...) are defined once, in :mod:`simkit.truth.derived`.
+mutable mapping is seen through a :class:`~types.MappingProxyType` (a read-only one, the provider's event
+table, is kept as it is: the judge reads its typed columns). The facts derived from it (late events, the
+effects count, when a page was held, ...) are defined once, in :mod:`simkit.truth.derived`.
 """
 from __future__ import annotations
 
@@ -52,16 +53,16 @@ class View(Sequence):
         return f"{type(self).__name__}({self._rows!r})"
 
     def fields(self, *which: int) -> Iterator[tuple]:
-        """Each row's fields ``which`` (two or more), as tuples: a column-stored log reads only those columns (an
-        event-id column it does not read builds no id string)."""
+        """Each row's fields ``which`` (two or more), as tuples: a column-stored log reads only those columns
+        (an event-id column it does not read builds no id string)."""
         columns = getattr(self._rows, "columns", None)
         if columns is not None:
             return zip(*(columns[i] for i in which))
         return map(itemgetter(*which), self._rows)
 
     def id_codes(self, field: int = 3) -> Sequence[int] | None:
-        """The log's own codes of the event ids in ``field`` (:class:`~simkit.truth.columns.Ids`: a default id as
-        its position, any other below 0), or ``None`` if it keeps no such column (a list of rows)."""
+        """The log's own codes of the event ids in ``field`` (:class:`~simkit.truth.columns.Ids`: a default id
+        as its position, any other below 0), or ``None`` if it keeps no such column (a list of rows)."""
         columns = getattr(self._rows, "columns", None)
         column = columns[field] if columns is not None and len(columns) > field else None
         return column.codes if isinstance(column, Ids) else None
@@ -99,8 +100,9 @@ class ProviderTruth:
     at_end: Callable[[str], bool]
     #: ``script()``: every page as ``(cursor, events, next_cursor, stuck)``, the chain from ``start`` first
     script: Callable[[], list]
-    #: ``disordered()`` and ``late()``: the cursors whose page breaks the source order inside itself (step 3) and
-    #: the events that join the stream late, where the provider reads them from its own table (else ``None``:
+    #: ``disordered()`` and ``late()``: the cursors whose page breaks the source order inside itself (step 3)
+    #: and the events that join the stream late, where the provider reads them from its own table (else
+    #: ``None``:
     #: :func:`~simkit.truth.derived.disordered_pages` and :func:`~simkit.truth.derived.late_arrivals` read the
     #: script)
     disordered: Callable[[], frozenset[str]] | None = None
@@ -204,13 +206,15 @@ class GroundTruth:
         if backfills is None:
             backfills = bool(getattr(scenario, "backfills", False))
         return cls(scenario, ProviderTruth.of(provider), StoreTruth.of(store), SinkTruth.of(sink),
-                   ServiceTruth.of(service), tuple(halts), bool(completed), stopped, settlement, backfills, trace)
+                   ServiceTruth.of(service), tuple(halts), bool(completed), stopped, settlement, backfills,
+                   trace)
 
 
 def as_truth(run) -> GroundTruth:
     """``run``'s ground truth: a :class:`GroundTruth` as it is, anything with ``ground_truth()`` (a World, a
     Run) through it, and any other object shaped like a world (a hand-built history: ``provider``, ``store``,
-    ``sink``, ``halts``, ``completed``, and optionally ``service``, ``scenario``, ``contract``, ...) read once."""
+    ``sink``, ``halts``, ``completed``, and optionally ``service``, ``scenario``, ``contract``, ...) read
+    once."""
     if isinstance(run, GroundTruth):
         return run
     method = getattr(run, "ground_truth", None)

@@ -1,15 +1,17 @@
 """Ground-truth logs stored column by column: typed arrays for numbers, event ids as the positions they derive
-from, repeated values (outcomes, kinds, cursors) as codes, lists for everything else (:mod:`simkit.truth.columns`).
+from, repeated values (outcomes, kinds, cursors) as codes, lists for everything else
+(:mod:`simkit.truth.columns`).
 
 A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
 ``==`` with a list), so they need not know. A receipt row costs 33 bytes instead of a tuple with its own
-sequence number, time and id objects (about 180): a million-event run keeps several rows per event. Writers call
+sequence number, time and id objects (about 180): a million-event run keeps several rows per event. Writers
+call
 :meth:`Log.add` with one value per column.
 
 Each log's row is a named tuple (:class:`ReceiptRow`, :class:`WriteRow`, ... ``ServedRow`` for the provider's
 log): ``log[k]`` is one, read by name (``log[k].event_id``), and so is each row of a store or sink that keeps
-plain lists (SQLite, ``simkit live``). Iterating a column-stored log gives plain tuples in the same field order,
-for the loops that unpack every row (a named tuple built per row made them several times slower).
+plain lists (SQLite, ``simkit live``). Iterating a column-stored log gives plain tuples in the same field
+order, for the loops that unpack every row (a named tuple built per row made them several times slower).
 """
 from __future__ import annotations
 
@@ -23,11 +25,12 @@ from simkit.model import Checkpoint
 
 from .columns import Codes, Column, Ids, Ints, adder
 
-__all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states", "ReceiptRow",
-           "ReadRow", "EffectRow", "DecisionRow", "WriteRow", "ServedRow"]
+__all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog", "write_states",
+           "ReceiptRow", "ReadRow", "EffectRow", "DecisionRow", "WriteRow", "ServedRow"]
 
-#: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated values,
-#: ``SMALL`` integers that are almost always small (workers, versions: two bytes a row, any other kept aside)
+#: column kinds beside :mod:`array` typecodes: ``ID`` an event id column, ``CODE`` a column of repeated
+#: values, ``SMALL`` integers that are almost always small (workers, versions: two bytes a row, any other kept
+#: aside)
 ID, CODE, SMALL = "id", "code", "small"
 _KINDS = {ID: Ids, CODE: Codes, SMALL: Ints}
 
@@ -67,8 +70,8 @@ class DecisionRow(NamedTuple):
 
 
 class WriteRow(NamedTuple):
-    """A durable checkpoint change (:class:`WriteLog`): its kind (``commit``, a barrier's ...), and the checkpoint
-    before and after it."""
+    """A durable checkpoint change (:class:`WriteLog`): its kind (``commit``, a barrier's ...), and the
+    checkpoint before and after it."""
     seq: int
     time: float
     worker: int
@@ -89,13 +92,15 @@ class ServedRow(NamedTuple):
 
 
 class Log:
-    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, kind)`` pairs: the typecode of
-    :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of objects."""
+    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, kind)`` pairs: the typecode
+    of
+    :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of
+    objects."""
 
     __slots__ = ("columns",)
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
-    #: the named tuple ``log[k]`` answers, its fields the columns (checked when a subclass is created; a log that
-    #: declares none gets a :func:`~collections.namedtuple` of its column names)
+    #: the named tuple ``log[k]`` answers, its fields the columns (checked when a subclass is created; a log
+    #: that declares none gets a :func:`~collections.namedtuple` of its column names)
     ROW: Any = tuple
 
     def __init_subclass__(cls):
@@ -104,14 +109,16 @@ class Log:
             cls.ROW = namedtuple(f"{cls.__name__}Row", names)
         if cls.__getitem__ is Log.__getitem__ and getattr(cls.ROW, "_fields", None) != names:
             raise TypeError(f"{cls.__name__}: its ROW's fields must be its columns {names}")
-        # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple per row
+        # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple
+        # per row
         kinds = [_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS]
         cls.add = adder(cls, ", ".join(names), [f"self.columns[{i}]" for i in range(len(names))],
                         [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
         cls.add.__doc__ = f"Append the row ({', '.join(names)})."
 
     def __init__(self, rows=()):
-        self.columns = tuple([] if t is None else Ints("h") if t == SMALL else _KINDS[t]() if t in _KINDS else array(t)
+        self.columns = tuple([] if t is None else Ints("h") if t == SMALL else _KINDS[t]() if t in _KINDS
+                             else array(t)
                              for _n, t in self.COLUMNS)
         for row in rows:
             self.append(row)
@@ -221,7 +228,8 @@ class WriteLog(Log):
 
     def states(self):
         """The rows with ``before`` and ``after`` as plain ``(resume_cursor, applied_position,
-        checkpoint_version)`` tuples: what a reader of every row (the checker) takes, building no checkpoints."""
+        checkpoint_version)`` tuples: what a reader of every row (the checker) takes, building no
+        checkpoints."""
         seq, time, worker, kind, *after = self.columns
         return zip(seq, time, worker, kind, chain([_fields(self.initial)], zip(*after)), zip(*after))
 

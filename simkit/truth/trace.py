@@ -9,16 +9,17 @@ from simkit.model import REPLY_LOST, REQUEST_LOST
 
 from .columns import Codes, Column, Ids, Ints, adder
 
-__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST", "REQUEST_LOST",
+__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST",
+           "REQUEST_LOST",
            "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched", "transition_outcome",
            "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
 
-# -- outcomes: what the world writes in the ``outcome`` column, and what a reader may compare it with. A reader
-# compares whole outcomes with these constants and reads the parts of a composite one from the typed details
-# (:data:`DETAILS`, :meth:`Trace.detail`); it never parses an outcome.
+# -- outcomes: what the world writes in the ``outcome`` column, and what a reader may compare it with. A
+# reader compares whole outcomes with these constants and reads the parts of a composite one from the typed
+# details (:data:`DETAILS`, :meth:`Trace.detail`); it never parses an outcome.
 #: ``fetch``: the provider refused the cursor (the consumer halts)
 CURSOR_REFUSED = "cursor refused"
 #: ``commit`` or ``quarantine``: a terminal receipt already existed, nothing was written
@@ -26,12 +27,13 @@ CONFLICT = "conflict"
 #: the start of an ``effect`` outcome whose reply carried another request's identity (detail ``crossed``)
 CROSSED_REPLY = "crossed reply"
 #: Typed details of some rows, kept apart from the columns (sparse, out of the digest) and added to
-#: :meth:`Trace.to_frame`: ``action``, ``before`` and ``after`` of a ``settle``, ``settle_late`` or ``validate``
-#: row (docs/vocabulary.md, "Settlement"; a validation has no ``before``), ``crossed`` the identity an ``effect``
-#: row's crossed reply carried.
+#: :meth:`Trace.to_frame`: ``action``, ``before`` and ``after`` of a ``settle``, ``settle_late`` or
+#: ``validate`` row (docs/vocabulary.md, "Settlement"; a validation has no ``before``), ``crossed`` the
+#: identity an ``effect`` row's crossed reply carried.
 DETAILS = ("action", "before", "after", "crossed")
-#: The outcomes of a ``fetch`` row that handed its worker no page: the cursor refused, the reply lost (the provider
-#: served it), the request lost on its way (the provider was never asked). Every other ``fetch`` outcome is
+#: The outcomes of a ``fetch`` row that handed its worker no page: the cursor refused, the reply lost (the
+#: provider served it), the request lost on its way (the provider was never asked). Every other ``fetch``
+#: outcome is
 #: :func:`fetched_outcome`'s.
 NO_PAGE = frozenset({CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST})
 
@@ -63,15 +65,16 @@ def transition_outcome(action: str, before, after) -> str:
 
 
 def validated_outcome(action: str, state) -> str:
-    """``validate``: the first transaction of ``split_validate_write`` decided (details ``action``, ``after``)."""
+    """``validate``: the first transaction of ``split_validate_write`` decided (details ``action``,
+    ``after``)."""
     return f"{action} {state or ''}".strip()
 
 
 class Trace:
     """Columnar trace. Each row carries the durable checkpoint as it stood after the step. Times are a typed
     array, as most rows have a moment of their own (a list would keep a float object per row); numbers are
-    :class:`~simkit.truth.columns.Ints`, steps, cursors and outcomes :class:`~simkit.truth.columns.Codes`, event
-    ids :class:`~simkit.truth.columns.Ids`: each column reads as the list it stands for."""
+    :class:`~simkit.truth.columns.Ints`, steps, cursors and outcomes :class:`~simkit.truth.columns.Codes`,
+    event ids :class:`~simkit.truth.columns.Ids`: each column reads as the list it stands for."""
 
     __slots__ = COLUMNS + ("details",)
 
@@ -119,8 +122,9 @@ class Trace:
 
 
 def _add():
-    """``Trace.add(time, worker, step, event_id, position, checkpoint, place, outcome="")``, each column's append
-    written out (its ``APPEND``): ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."""
+    """``Trace.add(time, worker, step, event_id, position, checkpoint, place, outcome="")``, each column's
+    append written out (its ``APPEND``): ``checkpoint`` is the durable one after the step, ``place`` its
+    cursor's place."""
     values = ("time", "worker", "step", "event_id", "position", "resume_cursor", "place", "applied_position",
               "checkpoint_version", "outcome")
     kinds = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)
@@ -130,7 +134,9 @@ def _add():
                for i, (k, v) in enumerate(zip(kinds, values))]
     add = adder(Trace, 'time, worker, step, event_id, position, checkpoint, place, outcome=""',
                 [f"self.{c}" for c in COLUMNS], appends, setup)
-    add.__doc__ = "Append a row: ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."
+    add.__doc__ = (
+        "Append a row: ``checkpoint`` is the durable one after the step, ``place`` its cursor's place."
+    )
     return add
 
 

@@ -14,7 +14,8 @@ __all__ = ["Comparison", "comparison"]
 
 
 class Comparison(W.VBox):
-    """``safe`` beside a chosen shortcut on the same input, redrawn when the shortcut, scenario or seed changes.
+    """``safe`` beside a chosen shortcut on the same input, redrawn when the shortcut, scenario or seed
+    changes.
 
     ``runs`` is the last ``(safe, shortcut)`` pair drawn.
     """
@@ -50,6 +51,7 @@ class Comparison(W.VBox):
         show_comparison(self.runs)
 
 
-def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO, seed: int | None = None) -> Comparison:
+def comparison(shortcut: str = SHORTCUTS[0], scenario: str = OWN_SCENARIO,
+               seed: int | None = None) -> Comparison:
     """``safe`` beside ``shortcut`` on the same input (by default the shortcut's own scenario)."""
     return Comparison(shortcut, scenario, seed)

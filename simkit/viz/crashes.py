@@ -1,5 +1,6 @@
 """Every single-crash schedule of a strategy, each judged against the strategy's fault-free run: ``worse``,
-``same`` or ``better`` (docs/exploring.md); what :func:`simkit.viz.plot.crash_matrix` draws with ``better=``."""
+``same`` or ``better`` (docs/exploring.md); what :func:`simkit.viz.plot.crash_matrix` draws with
+``better=``."""
 from __future__ import annotations
 
 from simkit.judge.verdict import harms
@@ -26,13 +27,14 @@ def single_crashes(scenario: Scenario, strategy="safe", seed: int | None = None)
 
 
 def crash_effect(fault_free_verdict, crashed_verdict) -> str:
-    """``worse``, ``same`` or ``better``: a crashed run against the fault-free run of the same strategy and input.
+    """``worse``, ``same`` or ``better``: a crashed run against the fault-free run of the same strategy and
+    input.
 
     Safety first: the crash made the run worse if it added a lost or duplicated event, a regression, a broken
-    invariant or a settlement violation; better if it added none of these and took one away. A halt that stopped
-    the retry before an event the fault-free run lost was lost is better, even though a halt without cause leaves
-    the run incomplete: the event is still there to be investigated, not gone. Only when safety is unchanged does
-    liveness decide (the crash left the run incomplete: worse; let it complete: better).
+    invariant or a settlement violation; better if it added none of these and took one away. A halt that
+    stopped the retry before an event the fault-free run lost was lost is better, even though a halt without
+    cause leaves the run incomplete: the event is still there to be investigated, not gone. Only when safety
+    is unchanged does liveness decide (the crash left the run incomplete: worse; let it complete: better).
     """
     (safe_before, live_before), (safe_after, live_after) = harms(fault_free_verdict), harms(crashed_verdict)
     for before, after in ((safe_before, safe_after), (live_before, live_after)):
@@ -44,9 +46,10 @@ def crash_effect(fault_free_verdict, crashed_verdict) -> str:
 
 
 def crash_effects(scenario: Scenario, strategies=None, seed: int | None = None):
-    """Every single-crash schedule of each strategy on ``scenario``, judged against that strategy's fault-free run
-    (:func:`crash_effect`): a frame indexed by (crash point, strategy) with the count of schedules ``run`` and how
-    many came out ``worse``, ``same`` and ``better``. Crash points a strategy never passes have ``run`` 0.
+    """Every single-crash schedule of each strategy on ``scenario``, judged against that strategy's fault-free
+    run (:func:`crash_effect`): a frame indexed by (crash point, strategy) with the count of schedules ``run``
+    and how many came out ``worse``, ``same`` and ``better``. Crash points a strategy never passes have
+    ``run`` 0.
 
     For :func:`simkit.viz.plot.crash_matrix`: ``fx = crash_effects(sc)``, then
     ``crash_matrix(ax, fx.worse.unstack(), fx.run.unstack(), better=fx.better.unstack())``.
@@ -61,6 +64,7 @@ def crash_effects(scenario: Scenario, strategies=None, seed: int | None = None):
             assert fault.point is not None          # a crash names its crash point
             row = rows[fault.point, _name(strategy)]
             row["run"] += 1
-            row[crash_effect(base.verdict, replay(scenario, _strategy(strategy), (fault,), seed).verdict)] += 1
+            row[crash_effect(base.verdict, replay(scenario, _strategy(strategy), (fault,),
+                                                  seed).verdict)] += 1
     index = pd.MultiIndex.from_tuples(list(rows), names=["crash point", "strategy"])
     return pd.DataFrame(list(rows.values()), index=index, columns=["run", "worse", "same", "better"])

@@ -1,12 +1,12 @@
-"""Sweep curves: the share of runs that lost (or duplicated) against crash rate, one line per strategy, with its
-Wilson interval (docs/exploring.md)."""
+"""Sweep curves: the share of runs that lost (or duplicated) against crash rate, one line per strategy, with
+its Wilson interval (docs/exploring.md)."""
 from __future__ import annotations
 
 __all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "sweep_curves", "sweep_shares"]
 
 
-#: Sweep curve colours: ``safe`` black (drawn on top of the others), each shortcut a hue of its own. A user's own
-#: strategy takes the next of ``_EXTRA_COLORS``.
+#: Sweep curve colours: ``safe`` black (drawn on top of the others), each shortcut a hue of its own. A user's
+#: own strategy takes the next of ``_EXTRA_COLORS``.
 STRATEGY_COLORS = {
     "safe": "black", "persist_token_on_fetch": "#1f77b4", "max_position_watermark": "#ff7f0e",
     "compare_tokens": "#2ca02c", "no_version_check": "#d62728", "watermark_only_dedup": "#9467bd",
@@ -19,8 +19,8 @@ SWEEP_METRICS = {"lost": "runs that lost at least one event", "duplicated": "run
 
 
 def sweep_shares(table, metric: str = "lost", confidence: float = 0.95):
-    """Per (strategy, crash rate) of a sweep's tidy table (:data:`simkit.tools.sweep.COLUMNS`): how many runs, how many
-    with ``metric`` above 0 (``hits``), their ``share`` and its Wilson interval (``low``, ``high``).
+    """Per (strategy, crash rate) of a sweep's tidy table (:data:`simkit.tools.sweep.COLUMNS`): how many runs,
+    how many with ``metric`` above 0 (``hits``), their ``share`` and its Wilson interval (``low``, ``high``).
 
     Strategies keep their first-seen order, crash rates ascend. Raises ``ValueError`` for an unknown metric.
     """
@@ -46,14 +46,14 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     """The share of runs that lost at least one event (``metric="lost"``) or duplicated an effect
     (``"duplicated"``) against crash rate, one line per strategy, its Wilson interval shaded.
 
-    ``table`` is a sweep's tidy table (:meth:`simkit.tools.sweep.Sweep.frame`, or the CSV ``simkit sweep --out``
-    writes). The x axis is symmetric-log (linear up to the smallest positive rate, so rate 0 has a place) with a
-    tick at every rate swept; ``xscale="linear"`` for a plain one. ``safe`` is black and drawn on top; the other
-    strategies differ in colour and in hollow marker, so curves that coincide (at 0 or at 100 %) stay visible.
-    Each line is labelled with its strategy, and a curve that coincides with one drawn before says so in its label
-    (``"compare_tokens (same curve as max_position_watermark)"``: the same share on this metric, nothing more; a
-    strategy on the ``safe`` curve can still fail otherwise); each band's gid is ``"wilson <strategy>"``.
-    """
+    ``table`` is a sweep's tidy table (:meth:`simkit.tools.sweep.Sweep.frame`, or the CSV ``simkit sweep
+    --out`` writes). The x axis is symmetric-log (linear up to the smallest positive rate, so rate 0 has a
+    place) with a tick at every rate swept; ``xscale="linear"`` for a plain one. ``safe`` is black and drawn
+    on top; the other strategies differ in colour and in hollow marker, so curves that coincide (at 0 or at
+    100 %) stay visible. Each line is labelled with its strategy, and a curve that coincides with one drawn
+    before says so in its label (``"compare_tokens (same curve as max_position_watermark)"``: the same share
+    on this metric, nothing more; a strategy on the ``safe`` curve can still fail otherwise); each band's gid
+    is ``"wilson <strategy>"``. """
     from matplotlib.lines import Line2D
 
     shares = sweep_shares(table, metric, confidence)
@@ -89,7 +89,8 @@ def _lines(ax, shares) -> list:
         z = 10 if safe else 3 + i / 100
         ax.fill_between(s["crash_rate"], s["low"], s["high"], color="#9e9e9e" if safe else color,
                         alpha=0.3 if safe else 0.12, lw=0, zorder=z - 1, gid=f"wilson {strategy}")
-        style = dict(color=color, lw=2.4 if safe else 1.6, marker="o" if safe else _MARKERS[i % len(_MARKERS)],
+        style = dict(color=color, lw=2.4 if safe else 1.6, marker="o" if safe
+                     else _MARKERS[i % len(_MARKERS)],
                      markersize=5 if safe else 8, zorder=z)
         if not safe:
             style.update(markerfacecolor="none", markeredgewidth=1.4)

@@ -1,4 +1,5 @@
-"""The scenario explorer widget: strategy, seed, crash and stream controls; every change reruns and redraws."""
+"""The scenario explorer widget: strategy, seed, crash and stream controls; every change reruns and
+redraws."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -37,10 +38,11 @@ class Explorer(W.VBox):
 
     A redraw is fast (issues 19 and 31, :func:`redraw_ms`): the figure is kept and redrawn in place
     (:func:`run_canvas`: its Axes laid out once, for the default run with room for the widest legends, and
-    emptied for each run; a legend drawn before is blitted, not even made; the texts' glyphs are kept), and the last
-    :data:`KEEP` runs and figures are kept, so going back to a setting reruns nothing and a change that leaves the
-    run as it was (a crash point never reached) draws nothing. The verdict, the note and the figure are displayed
-    together, once the figure is drawn.
+    emptied for each run; a legend drawn before is blitted, not even made; the texts' glyphs are kept), and
+    the last
+    :data:`KEEP` runs and figures are kept, so going back to a setting reruns nothing and a change that leaves
+    the run as it was (a crash point never reached) draws nothing. The verdict, the note and the figure are
+    displayed together, once the figure is drawn.
     """
 
     def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
@@ -58,11 +60,14 @@ class Explorer(W.VBox):
             "sink": W.Dropdown(options=list(SINKS), value=v["sink"], description="sink"),
             "crash_point": W.Dropdown(options=[NO_CRASH, *CRASH_POINTS], value=v["crash_point"],
                                       description="crash at"),
-            "crash_position": slider(W.IntSlider, v["crash_position"], min=10, max=10 * EXPLORER_EVENTS, step=10,
+            "crash_position": slider(W.IntSlider, v["crash_position"], min=10, max=10 * EXPLORER_EVENTS,
+                                     step=10,
                                       description="at position"),
-            "occurrence": slider(W.IntSlider, v["occurrence"], min=1, max=10, description="n-th time reached"),
+            "occurrence": slider(W.IntSlider, v["occurrence"], min=1, max=10,
+                                 description="n-th time reached"),
             "page_size": slider(W.IntSlider, v["page_size"], min=1, max=12, description="page size"),
-            "overlap": slider(W.FloatSlider, v["overlap"], min=0, max=1, step=0.05, description="overlap rate"),
+            "overlap": slider(W.FloatSlider, v["overlap"], min=0, max=1, step=0.05,
+                              description="overlap rate"),
             "backfill": slider(W.FloatSlider, v["backfill"], min=0, max=0.5, step=0.05,
                                 description="backfill rate"),
             "empty_pages": slider(W.FloatSlider, v["empty_pages"], min=0, max=0.5, step=0.05,
@@ -89,15 +94,18 @@ class Explorer(W.VBox):
         if key not in self._runs:                   # a setting seen before is neither rerun nor judged again
             self._runs[key] = explorer_run(**values)
         self.run = _recent(self._runs, key)
-        # the same input and the same trace is the same run: its figure is not drawn again (a crash never reached)
-        stream = tuple(v for k, v in values.items() if k not in ("crash_point", "crash_position", "occurrence"))
+        # the same input and the same trace is the same run: its figure is not drawn again (a crash never
+        # reached)
+        stream = tuple(v for k, v in values.items()
+                       if k not in ("crash_point", "crash_position", "occurrence"))
         drawn = (stream, self.run.trace.digest())
         if drawn not in self._figures:
             if self._canvas is None:
                 self._canvas = run_canvas()
             self._figures[drawn] = self._canvas.render(lambda axes: _draw_run(self._canvas, axes, self.run))
-        # all of it displayed once drawn: the output (cleared when the first of it arrives) is not left without its
-        # figure while the figure is drawn, and the frontend does not lay the page out in the meantime
+        # all of it displayed once drawn: the output (cleared when the first of it arrives) is not left
+        # without its figure while the figure is drawn, and the frontend does not lay the page out in the
+        # meantime
         run_tables(self.run, crash_note(self.run, values["crash_point"] != NO_CRASH))
         display_png(_recent(self._figures, drawn), repr(self._canvas.figure))
 
@@ -136,8 +144,9 @@ def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> E
 def redraw_ms(changes: int = 5) -> float:
     """``widget_redraw_ms`` (docs/performance.md): the median time, in milliseconds, the explorer (default
     scenario) takes to rerun and redraw after a control change, in-process with the Agg backend. Builds an
-    explorer, sets its seed to ``changes`` new values one after another (each a run not drawn before) and times
-    each change until its output is displayed. Building the explorer, and laying its canvas out, is not timed."""
+    explorer, sets its seed to ``changes`` new values one after another (each a run not drawn before) and
+    times each change until its output is displayed. Building the explorer, and laying its canvas out, is not
+    timed."""
     import io
     import statistics
     import time

@@ -1,9 +1,10 @@
-"""The facts the figures draw, under the names the views have always used (``plot.held_pages``, ``plot.at_risk``,
+"""The facts the figures draw, under the names the views have always used (``plot.held_pages``,
+``plot.at_risk``,
 ...). Each is defined once, beside ground truth: the pages each worker held in memory, the durable cursor's
-history and when each event joined the stream in :mod:`simkit.truth.derived`; when each event got its outcome, the
-durable prefix, the spans an event was at risk, the trace rows where the durable cursor was unsafe and when a loss
-became final in :mod:`simkit.judge.facts`. Only the view's reading of a loss is here: :func:`loss_final` of the
-run's own verdict.
+history and when each event joined the stream in :mod:`simkit.truth.derived`; when each event got its outcome,
+the durable prefix, the spans an event was at risk, the trace rows where the durable cursor was unsafe and
+when a loss became final in :mod:`simkit.judge.facts`. Only the view's reading of a loss is here:
+:func:`loss_final` of the run's own verdict.
 
 Each takes a Run (or anything :func:`~simkit.truth.ground.as_truth` reads).
 """

@@ -16,8 +16,8 @@ SMALLEST_LABEL = 4.5
 
 class _FitLabels(Artist):
     """Sizes the fates grid's position labels to its cells when the figure is drawn (after any layout engine
-    has placed the Axes): as large as fits, at most ``largest`` points; below :data:`SMALLEST_LABEL` the labels
-    are hidden and the x label says what the grid shows instead."""
+    has placed the Axes): as large as fits, at most ``largest`` points; below :data:`SMALLEST_LABEL` the
+    labels are hidden and the x label says what the grid shows instead."""
 
     def __init__(self, texts, chars: int, largest: float, labelled: str, unlabelled: str):
         super().__init__()
@@ -46,9 +46,9 @@ def _fate_style(fate: str) -> dict:
 
 def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
     """One cell per event in source order, coloured by its fate in ground truth
-    (:func:`simkit.judge.checker.event_fates`), labelled with its position in a font sized to the cells as drawn
-    (when they are too small for any, the x label gives the positions' range). The grid sits at the top of its
-    Axes: room the layout leaves over goes below it.
+    (:func:`simkit.judge.checker.event_fates`), labelled with its position in a font sized to the cells as
+    drawn (when they are too small for any, the x label gives the positions' range). The grid sits at the top
+    of its Axes: room the layout leaves over goes below it.
     ``highlight``: ids whose cells get a thick black frame (the events a crash changed, say)."""
     world = run.world
     fate = event_fates(world, run.verdict)
@@ -60,7 +60,8 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
         style = _fate_style(fate[eid])
         if eid in highlight:
             style = dict(facecolor=FATE_COLORS[fate[eid]], edgecolor="black", linewidth=2.5)
-        ax.add_artist(Rectangle((c, -r - 1), CELL, CELL, **style))      # in ax.patches; the limits are set below
+        # in ax.patches; the limits are set below
+        ax.add_artist(Rectangle((c, -r - 1), CELL, CELL, **style))
         texts.append(ax.text(c + CELL / 2, -r - 1 + CELL / 2, str(world.provider.events[eid].position),
                              ha="center", va="center", color="white" if fate[eid] in DARK_FATES else "black"))
     rows = -(-len(ids) // columns)
@@ -85,5 +86,5 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
 
 def fates_legend(ax, present):
     """The fates grid's legend, right of its Axes: the fates ``present``, in :data:`FATES` order."""
-    return ax.legend(handles=[Patch(**_fate_style(f), label=f) for f in FATES if f in present], loc="upper left",
-                     bbox_to_anchor=(1.01, 1), fontsize="small")
+    return ax.legend(handles=[Patch(**_fate_style(f), label=f) for f in FATES if f in present],
+                     loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")

@@ -1,5 +1,5 @@
-"""Tables of runs for a notebook (pandas frames): verdicts side by side (the cells :mod:`simkit.judge.report` writes),
-invariant violations, the trace, the pages served and the receipts written (ground truth)."""
+"""Tables of runs for a notebook (pandas frames): verdicts side by side (the cells :mod:`simkit.judge.report`
+writes), invariant violations, the trace, the pages served and the receipts written (ground truth)."""
 from __future__ import annotations
 
 from simkit.judge.report import verdict_cells
@@ -30,7 +30,8 @@ def violations_frame(run, limit: int | None = None):
 
 def trace_table(run):
     """The trace as a table for reading: one row per step, with the durable checkpoint after it. The worker
-    column is dropped for a single worker; ``cursor_place`` (the provider's decoding, for plots) is left out."""
+    column is dropped for a single worker; ``cursor_place`` (the provider's decoding, for plots) is left
+    out."""
     df = run.trace.to_frame()
     df["position"] = df["position"].astype("Int64")
     cols = ["time", "worker", "step", "event_id", "position", "resume_cursor", "applied_position",

@@ -1,5 +1,5 @@
-"""The widgets' inputs and runs: the explorer's generated scenario and its one crash (``--crash`` spelled the same
-way), the run it draws, where its crash struck, and the comparison's pair of runs (docs/scenarios.md)."""
+"""The widgets' inputs and runs: the explorer's generated scenario and its one crash (``--crash`` spelled the
+same way), the run it draws, where its crash struck, and the comparison's pair of runs (docs/scenarios.md)."""
 from __future__ import annotations
 
 from simkit.model import Fault, Scenario
@@ -9,7 +9,8 @@ from simkit.procedure.strategies import resolve, scenario_of
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load, parse
 
-__all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER_EVENTS", "NO_CRASH", "OWN_SCENARIO",
+__all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER_EVENTS", "NO_CRASH",
+           "OWN_SCENARIO",
            "comparison_runs", "crash_arg", "crash_fault", "crash_note", "explorer_run", "explorer_scenario",
            "strategy_class", "strategy_name"]
 
@@ -17,14 +18,16 @@ NO_CRASH = "none"
 
 #: The explorer's starting choice: the ``default`` scenario's stream, with one crash instead of random faults.
 EXPLORER_DEFAULTS = dict(strategy="safe", seed=7, crash_point="before_event_commit", crash_position=70,
-                         occurrence=1, page_size=5, overlap=0.3, backfill=0.1, empty_pages=0.1, sink="idempotent")
+                         occurrence=1, page_size=5, overlap=0.3, backfill=0.1, empty_pages=0.1,
+                         sink="idempotent")
 #: Event behaviours of the explorer's stream (the bundled ``default`` scenario's rates).
 EXPLORER_BEHAVIOURS = dict(stuck=0.1, poison=0.05, transient=0.05, review=0.03, hold=0.03)
 EXPLORER_EVENTS = 40
 
 OWN_SCENARIO = "(the shortcut's own scenario)"
 def explorer_scenario(seed: int = 7, page_size: int = 5, overlap: float = 0.3, backfill: float = 0.1,
-                      empty_pages: float = 0.1, sink: str = "idempotent", events: int = EXPLORER_EVENTS) -> Scenario:
+                      empty_pages: float = 0.1, sink: str = "idempotent",
+                      events: int = EXPLORER_EVENTS) -> Scenario:
     """The explorer's generated scenario. The provider contract permits backfills exactly when the backfill
     rate is above zero, so the safe consumer knows to trust receipts rather than its watermark."""
     return parse({
@@ -53,7 +56,8 @@ def crash_arg(point: str, position: int | None = None, occurrence: int = 1) -> s
         f"#{occurrence}" if occurrence != 1 else "")
 
 
-def explorer_run(strategy: str | type[Consumer] = "safe", seed: int = 7, crash_point: str = "before_event_commit",
+def explorer_run(strategy: str | type[Consumer] = "safe", seed: int = 7,
+                 crash_point: str = "before_event_commit",
                  crash_position: int = 70, occurrence: int = 1, page_size: int = 5, overlap: float = 0.3,
                  backfill: float = 0.1, empty_pages: float = 0.1, sink: str = "idempotent") -> Run:
     """One run of the explorer's choice: ``strategy`` (a name, a reference :func:`~simkit.resolve` accepts, or
@@ -70,7 +74,8 @@ def crash_note(run: Run, requested: bool = True) -> str:
         i = trace.step.index("crash")
         eid = trace.event_id[i]
         where = f" at {eid} (position {trace.position[i]})" if eid else ""
-        return f"crash: {trace.outcome[i]}{where}, t={trace.time[i]:g}; the worker restarted from durable state only"
+        return (f"crash: {trace.outcome[i]}{where}, t={trace.time[i]:g}; the worker restarted from durable "
+                "state only")
     if requested:
         return ("crash: its point was never reached in this run (an effect point needs an external sink, a "
                 "quarantine point a poison event, a position an event that gets that far)")
@@ -78,8 +83,8 @@ def crash_note(run: Run, requested: bool = True) -> str:
 
 
 def comparison_runs(shortcut: str, scenario: str = OWN_SCENARIO, seed: int | None = None) -> tuple[Run, Run]:
-    """``safe`` and ``shortcut`` on the same input: the shortcut's own scenario (:func:`scenario_of`) by default,
-    or a bundled scenario by name; ``seed`` defaults to the scenario's."""
+    """``safe`` and ``shortcut`` on the same input: the shortcut's own scenario (:func:`scenario_of`) by
+    default, or a bundled scenario by name; ``seed`` defaults to the scenario's."""
     sc = load(scenario_of(shortcut) if scenario == OWN_SCENARIO else scenario)
     return simulate(sc, resolve("safe"), seed), simulate(sc, resolve(shortcut), seed)
 

@@ -1,5 +1,6 @@
-"""One instant of a run: the durable state and every worker's memory just after a trace row (:func:`instant_state`),
-and its picture (:func:`instant`, the step-through widget's): memory beside durable state (seed 000, step 2)."""
+"""One instant of a run: the durable state and every worker's memory just after a trace row
+(:func:`instant_state`), and its picture (:func:`instant`, the step-through widget's): memory beside durable
+state (seed 000, step 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ __all__ = ["Instant", "WINDOW", "WorkerMemory", "instant", "instant_state"]
 @dataclass(frozen=True)
 class WorkerMemory:
     """What one worker holds at an instant: ``status`` in words, the attempt identity it loaded
-    (``resume_cursor``, ``checkpoint_version``), the page in hand (a :class:`Hold`), the event it is at, and what
-    it did with each event of the page so far. A crash empties it; the durable store keeps what it had."""
+    (``resume_cursor``, ``checkpoint_version``), the page in hand (a :class:`Hold`), the event it is at, and
+    what it did with each event of the page so far. A crash empties it; the durable store keeps what it
+    had."""
 
     worker: int
     status: str
@@ -30,7 +32,8 @@ class WorkerMemory:
 
 @dataclass(frozen=True)
 class Instant:
-    """The state after one trace row: the durable checkpoint and receipts (ground truth) and each worker's memory."""
+    """The state after one trace row: the durable checkpoint and receipts (ground truth) and each worker's
+    memory."""
 
     row: int
     time: float
@@ -43,13 +46,14 @@ class Instant:
 
 
 #: What a worker's step did with an event in hand, in a word (the memory row of :func:`instant`).
-_DID = {"replay": "replay", "commit": "commit", "quarantine": "receipt", "effect": "effect", "reserve": "reserve",
-        "settle": "settle", "crash": "crash"}
+_DID = {"replay": "replay", "commit": "commit", "quarantine": "receipt", "effect": "effect",
+        "reserve": "reserve", "settle": "settle", "crash": "crash"}
 #: A worker's status after each kind of step.
 _STATUS = {"load": "loaded the checkpoint (its attempt identity)", "crash": "crashed: its memory is gone",
            "restart": "restarted: nothing in memory", "barrier": "published next_cursor at the page barrier",
            "barrier_rejected": "barrier rejected: rereads the checkpoint", "halt": "halted for investigation",
-           "caught_up": "caught up", "pause": "paused (its memory goes stale)", "blocked": "blocked: outcome not final"}
+           "caught_up": "caught up", "pause": "paused (its memory goes stale)",
+           "blocked": "blocked: outcome not final"}
 
 
 def _describe(row) -> str:
@@ -63,7 +67,8 @@ def instant_state(run, row: int) -> Instant:
     if not 0 <= row < len(df):
         raise IndexError(f"row {row}: the trace has rows 0 to {len(df) - 1}")
     now = df.iloc[row]
-    reported: dict[tuple, int] = {}                  # (event, time) -> the first row that reports its durable write
+    # (event, time) -> the first row that reports its durable write
+    reported: dict[tuple, int] = {}
     for i, r in df[df.step.isin(["commit", "quarantine"])].iterrows():
         reported.setdefault((r.event_id, r.time), i)
     receipts = {}
@@ -86,7 +91,8 @@ def instant_state(run, row: int) -> Instant:
                 attempt = None
             elif r.step == "fetch":
                 status = "holds a page" if is_fetched(r.step, r.outcome) else f"fetch: {r.outcome}"
-        page = next((h for h in holds if h.worker == w and h.row <= row and (h.end_row is None or h.end_row > row)),
+        page = next((h for h in holds if h.worker == w and h.row <= row
+                     and (h.end_row is None or h.end_row > row)),
                     None)
         at, done = None, {}
         if page is not None:
@@ -107,7 +113,8 @@ _RECEIPT_COLORS = {"applied": "#4c9f70", "ignored": "#9ecae1", "quarantined": "#
 
 
 def _window(run, state) -> list:
-    """The events an instant shows: all, or :data:`WINDOW` of them around the page in hand (else the cursor)."""
+    """The events an instant shows: all, or :data:`WINDOW` of them around the page in hand (else the
+    cursor)."""
     events = sorted(run.world.provider.events.values(), key=lambda e: (e.position, e.id))
     place = run.world.provider.place
     focus = [h for w in state.workers if (h := w.page) is not None and h.ids]
@@ -139,22 +146,26 @@ def _durable_row(ax, state, events, place) -> None:
                                     f"applied_position {state.applied_position}", "-")]:
         ax.plot([x, x], [-0.08, CELL + 0.08], color=color, lw=2.6, ls=ls, zorder=4)
         ax.annotate(text, (x, CELL + 0.08), xytext=(x, y0), textcoords="data", ha="center", va="bottom",
-                    fontsize=8, color=color, fontweight="bold", arrowprops=dict(arrowstyle="-", color=color, lw=0.8))
+                    fontsize=8, color=color, fontweight="bold",
+                    arrowprops=dict(arrowstyle="-", color=color, lw=0.8))
 
 
 def _worker_row(ax, state, events, place, w: WorkerMemory, y: float) -> None:
-    """One worker's memory at height ``y``: the page in hand, the ``next_cursor`` it holds, its attempt and status."""
+    """One worker's memory at height ``y``: the page in hand, the ``next_cursor`` it holds, its attempt and
+    status."""
     n, page = len(events), w.page
     for j, e in enumerate(events):
         if page is None or e.id not in page.ids:
             continue
         here = e.id == w.at
-        ax.add_patch(Rectangle((j, y), CELL, CELL, facecolor="#deebf7", edgecolor=CURSOR, lw=2.6 if here else 1))
+        ax.add_patch(Rectangle((j, y), CELL, CELL, facecolor="#deebf7", edgecolor=CURSOR, lw=2.6 if here
+                               else 1))
         ax.text(j + CELL / 2, y + 0.62, str(e.position), ha="center", va="center", fontsize=8)
         ax.text(j + CELL / 2, y + 0.25, w.done.get(e.id, ""), ha="center", va="center", fontsize=6.5,
                 color="#424242")
     if page is None or not any(e.id in page.ids for e in events):
-        ax.text(n / 2, y + CELL / 2, "no page in memory", ha="center", va="center", fontsize=8, color="#9e9e9e",
+        ax.text(n / 2, y + CELL / 2, "no page in memory", ha="center", va="center", fontsize=8,
+                color="#9e9e9e",
                 style="italic")
     if page is not None:
         x = _boundary(events, place(page.next_cursor))
@@ -170,12 +181,12 @@ def _worker_row(ax, state, events, place, w: WorkerMemory, y: float) -> None:
 def instant(ax, run, row: int, title: str | None = None):
     """The state after trace row ``row``, memory beside durable state (the step-through widget's picture).
 
-    One column per event in source order (at most :data:`WINDOW`, around the page in hand). Top row, durable: each
-    event's receipt (green applied, purple quarantined, orange not final, white none), the durable
+    One column per event in source order (at most :data:`WINDOW`, around the page in hand). Top row, durable:
+    each event's receipt (green applied, purple quarantined, orange not final, white none), the durable
     ``resume_cursor`` (blue line before the first event it can still deliver) and ``applied_position`` (green
-    line). One row per worker, memory: the page in hand (framed cells, what was done with each so far, the event it
-    is at framed thick), the ``next_cursor`` it holds (dashed blue line) and its status. Returns ``ax``.
-    """
+    line). One row per worker, memory: the page in hand (framed cells, what was done with each so far, the
+    event it is at framed thick), the ``next_cursor`` it holds (dashed blue line) and its status. Returns
+    ``ax``. """
     state = instant_state(run, row)
     events = _window(run, state)
     place = run.world.provider.place
@@ -183,8 +194,8 @@ def instant(ax, run, row: int, title: str | None = None):
     _durable_row(ax, state, events, place)
     for i, w in enumerate(state.workers):
         _worker_row(ax, state, events, place, w, -1.6 * (i + 1))
-    ax.text(-0.3, CELL / 2, f"durable (store)\ncheckpoint v{state.checkpoint_version}", ha="right", va="center",
-            fontsize=8)
+    ax.text(-0.3, CELL / 2, f"durable (store)\ncheckpoint v{state.checkpoint_version}", ha="right",
+            va="center", fontsize=8)
     ax.set_xlim(-0.2, n + 0.1)
     ax.set_ylim(-1.6 * k - 0.75, 2.0)
     ax.set_xticks([])

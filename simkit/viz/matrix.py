@@ -7,41 +7,43 @@ from matplotlib.ticker import MaxNLocator
 __all__ = ["MATRIX_CMAP", "UNREACHED", "crash_matrix"]
 
 
-#: The crash matrix's diverging palette: blue where a crash made the run better than the fault-free one, white where
-#: it changed nothing, red where it made it worse; a cell with no schedule is grey.
+#: The crash matrix's diverging palette: blue where a crash made the run better than the fault-free one, white
+#: where it changed nothing, red where it made it worse; a cell with no schedule is grey.
 MATRIX_CMAP, UNREACHED = "RdBu_r", "#d9d9d9"
 
 
-def crash_matrix(ax, table, schedules=None, title: str | None = None, label: str = "violating single-crash schedules",
-                 better=None):
+def crash_matrix(ax, table, schedules=None, title: str | None = None,
+                 label: str = "violating single-crash schedules", better=None):
     """A heatmap of crash point (rows) × strategy (columns) over single-crash schedules.
 
-    ``table`` is a pandas DataFrame indexed by crash point with one column per strategy. ``schedules``, a frame
-    of the same shape, is how many single-crash schedules were run in each cell; a cell with none run (the
-    strategy never passes that point) is grey and reads ``not reached``.
+    ``table`` is a pandas DataFrame indexed by crash point with one column per strategy. ``schedules``, a
+    frame of the same shape, is how many single-crash schedules were run in each cell; a cell with none run
+    (the strategy never passes that point) is grey and reads ``not reached``.
 
-    With ``better`` (a frame of the same shape, needs ``schedules``), ``table`` counts the schedules that came out
-    *worse* than the strategy's fault-free run and ``better`` those that came out *better* (e.g. a crash whose
-    retry halted on seed 000's gap check before an event was lost: :func:`simkit.viz.widgets.crash_effects`). The
-    palette diverges: red by the share worse, blue by the share better when none is worse, white when every
-    schedule ended as the fault-free run did; cells read ``2/3 worse``, ``1/2 better``, ``3/3 same``, and the
-    colour bar says which side is which.
+    With ``better`` (a frame of the same shape, needs ``schedules``), ``table`` counts the schedules that came
+    out *worse* than the strategy's fault-free run and ``better`` those that came out *better* (e.g. a crash
+    whose retry halted on seed 000's gap check before an event was lost:
+    :func:`simkit.viz.widgets.crash_effects`). The palette diverges: red by the share worse, blue by the share
+    better when none is worse, white when every schedule ended as the fault-free run did; cells read ``2/3
+    worse``, ``1/2 better``, ``3/3 same``, and the colour bar says which side is which.
 
-    Without ``better``: ``table`` is a count of ``label`` (violations, say), read ``violating/run`` and shaded red
-    by that share (0–100 %, so 2/2 is as dark as 3/3); without ``schedules`` either, the colour is the count.
-    """
+    Without ``better``: ``table`` is a count of ``label`` (violations, say), read ``violating/run`` and shaded
+    red by that share (0–100 %, so 2/2 is as dark as 3/3); without ``schedules`` either, the colour is the
+    count. """
     import matplotlib
     import numpy as np
     from matplotlib.ticker import PercentFormatter
 
     values = table.to_numpy(dtype=float)
-    runs = None if schedules is None else schedules.reindex(index=table.index, columns=table.columns).to_numpy(
+    runs = None if schedules is None else schedules.reindex(index=table.index,
+                                                            columns=table.columns).to_numpy(
         dtype=float)
     if better is not None:
         if runs is None:
             raise ValueError("better needs schedules: a share of the schedules run in each cell")
         return _diverging(ax, table, values, runs,
-                          better.reindex(index=table.index, columns=table.columns).to_numpy(dtype=float), title)
+                          better.reindex(index=table.index, columns=table.columns).to_numpy(dtype=float),
+                          title)
     if runs is None:
         shade, top = values, max(1.0, float(np.nanmax(values)) if values.size else 1.0)
         shown = np.ma.masked_invalid(shade)
@@ -78,7 +80,8 @@ def _matrix_axes(ax, table, title):
 
 
 def _diverging(ax, table, worse, runs, better, title):
-    """:func:`crash_matrix` with ``better``: worse (red), same (white), better (blue) than the fault-free run."""
+    """:func:`crash_matrix` with ``better``: worse (red), same (white), better (blue) than the fault-free
+    run."""
     import matplotlib
     import numpy as np
 
@@ -101,7 +104,8 @@ def _diverging(ax, table, worse, runs, better, title):
         ax.text(c, r, text, ha="center", va="center", fontsize=7.5, color=color)
     _matrix_axes(ax, table, title)
     bar = ax.figure.colorbar(image, ax=ax, fraction=0.04, pad=0.02)
-    bar.set_ticks([-1, -0.5, 0, 0.5, 1], labels=["all better", "half better", "same as\nfault-free", "half worse",
+    bar.set_ticks([-1, -0.5, 0, 0.5, 1], labels=["all better", "half better", "same as\nfault-free",
+                                                 "half worse",
                                                    "all worse"])
     bar.set_label("single-crash schedules against the strategy's fault-free run\n"
                   "(share of the schedules run in the cell; red: worse, blue: better)")

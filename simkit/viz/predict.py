@@ -21,16 +21,17 @@ _COLOURS = {"✓": "#1b5e20", "✗": "#b71c1c"}
 
 
 class Prediction(W.VBox):
-    """One prediction: ``choice`` (toggle buttons over the answers, none picked at first), ``button`` ("check") and
-    ``output``, where each press shows the reply of ``check(key, choice.value)``; ``reply`` is the last reply
-    (``None`` before the first press, or after a press with nothing picked)."""
+    """One prediction: ``choice`` (toggle buttons over the answers, none picked at first), ``button``
+    ("check") and ``output``, where each press shows the reply of ``check(key, choice.value)``; ``reply`` is
+    the last reply (``None`` before the first press, or after a press with nothing picked)."""
 
     def __init__(self, key: str, choices: Sequence, check: Callable, description: str = "your answer"):
         self.key, self.check, self.reply = key, check, None
         self.choice = W.ToggleButtons(options=[(str(c), c) for c in choices], value=None,
                                       style={"button_width": "auto"}, layout=W.Layout(width="auto"))
         self.button = W.Button(description="check", icon="check", button_style="primary",
-                               tooltip="compare your answer with what simkit does", layout=W.Layout(width="auto"))
+                               tooltip="compare your answer with what simkit does",
+                               layout=W.Layout(width="auto"))
         self.button.on_click(self._check)
         self.output = W.Output(layout=W.Layout(max_width="900px"))
         row = W.HBox([W.Label(description), self.choice, self.button], layout=W.Layout(align_items="center"))

@@ -1,8 +1,8 @@
 """What the widgets display, as plain functions a notebook can call where no widget frontend runs: one run's
 verdict, timeline and fates; a comparison; an instant of the step-through; what a crash there changes.
 
-Figures are built without pyplot and displayed as PNGs rendered here, which works the same in a notebook cell, in
-a widget callback in JupyterLab 4, and in a headless kernel.
+Figures are built without pyplot and displayed as PNGs rendered here, which works the same in a notebook cell,
+in a widget callback in JupyterLab 4, and in a headless kernel.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from .legend import MARKS
 from .steps import Stepped, fate_changes, fault_arg, instant_note
 from .timeline import compare, timeline, timeline_legend
 
-__all__ = ["RUN_FIGSIZE", "display_png", "draw_run", "run_axes", "run_tables", "show_comparison", "show_crash",
-           "show_instant", "show_run", "widest_legends"]
+__all__ = ["RUN_FIGSIZE", "display_png", "draw_run", "run_axes", "run_tables", "show_comparison",
+           "show_crash", "show_instant", "show_run", "widest_legends"]
 
 
 #: The figure of one run (:func:`show_run`, the explorer's): its size, its Axes, and what is drawn in them.
@@ -45,8 +45,8 @@ def draw_run(axes, run: Run) -> None:
 
 
 def widest_legends(axes) -> None:
-    """Over a run drawn by :func:`draw_run`, the widest legends any run's figure has (every mark, every fate): the
-    room a run's figure may need, for a :class:`~simkit.viz.canvas.Canvas`."""
+    """Over a run drawn by :func:`draw_run`, the widest legends any run's figure has (every mark, every fate):
+    the room a run's figure may need, for a :class:`~simkit.viz.canvas.Canvas`."""
     top, bottom = axes
     timeline_legend(top, MARKS)
     fates_legend(bottom, FATES)
@@ -116,8 +116,8 @@ def show_instant(stepped: Stepped, row: int) -> None:
 
 
 def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None:
-    """What a crash at that pass changes: both verdicts, the events whose fate changes, both timelines, the fates
-    of the crashed run with the changed events framed."""
+    """What a crash at that pass changes: both verdicts, the events whose fate changes, both timelines, the
+    fates of the crashed run with the changed events framed."""
     if fault is None:
         print("no crash point is passed after this step: nothing to crash")
         return
@@ -127,7 +127,8 @@ def show_crash(stepped: Stepped, fault: Fault | None, rerun: Run | None) -> None
     same = rerun.trace.digest() == run.trace.digest()
     print(f"crash here: --crash {fault_arg(fault)}. " + (
         "The run already crashes at this pass: nothing changes." if same else
-        f"{len(changes)} event{'s' if len(changes) != 1 else ''} change{'s' if len(changes) == 1 else ''} fate"
+        f"{len(changes)} event{'s' if len(changes) != 1 else ''} change{'s' if len(changes) == 1 else ''} "
+        f"fate"
         + (": " + ", ".join(changes.event_id) if len(changes) else "") + "."))
     display(verdict_frame([run, rerun]).set_axis(["as run", "crash here"]).rename_axis("run"))
     if len(changes):

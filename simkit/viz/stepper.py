@@ -17,8 +17,8 @@ __all__ = ["Stepper", "stepper"]
 
 class Stepper(W.VBox):
     """Step through one run: a slider over its trace rows shows, at each instant, the worker's memory (page in
-    hand, ``next_cursor`` held, the event it is at) beside the durable checkpoint and receipts; "crash here" reruns
-    it with a crash at the next crash-point pass and shows which events change fate.
+    hand, ``next_cursor`` held, the event it is at) beside the durable checkpoint and receipts; "crash here"
+    reruns it with a crash at the next crash-point pass and shows which events change fate.
 
     ``stepped`` is the run (:func:`stepped_run`); ``controls["strategy"]`` the menu (every strategy, the same
     scenario: pick ``persist_token_on_fetch`` and crash anywhere in its page); ``controls["row"]`` the slider;
@@ -26,8 +26,8 @@ class Stepper(W.VBox):
     ``changes`` (:func:`fate_changes`).
     """
 
-    def __init__(self, scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
-                 seed: int | None = None, row: int = 0):
+    def __init__(self, scenario: Scenario | str = "retry_walkthrough",
+                 strategy: str | type[Consumer] = "safe", seed: int | None = None, row: int = 0):
         self.scenario, self.seed = scenario, seed
         self.stepped = stepped_run(scenario, strategy, seed)
         self.instant = None
@@ -40,8 +40,12 @@ class Stepper(W.VBox):
             "row": W.IntSlider(value=min(max(row, 0), last), min=0, max=last, description="step",
                                continuous_update=False, style={"description_width": "initial"},
                                layout=W.Layout(width="520px"))}
-        self.button = W.Button(description="crash here", icon="bolt", button_style="danger",
-                               tooltip="rerun with a crash at the next crash-point pass and show what changes")
+        self.button = W.Button(
+            description="crash here",
+            icon="bolt",
+            button_style="danger",
+            tooltip="rerun with a crash at the next crash-point pass and show what changes",
+        )
         self.button.on_click(self._crash)
         self.output = W.interactive_output(self._draw, self.controls)
         self.crash_output = W.Output()
@@ -69,6 +73,6 @@ class Stepper(W.VBox):
 
 def stepper(scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
             seed: int | None = None, row: int = 0) -> Stepper:
-    """Step through ``strategy`` on ``scenario`` (by default seed 000's walkthrough with ``safe``), starting at trace
-    row ``row``; "crash here" shows what a crash at any instant would change."""
+    """Step through ``strategy`` on ``scenario`` (by default seed 000's walkthrough with ``safe``), starting
+    at trace row ``row``; "crash here" shows what a crash at any instant would change."""
     return Stepper(scenario, strategy, seed, row)

@@ -17,12 +17,13 @@ from .inputs import strategy_class as _strategy
 from .inputs import strategy_name as _name
 from .instant import instant_state
 
-__all__ = ["Stepped", "crash_after", "crash_rerun", "fate_changes", "fault_arg", "instant_note", "stepped_run"]
+__all__ = ["Stepped", "crash_after", "crash_rerun", "fate_changes", "fault_arg", "instant_note",
+           "stepped_run"]
 
 
 class _Passes(FaultPlan):
-    """The world's fault plan, noting how many trace rows were written before each crash-point pass: where on the
-    trace a crash at that pass would strike."""
+    """The world's fault plan, noting how many trace rows were written before each crash-point pass: where on
+    the trace a crash at that pass would strike."""
 
     def __init__(self, world: World, faults, random_faults, seed: int):
         super().__init__(faults, random_faults, seed)
@@ -39,8 +40,8 @@ class _Passes(FaultPlan):
 
 @dataclass
 class Stepped:
-    """One run to step through: the run, its input, and every crash-point pass as (trace rows written before it,
-    the crash that would strike there)."""
+    """One run to step through: the run, its input, and every crash-point pass as (trace rows written before
+    it, the crash that would strike there)."""
 
     run: Run
     scenario: Scenario
@@ -51,8 +52,8 @@ class Stepped:
 
 def stepped_run(scenario: Scenario | str = "retry_walkthrough", strategy: str | type[Consumer] = "safe",
                 seed: int | None = None, faults: tuple[Fault, ...] = ()) -> Stepped:
-    """Run ``strategy`` on ``scenario`` (a bundled name or a :class:`~simkit.Scenario`), noting where each crash
-    point is passed: the same run, row for row, as :func:`~simkit.simulate` gives."""
+    """Run ``strategy`` on ``scenario`` (a bundled name or a :class:`~simkit.Scenario`), noting where each
+    crash point is passed: the same run, row for row, as :func:`~simkit.simulate` gives."""
     sc = load(scenario) if isinstance(scenario, str) else scenario
     cls, seed = _strategy(strategy), sc.seed if seed is None else seed
     world = World(sc, cls, seed, tuple(faults))
@@ -68,13 +69,14 @@ def stepped_run(scenario: Scenario | str = "retry_walkthrough", strategy: str | 
 
 
 def crash_after(stepped: Stepped, row: int) -> Fault | None:
-    """The crash at the first crash-point pass after trace row ``row``: what "crash here" adds; ``None`` when no
-    crash point is passed after it."""
+    """The crash at the first crash-point pass after trace row ``row``: what "crash here" adds; ``None`` when
+    no crash point is passed after it."""
     return next((fault for rows, fault in stepped.passes if rows > row), None)
 
 
 def crash_rerun(stepped: Stepped, row: int) -> tuple[Fault | None, Run | None]:
-    """The run again with a crash at the first pass after ``row`` (:func:`crash_after`), besides its own faults."""
+    """The run again with a crash at the first pass after ``row`` (:func:`crash_after`), besides its own
+    faults."""
     fault = crash_after(stepped, row)
     if fault is None:
         return None, None
@@ -82,7 +84,8 @@ def crash_rerun(stepped: Stepped, row: int) -> tuple[Fault | None, Run | None]:
 
 
 def fate_changes(before: Run, after: Run):
-    """The events whose fate (:func:`simkit.judge.checker.event_fates`) differs between two runs of one input."""
+    """The events whose fate (:func:`simkit.judge.checker.event_fates`) differs between two runs of one
+    input."""
     import pandas as pd
 
     a, b = event_fates(before.world, before.verdict), event_fates(after.world, after.verdict)

@@ -39,13 +39,14 @@ _MARKS = {
     "timeout": ("d", _WAIT, 45, "timeout: no reply in time"),
 }
 _SETTLEMENTS = ("settle", "settle_late", "validate")
-_BOX = dict(LABEL_BOX, boxstyle="round,pad=0.15", alpha=0.9)   # the timeline's label box, tighter: arrows pass behind
+# the timeline's label box, tighter: arrows pass behind
+_BOX = dict(LABEL_BOX, boxstyle="round,pad=0.15", alpha=0.9)
 
 
 def _transition(row, foreign: bool) -> tuple[str, bool]:
-    """A settlement row's transition (its typed details ``action``, ``before``, ``after``: pending → committed) as
-    a short label, and whether it is a seed 001 failure: a downgrade of ``committed`` (step 5), or a commit on a
-    reply that carried another request's identity (step 6)."""
+    """A settlement row's transition (its typed details ``action``, ``before``, ``after``: pending →
+    committed) as a short label, and whether it is a seed 001 failure: a downgrade of ``committed`` (step 5),
+    or a commit on a reply that carried another request's identity (step 6)."""
     action, before, after = row.action, row.before, row.after or ""
     if row.step == "validate":          # split_validate_write's first transaction: a decision, not a state
         return f"validated: {action}" + (f" {after}" if after else ""), False
@@ -61,19 +62,20 @@ def _transition(row, foreign: bool) -> tuple[str, bool]:
 #: A lane's labels take at most this many text rows (as plot.ANNOTATE_AT_MOST caps annotations); a label that
 #: finds no free place within them, inside the Axes, is left out, and a note says how many were.
 ROWS_AT_MOST = 4
-#: The most trace rows (requests, replies, crashes, …) :func:`swimlane` draws: every row is an arrow or a label with
-#: its own artists, so memory and drawing time grow with the run; well past the bundled scenarios' largest (under
-#: 1,000), and past the point where a 12-inch figure shows anything but ink. ``simkit run --swimlane`` refuses above.
+#: The most trace rows (requests, replies, crashes, …) :func:`swimlane` draws: every row is an arrow or a
+#: label with its own artists, so memory and drawing time grow with the run; well past the bundled scenarios'
+#: largest (under 1,000), and past the point where a 12-inch figure shows anything but ink. ``simkit run
+#: --swimlane`` refuses above.
 TRACE_ROWS_AT_MOST = 2000
 
 
 class _Stack(Artist):
-    """Lays out the swimlane's labels when the figure is drawn (once the caller's limits and layout are final).
-    Each label takes the first of :data:`ROWS_AT_MOST` text rows away from its lane (down under the store lane, up
-    over a worker's) where its box lies inside the Axes, moved sideways if it sticks out, and overlaps no label
-    already placed nor the note; a label with no such row is hidden, and the note in the Axes' lower right corner
-    says how many were, so labels never pile up or leave the Axes, however the x axis is scaled. A label whose
-    anchor is off the x axis is hidden, as its arrow is clipped, and not counted."""
+    """Lays out the swimlane's labels when the figure is drawn (once the caller's limits and layout are
+    final). Each label takes the first of :data:`ROWS_AT_MOST` text rows away from its lane (down under the
+    store lane, up over a worker's) where its box lies inside the Axes, moved sideways if it sticks out, and
+    overlaps no label already placed nor the note; a label with no such row is hidden, and the note in the
+    Axes' lower right corner says how many were, so labels never pile up or leave the Axes, however the x axis
+    is scaled. A label whose anchor is off the x axis is hidden, as its arrow is clipped, and not counted."""
 
     def __init__(self, labels, note):
         super().__init__()
@@ -86,14 +88,16 @@ class _Stack(Artist):
         for t, *_ in self.labels:                       # an invisible text has no extent
             t.set_visible(True)
 
-        def box(t):                                     # its white box, and a margin: 1.5 points aside, 0.5 above
+        # its white box, and a margin: 1.5 points aside, 0.5 above
+        def box(t):
             pad = t.get_bbox_patch().get_boxstyle().pad * t.get_fontsize()
             return t.get_window_extent(renderer).padded((pad + 1.5) * px, (pad + 0.5) * px)
 
         step = max(box(t).height / px for t, *_ in self.labels) + 0.5         # rows do not touch
         left = shown = 0
         for t, dx, dy, sign in self.labels:
-            if not ax.x0 <= t.axes.transData.transform(t.xy)[0] <= ax.x1:      # off the x axis, like its arrow
+            # off the x axis, like its arrow
+            if not ax.x0 <= t.axes.transData.transform(t.xy)[0] <= ax.x1:
                 t.set_visible(False)
                 continue
             shown += 1
@@ -128,8 +132,8 @@ class _Stack(Artist):
 
 def _delayed(df, timeout: float) -> set:
     """The ``reply lost`` effect rows whose reply is only delayed: a ``late_reply`` row of the same worker and
-    event arrives at least a timeout later (a reply that late is not waited for). Each late reply is matched to the
-    latest such request."""
+    event arrives at least a timeout later (a reply that late is not waited for). Each late reply is matched
+    to the latest such request."""
     lost = [(r.Index, r.time, r.worker, r.event_id) for r in df.itertuples()
             if r.step == "effect" and r.outcome == REPLY_LOST]
     out = set()
@@ -142,10 +146,10 @@ def _delayed(df, timeout: float) -> set:
 
 
 def _waits(df, timeout: float):
-    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None, traced)``.
-    Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply lost`` or
-    ``request lost`` row; at that moment the worker writes the ``timeout`` row of a seed 001 call (``traced``), or
-    its next row is the ``load`` by which it learns what landed."""
+    """Each request whose reply never came in time: ``(row, end of the wait, load that followed or None,
+    traced)``. Every wait (:meth:`World._no_reply`, and a seed 001 call's) ends a timeout after its ``reply
+    lost`` or ``request lost`` row; at that moment the worker writes the ``timeout`` row of a seed 001 call
+    (``traced``), or its next row is the ``load`` by which it learns what landed."""
     out = []
     for pos, row in enumerate(df.itertuples()):
         if row.outcome != REPLY_LOST and row.outcome != REQUEST_LOST:
@@ -155,14 +159,17 @@ def _waits(df, timeout: float):
         end = row.time + timeout
         at_end = later[(later.time - end).abs() < 1e-9]      # a late reply of another call may come between
         first = later.iloc[0] if len(later) else None
-        reload = first if first is not None and first.step == "load" and abs(first.time - end) < 1e-9 else None
+        reload = (
+            first if first is not None and first.step == "load" and abs(first.time - end) < 1e-9 else None
+        )
         out.append((row, end, reload, bool((at_end.step == "timeout").any())))
     return out
 
 
 class _Lanes:
-    """One swimlane being drawn: its Axes, the rows up to ``until``, each lane's height, the latencies, and what was
-    drawn so far (for the legend): steps used, labels for :class:`_Stack`, crossed replies, unsent requests."""
+    """One swimlane being drawn: its Axes, the rows up to ``until``, each lane's height, the latencies, and
+    what was drawn so far (for the legend): steps used, labels for :class:`_Stack`, crossed replies, unsent
+    requests."""
 
     def __init__(self, ax, run, df, until):
         timing = run.world.timing
@@ -181,7 +188,8 @@ class _Lanes:
         self.crossed: list = []         # crossed replies drawn
         self.foreign: set = set()       # events whose last reply was another's
         self.unsent: list = []          # where the requests lost on their way stop
-        # barriers the store wrote without a compare-and-swap (no_version_check): (time, worker), as it logged them
+        # barriers the store wrote without a compare-and-swap (no_version_check): (time, worker), as it logged
+        # them
         self.unconditional = {(w[1], w[2]) for w in run.world.store.writes if w[3] == "overwrite"}
 
     def hang(self, text, x, color, size=7, ha="center", dx=0, lane="store", dy=-4):
@@ -193,7 +201,8 @@ class _Lanes:
 
 
 def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | None:
-    """A request's arrow to its lane and its reply's back; ``(start, end, colour, reply lost, request lost)``."""
+    """A request's arrow to its lane and its reply's back; ``(start, end, colour, reply lost, request
+    lost)``."""
     ax, y = s.ax, s.y
     if row.step == "late_reply":        # leaves the sink unseen, long after its request; arrives now
         ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
@@ -238,7 +247,8 @@ def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
         text, failed = _transition(row, row.event_id in s.foreign)
         s.hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
     elif row.step == "barrier":
-        if lost:                        # the compare-and-swap landed before its reply was lost: the row holds it
+        # the compare-and-swap landed before its reply was lost: the row holds it
+        if lost:
             text = f"{row.resume_cursor} (durable), reply lost"
         elif never:                     # it never reached the store: the row holds what the store still has
             text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
@@ -247,8 +257,8 @@ def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
         s.hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
                "right" if regressed else "center")
     elif row.step == "barrier_rejected":
-        s.hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8, "right",
-               -6)                      # clear of the rejection's mark at the lane
+        s.hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8,
+               "right", -6)                      # clear of the rejection's mark at the lane
 
 
 def _messages(s: _Lanes, delayed) -> None:
@@ -261,7 +271,8 @@ def _messages(s: _Lanes, delayed) -> None:
 
 
 def _downtime(s: _Lanes) -> bool:
-    """Pauses and the time from a crash to its restart, along each worker's lane; whether any pause was drawn."""
+    """Pauses and the time from a crash to its restart, along each worker's lane; whether any pause was
+    drawn."""
     df, paused = s.df, False
     for w in s.workers:
         rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
@@ -279,14 +290,15 @@ def _downtime(s: _Lanes) -> bool:
 
 
 def _waits_drawn(s: _Lanes, waits) -> tuple[bool, list, list]:
-    """Each wait for a reply along its worker's lane; the timeouts with no trace row, and the loads after them."""
+    """Each wait for a reply along its worker's lane; the timeouts with no trace row, and the loads after
+    them."""
     waited, timeouts, reloads = False, [], []
     for row, end, reload, traced in waits:
         if row.time > s.limit:
             continue
         wy = s.y[f"worker {row.worker}"]
-        s.ax.plot([row.time, min(end, s.limit, s.span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)), zorder=2,
-                  gid="wait")
+        s.ax.plot([row.time, min(end, s.limit, s.span)], [wy, wy], color=_WAIT, lw=1.6, ls=(0, (1, 2)),
+                  zorder=2, gid="wait")
         waited = True
         if not traced and end <= s.limit:                   # no trace row: the timeout is the wait's end
             timeouts.append((end, row.worker))
@@ -298,8 +310,8 @@ def _waits_drawn(s: _Lanes, waits) -> tuple[bool, list, list]:
 
 
 def _marks(s: _Lanes, timeouts, reloads, delayed):
-    """Crashes, rejections, timeouts, loads, lost and delayed replies, crossed replies, unsent requests; returns
-    the rows of lost and of delayed replies."""
+    """Crashes, rejections, timeouts, loads, lost and delayed replies, crossed replies, unsent requests;
+    returns the rows of lost and of delayed replies."""
     ax, df, y = s.ax, s.df, s.y
     for step, (marker, color, size, _label) in _MARKS.items():
         rows = df[df.step == step]
@@ -307,7 +319,8 @@ def _marks(s: _Lanes, timeouts, reloads, delayed):
         if step == "timeout":
             times, lane = times + [t for t, _w in timeouts], lane + [w for _t, w in timeouts]
         if times:
-            ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"] + (0.15 if step == "timeout" else 0)
+            ys = [y["store"] if step == "barrier_rejected" else y[f"worker {w}"]
+                  + (0.15 if step == "timeout" else 0)
                   for w in lane]                  # a timeout can fall at a crash: drawn just above it
             ax.scatter(times, ys, marker=marker, color=color, s=size, zorder=3, gid=step)
             s.used.add(step)
@@ -317,15 +330,16 @@ def _marks(s: _Lanes, timeouts, reloads, delayed):
     lost = df[(df.outcome == REPLY_LOST) & ~df.index.isin(delayed)]
     late = df[df.index.isin(delayed)]
     if len(lost):
-        ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color=_LOST, s=80, zorder=3,
-                   gid="reply lost")
+        ax.scatter(lost.time, [y[f"worker {w}"] for w in lost.worker], marker="$?$", color=_LOST, s=80,
+                   zorder=3, gid="reply lost")
     if len(late):
-        ax.scatter(late.time, [y[f"worker {w}"] for w in late.worker], marker="$◷$", color=_LATE, s=110, zorder=3,
-                   gid="reply delayed")
+        ax.scatter(late.time, [y[f"worker {w}"] for w in late.worker], marker="$◷$", color=_LATE, s=110,
+                   zorder=3, gid="reply delayed")
     if s.crossed:
         ax.scatter(*zip(*s.crossed), marker="$\\neq$", color=_LOST, s=90, zorder=3)
     if s.unsent:
-        ax.scatter(*zip(*s.unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3, gid="request lost")
+        ax.scatter(*zip(*s.unsent), marker="x", color=_LOST, s=45, linewidths=1.5, zorder=3,
+                   gid="request lost")
     return lost, late
 
 
@@ -334,18 +348,22 @@ def _handles(s: _Lanes, waited, reloads, lost, late, paused) -> list:
     used = s.used
     colors = {lab: c for step, (_t, c, lab) in _STYLE.items() if step in used}
     handles = [Line2D([], [], color=c, label=lab) for lab, c in colors.items()]
-    handles += [Line2D([], [], marker=m, color=c, ls="", label=lab) for step, (m, c, _s, lab) in _MARKS.items()
+    handles += [Line2D([], [], marker=m, color=c, ls="", label=lab)
+                for step, (m, c, _s, lab) in _MARKS.items()
                 if step in used]
     extra: list[tuple[object, dict]] = [
         (waited, dict(color=_WAIT, lw=1.6, ls=(0, (1, 2)), label="waiting for a reply (until the timeout)")),
-        (reloads, dict(marker="o", color=_RELOAD, markerfacecolor="white", ls="", label="load: reread the checkpoint")),
+        (reloads, dict(marker="o", color=_RELOAD, markerfacecolor="white", ls="",
+                       label="load: reread the checkpoint")),
         (len(lost), dict(marker="$?$", color=_LOST, ls="", label="reply lost (red arrow)")),
         (s.unsent, dict(marker="x", color=_LOST, markeredgewidth=1.5,
                         label="request lost on its way (never arrived: nothing written)")),
         (len(late), dict(marker="$◷$", color=_LATE, ls="", markersize=9,
                          label="reply delayed (arrives after the timeout)")),
-        (s.crossed, dict(marker="$\\neq$", color=_LOST, ls="--", label="reply carries another request's identity")),
-        ("late_reply" in used, dict(color=_LATE, ls=":", lw=1.4, label="late reply arrives (after the timeout)")),
+        (s.crossed, dict(marker="$\\neq$", color=_LOST, ls="--",
+                         label="reply carries another request's identity")),
+        ("late_reply" in used, dict(color=_LATE, ls=":", lw=1.4,
+                                    label="late reply arrives (after the timeout)")),
         (paused, dict(color="#9467bd", lw=6, alpha=0.35, label="paused, memory kept (stale)")),
         ("crash" in used, dict(color="#444444", lw=6, alpha=0.35, label="down until restart")),
     ]
@@ -355,16 +373,16 @@ def _handles(s: _Lanes, waited, reloads, lost, late, paused) -> list:
 def swimlane(ax, run, until: float | None = None, title: str | None = None):
     """Draw ``run`` as a swimlane diagram on ``ax`` (optionally only up to simulated time ``until``).
 
-    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a ``late_reply``
-    row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way is a red line that
-    stops short of its target at a ×: it never arrives, so it has no reply and writes nothing. The wait for a reply
-    that does not come is drawn along the worker's lane up to its timeout; when a checkpoint load follows, it says
-    what the store holds. A lost barrier reply is labelled with the checkpoint the compare-and-swap made durable, a
-    lost barrier request with the checkpoint the store still holds.
-    A run of more than :data:`TRACE_ROWS_AT_MOST` trace rows is refused (``ValueError``), not drawn.
+    A request whose reply is lost ends in a red arrow and "?"; one whose reply is only delayed (a
+    ``late_reply`` row follows) in a ◷, its reply arriving later as a dotted arrow. A request lost on its way
+    is a red line that stops short of its target at a ×: it never arrives, so it has no reply and writes
+    nothing. The wait for a reply that does not come is drawn along the worker's lane up to its timeout; when
+    a checkpoint load follows, it says what the store holds. A lost barrier reply is labelled with the
+    checkpoint the compare-and-swap made durable, a lost barrier request with the checkpoint the store still
+    holds. A run of more than :data:`TRACE_ROWS_AT_MOST` trace rows is refused (``ValueError``), not drawn.
     Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
-    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a note
-    says how many (:class:`_Stack`).
+    white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a
+    note says how many (:class:`_Stack`).
     """
     if len(run.trace) > TRACE_ROWS_AT_MOST:
         raise ValueError(f"run: {len(run.trace)} trace rows; a swimlane draws at most {TRACE_ROWS_AT_MOST}")

@@ -1,7 +1,7 @@
-"""The timeline: simulated time against stream position, the durable checkpoint (``resume_cursor`` decoded to its
-place by the provider, ``applied_position``) next to what a worker only holds in memory (seed 000, step 2) and
-against ground truth's durable prefix, with harm drawn per event (invariant 1, docs/verdict.md); and timelines side
-by side (:func:`compare`). The facts drawn are defined once, in :mod:`simkit.judge.facts` and
+"""The timeline: simulated time against stream position, the durable checkpoint (``resume_cursor`` decoded to
+its place by the provider, ``applied_position``) next to what a worker only holds in memory (seed 000, step 2)
+and against ground truth's durable prefix, with harm drawn per event (invariant 1, docs/verdict.md); and
+timelines side by side (:func:`compare`). The facts drawn are defined once, in :mod:`simkit.judge.facts` and
 :mod:`simkit.truth.derived`.
 """
 from __future__ import annotations
@@ -39,16 +39,16 @@ __all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline", "timeline_lege
 
 #: The layers of :func:`timeline`; ``layers=`` draws some of them (to build the picture up step by step).
 #: ``cursor``: the durable ``resume_cursor``, page barriers, token labels, rejected barriers, regressions;
-#: ``applied``: ``applied_position`` and durable receipts; ``memory``: the ``next_cursor`` each worker holds in
-#: memory, pauses; ``truth``: ground truth's durable prefix; ``events``: replays and outcomes that are not durable
-#: or not final; ``crashes``; ``harm``: events at risk, lost events, duplicated effects.
+#: ``applied``: ``applied_position`` and durable receipts; ``memory``: the ``next_cursor`` each worker holds
+#: in memory, pauses; ``truth``: ground truth's durable prefix; ``events``: replays and outcomes that are not
+#: durable or not final; ``crashes``; ``harm``: events at risk, lost events, duplicated effects.
 LAYERS = ("cursor", "applied", "memory", "truth", "events", "crashes", "harm")
 
 
 class _Rows:
-    """The trace's columns as numpy arrays, each as :meth:`~simkit.truth.trace.Trace.to_frame` types it (a number
-    column with a missing value as floats, ``NaN`` where missing): what the timeline selects its marks from.
-    Building a pandas frame and selecting from it was a sixth of a widget's redraw (issue 31)."""
+    """The trace's columns as numpy arrays, each as :meth:`~simkit.truth.trace.Trace.to_frame` types it (a
+    number column with a missing value as floats, ``NaN`` where missing): what the timeline selects its marks
+    from. Building a pandas frame and selecting from it was a sixth of a widget's redraw (issue 31)."""
 
     def __init__(self, trace):
         self.time = np.array(trace.time, dtype=float)
@@ -77,8 +77,8 @@ def _fell(values: np.ndarray) -> np.ndarray:
 
 
 class _Canvas:
-    """One timeline being drawn: its Axes, the run's trace as columns (:class:`_Rows`), and the keys of the marks
-    drawn so far (each artist's gid is its key: the legend and the tests read them back)."""
+    """One timeline being drawn: its Axes, the run's trace as columns (:class:`_Rows`), and the keys of the
+    marks drawn so far (each artist's gid is its key: the legend and the tests read them back)."""
 
     def __init__(self, ax, run, annotate: bool, span: float | None = None):
         self.ax, self.run, self.annotate = ax, run, annotate
@@ -110,9 +110,9 @@ class _Canvas:
 
 
 def _harm(c: _Canvas, risk, final, crashes) -> None:
-    """Events at risk (a bar while the durable cursor is past them with no outcome), the moment each loss became
-    final (a red cross), duplicated effects. A crash at the same spot as the loss it made final is named in the
-    loss's label, and ``crashes`` (index -> (y, text)) loses it."""
+    """Events at risk (a bar while the durable cursor is past them with no outcome), the moment each loss
+    became final (a red cross), duplicated effects. A crash at the same spot as the loss it made final is
+    named in the loss's label, and ``crashes`` (index -> (y, text)) loses it."""
     events = c.run.world.provider.events
     survived, doomed = [], []
     for eid, spans in risk.items():
@@ -131,7 +131,8 @@ def _harm(c: _Canvas, risk, final, crashes) -> None:
         seen[eid] = seen.get(eid, 0) + 1
         if seen[eid] == 2:
             dup.append((time, events[eid].position, eid))
-    c.scatter([d[0] for d in dup], [d[1] for d in dup], "duplicated", marker="D", s=50, color=DUP_ORANGE, zorder=5)
+    c.scatter([d[0] for d in dup], [d[1] for d in dup], "duplicated", marker="D", s=50, color=DUP_ORANGE,
+              zorder=5)
     if c.annotate and 0 < len(final) <= ANNOTATE_AT_MOST:
         for eid, (when, why) in final.items():
             y = events[eid].position
@@ -146,8 +147,8 @@ def _harm(c: _Canvas, risk, final, crashes) -> None:
 
 
 def _memory(c: _Canvas, holds, scripted: bool) -> None:
-    """The ``next_cursor`` each worker holds, dashed from its fetch (○) to the end of the attempt, at the place it
-    would give the durable cursor; pauses (the worker goes on later with that stale memory)."""
+    """The ``next_cursor`` each worker holds, dashed from its fetch (○) to the end of the attempt, at the
+    place it would give the durable cursor; pauses (the worker goes on later with that stale memory)."""
     shown = [h for h in holds if h.next_cursor != h.cursor or h.ids]      # not a caught-up worker's own token
     c.hlines([(c.place(h.next_cursor), h.start, h.end) for h in shown], "held", colors=CURSOR, lw=1.6,
              linestyles=(0, (3, 2)), zorder=2.2)
@@ -172,8 +173,9 @@ def _memory(c: _Canvas, holds, scripted: bool) -> None:
 
 
 def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
-    """The durable ``resume_cursor`` at its place, page barriers, rejected barriers (at the place of the token they
-    tried to publish), regressions, and the ``labelled`` publishes' tokens (``under`` the step's top, or above it)."""
+    """The durable ``resume_cursor`` at its place, page barriers, rejected barriers (at the place of the token
+    they tried to publish), regressions, and the ``labelled`` publishes' tokens (``under`` the step's top, or
+    above it)."""
     df, ax = c.df, c.ax
     ax.step(df.time, df.cursor_place, where="post", color=CURSOR, lw=2.2, zorder=2.4, gid="cursor")
     c.drawn.add("cursor")
@@ -187,10 +189,13 @@ def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
     c.scatter(df.time[regress], df.cursor_place[regress], "regression", marker="v", s=110, facecolors="none",
               edgecolors=GAP, linewidths=1.8)
     for time, cursor, _kind in labelled:
-        # left of the rise to it: just under its top when the held tokens' labels take the space above, else above
+        # left of the rise to it: just under its top when the held tokens' labels take the space above, else
+        # above
         below = time > 0 and under
-        ax.annotate(short_token(cursor), (time, c.place(cursor)), xytext=(-4, -3) if below else (-4 if time else 2, 4),
-                    textcoords="offset points", ha="right" if time > 0 else "left", va="top" if below else "bottom",
+        ax.annotate(short_token(cursor), (time, c.place(cursor)), xytext=(-4, -3) if below
+                    else (-4 if time else 2, 4),
+                    textcoords="offset points", ha="right" if time > 0 else "left", va="top" if below
+                    else "bottom",
                     fontsize=8.5, color=CURSOR, fontweight="bold", zorder=6, bbox=LABEL_BOX, gid="token")
 
 
@@ -201,7 +206,8 @@ def _applied(c: _Canvas) -> None:
     commits = (df.step == "commit") & df.isin("outcome", ["applied", "ignored"])
     c.scatter(df.time[commits], df.position[commits], "commit", marker="o", s=16, color=APPLIED)
     receipts = (df.step == "quarantine") & ~df.isin("outcome", [REQUEST_LOST, "conflict"])
-    c.scatter(df.time[receipts], df.position[receipts], "quarantine receipt", marker="o", s=30, color=QUARANTINE)
+    c.scatter(df.time[receipts], df.position[receipts], "quarantine receipt", marker="o", s=30,
+              color=QUARANTINE)
 
 
 def _truth(c: _Canvas) -> None:
@@ -226,9 +232,9 @@ def _events(c: _Canvas) -> None:
 
 
 def _crashes(c: _Canvas, holds) -> dict[int, tuple[float, str]]:
-    """Each crash (by trace row): where it is drawn and its label. At the event being processed, or (a crash of
-    the page attempt) at the place of the ``next_cursor`` the worker held, or where the durable cursor stood if it
-    held nothing: the label names what the mark's height is."""
+    """Each crash (by trace row): where it is drawn and its label. At the event being processed, or (a crash
+    of the page attempt) at the place of the ``next_cursor`` the worker held, or where the durable cursor
+    stood if it held nothing: the label names what the mark's height is."""
     ended = {h.end_row: h for h in holds if h.ended_by == "crash"}
     out, df = {}, c.df
     for i in map(int, np.flatnonzero(df.step == "crash")):
@@ -248,8 +254,8 @@ def _end(run) -> float:
 
 
 def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
-    """Draw the chosen layers of one run's timeline (on a time axis that ends at ``span``, if given); return the
-    keys of what was drawn (for the legend)."""
+    """Draw the chosen layers of one run's timeline (on a time axis that ends at ``span``, if given); return
+    the keys of what was drawn (for the legend)."""
     c = _Canvas(ax, run, annotate, span)
     provider = run.world.provider
     ax.axhline(provider.head, color="#9e9e9e", lw=1, ls=(0, (1, 3)), zorder=1, gid="head")
@@ -265,10 +271,10 @@ def _draw(ax, run, layers, annotate: bool, now, span=None) -> set[str]:
 
 @contextmanager
 def _scaled_once(ax):
-    """Inside the block, the Axes' view is not rescaled as each mark is added (matplotlib rescales it over every
-    mark so far each time a collection is added: a seventh of drawing a timeline); after it, it autoscales as it
-    did before, once, when its limits are next read. The limits come out the same: they are computed from the data
-    limits, which every mark still updates."""
+    """Inside the block, the Axes' view is not rescaled as each mark is added (matplotlib rescales it over
+    every mark so far each time a collection is added: a seventh of drawing a timeline); after it, it
+    autoscales as it did before, once, when its limits are next read. The limits come out the same: they are
+    computed from the data limits, which every mark still updates."""
     on = ax.get_autoscalex_on(), ax.get_autoscaley_on()
     ax.set_autoscale_on(False)
     try:
@@ -297,7 +303,8 @@ def _marks(c: _Canvas, layers, annotate: bool) -> None:
             labelled = []
         elif scripted:
             labelled = history
-        else:                           # only the publishes that put a lost event labelled in the figure at risk
+        # only the publishes that put a lost event labelled in the figure at risk
+        else:
             starts = {risk[e][-1][0] for e in final} if len(final) <= ANNOTATE_AT_MOST else set()
             labelled = [h for h in history if h[0] in starts]
         _cursor(c, history, labelled, under=scripted and "memory" in layers)
@@ -320,14 +327,14 @@ def timeline(ax, run, title: str | None = None, legend: bool = True, annotate: b
              now: float | None = None):
     """Simulated time against stream position: the durable checkpoint beside the worker's memory.
 
-    Solid: the durable ``resume_cursor`` (its decoded place: the highest position it can no longer deliver; ▲ at
-    each page barrier, labelled with the token published where tokens are short) and ``applied_position`` (●
-    at each event commit). Dashed: the ``next_cursor`` a worker holds in memory, from the fetch (○) to the
-    barrier that publishes it or the crash that forgets it (:func:`held_pages`). Dotted: ground truth's durable
-    prefix (:func:`durable_prefix`). Marks: replays, outcomes decided in memory or not final, crashes (✖ at the
-    event being processed, or at the ``next_cursor`` held when the crash belongs to the page attempt), pauses.
-    Harm, per event: a bar at its position while it is at risk (:func:`at_risk`), red ending in a red cross at the
-    moment its loss became final (:func:`loss_final`); orange ◆ duplicated effects.
+    Solid: the durable ``resume_cursor`` (its decoded place: the highest position it can no longer deliver; ▲
+    at each page barrier, labelled with the token published where tokens are short) and ``applied_position``
+    (● at each event commit). Dashed: the ``next_cursor`` a worker holds in memory, from the fetch (○) to the
+    barrier that publishes it or the crash that forgets it (:func:`held_pages`). Dotted: ground truth's
+    durable prefix (:func:`durable_prefix`). Marks: replays, outcomes decided in memory or not final, crashes
+    (✖ at the event being processed, or at the ``next_cursor`` held when the crash belongs to the page
+    attempt), pauses. Harm, per event: a bar at its position while it is at risk (:func:`at_risk`), red ending
+    in a red cross at the moment its loss became final (:func:`loss_final`); orange ◆ duplicated effects.
 
     ``layers``: which of :data:`LAYERS` to draw (default all), to build the picture up a layer at a time; the
     legend lists only what is drawn, grouped in at most seven entries. ``now``: a time to mark with a vertical
@@ -359,15 +366,15 @@ def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
     return drawn
 
 
-#: :func:`compare` shares the time axis only when the longest run lasts at most this many times the shortest: on a
-#: shared axis a much shorter run is squeezed into a sliver of its panel, its labels pushed out of it.
+#: :func:`compare` shares the time axis only when the longest run lasts at most this many times the shortest:
+#: on a shared axis a much shorter run is squeezed into a sliver of its panel, its labels pushed out of it.
 SHARE_TIME_AT_MOST = 4.0
 
 
 def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
     """One timeline per run, side by side, sharing the position axis, and the time axis when the runs last
-    comparably long (the longest at most :data:`SHARE_TIME_AT_MOST` times the shortest; else each panel has its
-    own time scale, and says so), with one legend under the figure for the marks of all of them.
+    comparably long (the longest at most :data:`SHARE_TIME_AT_MOST` times the shortest; else each panel has
+    its own time scale, and says so), with one legend under the figure for the marks of all of them.
 
     ``axes`` is a sequence of Axes, one per run (e.g. ``plt.subplots(1, 2)[1]``).
     """
@@ -381,7 +388,8 @@ def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
         drawn |= _timeline(ax, run, title, annotate, layers, None, max(ends) if shared else None)
     limits = ([("get_xlim", "set_xlim")] if shared else []) + [("get_ylim", "set_ylim")]
     spans = {get: list(zip(*(getattr(ax, get)() for ax in axes))) for get, _ in limits}
-    for ax in axes[1:] if shared else ():          # after reading each panel's own span: sharing adopts the first's
+    # after reading each panel's own span: sharing adopts the first's
+    for ax in axes[1:] if shared else ():
         if not ax.get_shared_x_axes().joined(ax, axes[0]):
             try:
                 ax.sharex(axes[0])

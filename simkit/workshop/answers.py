@@ -13,7 +13,8 @@ from simkit.viz import widgets
 
 from .reply import SWEEPS
 
-__all__ = ["BOUNDARY", "COMPUTE", "EIGHT_EVENTS", "QUARANTINE_BEHAVIOURS", "crash_after_commit_runs", "eight_events"]
+__all__ = ["BOUNDARY", "COMPUTE", "EIGHT_EVENTS", "QUARANTINE_BEHAVIOURS", "crash_after_commit_runs",
+           "eight_events"]
 
 
 @functools.cache
@@ -28,8 +29,8 @@ def _shortcut_notices() -> str:
 
 
 def crash_after_commit_runs() -> tuple[simkit.Run, simkit.Run]:
-    """persist_token_on_fetch on its own input with the crash just before 107's commit (the scenario's) and just
-    after it: notebook 00 shows both."""
+    """persist_token_on_fetch on its own input with the crash just before 107's commit (the scenario's) and
+    just after it: notebook 00 shows both."""
     sc = fault_free(simkit.load(scenario_of("persist_token_on_fetch")))
     before, after = (simkit.simulate(sc, simkit.resolve("persist_token_on_fetch"),
                                      faults=widgets.crash_fault(point, 107))
@@ -43,8 +44,8 @@ def _crash_after_commit() -> str:
 
 
 #: notebook 01's small stream, the one whose timeline teaches: eight events at 10 to 70, an overlap (page C2
-#: starts again at 30), a backfill (25, served behind 50 on page C3), a transient failure (60 answers retry_later
-#: once) and one crash, before 50's commit
+#: starts again at 30), a backfill (25, served behind 50 on page C3), a transient failure (60 answers
+#: retry_later once) and one crash, before 50's commit
 EIGHT_EVENTS = {
     "name": "eight_events",
     "description": "Notebook 01's small stream: an overlap, a backfill, a transient failure and one crash.",
@@ -83,7 +84,8 @@ def _final_version() -> int:
 def _never_durable():
     return simkit.parse({
         "name": "retry_walkthrough_107_never_durable",
-        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1, "receipts": [104, 105]},
+        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1,
+                    "receipts": [104, 105]},
         "pages": [{"cursor": "C7", "positions": [104, 106, 107], "next_cursor": "C8"},
                   {"cursor": "C8", "positions": [], "next_cursor": "C8"}],
         "events": [{"position": 107, "behavior": "transient", "failures": 1000}],
@@ -102,7 +104,8 @@ def _stuck_ok() -> str:
 def _in_memory_crashes() -> int:
     """Crashes in in_memory_quarantine's run of quarantine_boundary, whose one fault is a crash before 211's
     quarantine receipt."""
-    return simkit.simulate(simkit.load("quarantine_boundary"), simkit.resolve("in_memory_quarantine")).world.crashes
+    return simkit.simulate(simkit.load("quarantine_boundary"),
+                           simkit.resolve("in_memory_quarantine")).world.crashes
 
 
 QUARANTINE_BEHAVIOURS = {
@@ -134,7 +137,8 @@ def _watermark_crashes() -> int:
 
 def _no_version_check_harm() -> str:
     v = widgets.comparison_runs("no_version_check")[1].verdict
-    harms = [name for name, bad in (("lost", v.lost), ("duplicated", v.duplicated), ("regression", v.regressions))
+    harms = [name for name, bad in (("lost", v.lost), ("duplicated", v.duplicated),
+                                    ("regression", v.regressions))
              if bad]
     return harms[0] if len(harms) == 1 else "nothing" if not harms else "/".join(harms)
 
@@ -194,7 +198,8 @@ def _zero_of_200() -> float:
 
 
 def _unsafe_sink_repeats() -> str:
-    rows = [r for r in _sweep("crash_only_unsafe_sink") if r["strategy"] == "safe" and float(r["crash_rate"]) == 0.05]
+    rows = [r for r in _sweep("crash_only_unsafe_sink") if r["strategy"] == "safe"
+            and float(r["crash_rate"]) == 0.05]
     share = 100 * sum(int(r["duplicated"]) > 0 for r in rows) / len(rows)
     return min(("0%", "10%", "50%", "90%"), key=lambda c: abs(float(c[:-1]) - share))
 
@@ -210,7 +215,8 @@ def _lost_reply_retry() -> str:
     def save(key, revision, seq, faults=()):
         return api.post(WRITE, {"scope": DEV_SCOPE, "command": {
             "contract_version": 1, "idempotency_key": key, "consumer_id": "context-cache",
-            "expected_revision": revision, "cursor": {"journal_id": journal, "sequence": seq}}}, faults=faults)
+            "expected_revision": revision, "cursor": {"journal_id": journal, "sequence": seq}}},
+                        faults=faults)
 
     save("page-1", 0, 2)
     try:
@@ -236,7 +242,8 @@ def _scan_done() -> str:
     from simkit.service.clients import QUERY
     from simkit.service.transport import ModelTransport
     page = ModelTransport(dev_service(ManualClock())).post(QUERY, {
-        "contract_version": 1, "scope": DEV_SCOPE, "filter": {"limit": 2, "scan_limit": 2, "next_after": None}})
+        "contract_version": 1, "scope": DEV_SCOPE,
+        "filter": {"limit": 2, "scan_limit": 2, "next_after": None}})
     return "yes" if page["next_after"] is None else "no"
 
 
@@ -248,7 +255,8 @@ COMPUTE = {
     "in_memory_crashes": _in_memory_crashes, "in_memory_loses": _in_memory_loses,
     "watermark_crashes": _watermark_crashes, "no_version_check_harm": _no_version_check_harm,
     "safe_failing_schedules": _safe_failing_schedules, "most_hurt": _most_hurt,
-    "final_cursor_without_check": _final_cursor_without_check, "stale_worker_barriers": _stale_worker_barriers,
+    "final_cursor_without_check": _final_cursor_without_check,
+    "stale_worker_barriers": _stale_worker_barriers,
     "refetch_after_lost_reply": _refetch_after_lost_reply, "lost_reply_retry": _lost_reply_retry,
     "double_ack_client": _double_ack_client, "scan_done": _scan_done,
     "zero_of_200": _zero_of_200, "unsafe_sink_repeats": _unsafe_sink_repeats,

@@ -38,8 +38,8 @@ def edition_notebooks() -> list:
     folder = files("simkit.workshop").joinpath("notebooks")
     found = sorted((f for f in folder.iterdir() if f.name.endswith(".ipynb")), key=lambda f: f.name)
     if not found:
-        raise SimkitError("this simkit has no workshop notebooks (simkit/workshop/notebooks is missing from the "
-                          "install): reinstall simkit")
+        raise SimkitError("this simkit has no workshop notebooks (simkit/workshop/notebooks is missing "
+                          "from the install): reinstall simkit")
     return found
 
 
@@ -56,8 +56,8 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     notebooks = edition_notebooks()
     clash = [nb.name for nb in notebooks if (out / nb.name).exists()]
     if clash and not force:
-        raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to overwrite "
-                          "the notebooks there")
+        raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to "
+                           "overwrite the notebooks there")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for nb in notebooks:

@@ -1,13 +1,14 @@
 """Reveals that wait: the cell that shows a prediction's answer keeps its output folded until the question is
 answered.
 
-A reveal cell wraps what it shows in ``with check.reveal("crash_after_commit"):``. Everything the block displays (a
-figure, a table, printed text) is gathered into one output: an HTML ``<details>`` that stays closed while the
-question is open, with the same outputs as plain text beside it (nbval compares that text, so the reveal is
-checked in CI exactly as before). Once the question is answered, right or wrong, by :func:`check_prediction` or
-the :func:`predict` widget, every reveal of it shown in this kernel opens in place (``update_display``), and a
-reveal run after the answer is drawn open. The committed notebooks are executed with every question unanswered,
-so an attendee who opens one sees each answer folded under its question ("answer first, or click to look").
+A reveal cell wraps what it shows in ``with check.reveal("crash_after_commit"):``. Everything the block
+displays (a figure, a table, printed text) is gathered into one output: an HTML ``<details>`` that stays
+closed while the question is open, with the same outputs as plain text beside it (nbval compares that text, so
+the reveal is checked in CI exactly as before). Once the question is answered, right or wrong, by
+:func:`check_prediction` or the :func:`predict` widget, every reveal of it shown in this kernel opens in place
+(``update_display``), and a reveal run after the answer is drawn open. The committed notebooks are executed
+with every question unanswered, so an attendee who opens one sees each answer folded under its question
+("answer first, or click to look").
 
 Nothing here needs a frontend: outside IPython the block's outputs are not captured and show as usual.
 """
@@ -101,8 +102,8 @@ def reveal(*keys: str) -> _Reveal:
 
 
 def answered(key: str) -> None:
-    """Question ``key`` was answered: open every reveal shown in this kernel that waits for it (and for nothing
-    still unanswered)."""
+    """Question ``key`` was answered: open every reveal shown in this kernel that waits for it (and for
+    nothing still unanswered)."""
     _ANSWERED.add(key)
     if _ipython() is None:
         return

@@ -9,22 +9,23 @@ from pathlib import Path
 import simkit
 from simkit.judge.report import verdict_line
 
-__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number", "never_raises",
-           "run_checked", "say", "verdict_text"]
+__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number",
+           "never_raises", "run_checked", "say", "verdict_text"]
 
 #: seed 000, procedure step 4, word for word
 WATERMARK_RULE = ("A high-water mark alone may prove replay only when positions are immutable and the stored "
                   "prefix is known complete.")
 
 #: The hooks of simkit.Consumer a learner may name or override (the procedure itself is not a hook).
-HOOKS = ("after_fetch", "is_replay", "resulting_applied_position", "is_terminal", "apply", "ignore", "quarantine",
-         "settle_effect", "is_caught_up", "barrier_target", "page_barrier")
+HOOKS = ("after_fetch", "is_replay", "resulting_applied_position", "is_terminal", "apply", "ignore",
+         "quarantine", "settle_effect", "is_caught_up", "barrier_target", "page_barrier")
 
-#: The checked-in sweeps of notebook 08: package data, so that an installed simkit answers their questions too.
+#: The checked-in sweeps of notebook 08: package data, so that an installed simkit answers their questions
+#: too.
 SWEEPS = Path(__file__).resolve().parent / "data" / "sweeps"
 
 
-# -- the reply every check gives -------------------------------------------------------------------------------
+# -- the reply every check gives -----------------------------------------------------------------------------
 class Check:
     """The outcome of one check: ``bool(check)`` says solved (or predicted right), ``repr`` is the message."""
 

@@ -1,16 +1,16 @@
 """Seed 001 in the SimPy world: the requests of an external call, with latency, faults and trace rows.
 
 ``Reserve`` and ``Settle`` are store transactions (``commit_latency`` each; under
-``split_validate_write`` a settlement is two of them, validation then write). ``Call`` reaches the service after
-``effect_latency``; the call can be lost on its way (the service never runs it), its reply lost or late (the
-caller gets ``TIMEOUT`` after ``timeout`` in each case) or crossed. A late reply is delivered by a process of its
-own and settled by the policy when it arrives, whatever became of the caller. ``Reserve`` and ``Settle`` are
-out of the reach of ``lost_request`` and ``lost_response`` faults (:func:`~simkit.ops.lost_op` names no op for
-them): they always arrive and always answer.
+``split_validate_write`` a settlement is two of them, validation then write). ``Call`` reaches the service
+after ``effect_latency``; the call can be lost on its way (the service never runs it), its reply lost or late
+(the caller gets ``TIMEOUT`` after ``timeout`` in each case) or crossed. A late reply is delivered by a
+process of its own and settled by the policy when it arrives, whatever became of the caller. ``Reserve`` and
+``Settle`` are out of the reach of ``lost_request`` and ``lost_response`` faults (:func:`~simkit.ops.lost_op`
+names no op for them): they always arrive and always answer.
 
 :class:`ExternalCalls` is a part of :class:`~simkit.world.simulation.World` (its base): it uses the world's
-``_latency``, ``_sync``, ``_row``, ``_unsent`` and ``_start``, and its ``_late`` count of late replies on their way.
-Settlement follows docs/vocabulary.md, "Settlement".
+``_latency``, ``_sync``, ``_row``, ``_unsent`` and ``_start``, and its ``_late`` count of late replies on
+their way. Settlement follows docs/vocabulary.md, "Settlement".
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ _CALL = DECLARED[Call].lost
 
 
 class ExternalCalls(Driver, part=True):
-    """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival (a part
-    of the world: :class:`~simkit.procedure.driver.Driver` checks its methods in the world's class)."""
+    """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival (a
+    part of the world: :class:`~simkit.procedure.driver.Driver` checks its methods in the world's class)."""
 
     # the world's (:class:`simkit.world.simulation.World`)
     scenario: Scenario
@@ -48,7 +48,8 @@ class ExternalCalls(Driver, part=True):
     def call(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
         e, mine, name = op.event, op.reservation, _CALL
-        if self._unsent(worker, name, e):            # the service never runs it: nothing to settle late either
+        # the service never runs it: nothing to settle late either
+        if self._unsent(worker, name, e):
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))

@@ -1,8 +1,9 @@
-"""The provider's event table: every event of the stream as columns, no object per event (docs/performance.md).
+"""The provider's event table: every event of the stream as columns, no object per event
+(docs/performance.md).
 
 Positions are a typed array and behaviours codes; ids are derived from positions
-(:func:`~simkit.model.default_id`) unless the scenario names some, and an :class:`~simkit.model.Event` is built
-only when one is asked for. The table reads as the dictionary of events by id it stands for.
+(:func:`~simkit.model.default_id`) unless the scenario names some, and an :class:`~simkit.model.Event` is
+built only when one is asked for. The table reads as the dictionary of events by id it stands for.
 """
 from __future__ import annotations
 
@@ -64,7 +65,8 @@ class EventTable(Mapping):
         self._index = None if ids is None else {eid: i for i, eid in enumerate(ids)}
         #: rows in position order (ties in stream order); None when the rows are in position order already
         ordered = all(a < b for a, b in zip(positions, positions[1:]))
-        self._order = None if ordered else array("q", sorted(range(len(positions)), key=positions.__getitem__))
+        self._order = None if ordered else array("q",
+                                                 sorted(range(len(positions)), key=positions.__getitem__))
         #: :func:`evenly_spaced` of ordered positions, once asked (False: not yet)
         self._grid: tuple[int, int] | None | Literal[False] = False
 
@@ -93,8 +95,8 @@ class EventTable(Mapping):
         return order[k] if k < len(order) and positions[order[k]] == p else None
 
     def rank(self, event_id) -> int | None:
-        """The index of ``event_id`` in :meth:`by_position`'s order, or ``None``: what a reader walking the stream
-        in position order looks an id up by, with no dictionary of ids."""
+        """The index of ``event_id`` in :meth:`by_position`'s order, or ``None``: what a reader walking the
+        stream in position order looks an id up by, with no dictionary of ids."""
         i = self.row(event_id)
         if i is None or self._order is None:
             return i
@@ -107,8 +109,8 @@ class EventTable(Mapping):
 
     def event(self, i: int) -> Event:
         """The event of row ``i``."""
-        return Event(self.ids[i] if self.ids is not None else default_id(self.positions[i]), self.positions[i],
-                     self.behaviors[i])
+        return Event(self.ids[i] if self.ids is not None else default_id(self.positions[i]),
+                     self.positions[i], self.behaviors[i])
 
     def by_position(self) -> tuple[Sequence, Sequence]:
         """Ids and positions in position order (ties in the stream's order), as sequences built on read."""

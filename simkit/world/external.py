@@ -1,11 +1,11 @@
 """The external service an event's effect is sent to (seed 001), and the authorization it is called under.
 
-The service executes effects into the sink's effect log (ground truth for ``duplicated``). With an ``idempotent``
-sink its idempotency key is the logical request — operation id and canonical request fingerprint (seed 001 step 7,
-"use idempotency ... for effects outside the settlement transaction"): a retry of the same request never runs the
-effect twice, even under a new reservation forced by a rotated principal, while a changed request runs it. An
-``unsafe`` sink deduplicates nothing: seed 001's "Limits" — the pattern does not make an external side effect
-atomic with the durable record.
+The service executes effects into the sink's effect log (ground truth for ``duplicated``). With an
+``idempotent`` sink its idempotency key is the logical request — operation id and canonical request
+fingerprint (seed 001 step 7, "use idempotency ... for effects outside the settlement transaction"): a retry
+of the same request never runs the effect twice, even under a new reservation forced by a rotated principal,
+while a changed request runs it. An ``unsafe`` sink deduplicates nothing: seed 001's "Limits" — the pattern
+does not make an external side effect atomic with the durable record.
 
 Every request it sees, its own and the foreign ones whose replies cross into a call, is logged in
 :attr:`ExternalService.requests`; the checker reads a reply's true identity there, never from the reply.
@@ -25,15 +25,16 @@ __all__ = ["principal_at", "Request", "ExternalService"]
 
 
 def principal_at(rotations: tuple[float, ...], now: float) -> str:
-    """The authorization binding in force at ``now``: ``P1`` until the first credential rotation, then ``P2``..."""
+    """The authorization binding in force at ``now``: ``P1`` until the first credential rotation, then
+    ``P2``..."""
     return f"P{1 + bisect_right(rotations, now)}"
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same operation id and
-    fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request whose
-    reply crossed into one of ours; its effect is not in this sink)."""
+    """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same operation id
+    and fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request
+    whose reply crossed into one of ours; its effect is not in this sink)."""
 
     seq: int
     time: float
@@ -52,13 +53,13 @@ class ExternalService:
         self._ran: set[tuple[str, str]] = set()
 
     def keep_ran(self, ran) -> None:
-        """Remember the logical requests run, (operation id, fingerprint), in ``ran``: a mutable set, only ever added
-        to and asked about (``simkit live`` gives a durable one)."""
+        """Remember the logical requests run, (operation id, fingerprint), in ``ran``: a mutable set, only
+        ever added to and asked about (``simkit live`` gives a durable one)."""
         self._ran = ran
 
     def state(self) -> tuple:
-        """What this service's future, and the verdict on it, depend on (explore's fingerprints): every request it
-        saw and the logical requests it ran."""
+        """What this service's future, and the verdict on it, depend on (explore's fingerprints): every
+        request it saw and the logical requests it ran."""
         return tuple(self.requests), frozenset(self._ran)
 
     def _log(self, worker: int, identity: Reservation, fate: str) -> Reply:
@@ -67,7 +68,8 @@ class ExternalService:
         return Reply(identity, seq)
 
     def execute(self, worker: int, identity: Reservation) -> Reply:
-        """The request arrives: run the effect unless the idempotent service already ran this logical request."""
+        """The request arrives: run the effect unless the idempotent service already ran this logical
+        request."""
         key = (identity.operation_id, identity.fingerprint)
         if self.sink.kind == "idempotent" and key in self._ran:
             return self._log(worker, identity, "deduplicated")
@@ -76,10 +78,11 @@ class ExternalService:
         return self._log(worker, identity, "ran")
 
     def crossed(self, identity: Reservation, differs: str) -> Reply:
-        """A reply carrying another request's identity: another client's request that reused this operation id,
-        differing from ``identity`` in ``differs``: a different request body (``fingerprint``), the principal
-        before ``identity``'s (``binding``: ``P1`` for a call bound to ``P2``, "another principal" for ``P1``),
-        or an older generation (``generation``). The call it crosses into never reached the service."""
+        """A reply carrying another request's identity: another client's request that reused this operation
+        id, differing from ``identity`` in ``differs``: a different request body (``fingerprint``), the
+        principal before ``identity``'s (``binding``: ``P1`` for a call bound to ``P2``, "another principal"
+        for ``P1``), or an older generation (``generation``). The call it crosses into never reached the
+        service."""
         if differs == "fingerprint":
             other = replace(identity, fingerprint=fingerprint({"operation_id": identity.operation_id,
                                                                "request": "another client's"}))

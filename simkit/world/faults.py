@@ -1,4 +1,5 @@
-"""Fault injection: scripted faults matched by point, position, occurrence and worker; seeded random faults."""
+"""Fault injection: scripted faults matched by point, position, occurrence and worker; seeded random
+faults."""
 from __future__ import annotations
 
 import random
@@ -8,10 +9,10 @@ from simkit.model import REPLY_FAULTS, Fault, RandomFaults
 
 __all__ = ["FaultPlan", "PassRow", "ReplyRow", "RequestRow"]
 
-#: Which calls match a fault kind: a crash-point pass (by point), a request, a reply, or an external call's reply
-#: altered (by op).
-_FAMILY = {"crash": "point", "pause": "point", "lost_request": "lost_request", "lost_response": "lost_response",
-           **{kind: "altered" for kind in REPLY_FAULTS}}
+#: Which calls match a fault kind: a crash-point pass (by point), a request, a reply, or an external call's
+#: reply altered (by op).
+_FAMILY = {"crash": "point", "pause": "point", "lost_request": "lost_request",
+           "lost_response": "lost_response", **{kind: "altered" for kind in REPLY_FAULTS}}
 
 
 class PassRow(NamedTuple):
@@ -39,7 +40,8 @@ class ReplyRow(NamedTuple):
 
 
 class RequestRow(NamedTuple):
-    """A request, as :attr:`FaultPlan.requests` records it, and where it falls among the passes and replies."""
+    """A request, as :attr:`FaultPlan.requests` records it, and where it falls among the passes and
+    replies."""
     worker: int
     op: str
     position: int | None
@@ -50,26 +52,27 @@ class RequestRow(NamedTuple):
 
     @property
     def occurrence(self) -> int:
-        """The ``occurrence`` of a fault striking this request: at its position, or of its op if it has none."""
+        """The ``occurrence`` of a fault striking this request: at its position, or of its op if it has
+        none."""
         return self.n_pos if self.position is not None else self.n_any
 
 
 class FaultPlan:
-    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes (docs/scenarios.md,
-    "Faults" and "Random faults").
+    """Decides, at each crash-point pass, each request and each reply, whether a fault strikes
+    (docs/scenarios.md, "Faults" and "Random faults").
 
     Requests and replies are counted apart: a ``lost_request`` with ``occurrence = n`` is the n-th request of
     its op (sent, whether it arrives or not), a ``lost_response`` the n-th reply (of a request that arrived).
 
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
-    plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and once
-    no scripted fault is left and no random one can strike, a pass costs nothing (:attr:`quiet`).
+    plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and
+    once no scripted fault is left and no random one can strike, a pass costs nothing (:attr:`quiet`).
 
     Scripted faults are looked up, not scanned: each is filed under what a pass, request or reply must show to
-    match it, ``(family, worker, point or op, position, occurrence)``, and a pass asks two keys, the one for its
-    position and the one for faults that name none (every pass scanned every fault: 10,000 events and 10,000
-    faults that never fire took 96 s). The first fault of the scenario's order that matches fires, as before.
-    """
+    match it, ``(family, worker, point or op, position, occurrence)``, and a pass asks two keys, the one for
+    its position and the one for faults that name none (every pass scanned every fault: 10,000 events and
+    10,000 faults that never fire took 96 s). The first fault of the scenario's order that matches fires, as
+    before. """
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
         self._faults = tuple(faults)
@@ -109,8 +112,9 @@ class FaultPlan:
         self.quiet = self.idle()
 
     def _match(self, family: str, worker, value, position, n_any, n_pos) -> Fault | None:
-        """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes here: one naming this position
-        and matched by ``n_pos``, the passes of it at this position, or one naming none and matched by ``n_any``."""
+        """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes here: one naming this
+        position and matched by ``n_pos``, the passes of it at this position, or one naming none and matched
+        by ``n_any``."""
         index = self._index
         here = index.get((family, worker, value, position, n_pos)) if position is not None else None
         anywhere = index.get((family, worker, value, None, n_any))
@@ -154,25 +158,28 @@ class FaultPlan:
         if fault is None and self._rf.crash > 0 and self._draw(self._rf.crash):
             fault = self._fired(Fault("crash", point, position, n_pos, worker))
         if fault is None and self._rf.pause > 0 and self._draw(self._rf.pause):
-            fault = self._fired(Fault("pause", point, position, n_pos, worker, duration=self._rf.pause_duration))
+            fault = self._fired(Fault("pause", point, position, n_pos, worker,
+                                      duration=self._rf.pause_duration))
         return fault
 
     def request_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is this request lost on its way (it never arrives, so it takes no effect and gets no reply)?
 
         Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
-        store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does not.
-        """
+        store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does
+        not. """
         if not (self._record or self._left or self._rf.lost_request):
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         if self._record:
-            self.requests.append(RequestRow(worker, op, position, n_any, n_pos, len(self.passes), len(self.replies)))
+            self.requests.append(RequestRow(worker, op, position, n_any, n_pos, len(self.passes),
+                                            len(self.replies)))
         if self._left and self._match("lost_request", worker, op, position, n_any, n_pos):
             return True
         if self._rf.lost_request > 0 and self._draw(self._rf.lost_request):
             # a fault without a position matches the n-th request of its op (see _match): record that n
-            self._fired(Fault("lost_request", None, position, n_pos if position is not None else n_any, worker, op=op))
+            self._fired(Fault("lost_request", None, position, n_pos if position is not None else n_any,
+                              worker, op=op))
             return True
         return False
 
@@ -187,7 +194,8 @@ class FaultPlan:
             return True
         if self._rf.lost_response > 0 and self._draw(self._rf.lost_response):
             # a fault without a position matches the n-th reply of its op (see _match): record that n
-            self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any, worker, op=op))
+            self._fired(Fault("lost_response", None, position, n_pos if position is not None else n_any,
+                              worker, op=op))
             return True
         return False
 

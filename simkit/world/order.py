@@ -21,7 +21,8 @@ def _positions(entry, table):
 
 def disordered(entries: dict, table) -> frozenset[str]:
     """The cursors whose page :func:`~simkit.truth.derived.breaks_order`."""
-    return frozenset(c for c, entry in entries.items() if breaks_order([p for _r, p in _positions(entry, table)]))
+    return frozenset(c for c, entry in entries.items()
+                     if breaks_order([p for _r, p in _positions(entry, table)]))
 
 
 def late(entries: dict, chain: list[str], table) -> frozenset[str]:

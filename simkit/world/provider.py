@@ -63,8 +63,9 @@ def _stream(entries: dict[str, tuple], chain: list[str], extra: tuple[Event, ...
 
 
 class _PageIds(Column):
-    """The provider log's column of event ids served: per response the page it served, its ids built when read;
-    a response that served no page, or a row appended as it reads (a hand-written one), keeps its ids as given."""
+    """The provider log's column of event ids served: per response the page it served, its ids built when
+    read; a response that served no page, or a row appended as it reads (a hand-written one), keeps its ids as
+    given."""
 
     __slots__ = ("pages", "_table")
 
@@ -125,8 +126,9 @@ class Provider:
         #: every event of the stream by id (:class:`~simkit.world.events.EventTable`)
         self.events = events
         self.head = max(events.positions, default=0)
-        #: per chain index, the place; per event row the last chain index whose page carries it (-1: none does),
-        #: dropped once built: only :meth:`deliverable` needs it, in a run that leaves events unaccounted for
+        #: per chain index, the place; per event row the last chain index whose page carries it (-1: none
+        #: does), dropped once built: only :meth:`deliverable` needs it, in a run that leaves events
+        #: unaccounted for
         self._chain = chain
         self._last: array | None = None
         self._place = self._places(chain)[1]
@@ -138,7 +140,8 @@ class Provider:
         just below the first it still delivers."""
         entries, positions, n = self._entries, self.events.positions, len(chain)
         last = array("q", [-1]) * len(positions)
-        hi: list[int | None] = [None] * n       # per chain index: the highest and lowest position of the events
+        # per chain index: the highest and lowest position of the events
+        hi: list[int | None] = [None] * n
         lo: list[int | None] = [None] * n       # whose last chain index it is (None: no such event)
         for k in range(n - 1, -1, -1):
             top = bottom = None
@@ -179,8 +182,8 @@ class Provider:
         return len(self._entries)
 
     def script(self) -> list[tuple[str, tuple[Event, ...], str, int]]:
-        """Every page as ``(cursor, events, next_cursor, stuck)``: the chain in order, then the pages off it by
-        cursor (what a scripted scenario of this provider lists)."""
+        """Every page as ``(cursor, events, next_cursor, stuck)``: the chain in order, then the pages off it
+        by cursor (what a scripted scenario of this provider lists)."""
         entries, index = self._entries, self._index
         order = sorted(entries, key=lambda c: (index.get(c, len(entries)), c))
         return [(c, self._served(entries[c]), entries[c].next_cursor, entries[c].stuck) for c in order]
@@ -193,7 +196,8 @@ class Provider:
         return self._disordered
 
     def late(self) -> frozenset[str]:
-        """Ground truth, for the checker: the events that join the stream late (:func:`~simkit.world.order.late`)."""
+        """Ground truth, for the checker: the events that join the stream late
+        (:func:`~simkit.world.order.late`)."""
         if self._late is None:
             self._late = order.late(self._entries, self._chain, self.events)
         return self._late
@@ -202,7 +206,8 @@ class Provider:
         """For each stuck cursor fetched, how many of its ``stuck`` answers have been given (the only part of
         the fetch counts that can still change an answer)."""
         entries = self._entries
-        return {c: min(n, entries[c].stuck) for c, n in self._fetches.items() if c in entries and entries[c].stuck}
+        return {c: min(n, entries[c].stuck) for c, n in self._fetches.items() if c in entries
+                and entries[c].stuck}
 
     # -- what consumers see -------------------------------------------------------------------------
     def fetch(self, cursor: str, worker: int = 0) -> Page | None:
@@ -217,10 +222,15 @@ class Provider:
         if n <= entry.stuck:
             page, served = Page(cursor, (), cursor), ()
         else:
-            own = entry.own                 # a scripted page's events are copied: the consumer gets its own
-            events = self._served(entry) if own is None else tuple(Event(e.id, e.position, e.behavior) for e in own)
+            own = entry.own  # a scripted page's events are copied: the consumer gets its own
+            events = (
+                self._served(entry)
+                if own is None
+                else tuple(Event(e.id, e.position, e.behavior) for e in own)
+            )
             page = Page(cursor, events, entry.next_cursor)
-            # the log keeps the page, not its ids, unless it keeps rows as given (``simkit live``'s durable one)
+            # the log keeps the page, not its ids, unless it keeps rows as given (``simkit live``'s durable
+            # one)
             served = entry if type(self.log) is ServedLog else tuple(e.id for e in page.events)
         self.log.add(self.clock.tick(), self.clock.now, worker, cursor, page.next_cursor, served)
         return page
@@ -230,8 +240,8 @@ class Provider:
         return self.lost_fetch > 0 and self._rng.random() < self.lost_fetch
 
     def draws_state(self):
-        """The state of the seeded ``lost_fetch`` draws (``None`` while the rate is 0: nothing is drawn), for a
-        fingerprint of what the provider's future answers depend on."""
+        """The state of the seeded ``lost_fetch`` draws (``None`` while the rate is 0: nothing is drawn), for
+        a fingerprint of what the provider's future answers depend on."""
         return self._rng.getstate() if self.lost_fetch > 0 else None
 
     # -- ground truth, for the checker and plots only --------------------------------------------------
@@ -258,7 +268,12 @@ class Provider:
     def is_end(self, cursor: str) -> bool:
         """Is ``cursor`` the end of the stream (empty page, same token, no stuck answers left)?"""
         e = self._entries.get(cursor)
-        return e is not None and not e.rows and e.next_cursor == cursor and self._fetches.get(cursor, 0) >= e.stuck
+        return (
+            e is not None
+            and not e.rows
+            and e.next_cursor == cursor
+            and self._fetches.get(cursor, 0) >= e.stuck
+        )
 
     def keep_fetch_counts(self, counts) -> None:
         """Count fetches per cursor in ``counts``, a mutable mapping (``simkit live`` gives a durable one)."""
@@ -285,9 +300,11 @@ def scripted(sc: Scenario) -> Provider:
     start = sc.initial.resume_cursor or sc.pages[0]["cursor"]
     known = {e.position for events, _n, _s in pages.values() for e in events}
     extra = tuple(_event(default_id(pos), pos, sc.events) for pos in sc.initial.receipts if pos not in known)
-    table = EventTable.of(_stream(pages, _chain({c: _Entry((), n) for c, (_e, n, _s) in pages.items()}, start)[0],
+    table = EventTable.of(_stream(pages, _chain({c: _Entry((), n) for c, (_e, n, _s) in pages.items()},
+                                                start)[0],
                                   extra).values())
-    row = cast("Callable[[str], int]", table.row)        # every id of these pages is in the table built from them
+    # every id of these pages is in the table built from them
+    row = cast("Callable[[str], int]", table.row)
     entries = {c: _Entry(array("q", map(row, (e.id for e in events))), nxt, stuck, events)
                for c, (events, nxt, stuck) in pages.items()}
     return Provider(entries, start, table)
@@ -308,7 +325,9 @@ def generated(sc: Scenario, seed: int) -> Provider:
     return Provider(entries, start, table, g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
 
 
-def _tabled(pages, positions: array, behaviors: list[str], start: str) -> tuple[dict[str, _Entry], str, EventTable]:
+def _tabled(
+    pages, positions: array, behaviors: list[str], start: str
+) -> tuple[dict[str, _Entry], str, EventTable]:
     """Pages of arrival indices as pages of event-table rows, the table in the order the pages carry them."""
     kind = "i" if len(positions) < 2**31 else "q"
     row_of = array(kind, [-1]) * len(positions)        # per arrival: its table row (-1: none yet)
@@ -322,7 +341,8 @@ def _tabled(pages, positions: array, behaviors: list[str], start: str) -> tuple[
                 order.append(a)
             rows.append(row_of[a])
         entries[token] = _Entry(rows, nxt, stuck)
-    table = EventTable(array("q", map(positions.__getitem__, order)), Codes(map(behaviors.__getitem__, order)))
+    table = EventTable(array("q", map(positions.__getitem__, order)),
+                       Codes(map(behaviors.__getitem__, order)))
     return entries, start, table
 
 

@@ -1,4 +1,5 @@
-"""The SimPy world: provider, store, sink, external service and workers; it executes the requests a consumer yields.
+"""The SimPy world: provider, store, sink, external service and workers; it executes the requests a consumer
+yields.
 
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash points
 fall before and after them (docs/vocabulary.md, "Crash points"), a request can be lost on its way (it takes no
@@ -33,7 +34,16 @@ from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
 from . import provider as providers
 from .external import ExternalService
 from .faults import FaultPlan
-from .guard import GUARD_CHUNK, STALL_STEPS, STEP_BASE, STEPS_PER_ITEM, Guard, Stopped, earned_budget, wall_clock
+from .guard import (
+    GUARD_CHUNK,
+    STALL_STEPS,
+    STEP_BASE,
+    STEPS_PER_ITEM,
+    Guard,
+    Stopped,
+    earned_budget,
+    wall_clock,
+)
 from .sink import Sink
 from .timed import TimedRequests
 
@@ -50,9 +60,9 @@ LATER = object()
 
 class World(TimedRequests):
     """Everything one run needs; ground truth lives in ``provider``, ``store`` and ``sink``. The driver of the
-    simulation (:class:`~simkit.procedure.driver.Driver`): each request's method adds simulated latency, faults
-    and trace rows to what the request does. The requests :mod:`simkit.requests` declares ``timed`` take simulated
-    time: their methods are generator functions (checked when a class is created)."""
+    simulation (:class:`~simkit.procedure.driver.Driver`): each request's method adds simulated latency,
+    faults and trace rows to what the request does. The requests :mod:`simkit.requests` declares ``timed``
+    take simulated time: their methods are generator functions (checked when a class is created)."""
 
     simulated = True
     #: request type -> the function that executes it at once (:meth:`at_once_table`), per class
@@ -63,8 +73,8 @@ class World(TimedRequests):
     sink: Sink
     service: ExternalService
 
-    def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int, faults: tuple[Fault, ...] = (),
-                 settlement: str | None = None):
+    def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int,
+                 faults: tuple[Fault, ...] = (), settlement: str | None = None):
         super().__init__()
         self.scenario = scenario
         self.settlement = scenario.settlement if settlement is None else settlement
@@ -80,7 +90,8 @@ class World(TimedRequests):
         start, receipts = scenario.initial.durable(self.provider.events.values(), self.provider.start)
         for eid in receipts:
             self.sink.record_initial(eid)
-        self.store = make_store(scenario.store, start, receipts, self.clock)   # docs/scenarios.md: memory | sqlite
+        # docs/scenarios.md: memory | sqlite
+        self.store = make_store(scenario.store, start, receipts, self.clock)
         self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
         self.faults.record = False
@@ -98,7 +109,8 @@ class World(TimedRequests):
         self.completed = False
         #: ``None``, or why the progress guard ended the run (:data:`STALL_STEPS`, :meth:`step_budget`)
         self.stopped: str | None = None
-        self.guard = Guard(self.step_budget(), partial(earned_budget, scenario.workers, self.store, self.provider))
+        self.guard = Guard(self.step_budget(),
+                           partial(earned_budget, scenario.workers, self.store, self.provider))
         self._processes: list = []              # the generators of every SimPy process this world started
 
     def __init_subclass__(cls, **kwargs):
@@ -107,10 +119,10 @@ class World(TimedRequests):
 
     @classmethod
     def at_once_table(cls) -> dict:
-        """Request type -> the function that executes it at once: each request declared neither ``timed`` nor with
-        crash points (:mod:`simkit.requests`; any other goes through :meth:`_execute`, between its points), and
-        ``Commit``'s quick path (:meth:`_commit_at_once`, which may answer :data:`LATER`) unless this class has a
-        ``commit`` of its own, which the quick path would skip."""
+        """Request type -> the function that executes it at once: each request declared neither ``timed`` nor
+        with crash points (:mod:`simkit.requests`; any other goes through :meth:`_execute`, between its
+        points), and ``Commit``'s quick path (:meth:`_commit_at_once`, which may answer :data:`LATER`) unless
+        this class has a ``commit`` of its own, which the quick path would skip."""
         table = {t: f for t, f in cls.dispatch.items() if t not in cls.timed and not DECLARED[t].points}
         if cls.commit is TimedRequests.commit:
             table[Commit] = cls._commit_at_once
@@ -127,7 +139,8 @@ class World(TimedRequests):
         except Stopped as stop:
             self.stopped = stop.args[0]
         finally:
-            for process in self._processes:     # their frames hold the world: let it be freed by reference count
+            # their frames hold the world: let it be freed by reference count
+            for process in self._processes:
                 process.close()
         self.completed = self._done.triggered and self.stopped is None and not self.stopped_early
         return self
@@ -135,20 +148,23 @@ class World(TimedRequests):
     def ground_truth(self) -> GroundTruth:
         """What the judge reads about this run (:class:`~simkit.truth.ground.GroundTruth`): views of the logs
         of the provider, store, sink and service, copied nothing."""
-        return GroundTruth.build(provider=self.provider, store=self.store, sink=self.sink, service=self.service,
+        return GroundTruth.build(provider=self.provider, store=self.store, sink=self.sink,
+                                 service=self.service,
                                  halts=self.halts, completed=self.completed, stopped=self.stopped,
                                  scenario=self.scenario, settlement=self.settlement,
                                  backfills=self.contract.backfills, trace=self.trace)
 
     def state(self) -> tuple:
-        """For fingerprints, what the future depends on beyond store, sink, provider: status, halts, guard, service."""
+        """For fingerprints, what the future depends on beyond store, sink, provider: status, halts, guard,
+        service."""
         g = self.guard
         return (self._status, self._finished, self._fetched, self.halts, (g.steps, g.at, g.instant),
                 self.service.state())
 
     @property
     def late_replies(self) -> int:
-        """Late replies on their way (:meth:`_late_reply`): while there is one, more than the workers is scheduled."""
+        """Late replies on their way (:meth:`_late_reply`): while there is one, more than the workers is
+        scheduled."""
         return self._late
 
     def step_budget(self) -> int:
@@ -161,7 +177,8 @@ class World(TimedRequests):
 
     def _worker(self, worker: int):
         """One worker: a consumer driven request by request, restarted from durable state after each crash.
-        A request is executed at once when its method can (:attr:`_at_once`), else through :meth:`_execute`."""
+        A request is executed at once when its method can (:attr:`_at_once`), else through
+        :meth:`_execute`."""
         at_once = self._at_once
         left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
@@ -175,14 +192,17 @@ class World(TimedRequests):
                         self._row(worker, "stopped")
                         self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
                         return
-                    except RAISED as exc:           # the consumer's own code: no traceback, one line (CLI exit 2)
+                    # the consumer's own code: no traceback, one line (CLI exit 2)
+                    except RAISED as exc:
                         raise consumer_error(self.strategy, exc) from exc
                     left -= 1
                     if not left:
                         left = GUARD_CHUNK
                         self.guard.chunk(self.clock.now)
-                    try:                            # a request the world cannot execute: is it malformed?
-                        if (now := at_once.get(type(op))) is None or (result := now(self, worker, op)) is LATER:
+                    try:  # a request the world cannot execute: is it malformed?
+                        if (now := at_once.get(type(op))) is None or (
+                            result := now(self, worker, op)
+                        ) is LATER:
                             result = yield from self._execute(worker, op)
                     except (TypeError, AttributeError, ValueError, KeyError, OverflowError):
                         refuse_malformed(self.strategy, op)
@@ -198,10 +218,10 @@ class World(TimedRequests):
                 return
 
     def _execute(self, worker: int, op):
-        """A request between its crash points (docs/vocabulary.md, "Crash points"): one that takes simulated time,
-        or has crash points, or the quick path deferred. ``Commit(with_effect=True)`` on an external sink is the
-        call, then the commit: no external sink joins the store's transaction (invariant 4 offers one only where
-        the sink has one), so the crash points of both fall between them."""
+        """A request between its crash points (docs/vocabulary.md, "Crash points"): one that takes simulated
+        time, or has crash points, or the quick path deferred. ``Commit(with_effect=True)`` on an external
+        sink is the call, then the commit: no external sink joins the store's transaction (invariant 4 offers
+        one only where the sink has one), so the crash points of both fall between them."""
         t = type(op)
         run = self.dispatch.get(t)
         if run is None:
@@ -241,13 +261,15 @@ class World(TimedRequests):
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
     def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
-        """No reply (``reply lost``: it took effect; ``request lost``: it never arrived): the caller times out."""
+        """No reply (``reply lost``: it took effect; ``request lost``: it never arrived): the caller times
+        out."""
         self._row(worker, step, event, outcome)
         yield from self._latency(self.timing.timeout)
 
     def _row(self, worker, step, event=None, outcome="", position=None):
-        """A trace row, with the durable checkpoint as it stands and its cursor's place in the stream (remembered
-        while the cursor stays); ``position`` is the event's, or for a row without an event one given."""
+        """A trace row, with the durable checkpoint as it stands and its cursor's place in the stream
+        (remembered while the cursor stays); ``position`` is the event's, or for a row without an event one
+        given."""
         cp = self.store.checkpoint
         cursor, placed = cp.resume_cursor, self._placed
         if cursor is not placed[0]:
@@ -263,8 +285,9 @@ class World(TimedRequests):
             yield from self._wait(delay)
 
     def _ahead(self, delay: float) -> bool:
-        """Spend ``delay`` without the scheduler if possible: a lone worker, no late reply on its way, runs ahead
-        (``clock.ahead``) up to the time limit, handing the time over at its next real wait (a plain call)."""
+        """Spend ``delay`` without the scheduler if possible: a lone worker, no late reply on its way, runs
+        ahead (``clock.ahead``) up to the time limit, handing the time over at its next real wait (a plain
+        call)."""
         if delay <= 0:
             return True
         if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:
@@ -283,7 +306,7 @@ class World(TimedRequests):
             ahead, self.clock.ahead = self.clock.ahead, 0.0
             yield self.env.timeout(ahead)
 
-    # -- requests executed at once ----------------------------------------------------------------------------
+    # -- requests executed at once ---------------------------------------------------------------------------
     def load(self, worker, op):
         self._status[worker] = "active"
         cp = Driver.load(self, worker, op)
@@ -307,7 +330,8 @@ class World(TimedRequests):
 
     def finish(self, worker: int, status: str) -> None:
         """``worker`` caught up, stopped or halted. The run is done once every worker has, each at its own
-        moment (docs/verdict.md, ``completed``): a worker that goes on backing off after catching up stays done."""
+        moment (docs/verdict.md, ``completed``): a worker that goes on backing off after catching up stays
+        done."""
         self._status[worker] = status
         self._finished[worker] = status
         if not self._done.triggered and len(self._finished) == len(self._status):
@@ -320,9 +344,11 @@ class World(TimedRequests):
         return self.provider.is_end(self._fetched.get(worker, ""))
 
     def _commit_at_once(self, worker, op):
-        """:meth:`commit` with no crash-point pass and no generator when no fault can strike (``faults.quiet``) and
-        nothing can interleave, else :data:`LATER`: its latency run ahead, then the base driver's commit (and so
-        :meth:`record_effect`) and its trace row. (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
+        """:meth:`commit` with no crash-point pass and no generator when no fault can strike
+        (``faults.quiet``) and nothing can interleave, else :data:`LATER`: its latency run ahead, then the
+        base driver's commit (and so
+        :meth:`record_effect`) and its trace row. (Only for the world's own :meth:`commit`:
+        :meth:`at_once_table`.)"""
         if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
         latency = self.timing.commit_latency

@@ -1,9 +1,9 @@
 """The handler and its sink: what an event's processing decides, and the effects it leaves.
 
 ``decide`` is the business outcome of handling an event at a moment (seed 000 step 4, docs/vocabulary.md, "The
-procedure"; the behaviours of docs/scenarios.md, "Events"); ``effect`` is the external call of the ``idempotent``
-and ``unsafe`` sinks. The effect log is ground truth for the checker; for the ``transactional`` sink the store's
-commit writes it.
+procedure"; the behaviours of docs/scenarios.md, "Events"); ``effect`` is the external call of the
+``idempotent`` and ``unsafe`` sinks. The effect log is ground truth for the checker; for the ``transactional``
+sink the store's commit writes it.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ _DEFAULT = EventSpec()
 
 
 class Sink:
-    """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (the scenario's ``sink``: docs/scenarios.md,
-    "Top-level keys")."""
+    """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (the scenario's ``sink``:
+    docs/scenarios.md, "Top-level keys")."""
 
     def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: TimeSource | None = None):
         self.kind = kind
@@ -38,9 +38,11 @@ class Sink:
         self.decisions = DecisionLog()
 
     def decide(self, worker: int, event: Event) -> str:
-        """The handler's outcome for ``event`` now: ``apply``, ``ignore``, ``quarantine`` or a non-terminal outcome.
+        """The handler's outcome for ``event`` now: ``apply``, ``ignore``, ``quarantine`` or a non-terminal
+        outcome.
 
-        Every decision but an ``ok`` event's ``apply`` is logged: it is the ground truth a receipt is judged by."""
+        Every decision but an ``ok`` event's ``apply`` is logged: it is the ground truth a receipt is judged
+        by."""
         behavior = event.behavior
         if behavior == "ok":
             return "apply"              # no state: an ``ok`` event's outcome never depends on its history
@@ -62,8 +64,8 @@ class Sink:
         return decision
 
     def keep_handler_state(self, calls, first_seen) -> None:
-        """Keep the handler's memory in these mutable mappings: per event id its calls so far (``calls``) and when
-        it first reached the handler (``first_seen``). ``simkit live`` gives durable ones."""
+        """Keep the handler's memory in these mutable mappings: per event id its calls so far (``calls``) and
+        when it first reached the handler (``first_seen``). ``simkit live`` gives durable ones."""
         self._calls, self._first_seen = calls, first_seen
 
     def handler_state(self, events: Mapping[str, Event]) -> tuple[dict[str, int], dict[str, float | None]]:
@@ -87,15 +89,16 @@ class Sink:
         self.record(worker, event_id)
 
     def record_initial(self, event_id: str) -> None:
-        """The effect of an initial receipt (``[initial] receipts``): it happened before time 0 (sequence 0, time 0,
-        worker 0). As :meth:`simkit.store.sqlite.SQLiteStore.record_initial_effect` for a store's own effects."""
+        """The effect of an initial receipt (``[initial] receipts``): it happened before time 0 (sequence 0,
+        time 0, worker 0). As :meth:`simkit.store.sqlite.SQLiteStore.record_initial_effect` for a store's own
+        effects."""
         self.effects.append((0, 0.0, 0, event_id))
         self.effect_count[event_id] = 1
 
     def state(self, events: Mapping[str, Event]) -> tuple:
-        """What this sink's future, and the verdict on it, depend on (explore's fingerprints): the effects per event
-        id, the handler's memory as far as it can still change an answer (:meth:`handler_state`), and the latest
-        decision per event. Its logs are history, left out."""
+        """What this sink's future, and the verdict on it, depend on (explore's fingerprints): the effects per
+        event id, the handler's memory as far as it can still change an answer (:meth:`handler_state`), and
+        the latest decision per event. Its logs are history, left out."""
         calls, seen = self.handler_state(events)
         return dict(self.effect_count.items()), calls, seen, {rec[3]: rec[4] for rec in self.decisions}
 

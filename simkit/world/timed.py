@@ -1,13 +1,14 @@
-"""The requests that take simulated time, as the world executes them: fetch, effect, commit, the page barrier (and
-the unsafe overwrite), and a worker's wait.
+"""The requests that take simulated time, as the world executes them: fetch, effect, commit, the page barrier
+(and the unsafe overwrite), and a worker's wait.
 
-Each spends its latency (ahead of the scheduler when it may), can be lost on its way (it takes no effect) or lose
-its reply (it took effect): either way the caller gets ``LOST`` after ``timeout``. Each writes its trace row.
+Each spends its latency (ahead of the scheduler when it may), can be lost on its way (it takes no effect) or
+lose its reply (it took effect): either way the caller gets ``LOST`` after ``timeout``. Each writes its trace
+row.
 
 :class:`TimedRequests` is a part of :class:`~simkit.world.simulation.World` (its base, above
-:class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``, ``_unsent``,
-``_lost``, ``_no_reply`` and ``_row``. The requests executed at once, and ``Commit``'s quick path, are the world's.
-"""
+:class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``,
+``_unsent``, ``_lost``, ``_no_reply`` and ``_row``. The requests executed at once, and ``Commit``'s quick
+path, are the world's. """
 from __future__ import annotations
 
 from simkit.ops import DECLARED, LOST, Barrier, Commit, Effect, Fetch, Overwrite
@@ -18,20 +19,22 @@ from .calls import ExternalCalls
 
 __all__ = ["TimedRequests"]
 
-#: The ``op`` of the ``lost_request`` and ``lost_response`` faults that lose each request (simkit/requests.py),
-#: read once: these methods run for every event.
-_FETCH, _EFFECT, _COMMIT, _BARRIER, _OVERWRITE = (DECLARED[t].lost for t in (Fetch, Effect, Commit, Barrier, Overwrite))
+#: The ``op`` of the ``lost_request`` and ``lost_response`` faults that lose each request
+#: (simkit/requests.py), read once: these methods run for every event.
+_FETCH, _EFFECT, _COMMIT, _BARRIER, _OVERWRITE = (DECLARED[t].lost
+                                                  for t in (Fetch, Effect, Commit, Barrier, Overwrite))
 
 
 class TimedRequests(ExternalCalls, part=True):
-    """``Fetch``, ``Effect``, ``Commit``, ``Barrier``, ``Overwrite`` and ``Wait`` with latency, faults and trace rows;
-    each method is a generator function, as :mod:`simkit.requests` declares them ``timed`` (a part of the world,
-    checked in its class: :attr:`~simkit.procedure.driver.Driver.timed`)."""
+    """``Fetch``, ``Effect``, ``Commit``, ``Barrier``, ``Overwrite`` and ``Wait`` with latency, faults and
+    trace rows; each method is a generator function, as :mod:`simkit.requests` declares them ``timed`` (a part
+    of the world, checked in its class: :attr:`~simkit.procedure.driver.Driver.timed`)."""
 
     def fetch(self, worker, op):
         if not self._ahead(self.timing.fetch_latency):
             yield from self._wait(self.timing.fetch_latency)
-        if self._unsent(worker, _FETCH, None):          # the provider is never asked: no log row, no fetch counted
+        # the provider is never asked: no log row, no fetch counted
+        if self._unsent(worker, _FETCH, None):
             yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
         page = super().fetch(worker, op)
@@ -79,8 +82,8 @@ class TimedRequests(ExternalCalls, part=True):
         return (yield from self._checkpoint_write(worker, super().overwrite, op, _OVERWRITE))
 
     def _checkpoint_write(self, worker, write, op, lost):
-        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults; ``lost`` is
-        the op of the faults that lose it."""
+        """A page barrier (``Barrier``, or the unsafe ``Overwrite``): the store's write between faults;
+        ``lost`` is the op of the faults that lose it."""
         if not self._ahead(self.timing.commit_latency):
             yield from self._wait(self.timing.commit_latency)
         if self._unsent(worker, lost, None):            # no compare, no swap

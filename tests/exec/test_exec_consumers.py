@@ -1,9 +1,10 @@
-"""``--strategy exec:COMMAND`` (docs/protocol.md): consumers in any language, one real process per worker life.
+"""``--strategy exec:COMMAND`` (docs/protocol.md): consumers in any language, one real process per worker
+life.
 
 The reference consumers of examples/consumers/ pass the gauntlet and their buggy twins fail where the shortcut
-they take fails; a bad line or a silent consumer ends the run with one line; a crash kills the process for real,
-so memory kept "across lives" is gone, as seed 000 says. Kept small: one gauntlet run per language, the rest on
-scenarios of a page or two.
+they take fails; a bad line or a silent consumer ends the run with one line; a crash kills the process for
+real, so memory kept "across lives" is gone, as seed 000 says. Kept small: one gauntlet run per language, the
+rest on scenarios of a page or two.
 """
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def simkit_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProce
 
 @pytest.fixture(scope="module", autouse=True)
 def built():
-    """A compiled consumer's ``run`` builds it on first use; here once, before any run's silence limit starts. With
-    stdin closed the consumer exits at once."""
+    """A compiled consumer's ``run`` builds it on first use; here once, before any run's silence limit starts.
+    With stdin closed the consumer exits at once."""
     for lang in LANGUAGES:
         if lang == "rust" and shutil.which("rustc"):
             subprocess.run([ROOT / "examples/consumers" / lang / "run"], stdin=subprocess.DEVNULL, check=True,
@@ -69,8 +70,8 @@ def test_every_language_has_a_consumer_and_a_buggy_twin():
 
 @pytest.mark.parametrize("language", ALL)
 def test_the_gauntlet_is_ok_and_the_trace_is_safe_s(language):
-    """``simkit run gauntlet --strategy exec:examples/consumers/LANG/run`` from the repository's root: ok, and the
-    very verdict of in-process ``safe`` (a deterministic consumer: the same lines for the same lines)."""
+    """``simkit run gauntlet --strategy exec:examples/consumers/LANG/run`` from the repository's root: ok, and
+    the very verdict of in-process ``safe`` (a deterministic consumer: the same lines for the same lines)."""
     r = simkit_cli("run", "gauntlet", "--strategy", f"exec:examples/consumers/{language}/run", "--json")
     assert r.returncode == 0, r.stderr
     got = json.loads(r.stdout)
@@ -107,12 +108,13 @@ def test_a_bad_line_ends_the_run_with_one_line(which, problem):
 
 
 def test_a_silent_consumer_is_killed_and_its_stderr_passed_through():
-    r = simkit_cli("run", "retry_walkthrough", "--strategy", python("silent.py"), env={external.LIMIT_ENV: "1"})
+    r = simkit_cli("run", "retry_walkthrough", "--strategy", python("silent.py"),
+                   env={external.LIMIT_ENV: "1"})
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.splitlines() == [
         "[worker 1] thinking...",
-        f"simkit: strategy {python('silent.py')}: worker 1 wrote nothing for 1 s (wall clock; {external.LIMIT_ENV} "
-        "sets it): killed"]
+        f"simkit: strategy {python('silent.py')}: worker 1 wrote nothing for 1 s (wall clock; "
+        f"{external.LIMIT_ENV} sets it): killed"]
 
 
 def test_a_consumer_that_will_not_start_is_one_line():
@@ -121,8 +123,8 @@ def test_a_consumer_that_will_not_start_is_one_line():
 
 
 def test_a_crash_kills_the_process_and_a_new_one_starts(tmp_path, monkeypatch):
-    """retry_walkthrough crashes once: two lives, two processes; the first was dead and reaped before the second
-    started (``os.kill(pid, 0)`` finds a zombie too), and none is left after the run."""
+    """retry_walkthrough crashes once: two lives, two processes; the first was dead and reaped before the
+    second started (``os.kill(pid, 0)`` finds a zombie too), and none is left after the run."""
     pids = tmp_path / "pids"
     monkeypatch.setenv("PIDS", str(pids))
     run = simkit.simulate(simkit.load("retry_walkthrough"), resolve(python("pids.py")))
@@ -136,10 +138,10 @@ def test_a_crash_kills_the_process_and_a_new_one_starts(tmp_path, monkeypatch):
 
 
 def test_memory_across_lives_is_gone_as_the_seed_predicts():
-    """A consumer that dedups by a module global ``DONE`` set instead of receipts. A crash right after the first
-    event's receipt is durable ends the process and the set with it (seed 000: "everything in memory is gone"), so
-    the next life runs that event's effect again: duplicated on a sink without idempotency, invariant 4. Without
-    the crash it is ok: the bug is only seen because the crash is real."""
+    """A consumer that dedups by a module global ``DONE`` set instead of receipts. A crash right after the
+    first event's receipt is durable ends the process and the set with it (seed 000: "everything in memory is
+    gone"), so the next life runs that event's effect again: duplicated on a sink without idempotency,
+    invariant 4. Without the crash it is ok: the bug is only seen because the crash is real."""
     sc = simkit.parse({"name": "memory_across_lives", "sink": "unsafe",
                        "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
                                  {"cursor": "C2", "positions": [], "next_cursor": "C2"}]})
@@ -153,8 +155,9 @@ def test_memory_across_lives_is_gone_as_the_seed_predicts():
 
 
 def test_exploration_forks_and_replays_a_life_to_its_own_process():
-    """The forked explorer copies simkit mid-life (a lost reply goes on with the same life); each copy replays the
-    life to a process of its own. The exploration is the one from scratch, and the one of in-process ``safe``."""
+    """The forked explorer copies simkit mid-life (a lost reply goes on with the same life); each copy replays
+    the life to a process of its own. The exploration is the one from scratch, and the one of in-process
+    ``safe``."""
     sc = simkit.load("retry_walkthrough")
 
     def explored(strategy, share):
@@ -167,8 +170,8 @@ def test_exploration_forks_and_replays_a_life_to_its_own_process():
 
 
 def test_a_nondeterministic_consumer_is_named(tmp_path, monkeypatch):
-    """flaky.py takes the shortcut in some processes only: a forked replay finds other requests than the life it
-    replays, and the audit's replay of its first failure does not fail the same way."""
+    """flaky.py takes the shortcut in some processes only: a forked replay finds other requests than the life
+    it replays, and the audit's replay of its first failure does not fail the same way."""
     monkeypatch.setenv("ONCE", str(tmp_path / "once"))
     with pytest.raises(ConsumerError, match="the consumer is not deterministic"):
         explore(simkit.load("retry_walkthrough"), python("flaky.py", "odd"), max_crashes=0,
@@ -180,7 +183,8 @@ def test_a_nondeterministic_consumer_is_named(tmp_path, monkeypatch):
 
 
 def test_an_exec_strategy_is_named_by_its_command_and_pickles_as_it():
-    """Verdicts, replay lines and worker processes of a pool (audit, sweep, explore) name it ``exec:COMMAND``."""
+    """Verdicts, replay lines and worker processes of a pool (audit, sweep, explore) name it
+    ``exec:COMMAND``."""
     import pickle
 
     from simkit.procedure.strategies import strategy_name, strategy_ref

@@ -1,5 +1,5 @@
-"""Protocol 1 (docs/protocol.md, simkit.procedure.wire): every request and every result of simkit.ops has one JSON
-form, derived from its record's fields, and a line goes back to exactly the value it came from."""
+"""Protocol 1 (docs/protocol.md, simkit.procedure.wire): every request and every result of simkit.ops has one
+JSON form, derived from its record's fields, and a line goes back to exactly the value it came from."""
 import dataclasses
 import json
 
@@ -32,13 +32,17 @@ from simkit.store.settlement import Operation
 E = Event("e106", 106)
 R = Reservation("e106", "9f" * 32, "principal-1", 3)
 #: one request of each kind (Settle twice: a reply observed, and a timeout)
-REQUESTS_SEEN = [Load(), Fetch("C7"), Lookup((Event("e104", 104), E, Event("x", 107, "poison"))), Skip(E), Handle(E),
+REQUESTS_SEEN = [Load(), Fetch("C7"), Lookup((Event("e104", 104), E, Event("x", 107, "poison"))), Skip(E),
+                 Handle(E),
                  Effect(E), Reserve(E), Call(E, R), Settle(E, R, Reply(R, 4)), Settle(E, R, TIMEOUT),
-                 Commit(E, "applied", 106, True), Commit(E, "quarantined", 106), Barrier("C7", 1, "C8", 2, 107),
+                 Commit(E, "applied", 106, True), Commit(E, "quarantined", 106),
+                 Barrier("C7", 1, "C8", 2, 107),
                  Overwrite("C8", 2, 107), Wait("caught_up"), Halt("source-order regression")]
 #: one result of each kind a driver returns
-RESULTS_SEEN = [Checkpoint("C7", 105, 1), Page("C7", (Event("e104", 104), E), "C8"), Page("C8", (), "C8"), None,
-                LOST, BLOCKED, True, False, "apply", "committed", TIMEOUT, ({"e104": "applied"}, {104: "e104"}),
+RESULTS_SEEN = [Checkpoint("C7", 105, 1), Page("C7", (Event("e104", 104), E), "C8"), Page("C8", (), "C8"),
+                None,
+                LOST, BLOCKED, True, False, "apply", "committed", TIMEOUT,
+                ({"e104": "applied"}, {104: "e104"}),
                 ({}, {}), Operation(R), Operation(R, "committed", Reply(R, 4)), Reply(R, 4)]
 KINDS = {**wire.RESULT_TYPES, "operation": Operation}
 
@@ -71,7 +75,8 @@ def test_a_result_goes_there_and_back(value):
 
 
 def test_the_forms_are_the_records_fields():
-    """Nothing is spelled by hand: a request's keys are ``op`` and its record's fields, a record's value its fields."""
+    """Nothing is spelled by hand: a request's keys are ``op`` and its record's fields, a record's value its
+    fields."""
     for op in REQUESTS_SEEN:
         assert list(wire.encode_request(op)) == ["op"] + [f.name for f in dataclasses.fields(op)]
     page = wire.encode_result(RESULTS_SEEN[1])
@@ -84,7 +89,8 @@ def test_the_forms_are_the_records_fields():
 
 def test_lookup_positions_are_object_keys():
     message = wire.encode_result(({"e104": "applied"}, {104: "e104"}))
-    assert message == {"type": "receipts", "value": {"outcomes": {"e104": "applied"}, "ids_at": {"104": "e104"}}}
+    assert message == {"type": "receipts", "value": {"outcomes": {"e104": "applied"},
+                                                     "ids_at": {"104": "e104"}}}
 
 
 def test_settle_takes_back_what_call_returned():
@@ -120,5 +126,6 @@ def test_a_bad_request_is_refused_with_what_is_wrong(line, problem):
 def test_a_result_line_is_compact_json():
     line = line_of(wire.encode_result(Checkpoint("C7", 105, 1)))
     assert json.loads(line) == {"type": "checkpoint",
-                                "value": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1}}
+                                "value": {"resume_cursor": "C7", "applied_position": 105,
+                                          "checkpoint_version": 1}}
     assert b" " not in line

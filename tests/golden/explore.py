@@ -2,8 +2,8 @@
 (plus the fault-free run's pass, reply and request counts), for ``safe`` and every shortcut, committed beside
 this file so that any change of what exploration runs or finds shows in review.
 
-Bounds, as ``(max_crashes, lost_responses, lost_requests)``, chosen so that ``tests/tools/test_golden_explore.py``
-stays within about a minute on two cores:
+Bounds, as ``(max_crashes, lost_responses, lost_requests)``, chosen so that
+``tests/tools/test_golden_explore.py`` stays within about a minute on two cores:
 
 * one-worker scripted scenarios of at most ``simkit.tools.audit.SMALL`` events: ``simkit audit``'s bounds
   (:data:`simkit.tools.audit.BOUNDS`: two crashes; a crash and a lost reply; a crash and a lost request);
@@ -63,8 +63,8 @@ def key(name: str, strategy: str, bounds: tuple[int, int, int]) -> str:
 def compute_one(name: str, strategy: str, bounds: tuple[int, int, int], **options) -> dict:
     """One exploration's ``--json`` object and its fault-free run's counts."""
     crashes, replies, requests = bounds
-    x = explore(simkit.load(name), strategy, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
-                **options)
+    x = explore(simkit.load(name), strategy, max_crashes=crashes, lost_responses=replies,
+                lost_requests=requests, **options)
     return {**x.as_dict(), "passes": x.passes, "replies": x.replies, "requests": x.requests}
 
 

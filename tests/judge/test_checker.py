@@ -228,8 +228,8 @@ def test_invariant_2_a_backfill_is_judged_by_receipts_not_by_the_watermark():
 
 
 def test_a_read_ahead_that_sees_a_backfill_early_is_not_flagged():
-    """The same checkpoint writes as safe's, with the next page fetched before the current one is processed: the
-    verdict depends on what became durable, not on when a worker fetched."""
+    """The same checkpoint writes as safe's, with the next page fetched before the current one is processed:
+    the verdict depends on what became durable, not on when a worker fetched."""
     h = History(pages=BACKFILL)
     h.page(1, "C1")
     h.provider.fetch("C2", 1)                                  # read ahead: e2 served before e1, e3 are done
@@ -252,7 +252,8 @@ def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
 
 def test_invariant_3_barrier_whose_cursor_matches_but_whose_version_is_stale():
     """Worker 2 read C3/v2 and fetched C3; worker 1 then passed a barrier to C3/v3. Worker 2's barrier still
-    finds the cursor it fetched with, but not the version: an unconditional write over v3 breaks invariant 3."""
+    finds the cursor it fetched with, but not the version: an unconditional write over v3 breaks invariant
+    3."""
     h = History().correct_run()                               # worker 1 has fetched C3 (empty, C3 back)
     h.page(2, "C3")                                           # worker 2 reads C3/v2 and fetches C3
     assert h.store.compare_and_swap(1, "C3", 2, "C3", 3, 3)
@@ -318,7 +319,8 @@ def decide(h, eid, decision, worker=1):
 
 def test_barrier_after_a_hold_was_made_terminal_is_ok():
     """The receipt history matters only up to the barrier: a review hold, later resolved by the handler to
-    quarantine and made a durable terminal quarantine, then the barrier, is the quarantine boundary done right."""
+    quarantine and made a durable terminal quarantine, then the barrier, is the quarantine boundary done
+    right."""
     h = History().first_page_applied()
     assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
     h.page(1, "C2")
@@ -330,7 +332,7 @@ def test_barrier_after_a_hold_was_made_terminal_is_ok():
     assert h.verdict().ok
 
 
-# -- receipts are claims, the handler's decisions are the facts (docs/verdict.md) -----------------------------------
+# -- receipts are claims, the handler's decisions are the facts (docs/verdict.md) ----------------------------
 def barrier_over_e3(h, outcome, applied=3):
     """Worker 1 has done page C1; it fetches C2, writes ``outcome`` for e3 and passes the barrier."""
     h.first_page_applied()
@@ -404,7 +406,8 @@ def test_the_latest_decision_counts_a_retry_later_then_apply_is_ordered():
 
 
 def test_an_ok_event_needs_no_logged_decision_to_be_applied_but_does_to_be_ignored():
-    """The handler of an ``ok`` event answers apply and logs nothing: applying it is ordered, ignoring it is not."""
+    """The handler of an ``ok`` event answers apply and logs nothing: applying it is ordered, ignoring it is
+    not."""
     h = History()
     h.page(1, "C1")
     h.apply(1, "e1", 1)
@@ -437,7 +440,7 @@ def test_an_applied_receipt_after_a_terminal_quarantine_is_not_duplicated():
     assert v.duplicated == [] and 4 not in invariants(v)
 
 
-# -- halts are claims that the provider broke its contract --------------------------------------------------------
+# -- halts are claims that the provider broke its contract ---------------------------------------------------
 REGRESSING = {"name": "hand", "pages": [{"cursor": "C1", "positions": [2, 1], "next_cursor": "C2"},
                                         {"cursor": "C2", "positions": [], "next_cursor": "C2"}]}
 
@@ -462,8 +465,9 @@ def test_a_halt_the_page_does_not_justify_is_a_liveness_failure():
 
 
 def test_a_halt_is_judged_by_the_last_fetch_whatever_loads_came_after():
-    """docs/verdict.md, ``halt_justified``: what the worker was served by its last fetch, any number of ``Load``
-    requests in between changing nothing (a consumer that rereads the checkpoint before it halts is still right)."""
+    """docs/verdict.md, ``halt_justified``: what the worker was served by its last fetch, any number of
+    ``Load`` requests in between changing nothing (a consumer that rereads the checkpoint before it halts is
+    still right)."""
     h = History(pages=REGRESSING)
     h.page(1, "C1")
     h.store.load(1)
@@ -487,7 +491,8 @@ def test_a_refused_cursor_justifies_a_halt_only_if_the_provider_issued_it(cursor
     h = History()
     h.page(1, "C1")                             # returns C2
     h.store.load(1)
-    clock = h.store.clock                       # the provider refuses the next fetch (a hand-written response)
+    # the provider refuses the next fetch (a hand-written response)
+    clock = h.store.clock
     h.provider.log.append((clock.tick(), clock.now, 1, cursor, "", ()))
     h.halts.append((h.store.clock.now, 1, f"provider refused cursor {cursor!r}"))
     assert h.verdict().halt_justified is justified

@@ -90,7 +90,8 @@ def test_safe_ignores_quarantines_and_waits_as_the_handler_decides():
     r = run(Consumer)
     assert r.verdict.ok, r.verdict
     receipts = {eid: out for eid, (out, _pos) in r.world.store.receipts.items()}
-    assert receipts == {"e1": "applied", "e2": "ignored", "e3": "quarantined", "e4": "quarantined", "e5": "applied"}
+    assert receipts == {"e1": "applied", "e2": "ignored", "e3": "quarantined", "e4": "quarantined",
+                        "e5": "applied"}
 
 
 def test_ignoring_everything_is_caught():
@@ -99,7 +100,8 @@ def test_ignoring_everything_is_caught():
     assert v.lost == ["e1", "e2", "e3", "e4", "e5"]     # never asked: not even e2's receipt is an outcome
 
 
-@pytest.mark.parametrize("consumer", [QuarantineWhatWaits, IgnoreWhatWaits, ApplyWhatWaits, QuarantineAsIgnored])
+@pytest.mark.parametrize("consumer", [QuarantineWhatWaits, IgnoreWhatWaits, ApplyWhatWaits,
+                                      QuarantineAsIgnored])
 def test_closing_what_the_handler_left_open_or_decided_otherwise_is_caught(consumer):
     v = run(consumer).verdict
     assert not v.ok and 5 in v.invariants_broken

@@ -1,12 +1,12 @@
 """Issue 16, item 7: the mutant gallery (``tests/mutants``) against the independent checker, through
 :func:`simkit.audit` — the very search ``simkit audit`` runs for anyone's consumer.
 
-Every mutant is a realistic buggy consumer whose docstring names the seed rule it breaks; every correct consumer
-takes a liberty seed 000 allows. A mutant must fail the audit (some case fails where ``safe`` passes it); a correct
-consumer must pass every case.
+Every mutant is a realistic buggy consumer whose docstring names the seed rule it breaks; every correct
+consumer takes a liberty seed 000 allows. A mutant must fail the audit (some case fails where ``safe`` passes
+it); a correct consumer must pass every case.
 
-``python tests/judge/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first caught.
-"""
+``python tests/judge/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first
+caught. """
 from __future__ import annotations
 
 import inspect
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1]))     # tests/, where the gallery is, also when run as a script
+# tests/, where the gallery is, also when run as a script
+sys.path.insert(0, str(Path(__file__).parents[1]))
 from mutants import correct, memory, outcomes, progress, round3, unseen, validation  # noqa: E402
 
 import simkit
@@ -32,7 +33,8 @@ MUTANTS = _consumers(outcomes, progress, memory, validation, round3) + [c for c 
                                                                  if c is not unseen.PipelinedReadAhead]
 CORRECT = _consumers(correct) + [unseen.PipelinedReadAhead]
 
-#: Mutants that the search cannot catch yet, with why (xfailed with that reason until the missing piece lands).
+#: Mutants that the search cannot catch yet, with why (xfailed with that reason until the missing piece
+#: lands).
 NEEDS: dict[str, str] = {}
 #: Seeds per generated scenario under random faults: fewer than the CLI's default, to keep the suite quick.
 SWEEP_SEEDS = 5
@@ -45,17 +47,20 @@ def first_failure(cls) -> simkit.tools.audit.Failure | None:
     return a.failures[0] if a.failures else None
 
 
-# -- the tests ----------------------------------------------------------------------------------------------------
-#: "Breaks invariant 1: "…"", "Breaks seed 000 step 4: "…"", "Breaks seed 001 step 6: "…"": the rule, then its words.
+# -- the tests -----------------------------------------------------------------------------------------------
+#: "Breaks invariant 1: "…"", "Breaks seed 000 step 4: "…"", "Breaks seed 001 step 6: "…"": the rule, then its
+#: words.
 RULE = re.compile(r'Breaks ((?:seed 00[01] )?(?:step|invariant) \d)[^"]*"([^"]+)"')
 
 
 def test_gallery_shape():
-    """At least 20 mutants and two correct consumers, each documented; every mutant names the rule it breaks."""
+    """At least 20 mutants and two correct consumers, each documented; every mutant names the rule it
+    breaks."""
     assert len(MUTANTS) >= 20 and len(CORRECT) >= 2
     assert len({c.__name__ for c in MUTANTS + CORRECT}) == len(MUTANTS + CORRECT)
     for cls in MUTANTS:
-        assert RULE.search(cls.__doc__ or ""), f"{cls.__name__}: docstring must name and quote the seed rule it breaks"
+        assert RULE.search(cls.__doc__
+                           or ""), f"{cls.__name__}: docstring must name and quote the seed rule it breaks"
     for cls in CORRECT:
         assert cls.__doc__
     assert set(NEEDS) <= {c.__name__ for c in MUTANTS}
@@ -67,7 +72,8 @@ def test_safe_passes_every_case():
     assert a.ok and a.skipped == [] and a.left_out == []
 
 
-@pytest.mark.parametrize("cls", [pytest.param(c, id=c.__name__, marks=pytest.mark.xfail(reason=NEEDS[c.__name__]))
+@pytest.mark.parametrize("cls", [pytest.param(c, id=c.__name__,
+                                              marks=pytest.mark.xfail(reason=NEEDS[c.__name__]))
                                  if c.__name__ in NEEDS else pytest.param(c, id=c.__name__) for c in MUTANTS])
 def test_mutant_is_caught(cls):
     assert first_failure(cls) is not None, f"{cls.__name__} passed every case: the checker was fooled"

@@ -16,9 +16,10 @@ def run(scenario, cls, seed=None, **kw):
     return simkit.simulate(sc, cls, sc.seed if seed is None else seed, **kw).verdict
 
 
-# -- halts judged both ways (item 1) ------------------------------------------------------------------------------
+# -- halts judged both ways (item 1) -------------------------------------------------------------------------
 class RefusedTwice(Consumer):
-    """Fetches "" twice (refused both times), then halts: a refused cursor is never one the provider issued."""
+    """Fetches "" twice (refused both times), then halts: a refused cursor is never one the provider
+    issued."""
 
     def run(self):
         yield Load()
@@ -58,8 +59,10 @@ def test_a_consumer_that_goes_on_after_a_breach_it_saw_is_unhalted():
 def test_each_breach_a_consumer_can_see_is_named():
     """The gap behind the loaded applied_position and the receipt for another id at one position each fire."""
     assert "showed gap: e3" in run("gap_behind_applied", SortsThePage).unhalted[0]["detail"]
-    assert "showed conflicting identity at position 3" in run("overlap_new_identity", SortsThePage).unhalted[0][
-        "detail"]
+    assert (
+        "showed conflicting identity at position 3"
+        in run("overlap_new_identity", SortsThePage).unhalted[0]["detail"]
+    )
 
 
 def test_safe_is_never_unhalted_on_the_bundled_scenarios():
@@ -79,7 +82,7 @@ def test_a_regression_inside_a_page_is_a_breach_to_stop_at():
     assert v.unhalted and "inside the page" in v.unhalted[0]["detail"] and not v.ok
 
 
-# -- invariant 2 by what the writer held (item 2) -----------------------------------------------------------------
+# -- invariant 2 by what the writer held (item 2) ------------------------------------------------------------
 class SkipsUnknownBackfill(Consumer):
     """Takes everything at or below its loaded applied_position for a replay, receipts or not."""
 
@@ -93,7 +96,7 @@ def test_a_commit_over_a_late_event_of_its_own_page_breaks_invariant_2():
     assert any("e105" in x["detail"] for x in v.invariant_violations if x["invariant"] == 2)
 
 
-# -- step 7's stop and the end of a run (item 5) ------------------------------------------------------------------
+# -- step 7's stop and the end of a run (item 5) -------------------------------------------------------------
 class StopsWhenCaughtUp(Consumer):
     """Step 7: "stop or back off": its run() returns at the end of the stream."""
 
@@ -156,7 +159,7 @@ def test_two_workers_that_catch_up_at_different_instants_complete():
         assert r.world.clock.now < sc.timing.time_limit, name
 
 
-# -- real crashes (item 4) ----------------------------------------------------------------------------------------
+# -- real crashes (item 4) -----------------------------------------------------------------------------------
 class EditsItsCheckpoint(Consumer):
     """Moves the loaded checkpoint's cursor in place, with no write."""
 
@@ -174,7 +177,7 @@ def test_a_checkpoint_handed_to_a_consumer_is_a_copy():
     assert r.verdict.ok and r.world.store.checkpoint.resume_cursor != "nowhere"
 
 
-# -- seed 001 complete (item 3) -----------------------------------------------------------------------------------
+# -- seed 001 complete (item 3) ------------------------------------------------------------------------------
 class ForgesOnTimeout(Consumer):
     """Treats a timeout as success: settles a reply it made up."""
 
@@ -190,7 +193,8 @@ class ForgesOnTimeout(Consumer):
 
 
 def test_a_reply_to_no_request_the_service_saw_is_a_settlement_violation():
-    never_arrives = {**ROTATING, "auth": {}, "faults": [{"kind": "lost_request", "op": "effect", "position": 1}]}
+    never_arrives = {**ROTATING, "auth": {},
+                     "faults": [{"kind": "lost_request", "op": "effect", "position": 1}]}
     assert run(never_arrives, Consumer).ok
     v = run(never_arrives, ForgesOnTimeout)
     assert "unknown_reply" in {x["kind"] for x in v.settlement_violations} and not v.ok
@@ -249,8 +253,9 @@ class Remembers(Consumer):
 
 
 def test_a_crash_wipes_class_state_as_a_new_process_would(tmp_path):
-    """Crash before 107's commit: in memory the class-level set says e107 was handled, and a class surviving the
-    crash would skip it (lost). A new process starts with the set empty and applies it: ok, as the seed says."""
+    """Crash before 107's commit: in memory the class-level set says e107 was handled, and a class surviving
+    the crash would skip it (lost). A new process starts with the set empty and applies it: ok, as the seed
+    says."""
     (tmp_path / "remembers.py").write_text(REMEMBERS)
     cls = simkit.resolve(f"{tmp_path / 'remembers.py'}:Remembers")
     crash = simkit.model.Fault("crash", "before_event_commit", position=107)
@@ -287,8 +292,8 @@ class EditsItsPage(Consumer):
 
 
 def test_a_scripted_page_handed_to_a_consumer_is_a_copy():
-    """A worker that crashes before the barrier fetches the page again: the provider serves it as scripted, and
-    its log says what it served."""
+    """A worker that crashes before the barrier fetches the page again: the provider serves it as scripted,
+    and its log says what it served."""
     crash = simkit.model.Fault("crash", "before_page_barrier")
     r = simkit.simulate(simkit.load("retry_walkthrough"), EditsItsPage, faults=[crash])
     assert r.verdict.ok and "forged" not in {eid for row in r.world.provider.log for eid in row[5]}

@@ -11,7 +11,17 @@ import pytest
 
 import simkit
 from simkit.judge import report
-from simkit.judge.verdict import CONTEXT, FIELDS, JUDGED, LIVENESS, SAFETY, Verdict, describe_kind, failure_kind, harms
+from simkit.judge.verdict import (
+    CONTEXT,
+    FIELDS,
+    JUDGED,
+    LIVENESS,
+    SAFETY,
+    Verdict,
+    describe_kind,
+    failure_kind,
+    harms,
+)
 from simkit.tools.sweep import COLUMNS, run_row
 
 ROOT = Path(__file__).parents[2]

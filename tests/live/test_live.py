@@ -1,9 +1,9 @@
 """``simkit live``: the same consumer classes in real processes on SQLite files, killed with SIGKILL.
 
 About 30 kills at seeded random real instants: ``safe`` with a transactional and with an idempotent sink loses
-and duplicates nothing and leaves the databases intact; ``persist_token_on_fetch`` and ``success_before_effect``
-lose events under the same schedule. Kills at named crash points (the worker reports reaching one and is killed
-there) hit the shortcuts' windows every time. No test asserts a duration.
+and duplicates nothing and leaves the databases intact; ``persist_token_on_fetch`` and
+``success_before_effect`` lose events under the same schedule. Kills at named crash points (the worker reports
+reaching one and is killed there) hit the shortcuts' windows every time. No test asserts a duration.
 """
 import json
 import os
@@ -25,8 +25,8 @@ KILLS, SEED = 30, 5
 
 def stream(sink: str, events: int = 300, **extra) -> simkit.Scenario:
     """A generated stream long enough that the kills land while there is work left."""
-    return simkit.parse({"name": f"stream_{sink}", "sink": sink, "generate": {"events": events, "page_size": 5},
-                         **extra})
+    return simkit.parse({"name": f"stream_{sink}", "sink": sink,
+                         "generate": {"events": events, "page_size": 5}, **extra})
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,8 @@ def test_safe_survives_random_kills(random_kills, sink):
     assert r.verdict.lost == [] and r.verdict.duplicated == [] and r.verdict.pending == []
     assert r.verdict.ok, r.verdict.as_dict()
     assert r.integrity == "ok"
-    assert r.world.store.checkpoint.applied_position == max(e.position for e in r.world.provider.events.values())
+    assert r.world.store.checkpoint.applied_position == max(e.position
+                                                            for e in r.world.provider.events.values())
 
 
 @pytest.mark.parametrize("strategy, sink", [("persist_token_on_fetch", "transactional"),
@@ -65,7 +66,8 @@ POINTS = ("after_event_commit", "after_page_barrier")
                                                    ("success_before_effect", "idempotent", True)])
 def test_kills_at_named_crash_points(strategy, sink, loses):
     r = live(stream(sink, events=100), simkit.resolve(strategy), 6, SEED, at=POINTS)
-    assert r.kills >= 3 and r.mode == "points" and r.integrity == "ok"     # a shortcut may skip the stream's end
+    # a shortcut may skip the stream's end
+    assert r.kills >= 3 and r.mode == "points" and r.integrity == "ok"
     assert bool(r.verdict.lost) is loses
     assert r.verdict.duplicated == [] and r.verdict.completed
 
@@ -87,9 +89,10 @@ def test_json_output_has_the_contract_fields_and_kills(tmp_path):
                           "--dir", str(tmp_path / "run"), "--json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     d = json.loads(out.stdout)
-    for key in ("scenario", "strategy", "seed", "ok", "lost", "duplicated", "regressions", "invariant_violations",
-                "halted", "pending", "completed", "final_checkpoint", "crashes", "fetches", "effects", "kills",
-                "integrity"):
+    for key in ("scenario", "strategy", "seed", "ok", "lost", "duplicated", "regressions",
+                "invariant_violations",
+                "halted", "pending", "completed", "final_checkpoint", "crashes", "fetches", "effects",
+                "kills", "integrity"):
         assert key in d, key
     assert d["ok"] and d["integrity"] == "ok" and d["crashes"] == d["kills"]
     assert sorted(p.name for p in (tmp_path / "run").glob("*.db")) == ["provider.db", "sink.db", "store.db"]
@@ -105,7 +108,8 @@ def test_json_output_has_the_contract_fields_and_kills(tmp_path):
     (["--kills", "1", "--max-delay", "inf"], "--max-delay inf: must be a finite number"),
     # select() and sleep() cannot wait that long: an OverflowError traceback before
     (["--kills", "1", "--max-delay", "1e300"], "--max-delay 1e+300: must be at most 1000000 seconds"),
-    (["--kills", "1", "--timeout", "1e308"], "--timeout 1e+308: must be positive and at most 1000000 seconds"),
+    (["--kills", "1", "--timeout", "1e308"],
+     "--timeout 1e+308: must be positive and at most 1000000 seconds"),
     ([], "the following arguments are required: --kills"),
 ])
 def test_bad_input_one_line_exit_2(args, message):
@@ -138,28 +142,31 @@ def test_durable_containers_behave_like_plain_ones(tmp_path):
     assert ("r", 1) in seen and ("r", 2) not in seen
 
 
-# -- deaths nobody planned, and signals to the supervisor (issue 20) ------------------------------------------------
-SLOW = 'name = "slow"\n[generate]\nevents = 300\npage_size = 5\n[timing]\nfetch_latency = 30.0\n'   # 30 ms a page
+# -- deaths nobody planned, and signals to the supervisor (issue 20) -----------------------------------------
+# 30 ms a page
+SLOW = 'name = "slow"\n[generate]\nevents = 300\npage_size = 5\n[timing]\nfetch_latency = 30.0\n'
 
 
 def _default_sigint() -> None:
-    """In the child, before exec: SIGINT back to its default. A suite started in the background (``pytest &``) runs
-    with SIGINT ignored, the child would inherit that, and Python keeps an ignored SIGINT ignored: the SIGINT
-    variant below would then wait for an exit that never comes."""
+    """In the child, before exec: SIGINT back to its default. A suite started in the background (``pytest &``)
+    runs with SIGINT ignored, the child would inherit that, and Python keeps an ignored SIGINT ignored: the
+    SIGINT variant below would then wait for an exit that never comes."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _start_live(tmp_path, *args):
-    """``simkit live`` on a stream of about 2 s in a subprocess (temporary folders under ``tmp_path``), and the pid
-    of its first worker once it is up."""
+    """``simkit live`` on a stream of about 2 s in a subprocess (temporary folders under ``tmp_path``), and
+    the pid of its first worker once it is up."""
     path = tmp_path / "slow.toml"
     path.write_text(SLOW)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     proc = subprocess.Popen([sys.executable, "-m", "simkit", "live", str(path), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children") for x in p.read_text().split()]
+        children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children")
+                    for x in p.read_text().split()]
         if children:
             time.sleep(0.3)                 # into its work
             return proc, children[0]
@@ -202,21 +209,25 @@ def test_a_consumer_that_raises_in_a_worker_is_one_line(tmp_path):
                                       "    def is_replay(self, event, receipts, applied_position):\n"
                                       "        raise ValueError('boom')\n")
     out = subprocess.run([sys.executable, "-m", "simkit", "live", "retry_walkthrough", "--kills", "1",
-                          "--strategy", "mine.py:Boom"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                          "--strategy", "mine.py:Boom"], capture_output=True, text=True, cwd=tmp_path,
+                         timeout=120)
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == ("simkit: live worker 1: strategy mine.py:Boom raised ValueError: boom in is_replay "
                           "(mine.py:5)\n")
 
 
 def test_the_worker_binds_the_simulation_objects_through_their_public_methods():
-    """docs/architecture.md, "No reach-ins": the harness keeps the sink's handler memory and the service's memory
-    of what it ran in durable containers by asking them (``keep_handler_state``, ``keep_ran``), never by name."""
+    """docs/architecture.md, "No reach-ins": the harness keeps the sink's handler memory and the service's
+    memory of what it ran in durable containers by asking them (``keep_handler_state``, ``keep_ran``), never
+    by name."""
     import ast
 
     import simkit.live.worker as worker
     tree = ast.parse(Path(worker.__file__).read_text(encoding="utf-8"))
-    private = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr.startswith("_")
-               and not n.attr.startswith("__") and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "os"))]
+    private = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+               and n.attr.startswith("_")
+               and not n.attr.startswith("__")
+               and not (isinstance(n.value, ast.Name) and n.value.id in ("self", "os"))]
     names = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
              and n.value.startswith("_") and n.value.isidentifier()]
     assert (private, names) == ([], [])

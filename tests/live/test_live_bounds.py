@@ -1,5 +1,6 @@
-"""Issue 32: ``simkit live --events N`` overrides a ``[generate]`` stream's length after the file was checked, so
-the page bound (``generate.empty_pages`` with ``events`` makes about ``events / (1 - empty_pages)`` pages, at most
+"""Issue 32: ``simkit live --events N`` overrides a ``[generate]`` stream's length after the file was checked,
+so the page bound (``generate.empty_pages`` with ``events`` makes about ``events / (1 - empty_pages)`` pages,
+at most
 :data:`simkit.scenario.checks.MAX_PAGES`) was never applied to ``N``: the stream was built whole, its memory
 growing past the bound. Now the override is held to the same bound: one line naming ``--events``, exit 2."""
 from __future__ import annotations

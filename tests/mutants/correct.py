@@ -10,11 +10,11 @@ from simkit.ops import LOST, Barrier, Fetch, Halt, Load, Lookup, Wait
 class ReadAhead(Consumer):
     """Fetches the next page before passing the current page's barrier, to hide the fetch latency.
 
-    The barrier is still a compare-and-swap from the attempt's own (cursor, version), loaded or written by this
-    worker, to the ``next_cursor`` of the page fetched with that cursor. Only when it succeeds does the
-    prefetched page become the next attempt, whose identity is the checkpoint the barrier just wrote; a rejected
-    or lost barrier drops the prefetched page and rereads the checkpoint. Seed 000 step 2 holds the next cursor
-    "in memory or as non-authoritative attempt metadata": a page fetched with it is exactly that.
+    The barrier is still a compare-and-swap from the attempt's own (cursor, version), loaded or written by
+    this worker, to the ``next_cursor`` of the page fetched with that cursor. Only when it succeeds does the
+    prefetched page become the next attempt, whose identity is the checkpoint the barrier just wrote; a
+    rejected or lost barrier drops the prefetched page and rereads the checkpoint. Seed 000 step 2 holds the
+    next cursor "in memory or as non-authoritative attempt metadata": a page fetched with it is exactly that.
     """
 
     def run(self):
@@ -57,12 +57,12 @@ class ReadAhead(Consumer):
 
 
 class RememberedIdentity(Consumer):
-    """After a successful barrier, does not load the checkpoint again: the (``next_cursor``, ``applied_position``,
-    ``next_version``) it just wrote is its next attempt identity.
+    """After a successful barrier, does not load the checkpoint again: the (``next_cursor``,
+    ``applied_position``, ``next_version``) it just wrote is its next attempt identity.
 
     Every write is still a compare-and-swap, so a stale memory can cost a rejected barrier but never lose or
-    overwrite progress; a rejected or lost barrier forgets the memory and rereads (seed 000 step 5). Built as a
-    wrapper around :meth:`Consumer.attempt` that answers its ``Load`` from memory.
+    overwrite progress; a rejected or lost barrier forgets the memory and rereads (seed 000 step 5). Built as
+    a wrapper around :meth:`Consumer.attempt` that answers its ``Load`` from memory.
     """
 
     def __init__(self, contract):
@@ -88,7 +88,8 @@ class RememberedIdentity(Consumer):
 
     def barrier_answered(self, op: Barrier, reply) -> None:
         if reply is True:
-            self._identity = Checkpoint(op.next_cursor, max(op.applied_position, self._identity.applied_position),
+            self._identity = Checkpoint(op.next_cursor,
+                                        max(op.applied_position, self._identity.applied_position),
                                         op.next_version)
         else:
             self._identity = None           # rejected, or LOST: reread the checkpoint
@@ -96,7 +97,8 @@ class RememberedIdentity(Consumer):
 
 class FreshReceiptsPatientBackoff(Consumer):
     """Looks receipts up again just before each event (another worker may have settled it since the page was
-    read), and backs off exponentially while the page is blocked (1, 2, 4, 8 back-offs) instead of one at a time.
+    read), and backs off exponentially while the page is blocked (1, 2, 4, 8 back-offs) instead of one at a
+    time.
 
     Both change only when and how often it asks; every decision is still the procedure's.
     """
@@ -127,16 +129,17 @@ class FreshReceiptsPatientBackoff(Consumer):
 
 
 class ReceiptsOnly(Consumer):
-    """Never lets the watermark prove a replay, even when the provider has no backfills: only a durable terminal
-    receipt does. More lookups, the same outcomes (seed 000 step 4: per-event receipts are always sufficient)."""
+    """Never lets the watermark prove a replay, even when the provider has no backfills: only a durable
+    terminal receipt does. More lookups, the same outcomes (seed 000 step 4: per-event receipts are always
+    sufficient)."""
 
     def is_replay(self, event, receipts, applied_position):
         return receipts.get(event.id) in TERMINAL
 
 
 class RereadsBeforeHalting(Consumer):
-    """Correct. Loads the checkpoint again after a page that breaks the provider contract, then halts: what it was
-    served since its last fetch justifies the halt, however many loads follow."""
+    """Correct. Loads the checkpoint again after a page that breaks the provider contract, then halts: what it
+    was served since its last fetch justifies the halt, however many loads follow."""
 
     def attempt(self):
         checkpoint = yield Load()

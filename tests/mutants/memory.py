@@ -33,11 +33,11 @@ class InMemoryDedupFilter(Consumer):
     """"Put a seen-ids filter in front of the handler so a retried page doesn't hit the handler twice."
 
     The first time an id passes the filter it is remembered, whatever its outcome; a later attempt in the same
-    process skips it as a replay. An event that came back ``retry_later`` or ``operator_review`` the first time
-    is skipped the second, and the barrier passes it.
+    process skips it as a replay. An event that came back ``retry_later`` or ``operator_review`` the first
+    time is skipped the second, and the barrier passes it.
 
-    Breaks seed 000 step 4: "If a *durable* receipt proves the event already has its intended outcome, treat it
-    as replayed" (memory proves nothing; invariant 1: "A worker's in-memory ... decision is not a durable
+    Breaks seed 000 step 4: "If a *durable* receipt proves the event already has its intended outcome, treat
+    it as replayed" (memory proves nothing; invariant 1: "A worker's in-memory ... decision is not a durable
     terminal classification").
     """
 
@@ -71,12 +71,12 @@ class CachedCheckpoint(RememberedIdentity):
 class TimeoutMeansSuccess(Consumer):
     """"That service times out under load but the call nearly always lands: count a timeout as success."
 
-    After a ``Call`` with no reply in time it commits the ``applied`` receipt without settling anything. When the
-    request never arrived, the receipt claims an effect that never ran.
+    After a ``Call`` with no reply in time it commits the ``applied`` receipt without settling anything. When
+    the request never arrived, the receipt claims an effect that never ran.
 
     Breaks seed 001 step 5: "Permit timeout, cancellation, or expiry to write only the defined provisional
-    state", and seed 000's shortcut "Recording success before a non-idempotent external effect is durably known".
-    """
+    state", and seed 000's shortcut "Recording success before a non-idempotent external effect is durably
+    known". """
 
     def settle_effect(self, event):
         operation = yield Reserve(event)
@@ -115,8 +115,8 @@ class AlwaysCallTheService(Consumer):
     """"The service is idempotent anyway; no need to read the operation record before calling."
 
     Calls the external service on every attempt, even when the durable operation record already says the
-    effect is committed. After a crash between settlement and receipt, a non-idempotent service runs the effect
-    a second time.
+    effect is committed. After a crash between settlement and receipt, a non-idempotent service runs the
+    effect a second time.
 
     Breaks seed 001 step 4: "Make committed success absorbing for that tuple"; and so seed 000 invariant 4,
     "Replaying an event cannot repeat an unsafe effect".

@@ -17,8 +17,8 @@ class IgnoreWithoutAsking(Consumer):
     fast and nothing is applied. The receipt claims a policy decision nobody made.
 
     Breaks invariant 1: a token stays pending until every event is "durably classified as applied,
-    *intentionally* ignored, or permanently quarantined *by policy*" (and docs/verdict.md: a durable ``ignored``
-    receipt that no decision ordered breaks invariant 5).
+    *intentionally* ignored, or permanently quarantined *by policy*" (and docs/verdict.md: a durable
+    ``ignored`` receipt that no decision ordered breaks invariant 5).
     """
 
     def process(self, checkpoint, page, receipts):
@@ -105,7 +105,8 @@ class GiveUpAfterThreeTries(Consumer):
 
     Counts, in memory, how often each event came back ``retry_later``, ``operator_review`` or
     ``reversible_hold``; on the third time it writes a durable ``ignored`` receipt so the page can close.
-    An operator review that takes longer than three back-offs is decided by the retry budget, not the operator.
+    An operator review that takes longer than three back-offs is decided by the retry budget, not the
+    operator.
 
     Breaks seed 000 step 4: "A transient dead-letter entry, a pending operator decision, or a reversible hold
     does not close the prefix", and invariant 5 (an ``ignored`` receipt no handler decision ordered).
@@ -304,11 +305,11 @@ class EffectThenReceipt(Consumer):
 class IgnoreInMemory(Consumer):
     """"An ignored event has no effect, so there is nothing to write: skip the round trip to the store."
 
-    The ``ignore`` hook returns at once, with no receipt, so the page barrier passes an event that has no durable
-    outcome (the bundled ``ignored_event`` shows it without a single fault).
+    The ``ignore`` hook returns at once, with no receipt, so the page barrier passes an event that has no
+    durable outcome (the bundled ``ignored_event`` shows it without a single fault).
 
-    Breaks invariant 1: a token stays pending until every event is "durably classified as applied, intentionally
-    ignored, or permanently quarantined by policy".
+    Breaks invariant 1: a token stays pending until every event is "durably classified as applied,
+    intentionally ignored, or permanently quarantined by policy".
     """
 
     def ignore(self, event, applied_position):
@@ -317,7 +318,8 @@ class IgnoreInMemory(Consumer):
 
 
 class IgnoreMeansApply(Consumer):
-    """"The handler is only being cautious when it says ignore: run the effect anyway, nobody downstream minds."
+    """"The handler is only being cautious when it says ignore: run the effect anyway, nobody downstream
+    minds."
 
     The ``ignore`` hook applies the event: an effect and an ``applied`` receipt the handler never decided.
 

@@ -9,8 +9,8 @@ from simkit.ops import LOST, Barrier, Fetch, Load, Overwrite, Wait
 
 
 class ProgressMarkerFirst(Consumer):
-    """"Record the page's range in the checkpoint when we start it, so the lag dashboard is right and a restart
-    knows how far the page goes."
+    """"Record the page's range in the checkpoint when we start it, so the lag dashboard is right and a
+    restart knows how far the page goes."
 
     Right after the fetch it compare-and-swaps the checkpoint to the same cursor with ``applied_position`` set
     to the page's highest position, then processes the page and passes the barrier from that new version. A
@@ -35,8 +35,8 @@ class ProgressMarkerFirst(Consumer):
         return None
 
     def page_barrier(self, checkpoint, page, applied_position):
-        swapped = yield Barrier(checkpoint.resume_cursor, self._version, self.barrier_target(checkpoint, page),
-                                self._version + 1, applied_position)
+        swapped = yield Barrier(checkpoint.resume_cursor, self._version,
+                                self.barrier_target(checkpoint, page), self._version + 1, applied_position)
         if swapped is LOST:
             return "lost"
         return "advanced" if swapped else "rejected"
@@ -101,7 +101,8 @@ class RebaseOnConflict(Consumer):
         if status != "rejected":
             return status
         fresh = yield Load()
-        swapped = yield Barrier(fresh.resume_cursor, fresh.checkpoint_version, self.barrier_target(checkpoint, page),
+        swapped = yield Barrier(fresh.resume_cursor, fresh.checkpoint_version,
+                                self.barrier_target(checkpoint, page),
                                 fresh.checkpoint_version + 1, applied_position)
         if swapped is LOST:
             return "lost"
@@ -111,11 +112,11 @@ class RebaseOnConflict(Consumer):
 class SameVersionBarrier(Consumer):
     """"The version column is bumped by a trigger in the database; just pass the one we read."
 
-    The barrier compare-and-swaps to ``next_version == version``. No trigger exists: the generation never moves,
-    so a worker holding an old (cursor, version) cannot be told apart from a current one.
+    The barrier compare-and-swaps to ``next_version == version``. No trigger exists: the generation never
+    moves, so a worker holding an old (cursor, version) cannot be told apart from a current one.
 
-    Breaks seed 000 step 5: "compare-and-swap the checkpoint from the attempt cursor and version to the returned
-    next cursor and a *greater* version".
+    Breaks seed 000 step 5: "compare-and-swap the checkpoint from the attempt cursor and version to the
+    returned next cursor and a *greater* version".
     """
 
     def page_barrier(self, checkpoint, page, applied_position):

@@ -1,6 +1,6 @@
-"""Mutants the audit once passed (issue 26): halts laundered or missing, invariant 2 exempting what the writer held,
-crashes that kept memory, and bugs that only streams as wide as real ones show (big pages, hundreds of barriers,
-long blocks, several lost requests in a row). Written against the public API only."""
+"""Mutants the audit once passed (issue 26): halts laundered or missing, invariant 2 exempting what the writer
+held, crashes that kept memory, and bugs that only streams as wide as real ones show (big pages, hundreds of
+barriers, long blocks, several lost requests in a row). Written against the public API only."""
 from __future__ import annotations
 
 from simkit import Consumer
@@ -12,11 +12,11 @@ class HaltForTheMigration(Consumer):
     """"While the provider migrates, a refused cursor means: stop and page the on-call."
 
     Starts each life by probing the provider with the empty cursor, twice, and halts "for the migration" when
-    both are refused, before ever fetching its own cursor. The provider never issued "", so its refusal breaks no
-    contract; the stream is left untouched.
+    both are refused, before ever fetching its own cursor. The provider never issued "", so its refusal breaks
+    no contract; the stream is left untouched.
 
-    Breaks seed 000 step 3: only "an unexpected regression, conflicting identity at the same position, or a gap
-    that violates the provider contract stops the attempt for investigation."
+    Breaks seed 000 step 3: only "an unexpected regression, conflicting identity at the same position, or a
+    gap that violates the provider contract stops the attempt for investigation."
     """
 
     def run(self):
@@ -48,12 +48,13 @@ class SortBeforeProcessing(Consumer):
 
     Sorts each page by position before validating it, so a regression inside the page passes validation.
 
-    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap that
-    violates the provider contract stops the attempt for investigation."
+    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap
+    that violates the provider contract stops the attempt for investigation."
     """
 
     def validate(self, checkpoint, page, ids_at):
-        ordered = type(page)(page.cursor, tuple(sorted(page.events, key=lambda e: e.position)), page.next_cursor)
+        ordered = type(page)(page.cursor, tuple(sorted(page.events, key=lambda e: e.position)),
+                             page.next_cursor)
         return super().validate(checkpoint, ordered, ids_at)
 
 
@@ -99,7 +100,8 @@ class BarrierEveryFiveEvents(Consumer):
             if status != "done":
                 return status, applied
             if start == 0:
-                swapped = yield Barrier(checkpoint.resume_cursor, version, page.next_cursor, version + 1, applied)
+                swapped = yield Barrier(checkpoint.resume_cursor, version, page.next_cursor, version + 1,
+                                        applied)
                 if swapped is not True:
                     return "lost", applied
         return "done", applied
@@ -113,8 +115,8 @@ class BarrierEveryFiveEvents(Consumer):
 class OneByteVersion(Consumer):
     """"The version only needs to tell this write from the last one: a byte is plenty."
 
-    Writes ``checkpoint_version`` modulo 256 at every barrier. A stream of more than 255 barriers wraps it back
-    to 0, and a late retry holding version 0 can then win the compare-and-swap.
+    Writes ``checkpoint_version`` modulo 256 at every barrier. A stream of more than 255 barriers wraps it
+    back to 0, and a late retry holding version 0 can then win the compare-and-swap.
 
     Breaks invariant 3: "A page barrier may replace resume_cursor only with a compare-and-swap that still
     matches the request cursor and checkpoint version" (a version that wraps is a checkpoint regression).
@@ -179,8 +181,8 @@ class SentSetOnTheClass(Consumer):
     Remembers the ids it handled in a class attribute and treats them as replays: a new instance after a crash
     "knows" what its predecessor did although nothing durable says so.
 
-    Breaks seed 000 step 4: "If a *durable* receipt proves the event already has its intended outcome, treat it
-    as replayed."
+    Breaks seed 000 step 4: "If a *durable* receipt proves the event already has its intended outcome, treat
+    it as replayed."
     """
 
     sent: set[str] = set()
@@ -197,8 +199,8 @@ class MovesTheLoadedCursor(Consumer):
     After a page's events are done, sets the loaded checkpoint's cursor to the page's ``next_cursor`` in place
     and goes on from it, with no barrier. The durable checkpoint never moves.
 
-    Breaks seed 000 step 5: "compare-and-swap the checkpoint from the attempt cursor and version to the returned
-    next cursor and a greater version."
+    Breaks seed 000 step 5: "compare-and-swap the checkpoint from the attempt cursor and version to the
+    returned next cursor and a greater version."
     """
 
     def page_barrier(self, checkpoint, page, applied_position):

@@ -1,7 +1,7 @@
 """Consumers written by a reviewer who had not seen the others, each aimed at a gap in what the world lets a
-consumer do or in what the checker looks at. Each gap they found is closed: ``completed`` needs the durable cursor
-at the end (``CursorLivesInMemory``, ``ParkBlockedPage``), invariant 2 no longer depends on fetch timing
-(``PipelinedReadAhead``), and an external sink's effect is never inside the store's transaction
+consumer do or in what the checker looks at. Each gap they found is closed: ``completed`` needs the durable
+cursor at the end (``CursorLivesInMemory``, ``ParkBlockedPage``), invariant 2 no longer depends on fetch
+timing (``PipelinedReadAhead``), and an external sink's effect is never inside the store's transaction
 (``HttpCallInsideDbTransaction``)."""
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ class HttpCallInsideDbTransaction(Consumer):
     transaction cannot roll back an HTTP call: a crash after the call and before the commit leaves the effect
     done and no receipt, and the replay calls again.
 
-    Breaks invariant 4: "Replaying an event cannot repeat an unsafe effect. Enforce a unique event receipt, use a
-    sink idempotency key, or couple the effect and receipt in one transaction" (a transaction the external sink
-    is not part of couples nothing; seed 001 step 7: "Use idempotency or an outbox for effects outside the
-    settlement transaction").
+    Breaks invariant 4: "Replaying an event cannot repeat an unsafe effect. Enforce a unique event receipt,
+    use a sink idempotency key, or couple the effect and receipt in one transaction" (a transaction the
+    external sink is not part of couples nothing; seed 001 step 7: "Use idempotency or an outbox for effects
+    outside the settlement transaction").
     """
 
     def apply(self, event, applied_position):
@@ -34,9 +34,9 @@ class CursorLivesInMemory(Consumer):
     ``applied_position``, but never passes a page barrier: the durable ``resume_cursor`` stays where it was
     loaded, and every restart fetches the whole stream again from there.
 
-    Breaks seed 000 step 5, the page barrier that moves the cursor, and with it "Keep two kinds of progress": "The
-    cursor says where to fetch. The applied position says what work is durably complete. Never substitute one for
-    the other."
+    Breaks seed 000 step 5, the page barrier that moves the cursor, and with it "Keep two kinds of progress":
+    "The cursor says where to fetch. The applied position says what work is durably complete. Never substitute
+    one for the other."
     """
 
     def run(self):
@@ -65,14 +65,14 @@ class CursorLivesInMemory(Consumer):
 class ParkBlockedPage(Consumer):
     """"When a page waits on an operator, park it and go idle; ops restart us once they've decided."
 
-    On a blocked page it walks the rest of the stream (following ``next_cursor``, for the lag gauge), then idles
-    at the head, polling, and never comes back to the parked page while the process lives. Nothing is lost (the
-    durable cursor still points at the parked page) but the events behind it stay pending for as long as the
-    worker runs, and it reports itself caught up.
+    On a blocked page it walks the rest of the stream (following ``next_cursor``, for the lag gauge), then
+    idles at the head, polling, and never comes back to the parked page while the process lives. Nothing is
+    lost (the durable cursor still points at the parked page) but the events behind it stay pending for as
+    long as the worker runs, and it reports itself caught up.
 
     Breaks invariant 5: "A failed item, retryable dead-letter outcome, operator-review hold, or reversible
-    quarantine blocks the page barrier" — blocks it, to be retried (seed 000 step 6), not abandoned; and step 7,
-    which backs off only on a non-advancing token of the page being attempted.
+    quarantine blocks the page barrier" — blocks it, to be retried (seed 000 step 6), not abandoned; and step
+    7, which backs off only on a non-advancing token of the page being attempted.
 
     Caught as incomplete: the durable cursor is not at the end, and events are pending, though the worker says
     it is caught up.
@@ -99,14 +99,14 @@ class ParkBlockedPage(Consumer):
 
 
 class PipelinedReadAhead(Consumer):
-    """Correct. Fetches the next page *before* processing the current one (a pipelined fetch), then processes the
-    current page, passes its barrier as a compare-and-swap from the attempt's own (cursor, version), and takes the
-    prefetched page as the next attempt, as ``correct.ReadAhead`` does.
+    """Correct. Fetches the next page *before* processing the current one (a pipelined fetch), then processes
+    the current page, passes its barrier as a compare-and-swap from the attempt's own (cursor, version), and
+    takes the prefetched page as the next attempt, as ``correct.ReadAhead`` does.
 
-    Its durable writes are the ones ``safe`` makes, in the same order. The checker once counted a backfill as part
-    of the stream from the first response that served it, so when the prefetched page carried one behind the
-    current page, the current page's ordinary commits were flagged for invariant 2; a verdict must not depend on
-    when a worker fetched.
+    Its durable writes are the ones ``safe`` makes, in the same order. The checker once counted a backfill as
+    part of the stream from the first response that served it, so when the prefetched page carried one behind
+    the current page, the current page's ordinary commits were flagged for invariant 2; a verdict must not
+    depend on when a worker fetched.
     """
 
     def run(self):

@@ -1,6 +1,6 @@
 """Mutants that get step 3 wrong: what a page must look like before any effect, and when to stop for
-investigation. Too strict is a liveness failure (docs/verdict.md ``halt_justified``); too lax lets a provider's
-broken contract through."""
+investigation. Too strict is a liveness failure (docs/verdict.md ``halt_justified``); too lax lets a
+provider's broken contract through."""
 from __future__ import annotations
 
 from simkit import Consumer
@@ -8,7 +8,8 @@ from simkit.ops import Halt
 
 
 class HaltOnOverlap(Consumer):
-    """"If the provider sends us something we've already applied, it has rewound: stop before we double-apply."
+    """"If the provider sends us something we've already applied, it has rewound: stop before we
+    double-apply."
 
     Stops for investigation whenever a page carries an event at or below ``applied_position``, which every
     retried or overlapping page does.
@@ -19,7 +20,8 @@ class HaltOnOverlap(Consumer):
     def validate(self, checkpoint, page, ids_at):
         for e in page.events:
             if e.position <= checkpoint.applied_position:
-                return f"provider rewound: position {e.position} at or below applied {checkpoint.applied_position}"
+                return (f"provider rewound: position {e.position} at or below applied "
+                        f"{checkpoint.applied_position}")
         return super().validate(checkpoint, page, ids_at)
 
 
@@ -46,9 +48,9 @@ class KillSwitchLeftOn(Consumer):
 
     Only ever halts, before loading anything.
 
-    Breaks seed 000 step 3, the only place the procedure stops: "An unexpected regression, conflicting identity
-    at the same position, or a gap that violates the provider contract stops the attempt for investigation"
-    (docs/verdict.md: a halt without cause is a liveness failure).
+    Breaks seed 000 step 3, the only place the procedure stops: "An unexpected regression, conflicting
+    identity at the same position, or a gap that violates the provider contract stops the attempt for
+    investigation" (docs/verdict.md: a halt without cause is a liveness failure).
     """
 
     def run(self):
@@ -62,8 +64,8 @@ class TrustTheProvider(Consumer):
     in behind ``applied_position`` although the contract rules out backfills is processed as it comes (with no
     backfills, the watermark then takes the slipped-in event for a replay).
 
-    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap that
-    violates the provider contract stops the attempt for investigation."
+    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap
+    that violates the provider contract stops the attempt for investigation."
     """
 
     def validate(self, checkpoint, page, ids_at):
@@ -74,8 +76,8 @@ class GapBlind(Consumer):
     """"Gaps are normal on this provider, and the gap check keeps paging the on-call: turn it off."
 
     Keeps step 3's order and identity checks but drops the gap check, so an event that appears behind
-    ``applied_position`` although the provider promised no backfills (the bundled ``gap_behind_applied``) is taken
-    for a replay by the watermark, and lost.
+    ``applied_position`` although the provider promised no backfills (the bundled ``gap_behind_applied``) is
+    taken for a replay by the watermark, and lost.
 
     Breaks seed 000 step 3: "a gap that violates the provider contract stops the attempt for investigation".
     """

@@ -1,6 +1,6 @@
-"""The Consumer hooks as docs/hooks.md documents them: every hook has its section, every example on that page runs,
-and a hook written as the wrong kind (returning where it must yield, yielding where it must return) is one line
-naming the hook and the fix, exit status 2, never a traceback or a misleading "yielded 'a'"."""
+"""The Consumer hooks as docs/hooks.md documents them: every hook has its section, every example on that page
+runs, and a hook written as the wrong kind (returning where it must yield, yielding where it must return) is
+one line naming the hook and the fix, exit status 2, never a traceback or a misleading "yielded 'a'"."""
 import importlib.util
 import re
 import subprocess
@@ -114,8 +114,8 @@ def test_a_yielding_hook_that_returns_is_named_with_its_fix(cls, hook, scenario)
 def test_a_returning_hook_that_yields_is_named_with_its_fix(cls, hook):
     with pytest.raises(ConsumerError) as raised:
         simkit.simulate(simkit.load("retry_walkthrough"), cls)
-    assert str(raised.value).endswith(f"hook {hook}() yields but must return its answer at once: remove its yield "
-                                      f"statements (docs/hooks.md#{hook})")
+    assert str(raised.value).endswith(f"hook {hook}() yields but must return its answer at once: remove "
+                                      f"its yield statements (docs/hooks.md#{hook})")
 
 
 def test_a_hook_that_returns_a_generator_is_fine():

@@ -1,6 +1,6 @@
-"""The shortcuts declared once (``simkit.procedure.shortcuts.DECLARED``): the registry, the scenario lookup and
-docs/vocabulary.md's "Unsafe shortcuts" table follow it, and a declaration that disagrees with its class fails at
-import. What each shortcut breaks on its scenario is run in tests/seed/test_shortcuts.py."""
+"""The shortcuts declared once (``simkit.procedure.shortcuts.DECLARED``): the registry, the scenario lookup
+and docs/vocabulary.md's "Unsafe shortcuts" table follow it, and a declaration that disagrees with its class
+fails at import. What each shortcut breaks on its scenario is run in tests/seed/test_shortcuts.py."""
 from pathlib import Path
 
 import pytest
@@ -30,8 +30,8 @@ def table(page: Path, heading: str) -> list[list[str]]:
 
 
 def test_the_docs_table_is_the_declaration():
-    declared = [[f"`{s.name}`", f'"{s.quote}"', ", ".join(f"`{h}`" for h in s.hooks), s.why, f"`{s.scenario}`",
-                 str(s.breaks)] for s in DECLARED.values()]
+    declared = [[f"`{s.name}`", f'"{s.quote}"', ", ".join(f"`{h}`" for h in s.hooks), s.why,
+                 f"`{s.scenario}`", str(s.breaks)] for s in DECLARED.values()]
     assert table(VOCABULARY, "## Unsafe shortcuts") == declared
 
 

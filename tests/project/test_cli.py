@@ -14,7 +14,8 @@ GOOD = '\nname = "tiny"\n[initial]\nresume_cursor = "C1"' + TWO_PAGES
 
 BAD = {
     "missing key": ("[[pages]]\ncursor = 'C1'\nnext_cursor = 'C1'\n", "key 'pages[0].positions': missing"),
-    "wrong type": (GOOD.replace('name = "tiny"', 'workers = "two"'), "key 'workers': expected int, got str 'two'"),
+    "wrong type": (GOOD.replace('name = "tiny"', 'workers = "two"'),
+                   "key 'workers': expected int, got str 'two'"),
     "unknown crash point": (GOOD + "[[faults]]\nkind = 'crash'\npoint = 'during_lunch'\n",
                             "key 'faults[0].point': 'during_lunch' is not one of after_fetch"),
     "duplicate cursor": (GOOD + "[[pages]]\ncursor = 'C1'\npositions = []\nnext_cursor = 'C1'\n",
@@ -48,7 +49,8 @@ def test_malformed_scenario_one_line_exit_2(tmp_path, case):
     (["run", "retry_walkthrough", "--strategy", "optimistic"], "--strategy optimistic: unknown strategy"),
     (["run", "retry_walkthrough", "--crash", "during_lunch"],
      "--crash during_lunch: expected POINT[@POSITION][#OCCURRENCE] with POINT one of after_fetch,"),
-    (["run", "retry_walkthrough", "--out", "x"], "run: unrecognized arguments: --out x (see simkit run --help)"),
+    (["run", "retry_walkthrough", "--out", "x"],
+     "run: unrecognized arguments: --out x (see simkit run --help)"),
     (["run", "no_such_scenario"], "no_such_scenario: no such scenario"),
     (["run", "retry_walkthrough", "--seed", "x"], "invalid int value"),
     (["frobnicate"], "invalid choice"),
@@ -63,7 +65,8 @@ def test_run_json_has_the_contract_fields(capsys):
     assert main(["run", "retry_walkthrough", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     contract = {
-        "scenario": "retry_walkthrough", "strategy": "safe", "seed": 0, "ok": True, "lost": [], "duplicated": [],
+        "scenario": "retry_walkthrough", "strategy": "safe", "seed": 0, "ok": True, "lost": [],
+        "duplicated": [],
         "regressions": 0, "invariant_violations": [], "halted": None, "halt_justified": None, "pending": [],
         "completed": True,
         "stopped": None, "settlement": "fenced", "settlement_violations": [], "unhalted": [],
@@ -71,12 +74,14 @@ def test_run_json_has_the_contract_fields(capsys):
         "crashes": 1, "fetches": 3, "effects": 2,
     }
     # extending the object is fine (CONTRACT.md): only by a verdict field declared in simkit/judge/verdict.py
-    assert {k: d[k] for k in contract if k in d} == contract and set(d) - set(contract) <= {f.json for f in FIELDS}
+    assert {k: d[k] for k in contract if k in d} == contract and set(d) - set(contract) <= {
+        f.json for f in FIELDS
+    }
 
 
 def test_run_crash_flag(capsys):
-    assert main(["run", "retry_walkthrough", "--crash", "after_event_commit@106", "--crash", "before_page_barrier",
-                 "--json"]) == 0
+    assert main(["run", "retry_walkthrough", "--crash", "after_event_commit@106", "--crash",
+                 "before_page_barrier", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["crashes"] == 3 and d["ok"]
 
@@ -96,7 +101,8 @@ def test_compare_json_and_table(capsys):
 def test_list(capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
-    for word in ("scenario    gauntlet", "strategy    safe", "strategy    compare_tokens", "settlement  fenced"):
+    for word in ("scenario    gauntlet", "strategy    safe", "strategy    compare_tokens",
+                 "settlement  fenced"):
         assert word in out
 
 
@@ -114,11 +120,12 @@ def test_user_strategy_on_the_command_line(tmp_path, capsys):
     assert d["strategy"] == "Mine" and d["ok"]
 
 
-# -- output paths: refused before any work, one line, nothing left behind ---------------------------------------
+# -- output paths: refused before any work, one line, nothing left behind ------------------------------------
 @pytest.mark.parametrize("args, message", [
     (["run", "retry_walkthrough", "--timeline", "/nonexistent/t.png"],
      "--timeline /nonexistent/t.png: no such folder '/nonexistent'"),
-    (["run", "retry_walkthrough", "--timeline", "t.xyz"], "--timeline t.xyz: unsupported extension '.xyz'; use "),
+    (["run", "retry_walkthrough", "--timeline", "t.xyz"],
+     "--timeline t.xyz: unsupported extension '.xyz'; use "),
     (["run", "retry_walkthrough", "--timeline", "noext"], "--timeline noext: no file extension; use "),
     (["run", "retry_walkthrough", "--timeline", "folder"], "--timeline folder: is a folder, not a file"),
     (["run", "retry_walkthrough", "--timeline", "ok.png", "--swimlane", "/nonexistent/s.png"],
@@ -127,10 +134,13 @@ def test_user_strategy_on_the_command_line(tmp_path, capsys):
      "--swimlane ./a.png: the same file as --timeline"),
     (["demo", "--out", "/nonexistent/d.png"], "--out /nonexistent/d.png: no such folder"),
     (["demo", "--out", "d.xyz"], "--out d.xyz: unsupported extension '.xyz'"),
-    (["explore", "retry_walkthrough", "--out", "/nonexistent/dir/x.toml"], "--out /nonexistent/dir/x.toml: no such"),
+    (["explore", "retry_walkthrough", "--out", "/nonexistent/dir/x.toml"],
+     "--out /nonexistent/dir/x.toml: no such"),
     (["explore", "retry_walkthrough", "--out", "folder"], "--out folder: is a folder, not a file"),
-    (["explore", "retry_walkthrough", "--out", "x.txt"], "--out x.txt: unsupported extension '.txt'; use .toml"),
-    (["shrink", "gauntlet", "--strategy", "persist_token_on_fetch", "--seed", "3", "--out", "/nonexistent/x.toml"],
+    (["explore", "retry_walkthrough", "--out", "x.txt"],
+     "--out x.txt: unsupported extension '.txt'; use .toml"),
+    (["shrink", "gauntlet", "--strategy", "persist_token_on_fetch", "--seed", "3", "--out",
+      "/nonexistent/x.toml"],
      "--out /nonexistent/x.toml: no such folder"),
     (["sweep", "retry_walkthrough", "--seeds", "2", "--out", "/nonexistent/x.csv"],
      "--out /nonexistent/x.csv: no such"),
@@ -208,8 +218,10 @@ def test_parquet_without_an_engine_is_refused_before_the_sweep(tmp_path, monkeyp
 def test_outputs_are_written_whole(tmp_path):
     r = cli("run", "retry_walkthrough", "--timeline", "t.png", "--swimlane", "s.svg", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("retry_walkthrough · safe")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.svg", "t.png"]          # no temporary file left
-    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG") and b"<svg" in (tmp_path / "s.svg").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.svg", "t.png"]  # no temporary file left
+    assert (tmp_path / "t.png").read_bytes().startswith(b"\x89PNG") and b"<svg" in (
+        tmp_path / "s.svg"
+    ).read_bytes()
 
 
 def test_an_output_name_as_long_as_the_system_allows_is_written(tmp_path, monkeypatch, capsys):
@@ -239,8 +251,8 @@ def test_a_plotting_backend_failure_is_one_line_and_leaves_nothing(tmp_path, mon
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", savefig)
     monkeypatch.chdir(tmp_path)
     assert main(["run", "retry_walkthrough", "--timeline", "t.png"]) == 2
-    assert capsys.readouterr() == ("", "simkit: --timeline t.png: cannot write it: RuntimeError: 'xelatex' not "
-                                       "found; install it\n")
+    assert capsys.readouterr() == ("", "simkit: --timeline t.png: cannot write it: RuntimeError: 'xelatex' "
+                                       "not found; install it\n")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -249,7 +261,8 @@ def test_live_dir_under_a_folder_that_cannot_be_written(tmp_path, monkeypatch, c
     locked = tmp_path / "locked"
     locked.mkdir()
     real = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == locked else real(p, mode))  # also as root
+    # also as root
+    monkeypatch.setattr(os, "access", lambda p, mode: False if Path(p) == locked else real(p, mode))
     assert main(["live", "retry_walkthrough", "--kills", "1", "--dir", str(locked / "a" / "b")]) == 2
     assert capsys.readouterr() == ("", f"simkit: --dir {locked}/a/b: cannot write into {str(locked)!r}\n")
     assert list(locked.iterdir()) == []
@@ -261,20 +274,23 @@ def test_the_package_docstring_cites_the_docs_and_help_does_not():
     assert "CONTRACT" not in simkit.cli.build_parser().format_help()
 
 
-# -- arguments held to the scenario file's rules -------------------------------------------------------------------
+# -- arguments held to the scenario file's rules -------------------------------------------------------------
 @pytest.mark.parametrize("args, message", [
     (["run", "retry_walkthrough", "--crash", "before_effect#0"],
      "--crash before_effect#0: key 'occurrence': must be at least 1"),
     (["run", "retry_walkthrough", "--crash", "before_effect@999"],
      "--crash before_effect@999: key 'position': no page carries position 999"),
-    (["explore", "retry_walkthrough", "--pause-duration", "nan"], "--pause-duration nan: must be a finite number"),
-    (["explore", "retry_walkthrough", "--pause-duration", "inf"], "--pause-duration inf: must be a finite number"),
+    (["explore", "retry_walkthrough", "--pause-duration", "nan"],
+     "--pause-duration nan: must be a finite number"),
+    (["explore", "retry_walkthrough", "--pause-duration", "inf"],
+     "--pause-duration inf: must be a finite number"),
     (["explore", "retry_walkthrough", "--pause-duration", "-5"], "--pause-duration -5: must be at least 0"),
     (["explore", "retry_walkthrough", "--jobs", "0"], "--jobs 0: must be at least 1"),
     (["explore", "retry_walkthrough", "--jobs", "-3"], "--jobs -3: must be at least 1"),
     (["sweep", "retry_walkthrough", "--seeds", "2", "--jobs", "0"], "--jobs 0: must be at least 1"),
     (["live", "retry_walkthrough", "--kills", "1", "--timeout", "0"], "--timeout 0: must be positive"),
-    (["live", "retry_walkthrough", "--kills", "1", "--timeout", "nan"], "--timeout nan: must be a finite number"),
+    (["live", "retry_walkthrough", "--kills", "1", "--timeout", "nan"],
+     "--timeout nan: must be a finite number"),
     (["run", "retry_walkthrough", "--seed", "abc"],
      "run: argument --seed: invalid int value: 'abc' (see simkit run --help)"),
 ])
@@ -285,16 +301,20 @@ def test_bad_option_values_are_one_line_exit_2(args, message, capsys):
 
 
 def test_only_an_error_that_names_a_parameter_is_given_the_flag(capsys):
-    """``SimkitError.param`` says which parameter the message opens with; a scenario called ``seeds`` is not one."""
+    """``SimkitError.param`` says which parameter the message opens with; a scenario called ``seeds`` is not
+    one."""
     from simkit.cli.output import spoken
     from simkit.errors import SimkitError
-    assert spoken(SimkitError("max_crashes 60: at most 50", param="max_crashes")) == "--max-crashes 60: at most 50"
+    assert spoken(SimkitError("max_crashes 60: at most 50",
+                              param="max_crashes")) == "--max-crashes 60: at most 50"
     assert spoken(SimkitError("bench: repeat must be 1+", param="repeat")) == "bench: --repeat must be 1+"
     assert spoken(SimkitError("seeds: no such scenario")) == "seeds: no such scenario"
-    assert main(["run", "seeds"]) == 2 and capsys.readouterr().err.startswith("simkit: seeds: no such scenario")
+    assert main(["run", "seeds"]) == 2 and capsys.readouterr().err.startswith(
+        "simkit: seeds: no such scenario"
+    )
 
 
-# -- help, version, list ------------------------------------------------------------------------------------------
+# -- help, version, list -------------------------------------------------------------------------------------
 def _help(*args):
     r = cli(*args, "--help")
     assert r.returncode == 0, r.stderr

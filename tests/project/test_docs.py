@@ -1,18 +1,20 @@
 """The pages say what simkit does: README.md and docs/*.md are run and their links followed.
 
-Every fenced ``text`` block that starts with a ``$ simkit ...`` line is a transcript. Each of its commands is run
-as ``python -m simkit ...`` with the same arguments, in a temporary folder of its own page (blocks run in page
-order, so a later command may read a file an earlier one wrote), and what it prints (stdout, then stderr) must be
-what the page shows, up to trailing whitespace. An HTML comment on the line right above a block changes that:
+Every fenced ``text`` block that starts with a ``$ simkit ...`` line is a transcript. Each of its commands is
+run as ``python -m simkit ...`` with the same arguments, in a temporary folder of its own page (blocks run in
+page order, so a later command may read a file an earlier one wrote), and what it prints (stdout, then stderr)
+must be what the page shows, up to trailing whitespace. An HTML comment on the line right above a block
+changes that:
 
 - ``<!-- file: NAME -->``: the block is a file; it is written as NAME into the page's folder, for the commands
   that follow (a consumer, a scenario);
 - ``<!-- exit N -->``: every command of the block must exit with status N (default 0);
-- ``<!-- output varies: WHY -->``: timings, kill instants, ports: the command runs, only its exit status is checked;
+- ``<!-- output varies: WHY -->``: timings, kill instants, ports: the command runs, only its exit status is
+  checked;
 - ``<!-- not run: WHY -->``: too slow for the suite (a minute or more); reported as a skip with its reason.
 
-The last two are kept few (:data:`MAX_UNCHECKED`). Every relative link must name an existing file and, if it has
-one, a heading of that page (GitHub's anchors). And docs/cli.md names every option of every command.
+The last two are kept few (:data:`MAX_UNCHECKED`). Every relative link must name an existing file and, if it
+has one, a heading of that page (GitHub's anchors). And docs/cli.md names every option of every command.
 """
 from __future__ import annotations
 
@@ -79,7 +81,8 @@ def blocks(page: Path) -> list[Block]:
 
 
 def transcript(block: Block) -> list[tuple[str, str]]:
-    """(command, expected output) pairs: a command is a ``$ `` line, its output the lines up to the next one."""
+    """(command, expected output) pairs: a command is a ``$ `` line, its output the lines up to the next
+    one."""
     pairs: list[tuple[str, list[str]]] = []
     for line in block.text.splitlines():
         if line.startswith("$ "):
@@ -124,7 +127,8 @@ def _run_page(page: Path, folder: Path) -> list[str]:
                                   capture_output=True, text=True, encoding="utf-8", timeout=300)
             got = done.stdout + done.stderr
             if done.returncode != status:
-                problems.append(f"{block.where}: '$ {cmd}' exited {done.returncode}, the page says {status}\n{got}")
+                problems.append(f"{block.where}: '$ {cmd}' exited {done.returncode}, the page says "
+                                f"{status}\n{got}")
             elif "output varies" not in block.marks and normal(got) != normal(expected):
                 diff = "\n".join(difflib.unified_diff(normal(expected).splitlines(), normal(got).splitlines(),
                                                       "the page", "simkit prints", lineterm=""))
@@ -159,7 +163,7 @@ def test_every_simkit_transcript_is_a_text_block():
     assert not stray
 
 
-# -- links ------------------------------------------------------------------------------------------------------
+# -- links ---------------------------------------------------------------------------------------------------
 _LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
@@ -177,7 +181,8 @@ def _prose(page: Path) -> str:
 
 
 def anchors(page: Path) -> set[str]:
-    """GitHub's heading anchors of a page: lower case, punctuation dropped, spaces to hyphens, repeats numbered."""
+    """GitHub's heading anchors of a page: lower case, punctuation dropped, spaces to hyphens, repeats
+    numbered."""
     seen: dict[str, int] = {}
     out = set()
     fence = None
@@ -212,7 +217,7 @@ def test_relative_links_resolve(page):
     assert not broken, f"{page.relative_to(ROOT)}: " + "; ".join(broken)
 
 
-# -- the command line page names every option ---------------------------------------------------------------------
+# -- the command line page names every option ----------------------------------------------------------------
 def test_cli_page_names_every_command_and_option():
     from simkit.cli import build_parser
     text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")

@@ -1,6 +1,6 @@
 """The documentation site (mkdocs.yml): MkDocs with the Material theme over docs/, the API reference generated
-from the docstrings by mkdocstrings, built with ``--strict``, so a link to a missing page or heading, a nav entry
-without its page, or a docstring mkdocstrings cannot read fails the suite."""
+from the docstrings by mkdocstrings, built with ``--strict``, so a link to a missing page or heading, a nav
+entry without its page, or a docstring mkdocstrings cannot read fails the suite."""
 import os
 import subprocess
 import sys

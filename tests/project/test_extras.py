@@ -1,7 +1,7 @@
 """What an installed simkit reads at run time ships with it, and what needs an optional extra says so first.
 
-The sweeps behind notebook 08 and the workshop's answers are package data (``simkit/workshop/data/sweeps``; the
-checkout's ``data/sweeps`` links to them). A command that needs an optional dependency it does not have
+The sweeps behind notebook 08 and the workshop's answers are package data (``simkit/workshop/data/sweeps``;
+the checkout's ``data/sweeps`` links to them). A command that needs an optional dependency it does not have
 (``bench --notebooks``: nbclient; ``sweep --dask``: dask.distributed; ``sweep --out x.parquet``: pyarrow) says
 so in one line, exit 2, before any run.
 """
@@ -63,7 +63,8 @@ def test_bench_notebooks_without_nbclient_says_so_before_any_work(monkeypatch, c
 
 
 def test_bench_notebooks_from_a_wheel_says_the_notebooks_are_a_checkouts(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(commands, "bench", _NoWork(str(tmp_path / "site-packages" / "simkit" / "tools" / "b.py")))
+    monkeypatch.setattr(commands, "bench",
+                        _NoWork(str(tmp_path / "site-packages" / "simkit" / "tools" / "b.py")))
     err = _one_line_exit_2(capsys, ["bench", "--quick", "--notebooks"])
     assert "--notebooks times the notebooks of a simkit checkout" in err
 
@@ -71,21 +72,23 @@ def test_bench_notebooks_from_a_wheel_says_the_notebooks_are_a_checkouts(monkeyp
 def test_sweep_dask_without_distributed_says_so_before_any_run(monkeypatch, capsys):
     monkeypatch.setattr(commands, "find_spec", _missing("distributed"))
     monkeypatch.setattr(commands.sweeps, "sweep", _NoWork())
-    err = _one_line_exit_2(capsys, ["sweep", "retry_walkthrough", "--seeds", "2", "--dask", "tcp://127.0.0.1:1"])
+    err = _one_line_exit_2(capsys, ["sweep", "retry_walkthrough", "--seeds", "2", "--dask",
+                                    "tcp://127.0.0.1:1"])
     assert "--dask needs distributed: pip install 'simkit[dask]'" in err
 
 
 def test_sweep_parquet_without_an_engine_says_so_before_any_run(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(commands.sweeps, "find_spec", _missing("pyarrow", "fastparquet"))
     monkeypatch.setattr(commands.sweeps, "sweep", _NoWork())
-    err = _one_line_exit_2(capsys, ["sweep", "retry_walkthrough", "--seeds", "2", "--out", str(tmp_path / "x.parquet")])
+    err = _one_line_exit_2(capsys, ["sweep", "retry_walkthrough", "--seeds", "2", "--out",
+                                    str(tmp_path / "x.parquet")])
     assert "needs pyarrow (pip install 'simkit[parquet]')" in err
 
 
 @pytest.mark.parametrize("extra", ["workshop", "test"])
 def test_extras(extra):
-    """``[workshop]``: what an attendee runs the notebooks with, nothing of the test tooling; ``[test]`` has scipy,
-    so the test that compares Wilson intervals with scipy's runs rather than skips."""
+    """``[workshop]``: what an attendee runs the notebooks with, nothing of the test tooling; ``[test]`` has
+    scipy, so the test that compares Wilson intervals with scipy's runs rather than skips."""
     names = {r.split(">")[0].split("[")[0].split("=")[0].strip()
              for r in PYPROJECT["project"]["optional-dependencies"][extra]}
     if extra == "workshop":

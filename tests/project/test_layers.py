@@ -13,7 +13,8 @@ ROOT = Path(simkit.__file__).parent
 #: unit -> rank; lower layers first (docs/architecture.md, "Layers")
 RANKS = {
     "_codegen": -1,         # compiles generated methods (model.record, truth.columns.adder): stdlib only
-    "requests": -0.5,       # the requests declared as data, that model's crash points derive from: stdlib only
+    # the requests declared as data, that model's crash points derive from: stdlib only
+    "requests": -0.5,
     "errors": 0, "model": 0,
     "ops": 1, "truth": 1,
     "store": 2, "procedure": 2, "scenario": 2,
@@ -27,7 +28,8 @@ RANKS = {
     "workshop": 8,
     "cli": 9, "__main__": 10,
 }
-#: modules ranked apart from their folder: the benchmark times the whole stack, the explorer widget's redraw included
+#: modules ranked apart from their folder: the benchmark times the whole stack, the explorer widget's redraw
+#: included
 MODULE_RANKS = {"tools/bench.py": 7.2}
 
 
@@ -40,7 +42,8 @@ def imports(path: Path) -> set[str]:
     """The simkit modules ``path`` imports, absolute."""
     rel = path.relative_to(ROOT).with_suffix("")
     me = ".".join(["simkit", *rel.parts]).removesuffix(".__init__")
-    return targets(path.read_text(encoding="utf-8"), me if path.name == "__init__.py" else me.rpartition(".")[0])
+    return targets(path.read_text(encoding="utf-8"), me if path.name == "__init__.py"
+                   else me.rpartition(".")[0])
 
 
 def targets(source: str, package: str) -> set[str]:
@@ -92,14 +95,16 @@ def test_the_check_sees_upward_imports():
 
 #: functions that import a module named by a string: invisible to the import statements read above
 LOADERS = {"import_module", "__import__", "spec_from_file_location", "spec_from_loader"}
-#: the one place a string names what to import: ``--strategy package.module:Class`` or ``path/to/file.py:Class``, a
-#: user's own consumer (CONTRACT.md §3), loaded as a plugin
-PLUGIN_LOADERS = {("procedure/strategies.py", "import_module"), ("procedure/strategies.py", "spec_from_file_location")}
+#: the one place a string names what to import: ``--strategy package.module:Class`` or
+#: ``path/to/file.py:Class``, a user's own consumer (CONTRACT.md §3), loaded as a plugin
+PLUGIN_LOADERS = {("procedure/strategies.py", "import_module"),
+                  ("procedure/strategies.py", "spec_from_file_location")}
 
 
 def string_imports(source: str) -> list[tuple[str, str | None]]:
-    """Each call in ``source`` that imports a module named by a string: ``(loader, the module's name if written as
-    a constant, else None)``, however the loader was reached (``importlib.import_module``, an alias, ...)."""
+    """Each call in ``source`` that imports a module named by a string: ``(loader, the module's name if
+    written as a constant, else None)``, however the loader was reached (``importlib.import_module``, an
+    alias, ...)."""
     tree, found = ast.parse(source), []
     aliases = {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
                if a.name in LOADERS and a.asname}
@@ -110,13 +115,15 @@ def string_imports(source: str) -> list[tuple[str, str | None]]:
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
         if name in LOADERS or name in aliases:
             arg = node.args[0] if node.args else None
-            found.append((name, arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else None))
+            found.append((name, arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                          else None))
     return found
 
 
 def test_no_module_imports_another_by_string():
     """``importlib.import_module("simkit.runner")`` is an import the check above cannot see (the world and the
-    runner once imported each other that way). Only the plugin loader of a user's strategy imports by string."""
+    runner once imported each other that way). Only the plugin loader of a user's strategy imports by
+    string."""
     wrong = []
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -127,20 +134,26 @@ def test_no_module_imports_another_by_string():
 
 
 def test_the_check_sees_string_imports():
-    """The test above can fail: each way of importing by string is seen, with the name when it is a constant."""
+    """The test above can fail: each way of importing by string is seen, with the name when it is a
+    constant."""
     assert string_imports("import importlib\nimportlib.import_module('simkit.runner')") == [
         ("import_module", "simkit.runner")]
     assert string_imports("from importlib import import_module as load\nload(name)") == [("load", None)]
     assert string_imports("__import__('simkit.judge')") == [("__import__", "simkit.judge")]
-    assert string_imports("importlib.util.spec_from_file_location('m', p)") == [("spec_from_file_location", "m")]
+    assert string_imports("importlib.util.spec_from_file_location('m', p)") == [
+        ("spec_from_file_location", "m")
+    ]
     assert string_imports("from simkit.judge import check") == []
 
 
 def test_every_module_declares_its_public_names():
-    """``__all__`` in every module: what a reader may import is written down, and star imports take only that."""
+    """``__all__`` in every module: what a reader may import is written down, and star imports take only
+    that."""
     def declares(path: Path) -> bool:
         for n in ast.parse(path.read_text(encoding="utf-8")).body:
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            targets = (
+                n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+            )
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
                 return True
         return False
@@ -158,6 +171,8 @@ def test_small_pieces():
         if source.count("\n") > 400:
             long_modules.append(f"{rel}: {source.count(chr(10))} lines")
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60:
-                long_functions.append(f"{rel}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} lines")
+            if isinstance(node, (ast.FunctionDef,
+                                 ast.AsyncFunctionDef)) and node.end_lineno - node.lineno >= 60:
+                long_functions.append(f"{rel}:{node.lineno} {node.name}: {node.end_lineno - node.lineno + 1} "
+                                      f"lines")
     assert not long_modules and not long_functions, long_modules + long_functions

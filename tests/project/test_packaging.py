@@ -1,10 +1,10 @@
 """What a user installs: the wheel holds every file of the package, above all the bundled scenarios that
 ``simkit.load(NAME)``, ``simkit list`` and ``simkit demo`` read at run time (package data, pyproject.toml).
 
-The wheel is built with ``pip wheel --no-deps`` from a copy of the checkout: pip builds in the source tree, and
-an in-tree build would leave ``build/`` in the shared checkout, where a stale ``build/lib`` can carry files that
-no longer exist into the wheel. `.ci/run` installs the wheel in a clean venv and runs the CLI from it; this test
-only reads the zip (no venv, no dependencies installed).
+The wheel is built with ``pip wheel --no-deps`` from a copy of the checkout: pip builds in the source tree,
+and an in-tree build would leave ``build/`` in the shared checkout, where a stale ``build/lib`` can carry
+files that no longer exist into the wheel. `.ci/run` installs the wheel in a clean venv and runs the CLI from
+it; this test only reads the zip (no venv, no dependencies installed).
 """
 import email
 import shutil
@@ -20,11 +20,11 @@ import simkit
 from simkit.scenario.read import SCENARIO_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Not source, and written while the suite runs: test_lint's mypy writes .mypy_cache on another xdist worker while
-#: this copies the tree (a file gone between listing and copying fails the copy).
+#: Not source, and written while the suite runs: test_lint's mypy writes .mypy_cache on another xdist worker
+#: while this copies the tree (a file gone between listing and copying fails the copy).
 NOT_SOURCE = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "*.pyc", ".hypothesis",
-                                    ".ipynb_checkpoints", ".benchmarks", "artifacts", ".mypy_cache", ".ruff_cache",
-                                    ".pytest_cache")
+                                    ".ipynb_checkpoints", ".benchmarks", "artifacts", ".mypy_cache",
+                                    ".ruff_cache", ".pytest_cache")
 
 
 def build_wheel(tmp_path: Path) -> Path:

@@ -1,8 +1,8 @@
-"""simkit.testing: a consumer author's pytest suite judges the consumer (assert_passes_audit, assert_ok_on, the
-simkit_audit fixture) and fails with the verdict table and a replay line that reproduces the failure.
+"""simkit.testing: a consumer author's pytest suite judges the consumer (assert_passes_audit, assert_ok_on,
+the simkit_audit fixture) and fails with the verdict table and a replay line that reproduces the failure.
 
-Kept fast: small audit budgets (the cheapest cases run first) and the first failure only where one is expected.
-"""
+Kept fast: small audit budgets (the cheapest cases run first) and the first failure only where one is
+expected. """
 import json
 import re
 import shlex
@@ -41,15 +41,16 @@ def test_safe_passes_the_audit(simkit_audit):
 def test_a_consumer_authors_pytest_file_fails_on_a_buggy_consumer_with_a_readable_message(tmp_path):
     (tmp_path / "conftest.py").write_text(AUTHOR_CONFTEST)
     (tmp_path / "test_author.py").write_text(AUTHOR_TESTS)
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--simkit-budget", "4",
-                           "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--simkit-budget",
+                           "4", "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
     assert "2 failed, 1 passed" in out, out
     # the audit's own words: the verdict line, the table, the shrunk file and how to replay it
     assert "audit Mine: FAILS" in out
     assert re.search(r"kind +case +failure", out) and re.search(r"invariants? 1", out)
-    assert "simkit/testing.py" not in out                  # the test's line and the message, not simkit's source
+    # the test's line and the message, not simkit's source
+    assert "simkit/testing.py" not in out
     replay = re.search(r"replay with (simkit run \S+ --strategy test_author\.py:Mine --seed \d+)", out)
     assert replay, out
     # assert_ok_on: the runs' verdict table and a replay line per failing run
@@ -58,8 +59,8 @@ def test_a_consumer_authors_pytest_file_fails_on_a_buggy_consumer_with_a_readabl
     assert "replay: simkit run retry_walkthrough --strategy test_author.py:Mine --seed 0" in out
     # the replay line reproduces the failure
     args = shlex.split(replay[1])[1:] + ["--json"]
-    again = subprocess.run([sys.executable, "-m", "simkit", *args], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=120)
+    again = subprocess.run([sys.executable, "-m", "simkit", *args], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["ok"] is False
 

@@ -1,6 +1,6 @@
 """Hostile input, third round (issue 32): each case here once printed a traceback, was judged wrongly, or was
-answered differently by the two stores. Now: one line naming the file, key or flag and the problem, exit status 2,
-nothing written; or a verdict.
+answered differently by the two stores. Now: one line naming the file, key or flag and the problem, exit
+status 2, nothing written; or a verdict.
 """
 from __future__ import annotations
 
@@ -18,20 +18,22 @@ def pages(*spec) -> list[dict]:
     return [{"cursor": p[0], "positions": p[1], "next_cursor": p[2]} for p in spec]
 
 
-# -- 1. tracebacks instead of one line ---------------------------------------------------------------------------
+# -- 1. tracebacks instead of one line -----------------------------------------------------------------------
 @pytest.mark.parametrize("text, message", [
     (f"[[pages]]\ncursor = 'C1'\npositions = [{DIGITS}]\nnext_cursor = 'C1'\n",
      "line 3: an integer of more than 4300 digits; every integer key holds at most 9007199254740992"),
     (f"seed = 1{'_1' * 4500}\n" + TWO_PAGES, "line 1: an integer of more than 4300 digits"),
     (f"[[pages]]\ncursor = 'C1'\npositions = [0x{'f' * 5000}]\nnext_cursor = 'C1'\n",
      "key 'pages[0].positions': must be at most 9007199254740992, got an integer of about 6021 digits"),
-    (f"name = 0x{'f' * 5000}\n" + TWO_PAGES, "key 'name': expected str, got int an integer of about 6021 digits"),
+    (f"name = 0x{'f' * 5000}\n" + TWO_PAGES,
+     "key 'name': expected str, got int an integer of about 6021 digits"),
     (f"[timing]\nbackoff = 0x{'f' * 5000}\n" + TWO_PAGES, "key 'timing.backoff': must be finite"),
     (f"[auth]\nrotate_at = [0x{'f' * 5000}]\n" + TWO_PAGES, "key 'auth.rotate_at': must be at most"),
-], ids=["decimal", "underscores", "hexadecimal position", "hexadecimal name", "hexadecimal time", "rotate_at"])
+], ids=["decimal", "underscores", "hexadecimal position", "hexadecimal name", "hexadecimal time",
+        "rotate_at"])
 def test_an_integer_past_4300_digits_in_a_scenario_file_is_one_line(tmp_path, capsys, text, message):
-    """ValueError: Exceeds the limit (4300 digits) for integer string conversion, from tomllib, or from the very
-    message that was to refuse the number."""
+    """ValueError: Exceeds the limit (4300 digits) for integer string conversion, from tomllib, or from the
+    very message that was to refuse the number."""
     path = tmp_path / "huge.toml"
     path.write_text(text)
     one_line_exit_2(capsys, ["run", str(path)], f"{path}: {message}")
@@ -46,8 +48,8 @@ def test_an_integer_past_4300_digits_in_crash_is_one_line(capsys, suffix, key):
 
 
 def test_an_id_of_e_and_5000_digits_is_just_an_id():
-    """The store asked whether ``e<digits>`` is a default id by converting the digits: a traceback from inside the
-    run. No position has more than 19 digits: such an id is a named one."""
+    """The store asked whether ``e<digits>`` is a default id by converting the digits: a traceback from inside
+    the run. No position has more than 19 digits: such an id is a named one."""
     data = {"pages": [{"cursor": "C1", "positions": [1], "ids": ["e" + DIGITS], "next_cursor": "C2"},
                       {"cursor": "C2", "positions": [], "next_cursor": "C2"}]}
     for store in ("memory", "sqlite"):
@@ -56,8 +58,8 @@ def test_an_id_of_e_and_5000_digits_is_just_an_id():
 
 
 @pytest.mark.parametrize("receipts, message", [
-    ([5], "key 'initial.receipts': position 5 is not an event of the generated stream: its positions are 10, 20, "
-          "..., 100"),
+    ([5], "key 'initial.receipts': position 5 is not an event of the generated stream: its positions are "
+          "10, 20, ..., 100"),
     ([110], "key 'initial.receipts': position 110 is not an event of the generated stream"),
 ])
 def test_generated_receipts_outside_the_stream_are_one_line(receipts, message):
@@ -88,20 +90,20 @@ def test_a_plugin_whose_import_raises_an_unprintable_exception_is_one_line(tmp_p
     (tmp_path / "bad.py").write_text(BAD_STR + "\nraise Unprintable()\n")
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", "bad.py:Mine"],
-                    "simkit: --strategy bad.py:Mine: bad.py failed to import: Unprintable: <Unprintable: str() "
-                    "raised>\n")
+                    "simkit: --strategy bad.py:Mine: bad.py failed to import: Unprintable: <Unprintable: "
+                    "str() raised>\n")
 
 
 def test_a_consumer_raising_an_unprintable_exception_is_one_line(tmp_path, capsys, monkeypatch):
     (tmp_path / "bad.py").write_text(BAD_STR)
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", "bad.py:Mine"],
-                    "simkit: strategy bad.py:Mine raised Unprintable: <Unprintable: str() raised> in is_replay "
-                    "(bad.py:12)\n")
+                    "simkit: strategy bad.py:Mine raised Unprintable: <Unprintable: str() raised> in "
+                    "is_replay (bad.py:12)\n")
 
 
-# -- 5. stores that disagree; 1. a position past 2**63 -------------------------------------------------------------
-WRITES = '''
+# -- 5. stores that disagree; 1. a position past 2**63 -------------------------------------------------------
+WRITES = """
 from simkit import Consumer
 from simkit.ops import Barrier, Commit
 
@@ -123,17 +125,17 @@ class Outcome(Consumer):
 
 class Version(Consumer):
     def page_barrier(self, checkpoint, page, applied_position):
-        return (yield Barrier(checkpoint.resume_cursor, checkpoint.checkpoint_version, page.next_cursor, 2**63,
-                              applied_position))
-'''
+        return (yield Barrier(checkpoint.resume_cursor, checkpoint.checkpoint_version, page.next_cursor,
+                              2**63, applied_position))
+"""
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
 @pytest.mark.parametrize("cls, problem", [
     ("Negative", "Commit.applied_position is -1, not within 0..2**63 - 1"),
     ("Past63", "Commit.applied_position is 9223372036854775808, not within 0..2**63 - 1"),
-    ("Outcome", "Commit.outcome is 'bogus', not one of applied, ignored, quarantined, retry_later, dead_letter, "
-                "operator_review, reversible_hold"),
+    ("Outcome", "Commit.outcome is 'bogus', not one of applied, ignored, quarantined, retry_later, "
+                "dead_letter, operator_review, reversible_hold"),
     ("Version", "Barrier.next_version is 9223372036854775808, not within 0..2**63 - 1"),
 ])
 def test_both_stores_refuse_the_same_malformed_writes(tmp_path, capsys, monkeypatch, store, cls, problem):
@@ -148,11 +150,12 @@ def test_both_stores_refuse_the_same_malformed_writes(tmp_path, capsys, monkeypa
 def test_a_negative_initial_applied_position_is_refused():
     """Positions are not negative, and a consumer that writes back the applied position it loaded would be
     refused by the stores."""
-    with pytest.raises(simkit.ScenarioError, match=r"^s: key 'initial.applied_position': must be at least 0, got -1"):
+    with pytest.raises(simkit.ScenarioError,
+                       match=r"^s: key 'initial.applied_position': must be at least 0, got -1"):
         simkit.parse({"initial": {"applied_position": -1}, "pages": pages(("C1", [1], "C1"))}, source="s")
 
 
-# -- 6. exit codes ------------------------------------------------------------------------------------------------
+# -- 6. exit codes -------------------------------------------------------------------------------------------
 RAISES = '''
 import sys
 from simkit import Consumer
@@ -176,8 +179,11 @@ class Closes(Consumer):
 
 @pytest.mark.parametrize("cls, raised", [("Exits", "SystemExit: 5"), ("Interrupts", "KeyboardInterrupt"),
                                          ("Closes", "GeneratorExit")])
-def test_a_consumer_raising_sys_exit_or_keyboard_interrupt_is_its_one_line(tmp_path, capsys, monkeypatch, cls, raised):
-    """sys.exit(5) made simkit exit 5 with no message; a KeyboardInterrupt of its own printed "interrupted", 130."""
+def test_a_consumer_raising_sys_exit_or_keyboard_interrupt_is_its_one_line(
+    tmp_path, capsys, monkeypatch, cls, raised
+):
+    """sys.exit(5) made simkit exit 5 with no message; a KeyboardInterrupt of its own printed "interrupted",
+    130."""
     (tmp_path / "raises.py").write_text(RAISES)
     monkeypatch.chdir(tmp_path)
     line = one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"raises.py:{cls}"],
@@ -201,21 +207,23 @@ def test_a_real_ctrl_c_is_still_interrupted(monkeypatch, capsys):
     assert capsys.readouterr().err == "simkit: interrupted\n"
 
 
-# -- 2. wrong verdicts on odd initial states ------------------------------------------------------------------------
+# -- 2. wrong verdicts on odd initial states -----------------------------------------------------------------
 def test_a_generated_stream_with_an_initial_cursor_is_refused():
-    """Its tokens are drawn from the run's seed: the cursor named no page, the provider refused it, and the halt
-    was judged unjustified and the run incomplete, blaming the consumer for the file."""
+    """Its tokens are drawn from the run's seed: the cursor named no page, the provider refused it, and the
+    halt was judged unjustified and the run incomplete, blaming the consumer for the file."""
     with pytest.raises(simkit.ScenarioError) as err:
         simkit.parse({"generate": {"events": 10}, "initial": {"resume_cursor": "C1"}}, source="s")
-    assert str(err.value).startswith("s: key 'initial.resume_cursor': a generated stream's tokens are random strings "
-                                     "drawn from the run's seed")
+    assert str(err.value).startswith("s: key 'initial.resume_cursor': a generated stream's tokens are "
+                                     "random strings drawn from the run's seed")
 
 
 @pytest.mark.parametrize("data", [
-    {"initial": {"resume_cursor": "C2"}, "pages": pages(("C1", [1, 2], "C2"), ("C2", [3], "C3"), ("C3", [], "C3"))},
+    {"initial": {"resume_cursor": "C2"}, "pages": pages(("C1", [1, 2], "C2"), ("C2", [3], "C3"),
+                                                        ("C3", [], "C3"))},
     {"initial": {"resume_cursor": "C3", "applied_position": 2},
      "pages": pages(("C1", [1, 2], "C2"), ("C2", [], "C3"), ("C3", [], "C3"))},
-    {"initial": {"resume_cursor": "C2", "receipts": [1]}, "pages": pages(("C1", [1, 2], "C2"), ("C2", [], "C2"))},
+    {"initial": {"resume_cursor": "C2", "receipts": [1]},
+     "pages": pages(("C1", [1, 2], "C2"), ("C2", [], "C2"))},
 ], ids=["past one page", "past an empty page too, a watermark only", "one receipt of two"])
 def test_an_initial_cursor_past_events_without_receipts_is_refused(data):
     """Invariant 1: the durable cursor moves past a page only once each of its events has a durable outcome. A
@@ -223,8 +231,8 @@ def test_an_initial_cursor_past_events_without_receipts_is_refused(data):
     with nothing applied (ok, and now: those events lost, blamed on ``safe``)."""
     with pytest.raises(simkit.ScenarioError) as err:
         simkit.parse(data, source="s")
-    assert str(err.value).startswith(f"s: key 'initial.resume_cursor': '{data['initial']['resume_cursor']}' is past "
-                                     "pages[0] ('C1'), whose ")
+    assert str(err.value).startswith("s: key 'initial.resume_cursor': "
+                                     f"'{data['initial']['resume_cursor']}' is past pages[0] ('C1'), whose ")
     assert "no later page serves and no receipt covers" in str(err.value)
 
 
@@ -233,23 +241,25 @@ def test_an_initial_cursor_past_events_without_receipts_is_refused(data):
      "pages": pages(("C1", [1, 2], "C2"), ("C2", [3], "C3"), ("C3", [], "C3"))},
     {"initial": {"resume_cursor": "C2", "receipts": [1]},                         # 2 is served again from C2
      "pages": pages(("C1", [1, 2], "C2"), ("C2", [2, 3], "C3"), ("C3", [], "C3"))},
-    {"initial": {"resume_cursor": "C2"}, "pages": pages(("C1", [], "C2"), ("C2", [3], "C3"), ("C3", [], "C3"))},
+    {"initial": {"resume_cursor": "C2"}, "pages": pages(("C1", [], "C2"), ("C2", [3], "C3"),
+                                                        ("C3", [], "C3"))},
 ], ids=["receipts", "an overlap", "past an empty page"])
 def test_an_initial_cursor_past_events_it_holds_is_judged_ok(data):
     assert simkit.simulate(simkit.parse(data)).verdict.ok
 
 
-# -- 1. and 6. simkit live ------------------------------------------------------------------------------------------
+# -- 1. and 6. simkit live -----------------------------------------------------------------------------------
 def test_live_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
-    """OSError ENOSPC (or SQLite's "database or disk is full") while the databases are created: a traceback, and
-    half-made files in the folder."""
+    """OSError ENOSPC (or SQLite's "database or disk is full") while the databases are created: a traceback,
+    and half-made files in the folder."""
     import errno
     import sqlite3
 
     from simkit.live import worker
 
     def full(folder, *args):
-        sqlite3.connect(folder / "store.db").execute("CREATE TABLE t (x)").connection.close()  # a file half-made
+        # a file half-made
+        sqlite3.connect(folder / "store.db").execute("CREATE TABLE t (x)").connection.close()
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(worker.Harness, "create", full)
@@ -259,7 +269,8 @@ def test_live_on_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, capsys, mo
     assert not folder.exists()
     kept = tmp_path / "kept"
     kept.mkdir()
-    one_line_exit_2(capsys, ["live", "retry_walkthrough", "--kills", "0", "--dir", str(kept)], "No space left")
+    one_line_exit_2(capsys, ["live", "retry_walkthrough", "--kills", "0", "--dir", str(kept)],
+                    "No space left")
     assert kept.exists() and not list(kept.iterdir())
 
 
@@ -268,7 +279,8 @@ def test_live_with_a_consumer_raising_generator_exit_is_one_line(tmp_path, capsy
     (tmp_path / "raises.py").write_text(RAISES)
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["live", "retry_walkthrough", "--strategy", "raises.py:Closes", "--kills", "0"],
-                    "simkit: live worker 1: strategy raises.py:Closes raised GeneratorExit in is_replay (raises.py:")
+                    "simkit: live worker 1: strategy raises.py:Closes raised GeneratorExit in is_replay "
+                    "(raises.py:")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -282,10 +294,11 @@ def test_an_integer_past_4300_digits_in_a_serve_config_is_one_line(tmp_path, cap
     one_line_exit_2(capsys, ["serve", "--config", str(path), "--port", "0"], f"{path}: {message}")
 
 
-# -- 3. the progress guard's budget is earned, not granted by the stream's size ------------------------------------
+# -- 3. the progress guard's budget is earned, not granted by the stream's size ------------------------------
 def test_a_large_stream_looping_at_its_start_gets_the_base_budget(monkeypatch):
-    """Every fetch lost and a time limit of 1e15: the stream's size granted 1,000 steps per event and page, 120
-    million for 100,000 events (hours, and memory all along). Progress earns them now: no receipt, one cursor."""
+    """Every fetch lost and a time limit of 1e15: the stream's size granted 1,000 steps per event and page,
+    120 million for 100,000 events (hours, and memory all along). Progress earns them now: no receipt, one
+    cursor."""
     import simkit.world.guard as guard
     from simkit.world.simulation import World
 
@@ -325,7 +338,8 @@ class Spins(Consumer):
 
 @pytest.mark.parametrize("cls", ["Sleeps", "Spins"])
 def test_a_consumer_that_sleeps_or_spins_is_stopped_by_the_wall_clock(tmp_path, capsys, monkeypatch, cls):
-    """The step budget counts requests, and a consumer stuck between two of them made none: run hung for ever."""
+    """The step budget counts requests, and a consumer stuck between two of them made none: run hung for
+    ever."""
     import time
 
     import simkit.world.guard as guard

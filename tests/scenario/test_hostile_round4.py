@@ -1,6 +1,6 @@
-"""Hostile input, fourth round (issue 32, "a fresh tester"): each case here printed a traceback, said the wrong
-thing, destroyed a file, left a process behind or ran for minutes in gigabytes. Now: one line naming the file, key
-or flag and the problem, exit status 2, nothing written; or the verdict, as the project promises.
+"""Hostile input, fourth round (issue 32, "a fresh tester"): each case here printed a traceback, said the
+wrong thing, destroyed a file, left a process behind or ran for minutes in gigabytes. Now: one line naming the
+file, key or flag and the problem, exit status 2, nothing written; or the verdict, as the project promises.
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: 
 
 def simkit_cli(*argv, env=None, shell: str | None = None, cwd=None) -> subprocess.CompletedProcess:
     command = shell if shell is not None else [sys.executable, "-m", "simkit", *argv]
-    return subprocess.run(command, shell=shell is not None, capture_output=True, text=True, timeout=120, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(command, shell=shell is not None, capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env={**os.environ, **(env or {})})
 
 
-# -- standard output ---------------------------------------------------------------------------------------------
+# -- standard output -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"},
                                  {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
                                   "PYTHONIOENCODING": ""}], ids=["PYTHONIOENCODING=ascii", "LC_ALL=C"])
@@ -47,7 +47,8 @@ def test_a_stdout_that_cannot_encode_a_character_gets_its_escape(env):
 
 
 @linux
-@pytest.mark.parametrize("argv", [["list"], ["run", "retry_walkthrough", "--json"]], ids=["list", "run --json"])
+@pytest.mark.parametrize("argv", [["list"], ["run", "retry_walkthrough", "--json"]],
+                         ids=["list", "run --json"])
 def test_a_stdout_that_refuses_writes_is_one_line(argv):
     """OSError: [Errno 28] No space left on device, a traceback, for ``simkit list > /dev/full``."""
     proc = simkit_cli(shell=f"{sys.executable} -m simkit {' '.join(argv)} > /dev/full")
@@ -56,7 +57,8 @@ def test_a_stdout_that_refuses_writes_is_one_line(argv):
 
 
 def test_a_closed_stderr_keeps_the_exit_status():
-    """``simkit run nope.toml 2>&-``: writing the one line failed, and its traceback made the exit status 1."""
+    """``simkit run nope.toml 2>&-``: writing the one line failed, and its traceback made the exit status
+    1."""
     proc = simkit_cli(shell=f"{sys.executable} -m simkit run nope.toml 2>&-")
     assert proc.returncode == 2 and proc.stdout == ""
 
@@ -145,8 +147,8 @@ def alive(pid: int) -> bool:
 @linux
 def test_a_process_a_consumer_forks_and_forgets_ends_with_the_command(hostile):
     """The stray slept on under PID 1 holding the command's stdout: ``simkit run ... | cat`` hung for its ten
-    minutes. subprocess.run returns only once the pipes close, and its timeout (120 s) is a fifth of the stray's
-    sleep: that it returned at all says the stray did not hold them, whatever the machine's load."""
+    minutes. subprocess.run returns only once the pipes close, and its timeout (120 s) is a fifth of the
+    stray's sleep: that it returned at all says the stray did not hold them, whatever the machine's load."""
     proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:ForksAStray", cwd=hostile)
     assert proc.returncode == 0 and "ForksAStray · seed 0: ok" in proc.stdout
     stray = int((hostile / "stray.pid").read_text())
@@ -166,16 +168,20 @@ def test_a_copy_of_the_command_a_consumer_forks_says_nothing(hostile):
 def test_sigterm_during_a_run_is_one_line(hostile):
     """Killed by its SIGTERM, the command exited -15 with nothing said (docs/cli.md: 128 + the signal)."""
     proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:Terminates", cwd=hostile)
-    assert (proc.returncode, proc.stderr, proc.stdout) == (128 + signal.SIGTERM, "simkit: terminated by SIGTERM\n", "")
+    assert (proc.returncode, proc.stderr, proc.stdout) == (128 + signal.SIGTERM,
+                                                           "simkit: terminated by SIGTERM\n", "")
 
 
 def test_a_sweep_worker_the_consumer_ends_is_one_line(hostile, capsys):
     """concurrent.futures.process.BrokenProcessPool, 30 lines of traceback."""
-    one_line_exit_2(capsys, ["sweep", "two.toml", "--strategy", "hostile.py:Exits", "--seeds", "2", "--jobs", "2"],
-                    "sweep two: a worker process ended without a result: did the consumer end its own process")
+    one_line_exit_2(
+        capsys,
+        ["sweep", "two.toml", "--strategy", "hostile.py:Exits", "--seeds", "2", "--jobs", "2"],
+        "sweep two: a worker process ended without a result: did the consumer end its own process",
+    )
 
 
-# -- scenario files ----------------------------------------------------------------------------------------------
+# -- scenario files ------------------------------------------------------------------------------------------
 def pages_carrying(*sizes: int) -> dict:
     pages = [{"cursor": f"C{i}", "positions": list(range(1, n + 1)), "next_cursor": f"C{i + 1}"}
              for i, n in enumerate(sizes)]
@@ -184,10 +190,11 @@ def pages_carrying(*sizes: int) -> dict:
 
 
 def test_a_scripted_stream_past_a_million_positions_is_refused():
-    """A page of 2,000,000 positions (a 15 MB file) ran for two and a half minutes in 850 MB; the 64 MiB a file
-    could hold, ten times more."""
-    with pytest.raises(simkit.ScenarioError, match=r"^big: key 'pages\[0\]\.positions': the pages carry more than "
-                                                   r"1000000 positions in all"):
+    """A page of 2,000,000 positions (a 15 MB file) ran for two and a half minutes in 850 MB; the 64 MiB a
+    file could hold, ten times more."""
+    with pytest.raises(simkit.ScenarioError,
+                       match=r"^big: key 'pages\[0\]\.positions': the pages carry more than "
+                             r"1000000 positions in all"):
         simkit.parse(pages_carrying(checks.MAX_EVENTS + 1), source="big")
     assert simkit.parse(pages_carrying(5)).pages[0]["positions"] == (1, 2, 3, 4, 5)
 
@@ -195,8 +202,8 @@ def test_a_scripted_stream_past_a_million_positions_is_refused():
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 12), min_size=1, max_size=8), st.integers(1, 40))
 def test_the_positions_bound_counts_every_page(sizes, bound):
-    """With the bound lowered to ``bound``: a stream is refused exactly when its pages carry more positions than
-    that, at the first page that passes it, and the page bound likewise."""
+    """With the bound lowered to ``bound``: a stream is refused exactly when its pages carry more positions
+    than that, at the first page that passes it, and the page bound likewise."""
     saved = checks.MAX_EVENTS, checks.MAX_PAGES
     checks.MAX_EVENTS, checks.MAX_PAGES = bound, len(sizes) + 1
     try:
@@ -205,12 +212,14 @@ def test_the_positions_bound_counts_every_page(sizes, bound):
             assert len(simkit.parse(pages_carrying(*sizes)).pages) == len(sizes) + 1
         else:
             first = next(i for i, t in enumerate(totals) if t > bound)
-            with pytest.raises(simkit.ScenarioError, match=rf"key 'pages\[{first}\]\.positions': the pages carry "
-                                                           rf"more than {bound} positions"):
+            with pytest.raises(simkit.ScenarioError,
+                               match=rf"key 'pages\[{first}\]\.positions': the pages carry "
+                                     rf"more than {bound} positions"):
                 simkit.parse(pages_carrying(*sizes))
         checks.MAX_PAGES = len(sizes)
-        with pytest.raises(simkit.ScenarioError, match=rf"key 'pages': {len(sizes) + 1} pages; a scenario has at "
-                                                       rf"most {len(sizes)}$"):
+        with pytest.raises(simkit.ScenarioError,
+                           match=rf"key 'pages': {len(sizes) + 1} pages; a scenario has at "
+                                 rf"most {len(sizes)}$"):
             simkit.parse(pages_carrying(*sizes))
     finally:
         checks.MAX_EVENTS, checks.MAX_PAGES = saved
@@ -221,8 +230,9 @@ def test_a_file_past_16_mib_is_refused_unread(tmp_path, capsys):
     path = tmp_path / "big.toml"
     with path.open("wb") as f:
         f.truncate(checks.MAX_FILE_BYTES + 1)
-    one_line_exit_2(capsys, ["run", str(path)], f"{path}: {checks.MAX_FILE_BYTES + 1} bytes; a scenario file holds "
-                                                f"at most {16 * 1024 * 1024}")
+    one_line_exit_2(capsys, ["run", str(path)],
+                    f"{path}: {checks.MAX_FILE_BYTES + 1} bytes; a scenario file holds "
+                    f"at most {16 * 1024 * 1024}")
 
 
 @pytest.mark.parametrize("make, problem", [
@@ -244,14 +254,14 @@ def test_a_loop_of_links_or_a_link_to_nothing_is_not_a_missing_scenario(tmp_path
     (".csv", ["sweep", "{s}", "--seeds", "1", "--out", "{s}"]),
 ], ids=["shrink", "explore", "run --timeline", "sweep"])
 def test_an_output_onto_the_scenario_file_itself_is_refused(tmp_path, capsys, suffix, argv):
-    """``simkit shrink mine.toml --out mine.toml`` replaced the scenario with its shrunk self, without a word (a
-    scenario file may have any name: ``mine.png`` was replaced by its own timeline)."""
+    """``simkit shrink mine.toml --out mine.toml`` replaced the scenario with its shrunk self, without a word
+    (a scenario file may have any name: ``mine.png`` was replaced by its own timeline)."""
     text = (Path(simkit.scenario.read.SCENARIO_DIR) / "gauntlet.toml").read_text()
     scenario = tmp_path / f"mine{suffix}"
     scenario.write_text(text)
     argv = [str(scenario) if a == "{s}" else a for a in argv]
-    one_line_exit_2(capsys, argv, f"{argv[-2]} {scenario}: is the scenario file '{scenario}' itself: it would be "
-                                  "replaced; write elsewhere")
+    one_line_exit_2(capsys, argv, f"{argv[-2]} {scenario}: is the scenario file '{scenario}' itself: it "
+                                   "would be replaced; write elsewhere")
     assert scenario.read_text() == text
 
 
@@ -268,7 +278,7 @@ def test_a_5000_digit_seed_is_not_echoed_whole(capsys):
     assert len(err) < 200
 
 
-# -- the service's request bodies -----------------------------------------------------------------------------------
+# -- the service's request bodies ----------------------------------------------------------------------------
 JSON_NOT_OBJECTS = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5)
                                 | st.floats(allow_nan=False, allow_infinity=False),
                                 lambda inner: st.lists(inner, max_size=3), max_leaves=6)
@@ -289,8 +299,8 @@ def test_a_body_that_is_json_but_no_object_is_said_to_be_so(value):
     (b'{"limit": ' + b"1" * 5000 + b"}", "request body is not JSON: an integer of more than 4300 digits"),
 ], ids=["NaN", "Infinity", "-Infinity", "5000 digits"])
 def test_what_rfc_8259_is_not_is_malformed_json(raw, problem):
-    """Python's json reads NaN and Infinity; an integer of 5,000 digits was answered with Python's advice to call
-    sys.set_int_max_str_digits()."""
+    """Python's json reads NaN and Infinity; an integer of 5,000 digits was answered with Python's advice to
+    call sys.set_int_max_str_digits()."""
     with pytest.raises(ServiceError, match=f"^{problem}$") as raised:
         parse_body(raw)
     assert raised.value.code == "malformed_json"

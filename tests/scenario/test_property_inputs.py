@@ -1,9 +1,10 @@
-"""Scenario files generated as TOML text across the keys docs/scenarios.md names, with numbers at and past each
-bound (issue 32): each is answered by one line (a :class:`~simkit.errors.SimkitError`, no other exception) or a
-verdict, in bounded time. Text, not dicts: what tomllib itself refuses (an integer of 4,400 digits) is covered too.
+"""Scenario files generated as TOML text across the keys docs/scenarios.md names, with numbers at and past
+each bound (issue 32): each is answered by one line (a :class:`~simkit.errors.SimkitError`, no other
+exception) or a verdict, in bounded time. Text, not dicts: what tomllib itself refuses (an integer of 4,400
+digits) is covered too.
 
-``[generate] events`` is drawn up to 100, not at its bound of 10**6 (a run of that size takes 20 s: the benchmark
-measures it); every other key reaches its bound and passes it.
+``[generate] events`` is drawn up to 100, not at its bound of 10**6 (a run of that size takes 20 s: the
+benchmark measures it); every other key reaches its bound and passes it.
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ import simkit.world.guard as guard
 
 MAX = 2**53
 HUGE = "1" + "0" * 4400                          # past Python's 4,300-digit limit: tomllib's own ValueError
-HEX = "0x" + "f" * 5000                          # read whatever its length: the messages must not print it whole
+# read whatever its length: the messages must not print it whole
+HEX = "0x" + "f" * 5000
 
 
 def rarely(usual: list[str], hostile: list[str]) -> st.SearchStrategy[str]:
-    """Mostly a value at or next to an edge; one time in ten one past every bound (most files then still run)."""
+    """Mostly a value at or next to an edge; one time in ten one past every bound (most files then still
+    run)."""
     return st.integers(0, 9).flatmap(lambda k: st.sampled_from(hostile if k == 0 else usual))
 
 
@@ -46,7 +49,8 @@ KEYS = {
     "initial": {"applied_position": ints(0, 3, MAX), "checkpoint_version": ints(0, MAX),
                 "resume_cursor": st.sampled_from(['"C1"', '"C2"', '"C9"', '""', "1"]),
                 "receipts": st.sampled_from(["[]", "[1]", "[2, 3]", f"[{HUGE}]", "[-1]", f"[{MAX + 1}]"])},
-    "timing": {k: floats(0, 1, 10) for k in ("fetch_latency", "commit_latency", "effect_latency", "restart_delay",
+    "timing": {k: floats(0, 1, 10) for k in ("fetch_latency", "commit_latency", "effect_latency",
+                                             "restart_delay",
                                              "timeout", "backoff")} | {"time_limit": floats(0, 100, 10_000)},
     "generate": {"events": ints(1, 5, 100, 1_000_001), "page_size": ints(1, 5, 1_000_000),
                  **{k: RATES for k in ("overlap", "backfill", "empty_pages", "stuck", "lost_fetch", "poison",
@@ -57,11 +61,22 @@ KEYS = {
 PAGES = '\n[[pages]]\ncursor = "C1"\npositions = [1, 2]\nnext_cursor = "C2"\n' \
         '\n[[pages]]\ncursor = "C2"\npositions = [3]\nnext_cursor = "C9"\n' \
         '\n[[pages]]\ncursor = "C9"\npositions = []\nnext_cursor = "C9"\n'
-EVENT = {"position": ints(0, 1, 3, 10), "failures": ints(0, 2, MAX), "resolve_after": floats(0, 30),
-         "release_after": floats(0, 30), "behavior": st.sampled_from(['"ok"', '"transient"', '"review"', '"hold"',
-                                                                       '"poison"', '"ignore"', '"lunch"'])}
-FAULT = {"position": ints(0, 1, 3, 10), "occurrence": ints(1, 2, MAX), "worker": ints(1, 2, 64),
-         "duration": floats(0, 50), "point": st.sampled_from(['"before_event_commit"', '"after_fetch"', '"nowhere"'])}
+EVENT = {
+    "position": ints(0, 1, 3, 10),
+    "failures": ints(0, 2, MAX),
+    "resolve_after": floats(0, 30),
+    "release_after": floats(0, 30),
+    "behavior": st.sampled_from(
+        ['"ok"', '"transient"', '"review"', '"hold"', '"poison"', '"ignore"', '"lunch"']
+    ),
+}
+FAULT = {
+    "position": ints(0, 1, 3, 10),
+    "occurrence": ints(1, 2, MAX),
+    "worker": ints(1, 2, 64),
+    "duration": floats(0, 50),
+    "point": st.sampled_from(['"before_event_commit"', '"after_fetch"', '"nowhere"']),
+}
 
 
 @st.composite

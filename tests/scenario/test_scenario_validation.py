@@ -1,6 +1,6 @@
-"""Scenario values that parse but could never mean anything (docs/scenarios.md): ``nan`` and ``inf`` numbers, faults on
-a worker or position that does not exist, two ``[[events]]`` for one position. Each is one line naming the file,
-the key and the problem, exit status 2, and nothing written."""
+"""Scenario values that parse but could never mean anything (docs/scenarios.md): ``nan`` and ``inf`` numbers,
+faults on a worker or position that does not exist, two ``[[events]]`` for one position. Each is one line
+naming the file, the key and the problem, exit status 2, and nothing written."""
 from __future__ import annotations
 
 import tomllib
@@ -23,49 +23,87 @@ CRASH = "[[faults]]\nkind = 'crash'\npoint = 'before_event_commit'\n"
 
 BAD = {
     # nan compares false with everything: the run ended at once and read "NOT ok ... completed: no", exit 0
-    "nan latency": (PAGES + "[timing]\ncommit_latency = nan\n",
-                    "key 'timing.commit_latency': expected a number, got nan"),
-    "nan time limit": (PAGES + "[timing]\ntime_limit = nan\n", "key 'timing.time_limit': expected a number, got nan"),
-    "nan pause": (PAGES + "[[faults]]\nkind = 'pause'\npoint = 'after_fetch'\nduration = nan\n",
-                  "key 'faults[0].duration': expected a number, got nan"),
-    "nan pause_duration": (PAGES + "[random_faults]\npause = 0.1\npause_duration = nan\n",
-                           "key 'random_faults.pause_duration': expected a number, got nan"),
+    "nan latency": (
+        PAGES + "[timing]\ncommit_latency = nan\n",
+        "key 'timing.commit_latency': expected a number, got nan",
+    ),
+    "nan time limit": (
+        PAGES + "[timing]\ntime_limit = nan\n",
+        "key 'timing.time_limit': expected a number, got nan",
+    ),
+    "nan pause": (
+        PAGES + "[[faults]]\nkind = 'pause'\npoint = 'after_fetch'\nduration = nan\n",
+        "key 'faults[0].duration': expected a number, got nan",
+    ),
+    "nan pause_duration": (
+        PAGES + "[random_faults]\npause = 0.1\npause_duration = nan\n",
+        "key 'random_faults.pause_duration': expected a number, got nan",
+    ),
     "nan rate": (GENERATE + "overlap = nan\n", "key 'generate.overlap': expected a number, got nan"),
-    "nan rotation": (PAGES + "[auth]\nrotate_at = [5.0, nan]\n", "key 'auth.rotate_at': expected a number, got nan"),
+    "nan rotation": (
+        PAGES + "[auth]\nrotate_at = [5.0, nan]\n",
+        "key 'auth.rotate_at': expected a number, got nan",
+    ),
     # inf: a page that never advances ran forever
-    "inf time limit": (SPIN + "[timing]\ntime_limit = inf\n", "key 'timing.time_limit': must be finite, got inf"),
-    "inf delay": (PAGES + "[[faults]]\nkind = 'late_reply'\ndelay = inf\n",
-                  "key 'faults[0].delay': must be finite, got inf"),
-    "huge integer": (PAGES + "[timing]\ntime_limit = 1" + "0" * 400 + "\n",
-                     "key 'timing.time_limit': must be finite, got an integer of 401 digits"),
+    "inf time limit": (
+        SPIN + "[timing]\ntime_limit = inf\n",
+        "key 'timing.time_limit': must be finite, got inf",
+    ),
+    "inf delay": (
+        PAGES + "[[faults]]\nkind = 'late_reply'\ndelay = inf\n",
+        "key 'faults[0].delay': must be finite, got inf",
+    ),
+    "huge integer": (
+        PAGES + "[timing]\ntime_limit = 1" + "0" * 400 + "\n",
+        "key 'timing.time_limit': must be finite, got an integer of 401 digits",
+    ),
     # accepted, and never took effect
-    "fault on a missing worker": (PAGES + CRASH + "worker = 5\n",
-                                  "key 'faults[0].worker': no worker 5: the scenario has workers = 1"),
-    "fault at a missing position": (PAGES + CRASH + "position = 99\n",
-                                    "key 'faults[0].position': no page carries position 99"),
-    "lost request at a missing position": (PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'checkpoint_write'\n"
-                                           "position = 99\n", "key 'faults[0].position': no page carries position 99"),
-    "lost request of no request": (PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'barrier'\n",
-                                   "key 'faults[0].op': 'barrier' is not one of fetch, effect, checkpoint_write"),
-    "lost request on a missing worker": (PAGES + "[[faults]]\nkind = 'lost_request'\nworker = 3\n",
-                                         "key 'faults[0].worker': no worker 3: the scenario has workers = 1"),
-    "event at a missing position": (PAGES + "[[events]]\nposition = 99\nbehavior = 'poison'\n",
-                                    "key 'events[0].position': no page carries position 99"),
-    "duplicate event position": (PAGES + "[[events]]\nposition = 1\nbehavior = 'poison'\n"
-                                 "[[events]]\nposition = 1\nbehavior = 'ok'\n",
-                                 "key 'events[1].position': duplicate position 1 (events[0] already gives it)"),
+    "fault on a missing worker": (
+        PAGES + CRASH + "worker = 5\n",
+        "key 'faults[0].worker': no worker 5: the scenario has workers = 1",
+    ),
+    "fault at a missing position": (
+        PAGES + CRASH + "position = 99\n",
+        "key 'faults[0].position': no page carries position 99",
+    ),
+    "lost request at a missing position": (
+        PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'checkpoint_write'\nposition = 99\n",
+        "key 'faults[0].position': no page carries position 99",
+    ),
+    "lost request of no request": (
+        PAGES + "[[faults]]\nkind = 'lost_request'\nop = 'barrier'\n",
+        "key 'faults[0].op': 'barrier' is not one of fetch, effect, checkpoint_write",
+    ),
+    "lost request on a missing worker": (
+        PAGES + "[[faults]]\nkind = 'lost_request'\nworker = 3\n",
+        "key 'faults[0].worker': no worker 3: the scenario has workers = 1",
+    ),
+    "event at a missing position": (
+        PAGES + "[[events]]\nposition = 99\nbehavior = 'poison'\n",
+        "key 'events[0].position': no page carries position 99",
+    ),
+    "duplicate event position": (
+        PAGES + "[[events]]\nposition = 1\nbehavior = 'poison'\n[[events]]\nposition = 1\nbehavior = 'ok'\n",
+        "key 'events[1].position': duplicate position 1 (events[0] already gives it)",
+    ),
     # the logs keep an unnamed id e<position> as its position, a named one as a negative code: e-1 broke both
-    "negative position": (SPIN.replace("[1, 2]", "[-1, 2]"),
-                          "key 'pages[0].positions': positions are not negative, got -1"),
-    "negative receipt": (PAGES + "[initial]\nreceipts = [-5]\n",
-                         "key 'initial.receipts': positions are not negative, got -5"),
-    "generated: beyond the stream": (GENERATE + CRASH + "position = 50\n",
-                                     "key 'faults[0].position': position 50 is outside the generated stream "
-                                     "(1..40 for events = 4)"),
+    "negative position": (
+        SPIN.replace("[1, 2]", "[-1, 2]"),
+        "key 'pages[0].positions': positions are not negative, got -1",
+    ),
+    "negative receipt": (
+        PAGES + "[initial]\nreceipts = [-5]\n",
+        "key 'initial.receipts': positions are not negative, got -5",
+    ),
+    "generated: beyond the stream": (
+        GENERATE + CRASH + "position = 50\n",
+        "key 'faults[0].position': position 50 is outside the generated stream (1..40 for events = 4)",
+    ),
     "generated: between positions, no backfill": (
         GENERATE + "[[events]]\nposition = 15\nbehavior = 'poison'\n",
-        "key 'events[0].position': position 15 is not in the generated stream: with backfill = 0 its positions "
-        "are 10, 20, ..., 40"),
+        "key 'events[0].position': position 15 is not in the generated stream: with backfill = 0 its "
+        "positions are 10, 20, ..., 40",
+    ),
 }
 
 
@@ -104,8 +142,10 @@ def test_every_bundled_scenario_still_loads():
 
 
 def test_crash_argument_occurrence_is_at_least_1():
-    """``--crash POINT#0`` is refused by parse_crash_arg itself, as ``occurrence = 0`` in a [[faults]] entry is."""
-    with pytest.raises(simkit.ScenarioError, match=r"^crash before_effect#0: key 'occurrence': must be at least 1$") \
+    """``--crash POINT#0`` is refused by parse_crash_arg itself, as ``occurrence = 0`` in a [[faults]] entry
+    is."""
+    with pytest.raises(simkit.ScenarioError,
+                       match=r"^crash before_effect#0: key 'occurrence': must be at least 1$") \
             as e:
         simkit.parse_crash_arg("before_effect#0")
     assert e.value.param == "crash"                          # the CLI says --crash (test_cli)
@@ -113,17 +153,20 @@ def test_crash_argument_occurrence_is_at_least_1():
 
 
 def test_a_long_scripted_stream_gathers_its_positions_once(monkeypatch):
-    """20,000 [[events]] and a fault per page: each is a set lookup, not a scan of every page (which made parsing
-    quadratic: 10,000 events took 5.5 s)."""
+    """20,000 [[events]] and a fault per page: each is a set lookup, not a scan of every page (which made
+    parsing quadratic: 10,000 events took 5.5 s)."""
     from simkit.scenario import checks, read
     calls = []
     real = checks.carried_positions
-    monkeypatch.setattr(checks, "carried_positions", lambda sc: calls.append(1) or real(sc))    # check_targets asks
+    # check_targets asks
+    monkeypatch.setattr(checks, "carried_positions", lambda sc: calls.append(1) or real(sc))
     n, size = 20_000, 10
     pages = [{"cursor": f"C{k}", "positions": list(range(k * size + 1, (k + 1) * size + 1)),
               "next_cursor": f"C{k + 1}" if (k + 1) * size < n else f"C{k}"} for k in range(n // size)]
-    sc = simkit.parse({"pages": pages, "events": [{"position": x, "behavior": "poison"} for x in range(1, n + 1)],
-                       "faults": [{"kind": "crash", "point": "before_event_commit", "position": p["positions"][0]}
+    sc = simkit.parse({"pages": pages, "events": [{"position": x, "behavior": "poison"}
+                                                  for x in range(1, n + 1)],
+                       "faults": [{"kind": "crash", "point": "before_event_commit",
+                                   "position": p["positions"][0]}
                                   for p in pages]})
     assert len(sc.events) == n and len(sc.faults) == n // size
     assert calls == [1]

@@ -1,5 +1,5 @@
-"""The bundled scenarios for the corners the others leave open (issue: "the judge cannot be fooled"): each runs
-``safe`` to an ok verdict, and each catches the consumer its description names."""
+"""The bundled scenarios for the corners the others leave open (issue: "the judge cannot be fooled"): each
+runs ``safe`` to an ok verdict, and each catches the consumer its description names."""
 from mutants.outcomes import IgnoreInMemory, IgnoreMeansApply
 from mutants.validation import GapBlind
 
@@ -96,8 +96,8 @@ def test_transient_storm_safe_waits_out_every_non_terminal_outcome():
     r = run("transient_storm")
     assert r.verdict.ok
     receipts = {eid: out for eid, (out, _p) in r.world.store.receipts.items()}
-    assert receipts == {"e1": "applied", "e2": "applied", "e3": "applied", "e4": "quarantined", "e5": "applied",
-                        "e6": "applied"}
+    assert receipts == {"e1": "applied", "e2": "applied", "e3": "applied", "e4": "quarantined",
+                        "e5": "applied", "e6": "applied"}
 
 
 def test_transient_storm_catches_in_memory_quarantine():
@@ -119,7 +119,8 @@ def test_ignored_event_catches_an_ignore_kept_in_memory_and_one_applied_anyway()
 
 
 def test_gap_behind_applied_safe_halts_with_cause():
-    """Step 3's third halt, judged: an event behind applied_position, no receipt, no backfills in the contract."""
+    """Step 3's third halt, judged: an event behind applied_position, no receipt, no backfills in the
+    contract."""
     v = run("gap_behind_applied").verdict
     assert v.halted.startswith("gap: e3") and v.halt_justified is True and v.completed and v.ok
     assert v.pending == ["e3", "e6"]

@@ -1,8 +1,8 @@
 """Crash anywhere, restart, nothing is lost — as a Hypothesis state machine (``hypothesis.stateful``).
 
-Each rule adds one fault at a pass the current schedule's run reaches (a crash at any crash point, a lost reply or
-a lost request of any request), and the invariants judge the run with all of them. Hypothesis shrinks a failure
-to the fewest faults: for a shortcut, the exact pass that breaks it.
+Each rule adds one fault at a pass the current schedule's run reaches (a crash at any crash point, a lost
+reply or a lost request of any request), and the invariants judge the run with all of them. Hypothesis shrinks
+a failure to the fewest faults: for a shortcut, the exact pass that breaks it.
 """
 import pytest
 from hypothesis import HealthCheck, settings
@@ -27,7 +27,8 @@ class CrashAnywhere(RuleBasedStateMachine):
     scenario = simkit.load("default")
     strategy = simkit.Consumer
     strict = True                            # also every invariant, completion and no regression
-    failing: tuple = ()                      # the schedule of the last failing run (after shrinking: the minimal)
+    # the schedule of the last failing run (after shrinking: the minimal)
+    failing: tuple = ()
 
     def __init__(self):
         super().__init__()
@@ -41,7 +42,8 @@ class CrashAnywhere(RuleBasedStateMachine):
 
     @rule(data=st.data(), kind=st.sampled_from(["lost_response", "lost_request"]))
     def lose_a_message(self, data, kind):
-        worker, op, position, n_any, n_pos, _ = data.draw(st.sampled_from(self.world.faults.replies), label="reply")
+        worker, op, position, n_any, n_pos, _ = data.draw(st.sampled_from(self.world.faults.replies),
+                                                          label="reply")
         self._add(Fault(kind, None, position, n_pos if position is not None else n_any, worker, op=op))
 
     def _add(self, fault):
@@ -70,9 +72,9 @@ def test_safe_survives_any_schedule_of_crashes_and_lost_messages():
 
 
 def test_a_shortcut_is_shrunk_to_the_one_fault_that_breaks_it():
-    """persist_token_on_fetch publishes the token on fetch: one fault before the page's events are done (a crash,
-    or the lost reply of that early write, after which the worker rereads the published token) loses them.
-    Hypothesis finds a failing schedule and shrinks it to that single fault."""
+    """persist_token_on_fetch publishes the token on fetch: one fault before the page's events are done (a
+    crash, or the lost reply of that early write, after which the worker rereads the published token) loses
+    them. Hypothesis finds a failing schedule and shrinks it to that single fault."""
     class Shortcut(CrashAnywhere):
         scenario = simkit.load("shortcut_persist_token_on_fetch")           # ok without faults
         strategy = simkit.resolve("persist_token_on_fetch")
@@ -82,5 +84,6 @@ def test_a_shortcut_is_shrunk_to_the_one_fault_that_breaks_it():
         run_state_machine_as_test(Shortcut, settings=SETTINGS)
     assert len(Shortcut.failing) == 1
     sc = Shortcut.scenario
-    assert simkit.tools.explore.replay(sc, "safe", Shortcut.failing).verdict.ok                # safe survives it
+    # safe survives it
+    assert simkit.tools.explore.replay(sc, "safe", Shortcut.failing).verdict.ok
     assert simkit.tools.explore.replay(sc, Shortcut.strategy, Shortcut.failing).verdict.lost

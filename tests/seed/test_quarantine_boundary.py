@@ -46,7 +46,8 @@ def test_non_terminal_outcomes_keep_the_barrier_closed(behavior, outcome):
     assert r.verdict.pending == ["e211"] and not r.verdict.completed
 
 
-@pytest.mark.parametrize("behavior, resolution", [("review", "quarantine"), ("review", "apply"), ("hold", "apply")])
+@pytest.mark.parametrize("behavior, resolution",
+                         [("review", "quarantine"), ("review", "apply"), ("hold", "apply")])
 def test_once_resolved_the_prefix_closes(behavior, resolution):
     data = scenario_dict("quarantine_boundary")
     data["faults"] = []

@@ -1,5 +1,5 @@
-"""Seed 000 step 3: "Validate that new events respect the source order. Overlap at or below the applied prefix is
-acceptable. An unexpected regression, conflicting identity at the same position, or a gap that violates the
+"""Seed 000 step 3: "Validate that new events respect the source order. Overlap at or below the applied prefix
+is acceptable. An unexpected regression, conflicting identity at the same position, or a gap that violates the
 provider contract stops the attempt for investigation." Each halt, executed: the attempt stops before any
 effect, and the cursor stays where it was."""
 import pytest
@@ -10,7 +10,8 @@ import simkit
 def scenario(pages, backfills=False):
     """A scripted stream: (cursor, positions, next_cursor[, ids]) per page, transactional sink."""
     data = {"name": "step3", "backfills": backfills, "sink": "transactional",
-            "pages": [{"cursor": p[0], "positions": p[1], "next_cursor": p[2], **({"ids": p[3]} if len(p) > 3 else {})}
+            "pages": [{"cursor": p[0], "positions": p[1], "next_cursor": p[2],
+                       **({"ids": p[3]} if len(p) > 3 else {})}
                       for p in pages]}
     return simkit.parse(data, source="step3")
 
@@ -25,7 +26,8 @@ def effects(run) -> list[str]:
     ([("C1", [2], "C2", ["x2"]), ("C2", [2, 3], "C3", ["y2", "e3"]), ("C3", [], "C3")],
      "conflicting identity at position 2: y2 but receipt for x2", ["x2"], ["y2", "e3"]),
     ([("C1", [1, 2, 5], "C2"), ("C2", [3, 6], "C3"), ("C3", [], "C3")],
-     "gap: e3 at position 3 is behind applied_position 5 with no receipt, and the provider contract has no backfills",
+     "gap: e3 at position 3 is behind applied_position 5 with no receipt, and the provider contract has no "
+     "backfills",
      ["e1", "e2", "e5"], ["e3", "e6"]),
 ], ids=["regression", "conflicting identity", "gap"])
 def test_step_3_stops_the_attempt_before_any_effect(pages, halt, applied, pending):
@@ -41,7 +43,8 @@ def test_step_3_stops_the_attempt_before_any_effect(pages, halt, applied, pendin
 
 def test_a_gap_is_no_gap_when_the_provider_documents_backfills():
     """With backfills, e3 behind the prefix is a new event, applied by receipts: the same stream completes."""
-    run = simkit.simulate(scenario([("C1", [1, 2, 5], "C2"), ("C2", [3, 6], "C3"), ("C3", [], "C3")], backfills=True))
+    run = simkit.simulate(scenario([("C1", [1, 2, 5], "C2"), ("C2", [3, 6], "C3"), ("C3", [], "C3")],
+                                   backfills=True))
     assert run.verdict.ok and run.verdict.halted is None
     assert effects(run) == ["e1", "e2", "e5", "e3", "e6"]
 

@@ -6,11 +6,11 @@
     tokens, and non-advancing tokens.
 
 Each test builds a small scenario for its situation and runs ``safe`` over every fault schedule of it with
-:func:`simkit.tools.explore.explore` (the crash-point items: every schedule of up to three crashes at that point, at
-every position and every occurrence; the provider items: every schedule of up to two crashes anywhere, and
-every schedule of one crash and one lost reply). Each asserts that the situation was reached (the point was
-passed, the page was served) and that no schedule loses, duplicates, regresses or breaks an invariant.
-"""
+:func:`simkit.tools.explore.explore` (the crash-point items: every schedule of up to three crashes at that
+point, at every position and every occurrence; the provider items: every schedule of up to two crashes
+anywhere, and every schedule of one crash and one lost reply). Each asserts that the situation was reached
+(the point was passed, the page was served) and that no schedule loses, duplicates, regresses or breaks an
+invariant. """
 import pytest
 
 import simkit
@@ -151,4 +151,5 @@ def test_non_advancing_tokens(sink):
     explore_all(sc)
     run = replay(sc, "safe", ())
     assert run.trace.step.count("caught_up") >= 3 and run.verdict.completed
-    assert [c for c in run.world.provider.log if c[3] == "C2"][0][4] == "C2"     # the token came back unchanged
+    # the token came back unchanged
+    assert [c for c in run.world.provider.log if c[3] == "C2"][0][4] == "C2"

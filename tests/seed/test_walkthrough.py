@@ -2,8 +2,8 @@
 
 Durable checkpoint C7 / 105. Fetching C7 returns 104, 106, 107 and C8. 104 is an overlap; 106 is applied;
 the worker crashes before 107. The resume cursor stays C7; on retry 104 and 106 are replays, 107 is applied,
-and only then does the barrier replace C7 with C8. If 107 never obtains a durable outcome, C8 is never promoted.
-"""
+and only then does the barrier replace C7 with C8. If 107 never obtains a durable outcome, C8 is never
+promoted. """
 from conftest import run, scenario_dict
 
 import simkit
@@ -12,7 +12,8 @@ import simkit
 def test_walkthrough_is_ok():
     r = run("retry_walkthrough")
     assert r.verdict.ok
-    assert r.as_dict()["final_checkpoint"] == {"resume_cursor": "C8", "applied_position": 107, "checkpoint_version": 2}
+    assert r.as_dict()["final_checkpoint"] == {"resume_cursor": "C8", "applied_position": 107,
+                                               "checkpoint_version": 2}
     assert r.as_dict()["crashes"] == 1
 
 

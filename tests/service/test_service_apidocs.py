@@ -1,5 +1,5 @@
-"""``simkit serve``'s API docs work offline (simkit.service.apidocs): ``/docs`` and ``/redoc`` and every asset they
-reference come from the local server, none from a CDN.
+"""``simkit serve``'s API docs work offline (simkit.service.apidocs): ``/docs`` and ``/redoc`` and every asset
+they reference come from the local server, none from a CDN.
 
 The first test reads the pages over HTTP and follows each ``src``/``href``/``url`` they name; the second loads
 ``/docs`` in Debian's Chromium with every request to another host aborted and waits for Swagger UI to draw the

@@ -29,13 +29,14 @@ def test_service_explore_counts_schedules(capsys):
 
 
 def test_service_explore_on_top_of_the_scenarios_own_faults(capsys):
-    """--with-scenario-faults: every schedule keeps checkpoint_service's three lost replies (worker 2's too) and
-    adds its own; the correct client still survives every one, new_key_retry does not."""
+    """--with-scenario-faults: every schedule keeps checkpoint_service's three lost replies (worker 2's too)
+    and adds its own; the correct client still survives every one, new_key_retry does not."""
     argv = ["service", "checkpoint_service", "--explore", "--max-crashes", "1", "--lost-responses", "1",
             "--horizon", "3", "--with-scenario-faults", "--json"]
     assert main(argv + ["--client", "correct"]) == 0
     (correct,) = json.loads(capsys.readouterr().out)["explore"]
-    assert (correct["runs"], correct["failing"]) == (30, 0)       # (1, 2) is already lost: 2 new losses, not 3
+    # (1, 2) is already lost: 2 new losses, not 3
+    assert (correct["runs"], correct["failing"]) == (30, 0)
     assert main(argv + ["--client", "new_key_retry"]) == 0
     (shortcut,) = json.loads(capsys.readouterr().out)["explore"]
     assert shortcut["failing"] > 0 and [2, 3] in shortcut["first_failing"]["lost_writes"]
@@ -44,7 +45,8 @@ def test_service_explore_on_top_of_the_scenarios_own_faults(capsys):
 @pytest.mark.parametrize("argv", [
     ["service", "nope"], ["service", "checkpoint_service", "--client", "nope"],
     ["service", "checkpoint_service", "--version", "3"], ["serve", "--port", "70000"],
-    ["serve", "--fault", "explode"], ["serve", "--fault", "lose-reply@nowhere"], ["serve", "--fault", "lose-reply#0"],
+    ["serve", "--fault", "explode"], ["serve", "--fault", "lose-reply@nowhere"],
+    ["serve", "--fault", "lose-reply#0"],
     ["serve", "--config", "/nonexistent/simkit.toml"], ["serve", "--grant", "dev=memory_fly"],
     ["serve", "--credential", "no-equals-sign"],
 ])
@@ -71,7 +73,8 @@ def test_config_file_adds_subjects_grants_journals_and_faults(tmp_path):
 
 def test_bad_config_file_is_one_line_naming_the_file(tmp_path, capsys):
     cfg = tmp_path / "bad.toml"
-    cfg.write_text('[[subjects]]\nid = "x"\n[[subjects.grants]]\nscope = {project_id = ""}\ncapabilities = []\n')
+    cfg.write_text('[[subjects]]\nid = "x"\n[[subjects.grants]]\nscope = {project_id = ""}\ncapabilities = '
+                   '[]\n')
     assert main(["serve", "--config", str(cfg), "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert str(cfg) in err and err.count("\n") == 1
@@ -91,8 +94,10 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
                           json={"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 2}})
             assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
             assert page.json()["high_watermark"]["sequence"] == 5
-            body = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "k1", "consumer_id": "cc",
-                                                    "expected_revision": 0, "cursor": page.json()["next_cursor"]}}
+            body = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "k1",
+                                                    "consumer_id": "cc",
+                                                    "expected_revision": 0,
+                                                    "cursor": page.json()["next_cursor"]}}
             with pytest.raises(httpx.RemoteProtocolError):
                 c.post("/api/v1/memory/checkpoints", json=body)          # the start-up fault drops this reply
             again = c.post("/api/v1/memory/checkpoints", json=body)
@@ -111,11 +116,13 @@ def test_simkit_serve_process_answers_on_127_0_0_1_and_is_stopped():
     ("faults = [1]\n", 'faults: expected an array of strings like "lose-reply@write#2", got [1]'),
     ('[[subjects]]\nid = "alice"\ncredentials = "tok"\n',
      "subjects[0].credentials: expected an array of non-empty strings, got 'tok'"),
-    ('[[subjects]]\nid = "alice"\ntenant = 5\n', "subjects[0].tenant: expected a non-empty string, got int 5"),
+    ('[[subjects]]\nid = "alice"\ntenant = 5\n',
+     "subjects[0].tenant: expected a non-empty string, got int 5"),
     ('[[subjects]]\nid = "alice"\ntenant_admin = "no"\n',
      "subjects[0].tenant_admin: expected true or false, got str 'no'"),
     ('[[subjects]]\nid = "alice"\ncredential = ["tok"]\n',
-     "subjects[0]: unknown key 'credential'; one of id, tenant, credentials, revoked, tenant_admin, roles, grants"),
+     "subjects[0]: unknown key 'credential'; one of id, tenant, credentials, revoked, tenant_admin, roles, "
+     "grants"),
     ('[[subjects]]\nid = "a"\n[[subjects]]\nid = "a"\n',
      "subjects[1].id: duplicate subject 'a' (subjects[0] already adds it)"),
     ('[[subjects]]\nid = "alice"\n[[subjects.grants]]\nscope = {project_id = "p"}\n'
@@ -151,8 +158,9 @@ def test_credential_flag_cannot_take_a_credential_from_its_subject(capsys):
 
 
 def test_config_cannot_add_dev_a_second_time(tmp_path):
-    """A subject added twice is an error, dev included: add_subject kept the first, so this tenant and tenant_admin
-    were silently ignored. (build_service, not main: a config that loads would start a server.)"""
+    """A subject added twice is an error, dev included: add_subject kept the first, so this tenant and
+    tenant_admin were silently ignored. (build_service, not main: a config that loads would start a
+    server.)"""
     from simkit.service.config import ServiceConfigError
     cfg = tmp_path / "serve.toml"
     cfg.write_text('[[subjects]]\nid = "dev"\ntenant = "acme"\ntenant_admin = true\n')
@@ -180,16 +188,23 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
     with running(create_app(svc, admin=True)) as url, httpx.Client(base_url=url, timeout=10) as c:
         missing = c.post("/api/v1/memory/nope", json={})
         assert missing.status_code == 404 and missing.headers["cache-control"] == "no-store"
-        assert missing.json() == {"error": {"status": 404, "code": "route_not_found", "message":
-                                            "no route POST /api/v1/memory/nope; the routes are POST "
-                                            "/api/v1/memory/changes, POST /api/v1/memory/checkpoints, "
-                                            "POST /api/v1/memory/checkpoints/read, POST /api/v1/memory/query"}}
+        assert missing.json() == {
+            "error": {
+                "status": 404,
+                "code": "route_not_found",
+                "message": "no route POST /api/v1/memory/nope; the routes are POST "
+                "/api/v1/memory/changes, POST /api/v1/memory/checkpoints, "
+                "POST /api/v1/memory/checkpoints/read, POST /api/v1/memory/query",
+            }
+        }
         wrong = c.get("/api/v1/memory/changes")
         assert wrong.status_code == 405 and wrong.headers["cache-control"] == "no-store"
         assert wrong.headers["allow"] == "POST"
         assert wrong.json() == {"error": {"status": 405, "code": "method_not_allowed",
-                                          "message": "GET /api/v1/memory/changes: method not allowed; use POST"}}
-        for path in ("/_simkit/append", "/_simkit/restore"):       # operator routes: bad JSON is a 400, not a 500
+                                          "message": "GET /api/v1/memory/changes: method not allowed; use "
+                                                     "POST"}}
+        # operator routes: bad JSON is a 400, not a 500
+        for path in ("/_simkit/append", "/_simkit/restore"):
             bad = c.post(path, content=b"{", headers={"Authorization": "Bearer ops",
                                                       "Content-Type": "application/json"})
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"
@@ -198,8 +213,8 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
 
 @pytest.mark.parametrize("path", ["/_simkit/append", "/_simkit/restore"])
 def test_operator_routes_parse_the_body_as_the_contract_does(path):
-    """contract.parse_body: a JSON list was a 400 "'list' object has no attribute 'get'" and a body over 64 KiB
-    was appended; now the contract's malformed_json and 413, in its error body."""
+    """contract.parse_body: a JSON list was a 400 "'list' object has no attribute 'get'" and a body over 64
+    KiB was appended; now the contract's malformed_json and 413, in its error body."""
     from simkit.service.config import dev_service
     from simkit.service.contract import MAX_REQUEST_BYTES
     from simkit.service.http import create_app, running
@@ -219,7 +234,8 @@ def test_operator_routes_parse_the_body_as_the_contract_does(path):
 
 
 def test_any_other_framework_http_error_answers_the_service_error_body():
-    """The ``http_error`` branch of _route_errors: status, detail and headers kept, body and no-store the service's."""
+    """The ``http_error`` branch of _route_errors: status, detail and headers kept, body and no-store the
+    service's."""
     from starlette.exceptions import HTTPException
 
     from simkit.service.config import dev_service
@@ -237,7 +253,8 @@ def test_any_other_framework_http_error_answers_the_service_error_body():
 
 
 def test_the_config_format_documented_in_config_py_is_accepted_as_written(tmp_path):
-    """The module docstring is the format's reference: its example must load, faults at the top level included."""
+    """The module docstring is the format's reference: its example must load, faults at the top level
+    included."""
     import textwrap
 
     from simkit.service import config
@@ -274,27 +291,30 @@ def test_run_service_scenario_names_its_parameters():
 
 @pytest.mark.parametrize("argv, err", [
     (["serve", "--store", "nope"], "--store 'nope': one of batched, split, split_receipt_first"),
-    (["serve", "--fault", "melt"], "--fault 'melt': unknown fault 'melt'; one of lose-reply, corrupt-checkpoint, "
-                                   "corrupt-journal, crash-mid-write"),
+    (["serve", "--fault", "melt"], "--fault 'melt': unknown fault 'melt'; one of lose-reply, "
+                                   "corrupt-checkpoint, corrupt-journal, crash-mid-write"),
     (["serve", "--grant", "bob"], "--grant 'bob': expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
                                   "memory_read, memory_checkpoint, memory_write, tenant_admin"),
-    (["serve", "--operator", "two words"], "--operator 'two words': a credential is one token without spaces or "
-                                           "control characters"),
-    (["service", "checkpoint_service", "--version", "3"], "--contract-version 3: the contract versions are 1 and 2"),
+    (["serve", "--operator", "two words"], "--operator 'two words': a credential is one token without "
+                                           "spaces or control characters"),
+    (["service", "checkpoint_service", "--version", "3"],
+     "--contract-version 3: the contract versions are 1 and 2"),
     (["service", "checkpoint_service", "--contract-version", "3"],
      "--contract-version 3: the contract versions are 1 and 2"),
     (["serve", "--grant", "dev=memory_read@{bad"], "--grant 'dev=memory_read@{bad': scope is not JSON"),
-    (["serve", "--grant", "nobody=memory_read"], "--grant 'nobody=memory_read': unknown subject 'nobody'; give it "
-                                                 "a credential first"),
-    (["serve", "--grant", 'dev=memory_read@{"zzz":1}'], "--grant 'dev=memory_read@{\"zzz\":1}': scope: unknown field "
-                                                        "'zzz'"),
+    (["serve", "--grant", "nobody=memory_read"],
+     "--grant 'nobody=memory_read': unknown subject 'nobody'; give it "
+     "a credential first"),
+    (["serve", "--grant", 'dev=memory_read@{"zzz":1}'],
+     "--grant 'dev=memory_read@{\"zzz\":1}': scope: unknown field "
+     "'zzz'"),
 ])
 def test_the_cli_names_its_flags(capsys, argv, err):
     assert main(argv + (["--port", "0"] if argv[0] == "serve" else [])) == 2
     assert capsys.readouterr().err == f"simkit: {err}\n"
 
 
-# -- the audit's findings: bounds, shortened echoes, credentials no client could present ---------------------------
+# -- the audit's findings: bounds, shortened echoes, credentials no client could present ---------------------
 @pytest.fixture
 def no_server(monkeypatch):
     """``simkit serve`` input that used to be accepted would start a server and block: fail instead."""
@@ -307,21 +327,22 @@ def no_server(monkeypatch):
                                 "occurrences ** K)"),
     (["--max-crashes", "51"], "--max-crashes 51: at most 50, as in simkit explore (schedules grow as "
                               "occurrences ** K)"),
-    (["--lost-responses", "99999"], "--lost-responses 99999: at most 50, as in simkit explore (schedules grow as "
-                                    "occurrences ** L)"),
+    (["--lost-responses", "99999"], "--lost-responses 99999: at most 50, as in simkit explore (schedules "
+                                    "grow as occurrences ** L)"),
     (["--max-crashes", "-1"], "--max-crashes -1: must be a whole number, at least 0"),
     (["--horizon", "-1"], "--horizon -1: must be a whole number, at least 0"),
 ])
 def test_service_explore_bounds_are_simkit_explores(capsys, flags, err):
-    """``--max-crashes 1000`` and ``--lost-responses 99999`` were accepted (``simkit explore`` caps both at 50)."""
+    """``--max-crashes 1000`` and ``--lost-responses 99999`` were accepted (``simkit explore`` caps both at
+    50)."""
     assert main(["service", "checkpoint_service", "--explore", *flags]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == f"simkit: {err}\n"
 
 
 def test_service_explore_with_a_huge_horizon_allocates_nothing_up_front():
-    """``--horizon 99999999999`` listed every (point, occurrence) before the first run and grew to 8 GB; now the
-    schedules are made as they run. Under a 1 GiB address-space limit, the first three run at once."""
+    """``--horizon 99999999999`` listed every (point, occurrence) before the first run and grew to 8 GB; now
+    the schedules are made as they run. Under a 1 GiB address-space limit, the first three run at once."""
     code = ("import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
             "from simkit.service.sim import explore_service\n"
             "runs = explore_service('checkpoint_service', 'correct', None, 2, 1, 99999999999)\n"
@@ -366,12 +387,15 @@ def test_service_explore_makes_the_same_schedules_in_the_same_order():
     sc = sim.scenario("checkpoint_service")
     points = [(1, p, n) for p in sim.CRASH_POINTS for n in (1, 2, 3)]
     losses = [(1, n) for n in (1, 2, 3) if (1, n) not in sc.lost_writes]
-    pool = sim._Occurrences(tuple((p,) for p in sim.CRASH_POINTS), 3, ((1, sim.CRASH_POINTS[1], 2), (2, "x", 1)))
+    pool = sim._Occurrences(tuple((p,) for p in sim.CRASH_POINTS), 3,
+                            ((1, sim.CRASH_POINTS[1], 2), (2, "x", 1)))
     assert [pool[i] for i in range(len(pool))] == [p for p in points if p != (1, sim.CRASH_POINTS[1], 2)]
     lost = sim._Occurrences(((),), 3, sc.lost_writes)
     for k in range(4):
         assert list(sim._combinations(lost, k)) == list(itertools.combinations(losses, k))
-        assert list(sim._combinations(pool, k)) == list(itertools.combinations([pool[i] for i in range(len(pool))], k))
+        assert list(sim._combinations(pool, k)) == list(
+            itertools.combinations([pool[i] for i in range(len(pool))], k)
+        )
 
 
 @pytest.mark.parametrize("scope, problem", [
@@ -394,12 +418,12 @@ def test_a_bad_grant_scope_is_one_short_line(capsys, no_server, scope, problem):
     (["--operator", " "], "--operator ' ': a credential is one token without spaces or control characters"),
     (["--credential", " =bob"], "--credential ' =bob': a credential is one token without spaces or control "
                                 "characters"),
-    (["--credential", "two words=bob"], "--credential 'two words=bob': a credential is one token without spaces or "
-                                        "control characters"),
-    (["--credential", "é=bob"], "--credential 'é=bob': a credential is ASCII (an Authorization header carries no "
-                                "other characters as sent)"),
-    (["--operator", "op-é"], "--operator 'op-é': a credential is ASCII (an Authorization header carries no other "
-                             "characters as sent)"),
+    (["--credential", "two words=bob"], "--credential 'two words=bob': a credential is one token without "
+                                        "spaces or control characters"),
+    (["--credential", "é=bob"], "--credential 'é=bob': a credential is ASCII (an Authorization header "
+                                "carries no other characters as sent)"),
+    (["--operator", "op-é"], "--operator 'op-é': a credential is ASCII (an Authorization header carries "
+                             "no other characters as sent)"),
 ])
 def test_a_credential_no_client_could_present_is_refused_at_start_up(capsys, no_server, argv, err):
     """A blank token, or one with spaces or non-ASCII characters, can never authenticate (the header loses the
@@ -412,8 +436,8 @@ def test_a_credential_no_client_could_present_is_refused_at_start_up(capsys, no_
 
 @pytest.mark.parametrize("credentials", ['[" "]', '["two words"]', '["tok\\u00e9"]', '["ok", "\\ttab"]'])
 def test_a_config_credential_no_client_could_present_is_refused(tmp_path, capsys, no_server, credentials):
-    """An operator whose only credential is blank started the server with the operator routes on, and nobody could
-    ever call them."""
+    """An operator whose only credential is blank started the server with the operator routes on, and nobody
+    could ever call them."""
     cfg = tmp_path / "serve.toml"
     cfg.write_text(f'[[subjects]]\nid = "ops"\ncredentials = {credentials}\nroles = ["operator"]\n')
     assert main(["serve", "--port", "0", "--config", str(cfg)]) == 2
@@ -425,8 +449,10 @@ def test_a_config_credential_no_client_could_present_is_refused(tmp_path, capsys
 @pytest.mark.parametrize("fault, err", [
     ("corrupt-journal@query", "corrupt-journal cannot strike @query; it applies to @changes only"),
     ("corrupt-journal@write", "corrupt-journal cannot strike @write; it applies to @changes only"),
-    ("corrupt-checkpoint@changes", "corrupt-checkpoint cannot strike @changes; it applies to @read or @write only"),
-    ("corrupt-checkpoint@query#2", "corrupt-checkpoint cannot strike @query; it applies to @read or @write only"),
+    ("corrupt-checkpoint@changes", "corrupt-checkpoint cannot strike @changes; it applies to @read or @write "
+                                   "only"),
+    ("corrupt-checkpoint@query#2", "corrupt-checkpoint cannot strike @query; it applies to @read or @write "
+                                   "only"),
     ("crash-mid-write@read", "crash-mid-write cannot strike @read; it applies to @write only"),
 ])
 def test_a_start_up_fault_its_route_cannot_honour_is_refused(capsys, no_server, fault, err):

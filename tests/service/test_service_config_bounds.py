@@ -1,7 +1,7 @@
 """Issue 32: a ``serve`` config with 200 journals (of up to 100,000 changes each) was built whole at start-up,
-memory and time growing with the file. Now a config holds at most 100 ``[[journals]]``, 100,000 changes in all,
-1000 ``[[subjects]]`` and 100 grants a subject (docs/service.md, "Config file"); above, one line naming the file,
-the key and the limit, exit 2, before the server listens."""
+memory and time growing with the file. Now a config holds at most 100 ``[[journals]]``, 100,000 changes in
+all, 1000 ``[[subjects]]`` and 100 grants a subject (docs/service.md, "Config file"); above, one line naming
+the file, the key and the limit, exit 2, before the server listens."""
 from __future__ import annotations
 
 import pytest
@@ -18,7 +18,8 @@ from simkit.service.config import (
 
 
 def journals(n: int, changes: int = 0) -> str:
-    return "".join(f'[[journals]]\nscope = {{project_id = "p{i}", visibility = "shared"}}\nchanges = {changes}\n'
+    return "".join(f'[[journals]]\nscope = {{project_id = "p{i}", visibility = "shared"}}\nchanges = '
+                   f'{changes}\n'
                    for i in range(n))
 
 
@@ -38,12 +39,16 @@ def grants(n: int) -> str:
     (subjects(MAX_CONFIG_SUBJECTS + 1), f"subjects: {MAX_CONFIG_SUBJECTS + 1} tables; at most 1000"),
     (grants(MAX_CONFIG_GRANTS + 1), f"subjects[0]: grants: {MAX_CONFIG_GRANTS + 1} tables; at most 100"),
 ], ids=["200 journals", "101 journals", "changes in all", "subjects", "grants"])
-def test_a_config_past_its_bounds_is_one_line_naming_the_key_and_the_limit(tmp_path, capsys, content, problem):
+def test_a_config_past_its_bounds_is_one_line_naming_the_key_and_the_limit(
+    tmp_path, capsys, content, problem
+):
     cfg = tmp_path / "serve.toml"
     cfg.write_text(content)
     assert main(["serve", "--config", str(cfg), "--port", "0"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.startswith(f"simkit: {cfg}: ") and captured.err.count("\n") == 1
+    assert (
+        captured.out == "" and captured.err.startswith(f"simkit: {cfg}: ") and captured.err.count("\n") == 1
+    )
     assert problem in captured.err, captured.err
 
 

@@ -17,7 +17,11 @@ from simkit.service.contract import digest
 from simkit.service.http import create_app, running
 from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
 
-CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+CHANGES, READ, WRITE = (
+    "/api/v1/memory/changes",
+    "/api/v1/memory/checkpoints/read",
+    "/api/v1/memory/checkpoints",
+)
 QUERY = "/api/v1/memory/query"
 OTHER_SCOPE = {**DEV_SCOPE, "agent_id": "other-agent"}
 
@@ -47,15 +51,17 @@ class Env:
         for i in range(n):
             self.svc.append(tenant, scope, "created", f"{prefix}{i}")
 
-    def changes(self, after=None, through=None, limit=None, version=1, scope=DEV_SCOPE, credential="dev", faults=()):
+    def changes(self, after=None, through=None, limit=None, version=1, scope=DEV_SCOPE, credential="dev",
+                faults=()):
         query = {"after": after, "through": through}
         if limit is not None:
             query["limit"] = limit
-        return self.t.post(CHANGES, {"contract_version": version, "scope": scope, "query": query}, credential, faults)
+        return self.t.post(CHANGES, {"contract_version": version, "scope": scope, "query": query}, credential,
+                           faults)
 
     def read(self, consumer="cc", version=1, scope=DEV_SCOPE, credential="dev", faults=()):
-        return self.t.post(READ, {"contract_version": version, "scope": scope, "consumer_id": consumer}, credential,
-                           faults)
+        return self.t.post(READ, {"contract_version": version, "scope": scope, "consumer_id": consumer},
+                           credential, faults)
 
     def command(self, cursor, expected, key, consumer="cc", version=1, expected_digest=None, scope=DEV_SCOPE):
         cmd = {"contract_version": version, "idempotency_key": key, "consumer_id": consumer,
@@ -89,7 +95,7 @@ def code(r):
     return r.body["error"]["code"]
 
 
-# -- Identity and authority -------------------------------------------------------------------------------------
+# -- Identity and authority ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("caps", [["memory_read"], ["memory_checkpoint"]])
 def test_both_checkpoint_routes_require_memory_read_and_memory_checkpoint(env, caps):
     env.svc.add_subject("half", credentials=["half"])
@@ -140,18 +146,21 @@ def test_different_subjects_have_separate_progress_even_for_shared_memory(env):
     env.svc.grant("other", DEV_SCOPE, ["memory_read", "memory_checkpoint"])
     assert env.write(env.cursor(3), 0, "k1").status == 200
     assert env.read(credential="other").status == 404
-    r = env.write(env.cursor(1), 0, "k1", credential="other")        # same key and consumer id: another subject
+    # same key and consumer id: another subject
+    r = env.write(env.cursor(1), 0, "k1", credential="other")
     assert r.status == 200 and r["receipt"]["checkpoint"]["revision"] == 1
     assert env.read()["checkpoint"]["cursor"]["sequence"] == 3
 
 
-@pytest.mark.parametrize("consumer", ["", " ", "\t", "a\x00b", "a\nb", "a\x7fb", "a\x85b", "x" * 129, "é" * 65,
-                                      7, None, ["cc"], "\ud800"], ids=repr)
+@pytest.mark.parametrize("consumer", ["", " ", "\t", "a\x00b", "a\nb", "a\x7fb", "a\x85b", "x" * 129,
+                                      "é" * 65, 7, None, ["cc"], "\ud800"], ids=repr)
 def test_consumer_id_is_1_to_128_utf8_bytes_without_control_characters_or_blank(env, consumer):
-    raw = json.dumps(env.command(env.cursor(1), 0, "k1", consumer=consumer))  # \ud800 travels as a JSON escape
+    # \ud800 travels as a JSON escape
+    raw = json.dumps(env.command(env.cursor(1), 0, "k1", consumer=consumer))
     r = env.t.post(WRITE, raw.encode())
     assert r.status == 400 and code(r) == "malformed_identity"
-    r = env.t.post(READ, json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": consumer}).encode())
+    r = env.t.post(READ, json.dumps({"contract_version": 1, "scope": DEV_SCOPE,
+                                     "consumer_id": consumer}).encode())
     assert r.status == 400
 
 
@@ -187,13 +196,14 @@ def test_processes_sharing_a_consumer_id_share_one_checkpoint_and_coordinate_thr
     assert env.read()["checkpoint"]["cursor"]["sequence"] == 3
 
 
-# -- Read or create progress --------------------------------------------------------------------------------------
+# -- Read or create progress ---------------------------------------------------------------------------------
 def test_read_returns_contract_version_scope_and_checkpoint(env):
     env.write(env.cursor(2), 0, "k1")
     r = env.read()
     assert r.status == 200 and set(r.body) == {"contract_version", "scope", "checkpoint"}
     assert r["contract_version"] == 1 and r["scope"] == DEV_SCOPE
-    assert set(r["checkpoint"]) == {"consumer_id", "cursor", "revision", "updated_at_millis", "checkpoint_digest"}
+    assert set(r["checkpoint"]) == {"consumer_id", "cursor", "revision", "updated_at_millis",
+                                    "checkpoint_digest"}
 
 
 def test_never_created_checkpoint_returns_404(env):
@@ -222,7 +232,8 @@ def test_success_increments_revision_and_returns_receipt_with_digest(env):
     assert set(receipt) == {"contract_version", "idempotency_key", "checkpoint", "receipt_digest"}
     assert receipt["idempotency_key"] == "k2" and receipt["checkpoint"]["revision"] == 2
     assert receipt["receipt_digest"] == digest({k: receipt[k]
-                                                for k in ("contract_version", "idempotency_key", "checkpoint")})
+                                                for k in ("contract_version", "idempotency_key",
+                                                          "checkpoint")})
     assert env.read()["checkpoint"] == receipt["checkpoint"]
 
 
@@ -291,7 +302,7 @@ def test_checkpoint_writes_emit_no_memory_change_events(env):
     assert after["high_watermark"] == before and len(after["changes"]) == 5
 
 
-# -- Retry and reconnect correctly ----------------------------------------------------------------------------------
+# -- Retry and reconnect correctly ---------------------------------------------------------------------------
 def test_identical_retry_returns_the_original_receipt(env):
     first = env.write(env.cursor(2), 0, "k1")
     again = env.write(env.cursor(2), 0, "k1")
@@ -340,7 +351,7 @@ def test_current_scope_grants_are_checked_on_retries(env):
     assert env.write(env.cursor(2), 0, "k1").status == 403
 
 
-# -- Recovery and limits -------------------------------------------------------------------------------------------
+# -- Recovery and limits -------------------------------------------------------------------------------------
 def test_checkpoint_reads_observe_one_current_stored_value(env):
     env.write(env.cursor(1), 0, "k1")
     env.write(env.cursor(4), 1, "k2")
@@ -383,7 +394,8 @@ def test_no_implicit_reset_rollback_or_checkpoint_deletion(env):
     env.svc.restore(backup)
     assert env.write(env.cursor(0) | {"sequence": 7}, 2, "k3").status == 409
     r = env.read()
-    assert r["checkpoint"]["cursor"]["sequence"] == 3 and r["checkpoint"]["revision"] == 1   # not reset, not deleted
+    # not reset, not deleted
+    assert r["checkpoint"]["cursor"]["sequence"] == 3 and r["checkpoint"]["revision"] == 1
     assert set(ROUTES) == {CHANGES, QUERY, READ, WRITE}          # no reset, rollback or delete route
 
 
@@ -420,7 +432,7 @@ def test_checkpoints_and_retry_receipts_are_retained(env):
         assert env.write(env.cursor(i), i, f"k{i}").body == bodies[i]
 
 
-# -- the error table ------------------------------------------------------------------------------------------------
+# -- the error table -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mutate", [
     lambda b: b.update(scope={**DEV_SCOPE, "visibility": "public"}),
     lambda b: b.update(scope={**DEV_SCOPE, "project_id": ""}),
@@ -435,7 +447,8 @@ def test_checkpoints_and_retry_receipts_are_retained(env):
     lambda b: b["command"].update(cursor={"journal_id": "j", "sequence": 2**64}),
     lambda b: b["command"].update(cursor={"journal_id": "", "sequence": 1}),
 ], ids=["visibility", "blank-project", "missing-scope-key", "contract-3", "contract-string", "no-cursor",
-        "blank-key", "negative-revision", "bool-revision", "negative-sequence", "sequence-over-u64", "blank-journal"])
+        "blank-key", "negative-revision", "bool-revision", "negative-sequence", "sequence-over-u64",
+        "blank-journal"])
 def test_error_400_malformed_identities_or_contracts(env, mutate):
     body = env.command(env.cursor(1), 0, "k1")
     mutate(body)
@@ -450,7 +463,8 @@ def test_error_400_body_is_not_a_json_object(env, raw):
         assert env.t.post(route, raw).status == 400
 
 
-@pytest.mark.parametrize("credential", [None, "", "wrong", "revoked"], ids=["missing", "empty", "invalid", "revoked"])
+@pytest.mark.parametrize("credential", [None, "", "wrong", "revoked"],
+                         ids=["missing", "empty", "invalid", "revoked"])
 def test_error_401_invalid_or_revoked_credentials(env, credential):
     env.svc.add_subject("old", credentials=["revoked"])
     env.svc.grant("old", DEV_SCOPE, ["memory_read", "memory_checkpoint"])
@@ -514,7 +528,7 @@ def test_fault_header_corrupt_checkpoint_is_detected(env):
     assert env.read(faults=("corrupt-checkpoint",)).status == 500
 
 
-# -- the change feed (feed-notes.md) ----------------------------------------------------------------------------------
+# -- the change feed (feed-notes.md) -------------------------------------------------------------------------
 def test_feed_page_and_entry_fields(env):
     r = env.changes(limit=2)
     assert set(r.body) == {"contract_version", "changes", "next_cursor", "high_watermark", "complete"}
@@ -524,7 +538,9 @@ def test_feed_page_and_entry_fields(env):
     assert e["cursor"] == env.cursor(1) and e["kind"] in ("created", "derived", "updated", "deleted",
                                                           "embedding_attached", "reviewed")
     assert [c["cursor"]["sequence"] for c in r["changes"]] == [1, 2]
-    assert r["next_cursor"] == env.cursor(2) and r["high_watermark"] == env.cursor(5) and r["complete"] is False
+    assert (
+        r["next_cursor"] == env.cursor(2) and r["high_watermark"] == env.cursor(5) and r["complete"] is False
+    )
 
 
 def test_feed_after_is_exclusive_and_through_is_an_inclusive_fence(env):
@@ -607,7 +623,7 @@ def test_feed_order_is_local_to_one_namespace(env):
     assert env.changes(scope=OTHER_SCOPE, after=env.cursor(1)).status == 409
 
 
-# -- Verified progress in version 2 ------------------------------------------------------------------------------------
+# -- Verified progress in version 2 --------------------------------------------------------------------------
 def test_version_1_checkpoints_are_not_silently_promoted_to_verified_progress(env):
     assert env.write(env.cursor(2), 0, "k1").status == 200
     assert env.read(version=2).status == 404
@@ -633,7 +649,8 @@ def test_version_2_detects_divergent_writes_when_old_sequence_and_revision_numbe
     backup = env.svc.backup()
     env.append(3, prefix="old")                               # sequences 6-8, then progress at 8
     old = {v: env.write(env.cursor(8, v), 1, f"v{v}-b", version=v,
-                        expected_digest=env.read(version=2)["checkpoint"]["checkpoint_digest"] if v == 2 else None)
+                        expected_digest=env.read(version=2)["checkpoint"]["checkpoint_digest"] if v == 2
+                        else None)
            for v in (1, 2)}
     env.svc.restore(backup)
     env.append(4, prefix="new")                               # divergent sequences 6-9

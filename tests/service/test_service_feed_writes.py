@@ -1,9 +1,9 @@
-"""The feed's own writes (feed-notes.md): "A mutation, its idempotency receipt and its journal entry commit together;
-an identical command retry creates no second entry; rejected commands do not advance the journal."
+"""The feed's own writes (feed-notes.md): "A mutation, its idempotency receipt and its journal entry commit
+together; an identical command retry creates no second entry; rejected commands do not advance the journal."
 
-The feed's write path is a memory mutation: :meth:`CheckpointService.mutate` in the model, ``POST /_simkit/append``
-over HTTP (an operator route). The HTTP tests lose a real reply (``X-Simkit-Fault: lose-reply``: the connection
-closes mid-body) and retry the identical command.
+The feed's write path is a memory mutation: :meth:`CheckpointService.mutate` in the model, ``POST
+/_simkit/append`` over HTTP (an operator route). The HTTP tests lose a real reply (``X-Simkit-Fault:
+lose-reply``: the connection closes mid-body) and retry the identical command.
 """
 from __future__ import annotations
 
@@ -21,19 +21,24 @@ def head(svc, scope=DEV_SCOPE):
     return svc.journals[(DEV_TENANT, tuple(scope.values()))].head
 
 
-# -- the model -----------------------------------------------------------------------------------------------------
+# -- the model -----------------------------------------------------------------------------------------------
 def test_an_identical_retry_returns_the_original_entry_and_receipt_and_appends_nothing():
     svc = dev_service()
     first = svc.mutate(DEV_TENANT, DEV_SCOPE, "created", "note-9", "writer", idempotency_key="m-1")
-    assert first["entry"]["cursor"]["sequence"] == 6 and set(first["receipt"]) == {"idempotency_key", "receipt_digest"}
+    assert first["entry"]["cursor"]["sequence"] == 6 and set(first["receipt"]) == {
+        "idempotency_key",
+        "receipt_digest",
+    }
     svc.clock.advance(5_000)
-    svc.mutate(DEV_TENANT, DEV_SCOPE, "updated", "note-9", "writer", idempotency_key="m-2")   # progress moves on
+    # progress moves on
+    svc.mutate(DEV_TENANT, DEV_SCOPE, "updated", "note-9", "writer", idempotency_key="m-2")
     retry = svc.mutate(DEV_TENANT, DEV_SCOPE, "created", "note-9", "writer", idempotency_key="m-1")
     assert retry == first                                         # the original, committed_at_millis included
     assert head(svc) == 7 and svc.records[(DEV_TENANT, tuple(DEV_SCOPE.values()))]["note-9"].revision == 2
 
 
-@pytest.mark.parametrize("change", [{"record_id": "note-8"}, {"kind": "updated"}, {"private_to": "alice"}], ids=repr)
+@pytest.mark.parametrize("change", [{"record_id": "note-8"}, {"kind": "updated"}, {"private_to": "alice"}],
+                         ids=repr)
 def test_the_same_key_for_another_mutation_is_a_409_that_appends_nothing(change):
     svc = dev_service()
     svc.mutate(DEV_TENANT, DEV_SCOPE, "created", "note-9", "writer", idempotency_key="m-1")
@@ -81,7 +86,7 @@ def test_a_stored_mutation_receipt_that_no_longer_matches_its_digest_is_a_500():
     assert (exc.value.status, exc.value.code) == (500, "integrity_failure") and head(svc) == 6
 
 
-# -- over HTTP: POST /_simkit/append ----------------------------------------------------------------------------------
+# -- over HTTP: POST /_simkit/append -------------------------------------------------------------------------
 @pytest.fixture
 def operated():
     """``simkit serve`` with the operator routes on: ``ops`` may also lose replies (inject_faults), ``plain``
@@ -149,15 +154,16 @@ def test_over_http_a_rejected_feed_write_does_not_advance_the_journal(operated, 
 
 def test_over_http_an_operator_route_takes_only_the_lose_reply_fault(operated):
     svc, c = operated
-    r = c.post("/_simkit/append", json={}, headers={"Authorization": "Bearer ops", "X-Simkit-Fault": "corrupt-journal"})
+    r = c.post("/_simkit/append", json={}, headers={"Authorization": "Bearer ops",
+                                                    "X-Simkit-Fault": "corrupt-journal"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "bad_fault" and head(svc) == 5
     r = c.post("/_simkit/backup", headers={"Authorization": "Bearer ops", "X-Simkit-Fault": "lose-reply"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "bad_fault"
 
 
 def test_over_http_a_private_record_is_in_the_feed_but_not_in_the_query_of_another_subject(operated):
-    """simkit's assumption: the feed lists every change of the namespace (entries carry ids, not content); only the
-    query leaves out what the subject may not see."""
+    """simkit's assumption: the feed lists every change of the namespace (entries carry ids, not content);
+    only the query leaves out what the subject may not see."""
     svc, c = operated
     assert append(c, {"record_id": "secret", "private_to": "alice"}).status_code == 200
     assert feed(c)[-1] == (6, "created", "secret")

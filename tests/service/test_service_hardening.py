@@ -1,6 +1,6 @@
-"""Issue 20, hardening ``simkit serve``: the operator routes need an operator, a rejected caller's fault header
-corrupts nothing, and input errors (nested JSON, a binary or nested config, a half-sent request) are answered,
-not crashed on.
+"""Issue 20, hardening ``simkit serve``: the operator routes need an operator, a rejected caller's fault
+header corrupts nothing, and input errors (nested JSON, a binary or nested config, a half-sent request) are
+answered, not crashed on.
 
 Principle: a request the service rejects changes no state. Every check reads state back through the seed's own
 routes over a real HTTP connection, as a client would, and also compares the model's ``state_digest``.
@@ -27,7 +27,11 @@ from simkit.service.contract import FAULT_KINDS, FAULT_OPS, MAX_JSON_DEPTH, MAX_
 from simkit.service.http import create_app, running
 from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
 
-CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+CHANGES, READ, WRITE = (
+    "/api/v1/memory/changes",
+    "/api/v1/memory/checkpoints/read",
+    "/api/v1/memory/checkpoints",
+)
 QUERY = "/api/v1/memory/query"
 OP = {CHANGES: "changes", QUERY: "query", READ: "read", WRITE: "write"}
 BACKUP, RESTORE, APPEND = "/_simkit/backup", "/_simkit/restore", "/_simkit/append"
@@ -43,7 +47,8 @@ def cursor(svc, seq):
 
 
 def write_body(svc, seq, expected, key, consumer="cc"):
-    return {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": key, "consumer_id": consumer,
+    return {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": key,
+                                            "consumer_id": consumer,
                                             "expected_revision": expected, "cursor": cursor(svc, seq)}}
 
 
@@ -52,7 +57,8 @@ def read_body(consumer="cc"):
 
 
 def changes_body(limit=256):
-    return {"contract_version": 1, "scope": DEV_SCOPE, "query": {"after": None, "through": None, "limit": limit}}
+    return {"contract_version": 1, "scope": DEV_SCOPE,
+            "query": {"after": None, "through": None, "limit": limit}}
 
 
 def assert_error(r, status, code=None):
@@ -66,11 +72,12 @@ def assert_error(r, status, code=None):
         assert body["error"]["code"] == code, body
 
 
-# -- 1. the operator routes ---------------------------------------------------------------------------------------
+# -- 1. the operator routes ----------------------------------------------------------------------------------
 @pytest.fixture
 def operated():
-    """A server with the operator routes on and subject ``ops`` (credential ``ops``) the operator. Before the test:
-    dev's checkpoint at sequence 2 (revision 1), backup 1, then dev's checkpoint at sequence 4 (revision 2)."""
+    """A server with the operator routes on and subject ``ops`` (credential ``ops``) the operator. Before the
+    test: dev's checkpoint at sequence 2 (revision 1), backup 1, then dev's checkpoint at sequence 4 (revision
+    2)."""
     svc = dev_service()
     svc.add_subject("ops", credentials=["ops"], roles=["operator"])
     svc.add_subject("admin", credentials=["admin"], tenant_admin=True)
@@ -93,16 +100,18 @@ def observed(svc, c):
 
 
 OPERATOR_CALLS = [(BACKUP, None), (RESTORE, {"backup": 1}),
-                  (APPEND, {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "deleted", "record_id": "note-1"})]
+                  (APPEND, {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "deleted",
+                            "record_id": "note-1"})]
 
 
 @pytest.mark.parametrize("route, body", OPERATOR_CALLS, ids=["backup", "restore", "append"])
 @pytest.mark.parametrize("token, status, code", [
-    (None, 401, "unauthenticated"), ("nope", 401, "invalid_credential"), ("ops-old", 401, "revoked_credential"),
-    ("dev", 403, "forbidden"), ("admin", 403, "forbidden"),
+    (None, 401, "unauthenticated"), ("nope", 401, "invalid_credential"),
+    ("ops-old", 401, "revoked_credential"), ("dev", 403, "forbidden"), ("admin", 403, "forbidden"),
 ], ids=["no-token", "invalid", "revoked-operator", "dev", "tenant-admin"])
-def test_operator_route_refuses_a_caller_without_the_operator_role_and_changes_nothing(operated, route, body, token,
-                                                                                       status, code):
+def test_operator_route_refuses_a_caller_without_the_operator_role_and_changes_nothing(
+    operated, route, body, token, status, code
+):
     svc, c = operated
     before = observed(svc, c)
     assert before[0]["checkpoint"]["revision"] == 2 and before[1]["high_watermark"]["sequence"] == 5
@@ -120,7 +129,8 @@ def test_operator_path_backs_up_appends_and_restores(operated):
     assert entry.json()["entry"]["cursor"]["sequence"] == 6 and entry.json()["entry"]["author"] == "operator"
     assert c.post(CHANGES, json=changes_body(), headers=dev).json()["changes"][-1]["record_id"] == "note-9"
     assert c.post(RESTORE, json={"backup": 1}, headers=OPS).json() == {"restored": 1}
-    assert c.post(READ, json=read_body(), headers=dev).json()["checkpoint"]["revision"] == 1       # rolled back
+    # rolled back
+    assert c.post(READ, json=read_body(), headers=dev).json()["checkpoint"]["revision"] == 1
     assert c.post(CHANGES, json=changes_body(), headers=dev).json()["high_watermark"]["sequence"] == 5
 
 
@@ -175,7 +185,8 @@ def test_operator_routes_are_in_the_openapi_document_with_their_credential():
 
 
 def _serve(*flags):
-    proc = subprocess.Popen([sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning", *flags],
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning",
+                             *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     return proc, line
@@ -216,11 +227,12 @@ def test_config_file_roles_make_an_operator(tmp_path):
     assert main(["serve", "--port", "0", "--operator", "dev"]) == 2        # dev's credential is dev's
 
 
-# -- 2. a fault header from a caller the service rejects ---------------------------------------------------------
+# -- 2. a fault header from a caller the service rejects -----------------------------------------------------
 @pytest.fixture(params=["model", "http"])
 def transport(request):
-    """The owner ``dev`` with a checkpoint; ``bob`` with a checkpoint and no grant any more; ``eve`` in the same
-    tenant without any grant; ``alice`` granted but without the ``inject_faults`` role; ``dev-old`` revoked."""
+    """The owner ``dev`` with a checkpoint; ``bob`` with a checkpoint and no grant any more; ``eve`` in the
+    same tenant without any grant; ``alice`` granted but without the ``inject_faults`` role; ``dev-old``
+    revoked."""
     svc = dev_service()
     svc.add_credential("dev-old", "dev")
     svc.revoke("dev-old")
@@ -242,7 +254,8 @@ def transport(request):
 
 @pytest.mark.parametrize("credential, status", [(None, 401), ("nope", 401), ("dev-old", 401), ("eve", 403),
                                                  ("bob", 403), ("alice", 403)])
-@pytest.mark.parametrize("fault", ["corrupt-checkpoint", "corrupt-journal", "lose-reply", "corrupt-checkpoint,nope"])
+@pytest.mark.parametrize("fault", ["corrupt-checkpoint", "corrupt-journal", "lose-reply",
+                                   "corrupt-checkpoint,nope"])
 def test_a_rejected_callers_fault_header_changes_nothing(transport, credential, status, fault):
     svc, t = transport
     for sid in ("dev", "alice", "bob"):
@@ -253,7 +266,8 @@ def test_a_rejected_callers_fault_header_changes_nothing(transport, credential, 
     for route, body in ((READ, read_body()), (WRITE, write_body(svc, 3, 1, "x")), (CHANGES, changes_body())):
         r = t.post(route, body, credential, faults)        # never ReplyLost: a rejected reply is not dropped
         assert r.status == status, r.body
-        assert r.body["error"]["code"] in ("unauthenticated", "invalid_credential", "revoked_credential", "forbidden")
+        assert r.body["error"]["code"] in ("unauthenticated", "invalid_credential", "revoked_credential",
+                                           "forbidden")
     assert svc.state_digest() == before
     for owner in ("dev", "alice"):
         assert t.post(READ, read_body(), owner).status == 200
@@ -290,37 +304,44 @@ def test_a_start_up_fault_counts_only_authorized_requests():
 
 
 def query_body():
-    return {"contract_version": 1, "scope": DEV_SCOPE, "filter": {"limit": 2, "scan_limit": 2, "next_after": None}}
+    return {"contract_version": 1, "scope": DEV_SCOPE,
+            "filter": {"limit": 2, "scan_limit": 2, "next_after": None}}
 
 
 @pytest.mark.parametrize("route, fault", [
     (QUERY, "corrupt-checkpoint"), (QUERY, "corrupt-journal"), (QUERY, "crash-mid-write"),
-    (CHANGES, "corrupt-checkpoint"), (CHANGES, "crash-mid-write"), (READ, "corrupt-journal"), (READ, "crash-mid-write"),
-    (WRITE, "corrupt-journal"), (QUERY, "lose-reply,corrupt-journal"), (CHANGES, "corrupt-journal,corrupt-checkpoint"),
+    (CHANGES, "corrupt-checkpoint"), (CHANGES, "crash-mid-write"), (READ, "corrupt-journal"),
+    (READ, "crash-mid-write"),
+    (WRITE, "corrupt-journal"), (QUERY, "lose-reply,corrupt-journal"),
+    (CHANGES, "corrupt-journal,corrupt-checkpoint"),
 ])
 def test_a_fault_the_route_cannot_honour_is_a_400_bad_fault_that_changes_nothing(transport, route, fault):
-    """``corrupt-checkpoint`` or ``corrupt-journal`` to the memory query (or ``corrupt-checkpoint`` to the feed) got
-    a 200 with nothing injected, while ``crash-mid-write`` to a wrong route got 400 ``bad_fault``: now every fault a
-    route cannot honour is the 400, after authentication and authorization as before."""
+    """``corrupt-checkpoint`` or ``corrupt-journal`` to the memory query (or ``corrupt-checkpoint`` to the
+    feed) got a 200 with nothing injected, while ``crash-mid-write`` to a wrong route got 400 ``bad_fault``:
+    now every fault a route cannot honour is the 400, after authentication and authorization as before."""
     svc, t = transport
     assert t.post(WRITE, write_body(svc, 2, 0, "k1"), "dev").status == 200
-    body = {CHANGES: changes_body(), QUERY: query_body(), READ: read_body(), WRITE: write_body(svc, 3, 1, "k2")}[route]
+    body = {CHANGES: changes_body(), QUERY: query_body(), READ: read_body(),
+            WRITE: write_body(svc, 3, 1, "k2")}[route]
     before = svc.state_digest()
     faults = tuple(fault.split(","))
     r = t.post(route, body, "dev", faults)                             # never ReplyLost: the 400 is heard
     assert r.status == 400 and r.body["error"]["code"] == "bad_fault", r.body
     assert r.headers["cache-control"] == "no-store" and "applies to POST " in r.body["error"]["message"]
-    for caller, status in ((None, 401), ("nope", 401), ("eve", 403), ("alice", 403)):   # as before: 401/403 first
+    # as before: 401/403 first
+    for caller, status in ((None, 401), ("nope", 401), ("eve", 403), ("alice", 403)):
         assert t.post(route, body, caller, faults).status == status
     assert svc.state_digest() == before
     assert t.post(route, body, "dev").status == 200                    # the same request without the header
 
 
-@pytest.mark.parametrize("route, fault", [(r, k) for r, op in OP.items() for k in FAULT_KINDS if op in FAULT_OPS[k]])
+@pytest.mark.parametrize("route, fault", [(r, k) for r, op in OP.items() for k in FAULT_KINDS
+                                          if op in FAULT_OPS[k]])
 def test_a_fault_the_route_can_honour_is_injected(transport, route, fault):
     svc, t = transport
     assert t.post(WRITE, write_body(svc, 2, 0, "k1"), "dev").status == 200
-    body = {CHANGES: changes_body(), QUERY: query_body(), READ: read_body(), WRITE: write_body(svc, 3, 1, "k2")}[route]
+    body = {CHANGES: changes_body(), QUERY: query_body(), READ: read_body(),
+            WRITE: write_body(svc, 3, 1, "k2")}[route]
     try:
         r = t.post(route, body, "dev", (fault,))
     except ReplyLost:
@@ -330,8 +351,8 @@ def test_a_fault_the_route_can_honour_is_injected(transport, route, fault):
 
 
 def test_a_start_up_fault_without_a_route_counts_only_the_routes_that_can_honour_it():
-    """``--fault corrupt-checkpoint#2`` was the 2nd authorized request of any route: a feed page took it and it was
-    never injected. Now it is the 2nd checkpoint read or write; ``corrupt-journal`` is the feed's."""
+    """``--fault corrupt-checkpoint#2`` was the 2nd authorized request of any route: a feed page took it and
+    it was never injected. Now it is the 2nd checkpoint read or write; ``corrupt-journal`` is the feed's."""
     assert parse_fault("corrupt-journal#2") == FaultSpec("corrupt-journal", "changes", 2)
     svc = dev_service()
     with running(create_app(svc, [parse_fault("corrupt-checkpoint#2")])) as url:
@@ -346,11 +367,11 @@ def test_a_start_up_fault_without_a_route_counts_only_the_routes_that_can_honour
             t.close()
 
 
-# -- 3. input errors ---------------------------------------------------------------------------------------------
+# -- 3. input errors -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server():
-    """What ``simkit serve --operator ops`` serves (:func:`simkit.service.http.serve`), plus subject ``root``: an
-    operator that may also inject faults. Yields the service, a client and the app."""
+    """What ``simkit serve --operator ops`` serves (:func:`simkit.service.http.serve`), plus subject ``root``:
+    an operator that may also inject faults. Yields the service, a client and the app."""
     svc, _ = build_service(operator="ops")
     svc.add_subject("root", credentials=["root"], roles=["operator", "inject_faults"])
     app = create_app(svc, admin=has_operator(svc))
@@ -370,7 +391,8 @@ def nested(depth: int, opener: str = "[") -> bytes:
     lambda: nested(30_000),                                          # beyond the JSON parser's stack
     lambda: nested(10_000, "{"),                                     # 60 001 bytes: under the 64 KiB limit
     lambda: b'{"scope": ' + nested(2_000) + b"}",
-    lambda: b'{"contract_version": ' + nested(MAX_JSON_DEPTH) + b', "scope": {}}',   # parses; too deep all the same
+    # parses; too deep all the same
+    lambda: b'{"contract_version": ' + nested(MAX_JSON_DEPTH) + b', "scope": {}}',
 ], ids=["array-30000", "object-10000", "scope-2000", "depth-33"])
 def test_deeply_nested_json_is_a_400_with_the_error_body(server, route, token, make):
     svc, c, _ = server
@@ -399,7 +421,8 @@ def test_an_error_echoing_a_huge_field_name_stays_short(server):
 @pytest.mark.parametrize("content, problem", [
     (b"\x00\xff\xfe\x89PNG binary", "not a UTF-8 text file (byte 1 is 0xff)"),
     (b"a = " + b"[" * 3000 + b"]" * 3000 + b"\n", "arrays or inline tables nested too deeply to read"),
-    (b"a = " + b"{b = " * 3000 + b"1" + b"}" * 3000 + b"\n", "arrays or inline tables nested too deeply to read"),
+    (b"a = " + b"{b = " * 3000 + b"1" + b"}" * 3000 + b"\n",
+     "arrays or inline tables nested too deeply to read"),
     (b"a = \x00\n", "not valid TOML: "),
     (b"faults = " + b"[" * 100 + b"]" * 100 + b"\n",
      'faults: expected an array of strings like "lose-reply@write#2", got [[[[...]]]]'),
@@ -411,18 +434,22 @@ def test_a_bad_config_file_is_one_line_naming_file_and_problem_and_exit_2(tmp_pa
     cfg.write_bytes(content)
     assert main(["serve", "--config", str(cfg), "--port", "0"]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.startswith(f"simkit: {cfg}: ") and captured.err.count("\n") == 1
+    assert (
+        captured.out == "" and captured.err.startswith(f"simkit: {cfg}: ") and captured.err.count("\n") == 1
+    )
     assert problem in captured.err and len(captured.err) < 300, captured.err
 
 
 def _refused(*flags, stdin=None) -> str:
-    """``simkit serve --port 0 FLAGS`` in a process held to 1 GiB of memory and 30 s: its one line (exit 2)."""
+    """``simkit serve --port 0 FLAGS`` in a process held to 1 GiB of memory and 30 s: its one line (exit
+    2)."""
     import resource
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
-    done = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning", *flags],
+    done = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning",
+                           *flags],
                           capture_output=True, text=True, timeout=30, preexec_fn=limit, stdin=stdin)
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1, done.stderr[-500:]
     return done.stderr
@@ -438,13 +465,15 @@ def test_a_config_that_is_not_a_regular_file_is_refused_before_it_is_read(tmp_pa
         os.mkfifo(path)
     elif path == ".":
         path = str(tmp_path)
-    assert _refused("--config", path) == f"simkit: {path}: is {kind}, not a regular file; a config is a TOML file\n"
+    assert _refused("--config",
+                    path) == f"simkit: {path}: is {kind}, not a regular file; a config is a TOML file\n"
 
 
 def test_a_config_file_larger_than_the_limit_is_refused(tmp_path):
     from simkit.service.config import MAX_CONFIG_BYTES
     cfg = tmp_path / "serve.toml"
-    cfg.write_text("# a comment\n" * (MAX_CONFIG_BYTES // 12 + 1))                    # valid TOML, just too much
+    # valid TOML, just too much
+    cfg.write_text("# a comment\n" * (MAX_CONFIG_BYTES // 12 + 1))
     assert _refused("--config", str(cfg)) == (f"simkit: {cfg}: larger than {MAX_CONFIG_BYTES} bytes (1 MiB), "
                                               f"the limit of a config file\n")
     cfg.write_text("# a comment\n" * (MAX_CONFIG_BYTES // 12 - 1))                    # under it: loads
@@ -460,11 +489,14 @@ def test_the_413_says_the_limit_and_that_the_body_exceeds_it(server, route, toke
     before = svc.state_digest()
     r = c.post(route, content=b"{" + b" " * (size - 2) + b"}", headers=bearer(token))
     assert_error(r, 413, "request_too_large")
-    assert r.json()["error"]["message"] == f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)"
+    assert (
+        r.json()["error"]["message"]
+        == f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)"
+    )
     assert svc.state_digest() == before
 
 
-# -- 3b. a half-sent request is not held for ever ---------------------------------------------------------------------
+# -- 3b. a half-sent request is not held for ever ------------------------------------------------------------
 @pytest.fixture
 def quick_deadline(monkeypatch):
     monkeypatch.setattr(service_server, "REQUEST_TIMEOUT", 0.5)
@@ -488,7 +520,8 @@ def _closed_within(sock: socket.socket, seconds: float) -> float:
 
 
 @pytest.mark.parametrize("sent", [
-    b"",                                                                                  # connects, says nothing
+    # connects, says nothing
+    b"",
     b"POST /api/v1/memory/checkpoints HTTP/1.1\r\nHost: x\r\nAuthoriz",                    # half the headers
     b"POST /api/v1/memory/checkpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\n"
     b"Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"scope\": ",              # half the body
@@ -500,7 +533,8 @@ def test_a_half_sent_request_is_cut_off_and_changes_nothing(quick_deadline, sent
         sock.sendall(sent)
         assert _closed_within(sock, 5.0) < 3.0
     assert svc.state_digest() == before
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:      # and the server still serves
+    # and the server still serves
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
         assert c.post(CHANGES, json=changes_body(), headers=bearer("dev")).status_code == 200
 
 
@@ -520,7 +554,8 @@ def _reply(sock: socket.socket) -> tuple[bytes, bytes]:
 def test_a_slow_request_that_arrives_within_the_deadline_is_served(quick_deadline):
     svc, port = quick_deadline
     body = json.dumps(changes_body(2)).encode()
-    head = (f"POST {CHANGES} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\nContent-Type: application/json\r\n"
+    head = (f"POST {CHANGES} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\nContent-Type: "
+            f"application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
     with socket.create_connection(("127.0.0.1", port)) as sock:
         for _ in range(2):                                          # twice on one keep-alive connection
@@ -530,10 +565,11 @@ def test_a_slow_request_that_arrives_within_the_deadline_is_served(quick_deadlin
             sock.settimeout(5)
             status, reply = _reply(sock)
             assert status.startswith(b"HTTP/1.1 200 ") and json.loads(reply)["complete"] is False, status
-            time.sleep(0.3)                                         # idle between requests: not a half-sent one
+            # idle between requests: not a half-sent one
+            time.sleep(0.3)
 
 
-# -- 4. random requests: a documented answer, never a 500; a rejected one changes nothing ---------------------------
+# -- 4. random requests: a documented answer, never a 500; a rejected one changes nothing --------------------
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-2**70, 2**70)
                     | st.floats(allow_nan=False, allow_infinity=False)
                     | st.text(max_size=20), lambda inner: st.lists(inner, max_size=4)
@@ -559,16 +595,28 @@ def _valid(draw, route) -> dict:
     if route == CHANGES:
         return changes_body(draw(st.integers(1, 5)))
     if route == QUERY:
-        return {"contract_version": draw(st.sampled_from([1, 2])), "scope": DEV_SCOPE,
-                "filter": {"limit": draw(st.integers(1, 3)), "scan_limit": draw(st.integers(1, 4)),
-                           "next_after": draw(st.sampled_from([None, "archive-1", "archive-2", "note-1", "zzz"]))}}
+        return {
+            "contract_version": draw(st.sampled_from([1, 2])),
+            "scope": DEV_SCOPE,
+            "filter": {
+                "limit": draw(st.integers(1, 3)),
+                "scan_limit": draw(st.integers(1, 4)),
+                "next_after": draw(st.sampled_from([None, "archive-1", "archive-2", "note-1", "zzz"])),
+            },
+        }
     if route == READ:
         return read_body()
     if route == WRITE:
-        return {"scope": DEV_SCOPE, "command": {"contract_version": 1, "consumer_id": "cc", "idempotency_key": f"k{n}",
-                                                "expected_revision": draw(st.integers(0, 3)),
-                                                "cursor": {"journal_id": "00000000-0000-4000-8000-000000000001",
-                                                           "sequence": n}}}
+        return {
+            "scope": DEV_SCOPE,
+            "command": {
+                "contract_version": 1,
+                "consumer_id": "cc",
+                "idempotency_key": f"k{n}",
+                "expected_revision": draw(st.integers(0, 3)),
+                "cursor": {"journal_id": "00000000-0000-4000-8000-000000000001", "sequence": n},
+            },
+        }
     if route == APPEND:
         return {"record_id": f"note-{n}", "kind": draw(st.sampled_from(["created", "updated", "deleted"])),
                 "idempotency_key": f"a{draw(st.integers(0, 3))}"}
@@ -577,8 +625,8 @@ def _valid(draw, route) -> dict:
 
 @st.composite
 def requests(draw):
-    """A route (the seed's four and the operator's three) and a raw body: arbitrary JSON, a valid body as is or
-    with one value replaced, removed or added, or arrays/objects nested up to far past the limit."""
+    """A route (the seed's four and the operator's three) and a raw body: arbitrary JSON, a valid body as is
+    or with one value replaced, removed or added, or arrays/objects nested up to far past the limit."""
     route = draw(st.sampled_from(ROUTES))
     shape = draw(st.sampled_from(["random", "valid", "valid", "mutated", "mutated", "nested"]))
     if shape == "random":
@@ -618,20 +666,27 @@ DOCUMENTED = {path: {int(code) for code in item["post"]["responses"]}
        fault=FAULT_HEADERS)
 @settings(max_examples=1000, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_nothing(server, request, credential,
-                                                                                    fault):
-    """Every route, the operator's included (with ``--operator``'s credential, dev's, root's: an operator that may
-    inject faults), with and without ``X-Simkit-Fault``: the answer is a status the OpenAPI document lists for the
-    route, a 500 only for a corruption asked for and a lost reply only when one was asked for, and never a 2xx for
-    a fault the route cannot honour. A rejected request changes nothing (nor takes a backup)."""
+def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_nothing(
+    server, request, credential, fault
+):
+    """Every route, the operator's included (with ``--operator``'s credential, dev's, root's: an operator that
+    may inject faults), with and without ``X-Simkit-Fault``: the answer is a status the OpenAPI document lists
+    for the route, a 500 only for a corruption asked for and a lost reply only when one was asked for, and
+    never a 2xx for a fault the route cannot honour. A rejected request changes nothing (nor takes a
+    backup)."""
     svc, c, app = server
     route, raw = request
     kinds = [] if fault is None else [k.strip() for k in fault.split(",") if k.strip()]
     corrupting = any(k.startswith("corrupt-") for k in kinds)
-    before, backups, snapshot = svc.state_digest(), len(app.state.backups), svc.backup() if corrupting else None
+    before, backups, snapshot = (
+        svc.state_digest(),
+        len(app.state.backups),
+        svc.backup() if corrupting else None,
+    )
     headers = {**bearer(credential), "Content-Type": "application/json"}
     if fault is not None:
-        headers["X-Simkit-Fault"] = fault.strip()                 # a header value cannot start or end with a space
+        # a header value cannot start or end with a space
+        headers["X-Simkit-Fault"] = fault.strip()
     try:
         try:
             r = c.post(route, content=raw, headers=headers)
@@ -639,7 +694,8 @@ def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_noth
             assert {"lose-reply", "crash-mid-write"} & set(kinds) and _honoured(route, kinds), (route, fault)
             event(f"{route}: reply lost")
             return                                                 # it took effect; nobody heard
-        event(f"{route}: {r.status_code}{' (fault asked)' if kinds else ''}")      # --hypothesis-show-statistics
+        # --hypothesis-show-statistics
+        event(f"{route}: {r.status_code}{' (fault asked)' if kinds else ''}")
         _check_answer(svc, app, route, kinds, r, before, backups)
     finally:
         if corrupting:
@@ -648,7 +704,11 @@ def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_noth
 
 def _check_answer(svc, app, route, kinds, r, before, backups) -> None:
     assert r.headers["cache-control"] == "no-store"
-    assert r.status_code == 200 or r.status_code in DOCUMENTED[route] - {200}, (route, r.status_code, r.text[:300])
+    assert r.status_code == 200 or r.status_code in DOCUMENTED[route] - {200}, (
+        route,
+        r.status_code,
+        r.text[:300],
+    )
     if kinds and not _honoured(route, kinds):
         assert 400 <= r.status_code < 500, (route, kinds, r.status_code, r.text[:300])
     injected = _honoured(route, kinds) and any(k.startswith("corrupt-") for k in kinds)
@@ -658,5 +718,9 @@ def _check_answer(svc, app, route, kinds, r, before, backups) -> None:
     elif r.status_code >= 400:
         assert_error(r, r.status_code)
         if injected and r.status_code in (404, 409):
-            return              # the corruption came first, as asked (storage corrupted before the call), then this
-        assert svc.state_digest() == before and len(app.state.backups) == backups, (r.status_code, r.text[:300])
+            # the corruption came first, as asked (storage corrupted before the call), then this
+            return
+        assert svc.state_digest() == before and len(app.state.backups) == backups, (
+            r.status_code,
+            r.text[:300],
+        )

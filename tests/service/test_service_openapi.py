@@ -36,8 +36,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 def test_openapi_document_lists_exactly_the_seed_004_routes():
     doc = APP.openapi()
-    assert set(doc["paths"]) == {"/api/v1/memory/changes", "/api/v1/memory/query", "/api/v1/memory/checkpoints/read",
-                                 "/api/v1/memory/checkpoints"}
+    assert set(doc["paths"]) == {"/api/v1/memory/changes", "/api/v1/memory/query",
+                                 "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"}
     assert all(set(item) == {"post"} for item in doc["paths"].values())
     ops = OPS_APP.openapi()
     assert set(ops["paths"]) - set(doc["paths"]) == {"/_simkit/backup", "/_simkit/restore", "/_simkit/append"}
@@ -85,8 +85,9 @@ def test_fuzzed_operator_requests_never_crash_and_rejected_ones_change_nothing(c
         assert OPS_SERVICE.state_digest() == before, (response.status_code, response.text)
 
 
-#: What each route can answer besides 200, from the model (docs/service.md): the feed and the checkpoint write have
-#: a 409, the checkpoint read a 404 and no 409, the memory query neither nor a 500; the operator routes' in admin.py.
+#: What each route can answer besides 200, from the model (docs/service.md): the feed and the checkpoint write
+#: have a 409, the checkpoint read a 404 and no 409, the memory query neither nor a 500; the operator routes'
+#: in admin.py.
 ANSWERS = {
     "/api/v1/memory/changes": {400, 401, 403, 409, 413, 500},
     "/api/v1/memory/query": {400, 401, 403, 413},
@@ -114,7 +115,8 @@ def _witnesses(svc) -> dict:
                                                 "cursor": cursor}}
 
     first = svc.call("/api/v1/memory/checkpoints", "Bearer dev", json.dumps(write("k0", 0, "cc2")).encode())
-    assert first.status == 200                                          # cc2's checkpoint, for the write's 500
+    # cc2's checkpoint, for the write's 500
+    assert first.status == 200
 
     big = {"record_id": "x" * contract.MAX_REQUEST_BYTES}
     read = {**scope, "consumer_id": "cc"}
@@ -124,13 +126,15 @@ def _witnesses(svc) -> dict:
                                        403: ({**write("k2", 1), "scope": elsewhere}, "dev", None),
                                        409: (write("k2", 5), "dev", None), 413: (big, "dev", None),
                                        500: (write("k3", 1, "cc2"), "dev", "corrupt-checkpoint")},
-        "/api/v1/memory/changes": {200: (scope, "dev", None), 400: ({}, "dev", None), 401: (scope, None, None),
+        "/api/v1/memory/changes": {200: (scope, "dev", None), 400: ({}, "dev", None),
+                                   401: (scope, None, None),
                                    403: (other, "dev", None), 413: (big, "dev", None),
                                    409: ({**scope, "query": {"after": foreign}}, "dev", None),
                                    500: (scope, "dev", "corrupt-journal")},
         "/api/v1/memory/query": {200: (scope, "dev", None), 400: ({}, "dev", None), 401: (scope, None, None),
                                  403: (other, "dev", None), 413: (big, "dev", None)},
-        "/api/v1/memory/checkpoints/read": {200: (read, "dev", None), 400: ({}, "dev", None), 401: (read, None, None),
+        "/api/v1/memory/checkpoints/read": {200: (read, "dev", None), 400: ({}, "dev", None),
+                                            401: (read, None, None),
                                             403: ({**read, **other}, "dev", None), 413: (big, "dev", None),
                                             404: ({**read, "consumer_id": "nobody"}, "dev", None),
                                             500: (read, "dev", "corrupt-checkpoint")},
@@ -147,10 +151,10 @@ def _witnesses(svc) -> dict:
 
 
 def test_each_route_documents_exactly_the_statuses_it_can_answer():
-    """The OpenAPI document listed a 409 for ``checkpoints/read``, which the model never answers (the read route's
-    codes were the others' with a 404 spliced in). Now each route lists what it can answer: the table above, each
-    status shown answered by a real request over HTTP, and the fuzzers' ``status_code_conformance`` checks that
-    nothing else is."""
+    """The OpenAPI document listed a 409 for ``checkpoints/read``, which the model never answers (the read
+    route's codes were the others' with a 404 spliced in). Now each route lists what it can answer: the table
+    above, each status shown answered by a real request over HTTP, and the fuzzers'
+    ``status_code_conformance`` checks that nothing else is."""
     from simkit.service.http import running
     svc = dev_service()
     svc.add_subject("ops", credentials=["ops"], roles=["operator"])

@@ -1,5 +1,5 @@
-"""The seed 004 figures: each reads what it claims to read, from the service's ground truth, and carries a title,
-labelled axes and a legend."""
+"""The seed 004 figures: each reads what it claims to read, from the service's ground truth, and carries a
+title, labelled axes and a legend."""
 from conftest import labels
 
 from simkit.service import plot as splot
@@ -18,7 +18,8 @@ def test_checkpoint_steps_drop_to_the_backup_at_a_restore():
     run = run_service_scenario("restore_from_backup", "correct")
     times, seqs = splot.checkpoint_steps(run)
     at = times.index(30.0)                                             # the restore, t = 30
-    assert seqs[at - 1] == 11 and seqs[at] == 9                        # back to what the backup at t = 14 held
+    # back to what the backup at t = 14 held
+    assert seqs[at - 1] == 11 and seqs[at] == 9
     assert seqs[1:at] == sorted(seqs[1:at]) and seqs[at:] == sorted(seqs[at:])   # monotonic on either side
 
 
@@ -32,8 +33,10 @@ def test_acknowledged_twice_is_the_checkers_duplicate_acks():
 
 def test_effect_fates_separate_backed_reconciled_and_orphaned_effects():
     runs = {v: run_service_scenario("restore_reused_numbers", "correct", v) for v in (1, 2)}
-    fates = {v: {(s, f) for _t, _w, s, f in splot.effect_fates(run) if f != "backed"} for v, run in runs.items()}
-    assert fates == {1: {(10, "unreconciled"), (11, "unreconciled")}, 2: {(10, "reconciled"), (11, "reconciled")}}
+    fates = {v: {(s, f) for _t, _w, s, f in splot.effect_fates(run) if f != "backed"}
+             for v, run in runs.items()}
+    assert fates == {1: {(10, "unreconciled"), (11, "unreconciled")},
+                     2: {(10, "reconciled"), (11, "reconciled")}}
 
 
 def test_failure_reasons_name_each_way_a_verdict_fails():
@@ -51,7 +54,8 @@ def test_progress_draws_every_mark_with_title_axes_and_legend(ax):
     assert ax.get_xlabel() == "simulated time (s)" and ax.get_ylabel() == "journal sequence"
     got = labels(ax)
     for label in ("server checkpoint cursor", "lost: at or below the checkpoint, never applied",
-                  "effect ran; a restore dropped its entry; NOT reconciled", "restore of the backup taken at t=14",
+                  "effect ran; a restore dropped its entry; NOT reconciled",
+                  "restore of the backup taken at t=14",
                   "worker 1 silent (back-off, then paused), cursor in memory", "409 reply"):
         assert label in got, label
     assert ax.get_legend() is not None
@@ -80,7 +84,8 @@ def test_scan_draws_each_clients_pages_and_the_missed_records(ax):
     runs = [run_service_scenario("initial_reconciliation", c) for c in ("correct", "stop_on_empty_page")]
     candidates = splot.scan_candidates(runs[0])
     assert candidates[:4] == ["mem-00", "mem-01", "mem-02", "mem-03"] and len(candidates) == 28
-    assert [len(p["records"]) for _a, p in splot.first_scan(runs[1])] == [0]          # stopped at the empty page
+    # stopped at the empty page
+    assert [len(p["records"]) for _a, p in splot.first_scan(runs[1])] == [0]
     assert [len(p["records"]) for _a, p in splot.first_scan(runs[0])][:4] == [0, 3, 1, 0]
     splot.scan(ax, runs)
     assert labels(ax) == ["deleted or private to another subject", "available: applied from a scan page",

@@ -1,13 +1,14 @@
 """Seed 004, "Read or create progress", its last three sentences before the write example, executed:
 
-    "Use the change feed to obtain the cursor and complete initial reconciliation when consuming existing records.
-    During the initial memory query scan, set filter.scan_limit independently of filter.limit to bound work even
-    when many candidate records are unavailable. An empty query page with next_after still requires continuation."
+    "Use the change feed to obtain the cursor and complete initial reconciliation when consuming existing
+    records. During the initial memory query scan, set filter.scan_limit independently of filter.limit to
+    bound work even when many candidate records are unavailable. An empty query page with next_after still
+    requires continuation."
 
-Every rule test runs against the pure model in process (``model``) and against ``simkit serve`` over a real HTTP
-connection (``http``). The dev namespace holds, before its journal, ``archive-1`` (deleted), ``archive-2`` (private
-to another subject) and ``archive-3``; then the journal's ``note-1``, ``note-2`` and ``summary-1``.
-"""
+Every rule test runs against the pure model in process (``model``) and against ``simkit serve`` over a real
+HTTP connection (``http``). The dev namespace holds, before its journal, ``archive-1`` (deleted),
+``archive-2`` (private to another subject) and ``archive-3``; then the journal's ``note-1``, ``note-2`` and
+``summary-1``. """
 from __future__ import annotations
 
 import json
@@ -104,16 +105,18 @@ def code(r):
     return r.body["error"]["code"]
 
 
-# -- scan_limit and the empty page -------------------------------------------------------------------------------
+# -- scan_limit and the empty page ---------------------------------------------------------------------------
 def test_an_empty_page_with_next_after_is_not_the_end_of_the_scan(env):
     first = env.query(limit=2, scan_limit=2)
     assert first.status == 200 and first.headers["cache-control"] == "no-store"
     assert first.body == {"contract_version": 1, "records": [], "scanned": 2, "next_after": "archive-2",
-                          "feed_cursor": {"journal_id": env.svc.journal_id(DEV_TENANT, DEV_SCOPE), "sequence": 5}}
+                          "feed_cursor": {"journal_id": env.svc.journal_id(DEV_TENANT, DEV_SCOPE),
+                                          "sequence": 5}}
     second = env.query("archive-2", limit=2, scan_limit=2)
     assert ids(second) == ["archive-3", "note-1"] and second["next_after"] == "note-1"
     third = env.query("note-1", limit=2, scan_limit=2)
-    assert ids(third) == ["note-2", "summary-1"] and third["next_after"] is None       # now the scan is complete
+    # now the scan is complete
+    assert ids(third) == ["note-2", "summary-1"] and third["next_after"] is None
 
 
 def test_unavailable_candidates_use_up_scan_limit_and_limit_bounds_what_is_returned(env):
@@ -174,7 +177,7 @@ def test_a_query_changes_nothing(env):
     assert env.svc.state_digest() == before
 
 
-# -- errors: the seed's table -------------------------------------------------------------------------------------
+# -- errors: the seed's table --------------------------------------------------------------------------------
 @pytest.mark.parametrize("bad", [
     {"limit": 0}, {"limit": 257}, {"limit": "2"}, {"limit": True}, {"limit": 1.5}, {"limit": None},
     {"scan_limit": 0}, {"scan_limit": 4097}, {"scan_limit": "4"}, {"scan_limit": False},
@@ -224,13 +227,15 @@ def test_a_query_needs_memory_read_on_the_exact_scope(env):
         assert r.status == 403 and code(r) == "forbidden", token
     env.svc.add_subject("reader", credentials=["reader"])
     env.svc.grant("reader", DEV_SCOPE, ["memory_read"])
-    assert env.query(credential="reader").status == 200             # reading records needs no checkpoint right
+    # reading records needs no checkpoint right
+    assert env.query(credential="reader").status == 200
 
 
-# -- why the first page's cursor ------------------------------------------------------------------------------------
+# -- why the first page's cursor -----------------------------------------------------------------------------
 def test_a_cursor_taken_after_the_scan_misses_a_change(env):
-    """The scan is no snapshot: a change behind ``next_after`` during the scan is in no later page. The feed read
-    from the first page's cursor delivers it; from a cursor taken at the end of the scan nothing ever would."""
+    """The scan is no snapshot: a change behind ``next_after`` during the scan is in no later page. The feed
+    read from the first page's cursor delivers it; from a cursor taken at the end of the scan nothing ever
+    would."""
     first = env.query(limit=2, scan_limit=2)
     second = env.query(first["next_after"], limit=2, scan_limit=2)       # archive-3, note-1
     env.svc.append(DEV_TENANT, DEV_SCOPE, "updated", "archive-3")        # behind next_after now
@@ -239,15 +244,16 @@ def test_a_cursor_taken_after_the_scan_misses_a_change(env):
     assert third["next_after"] is None
     scanned = {r["record_id"]: r["record_revision"] for p in (first, second, third) for r in p["records"]}
     assert scanned["archive-3"] == 1 and "aardvark" not in scanned
-    from_first = {(e["record_id"], e["record_revision"]) for e in env.changes(first["feed_cursor"])["changes"]}
+    from_first = {(e["record_id"], e["record_revision"])
+                  for e in env.changes(first["feed_cursor"])["changes"]}
     from_last = env.changes(third["feed_cursor"])["changes"]
     assert from_first == {("archive-3", 2), ("aardvark", 1)} and from_last == []
 
 
-# -- the clients, over real HTTP ------------------------------------------------------------------------------------
+# -- the clients, over real HTTP -----------------------------------------------------------------------------
 def drive(transport, client, lose_write=None):
-    """Run a client generator against ``transport`` until it waits (caught up); returns what it applied and the
-    checkpoint commands' replies."""
+    """Run a client generator against ``transport`` until it waits (caught up); returns what it applied and
+    the checkpoint commands' replies."""
     gen, result, applied, writes = client.run(), None, [], 0
     ledger = set()
     try:
@@ -282,16 +288,20 @@ def test_over_http_the_correct_client_scans_past_the_empty_page_and_starts_the_f
         t = HttpTransport(url)
         try:
             client = Client(1, "context-cache", dict(DEV_SCOPE), limit=2, initial_scan=True, scan_limit=2)
-            applied = drive(t, client, lose_write=1)                      # the creating command's reply is lost
+            # the creating command's reply is lost
+            applied = drive(t, client, lose_write=1)
             svc.append(DEV_TENANT, DEV_SCOPE, "created", "after-the-scan")
-            later = drive(t, Client(1, "context-cache", dict(DEV_SCOPE), limit=2, initial_scan=True, scan_limit=2))
+            later = drive(t, Client(1, "context-cache", dict(DEV_SCOPE), limit=2, initial_scan=True,
+                                    scan_limit=2))
         finally:
             t.close()
     assert applied == [("record", "archive-3", 1), ("record", "note-1", 2), ("record", "note-2", 2),
                        ("record", "summary-1", 1)]
     jid = svc.journal_id(DEV_TENANT, DEV_SCOPE)
-    assert [(w.before, w.after["cursor"]) for w in svc.writes[:1]] == [(None, {"journal_id": jid, "sequence": 5})]
-    assert later == [(jid, 6)]                                             # the reconnect reads the feed, not a scan
+    assert [(w.before, w.after["cursor"]) for w in svc.writes[:1]] == [(None,
+                                                                        {"journal_id": jid, "sequence": 5})]
+    # the reconnect reads the feed, not a scan
+    assert later == [(jid, 6)]
     assert [w.after["cursor"]["sequence"] for w in svc.writes] == [5, 6]   # the lost reply committed once
 
 
@@ -300,14 +310,15 @@ def test_over_http_a_client_that_stops_at_the_empty_page_misses_every_record():
     with running(create_app(svc)) as url:
         t = HttpTransport(url)
         try:
-            applied = drive(t, StopOnEmptyPage(1, "cc", dict(DEV_SCOPE), limit=2, initial_scan=True, scan_limit=2))
+            applied = drive(t, StopOnEmptyPage(1, "cc", dict(DEV_SCOPE), limit=2, initial_scan=True,
+                                               scan_limit=2))
         finally:
             t.close()
     assert applied == []                                                   # nothing: the first page was empty
     assert svc.writes[0].after["cursor"]["sequence"] == 5                  # and it took the same cursor
 
 
-# -- the simulation and its checker -----------------------------------------------------------------------------------
+# -- the simulation and its checker --------------------------------------------------------------------------
 def test_the_initial_reconciliation_scenarios_first_page_is_empty_and_continues():
     sc = SCENARIOS["initial_reconciliation"]
     world = ServiceWorld(sc)                                   # set up, not run
@@ -322,7 +333,8 @@ def test_the_initial_reconciliation_scenarios_first_page_is_empty_and_continues(
 def test_the_correct_client_reconciles_every_existing_record_and_the_checker_says_ok():
     run = run_service_scenario("initial_reconciliation", "correct")
     assert run.verdict.ok and run.verdict.missed == [], run.as_dict()
-    visible = {f"mem-{i:02d}" for i, c in enumerate(SCENARIOS["initial_reconciliation"].existing_records) if c == "v"}
+    visible = {f"mem-{i:02d}" for i, c in enumerate(SCENARIOS["initial_reconciliation"].existing_records)
+               if c == "v"}
     assert visible <= {rid for _t, _w, rid, _rev in run.world.record_effects}
 
 
@@ -330,8 +342,8 @@ def test_a_client_that_stops_at_the_first_empty_page_misses_records_and_the_chec
     run = run_service_scenario("initial_reconciliation", "stop_on_empty_page")
     v = run.verdict
     assert not v.ok and run.as_dict()["missed"] == v.missed
-    assert v.missed == ["mem-04", "mem-05", "mem-07", "mem-10", "mem-16", "mem-18", "mem-19", "mem-21", "mem-22",
-                        "note-0", "note-1", "note-2", "note-3"]
+    assert v.missed == ["mem-04", "mem-05", "mem-07", "mem-10", "mem-16", "mem-18", "mem-19", "mem-21",
+                        "mem-22", "note-0", "note-1", "note-2", "note-3"]
     assert v.lost == [] and v.completed                 # the feed part is fine; what it never scanned is not
     assert run.world.record_effects == []
 

@@ -1,7 +1,7 @@
 """Seed 004's "malformed identities and contracts are 400" (issue 32): a body naming one key twice (the last
-won), and consumer ids holding zero-width, right-to-left-override, byte-order-mark or line-separator characters (two
-ids printing alike were two consumers), are refused; the OpenAPI schema says what the validator checks (its
-``\\S`` let a control character through)."""
+won), and consumer ids holding zero-width, right-to-left-override, byte-order-mark or line-separator
+characters (two ids printing alike were two consumers), are refused; the OpenAPI schema says what the
+validator checks (its ``\\S`` let a control character through)."""
 from __future__ import annotations
 
 import pydantic

@@ -1,6 +1,6 @@
-"""Issue 32, the service's details over HTTP: a trailing slash is an unknown route (the service's 404 body, not a
-bare 307 redirect), and a body whose ``Content-Type`` is not JSON is a 400 ``malformed_content_type`` that changes
-no state (docs/service.md, "Errors")."""
+"""Issue 32, the service's details over HTTP: a trailing slash is an unknown route (the service's 404 body,
+not a bare 307 redirect), and a body whose ``Content-Type`` is not JSON is a 400 ``malformed_content_type``
+that changes no state (docs/service.md, "Errors")."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,11 @@ from simkit.service import DEV_SCOPE, DEV_TENANT
 from simkit.service.config import build_service, has_operator
 from simkit.service.http import create_app, running
 
-CHANGES, READ, WRITE = "/api/v1/memory/changes", "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+CHANGES, READ, WRITE = (
+    "/api/v1/memory/changes",
+    "/api/v1/memory/checkpoints/read",
+    "/api/v1/memory/checkpoints",
+)
 QUERY, APPEND = "/api/v1/memory/query", "/_simkit/append"
 ROUTES = [CHANGES, QUERY, READ, WRITE, APPEND]
 
@@ -30,7 +34,10 @@ def assert_error(r, status, code=None):
 @pytest.fixture(scope="module")
 def served():
     svc, _ = build_service(operator="ops")
-    with running(create_app(svc, admin=has_operator(svc))) as url, httpx.Client(base_url=url, timeout=10) as c:
+    with (
+        running(create_app(svc, admin=has_operator(svc))) as url,
+        httpx.Client(base_url=url, timeout=10) as c,
+    ):
         yield svc, c
 
 
@@ -81,7 +88,8 @@ def test_a_body_that_is_not_sent_as_json_is_a_400_that_changes_nothing(served, r
 def test_json_media_types_with_parameters_are_read(served, content_type):
     svc, c = served
     r = c.post(READ, content=_body(svc, READ), headers={**_token(READ), "Content-Type": content_type})
-    assert r.status_code in (200, 404) and r.json().get("error", {}).get("code", "") != "malformed_content_type"
+    assert r.status_code in (200, 404) and r.json().get("error", {}).get("code",
+                                                                         "") != "malformed_content_type"
 
 
 def test_the_credential_is_still_checked_first(served):

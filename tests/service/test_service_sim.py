@@ -55,12 +55,15 @@ def test_after_a_restore_resetting_silently_loses_entries_and_hides_orphaned_eff
 def test_version_1_cannot_tell_reused_numbers_and_verified_version_2_can():
     v1 = run_service_scenario("restore_reused_numbers", "correct", 1)
     v2 = run_service_scenario("restore_reused_numbers", "correct", 2)
-    assert not v1.verdict.ok and v1.verdict.lost and v1.verdict.unreconciled and v1.verdict.reconciliations == 0
+    assert (
+        not v1.verdict.ok and v1.verdict.lost and v1.verdict.unreconciled and v1.verdict.reconciliations == 0
+    )
     assert v2.verdict.ok and v2.world.reconciled[0][2] == "divergent_history"
 
 
 def test_correct_client_is_ok_in_every_schedule_after_a_restore_with_verified_progress():
-    runs = list(explore_service("restore_reused_numbers", "correct", 2, max_crashes=1, lost_replies=1, horizon=2))
+    runs = list(explore_service("restore_reused_numbers", "correct", 2, max_crashes=1, lost_replies=1,
+                                horizon=2))
     assert [r.world.sc for r in runs if not r.verdict.ok] == []
 
 
@@ -103,7 +106,8 @@ def test_the_correct_client_against_simkit_serve_over_http_with_a_lost_write_rep
     assert lost == 1
     cp = svc.checkpoints[("dev", ("tenant", tuple(DEV_SCOPE.values())), 1, "context-cache")]
     assert cp.cursor["sequence"] == 5 and len(ledger) == 5
-    assert [w.after["cursor"]["sequence"] for w in svc.writes] == [2, 4, 5]     # the lost write committed once
+    # the lost write committed once
+    assert [w.after["cursor"]["sequence"] for w in svc.writes] == [2, 4, 5]
 
 
 def test_operator_routes_of_simkit_serve_append_back_up_and_restore():
@@ -119,7 +123,8 @@ def test_operator_routes_of_simkit_serve_append_back_up_and_restore():
                                  headers=ops).json()["entry"]["cursor"]["sequence"] == 6
             body = {"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 10}}
             assert t.post("/api/v1/memory/changes", body)["high_watermark"]["sequence"] == 6
-            assert t.client.post("/_simkit/restore", json={"backup": 1}, headers=ops).json() == {"restored": 1}
+            assert t.client.post("/_simkit/restore", json={"backup": 1},
+                                 headers=ops).json() == {"restored": 1}
             assert t.post("/api/v1/memory/changes", body)["high_watermark"]["sequence"] == 5
             assert t.client.post("/_simkit/restore", json={"backup": 9}, headers=ops).status_code == 400
         finally:
@@ -127,8 +132,8 @@ def test_operator_routes_of_simkit_serve_append_back_up_and_restore():
 
 
 def test_the_service_write_sequence_is_read_only_and_counts_checkpoint_writes():
-    """The simulated world records each write reply with the service's sequence number, read through its public
-    ``seq`` (docs/architecture.md, "No reach-ins")."""
+    """The simulated world records each write reply with the service's sequence number, read through its
+    public ``seq`` (docs/architecture.md, "No reach-ins")."""
     run = run_service_scenario("checkpoint_service", "correct", 2)
     svc = run.world.svc
     assert svc.seq == len(svc.writes) + len(svc.restores) > 0

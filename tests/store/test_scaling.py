@@ -1,8 +1,8 @@
 """Costs that grew with the square of the input (issue 32): each is now a lookup.
 
-Measured (4 workers, an idempotent sink, ``store = "sqlite"``, loaded machine): 2,500 / 5,000 events took 64 / 198 s
-before the index, 10.8 / 18.6 s after; 10,000 events and 10,000 scripted faults that never fire, 96 s before the
-fault plan's index, 3.8 s after.
+Measured (4 workers, an idempotent sink, ``store = "sqlite"``, loaded machine): 2,500 / 5,000 events took 64 /
+198 s before the index, 10.8 / 18.6 s after; 10,000 events and 10,000 scripted faults that never fire, 96 s
+before the fault plan's index, 3.8 s after.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from simkit.world.faults import FaultPlan
 
 
 def test_the_greatest_generation_is_read_from_an_index():
-    """``SQLiteLedger.reserve`` reads ``max(generation)`` of the whole history in every reservation: without the
-    index, a scan each time."""
+    """``SQLiteLedger.reserve`` reads ``max(generation)`` of the whole history in every reservation: without
+    the index, a scan each time."""
     db = sqlite3.connect(":memory:")
     db.executescript(sql.SCHEMA)
     plan = " ".join(r[-1] for r in db.execute("EXPLAIN QUERY PLAN SELECT coalesce(max(generation), 0) "
@@ -50,7 +50,8 @@ def test_the_first_matching_fault_in_the_scenarios_order_fires():
     here = Fault("crash", "before_event_commit", 20, 1)
     plan = FaultPlan((by_position, anywhere, here), RandomFaults(), 0)
     assert plan.at_point(1, "before_event_commit", 10) is None
-    assert plan.at_point(1, "before_event_commit", 20) is anywhere         # second pass of the point; first at 20
+    # second pass of the point; first at 20
+    assert plan.at_point(1, "before_event_commit", 20) is anywhere
     assert plan.at_point(1, "after_fetch", None) is None
     assert plan.at_point(1, "after_fetch", None) is by_position
     assert plan.remaining()[0] == (here,)

@@ -2,8 +2,8 @@
 
 One test per "Practical steps" 1-7, named after its step; the "Validation note" cases (concurrent completion
 orders, stale generations, fingerprint mismatches, authorization changes, crash windows, external-effect
-retries); each unsafe settlement policy failing on the scenario that targets it while ``fenced`` passes; and the
-checker firing on hand-built histories for each new violation kind.
+retries); each unsafe settlement policy failing on the scenario that targets it while ``fenced`` passes; and
+the checker firing on hand-built histories for each new violation kind.
 """
 
 import pytest
@@ -57,7 +57,7 @@ def reserved(ledger: Ledger, op="e1", fp=FP1, binding="P1") -> Reservation:
     return ledger.reserve(1, op, fp, binding).reservation
 
 
-# -- Practical steps 1-7 ------------------------------------------------------------------------------------------
+# -- Practical steps 1-7 -------------------------------------------------------------------------------------
 def test_step_1_reserve_a_tuple_of_operation_fingerprint_binding_and_increasing_generation():
     r = simulate()
     records = r.world.store.operations.records
@@ -97,7 +97,8 @@ def test_step_2_a_changed_request_or_principal_needs_a_new_reservation_and_gener
     # in a run: reserved under P1, crashed before calling, credentials rotated while it was down
     r = simulate([{"kind": "crash", "point": "before_effect", "position": 1}], rotate_at=[3.0])
     assert r.verdict.ok
-    assert [(t.action, t.reservation.binding, t.reservation.generation) for t in r.world.store.operations.history
+    assert [(t.action, t.reservation.binding, t.reservation.generation)
+            for t in r.world.store.operations.history
             if t.operation_id == "e1" and t.action != "settle"] == [("reserve", "P1", 1), ("renew", "P2", 2)]
     assert requests(r) == [("ran", Reservation("e1", FP1, "P2", 2))]         # the old tuple was never called
 
@@ -160,7 +161,11 @@ def test_step_6_a_reply_whose_id_matches_but_tuple_differs_is_quarantined_never_
     assert r.verdict.ok
     ledger = r.world.store.operations
     [rejected] = ledger.quarantine
-    assert rejected.operation_id == "e1" and rejected.after == PENDING and f"differs in {differs}" in rejected.detail
+    assert (
+        rejected.operation_id == "e1"
+        and rejected.after == PENDING
+        and f"differs in {differs}" in rejected.detail
+    )
     assert getattr(rejected.reply.identity, differs) != getattr(rejected.reservation, differs)
     record = ledger.records["e1"]
     assert record.state == COMMITTED and record.result.identity == record.reservation   # its own result
@@ -188,7 +193,7 @@ def test_step_7_idempotency_for_the_effect_outside_the_settlement_transaction():
     assert set(r.world.store.operations.records) == {"e1", "e2"}
 
 
-# -- Validation note ------------------------------------------------------------------------------------------------
+# -- Validation note -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("policy, success_then_timeout", [
     ("fenced", COMMITTED), ("unfenced", COMMITTED), ("last_write_wins", PROVISIONAL),
     ("split_validate_write", COMMITTED)])
@@ -229,15 +234,18 @@ def test_stale_generation_reply_is_quarantined_by_fenced_and_attached_by_unfence
 
 
 def test_authorization_change_while_uncertain_renews_the_reservation_and_quarantines_the_old_reply():
-    """The credential rotates while e1's outcome is provisional: the retry needs a new reservation (step 2), and
-    the old principal's late success is quarantined. The idempotent service knows the same logical request
+    """The credential rotates while e1's outcome is provisional: the retry needs a new reservation (step 2),
+    and the old principal's late success is quarantined. The idempotent service knows the same logical request
     (operation id and fingerprint) under the new reservation, so the effect does not run again."""
     r = simulate([{"kind": "late_reply", "position": 1, "delay": 18.0}], rotate_at=[14.0])
     ledger = r.world.store.operations
     assert [(a, b, c) for a, b, c in actions(r)] == [
         ("reserve", None, PENDING), ("settle", PENDING, PROVISIONAL), ("renew", PROVISIONAL, PENDING),
         ("settle", PENDING, COMMITTED), ("quarantine", COMMITTED, COMMITTED)]
-    assert ledger.quarantine[0].reply.identity.binding == "P1" and ledger.records["e1"].reservation.binding == "P2"
+    assert (
+        ledger.quarantine[0].reply.identity.binding == "P1"
+        and ledger.records["e1"].reservation.binding == "P2"
+    )
     assert r.verdict.settlement_violations == [] and r.verdict.lost == []
     assert r.verdict.duplicated == [] and r.world.sink.effect_count["e1"] == 1
     lww = simulate([{"kind": "late_reply", "position": 1, "delay": 18.0}], rotate_at=[14.0],
@@ -245,11 +253,12 @@ def test_authorization_change_while_uncertain_renews_the_reservation_and_quarant
     assert [v["kind"] for v in lww.verdict.settlement_violations] == ["wrong_reservation"]
 
 
-@pytest.mark.parametrize("point", ["before_effect", "after_effect", "before_event_commit", "after_event_commit"])
+@pytest.mark.parametrize("point", ["before_effect", "after_effect", "before_event_commit",
+                                   "after_event_commit"])
 def test_crash_windows(point):
     """Between reserve and call, between call and settle, between settle and receipt, after the receipt: one
-    tuple, one effect with an idempotent service; an unsafe one repeats it only when the crash hides the call's
-    outcome (between call and settlement)."""
+    tuple, one effect with an idempotent service; an unsafe one repeats it only when the crash hides the
+    call's outcome (between call and settlement)."""
     crash = [{"kind": "crash", "point": point, "position": 1}]
     r = simulate(crash)
     assert r.verdict.ok and r.world.sink.effect_count["e1"] == 1
@@ -259,7 +268,8 @@ def test_crash_windows(point):
 
 
 def test_external_effect_retries_after_lost_replies_run_the_effect_once():
-    r = simulate([{"kind": "lost_response", "op": "effect", "position": 2, "occurrence": n} for n in (1, 2, 3)])
+    r = simulate([{"kind": "lost_response", "op": "effect", "position": 2, "occurrence": n}
+                  for n in (1, 2, 3)])
     assert r.verdict.ok
     assert [fate for fate, _ in requests(r, "e2")] == ["ran", "deduplicated", "deduplicated", "deduplicated"]
     assert r.world.sink.effect_count["e2"] == 1
@@ -267,7 +277,7 @@ def test_external_effect_retries_after_lost_replies_run_the_effect_once():
     assert (df.step == "blocked").sum() == 3                                # provisional blocks the barrier
 
 
-# -- Each unsafe policy fails where fenced passes --------------------------------------------------------------------
+# -- Each unsafe policy fails where fenced passes ------------------------------------------------------------
 TARGETS = {
     # scenario: {policy: (lost, duplicated, settlement violation kinds)}
     "late_response": {"last_write_wins": ([], [], ["committed_downgraded"]),
@@ -286,17 +296,22 @@ def test_each_unsafe_policy_fails_on_the_scenario_that_targets_it_while_fenced_p
     assert simkit.simulate(scenario).verdict.ok
     for policy, (lost, duplicated, kinds) in TARGETS[name].items():
         v = simkit.simulate(scenario, settlement=policy).verdict
-        assert (v.lost, v.duplicated, [x["kind"] for x in v.settlement_violations]) == (lost, duplicated, kinds)
+        assert (v.lost, v.duplicated, [x["kind"] for x in v.settlement_violations]) == (
+            lost,
+            duplicated,
+            kinds,
+        )
         assert v.ok == (not lost and not duplicated and not kinds)
 
 
 def test_every_unsafe_policy_fails_somewhere():
     failing = {p for targets in TARGETS.values() for p, (a, b, c) in targets.items() if a or b or c}
     assert failing == set(POLICIES) - {"fenced"}
-    assert SETTLEMENTS == POLICIES                                          # the scenario key and the ledger agree
+    # the scenario key and the ledger agree
+    assert SETTLEMENTS == POLICIES
 
 
-# -- The checker fires on hand-built histories ------------------------------------------------------------------
+# -- The checker fires on hand-built histories ---------------------------------------------------------------
 class History:
     """Ground truth assembled by hand: provider, store with its ledger, sink and service on one clock."""
 
@@ -324,7 +339,8 @@ def test_checker_a_correct_settlement_history_is_ok():
     mine = reserved(h.ledger)
     h.ledger.settle("fenced", 1, mine, TIMEOUT)
     h.ledger.settle("fenced", 1, mine, h.service.execute(1, mine))
-    h.ledger.settle("fenced", 1, mine, Reply(Reservation("e1", "x", "P0", 9), 0))   # quarantined: no violation
+    # quarantined: no violation
+    h.ledger.settle("fenced", 1, mine, Reply(Reservation("e1", "x", "P0", 9), 0))
     v = h.finish()
     assert v.ok, v
 
@@ -336,7 +352,11 @@ def test_checker_reports_committed_success_downgraded():
     h.ledger.settle("last_write_wins", 2, mine, TIMEOUT)
     v = h.finish()
     [x] = v.settlement_violations
-    assert x["kind"] == "committed_downgraded" and x["worker"] == 2 and "overwritten with provisional" in x["detail"]
+    assert (
+        x["kind"] == "committed_downgraded"
+        and x["worker"] == 2
+        and "overwritten with provisional" in x["detail"]
+    )
     assert not v.ok and v.as_dict()["settlement_violations"] == [x]
 
 
@@ -371,7 +391,7 @@ def test_checker_without_a_ledger_or_service_reports_nothing():
     assert not v.ok
 
 
-# -- Scenario keys, command line, determinism ---------------------------------------------------------------------
+# -- Scenario keys, command line, determinism ----------------------------------------------------------------
 @pytest.mark.parametrize("change, message", [
     ({"auth": {"rotate_at": [5.0, 2.0]}}, "key 'auth.rotate_at': times must increase"),
     ({"auth": {"rotate_at": ["soon"]}}, "key 'auth.rotate_at': expected non-negative times"),

@@ -45,7 +45,8 @@ def test_initial_receipts_are_in_the_ledger_at_time_0(store):
 
 
 def test_every_log_row_is_read_by_name(store):
-    """Issue 27: the rows of either store are named tuples (``receipt_log[k].event_id``), as the judge reads them."""
+    """Issue 27: the rows of either store are named tuples (``receipt_log[k].event_id``), as the judge reads
+    them."""
     store.load(1)
     store.commit_event(1, "e106", 106, "applied", 106)
     assert store.receipt_log[-1].event_id == "e106" and store.receipt_log[0].outcome == "applied"
@@ -141,7 +142,8 @@ def test_operation_records_reserve_reuse_and_settle(store):
     renewed = ledger.reserve(1, "e107", "g" * 64, "P2")
     assert renewed.reservation.generation == first.reservation.generation + 1
     assert [(t.action, t.before, t.after) for t in ledger.history] == [
-        ("reserve", None, "pending"), ("settle", "pending", "provisional"), ("settle", "provisional", "committed"),
+        ("reserve", None, "pending"), ("settle", "pending", "provisional"),
+        ("settle", "provisional", "committed"),
         ("settle", "committed", "provisional"), ("reserve", None, "pending")]
     assert ledger.records["e106"].result == Reply(first.reservation, 7)
 

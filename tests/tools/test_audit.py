@@ -1,5 +1,6 @@
-"""``simkit audit`` / :func:`simkit.audit`: anyone's consumer judged on every case simkit has, the first failure
-shrunk to a file that ``simkit run`` replays; exit 1 for a failing consumer, 0 for a passing one, 2 on bad input."""
+"""``simkit audit`` / :func:`simkit.audit`: anyone's consumer judged on every case simkit has, the first
+failure shrunk to a file that ``simkit run`` replays; exit 1 for a failing consumer, 0 for a passing one, 2 on
+bad input."""
 import dataclasses
 import json
 import shlex
@@ -64,9 +65,12 @@ def test_a_case_safe_fails_is_skipped_not_blamed(monkeypatch):
     assert a.ok and a.cases == 0 and [c.name for c in a.skipped] == ["limit"]
 
 
-def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(mine, tmp_path, capsys, monkeypatch):
+def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(
+    mine, tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
-    assert main(["audit", f"{mine}:TrustTheWatermark", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10"]) == 1
+    assert main(["audit", f"{mine}:TrustTheWatermark", "--seeds", "1", "--sweep-seeds", "1", "--budget",
+                 "10"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("audit TrustTheWatermark: FAILS")
     replay = out.splitlines()[-1].split("replay with ", 1)[1]
@@ -80,10 +84,12 @@ def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(mine,
 
 def test_a_passing_consumer_exits_0_writes_nothing_and_speaks_json(mine, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert main(["audit", f"{mine}:Careful", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10", "--json"]) == 0
+    assert main(["audit", f"{mine}:Careful", "--seeds", "1", "--sweep-seeds", "1", "--budget", "10",
+                 "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["ok"] and d["failures"] == [] and d["out"] is None
-    # every case is judged or named as left out by the 10 s budget (how many fit depends on the machine's load)
+    # every case is judged or named as left out by the 10 s budget (how many fit depends on the machine's
+    # load)
     assert d["cases"] > 0 and d["cases"] + len(d["left_out"]) > 50
     assert not list(tmp_path.glob("*.toml"))
 
@@ -99,7 +105,8 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, mine, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
-    assert "--strategy" not in err              # the consumer is audit's own argument, not a flag it was given
+    # the consumer is audit's own argument, not a flag it was given
+    assert "--strategy" not in err
 
 
 def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):
@@ -109,10 +116,11 @@ def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):
     assert r.returncode == 1 and (tmp_path / "f.toml").exists(), r.stderr
 
 
-# -- issue 26, item 6: cases as wide as real streams, within a budget ---------------------------------------------
+# -- issue 26, item 6: cases as wide as real streams, within a budget ----------------------------------------
 def test_the_wide_cases_are_as_wide_as_real_streams():
-    """Pages of 50 events, 2,000 events behind at least 300 barriers, blocks of at least 20 attempts, a rotation
-    between a lost reply and its retry, crossed replies differing in each field: each as safe meets it."""
+    """Pages of 50 events, 2,000 events behind at least 300 barriers, blocks of at least 20 attempts, a
+    rotation between a lost reply and its retry, crossed replies differing in each field: each as safe meets
+    it."""
     def run(name):
         sc = wide(name)
         r = simkit.simulate(sc, simkit.Consumer, sc.seed)
@@ -125,7 +133,9 @@ def test_the_wide_cases_are_as_wide_as_real_streams():
     assert len(long.world.provider.events) >= 2000
     assert long.as_dict()["final_checkpoint"]["checkpoint_version"] >= 300
     blocks = run("long_blocks").world.sink.decisions
-    assert sum(1 for row in blocks if row[3] == "e2") >= 20 and sum(1 for row in blocks if row[3] == "e4") >= 20
+    assert (
+        sum(1 for row in blocks if row[3] == "e2") >= 20 and sum(1 for row in blocks if row[3] == "e4") >= 20
+    )
     rotation = wide("rotation_before_retry")
     assert rotation.rotate_at[0] < rotation.timing.timeout      # the retry comes after the rotation
     assert sorted(f.differs for f in wide("crossed_each_field").faults) == sorted(CROSSED_FIELDS)
@@ -137,7 +147,8 @@ def test_explorations_lose_up_to_three_requests_of_one_operation_and_run_cheapes
     assert {c.ops for c in explored if c.bounds == (0, 0, 3)} == {(op,) for op in simkit.model.LOST_OPS}
     assert any(c.keep_faults for c in explored if c.name == "late_response")
     assert [c.cost for c in explored] == sorted(c.cost for c in explored)
-    assert "≤3 lost requests of checkpoint_write" in next(c.label for c in explored if c.ops == ("checkpoint_write",))
+    assert "≤3 lost requests of checkpoint_write" in next(c.label for c in explored
+                                                          if c.ops == ("checkpoint_write",))
 
 
 class Stalls(simkit.Consumer):

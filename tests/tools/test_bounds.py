@@ -1,9 +1,9 @@
-"""The overall bounds of issue 32 (docs/cli.md, "Bounds"): ``simkit explore``, ``simkit service --explore`` and
-``simkit bench --repeat`` had none, so a huge request (``--max-crashes 3`` on the gauntlet, ``--horizon 10**9``,
-``--repeat 10**9``) ran until killed. Now explore stops at ``--budget`` with every process it started, one line and
-exit status 2; service --explore stops starting schedules at its ``--budget`` and says what it left out; bench's
-rounds are at most 10. Each budget here is tiny: the test checks that it is honoured, with generous margins.
-"""
+"""The overall bounds of issue 32 (docs/cli.md, "Bounds"): ``simkit explore``, ``simkit service --explore``
+and ``simkit bench --repeat`` had none, so a huge request (``--max-crashes 3`` on the gauntlet, ``--horizon
+10**9``, ``--repeat 10**9``) ran until killed. Now explore stops at ``--budget`` with every process it
+started, one line and exit status 2; service --explore stops starting schedules at its ``--budget`` and says
+what it left out; bench's rounds are at most 10. Each budget here is tiny: the test checks that it is
+honoured, with generous margins. """
 from __future__ import annotations
 
 import json
@@ -23,8 +23,8 @@ linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /
 
 
 def simkit_cli(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simkit", *argv], capture_output=True, text=True, timeout=timeout,
-                          start_new_session=True)
+    return subprocess.run([sys.executable, "-m", "simkit", *argv], capture_output=True, text=True,
+                          timeout=timeout, start_new_session=True)
 
 
 def session_alive(sid: int) -> list[int]:
@@ -41,8 +41,9 @@ def session_alive(sid: int) -> list[int]:
 
 
 def children_cpu() -> float:
-    """CPU seconds of this process's reaped children (a command, and what it reaped): a bound on their work that
-    holds whatever else the machine runs, as ``bounded()`` of tests/scenario/test_hostile.py is for this process."""
+    """CPU seconds of this process's reaped children (a command, and what it reaped): a bound on their work
+    that holds whatever else the machine runs, as ``bounded()`` of tests/scenario/test_hostile.py is for this
+    process."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -52,7 +53,7 @@ def one_line(err: str, text: str) -> None:
     assert text in err, err
 
 
-# -- simkit explore --budget ----------------------------------------------------------------------------------
+# -- simkit explore --budget ---------------------------------------------------------------------------------
 @linux
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_huge_exploration_ends_at_its_budget_with_every_process(tmp_path, jobs):
@@ -64,8 +65,8 @@ def test_a_huge_exploration_ends_at_its_budget_with_every_process(tmp_path, jobs
     stdout, stderr = proc.communicate(timeout=120)
     assert children_cpu() - start < 60
     assert proc.returncode == 2 and stdout == ""
-    one_line(stderr, "explore gauntlet: the budget of 2 s (--budget) ran out before every schedule of up to 3 "
-                     "crashes and 2 lost replies was run; none is reported")
+    one_line(stderr, "explore gauntlet: the budget of 2 s (--budget) ran out before every schedule of up "
+                     "to 3 crashes and 2 lost replies was run; none is reported")
     time.sleep(0.5)
     assert session_alive(proc.pid) == [] and not out.exists()
 
@@ -76,8 +77,8 @@ def test_an_exploration_within_its_budget_is_as_before(capsys):
 
 
 @pytest.mark.parametrize("budget, problem", [("0", "must be positive"), ("-1", "must be positive"),
-                                             ("nan", "must be a finite number"), ("1e9", "must be at most 1e+06"),
-                                             ("x", "expected a number")])
+                                             ("nan", "must be a finite number"),
+                                             ("1e9", "must be at most 1e+06"), ("x", "expected a number")])
 def test_explore_budget_is_a_positive_number_of_seconds(capsys, budget, problem):
     assert main(["explore", "retry_walkthrough", "--budget", budget]) == 2
     captured = capsys.readouterr()
@@ -109,19 +110,19 @@ class Swallows(Consumer):
     ("Swallows", "explore retry_walkthrough: the budget of 3 s (--budget) ran out"),
 ])
 def test_a_consumer_that_ends_the_process_or_will_not_stop_is_one_line(tmp_path, cls, text):
-    """os._exit in the consumer ended `simkit explore` with exit status 3 and nothing said; one that swallowed the
-    wall clock's exception never ended."""
+    """os._exit in the consumer ended `simkit explore` with exit status 3 and nothing said; one that swallowed
+    the wall clock's exception never ended."""
     (tmp_path / "mine.py").write_text(CONSUMERS)
-    proc = simkit_cli("explore", "retry_walkthrough", "--strategy", f"{tmp_path}/mine.py:{cls}", "--max-crashes",
-                      "1", "--budget", "3")
+    proc = simkit_cli("explore", "retry_walkthrough", "--strategy", f"{tmp_path}/mine.py:{cls}",
+                      "--max-crashes", "1", "--budget", "3")
     assert proc.returncode == 2 and proc.stdout == ""
     one_line(proc.stderr, text)
 
 
-# -- simkit service --explore --budget ------------------------------------------------------------------------
+# -- simkit service --explore --budget -----------------------------------------------------------------------
 def test_service_explore_stops_starting_schedules_at_its_budget(capsys):
-    """``--horizon 10**9`` makes more schedules than anyone can run: the budget says which were run. The run is in
-    this process: its CPU time bounds it, whatever else the machine runs."""
+    """``--horizon 10**9`` makes more schedules than anyone can run: the budget says which were run. The run
+    is in this process: its CPU time bounds it, whatever else the machine runs."""
     start = time.process_time()
     assert main(["service", "checkpoint_service", "--explore", "--horizon", str(10**9), "--client", "correct",
                  "--budget", "1", "--json"]) == 0
@@ -149,14 +150,16 @@ def test_service_budget_out_of_range_is_one_line(capsys, budget):
         err.count("\n") == 1
 
 
-# -- simkit bench --repeat ------------------------------------------------------------------------------------
+# -- simkit bench --repeat -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("repeat", [str(bench.MAX_REPEAT + 1), str(10**9)])
 def test_bench_repeat_is_bounded_before_any_round(capsys, monkeypatch, repeat):
     monkeypatch.setattr(bench, "measure", lambda *a, **k: pytest.fail("a round ran"))
     assert main(["bench", "--quick", "--repeat", repeat]) == 2
     captured = capsys.readouterr()
-    assert captured.out == "" and captured.err == (f"simkit: bench: --repeat must be at most {bench.MAX_REPEAT}, got "
-                                                   f"{repeat} (a round of the full benchmark takes minutes)\n")
+    assert captured.out == "" and captured.err == (
+        f"simkit: bench: --repeat must be at most {bench.MAX_REPEAT}, got {repeat} (a round of the full "
+         "benchmark takes minutes)\n"
+    )
 
 
 def test_bench_repeat_at_its_bound_is_accepted(capsys, monkeypatch):

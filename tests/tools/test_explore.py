@@ -13,7 +13,16 @@ from simkit.cli import main
 from simkit.errors import ConsumerError
 from simkit.model import CRASH_POINTS, LOST_OPS
 from simkit.procedure.shortcuts import scenario_of
-from simkit.tools.explore import _extensions, _run, _Space, describe_kind, explore, failure_kind, fault_free, replay
+from simkit.tools.explore import (
+    _extensions,
+    _run,
+    _Space,
+    describe_kind,
+    explore,
+    failure_kind,
+    fault_free,
+    replay,
+)
 
 SCRIPTED = [n for n in simkit.bundled() if simkit.load(n).pages is not None]
 
@@ -34,7 +43,8 @@ def test_safe_survives_every_schedule_of_two_faults_on_each_bundled_scenario(nam
 def test_safe_on_an_unsafe_sink_duplicates_only_as_the_seed_says():
     """Seed 000, "Limits and validation": the procedure "does not create exactly-once behavior for an external
     sink that lacks transactions or idempotency". A crash between the effect and its receipt replays the
-    effect: the only violation is invariant 4's duplicate, and the same world with an idempotent sink has none."""
+    effect: the only violation is invariant 4's duplicate, and the same world with an idempotent sink has
+    none."""
     sc = simkit.load("shortcut_success_before_effect")
     assert sc.sink == "unsafe"
     x = explore(sc, "safe", max_crashes=2)
@@ -45,7 +55,8 @@ def test_safe_on_an_unsafe_sink_duplicates_only_as_the_seed_says():
 
 
 def test_safe_survives_one_lost_reply_with_a_crash():
-    for name in ("retry_walkthrough", "quarantine_boundary", "lost_barrier_reply", "shortcut_watermark_only_dedup"):
+    for name in ("retry_walkthrough", "quarantine_boundary", "lost_barrier_reply",
+                 "shortcut_watermark_only_dedup"):
         x = explore(simkit.load(name), "safe", max_crashes=1, lost_responses=1)
         assert x.violations == 0, (name, x.first_violation)
         assert sum(x.replies.values()) > 0
@@ -78,8 +89,9 @@ def test_each_shortcut_is_caught_on_its_own_scenario(shortcut):
 
 
 def test_some_shortcuts_lose_or_regress_only_under_a_fault():
-    """persist_token_on_fetch and success_before_effect break an invariant in every run, but lose an event only
-    when a crash strikes; no_version_check regresses the checkpoint only when a worker crashes or stalls."""
+    """persist_token_on_fetch and success_before_effect break an invariant in every run, but lose an event
+    only when a crash strikes; no_version_check regresses the checkpoint only when a worker crashes or
+    stalls."""
     for shortcut, failure in (("persist_token_on_fetch", "lost"), ("success_before_effect", "lost"),
                               ("no_version_check", "regressions")):
         sc = simkit.load(scenario_of(shortcut))
@@ -89,7 +101,8 @@ def test_some_shortcuts_lose_or_regress_only_under_a_fault():
 
 
 def test_every_fault_of_every_schedule_fires_and_no_schedule_repeats():
-    """The incremental construction: extensions are the passes after the last fault in the schedule's own run."""
+    """The incremental construction: extensions are the passes after the last fault in the schedule's own
+    run."""
     base = fault_free(simkit.load("quarantine_boundary"))
     space = _Space(2, 1, False, 20.0, CRASH_POINTS, LOST_OPS)
     seen = set()
@@ -177,7 +190,8 @@ def test_cli_text_prints_a_replay_command_that_replays(tmp_path, capsys):
     assert main(["explore", str(path), "--max-crashes", "1"]) == 0
     out = capsys.readouterr().out
     assert "first violation (fewest faults): crash at after_effect@106" in out
-    command = next(x for x in out.splitlines() if "replay: simkit run" in x).split("replay: simkit ")[1].split()
+    command = next(x for x in out.splitlines()
+                   if "replay: simkit run" in x).split("replay: simkit ")[1].split()
     assert command[-2:] == ["--crash", "after_effect@106"]
     assert main([*command, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["duplicated"] == ["e106"]
@@ -185,7 +199,8 @@ def test_cli_text_prints_a_replay_command_that_replays(tmp_path, capsys):
     assert "no violations" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv", [["--max-crashes", "-1"], ["--lost-responses", "-2"], ["--lost-requests", "-3"],
+@pytest.mark.parametrize("argv", [["--max-crashes", "-1"], ["--lost-responses", "-2"],
+                                  ["--lost-requests", "-3"],
                                   ["--lost-requests", "x"], ["--point", "nowhere"], ["--strategy", "nope"]])
 def test_bad_input_is_one_line_and_status_2(argv, capsys):
     assert main(["explore", "retry_walkthrough", *argv]) == 2
@@ -218,8 +233,8 @@ def test_a_run_failing_only_on_settlement_is_described_as_such_not_ok():
 
 
 def test_a_schedule_with_no_budget_left_is_run_and_counted_not_fingerprinted():
-    """At K = 1 a one-crash schedule has no subtree to skip, so it is counted as run; at K = 2 the same level is
-    deduplicated because there a skip saves its subtree."""
+    """At K = 1 a one-crash schedule has no subtree to skip, so it is counted as run; at K = 2 the same level
+    is deduplicated because there a skip saves its subtree."""
     one = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=1)
     assert (one.schedules, one.deduplicated, one.by_faults) == (9, 0, [1, 8])
     two = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=2)
@@ -252,16 +267,17 @@ def test_the_out_file_replays_overrides_and_scenario_faults(tmp_path, capsys, na
         assert json.loads(capsys.readouterr().out)["settlement_violations"] == first["settlement_violations"]
 
 
-@pytest.mark.parametrize("name, bounds, jobs", [("retry_walkthrough", (2, 0, 0), 1), ("late_response", (1, 1, 0), 1),
-                                                ("fence_race", (2, 0, 0), 2), ("transient_storm", (1, 0, 1), 1),
-                                                ("shortcut_success_before_effect", (2, 0, 0), 2)])
+@pytest.mark.parametrize("name, bounds, jobs",
+                         [("retry_walkthrough", (2, 0, 0), 1), ("late_response", (1, 1, 0), 1),
+                          ("fence_race", (2, 0, 0), 2), ("transient_storm", (1, 0, 1), 1),
+                          ("shortcut_success_before_effect", (2, 0, 0), 2)])
 def test_sharing_prefixes_runs_the_same_schedules_as_running_each_from_scratch(name, bounds, jobs):
     """Forked at each fault point (simkit.tools.forked) or run from scratch: the same schedules, verdicts,
     deduplication and first violation (``digest`` sums every schedule's faults and verdict)."""
     crashes, replies, requests = bounds
     sc = simkit.load(name)
-    runs = [explore(sc, "safe", max_crashes=crashes, lost_responses=replies, lost_requests=requests, jobs=jobs,
-                    share_prefixes=share) for share in (True, False)]
+    runs = [explore(sc, "safe", max_crashes=crashes, lost_responses=replies, lost_requests=requests,
+                    jobs=jobs, share_prefixes=share) for share in (True, False)]
     assert runs[0].as_dict() == runs[1].as_dict()
     assert runs[0].digest == runs[1].digest
 
@@ -270,7 +286,8 @@ def test_a_forked_run_that_raises_raises_in_the_caller():
     class Boom(simkit.Consumer):
         made = 0
 
-        def __init__(self, contract):                   # the second consumer is the first restarted after a crash
+        # the second consumer is the first restarted after a crash
+        def __init__(self, contract):
             super().__init__(contract)
             Boom.made += 1
             if Boom.made > 1:

@@ -1,6 +1,6 @@
-"""Explore's state fingerprints (docs/exploring.md, "Deduplication"): built from the public accessors of the world's
-parts, equal for equal durable states, ``None`` where a state has no stable value; and the shared process-pool
-map of explore and sweep."""
+"""Explore's state fingerprints (docs/exploring.md, "Deduplication"): built from the public accessors of the
+world's parts, equal for equal durable states, ``None`` where a state has no stable value; and the shared
+process-pool map of explore and sweep."""
 import ast
 import dataclasses
 from pathlib import Path
@@ -27,7 +27,8 @@ def _reach_ins(path: Path) -> list[str]:
 
 
 def test_the_fingerprint_and_the_tools_that_run_worlds_read_no_private_names():
-    names = ("fingerprint.py", "explore.py", "exploration.py", "shrink.py", "scenario_toml.py", "sweep.py", "pool.py")
+    names = ("fingerprint.py", "explore.py", "exploration.py", "shrink.py", "scenario_toml.py", "sweep.py",
+             "pool.py")
     assert [hit for name in names for hit in _reach_ins(TOOLS / name)] == []
 
 

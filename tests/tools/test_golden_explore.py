@@ -1,6 +1,6 @@
-"""The committed golden explorations (tests/golden/explore.json) still hold: every schedule count, deduplication,
-violation kind and first violation of the explorations listed in tests/golden/explore.py is as reviewed. A
-deliberate change regenerates them: ``python tests/golden/explore.py``."""
+"""The committed golden explorations (tests/golden/explore.json) still hold: every schedule count,
+deduplication, violation kind and first violation of the explorations listed in tests/golden/explore.py is as
+reviewed. A deliberate change regenerates them: ``python tests/golden/explore.py``."""
 import json
 import sys
 from pathlib import Path
@@ -14,5 +14,6 @@ def test_every_golden_exploration_is_as_committed():
     fresh = golden.compute()
     assert sorted(fresh) == sorted(committed), "explorations listed changed: regenerate and review"
     changed = [k for k in fresh if fresh[k] != committed[k]]
-    assert not changed, (f"{len(changed)} explorations differ from tests/golden/explore.json, e.g. {changed[:5]}; "
-                         "if deliberate, run python tests/golden/explore.py and review the diff")
+    assert not changed, (f"{len(changed)} explorations differ from tests/golden/explore.json, e.g. "
+                         f"{changed[:5]}; if deliberate, run python tests/golden/explore.py and review the "
+                          "diff")

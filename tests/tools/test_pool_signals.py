@@ -1,8 +1,8 @@
 """No worker process outlives ``sweep --jobs``, ``explore --jobs`` or ``audit`` (issue 32,
-:mod:`simkit.tools.pool`): after SIGTERM or SIGKILL their workers lived on under PID 1 (seen alive 30 minutes),
-and whatever read the command's pipes hung; SIGTERM exited -15 with no message. Now SIGTERM, SIGINT and SIGHUP end
-the command with one line and 128 + the signal, and every worker (and every process a worker forked) is gone;
-SIGKILL takes the workers along.
+:mod:`simkit.tools.pool`): after SIGTERM or SIGKILL their workers lived on under PID 1 (seen alive 30
+minutes), and whatever read the command's pipes hung; SIGTERM exited -15 with no message. Now SIGTERM, SIGINT
+and SIGHUP end the command with one line and 128 + the signal, and every worker (and every process a worker
+forked) is gone; SIGKILL takes the workers along.
 """
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def alive(pid: int) -> bool:
 
 def started(argv: list[str]) -> tuple[subprocess.Popen, set[int]]:
     """The command, once both its pool workers run."""
-    proc = subprocess.Popen([sys.executable, "-m", "simkit", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
     while len(kids := descendants(proc.pid)) < 2:
         assert proc.poll() is None, proc.communicate()

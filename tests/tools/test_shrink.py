@@ -12,7 +12,8 @@ from simkit.tools.shrink import _ddmin, scenario_data, scripted_data, shrink, to
 GAUNTLET = simkit.load("gauntlet")
 
 
-@pytest.mark.parametrize("shortcut", ["persist_token_on_fetch", "max_position_watermark", "watermark_only_dedup",
+@pytest.mark.parametrize("shortcut", ["persist_token_on_fetch", "max_position_watermark",
+                                      "watermark_only_dedup",
                                       "success_before_effect", "in_memory_quarantine", "compare_tokens"])
 def test_a_failing_gauntlet_seed_shrinks_to_a_handful_of_events(shortcut):
     original = simkit.simulate(GAUNTLET, simkit.resolve(shortcut), 3)
@@ -25,11 +26,11 @@ def test_a_failing_gauntlet_seed_shrinks_to_a_handful_of_events(shortcut):
 
 def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_docs_say():
     """docs/exploring.md: 22 pages, 86 events, 27 faults to 3 pages, 3 events, 0 faults (31 runs tried): 730,
-    then 715 backfilled behind it with 800, then the end of the stream; e715 is lost. Since invariant 2 reads the
-    held-late events from the attempt's page (cf58b3c), it takes 800's commit in 715's page to break it: without
-    800 the run breaks invariant 1 only, a different failure, so the shrinker keeps three events. When a reduction
-    that dropped a page left a fault or [[events]] entry at a position no page carries, parse refused the
-    candidate and this took 378 runs to a different result."""
+    then 715 backfilled behind it with 800, then the end of the stream; e715 is lost. Since invariant 2 reads
+    the held-late events from the attempt's page (cf58b3c), it takes 800's commit in 715's page to break it:
+    without 800 the run breaks invariant 1 only, a different failure, so the shrinker keeps three events. When
+    a reduction that dropped a page left a fault or [[events]] entry at a position no page carries, parse
+    refused the candidate and this took 378 runs to a different result."""
     s = shrink(GAUNTLET, "watermark_only_dedup", 3)
     assert (s.original, s.shrunk, s.runs) == ({"pages": 22, "events": 86, "faults": 27},
                                              {"pages": 3, "events": 3, "faults": 0}, 31)
@@ -38,7 +39,8 @@ def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_docs_say():
 
 
 def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
-    """A page or event removed takes the faults and [[events]] entries at its positions with it (``_carried``)."""
+    """A page or event removed takes the faults and [[events]] entries at its positions with it
+    (``_carried``)."""
     import simkit.tools.shrink as shrink_module
     refused = []
 
@@ -55,7 +57,8 @@ def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
 
 def test_the_shrunk_file_replays_with_simkit_run(tmp_path, capsys):
     out = tmp_path / "small.toml"
-    assert main(["shrink", "gauntlet", "--strategy", "in_memory_quarantine", "--seed", "3", "--out", str(out)]) == 0
+    assert main(["shrink", "gauntlet", "--strategy", "in_memory_quarantine", "--seed", "3", "--out",
+                 str(out)]) == 0
     assert "wrote" in capsys.readouterr().out
     assert main(["run", str(out), "--strategy", "in_memory_quarantine", "--seed", "3", "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)

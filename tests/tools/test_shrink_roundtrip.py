@@ -1,6 +1,6 @@
 """What ``shrink`` writes, ``simkit run`` reads back to the same verdict (issue 32). Cursors and ids holding a
-character past U+FFFF were written as JSON's UTF-16 surrogate pairs, which TOML refuses: the counterexample could
-not be replayed."""
+character past U+FFFF were written as JSON's UTF-16 surrogate pairs, which TOML refuses: the counterexample
+could not be replayed."""
 from __future__ import annotations
 
 import json
@@ -18,8 +18,8 @@ PRINTABLE = st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_s
 
 def persist_token(c7: str, c8: str, ids: tuple[str, str, str]) -> dict:
     """shortcut_persist_token_on_fetch with its cursors and ids renamed."""
-    return {"name": "renamed", "initial": {"resume_cursor": c7, "applied_position": 105, "checkpoint_version": 1,
-                                           "receipts": [104, 105]},
+    return {"name": "renamed", "initial": {"resume_cursor": c7, "applied_position": 105,
+                                           "checkpoint_version": 1, "receipts": [104, 105]},
             "pages": [{"cursor": c7, "positions": [104, 106, 107], "ids": list(ids), "next_cursor": c8},
                       {"cursor": c8, "positions": [], "next_cursor": c8}],
             "faults": [{"kind": "crash", "point": "before_event_commit", "position": 107}]}
@@ -27,8 +27,10 @@ def persist_token(c7: str, c8: str, ids: tuple[str, str, str]) -> dict:
 
 def test_shrink_out_with_astral_cursors_is_replayed_by_run(tmp_path, capsys):
     source, out = tmp_path / "emoji.toml", tmp_path / "shrunk.toml"
-    source.write_text(toml_text(persist_token("C7\U0001f600", "C8\U00010348", ("e\U0001f4a5", "e106", "e107"))))
-    assert main(["shrink", str(source), "--strategy", "persist_token_on_fetch", "--out", str(out), "--json"]) == 0
+    source.write_text(toml_text(persist_token("C7\U0001f600", "C8\U00010348",
+                                              ("e\U0001f4a5", "e106", "e107"))))
+    assert main(["shrink", str(source), "--strategy", "persist_token_on_fetch", "--out", str(out),
+                 "--json"]) == 0
     shrunk = json.loads(capsys.readouterr().out)["verdict"]
     assert "\\U0001f600" in out.read_text() and out.read_text().isascii()
     assert main(["run", str(out), "--strategy", "persist_token_on_fetch", "--json"]) == 0

@@ -36,7 +36,9 @@ def test_safe_loses_and_duplicates_nothing_and_rows_do_not_depend_on_jobs():
     assert len(one.rows) == 12 and list(one.frame().columns) == list(COLUMNS)
     assert [r["seed"] for r in one.rows] == list(range(6)) * 2
     summary = {s["strategy"]: s for s in one.summary()}
-    assert summary["safe"]["loss_runs"] == 0 and summary["safe"]["dup_runs"] == 0 and summary["safe"]["ok"] == 6
+    assert (
+        summary["safe"]["loss_runs"] == 0 and summary["safe"]["dup_runs"] == 0 and summary["safe"]["ok"] == 6
+    )
     assert summary["persist_token_on_fetch"]["loss_runs"] > 0
     lo, hi = summary["safe"]["loss_ci"]
     assert lo == 0.0 and 0.3 < hi < 0.5
@@ -52,8 +54,10 @@ def test_crash_rate_overrides_the_scenario():
 def test_dask_local_cluster_gives_the_same_rows():
     distributed = pytest.importorskip("distributed")
     local = sweep(DEFAULT, ("safe", "watermark_only_dedup"), seeds=4, jobs=1)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
-        remote = sweep(DEFAULT, ("safe", "watermark_only_dedup"), seeds=4, dask_address=cluster.scheduler_address)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = sweep(DEFAULT, ("safe", "watermark_only_dedup"), seeds=4,
+                       dask_address=cluster.scheduler_address)
     assert remote.rows == local.rows
 
 
@@ -68,8 +72,8 @@ def test_cli_writes_one_row_per_run(tmp_path, capsys, ext):
     if ext == ".parquet":
         pytest.importorskip("pyarrow")
     out = tmp_path / f"runs{ext}"
-    assert main(["sweep", "default", "--strategy", "safe", "--strategy", "in_memory_quarantine", "--seeds", "3",
-                 "--jobs", "1", "--out", str(out), "--json"]) == 0
+    assert main(["sweep", "default", "--strategy", "safe", "--strategy", "in_memory_quarantine", "--seeds",
+                 "3", "--jobs", "1", "--out", str(out), "--json"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""                       # no progress bar under --json
     d = json.loads(captured.out)
@@ -86,8 +90,8 @@ def test_cli_text_summary(capsys):
 
 
 @pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "2", "--crash-rate", "1.5"],
-                                  ["--seeds", "2", "--out", "runs.txt"], ["--seeds", "2", "--strategy", "nope"],
-                                  ["--seeds", "2", "--jobs", "0"]])
+                                  ["--seeds", "2", "--out", "runs.txt"],
+                                  ["--seeds", "2", "--strategy", "nope"], ["--seeds", "2", "--jobs", "0"]])
 def test_bad_input_is_one_line_and_status_2(argv, capsys):
     assert main(["sweep", "retry_walkthrough", *argv]) == 2
     err = capsys.readouterr().err
@@ -97,7 +101,8 @@ def test_bad_input_is_one_line_and_status_2(argv, capsys):
 def test_check_out_is_the_one_rule_for_the_table_file(monkeypatch):
     check_out("runs.csv")
     check_out("RUNS.CSV")                           # the CLI accepts any case; so does write()
-    with pytest.raises(simkit.SimkitError, match=r"^path runs.txt: unknown format '.txt'; use .csv, .parquet$"):
+    with pytest.raises(simkit.SimkitError,
+                       match=r"^path runs.txt: unknown format '.txt'; use .csv, .parquet$"):
         check_out("runs.txt")
     monkeypatch.setattr(simkit.tools.sweep, "find_spec", lambda name: None)
     with pytest.raises(simkit.SimkitError, match=r"^path r.parquet: writing Parquet needs pyarrow"):
@@ -113,7 +118,8 @@ def test_cli_writes_an_upper_case_extension(tmp_path, capsys):
 
 @pytest.mark.parametrize("kwargs, message", [({"seeds": 0}, "seeds 0: must be at least 1"),
                                              ({"jobs": 0}, "jobs 0: must be at least 1"),
-                                             ({"crash_rates": (1.5,)}, "crash_rates 1.5: must be between 0 and 1")])
+                                             ({"crash_rates": (1.5,)},
+                                              "crash_rates 1.5: must be between 0 and 1")])
 def test_the_library_checks_bounds_naming_its_parameters(kwargs, message):
     """The command line says the flag instead (--seeds, --jobs, --crash-rate: simkit.cli.output.FLAGS)."""
     with pytest.raises(simkit.SimkitError, match=f"^{message}$") as e:

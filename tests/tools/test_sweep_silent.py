@@ -1,5 +1,5 @@
-"""``sweep --dask`` pointed at a listener that accepts and never answers (issue 32): it waited for ever, because
-``Client(address, timeout=...)`` bounds the connection, not the scheduler's answer."""
+"""``sweep --dask`` pointed at a listener that accepts and never answers (issue 32): it waited for ever,
+because ``Client(address, timeout=...)`` bounds the connection, not the scheduler's answer."""
 from __future__ import annotations
 
 import socket
@@ -18,7 +18,8 @@ def test_a_listener_that_never_answers_is_one_line_within_the_timeout():
         silent.listen(8)                        # the kernel accepts connections; nobody ever reads them
         address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
         began = time.monotonic()
-        with pytest.raises(simkit.SimkitError, match=rf"^dask_address {address}: cannot connect to the scheduler: "
-                                                     r"no answer within 2 s$"):
+        with pytest.raises(simkit.SimkitError,
+                           match=rf"^dask_address {address}: cannot connect to the scheduler: "
+                                 r"no answer within 2 s$"):
             sweep(simkit.load("default"), ("safe",), seeds=1, dask_address=address, dask_timeout=2)
         assert time.monotonic() - began < 20

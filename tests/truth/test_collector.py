@@ -1,5 +1,5 @@
-"""One garbage-collector pause per run, at its outermost place (simkit/truth/collector.py): the world's ``run()``
-and the checker no longer pause it inside ``simulate``'s pause, and a nested pause is refused."""
+"""One garbage-collector pause per run, at its outermost place (simkit/truth/collector.py): the world's
+``run()`` and the checker no longer pause it inside ``simulate``'s pause, and a nested pause is refused."""
 import gc
 
 import pytest
@@ -64,13 +64,15 @@ def test_simulate_pauses_once_around_the_world_and_the_judge(collector_on, monke
 def test_an_explored_schedule_pauses_once(collector_on):
     seen = []
     fault = simkit.parse_crash_arg("before_event_commit@107")
-    verdict, _world, _plan = run_schedule(simkit.load("retry_walkthrough"), watching(seen), 0, (fault,), False)
+    verdict, _world, _plan = run_schedule(simkit.load("retry_walkthrough"), watching(seen), 0, (fault,),
+                                          False)
     assert verdict.ok and len(seen) >= 2                # a crash: more than one life
     assert all(held and not on for _who, held, on in seen), seen
 
 
 def test_the_world_and_the_checker_do_not_pause_it_themselves(collector_on, monkeypatch):
-    """The inner places of the old nesting: outside a run's pause, they leave the collector as they find it."""
+    """The inner places of the old nesting: outside a run's pause, they leave the collector as they find
+    it."""
     seen = []
     world = World(simkit.load("retry_walkthrough"), watching(seen), 0).run()
     judged = checker._check
@@ -81,8 +83,8 @@ def test_the_world_and_the_checker_do_not_pause_it_themselves(collector_on, monk
 
 
 def test_runs_in_threads_each_hold_their_pause_and_the_collector_comes_back_after_the_last():
-    """A dask local cluster or a thread pool runs simulate in several threads at once: each is a run of its own,
-    not a pause nested in another (this raised 'already paused' for the second thread)."""
+    """A dask local cluster or a thread pool runs simulate in several threads at once: each is a run of its
+    own, not a pause nested in another (this raised 'already paused' for the second thread)."""
     import gc
     import threading
 

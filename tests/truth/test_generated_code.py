@@ -1,7 +1,7 @@
 """Generated methods (the column appends of ``truth.columns.adder`` behind ``Log.add`` and ``Trace.add``, the
-``__init__`` of ``model.record``) are compiled by ``simkit._codegen.compile_function``: a traceback through one
-shows its real source line under ``<simkit generated Owner.method>``, and each behaves exactly like the plain
-Python it stands for."""
+``__init__`` of ``model.record``) are compiled by ``simkit._codegen.compile_function``: a traceback through
+one shows its real source line under ``<simkit generated Owner.method>``, and each behaves exactly like the
+plain Python it stands for."""
 from __future__ import annotations
 
 import inspect
@@ -57,7 +57,8 @@ def test_a_traceback_through_a_record_init_shows_its_source_line():
 def test_one_name_generated_twice_with_different_sources_keeps_both_sources():
     one = type("Tiny", (Log,), {"__slots__": (), "COLUMNS": (("seq", "q"),)})
     two = type("Tiny", (Log,), {"__slots__": (), "COLUMNS": (("seq", "q"), ("time", "d"))})
-    again = compile_function(inspect.getsource(one.add), "add", "Tiny.add", __name__, dict(one.add.__globals__))
+    again = compile_function(inspect.getsource(one.add), "add", "Tiny.add", __name__,
+                             dict(one.add.__globals__))
     names = [f.__code__.co_filename for f in (one.add, two.add, again)]
     assert names[0] != names[1] and names[2] == names[0]            # the same source keeps its name
     for f in (one.add, two.add):

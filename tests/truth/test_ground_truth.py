@@ -71,9 +71,9 @@ def test_the_public_check_still_takes_a_world_a_run_or_a_hand_built_history():
 
 
 def test_the_world_no_longer_imports_the_judge():
-    """It records ground truth; simkit.runner, above both, hands it to the judge (tests/project/test_layers.py checks
-    every import, string imports included). The old names ``simkit.world.simulation.simulate`` and ``Run`` are gone
-    (CHANGELOG, "Removed"), and with them the world's one way back to the runner."""
+    """It records ground truth; simkit.runner, above both, hands it to the judge (tests/project/test_layers.py
+    checks every import, string imports included). The old names ``simkit.world.simulation.simulate`` and
+    ``Run`` are gone (CHANGELOG, "Removed"), and with them the world's one way back to the runner."""
     code = "import simkit.world.simulation as s; assert not hasattr(s, 'simulate') and not hasattr(s, 'Run')"
     subprocess.run([sys.executable, "-c", code], check=True)
     source = Path(simkit.world.simulation.__file__).read_text(encoding="utf-8")
@@ -97,7 +97,8 @@ def test_the_effects_count_is_one_definition():
 
 
 def test_when_a_loss_became_final_follows_the_walkthrough():
-    """Persisting the token on fetch: the barrier to C8 at t = 1.5, the crash at t = 2 makes e107's loss final."""
+    """Persisting the token on fetch: the barrier to C8 at t = 1.5, the crash at t = 2 makes e107's loss
+    final."""
     run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve("persist_token_on_fetch"))
     assert run.verdict.lost == ["e107"]
     assert loss_final(run, run.verdict.lost) == {"e107": (2.0, "crash")}
@@ -108,4 +109,6 @@ def test_the_durable_prefix_and_the_fates_read_the_ground_truth():
     run = simkit.simulate(simkit.load("retry_walkthrough"))
     assert durable_prefix(run.ground_truth()) == durable_prefix(run) == ([0.0, 1.5, 8.0], [105, 106, 107])
     fates = event_fates(run.ground_truth(), run.verdict)
-    assert set(fates.values()) <= set(simkit.judge.checker.FATES) and len(fates) == len(run.world.provider.events)
+    assert set(fates.values()) <= set(simkit.judge.checker.FATES) and len(fates) == len(
+        run.world.provider.events
+    )

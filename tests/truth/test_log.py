@@ -7,7 +7,16 @@ import pytest
 from simkit.model import Checkpoint
 from simkit.store.durable import DurableList
 from simkit.store.memory import MemoryStore
-from simkit.truth.log import DecisionLog, EffectLog, ReadLog, ReceiptLog, ReceiptRow, WriteLog, WriteRow, write_states
+from simkit.truth.log import (
+    DecisionLog,
+    EffectLog,
+    ReadLog,
+    ReceiptLog,
+    ReceiptRow,
+    WriteLog,
+    WriteRow,
+    write_states,
+)
 from simkit.truth.trace import Trace
 from simkit.world.provider import ServedLog
 
@@ -37,7 +46,11 @@ def test_a_row_is_read_by_name():
     store = MemoryStore(START)
     store.commit_event(1, "e1", 10, "applied", 10)
     assert store.writes[0].after == Checkpoint("C1", 10, 0) and store.writes[0].kind == "commit"
-    assert store.reads == [] and store.writes[:][0] == store.writes[0] and isinstance(store.writes[:][0], WriteRow)
+    assert (
+        store.reads == []
+        and store.writes[:][0] == store.writes[0]
+        and isinstance(store.writes[:][0], WriteRow)
+    )
 
 
 def test_a_log_whose_row_names_other_fields_is_refused_when_defined():
@@ -74,7 +87,8 @@ def test_a_write_log_rebuilds_each_before_from_the_write_ahead_of_it():
     assert store.writes[1][4:] == (c1_10, c1_20) and store.writes[0][4] == START
     assert store.writes[-1][5] == store.checkpoint == c2
     as_list = list(store.writes)
-    assert list(write_states(store.writes)) == list(write_states(as_list))           # the checker's view, either form
+    # the checker's view, either form
+    assert list(write_states(store.writes)) == list(write_states(as_list))
     assert list(write_states(as_list))[2][4:] == (("C1", 20, 0), ("C2", 20, 1))
 
 
@@ -132,15 +146,18 @@ def test_trace_times_are_a_typed_array_and_read_back_as_floats():
 def test_trace_columns_read_back_every_value_they_were_given():
     trace = Trace()
     cp = Checkpoint("C1", 2**40, 0)
-    rows = [(1.0, 1, "fetch", "", None, cp, 7, "3 events"), (2.0, 1, "commit", "e10", 10, cp, 2**63 + 1, "applied"),
-            (3.0, 2, "commit", "x9", 9, cp, -(2**63), "applied"), (4.0, 1, "commit", "e010", 10, cp, True, "")]
+    rows = [(1.0, 1, "fetch", "", None, cp, 7, "3 events"),
+            (2.0, 1, "commit", "e10", 10, cp, 2**63 + 1, "applied"),
+            (3.0, 2, "commit", "x9", 9, cp, -(2**63), "applied"),
+            (4.0, 1, "commit", "e010", 10, cp, True, "")]
     for row in rows:
         trace.add(*row)
     assert list(trace.event_id) == ["", "e10", "x9", "e010"] and trace.event_id[-1] == "e010"
     assert list(trace.position) == [None, 10, 9, 10] and trace.position[0] is None
     assert list(trace.cursor_place) == [7, 2**63 + 1, -(2**63), True] and trace.cursor_place[-1] is True
     assert trace.step.count("commit") == 3 and trace.step.index("commit") == 1 and "fetch" in trace.step
-    assert trace.outcome == ["3 events", "applied", "applied", ""] and trace.applied_position[1:3] == [2**40] * 2
+    assert trace.outcome == ["3 events", "applied", "applied",
+                             ""] and trace.applied_position[1:3] == [2**40] * 2
     assert trace.to_frame().event_id.tolist() == ["", "e10", "x9", "e010"]
 
 

@@ -1,13 +1,13 @@
 """A run's memory per event stays within budget: a guard on the columnar ground truth and the event table.
 
 ``tracemalloc`` counts bytes allocated, not time, so these bounds do not depend on how busy the machine is. A
-20,000-event ``safe`` run kept 535 bytes per event with an Event, an id string and dictionary entries per event
-(832 with ground-truth logs as lists of tuples), and its check needed about 100 more at its peak. With no object
-per event (ids derived from positions, receipts and effect counts by position, coded columns) it keeps 212, and its
-check needed 281 more while it built every id string and Event the run no longer keeps (the stream in position
-order and an index by id). Reading the stream from the event table's typed positions, ranking a default id by its
-position and keeping a response as its row rather than its page's ids, the check needs about 16.
-"""
+20,000-event ``safe`` run kept 535 bytes per event with an Event, an id string and dictionary entries per
+event (832 with ground-truth logs as lists of tuples), and its check needed about 100 more at its peak. With
+no object per event (ids derived from positions, receipts and effect counts by position, coded columns) it
+keeps 212, and its check needed 281 more while it built every id string and Event the run no longer keeps (the
+stream in position order and an index by id). Reading the stream from the event table's typed positions,
+ranking a default id by its position and keeping a response as its row rather than its page's ids, the check
+needs about 16. """
 import tracemalloc
 
 import pytest
@@ -70,7 +70,11 @@ def test_a_named_stream_reads_in_position_order():
     table = EventTable.of([Event("b", 5), Event("a", 3, "poison"), Event("c", 5)])
     assert list(table) == ["b", "a", "c"] and table["a"] == Event("a", 3, "poison")
     ids, positions = table.by_position()
-    assert list(ids) == ["a", "b", "c"] and list(positions) == [3, 5, 5] and [table.rank(x) for x in "abc"] == [0, 1, 2]
+    assert (
+        list(ids) == ["a", "b", "c"]
+        and list(positions) == [3, 5, 5]
+        and [table.rank(x) for x in "abc"] == [0, 1, 2]
+    )
 
 
 def test_receipts_keep_default_ids_by_position_and_the_rest_by_id():
@@ -80,7 +84,8 @@ def test_receipts_keep_default_ids_by_position_and_the_rest_by_id():
     assert dict(receipts) == {"e30": ("applied", 30), "e10": ("applied", 10), "x": ("ignored", 7),
                               "e20": ("applied", 21)}
     assert receipts.outcomes.base == 30 and receipts.outcomes.aside == {10: "applied"}
-    assert set(receipts.other) == {"x", "e20"} and "e21" not in receipts and receipts.get("e20") == ("applied", 21)
+    assert set(receipts.other) == {"x",
+                                   "e20"} and "e21" not in receipts and receipts.get("e20") == ("applied", 21)
 
 
 def test_the_id_at_a_position_is_the_last_terminal_receipt_there():
@@ -102,9 +107,12 @@ def test_effect_counts_read_as_a_dictionary():
 
 def test_an_id_map_stays_small_whatever_the_positions():
     counts = IdMap()
-    for k in range(63):                 # each position twice the last: kept aside once the array would be sparse
+    # each position twice the last: kept aside once the array would be sparse
+    for k in range(63):
         counts[f"e{1 << k}"] = k
-    assert len(counts.slots.codes) <= SPAN + DENSITY * 63 and dict(counts) == {f"e{1 << k}": k for k in range(63)}
+    assert len(counts.slots.codes) <= SPAN + DENSITY * 63 and dict(counts) == {
+        f"e{1 << k}": k for k in range(63)
+    }
     counts.set_at(3, "x")                                               # between two array slots
     assert counts.at(3) == "x" and counts["e3"] == "x" and len(counts) == 64
 
@@ -113,14 +121,18 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
     counts = IdMap()
     for k in range(300):                # the 256th distinct value widens the array of codes
         counts.set_at(k, str(k))
-    assert counts.slots.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [str(k) for k in range(300)]
+    assert counts.slots.codes.typecode == "H" and [counts.at(k) for k in range(300)] == [
+        str(k) for k in range(300)
+    ]
 
 
 def test_a_receipt_past_2_63_reads_back_like_any_other():
-    """Positions past a typed array's range: the receipt is kept by position and read back by id all the same."""
+    """Positions past a typed array's range: the receipt is kept by position and read back by id all the
+    same."""
     store, eid = MemoryStore(Checkpoint("C1", 0, 0)), f"e{2**63}"
     assert store.commit_event(1, eid, 2**63, "applied", 0)
-    assert store.receipts.get(eid) == ("applied", 2**63) and eid in store.receipts and dict(store.receipts) == {
+    assert store.receipts.get(eid) == ("applied",
+                                       2**63) and eid in store.receipts and dict(store.receipts) == {
         eid: ("applied", 2**63)}
     assert not store.commit_event(1, eid, 2**63, "applied", 0)         # a second terminal receipt is refused
 
@@ -130,4 +142,9 @@ def test_an_id_map_is_a_mapping_all_through():
     .values())`` on a run's sink raised TypeError."""
     r = simkit.simulate(simkit.load("retry_walkthrough"))
     counts = r.world.sink.effect_count
-    assert sum(counts.values()) == len(r.world.sink.effects) and list(counts) == ["e104", "e105", "e106", "e107"]
+    assert sum(counts.values()) == len(r.world.sink.effects) and list(counts) == [
+        "e104",
+        "e105",
+        "e106",
+        "e107",
+    ]

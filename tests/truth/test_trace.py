@@ -1,4 +1,5 @@
-"""The trace's outcomes are compared with named constants, never parsed: which ``fetch`` rows handed a page."""
+"""The trace's outcomes are compared with named constants, never parsed: which ``fetch`` rows handed a
+page."""
 import pytest
 
 import simkit
@@ -17,4 +18,5 @@ def test_every_fetch_row_of_a_run_is_a_page_or_names_why_not(name):
     trace = simkit.simulate(simkit.load(name)).trace
     pages = {fetched_outcome(k) for k in range(1000)}
     fetches = [o for s, o in zip(trace.step, trace.outcome) if s == "fetch"]
-    assert fetches and all((o in pages) == is_fetched("fetch", o) and (o in pages or o in NO_PAGE) for o in fetches)
+    assert fetches and all((o in pages) == is_fetched("fetch", o) and (o in pages or o in NO_PAGE)
+                           for o in fetches)

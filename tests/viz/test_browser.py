@@ -2,13 +2,13 @@
 
 nbval proves the cells run and their text holds; this proves what a person sees: JupyterLab on 127.0.0.1
 opens the notebook, runs every cell, no cell shows an error, and changing a widget control redraws the
-timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes where asked;
-the prediction widget (``tests/viz/browser_predict.ipynb``) checks the answer picked and shows the reply; every
-reveal (the output that answers a question) is folded when a workshop notebook opens and after Run All, and opens
-once its question is answered, by the widget or by a variable and its check. How long a learner waits from changing
-the explorer's seed to the new figure painted, with and without another core busy, is timed in the page and reported
-(``artifacts/browser/felt_latency.json``, issue 31). Screenshots before and after each change go to
-``artifacts/browser/``.
+timeline and the verdict; the step-through widget (``tests/viz/browser_stepper.ipynb``) steps and crashes
+where asked; the prediction widget (``tests/viz/browser_predict.ipynb``) checks the answer picked and shows
+the reply; every reveal (the output that answers a question) is folded when a workshop notebook opens and
+after Run All, and opens once its question is answered, by the widget or by a variable and its check. How long
+a learner waits from changing the explorer's seed to the new figure painted, with and without another core
+busy, is timed in the page and reported (``artifacts/browser/felt_latency.json``, issue 31). Screenshots
+before and after each change go to ``artifacts/browser/``.
 
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
 skipped, unless ``SIMKIT_REQUIRE_BROWSER=1`` (as ``.ci/run`` sets): then it fails.
@@ -29,7 +29,8 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("SIMKIT_REQUIRE_BROWSER") == "1"
 TOKEN = "simkit-browser-test"
-#: Notebooks of the tests themselves, served beside the workshop's: their widgets do not depend on the workshop text.
+#: Notebooks of the tests themselves, served beside the workshop's: their widgets do not depend on the
+#: workshop text.
 FIXTURES = ("browser_stepper.ipynb", "browser_predict.ipynb")
 
 
@@ -56,8 +57,8 @@ def lab(tmp_path_factory):
         (settings / extension / f"{plugin}.jupyterlab-settings").write_text(value)
     log = open(root / "lab.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root / 'notebooks'}",
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+         f"--port={port}", f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root / 'notebooks'}",
          f"--LabApp.workspaces_dir={root / 'workspaces'}", "--LabApp.expose_app_in_browser=True",
          "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         stdout=log, stderr=subprocess.STDOUT,
@@ -91,16 +92,16 @@ def browser():
         "playwright.sync_api", fromlist=["sync_playwright"])
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
         yield b
         b.close()
 
 
 def open_and_run_all(browser, lab: str, notebook: str, fresh_kernel: bool = False):
     """Open ``notebook`` in JupyterLab, run all its cells (JupyterLab's own "Run All Cells" command) and wait
-    until every code cell has run and the kernel is idle; return the page. ``fresh_kernel``: restart the kernel
-    first (JupyterLab keeps a notebook's kernel, and what it was told, across pages)."""
+    until every code cell has run and the kernel is idle; return the page. ``fresh_kernel``: restart the
+    kernel first (JupyterLab keeps a notebook's kernel, and what it was told, across pages)."""
     page = browser.new_page(viewport={"width": 1500, "height": 2600})   # a whole widget in view, painted
     page.set_default_timeout(120_000)
     page.goto(f"{lab}/lab/tree/{notebook}?reset&token={TOKEN}")      # a fresh workspace: only this notebook
@@ -113,8 +114,8 @@ def open_and_run_all(browser, lab: str, notebook: str, fresh_kernel: bool = Fals
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     try:
         page.wait_for_function(
-            f"() => {{ const nb = {current}; const cells = nb.content.widgets.filter(c => c.model.type === 'code');"
-            " return cells.every(c => c.model.executionCount !== null) &&"
+            f"() => {{ const nb = {current}; const cells = nb.content.widgets.filter(c => c.model.type === "
+             "'code'); return cells.every(c => c.model.executionCount !== null) &&"
             " nb.sessionContext.session.kernel.status === 'idle'; }", timeout=300_000, polling=1000)
     except Exception:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -178,7 +179,8 @@ def blank(src: str) -> bool:
 
 def choose(box, label: str, option: str):
     """Pick ``option`` in the widget's dropdown labelled ``label``, as a person would."""
-    box.locator(".widget-dropdown", has=box.page.locator("label", has_text=label)).locator("select").select_option(
+    box.locator(".widget-dropdown", has=box.page.locator("label",
+                                                         has_text=label)).locator("select").select_option(
         option)
 
 
@@ -238,9 +240,9 @@ def test_explorer_redraws_for_a_new_crash_position_and_strategy(lab, browser):
     assert not any(blank(x[1]) for x in (before, moved, after))     # the figure itself is redrawn, not blank
 
 
-#: In the page: from the control's ``change`` event (what a person's edit fires) to the first frame painted after
-#: the new figure is decoded (two animation frames: the callback of the second runs once the first is painted).
-#: Also when the output first changed (the kernel's first reply) and when the new image arrived.
+#: In the page: from the control's ``change`` event (what a person's edit fires) to the first frame painted
+#: after the new figure is decoded (two animation frames: the callback of the second runs once the first is
+#: painted). Also when the output first changed (the kernel's first reply) and when the new image arrived.
 FELT_JS = """([box, old]) => {
     const out = [...box.querySelectorAll('.widget-output')].pop();
     const felt = {t0: null, first: null, image: null, painted: null};
@@ -255,7 +257,8 @@ FELT_JS = """([box, old]) => {
             seen.disconnect();
             img.decode().then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
                 felt.painted = performance.now();
-                resolve({felt: felt.painted - felt.t0, reply: felt.first - felt.t0, image: felt.image - felt.t0});
+                resolve({felt: felt.painted - felt.t0, reply: felt.first - felt.t0,
+                         image: felt.image - felt.t0});
             })));
         });
         seen.observe(out, {subtree: true, childList: true, attributes: true, characterData: true});
@@ -264,9 +267,9 @@ FELT_JS = """([box, old]) => {
 
 
 def felt_change(box, act) -> dict:
-    """Do ``act()`` (a person's edit of one control) and time it in the page (:data:`FELT_JS`), in ms: ``felt``
-    until the new figure is painted, ``reply`` until the output first changed, ``image`` until the new image
-    arrived."""
+    """Do ``act()`` (a person's edit of one control) and time it in the page (:data:`FELT_JS`), in ms:
+    ``felt`` until the new figure is painted, ``reply`` until the output first changed, ``image`` until the
+    new image arrived."""
     old = state(box)
     box.page.evaluate(FELT_JS, [box.element_handle(), old[1]])
     act()
@@ -278,10 +281,10 @@ def felt_change(box, act) -> dict:
 
 def test_explorer_felt_latency_idle_and_with_the_other_core_busy(lab, browser):
     """What a learner waits for (issue 31): from changing the explorer's seed (a new run each time) to the new
-    figure painted, timed in the page, with the machine as it is and then with a process spinning on another core.
-    Reported (printed, and ``artifacts/browser/felt_latency.json``, with the machine's load average), not asserted:
-    a test checks behaviour; the timings are the benchmark's to judge. Each change must still redraw the verdict
-    and a figure that is not blank."""
+    figure painted, timed in the page, with the machine as it is and then with a process spinning on another
+    core. Reported (printed, and ``artifacts/browser/felt_latency.json``, with the machine's load average),
+    not asserted: a test checks behaviour; the timings are the benchmark's to judge. Each change must still
+    redraw the verdict and a figure that is not blank."""
     import json
     import statistics
 
@@ -318,8 +321,8 @@ def test_explorer_felt_latency_idle_and_with_the_other_core_busy(lab, browser):
 
 
 def test_comparison_redraws_for_another_shortcut(lab, browser):
-    page, box, before = first_drawing(browser, lab, "04_unsafe_shortcuts.ipynb", "shortcut", "widgets.comparison(",
-                                      "comparison")
+    page, box, before = first_drawing(browser, lab, "04_unsafe_shortcuts.ipynb", "shortcut",
+                                      "widgets.comparison(", "comparison")
     assert "watermark_only_dedup" in before[0]
     choose(box, "shortcut", "in_memory_quarantine")
     after = wait_changed(box, before)
@@ -343,18 +346,20 @@ def output_state(box, i: int, needle: str, timeout: float = 120) -> tuple[str, s
             return now
         last = now
         time.sleep(1.0)
-    pytest.fail(f"the widget's output {i} never showed {needle!r}; it shows {last[0][:300] if last else None!r}")
+    pytest.fail(f"the widget's output {i} never showed {needle!r}; it shows "
+                f"{last[0][:300] if last else None!r}")
 
 
 def test_stepper_steps_through_a_run_and_crashes_where_asked(lab, browser):
-    """The step slider moves the instant (its note, the timeline's line, memory beside durable state); "crash here"
-    reruns with a crash at the next crash-point pass and says which events change fate."""
+    """The step slider moves the instant (its note, the timeline's line, memory beside durable state); "crash
+    here" reruns with a crash at the next crash-point pass and says which events change fate."""
     page = open_and_run_all(browser, lab, "browser_stepper.ipynb")
     assert_no_errors(page)
     box = widget_with(page, "step", "widgets.stepper(")
     first = output_state(box, 0, "after row 0")
     shot(box, "stepper-before")
-    readout = box.locator(".widget-slider", has=page.locator("label", has_text="step")).locator(".widget-readout")
+    readout = box.locator(".widget-slider", has=page.locator("label",
+                                                             has_text="step")).locator(".widget-readout")
     readout.click()
     page.keyboard.press("Control+A")
     page.keyboard.type("2")
@@ -395,8 +400,8 @@ def shot_widget(box, name: str):
 
 
 def test_prediction_widget_checks_the_answer_picked(lab, browser):
-    """The prediction widget: "check" with nothing picked asks for an answer; a wrong pick gets the answer and why,
-    the right one is confirmed, each reply from simkit.workshop.check_prediction."""
+    """The prediction widget: "check" with nothing picked asks for an answer; a wrong pick gets the answer and
+    why, the right one is confirmed, each reply from simkit.workshop.check_prediction."""
     from simkit import workshop as check
 
     why = check.PREDICTIONS["shortcut_notices"][3]
@@ -404,7 +409,11 @@ def test_prediction_widget_checks_the_answer_picked(lab, browser):
     assert_no_errors(page)
     box = widget_with(page, "your answer", "check.predict(")
     answers = box.locator(".widget-toggle-buttons button")
-    assert [answers.nth(i).inner_text().strip() for i in range(answers.count())] == ["stalls", "halts", "completes"]
+    assert [answers.nth(i).inner_text().strip() for i in range(answers.count())] == [
+        "stalls",
+        "halts",
+        "completes",
+    ]
     shot_widget(box, "predict-before")
     press = box.locator("button.widget-button", has_text="check")
     press.click()
@@ -443,8 +452,8 @@ def reveal_state(page) -> list[tuple[bool, bool]]:
 
 @pytest.mark.parametrize("notebook", ["00_index.ipynb", "04_unsafe_shortcuts.ipynb"])
 def test_a_committed_notebook_opens_with_every_answer_folded(lab, browser, notebook):
-    """As committed (executed with every question unanswered), a notebook shows each reveal as a closed fold: its
-    summary says to answer first, and nothing of the figure or table under it is drawn."""
+    """As committed (executed with every question unanswered), a notebook shows each reveal as a closed fold:
+    its summary says to answer first, and nothing of the figure or table under it is drawn."""
     page = open_unrun(browser, lab, notebook)
     for i in range(page.locator(".jp-Cell").count()):          # every cell rendered, the last reveal included
         page.evaluate("async (i) => await window.jupyterapp.shell.currentWidget.content.scrollToItem(i)", i)
@@ -455,7 +464,8 @@ def test_a_committed_notebook_opens_with_every_answer_folded(lab, browser, noteb
     summary.scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"reveal-folded-{notebook}.png"))
-    summary.click()                                             # a person may still look: the fold is a <details>
+    # a person may still look: the fold is a <details>
+    summary.click()
     assert reveal_state(page)[0] == [True, True]
     page.close()
 
@@ -471,8 +481,9 @@ def wait_reveals(page, expected: list[bool], timeout: float = 60) -> list[tuple[
 
 
 def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
-    """After Run All both reveals of the fixture are folded; answering the widget opens its reveal only; setting
-    the variable and running its check opens the other, in place, without running the reveal's cell again."""
+    """After Run All both reveals of the fixture are folded; answering the widget opens its reveal only;
+    setting the variable and running its check opens the other, in place, without running the reveal's cell
+    again."""
     page = open_and_run_all(browser, lab, "browser_predict.ipynb", fresh_kernel=True)   # nothing answered yet
     assert_no_errors(page)
     wait_reveals(page, [False, False])

@@ -1,7 +1,8 @@
-"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a legend.
+"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a
+legend.
 
-Every mark of the timeline carries its kind as the artist's gid (``cursor``, ``held``, ``crash``, ``lost``, …), and
-the tests read the marks back by it."""
+Every mark of the timeline carries its kind as the artist's gid (``cursor``, ``held``, ``crash``, ``lost``,
+…), and the tests read the marks back by it."""
 import copy
 import tomllib
 
@@ -55,11 +56,12 @@ def assert_readable(ax):
     assert ax.get_legend() is not None and ax.get_legend().get_texts()
 
 
-# -- the key picture: seed 000's walkthrough ------------------------------------------------------------------------
+# -- the key picture: seed 000's walkthrough -----------------------------------------------------------------
 def test_the_walkthrough_draws_the_next_cursor_held_in_memory_until_the_barrier_publishes_it(ax):
-    """Seed 000 step 2: fetching C7 returns C8, held in memory (dashed) from the fetch at t=1 until the crash at
-    t=1.5 forgets it, and again from the retry's fetch at 7.5 until the barrier publishes it at 8.5; the durable
-    resume_cursor stays C7 (place 105) until then. Both tokens are labelled where they are published."""
+    """Seed 000 step 2: fetching C7 returns C8, held in memory (dashed) from the fetch at t=1 until the crash
+    at t=1.5 forgets it, and again from the retry's fetch at 7.5 until the barrier publishes it at 8.5; the
+    durable resume_cursor stays C7 (place 105) until then. Both tokens are labelled where they are
+    published."""
     r = run("retry_walkthrough")
     plot.timeline(ax, r)
     assert_readable(ax)
@@ -74,16 +76,18 @@ def test_the_walkthrough_draws_the_next_cursor_held_in_memory_until_the_barrier_
 
 
 def test_a_crash_sits_at_the_event_it_names(ax):
-    """The crash before 107's commit is drawn at position 107, not on the applied line (106), and its label names
-    e107: the mark's height and its label agree."""
+    """The crash before 107's commit is drawn at position 107, not on the applied line (106), and its label
+    names e107: the mark's height and its label agree."""
     plot.timeline(ax, run("retry_walkthrough"))
     assert points(ax, "crash") == [(1.5, 107.0)]
     assert "crash before_event_commit at e107" in texts(ax)
 
 
 def test_a_crash_of_the_page_attempt_sits_at_the_next_cursor_it_held(ax):
-    """A crash before the page barrier belongs to no event: it is drawn where the token the worker held (C8, place
-    107) would have put the cursor, and its label says so. (Replacing the scenario's crash: one attempt, at t=2.)"""
+    """A crash before the page barrier belongs to no event: it is drawn where the token the worker held (C8,
+    place
+    107) would have put the cursor, and its label says so. (Replacing the scenario's crash: one attempt, at
+         t=2.)"""
     r = run("retry_walkthrough", faults=[{"kind": "crash", "point": "before_page_barrier"}])
     plot.timeline(ax, r)
     assert points(ax, "crash") == [(2.0, 107.0)]
@@ -91,10 +95,10 @@ def test_a_crash_of_the_page_attempt_sits_at_the_next_cursor_it_held(ax):
 
 
 def test_the_loss_is_marked_at_the_crash_that_makes_it_final(ax):
-    """persist_token_on_fetch: the barrier publishes C8 at t=1.5 while e106 and e107 have no outcome: both are at
-    risk. e106 commits at 2.0 (its risk ends); the crash at t=2 before e107 commits ends the only attempt that could
-    still apply it: e107's loss is final there, at (2.0, 107), not at the publish (notebook 04: "the crash at t = 2
-    leaves 107 in the gap"). One label names the loss and the crash."""
+    """persist_token_on_fetch: the barrier publishes C8 at t=1.5 while e106 and e107 have no outcome: both are
+    at risk. e106 commits at 2.0 (its risk ends); the crash at t=2 before e107 commits ends the only attempt
+    that could still apply it: e107's loss is final there, at (2.0, 107), not at the publish (notebook 04:
+    "the crash at t = 2 leaves 107 in the gap"). One label names the loss and the crash."""
     r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
     assert plot.at_risk(r) == {"e106": [(1.5, 2.0)], "e107": [(1.5, 8.0)]}
     assert plot.loss_final(r) == {"e107": (2.0, "crash")}
@@ -117,15 +121,15 @@ def test_the_loss_is_marked_at_the_crash_that_makes_it_final(ax):
     ("shortcut_watermark_only_dedup", "watermark_only_dedup", {"e105": (5.0, "page barrier")}),
 ])
 def test_a_loss_no_worker_could_still_repair_is_final_at_the_barrier(scenario, strategy, when):
-    """No attempt holds the event any more when the barrier passes it (skipped as a replay, quarantined in memory):
-    the barrier itself makes the loss final."""
+    """No attempt holds the event any more when the barrier passes it (skipped as a replay, quarantined in
+    memory): the barrier itself makes the loss final."""
     assert plot.loss_final(run(scenario, strategy)) == when
 
 
 def test_each_lost_event_has_its_own_window_and_none_floods_the_plot():
-    """default, persist_token_on_fetch (notebook 01): every lost event's risk ends where its loss became final,
-    every other event's where it got its outcome; the shaded region of old (cursor past events with no outcome,
-    open for the rest of the run after the first loss) is gone."""
+    """default, persist_token_on_fetch (notebook 01): every lost event's risk ends where its loss became
+    final, every other event's where it got its outcome; the shaded region of old (cursor past events with no
+    outcome, open for the rest of the run after the first loss) is gone."""
     r = simkit.simulate(simkit.load("default"), simkit.resolve("persist_token_on_fetch"))
     risk, final = plot.at_risk(r), plot.loss_final(r)
     assert set(final) == set(r.verdict.lost) and len(final) > 10
@@ -142,7 +146,8 @@ def test_each_lost_event_has_its_own_window_and_none_floods_the_plot():
 
 @pytest.mark.parametrize("name", ["retry_walkthrough", "quarantine_boundary", "gauntlet", "default"])
 def test_safe_puts_no_event_at_risk(ax, name):
-    """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable outcome."""
+    """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable
+    outcome."""
     r = run(name)
     assert not any(plot.unsafe_rows(r)) and plot.at_risk(r) == {}
     plot.timeline(ax, r)
@@ -151,8 +156,8 @@ def test_safe_puts_no_event_at_risk(ax, name):
 
 @pytest.mark.parametrize("name", ["gauntlet", "default", "retry_walkthrough"])
 def test_the_legend_has_at_most_seven_entries(name):
-    """Grouped: one entry per kind of thing (durable cursor, memory, applied, ground truth, events in hand, crash,
-    harm), whatever is drawn; on every strategy, so also in the compare figure of two."""
+    """Grouped: one entry per kind of thing (durable cursor, memory, applied, ground truth, events in hand,
+    crash, harm), whatever is drawn; on every strategy, so also in the compare figure of two."""
     for strategy in simkit.STRATEGIES:
         r = run(name, strategy)
         fig, ax = plt.subplots()
@@ -162,9 +167,9 @@ def test_the_legend_has_at_most_seven_entries(name):
 
 
 def test_generated_tokens_are_labelled_sparingly_and_abbreviated():
-    """Generated tokens are 10 random characters: none is labelled when many events are lost (gauntlet, 48); with a
-    few lost events (the explorer's stream, in_memory_quarantine: 4), only the publishes that put them at risk, cut
-    to four characters and an ellipsis."""
+    """Generated tokens are 10 random characters: none is labelled when many events are lost (gauntlet, 48);
+    with a few lost events (the explorer's stream, in_memory_quarantine: 4), only the publishes that put them
+    at risk, cut to four characters and an ellipsis."""
     from simkit.viz import widgets
 
     fig, (a, b) = plt.subplots(1, 2)
@@ -179,8 +184,8 @@ def test_generated_tokens_are_labelled_sparingly_and_abbreviated():
 
 
 def test_layers_build_the_picture_up(ax):
-    """Notebook 01 can start with the durable checkpoint alone and add memory, ground truth and harm; the legend
-    lists only what is drawn. An unknown layer is an error that names the layers."""
+    """Notebook 01 can start with the durable checkpoint alone and add memory, ground truth and harm; the
+    legend lists only what is drawn. An unknown layer is an error that names the layers."""
     r = run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")
     plot.timeline(ax, r, layers=["cursor", "applied"])
     assert legend_texts(ax) == ["resume_cursor (durable) · page barrier", "applied_position · event commit"]
@@ -200,13 +205,15 @@ def test_now_marks_an_instant(ax):
 
 
 def test_the_timeline_reads_the_trace_columns_as_its_frame_types_them():
-    """The timeline selects its marks from the trace's columns as numpy arrays (issue 31), not a pandas frame: each
-    column holds what :meth:`Trace.to_frame` holds, a number column with a missing value as floats with NaN."""
+    """The timeline selects its marks from the trace's columns as numpy arrays (issue 31), not a pandas frame:
+    each column holds what :meth:`Trace.to_frame` holds, a number column with a missing value as floats with
+    NaN."""
     import numpy as np
 
     from simkit.viz.timeline import _Rows
 
-    runs = [run("gauntlet"), run("retry_walkthrough"), run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")]
+    runs = [run("gauntlet"), run("retry_walkthrough"),
+            run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")]
     for r in runs:
         rows, frame = _Rows(r.trace), r.trace.to_frame()
         for name in ("time", "worker", "step", "event_id", "position", "cursor_place", "applied_position",
@@ -221,8 +228,8 @@ def test_the_timeline_reads_the_trace_columns_as_its_frame_types_them():
 
 
 def test_the_timeline_leaves_the_axes_autoscaling_as_it_found_them(ax):
-    """Marks are added with autoscaling held off and the view scaled once afterwards (issue 31): the limits are
-    the ones autoscaling gives, autoscaling is on again after, and limits the caller fixed stay fixed."""
+    """Marks are added with autoscaling held off and the view scaled once afterwards (issue 31): the limits
+    are the ones autoscaling gives, autoscaling is on again after, and limits the caller fixed stay fixed."""
     r = run("retry_walkthrough")
     plot.timeline(ax, r)
     drawn = ax.get_xlim(), ax.get_ylim()
@@ -270,9 +277,11 @@ def test_timeline_marks_regressions_pauses_and_rejected_barriers(ax):
 
 
 def test_timeline_marks_duplicated_effects_of_an_unsafe_sink(ax):
-    """Seed 000, "Limits and validation": without idempotency or transactions even safe can repeat an effect."""
+    """Seed 000, "Limits and validation": without idempotency or transactions even safe can repeat an
+    effect."""
     # a crash between the call and its settlement: after settlement the operation record (seed 001) knows
-    r = run("retry_walkthrough", sink="unsafe", faults=[{"kind": "crash", "point": "after_effect", "position": 107}])
+    r = run("retry_walkthrough", sink="unsafe",
+            faults=[{"kind": "crash", "point": "after_effect", "position": 107}])
     assert r.verdict.duplicated == ["e107"]
     plot.timeline(ax, r)
     assert [y for _x, y in points(ax, "duplicated")] == [107.0]
@@ -286,19 +295,20 @@ def test_timeline_marks_quarantine_decisions_and_receipts(ax):
     assert [y for _x, y in points(ax, "replay")] == [210.0, 212.0]
 
 
-# -- fates -------------------------------------------------------------------------------------------------------------
+# -- fates ---------------------------------------------------------------------------------------------------
 def test_fates_say_what_happened_to_each_event_of_the_walkthrough():
     """Notebook 02: e104 was done before the run and its redelivery was recognised and skipped (replayed
-    harmlessly); e105 was never delivered in this run (done before the run, not "applied once"); e106 was applied
-    and replayed on the retry; e107 was delivered twice but applied once: its first delivery was no replay."""
+    harmlessly); e105 was never delivered in this run (done before the run, not "applied once"); e106 was
+    applied and replayed on the retry; e107 was delivered twice but applied once: its first delivery was no
+    replay."""
     r = run("retry_walkthrough")
     assert event_fates(r.world, r.verdict) == {"e104": "replayed harmlessly", "e105": "done before the run",
                                                "e106": "replayed harmlessly", "e107": "applied once"}
 
 
 def test_a_replay_before_the_outcome_is_durable_is_no_harmless_replay():
-    """watermark_only_dedup skips e105 as a replay behind its watermark while e105 has no outcome: that skip is the
-    loss, not a harmless replay."""
+    """watermark_only_dedup skips e105 as a replay behind its watermark while e105 has no outcome: that skip
+    is the loss, not a harmless replay."""
     r = run("shortcut_watermark_only_dedup", "watermark_only_dedup")
     replays = r.trace.to_frame().query("step == 'replay'")
     assert "e105" in set(replays.event_id)
@@ -317,12 +327,16 @@ def test_fates_colour_one_cell_per_event(ax):
     assert len(cells) == 5
     red = matplotlib.colors.to_rgba(plot.FATE_COLORS["lost"])
     assert sum(c.get_facecolor() == red for c in cells) == 2
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["done before the run", "applied once", "lost"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "done before the run",
+        "applied once",
+        "lost",
+    ]
 
 
 def test_fates_label_every_cell_in_a_font_fitted_to_the_cells_as_drawn():
-    """gauntlet's 86 events in 20 columns (notebook 04): every cell still reads its position, e.g. the lost e112;
-    when the cells are too small for any label, the x label gives the positions' range instead."""
+    """gauntlet's 86 events in 20 columns (notebook 04): every cell still reads its position, e.g. the lost
+    e112; when the cells are too small for any label, the x label gives the positions' range instead."""
     r = run("gauntlet", "watermark_only_dedup")
     fig, ax = plt.subplots(figsize=(6.5, 2.4), layout="constrained")
     plot.fates(ax, r, title="event fates")
@@ -347,10 +361,10 @@ def test_fates_highlight_the_events_named():
     plt.close(fig)
 
 
-# -- side by side -----------------------------------------------------------------------------------------------------
+# -- side by side --------------------------------------------------------------------------------------------
 def test_compare_shares_both_axes_and_one_grouped_legend():
-    """The two panels of notebook 02's cell 22 (safe stuck on 107, the shortcut that loses it) on one time scale and
-    one position scale, with one legend under the figure listing each kind of mark once."""
+    """The two panels of notebook 02's cell 22 (safe stuck on 107, the shortcut that loses it) on one time
+    scale and one position scale, with one legend under the figure listing each kind of mark once."""
     sc = simkit.load("shortcut_persist_token_on_fetch")
     runs = [simkit.simulate(sc, simkit.resolve(s)) for s in ("safe", "persist_token_on_fetch")]
     fig, axes = plt.subplots(1, 2, layout="constrained")
@@ -365,12 +379,14 @@ def test_compare_shares_both_axes_and_one_grouped_legend():
 
 
 def test_compare_gives_a_much_shorter_run_its_own_time_scale():
-    """Notebook 02's cell 39: ``safe`` stuck on 107 until the time limit (t = 199.5) beside the shortcut that loses
-    it by t = 8. On one time scale the shortcut's panel would be a sliver with its loss's label pushed out of it;
-    each panel keeps its own time scale and says so, the position scale stays shared, and the label stays inside."""
+    """Notebook 02's cell 39: ``safe`` stuck on 107 until the time limit (t = 199.5) beside the shortcut that
+    loses it by t = 8. On one time scale the shortcut's panel would be a sliver with its loss's label pushed
+    out of it; each panel keeps its own time scale and says so, the position scale stays shared, and the label
+    stays inside."""
     sc = simkit.parse({
         "name": "retry_walkthrough_107_never_durable",
-        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1, "receipts": [104, 105]},
+        "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1,
+                    "receipts": [104, 105]},
         "pages": [{"cursor": "C7", "positions": [104, 106, 107], "next_cursor": "C8"},
                   {"cursor": "C8", "positions": [], "next_cursor": "C8"}],
         "events": [{"position": 107, "behavior": "transient", "failures": 1000}],
@@ -392,8 +408,9 @@ def test_compare_gives_a_much_shorter_run_its_own_time_scale():
 
 
 def test_the_figures_read_the_facts_the_judge_defines():
-    """One definition of each fact: the figures' names are the judge's and ground truth's own functions, and an
-    event that joins the stream late (a new id at a position already served, ``<=``) joins when it is served."""
+    """One definition of each fact: the figures' names are the judge's and ground truth's own functions, and
+    an event that joins the stream late (a new id at a position already served, ``<=``) joins when it is
+    served."""
     from simkit.judge import facts
     from simkit.truth import derived
 
@@ -406,7 +423,7 @@ def test_the_figures_read_the_facts_the_judge_defines():
     assert plot.loss_final(r) == facts.loss_final(r, r.verdict.lost)
 
 
-# -- the crash matrix -------------------------------------------------------------------------------------------------
+# -- the crash matrix ----------------------------------------------------------------------------------------
 def test_crash_matrix_annotates_every_cell_and_greys_unreached_ones(ax):
     """One annotated cell per (crash point, strategy), ``violating/run``; a cell with no schedule reads
     ``not reached``; the colour bar carries the label; title and axes are labelled."""
@@ -444,7 +461,8 @@ def test_crash_matrix_colours_each_cell_by_the_share_of_its_schedules_that_viola
 
 def test_crash_matrix_diverges_worse_same_better(ax):
     """With ``better``: red by the share worse, blue (negative) by the share better, white when every schedule
-    ended as the fault-free run did; any schedule worse makes the cell red. The colour bar names both sides."""
+    ended as the fault-free run did; any schedule worse makes the cell red. The colour bar names both
+    sides."""
     import pandas as pd
 
     idx = ["p", "q"]
@@ -458,8 +476,13 @@ def test_crash_matrix_diverges_worse_same_better(ax):
     assert sorted(t.get_text() for t in ax.texts) == ["1 worse, 1 better\nof 3", "2/2 better", "2/2 worse",
                                                       "not\nreached"]
     (bar,) = [a for a in ax.figure.axes if a is not ax]
-    assert [t.get_text() for t in bar.get_yticklabels()] == ["all better", "half better", "same as\nfault-free",
-                                                            "half worse", "all worse"]
+    assert [t.get_text() for t in bar.get_yticklabels()] == [
+        "all better",
+        "half better",
+        "same as\nfault-free",
+        "half worse",
+        "all worse",
+    ]
     assert "red: worse, blue: better" in bar.get_ylabel()
     assert legend_texts(ax) == ["not reached\n(no schedule)"]
     with pytest.raises(ValueError, match="better needs schedules"):
@@ -467,9 +490,9 @@ def test_crash_matrix_diverges_worse_same_better(ax):
 
 
 def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_better():
-    """max_position_watermark loses e2, e3 and e5 without a crash; a crash before its first barrier makes the retry
-    halt on step 3's gap check with nothing lost: better, not harm. persist_token_on_fetch's crash after its early
-    barrier loses the page: worse. safe: the same as its fault-free run everywhere."""
+    """max_position_watermark loses e2, e3 and e5 without a crash; a crash before its first barrier makes the
+    retry halt on step 3's gap check with nothing lost: better, not harm. persist_token_on_fetch's crash after
+    its early barrier loses the page: worse. safe: the same as its fault-free run everywhere."""
     from simkit.viz import widgets
 
     sc = simkit.parse({
@@ -477,7 +500,8 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
         "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
                   {"cursor": "C2", "positions": [4, 5], "next_cursor": "C3"},
                   {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
-        "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}]}, source="test")
+        "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}]},
+                      source="test")
     fx = widgets.crash_effects(sc, ["safe", "persist_token_on_fetch", "max_position_watermark"])
     assert (fx.worse + fx.same + fx.better == fx.run).all()
     assert fx.xs("safe", level="strategy").eval("run == same").all()
@@ -488,7 +512,8 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
 
 
 def sweep_table(runs):
-    """A tidy sweep table (simkit.tools.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per run."""
+    """A tidy sweep table (simkit.tools.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per
+    run."""
     import pandas as pd
 
     from simkit.tools.sweep import COLUMNS
@@ -531,7 +556,8 @@ def test_sweep_curves_plot_the_share_of_runs_that_lost_an_event(ax):
 
 
 def test_sweep_curves_shade_the_wilson_interval_around_each_share(ax):
-    """Bands are Wilson intervals, inside [0, 1], holding the estimate; 0 of 4 still has an upper bound > 0."""
+    """Bands are Wilson intervals, inside [0, 1], holding the estimate; 0 of 4 still has an upper bound >
+    0."""
     from simkit.tools.sweep import wilson
 
     plot.sweep_curves(ax, TOY)
@@ -556,7 +582,8 @@ def test_sweep_curves_plot_the_duplicated_share_on_request(ax):
 def test_sweep_curves_tell_eight_strategies_apart_and_draw_safe_on_top(ax):
     table = sweep_table([(s, rate, 0, 0) for s in simkit.STRATEGIES for rate in (0.0, 0.002, 0.05)])
     plot.sweep_curves(ax, table)
-    labels = ["safe"] + [f"{s} (same curve as safe)" for s in list(simkit.STRATEGIES)[1:]]  # all eight coincide at 0
+    # all eight coincide at 0
+    labels = ["safe"] + [f"{s} (same curve as safe)" for s in list(simkit.STRATEGIES)[1:]]
     assert legend_texts(ax) == [*labels, "95% Wilson interval"]
     lines = [line(ax, label) for label in labels]
     colors = {matplotlib.colors.to_hex(x.get_color()) for x in lines}
@@ -571,8 +598,8 @@ def test_sweep_curves_agree_with_the_sweep_summary(ax):
     """On a real sweep: each point is Sweep.summary()'s loss rate, each band its Wilson interval."""
     from simkit.tools.sweep import sweep
 
-    result = sweep(simkit.load("default"), ("safe", "persist_token_on_fetch"), seeds=5, crash_rates=(0.0, 0.05),
-                   jobs=1)
+    result = sweep(simkit.load("default"), ("safe", "persist_token_on_fetch"), seeds=5,
+                   crash_rates=(0.0, 0.05), jobs=1)
     plot.sweep_curves(ax, result.frame())
     for row in result.summary():
         x = line(ax, row["strategy"])
@@ -595,7 +622,8 @@ def gid_points(ax, gid):
 
 
 def test_swimlane_tells_a_delayed_reply_from_a_lost_one():
-    """late_response: the first call's reply (t=2) is only slow, it arrives at 28.8; the retry's (t=19) is lost."""
+    """late_response: the first call's reply (t=2) is only slow, it arrives at 28.8; the retry's (t=19) is
+    lost."""
     fig, ax = lane_figure("late_response", settlement="fenced")
     assert gid_points(ax, "reply delayed") == [(2.0, 0.0)]
     assert gid_points(ax, "reply lost") == [(19.0, 0.0)]
@@ -610,8 +638,8 @@ def test_swimlane_tells_a_delayed_reply_from_a_lost_one():
 
 
 def test_swimlane_shows_what_a_lost_barrier_reply_left_durable_and_how_the_worker_learns_it():
-    """lost_barrier_reply: the CAS to C2 lands at t=3, its reply is lost; the worker waits until its timeout (13),
-    then loads the checkpoint and finds C2."""
+    """lost_barrier_reply: the CAS to C2 lands at t=3, its reply is lost; the worker waits until its timeout
+    (13), then loads the checkpoint and finds C2."""
     fig, ax = lane_figure("lost_barrier_reply")
     texts = [t.get_text() for t in ax.texts]
     assert "C2 (durable), reply lost" in texts and "load: store holds C2 v1" in texts
@@ -622,13 +650,14 @@ def test_swimlane_shows_what_a_lost_barrier_reply_left_durable_and_how_the_worke
 
 
 def test_swimlane_draws_the_wait_after_any_lost_reply_not_only_a_seed_001_call():
-    """A lost effect reply of an unsafe sink writes no ``timeout`` row (World._no_reply): its wait is still drawn,
-    with the timeout mark at its end and the load that follows."""
+    """A lost effect reply of an unsafe sink writes no ``timeout`` row (World._no_reply): its wait is still
+    drawn, with the timeout mark at its end and the load that follows."""
     from conftest import variant
 
     from simkit.viz.swimlane import swimlane
 
-    sc = variant("shortcut_success_before_effect", faults=[{"kind": "lost_response", "op": "effect", "position": 107}])
+    sc = variant("shortcut_success_before_effect",
+                 faults=[{"kind": "lost_response", "op": "effect", "position": 107}])
     run = simkit.simulate(sc, simkit.resolve("success_before_effect"))
     reply = run.trace.to_frame().query("step == 'effect' and outcome == 'reply lost'").time.tolist()
     assert len(reply) == 1
@@ -643,11 +672,12 @@ def test_swimlane_draws_the_wait_after_any_lost_reply_not_only_a_seed_001_call()
     plt.close(fig)
 
 
-@pytest.mark.parametrize("scenario, policy", [("misbound_response", "unfenced"), ("misbound_response", "fenced"),
-                                              ("late_response", "last_write_wins")])
+@pytest.mark.parametrize("scenario, policy",
+                         [("misbound_response", "unfenced"), ("misbound_response", "fenced"),
+                          ("late_response", "last_write_wins")])
 def test_swimlane_labels_never_overlap_and_sit_on_a_box(scenario, policy):
-    """Notebook 06: the settlement labels under the store lane are stacked, each on a white box, none overlapping,
-    also once the caller widens the x axis."""
+    """Notebook 06: the settlement labels under the store lane are stacked, each on a white box, none
+    overlapping, also once the caller widens the x axis."""
     fig, ax = lane_figure(scenario, settlement=policy)
     for xlim in (None, (-0.5, 40)):
         if xlim:
@@ -662,8 +692,8 @@ def test_swimlane_labels_never_overlap_and_sit_on_a_box(scenario, policy):
 
 def test_swimlane_keeps_a_busy_runs_labels_inside_the_axes_and_says_how_many_it_left_out():
     """gauntlet (as `simkit run gauntlet --swimlane` draws it): its ~140 store and load labels cannot all fit.
-    Those drawn lie inside the Axes, none overlapping another or the note, in at most ROWS_AT_MOST rows; the note
-    counts the rest."""
+    Those drawn lie inside the Axes, none overlapping another or the note, in at most ROWS_AT_MOST rows; the
+    note counts the rest."""
     from simkit.viz.swimlane import ROWS_AT_MOST, swimlane
 
     run = simkit.simulate(simkit.load("gauntlet"))
@@ -678,7 +708,8 @@ def test_swimlane_keeps_a_busy_runs_labels_inside_the_axes_and_says_how_many_it_
     assert note.get_visible() and note.get_text() == f"{left} of {len(labels)} labels left out (no room)"
     assert any(t.get_text().startswith("load: store holds") for t in shown) and len(shown) >= 20
     inside = ax.get_window_extent(renderer)
-    boxes = [t.get_bbox_patch().get_window_extent(renderer) for t in shown] + [note.get_window_extent(renderer)]
+    boxes = [t.get_bbox_patch().get_window_extent(renderer)
+             for t in shown] + [note.get_window_extent(renderer)]
     for box in boxes:
         assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])

@@ -1,7 +1,7 @@
-"""Issue 32: a swimlane of a 20,000-event stream drew an artist per trace row, its memory and time growing with
-the run. Above :data:`simkit.viz.swimlane.TRACE_ROWS_AT_MOST` (2,000) trace rows it is refused: by ``swimlane()`` with a
-``ValueError``, by ``simkit run --swimlane`` with one line naming the flag and the limit, exit 2, nothing written
-(not even ``--timeline``'s figure)."""
+"""Issue 32: a swimlane of a 20,000-event stream drew an artist per trace row, its memory and time growing
+with the run. Above :data:`simkit.viz.swimlane.TRACE_ROWS_AT_MOST` (2,000) trace rows it is refused: by
+``swimlane()`` with a ``ValueError``, by ``simkit run --swimlane`` with one line naming the flag and the
+limit, exit 2, nothing written (not even ``--timeline``'s figure)."""
 from __future__ import annotations
 
 import matplotlib

@@ -107,7 +107,8 @@ def test_comparison_follows_the_shortcut_scenario_and_seed(monkeypatch):
     assert w.controls["seed"].value == 3 and w.runs[1].scenario == "gauntlet"
     w.controls["seed"].value = 4
     assert w.runs[0].seed == w.runs[1].seed == 4
-    assert calls == [("in_memory_quarantine", widgets.OWN_SCENARIO, 0), ("in_memory_quarantine", "gauntlet", 3),
+    assert calls == [("in_memory_quarantine", widgets.OWN_SCENARIO, 0),
+                     ("in_memory_quarantine", "gauntlet", 3),
                      ("in_memory_quarantine", "gauntlet", 4)]       # one run per change, none twice
 
 
@@ -132,7 +133,8 @@ def test_explorer_takes_your_own_consumer():
 
 
 def test_single_crashes_are_the_schedules_explore_runs():
-    """One crash at each crash-point pass of the fault-free run: as many, per point, as explore(max_crashes=1)."""
+    """One crash at each crash-point pass of the fault-free run: as many, per point, as
+    explore(max_crashes=1)."""
     import simkit
     from simkit.tools.explore import explore
 
@@ -145,12 +147,13 @@ def test_single_crashes_are_the_schedules_explore_runs():
 
 
 def test_crash_effect_puts_safety_before_liveness():
-    """A crash that adds a lost event is worse; one whose retry halts before the loss the fault-free run had is
-    better although the unjustified halt leaves the run incomplete; the same harms are the same."""
+    """A crash that adds a lost event is worse; one whose retry halts before the loss the fault-free run had
+    is better although the unjustified halt leaves the run incomplete; the same harms are the same."""
     from simkit.judge.checker import Verdict
 
     lost = Verdict(lost=["e2"], invariant_violations=[{"invariant": 1}, {"invariant": 2}])
-    halted = Verdict(invariant_violations=[{"invariant": 2}], halted="gap: e2", halt_justified=False, completed=False)
+    halted = Verdict(invariant_violations=[{"invariant": 2}], halted="gap: e2", halt_justified=False,
+                     completed=False)
     assert widgets.crash_effect(lost, halted) == "better"
     assert widgets.crash_effect(halted, lost) == "worse"
     assert widgets.crash_effect(lost, Verdict(lost=["e2"], invariant_violations=[{"invariant": 1},
@@ -160,8 +163,8 @@ def test_crash_effect_puts_safety_before_liveness():
 
 
 def test_explorer_crash_mark_sits_at_the_event_its_label_names(explorer):
-    """The explorer's crash before e70's commit: the mark at position 70 (not on applied_position, 60), labelled
-    with e70, and crash_note names the same event and position."""
+    """The explorer's crash before e70's commit: the mark at position 70 (not on applied_position, 60),
+    labelled with e70, and crash_note names the same event and position."""
     from matplotlib.collections import PathCollection
 
     from simkit.viz import plot
@@ -176,7 +179,7 @@ def test_explorer_crash_mark_sits_at_the_event_its_label_names(explorer):
     plt.close(fig)
 
 
-# -- the step-through ------------------------------------------------------------------------------------------------
+# -- the step-through ----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def stepper():
     return widgets.stepper()
@@ -194,16 +197,21 @@ def test_stepped_run_is_the_plain_run_row_for_row():
 
 
 def test_stepper_shows_memory_beside_durable_state_at_each_instant(stepper):
-    """Seed 000's walkthrough, step by step: after the commit of 106 the worker holds page C7 with C8 in memory
-    and is at e106, while the durable checkpoint says C7 / 106; after the crash its memory is empty and the durable
-    state unchanged; after the barrier the checkpoint holds C8."""
+    """Seed 000's walkthrough, step by step: after the commit of 106 the worker holds page C7 with C8 in
+    memory and is at e106, while the durable checkpoint says C7 / 106; after the crash its memory is empty and
+    the durable state unchanged; after the barrier the checkpoint holds C8."""
     slider = stepper.controls["row"]
     assert (slider.min, slider.max, slider.value) == (0, 14, 0)
     slider.value = 3
     s = stepper.instant
     assert (s.row, s.time, s.resume_cursor, s.applied_position) == (3, 1.5, "C7", 106)
     (w,) = s.workers
-    assert (w.page.cursor, w.page.next_cursor, w.page.ids, w.at) == ("C7", "C8", ("e104", "e106", "e107"), "e106")
+    assert (w.page.cursor, w.page.next_cursor, w.page.ids, w.at) == (
+        "C7",
+        "C8",
+        ("e104", "e106", "e107"),
+        "e106",
+    )
     assert w.done == {"e104": "replay", "e106": "commit"} and w.attempt == ("C7", 1)
     assert s.receipts == {"e104": "applied", "e105": "applied", "e106": "applied"}
     slider.value = 4
@@ -216,12 +224,15 @@ def test_stepper_shows_memory_beside_durable_state_at_each_instant(stepper):
 
 
 def test_the_stepper_steps_through_any_strategy():
-    """Its menu picks the strategy: the run is that strategy's on the same scenario, the slider spans its rows, and a
-    crash shown for the last strategy is cleared; a class of your own stays in the menu by its name."""
+    """Its menu picks the strategy: the run is that strategy's on the same scenario, the slider spans its
+    rows, and a crash shown for the last strategy is cleared; a class of your own stays in the menu by its
+    name."""
     import simkit
 
     w = widgets.stepper()
-    assert w.controls["strategy"].value == "safe" and set(simkit.STRATEGIES) <= set(w.controls["strategy"].options)
+    assert w.controls["strategy"].value == "safe" and set(simkit.STRATEGIES) <= set(
+        w.controls["strategy"].options
+    )
     w.controls["row"].value = 11
     w.button.click()
     w.controls["strategy"].value = "persist_token_on_fetch"
@@ -236,9 +247,9 @@ def test_the_stepper_steps_through_any_strategy():
 
 
 def test_crash_here_reruns_with_a_crash_at_the_next_pass_and_names_the_events_that_change_fate():
-    """persist_token_on_fetch: after its early barrier (row 2) the next pass is after_page_barrier; a crash there
-    loses e106 as well as e107. For safe, a crash anywhere leaves the run ok: at most an event applied once becomes
-    one replayed harmlessly (a crash after 107's commit: the retry recognises it)."""
+    """persist_token_on_fetch: after its early barrier (row 2) the next pass is after_page_barrier; a crash
+    there loses e106 as well as e107. For safe, a crash anywhere leaves the run ok: at most an event applied
+    once becomes one replayed harmlessly (a crash after 107's commit: the retry recognises it)."""
     w = widgets.stepper(strategy="persist_token_on_fetch")
     w.controls["row"].value = 2
     w.button.click()
@@ -269,8 +280,8 @@ def test_crash_here_names_the_crash_the_command_line_would_take():
 
 
 def test_instant_draws_a_window_of_a_long_stream(ax=None):
-    """gauntlet's 86 events: the instant shows at most WINDOW of them, around the page in hand, one memory row per
-    worker."""
+    """gauntlet's 86 events: the instant shows at most WINDOW of them, around the page in hand, one memory row
+    per worker."""
     from simkit.viz import plot
 
     r = widgets.stepped_run("gauntlet", "persist_token_on_fetch").run
@@ -280,7 +291,9 @@ def test_instant_draws_a_window_of_a_long_stream(ax=None):
     assert len(state.workers) == 2 and all(w.page is not None for w in state.workers)
     assert f"{plot.WINDOW} of 86" in ax.get_xlabel()
     labels = [t.get_text() for t in ax.texts]
-    assert any(t.startswith("worker 1 memory") for t in labels) and any(t.startswith("worker 2 memory") for t in labels)
+    assert any(t.startswith("worker 1 memory") for t in labels) and any(
+        t.startswith("worker 2 memory") for t in labels
+    )
     with pytest.raises(IndexError, match="the trace has rows 0 to"):
         plot.instant_state(r, len(r.trace))
     plt.close(fig)
@@ -288,8 +301,8 @@ def test_instant_draws_a_window_of_a_long_stream(ax=None):
 
 def test_a_redrawn_canvas_gives_the_pixels_of_a_new_figure():
     """The explorer redraws one figure in place (issue 19): its Axes laid out once and emptied for each run, a
-    legend drawn before blitted. After other runs, the picture of a run is exactly the one a new figure with its
-    Axes at the same places gives."""
+    legend drawn before blitted. After other runs, the picture of a run is exactly the one a new figure with
+    its Axes at the same places gives."""
     import numpy as np
 
     from simkit.viz.explorer import run_canvas
@@ -322,8 +335,9 @@ def new_figure_pixels(canvas, run):
 
 
 def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_it_pastes():
-    """Issue 31: on the explorer's canvas a timeline legend rendered before is pasted, not made again; the pixels
-    are still those of a new figure, and so is the PNG the widget displays (cut to what was drawn, white around)."""
+    """Issue 31: on the explorer's canvas a timeline legend rendered before is pasted, not made again; the
+    pixels are still those of a new figure, and so is the PNG the widget displays (cut to what was drawn,
+    white around)."""
     import io
 
     import numpy as np
@@ -351,9 +365,9 @@ def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_i
 
 
 def test_kept_glyphs_draw_the_pixels_matplotlib_draws():
-    """The explorer's renderer pastes kept glyph bitmaps and text layouts (issue 31): texts of every size, weight,
-    angle, alignment and subpixel place, mathtext and unantialiased text, drawn twice and moved by fractions of a
-    pixel in between, give exactly the pixels of Agg drawing them anew."""
+    """The explorer's renderer pastes kept glyph bitmaps and text layouts (issue 31): texts of every size,
+    weight, angle, alignment and subpixel place, mathtext and unantialiased text, drawn twice and moved by
+    fractions of a pixel in between, give exactly the pixels of Agg drawing them anew."""
     import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -398,8 +412,8 @@ def test_rgb_png_is_the_pixels_losslessly():
 
 
 def test_the_explorer_displays_the_verdict_note_and_figure_together_once_drawn(monkeypatch):
-    """Issue 31: a change's verdict, note and figure are displayed after the figure is drawn, not the verdict first
-    and the figure a redraw later (the output would sit without its figure meanwhile)."""
+    """Issue 31: a change's verdict, note and figure are displayed after the figure is drawn, not the verdict
+    first and the figure a redraw later (the output would sit without its figure meanwhile)."""
     from simkit.viz import explorer as module
     from simkit.viz.canvas import Canvas
 
@@ -427,8 +441,8 @@ def test_the_explorer_canvas_has_room_for_the_widest_legends():
 
 
 def test_the_explorer_reruns_and_redraws_only_what_changed():
-    """Back to a setting drawn before: no new run, no new figure; another position for a crash never reached: the
-    same run, so the same figure."""
+    """Back to a setting drawn before: no new run, no new figure; another position for a crash never reached:
+    the same run, so the same figure."""
     w = widgets.explorer(crash_point="before_quarantine_receipt", crash_position=10)   # not a poison event
     first = w.run
     w.controls["seed"].value = 8

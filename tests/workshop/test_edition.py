@@ -1,8 +1,8 @@
 """The attendee edition (``simkit workshop DIR``): the notebooks an attendee works in, written anywhere.
 
-It holds the ten notebooks 00 to 09 and nothing of the facilitator's (no solutions, no hints, no link to either);
-every notebook in it runs top to bottom in its new folder, outside the checkout, with the data it needs read
-through the installed package; it never overwrites an attendee's notebooks unless asked to.
+It holds the ten notebooks 00 to 09 and nothing of the facilitator's (no solutions, no hints, no link to
+either); every notebook in it runs top to bottom in its new folder, outside the checkout, with the data it
+needs read through the installed package; it never overwrites an attendee's notebooks unless asked to.
 """
 import json
 import re
@@ -15,7 +15,8 @@ from simkit.workshop.edition import edition_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Words that only the facilitator's material uses.
-FACILITATOR = re.compile(r"solutions|facilitator's guide|Facilitator only|facilitator/|\]\(README\.md|\]\(\.\./",
+FACILITATOR = re.compile(r"solutions|facilitator's guide|Facilitator "
+                         r"only|facilitator/|\]\(README\.md|\]\(\.\./",
                          re.IGNORECASE)
 
 
@@ -28,7 +29,9 @@ def test_the_edition_is_the_ten_workshop_notebooks_and_a_readme(tmp_path, capsys
     assert main(["workshop", str(tmp_path / "ws")]) == 0
     names = sorted(p.name for p in (tmp_path / "ws").iterdir())
     assert names == sorted([nb.name for nb in edition_notebooks()] + ["README.md"])
-    assert [n for n in names if n.endswith(".ipynb")] == sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb"))
+    assert [n for n in names if n.endswith(".ipynb")] == sorted(
+        p.name for p in (ROOT / "notebooks").glob("0*.ipynb")
+    )
     assert not any("solution" in n for n in names) and len(names) == 11
     assert "jupyter lab" in capsys.readouterr().out
 
@@ -66,6 +69,7 @@ def test_every_notebook_of_the_edition_runs_in_its_own_folder(tmp_path_factory, 
     if not folder.exists():
         main(["workshop", str(folder)])
     nb = nbformat.read(folder / name, as_version=4)
-    NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(nb, timeout=600, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors

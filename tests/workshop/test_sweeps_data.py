@@ -1,8 +1,9 @@
-"""The precomputed sweeps of notebook 08 (``simkit/workshop/data/sweeps/``) against the strategies simkit declares.
+"""The precomputed sweeps of notebook 08 (``simkit/workshop/data/sweeps/``) against the strategies simkit
+declares.
 
-Notebook 08 goes on without a strategy its files predate (it says which); this test does not: a shortcut added to
-``simkit.procedure.shortcuts.DECLARED`` fails here until each file is regenerated with the command its README gives.
-"""
+Notebook 08 goes on without a strategy its files predate (it says which); this test does not: a shortcut added
+to ``simkit.procedure.shortcuts.DECLARED`` fails here until each file is regenerated with the command its
+README gives. """
 import csv
 import re
 
@@ -31,9 +32,10 @@ def read(name: str) -> tuple[list[str], set[str]]:
 
 
 def out_of_date(name: str, why: str) -> str:
-    return (f"simkit/workshop/data/sweeps/{name} is out of date: {why}. Regenerate it from the repository root "
-            f"with\n\n    {commands()[name]}\n\nthen update the counts in simkit/workshop/data/sweeps/README.md and "
-            "check notebook 08's claims (pytest notebooks/08_sweeps.ipynb).")
+    return (f"simkit/workshop/data/sweeps/{name} is out of date: {why}. Regenerate it from the repository "
+            f"root with\n\n    {commands()[name]}\n\nthen update the counts in "
+             "simkit/workshop/data/sweeps/README.md and check notebook 08's claims (pytest "
+             "notebooks/08_sweeps.ipynb).")
 
 
 def test_the_readme_gives_the_command_that_writes_each_file():
@@ -47,7 +49,8 @@ def test_each_file_has_the_runs_of_every_declared_strategy_and_no_other(name):
     assert declared == list(simkit.STRATEGIES)
     missing, unknown = [s for s in declared if s not in swept], sorted(swept - set(declared))
     assert not missing and not unknown, out_of_date(name, "; ".join(
-        f"{what} {', '.join(names)}" for what, names in (("no runs of", missing), ("runs of unknown", unknown))
+        f"{what} {', '.join(names)}" for what, names in (("no runs of", missing),
+                                                         ("runs of unknown", unknown))
         if names))
 
 

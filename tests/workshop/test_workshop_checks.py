@@ -1,9 +1,9 @@
 """simkit.workshop: the prediction questions of the notebooks and the exercises of 09_workshop.
 
-A prediction left unanswered says how to answer and gives nothing away; a right one is confirmed with the reason,
-a wrong one gets the answer and the reason; an ill-typed one is told the expected form. An exercise's right answer
-passes, a wrong one gets a ✗ whose hint names what the run shows, and no answer, however ill-typed or buggy, makes
-a check raise.
+A prediction left unanswered says how to answer and gives nothing away; a right one is confirmed with the
+reason, a wrong one gets the answer and the reason; an ill-typed one is told the expected form. An exercise's
+right answer passes, a wrong one gets a ✗ whose hint names what the run shows, and no answer, however
+ill-typed or buggy, makes a check raise.
 """
 import json
 import re
@@ -27,7 +27,7 @@ def refused(result, *words):
     return text
 
 
-# -- predictions --------------------------------------------------------------------------------------------------
+# -- predictions ---------------------------------------------------------------------------------------------
 #: What simkit does, as the notebooks show it: each question's answer, and a wrong prediction for it.
 ANSWERS = {
     "shortcut_notices": ("completes", "halts"),
@@ -96,7 +96,8 @@ def test_the_notebooks_ask_every_question():
     widgets = {key for path in NOTEBOOKS.glob("*.ipynb") for key in re.findall(r'check\.predict\(\\?"(\w+)',
                                                                                 path.read_text(encoding="utf-8"))}
     assert {key for _nb, key, _name in asked()} | widgets == set(check.PREDICTIONS)
-    assert widgets and widgets <= set(check.CHOICES)          # a widget question offers its answers as buttons
+    # a widget question offers its answers as buttons
+    assert widgets and widgets <= set(check.CHOICES)
 
 
 def test_the_local_scan_check_of_07_is_gone():
@@ -168,9 +169,11 @@ def test_an_unknown_question_is_a_message():
     assert repr(check.check_prediction("nope", "C7")).startswith("✎ there is no question 'nope'")
 
 
-# -- exercise 1: which hook? ---------------------------------------------------------------------------------------
+# -- exercise 1: which hook? ---------------------------------------------------------------------------------
 def test_exercise_1_the_suspect_changes_exactly_one_hook():
-    assert [h for h in check.HOOKS if getattr(check.Suspect, h) is not getattr(simkit.Consumer, h)] == ["is_caught_up"]
+    assert [h for h in check.HOOKS if getattr(check.Suspect, h) is not getattr(simkit.Consumer, h)] == [
+        "is_caught_up"
+    ]
     v = simkit.simulate(simkit.load("default"), check.Suspect).verdict
     assert not v.lost and not v.invariant_violations and not v.completed and v.pending    # liveness only
 
@@ -183,7 +186,7 @@ def test_exercise_1_right_and_wrong_hooks():
         refused(check.exercise_1(odd), "name one hook")
 
 
-# -- exercise 2: break it on purpose -------------------------------------------------------------------------------
+# -- exercise 2: break it on purpose -------------------------------------------------------------------------
 class TrustTheWatermark(simkit.Consumer):
     def is_replay(self, event, receipts, applied_position):
         return event.position <= applied_position
@@ -202,7 +205,7 @@ def test_exercise_2():
     refused(check.exercise_2(Boom), "shortcut_watermark_only_dedup", "RuntimeError: bug in learner code")
 
 
-# -- exercise 3: write the test for a quarantine bug ---------------------------------------------------------------
+# -- exercise 3: write the test for a quarantine bug ---------------------------------------------------------
 def boundary(**event):
     return {**check.BOUNDARY, "events": [{"position": 211, **event}]} if event else dict(check.BOUNDARY)
 
@@ -220,12 +223,13 @@ def test_exercise_3_hints():
     refused(check.exercise_3(boundary(behavior="poison")), "Impatient passes", "not final")
     refused(check.exercise_3(boundary(behavior="review", resolve_after=30.0, resolution="apply")),
             "answered operator_review", "Try the others")
-    refused(check.exercise_3(boundary(behavior="hold", release_after=30000.0)), "safe fails on your scenario too")
+    refused(check.exercise_3(boundary(behavior="hold", release_after=30000.0)),
+            "safe fails on your scenario too")
     refused(check.exercise_3({"pages": []}), "simkit.parse refuses it")
     refused(check.exercise_3(None), "give a scenario as a dict")
 
 
-# -- exercise 4: fencing a late retry ------------------------------------------------------------------------------
+# -- exercise 4: fencing a late retry ------------------------------------------------------------------------
 def test_exercise_4_a_pause_between_fetch_and_barrier_regresses_no_version_check():
     assert not simkit.simulate(check.fencing_stream(), simkit.resolve("no_version_check")).verdict.regressions
     assert check.exercise_4(("before_page_barrier", 1, 10.0))
@@ -246,19 +250,30 @@ def test_exercise_4_hints(pause, shown):
     refused(check.exercise_4(pause), shown)
 
 
-# -- exercise 5: the service's 409 ---------------------------------------------------------------------------------
+# -- exercise 5: the service's 409 ---------------------------------------------------------------------------
 def read(api):
     from simkit.service import DEV_SCOPE
     from simkit.service.clients import READ
-    return api.post(READ, {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"})["checkpoint"]
+    return api.post(READ, {"contract_version": 1, "scope": DEV_SCOPE,
+                           "consumer_id": "context-cache"})["checkpoint"]
 
 
 def save(api, key, revision, cursor):
     from simkit.service import DEV_SCOPE
     from simkit.service.clients import WRITE
-    return api.post(WRITE, {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": key,
-                                                             "consumer_id": "context-cache",
-                                                             "expected_revision": revision, "cursor": cursor}})
+    return api.post(
+        WRITE,
+        {
+            "scope": DEV_SCOPE,
+            "command": {
+                "contract_version": 1,
+                "idempotency_key": key,
+                "consumer_id": "context-cache",
+                "expected_revision": revision,
+                "cursor": cursor,
+            },
+        },
+    )
 
 
 def reconcile(api, mine, key):
@@ -307,21 +322,24 @@ def test_exercise_5_hints():
         return max(read(api)["cursor"], mine, key=lambda c: c["sequence"])
 
     refused(check.exercise_5(always_write), "acknowledged sequence 4 a second time")
-    refused(check.exercise_5(lambda api, mine, key: read(api) and None), "sequence 5", "your function returned None")
+    refused(check.exercise_5(lambda api, mine, key: read(api) and None), "sequence 5",
+            "your function returned None")
     refused(check.exercise_5(lambda api, mine, key: 1 / 0), "ZeroDivisionError")
     refused(check.exercise_5("on_409"), "pass your function itself")
 
 
-# -- exercise 6: find the crash ------------------------------------------------------------------------------------
+# -- exercise 6: find the crash ------------------------------------------------------------------------------
 def test_exercise_6():
     assert "success_before_effect loses e70" in repr(check.exercise_6(("after_event_commit", 70)))
     refused(check.exercise_6(("after_effect", 70)), "success_before_effect lost nothing")
-    for odd, shown in [(None, 'crash = ("<crash point>"'), (("after_event_comit", 70), "is not a crash point"),
-                       (("after_event_commit", "70"), "not '70'"), (("after_event_commit", True), "not True")]:
+    for odd, shown in [(None, 'crash = ("<crash point>"'),
+                       (("after_event_comit", 70), "is not a crash point"),
+                       (("after_event_commit", "70"), "not '70'"),
+                       (("after_event_commit", True), "not True")]:
         refused(check.exercise_6(odd), shown)
 
 
-# -- exercise 7: from a failing audit to a minimal counterexample --------------------------------------------------
+# -- exercise 7: from a failing audit to a minimal counterexample --------------------------------------------
 @pytest.fixture(scope="module")
 def teammate_audit():
     return simkit.audit(check.Teammate, seeds=1, sweep_seeds=0, first_only=True)
@@ -332,7 +350,9 @@ def test_exercise_7_teammate_passes_every_bundled_scenario_and_fails_the_audit(t
     assert not teammate_audit.ok and teammate_audit.failures[0].case.kind == "explore"
 
 
-def test_exercise_7_the_shrunk_failure_passes_and_the_unshrunk_one_is_told_to_shrink(teammate_audit, tmp_path):
+def test_exercise_7_the_shrunk_failure_passes_and_the_unshrunk_one_is_told_to_shrink(
+    teammate_audit, tmp_path
+):
     assert check.exercise_7(teammate_audit.shrunk.data)
     path = tmp_path / "small.toml"
     path.write_text(teammate_audit.shrunk.toml())

@@ -32,7 +32,8 @@ def test_the_service_remembers_what_it_ran_in_the_set_it_is_given():
 
 
 def test_initial_receipts_and_their_effects_are_the_durable_state_at_time_0():
-    sc = simkit.parse({"name": "initial", "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+    sc = simkit.parse({"name": "initial", "pages": [{"cursor": "C1", "positions": [1, 2, 3],
+                                                     "next_cursor": "C2"},
                                                     {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
                        "initial": {"applied_position": 2, "checkpoint_version": 4, "receipts": [1, 2]}})
     world = World(sc, Consumer, 0)

@@ -4,7 +4,8 @@ import sys
 
 import simkit
 
-SCRIPT = "import simkit; print(simkit.simulate(simkit.load('gauntlet'), simkit.resolve('{s}'), {seed}).trace.digest())"
+SCRIPT = ("import simkit; "
+          "print(simkit.simulate(simkit.load('gauntlet'), simkit.resolve('{s}'), {seed}).trace.digest())")
 
 
 def digest_in_subprocess(strategy: str, seed: int, hashseed: str) -> str:

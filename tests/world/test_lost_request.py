@@ -1,4 +1,5 @@
-"""The ``lost_request`` fault (docs/scenarios.md, "Faults"): a request that never reaches the provider, sink or store.
+"""The ``lost_request`` fault (docs/scenarios.md, "Faults"): a request that never reaches the provider, sink
+or store.
 
 It takes no effect, and its caller times out exactly as when a ``lost_response`` loses the reply of a request
 that did take effect: the consumer cannot tell the two apart. A consumer that assumes a timed-out write
@@ -68,19 +69,19 @@ def _lost_row(run: simkit.Run, outcome: str):
     return rows.iloc[0]
 
 
-# -- the world: a lost request writes nothing, and its caller times out as for a lost reply ------------------------
+# -- the world: a lost request writes nothing, and its caller times out as for a lost reply ------------------
 CASES = {     # scenario, strategy, the fault's op and where, the trace step, the ground truth it would write
     "fetch": ("retry_walkthrough", "safe", {"op": "fetch"}, "fetch", "provider log"),
     "event commit": ("retry_walkthrough", "safe", {"op": "checkpoint_write", "position": 106}, "commit",
                      "receipts"),
     "page barrier": ("lost_barrier_reply", "safe", {"op": "checkpoint_write", "occurrence": 4}, "barrier",
                      "checkpoint writes"),
-    "overwrite": ("shortcut_no_version_check", "no_version_check", {"op": "checkpoint_write", "occurrence": 4},
-                  "barrier", "checkpoint writes"),
-    "quarantine receipt": ("quarantine_boundary", "safe", {"op": "checkpoint_write", "position": 211}, "quarantine",
-                           "receipts"),
-    "plain effect": ("shortcut_success_before_effect", "success_before_effect", {"op": "effect", "position": 106},
-                     "effect", "effects"),
+    "overwrite": ("shortcut_no_version_check", "no_version_check",
+                  {"op": "checkpoint_write", "occurrence": 4}, "barrier", "checkpoint writes"),
+    "quarantine receipt": ("quarantine_boundary", "safe", {"op": "checkpoint_write", "position": 211},
+                           "quarantine", "receipts"),
+    "plain effect": ("shortcut_success_before_effect", "success_before_effect",
+                     {"op": "effect", "position": 106}, "effect", "effects"),
     "seed 001 call": ("late_response", "safe", {"op": "effect", "position": 1}, "effect", "service requests"),
 }
 
@@ -120,8 +121,8 @@ def test_the_caller_cannot_tell_a_lost_request_from_a_lost_reply():
 
 
 def test_a_consumer_that_trusts_a_timed_out_write_is_exposed_by_a_lost_request_not_by_a_lost_reply():
-    """The point of the fault: with the reply lost the commit landed, and going on is harmless; with the request
-    lost it did not, and going on publishes a barrier past an event with no outcome."""
+    """The point of the fault: with the reply lost the commit landed, and going on is harmless; with the
+    request lost it did not, and going on publishes a barrier past an event with no outcome."""
     fault = {"op": "checkpoint_write", "position": 106}
     request = simkit.simulate(_with_faults("retry_walkthrough", {"kind": "lost_request", **fault}),
                               TrustsTimedOutCommits)
@@ -133,8 +134,8 @@ def test_a_consumer_that_trusts_a_timed_out_write_is_exposed_by_a_lost_request_n
 
 
 def test_occurrence_counts_requests_not_replies():
-    """After a lost first fetch request, the first fetch *reply* is the retry's; the second fetch request is the
-    retry itself."""
+    """After a lost first fetch request, the first fetch *reply* is the retry's; the second fetch request is
+    the retry itself."""
     sc = _bare("retry_walkthrough")
     first = Fault("lost_request", op="fetch")
     both = simkit.simulate(sc, faults=(first, Fault("lost_response", op="fetch")))
@@ -144,7 +145,7 @@ def test_occurrence_counts_requests_not_replies():
     assert len(two.world.faults.fired) == 2
 
 
-# -- seeded faults, the fast path, determinism, shrinking -----------------------------------------------------------
+# -- seeded faults, the fast path, determinism, shrinking ----------------------------------------------------
 def test_random_lost_requests_are_seeded_and_shrink_to_a_scripted_lost_request():
     data = scenario_data(simkit.load("gauntlet")) | {"random_faults": {"lost_request": 0.05}}
     sc = simkit.parse(data, source="gauntlet with lost requests")
@@ -162,7 +163,8 @@ def test_random_lost_requests_are_seeded_and_shrink_to_a_scripted_lost_request()
 
 
 def test_a_lost_request_rate_or_fault_keeps_the_world_off_its_fast_path():
-    """FaultPlan.idle lets the world commit without crash points or fault checks; a lost request must stop it."""
+    """FaultPlan.idle lets the world commit without crash points or fault checks; a lost request must stop
+    it."""
     def idle(faults=(), **rates):
         plan = FaultPlan(faults, RandomFaults(**rates), 0)
         plan.record = False
@@ -175,40 +177,55 @@ def test_a_lost_request_rate_or_fault_keeps_the_world_off_its_fast_path():
 
 
 def test_without_lost_requests_nothing_is_counted_or_drawn():
-    """No lost_request configured: no request is counted and nothing is drawn for it, so the seeded crash and lost
-    reply draws of a run land where they did before lost requests existed."""
+    """No lost_request configured: no request is counted and nothing is drawn for it, so the seeded crash and
+    lost reply draws of a run land where they did before lost requests existed."""
     rf = RandomFaults(crash=0.05, lost_response=0.05)
     plan = FaultPlan((), rf, 7)
     plan.record = False
     assert plan.request_lost(1, "fetch", None) is False
-    assert plan.requests == [] and plan._counts == {} and plan._rng.getstate() == FaultPlan((), rf, 7)._rng.getstate()
+    assert (
+        plan.requests == []
+        and plan._counts == {}
+        and plan._rng.getstate() == FaultPlan((), rf, 7)._rng.getstate()
+    )
 
 
 def test_the_plans_rows_are_read_by_name():
-    """Issue 27: each pass, request and reply a plan records is a named tuple (explore reads ``passes_before``, not
-    ``[5]``), and a request's or reply's ``occurrence`` is the one a fault striking it names."""
+    """Issue 27: each pass, request and reply a plan records is a named tuple (explore reads
+    ``passes_before``, not ``[5]``), and a request's or reply's ``occurrence`` is the one a fault striking it
+    names."""
     plan = FaultPlan((), RandomFaults(), 0)
     plan.at_point(1, "after_fetch", None)
     for position in (107, 108):
-        assert plan.request_lost(1, "effect", position) is False and plan.reply_lost(1, "effect", position) is False
+        assert (
+            plan.request_lost(1, "effect", position) is False
+            and plan.reply_lost(1, "effect", position) is False
+        )
     assert plan.passes == [PassRow(worker=1, point="after_fetch", position=None, occurrence=1)]
     second = plan.requests[1]
     assert second == RequestRow(1, "effect", 108, n_any=2, n_pos=1, passes_before=1, replies_before=1)
     assert second.occurrence == 1 and plan.replies[1] == ReplyRow(1, "effect", 108, 2, 1, passes_before=1)
-    assert RequestRow(1, "fetch", None, 3, 1, 0, 0).occurrence == 3 == ReplyRow(1, "fetch", None, 3, 1, 0).occurrence
+    assert (
+        RequestRow(1, "fetch", None, 3, 1, 0, 0).occurrence
+        == 3
+        == ReplyRow(1, "fetch", None, 3, 1, 0).occurrence
+    )
 
 
-# -- the file format -------------------------------------------------------------------------------------------------
+# -- the file format -----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("fault, message", [
     ({"kind": "lost_request", "op": "barrier"}, "key 'faults[0].op': 'barrier' is not one of fetch, effect, "
                                                 "checkpoint_write"),
     ({"kind": "lost_request", "op": "reserve"}, "key 'faults[0].op': 'reserve' is not one of"),
-    ({"kind": "lost_request", "point": "after_fetch"}, "key 'faults[0].point': a lost_request names a request, "
-                                                       "not a point"),
+    ({"kind": "lost_request", "point": "after_fetch"},
+     "key 'faults[0].point': a lost_request names a request, "
+     "not a point"),
     ({"kind": "lost_request", "delay": 3.0}, "key 'faults[0].delay': only a late_reply has a delay"),
-    ({"kind": "crash", "point": "after_fetch", "op": "fetch"}, "key 'faults[0].op': only a lost_response names an "
-                                                               "op (or a lost_request)"),
-    ({"kind": "lost_request", "op": "fetch", "position": 99}, "key 'faults[0].position': no page carries position 99"),
+    ({"kind": "crash", "point": "after_fetch", "op": "fetch"},
+     "key 'faults[0].op': only a lost_response names an "
+     "op (or a lost_request)"),
+    ({"kind": "lost_request", "op": "fetch", "position": 99},
+     "key 'faults[0].position': no page carries position 99"),
 ])
 def test_a_bad_lost_request_is_one_line(fault, message):
     with pytest.raises(simkit.ScenarioError) as exc:
@@ -219,12 +236,14 @@ def test_a_bad_lost_request_is_one_line(fault, message):
 
 def test_a_bad_lost_request_rate_is_one_line():
     data = scenario_data(simkit.load("retry_walkthrough")) | {"random_faults": {"lost_request": 1.5}}
-    with pytest.raises(simkit.ScenarioError, match=r"key 'random_faults\.lost_request': must be between 0 and 1"):
+    with pytest.raises(simkit.ScenarioError,
+                       match=r"key 'random_faults\.lost_request': must be between 0 and 1"):
         simkit.parse(data, source="bad.toml")
 
 
 @pytest.mark.parametrize("fault", [{"kind": "lost_request"},
-                                   {"kind": "lost_request", "op": "checkpoint_write", "position": 7, "occurrence": 2},
+                                   {"kind": "lost_request", "op": "checkpoint_write", "position": 7,
+                                    "occurrence": 2},
                                    {"kind": "lost_request", "op": "effect", "worker": 2}])
 def test_a_lost_request_round_trips_through_the_file_format(fault):
     data = scenario_data(simkit.load("late_retry"), faults=()) | {"faults": [fault],
@@ -236,7 +255,7 @@ def test_a_lost_request_round_trips_through_the_file_format(fault):
     assert sc.faults[0].as_dict() == {"op": "fetch", **fault}
 
 
-# -- exploration -----------------------------------------------------------------------------------------------------
+# -- exploration ---------------------------------------------------------------------------------------------
 def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe():
     sc = simkit.load("retry_walkthrough")
     x = explore(sc, TrustsTimedOutCommits, max_crashes=0, lost_requests=1)
@@ -252,7 +271,8 @@ def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe():
 
 
 def test_every_lost_request_of_every_schedule_fires_and_no_schedule_repeats():
-    """Requests join passes and replies in one timeline: every extension fires in the child's run, in order."""
+    """Requests join passes and replies in one timeline: every extension fires in the child's run, in
+    order."""
     base = fault_free(simkit.load("quarantine_boundary"))
     space = _Space(1, 1, False, 20.0, CRASH_POINTS, LOST_OPS, 1)
     seen = set()
@@ -294,7 +314,8 @@ def test_explore_cli_flag_json_and_replayable_out_file(tmp_path, capsys):
     assert main([*argv, "--json", "--out", str(out)]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["lost_requests"] == 1 and d["lost_responses"] == 0 and d["violations"] > 0
-    assert d["first_violation"]["faults"] == [{"kind": "lost_request", "position": 106, "op": "checkpoint_write"}]
+    assert d["first_violation"]["faults"] == [{"kind": "lost_request", "position": 106,
+                                               "op": "checkpoint_write"}]
     assert main(["run", str(out), "--strategy", ref, "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)
     assert {k: v for k, v in replayed.items() if k != "scenario"} == \
@@ -316,7 +337,7 @@ def test_explore_cli_refuses_a_negative_bound(capsys):
         explore(simkit.load("retry_walkthrough"), lost_requests=-1)
 
 
-# -- the swimlane ----------------------------------------------------------------------------------------------------
+# -- the swimlane --------------------------------------------------------------------------------------------
 def test_the_swimlane_draws_a_lost_request_as_one_that_never_arrives(ax):
     from simkit.viz.swimlane import swimlane
     sc = _bare("lost_barrier_reply")
@@ -328,7 +349,8 @@ def test_the_swimlane_draws_a_lost_request_as_one_that_never_arrives(ax):
     marks = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections if c.get_gid()}
     assert "reply lost" not in marks and len(marks["request lost"]) == 1
     (x, y), = marks["request lost"]
-    assert 2.5 < x < 3.0 and -2 < y < 0                   # short of the store lane (-2), after the request left
+    # short of the store lane (-2), after the request left
+    assert 2.5 < x < 3.0 and -2 < y < 0
     assert [line.get_xdata()[0] for line in ax.lines if line.get_gid() == "wait"] == [3.0]
     assert "request lost on its way (never arrived: nothing written)" in [t.get_text() for t in
                                                                           ax.get_legend().get_texts()]

@@ -4,9 +4,9 @@
     git worktree add --detach /tmp/simkit-before-18 9585e75     # the commit before issue 18's figure work
     PYTHONPATH=/tmp/simkit-before-18 python docs/img/workshop/make_pngs.py docs/img/workshop before
 
-(a) notebook 02's key picture, seed 000's walkthrough; (b) persist_token_on_fetch on the gauntlet as `simkit demo`
-draws it; (c) notebooks 00/04: safe beside persist_token_on_fetch; (d) notebook 05's crash matrix (before: the
-notebook's own count of schedules failing otherwise than the fault-free run).
+(a) notebook 02's key picture, seed 000's walkthrough; (b) persist_token_on_fetch on the gauntlet as
+`simkit demo` draws it; (c) notebooks 00/04: safe beside persist_token_on_fetch; (d) notebook 05's crash
+matrix (before: the notebook's own count of schedules failing otherwise than the fault-free run).
 """
 import sys
 
@@ -26,7 +26,8 @@ def save(fig, name, **kw):
     plt.close(fig)
 
 
-# (a) notebook 02's key picture: seed 000's walkthrough, C7/105, page 104, 106, 107, crash before 107 (cell 15)
+# (a) notebook 02's key picture: seed 000's walkthrough, C7/105, page 104, 106, 107, crash before 107 (cell
+# 15)
 run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve("safe"))
 fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6.5), height_ratios=(3, 1), layout="constrained")
 plot.timeline(top, run)
@@ -51,7 +52,8 @@ scenario = simkit.parse({
     "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
               {"cursor": "C2", "positions": [4, 5], "next_cursor": "C3"},
               {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
-    "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}]}, source="notebook 05")
+    "events": [{"position": 2, "behavior": "poison"}, {"position": 4, "behavior": "poison"}]},
+                        source="notebook 05")
 shape = dict(index=list(simkit.CRASH_POINTS), columns=list(simkit.STRATEGIES))
 title = "crash matrix: one crash at every pass of every crash point (seed 000's validation list)"
 fig, ax = plt.subplots(figsize=(11, 5.5), layout="constrained")
@@ -71,6 +73,7 @@ else:                                   # the notebook's own computation before 
             x = explore(scenario, name, max_crashes=1, points=(point,))
             harmed[point, name] = sum(n for kind, n in x.kinds.items() if kind not in before)
             ran[point, name] = x.by_faults[1] if len(x.by_faults) > 1 else 0
-    plot.crash_matrix(ax, pd.Series(harmed).unstack().reindex(**shape), pd.Series(ran).unstack().reindex(**shape),
+    plot.crash_matrix(ax, pd.Series(harmed).unstack().reindex(**shape),
+                      pd.Series(ran).unstack().reindex(**shape),
                       label="single-crash schedules failing otherwise than the fault-free run", title=title)
 save(fig, "crash_matrix", dpi=100)

@@ -1,8 +1,8 @@
 """Seed 000's procedure (steps 1-7, with seed 001's settlement of an external effect) as a process speaking
 simkit's protocol 1 (docs/protocol.md): JSON lines on stdin and stdout, Python's standard library only.
 
-A port of simkit/procedure/consumer.py, method for method. simkit starts one process per worker life and kills it
-at a crash, so nothing here needs to survive one: durable state is the store's, behind the requests.
+A port of simkit/procedure/consumer.py, method for method. simkit starts one process per worker life and kills
+it at a crash, so nothing here needs to survive one: durable state is the store's, behind the requests.
 
     simkit run retry_walkthrough --strategy exec:examples/consumers/python/run
 """
@@ -18,14 +18,15 @@ class Stopped(Exception):
 
 
 class Procedure:
-    """The full procedure, the ``safe`` strategy. ``publish_token_on_fetch`` is seed 000's first unsafe shortcut."""
+    """The full procedure, the ``safe`` strategy. ``publish_token_on_fetch`` is seed 000's first unsafe
+    shortcut."""
 
     def __init__(self, contract, publish_token_on_fetch=False):
         self.backfills = contract["backfills"]
         self.external_sink = contract["external_sink"]
         self.publish_token_on_fetch = publish_token_on_fetch
 
-    # -- the protocol: one request line out, one result line in --------------------------------------------------
+    # -- the protocol: one request line out, one result line in ----------------------------------------------
     def ask(self, op, **fields):
         sys.stdout.write(json.dumps({"op": op, **fields}) + "\n")
         sys.stdout.flush()
@@ -39,7 +40,7 @@ class Procedure:
         self.ask("halt", reason=reason)     # never answered: simkit ends this life
         raise Stopped
 
-    # -- the procedure -------------------------------------------------------------------------------------------
+    # -- the procedure ---------------------------------------------------------------------------------------
     def run(self):
         while True:
             status = self.attempt()
@@ -57,8 +58,10 @@ class Procedure:
         if kind == "none":
             self.halt(f"provider refused cursor {cursor!r}")
         if self.publish_token_on_fetch and not self.is_caught_up(checkpoint, page):     # the bug, on purpose
-            kind, swapped = self.ask("barrier", cursor=cursor, version=version, next_cursor=page["next_cursor"],
-                                     next_version=version + 1, applied_position=checkpoint["applied_position"])
+            kind, swapped = self.ask("barrier", cursor=cursor, version=version,
+                                     next_cursor=page["next_cursor"],
+                                     next_version=version + 1,
+                                     applied_position=checkpoint["applied_position"])
             if kind == "lost":
                 return "lost"
             if not swapped:
@@ -145,7 +148,8 @@ class Procedure:
         return self.commit(event, "applied", applied_position)
 
     def settle_effect(self, event):
-        """Seed 001: reserve (or reuse) the tuple, call unless already committed, settle the reply or timeout."""
+        """Seed 001: reserve (or reuse) the tuple, call unless already committed, settle the reply or
+        timeout."""
         _, operation = self.ask("reserve", event=event)
         if operation["state"] == COMMITTED:
             return COMMITTED

@@ -1,6 +1,6 @@
-"""A consumer that is not deterministic: some processes publish the token on fetch, others run the full procedure,
-counted in the file $ONCE. ``first``: only the first process ever started takes the shortcut; ``odd``: the first,
-the third, the fifth... Same lines in, other lines out."""
+"""A consumer that is not deterministic: some processes publish the token on fetch, others run the full
+procedure, counted in the file $ONCE. ``first``: only the first process ever started takes the shortcut;
+``odd``: the first, the third, the fifth... Same lines in, other lines out."""
 import os
 import sys
 from pathlib import Path

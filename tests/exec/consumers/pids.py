@@ -1,5 +1,5 @@
-"""The reference Python consumer, first noting in the file $PIDS its process id and how many of the processes of
-earlier lives still exist (a zombie too), one line a life."""
+"""The reference Python consumer, first noting in the file $PIDS its process id and how many of the processes
+of earlier lives still exist (a zombie too), one line a life."""
 import os
 import runpy
 import sys
