@@ -79,8 +79,7 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
     Args:
         consumer: a Consumer subclass, or a strategy name / ``path.py:Class`` / ``module:Class`` reference.
         budget: seconds of wall time; the cheapest cases run first, and cases left when it is spent are not
-        judged
-            (``None``: every case, which takes minutes).
+            judged (``None``: every case, which takes minutes).
         seeds: seeds per bundled scenario.
         sweep_seeds: seeds per generated scenario under random faults.
         first_only: stop at the first failing case (the quickest way to a red test).
@@ -89,8 +88,7 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
 
     Raises:
         AssertionError: the consumer fails a case ``safe`` passes; the message is the audit's verdict table
-        and
-            the ``simkit run`` line that replays the first failure from ``out``.
+            and the ``simkit run`` line that replays the first failure from ``out``.
     """
     __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
     result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only,

@@ -121,8 +121,7 @@ def exec_consumer(command: str, limit: float | None = None) -> type[ExternalCons
 
     Raises:
         StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number;
-        the
-            message is the problem alone (:func:`~simkit.procedure.strategies.resolve` says whose).
+            the message is the problem alone (:func:`~simkit.procedure.strategies.resolve` says whose).
     """
     return _made(command, _limit() if limit is None else limit)
 

@@ -62,7 +62,7 @@ def parse_crash_arg(text: str) -> Fault:
     """A crash written ``POINT[@POSITION][#OCCURRENCE]`` (``simkit run --crash``, docs/cli.md); OCCURRENCE is
     at least 1, as a ``[[faults]]`` entry's ``occurrence`` (:func:`parse_fault`). Its errors open with ``crash
     TEXT`` (``param`` ``"crash"``), the position is checked against a scenario by
-    :func:`~simkit.scenario.checks.missing_position`."""
+    :func:`~simkit.scenario.stream.missing_position`."""
     m = _CRASH_ARG.match(text)
     if not m or m["point"] not in CRASH_POINTS:
         raise ScenarioError(f"crash {text}: expected POINT[@POSITION][#OCCURRENCE] "

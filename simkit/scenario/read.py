@@ -46,20 +46,17 @@ from .checks import (
     MAX_INT,
     MAX_WORKERS,
     Checker,
-    carried_positions,
     check_auth,
-    check_cursors,
     check_events,
     check_generate,
     check_initial,
     check_pages,
     check_random_faults,
-    check_targets,
     check_timing,
-    missing_position,
 )
 from .faults import parse_crash_arg, parse_fault
 from .start import check_start
+from .stream import carried_positions, check_cursors, check_targets, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
            "MAX_WORKERS",

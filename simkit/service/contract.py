@@ -18,21 +18,20 @@ nested value gives a one-line message, never a huge one or a ``RecursionError``.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import reprlib
 import unicodedata
+
+from .canonical import canonical, digest, show
 
 __all__ = [
     "CAPABILITIES", "CONTRACT_VERSIONS", "DEFAULT_LIMIT", "DEFAULT_SCAN_LIMIT", "FAULT_KINDS", "FAULT_OPS",
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
     "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
-    "VISIBILITIES",
-    "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical", "changes_request",
-    "conflict", "json_media_type",
-    "contract_version", "cursor", "digest", "identity", "parse_body", "query_request", "read_request",
-    "restore_request", "scope", "scope_dict", "show", "write_request",
+    "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
+    "changes_request", "conflict", "contract_version", "cursor", "digest", "identity", "json_media_type",
+    "parse_body", "query_request", "read_request", "restore_request", "scope", "scope_dict", "show",
+    "write_request",
 ]
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -97,34 +96,6 @@ def bad(code: str, message: str) -> ServiceError:
 
 def conflict(code: str, message: str) -> ServiceError:
     return ServiceError(409, code, message)
-
-
-class _Short(reprlib.Repr):
-    def repr_int(self, x: int, level: int) -> str:
-        """An integer Python can print (up to 4,300 digits; it raises ValueError past them), else its size."""
-        if x.bit_length() > 14_000:
-            return f"<an integer of {x.bit_length()} bits>"
-        return reprlib.Repr.repr_int(self, x, level)
-
-
-_SHORT = _Short()
-_SHORT.maxlevel, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlist, _SHORT.maxdict = 3, 60, 60, 6, 4
-
-
-def show(value) -> str:
-    """``repr(value)`` cut short: at most three levels and 60 characters a string (for error messages)."""
-    return _SHORT.repr(value)
-
-
-# -- digests -------------------------------------------------------------------------------------------------
-def canonical(value) -> bytes:
-    """Canonical JSON: sorted keys, no spaces, UTF-8. Digests are computed over this."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def digest(value) -> str:
-    """``sha256:<hex>`` of the canonical JSON of ``value``. Detects inconsistency; it is not a signature."""
-    return "sha256:" + hashlib.sha256(canonical(value)).hexdigest()
 
 
 # -- validation ----------------------------------------------------------------------------------------------

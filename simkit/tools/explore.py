@@ -212,11 +212,9 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         strategy: a strategy name, ``path.py:Class``/``module:Class`` reference, or a Consumer subclass.
         max_crashes: K, the most crash or pause faults in one schedule.
         lost_responses: L, the most lost replies (fetch, effect, checkpoint write) in one schedule: the
-        request
-            took effect, its caller times out.
+            request took effect, its caller times out.
         lost_requests: the most lost requests (fetch, effect, checkpoint write) in one schedule: the request
-        never
-            arrived and took no effect, its caller times out just the same. Seed 001's reservation and
+            never arrived and took no effect, its caller times out just the same. Seed 001's reservation and
             settlement transactions are not among them (:func:`~simkit.ops.lost_op`).
         pauses: also pause at every pass (a stale worker); default: when the scenario has several workers.
         pause_duration: how long a pause lasts; default the scenario's ``[random_faults] pause_duration``.
@@ -225,8 +223,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         ops: only the replies and requests of these ops may be lost.
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
         jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one
-        per
-            task); the result does not depend on it.
+            per task); the result does not depend on it.
         progress: show a tqdm bar on stderr.
         share_prefixes: run a schedule's prefix once and fork at each fault (:mod:`simkit.tools.forked`) where
             that is safe; ``False`` runs each schedule from scratch; ``None`` (default) forks where it is safe

@@ -7,12 +7,14 @@ plot          the figures' names in one place (``plot.timeline``, ``plot.fates``
 style         colours, the label box, how many marks are labelled, how a token is abbreviated
 facts         the facts' old view names (each defined once, in truth/derived and judge/facts)
 timeline      the timeline (durable checkpoint against the worker's memory) and timelines side by side
+rows          a trace as numpy columns, which the timeline selects its marks from
 legend        the timeline's grouped legend
 fates         the event-fates grid
 instant       one instant's state and its picture (durable state beside each worker's memory)
 matrix        the crash matrix (crash point × strategy)
 curves        sweep curves: share of runs harmed against crash rate, with Wilson intervals
 swimlane      the swimlane figure: a Lamport diagram of one run
+labels        labels laid out in rows at draw time, never overlapping nor leaving the Axes (the swimlane's)
 widgets       the notebook widgets' names in one place (``widgets.explorer()``, ...): re-exports only
 inputs        the widgets' inputs and runs: the explorer's scenario and crash, the comparison's pair
 crashes       single-crash schedules judged against the fault-free run (worse, same, better)

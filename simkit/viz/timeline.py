@@ -16,6 +16,7 @@ from simkit.model import NON_TERMINAL, REQUEST_LOST
 from simkit.truth.derived import cursor_history, held_pages
 
 from .legend import draw_legend, legend_entries
+from .rows import Rows, fell
 from .style import (
     ANNOTATE_AT_MOST,
     APPLIED,
@@ -45,44 +46,14 @@ __all__ = ["LAYERS", "SHARE_TIME_AT_MOST", "compare", "timeline", "timeline_lege
 LAYERS = ("cursor", "applied", "memory", "truth", "events", "crashes", "harm")
 
 
-class _Rows:
-    """The trace's columns as numpy arrays, each as :meth:`~simkit.truth.trace.Trace.to_frame` types it (a
-    number column with a missing value as floats, ``NaN`` where missing): what the timeline selects its marks
-    from. Building a pandas frame and selecting from it was a sixth of a widget's redraw (issue 31)."""
-
-    def __init__(self, trace):
-        self.time = np.array(trace.time, dtype=float)
-        self.worker, self.position, self.cursor_place, self.applied_position, self.checkpoint_version = (
-            _numbers(getattr(trace, name))
-            for name in ("worker", "position", "cursor_place", "applied_position", "checkpoint_version"))
-        self.step, self.event_id, self.outcome = (
-            np.array(list(getattr(trace, name)), dtype=object) for name in ("step", "event_id", "outcome"))
-
-    def isin(self, name: str, values) -> np.ndarray:
-        """Which rows' ``name`` is one of ``values``."""
-        column, values = getattr(self, name), frozenset(values)
-        return np.fromiter((v in values for v in column), bool, len(column))
-
-
-def _numbers(column) -> np.ndarray:
-    values = list(column)
-    if any(v is None for v in values):
-        return np.array([np.nan if v is None else v for v in values], dtype=float)
-    return np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else None)
-
-
-def _fell(values: np.ndarray) -> np.ndarray:
-    """Rows whose value is below the row before's (never the first)."""
-    return np.concatenate([[False], values[1:] < values[:-1]]) if len(values) else np.zeros(0, dtype=bool)
-
-
 class _Canvas:
-    """One timeline being drawn: its Axes, the run's trace as columns (:class:`_Rows`), and the keys of the
-    marks drawn so far (each artist's gid is its key: the legend and the tests read them back)."""
+    """One timeline being drawn: its Axes, the run's trace as columns (:class:`~simkit.viz.rows.Rows`), and
+    the keys of the marks drawn so far (each artist's gid is its key: the legend and the tests read them
+    back)."""
 
     def __init__(self, ax, run, annotate: bool, span: float | None = None):
         self.ax, self.run, self.annotate = ax, run, annotate
-        self.df = _Rows(run.trace)
+        self.df = Rows(run.trace)
         self.place = run.world.provider.place
         self.end = _end(run)
         #: the end of the time axis the run is drawn on: its own end, or the longest run's on a shared one
@@ -185,7 +156,7 @@ def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
     rejected = df.step == "barrier_rejected"
     c.scatter(df.time[rejected], [c.place(x) for x in df.outcome[rejected]], "rejected", marker="v", s=60,
               color="#7f7f7f")
-    regress = _fell(df.cursor_place) | _fell(df.checkpoint_version) | _fell(df.applied_position)
+    regress = fell(df.cursor_place) | fell(df.checkpoint_version) | fell(df.applied_position)
     c.scatter(df.time[regress], df.cursor_place[regress], "regression", marker="v", s=110, facecolors="none",
               edgecolors=GAP, linewidths=1.8)
     for time, cursor, _kind in labelled:

@@ -17,22 +17,22 @@ a notebook of unanswered questions and unfinished exercises runs top to bottom. 
 shows as its message and is true exactly when the answer is right (the solutions notebook and the tests assert
 it).
 
-============  ==========================================================================================
+============  ================================================================================================
 module        owns
-============  ==========================================================================================
+============  ================================================================================================
 reply         :class:`Check`, the answer every check returns, and the guard that keeps checks from raising
 predictions   :func:`check_prediction`, :func:`prediction_answer` and :func:`predict` (the widget) for each
               notebook's questions, the variable each is asked in and the answers a widget offers
 answers       what simkit does, computed when asked: the run behind each question's answer
 folds         :func:`reveal`, the fold over the cell that shows a question's answer, opened once it is
-answered exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the
-learner service       what notebook 07 calls: seed 004's requests in process (:class:`~.service.FeedClient`)
-and
+              answered
+exercises     ``exercise_1`` ... ``exercise_7`` of notebook 09 and the consumers they hand the learner
+conflict      exercise 5's service: worker 1's save refused with 409, in each of three situations
+service       what notebook 07 calls: seed 004's requests in process (:class:`~.service.FeedClient`) and
               the tables of service runs; imported as ``simkit.workshop.service``, not re-exported
 edition       :func:`~.edition.write_edition`, the attendee edition (``simkit workshop DIR``): the notebooks
-00-09,
-              shipped in ``notebooks/`` beside these modules (package data), with the data they read
-============  ==========================================================================================
+              00-09, shipped in ``notebooks/`` beside these modules (package data), with the data they read
+============  ================================================================================================
 """
 from . import answers, exercises, folds, predictions, reply
 from .answers import *  # noqa: F403

@@ -155,11 +155,11 @@ def test_crash_argument_occurrence_is_at_least_1():
 def test_a_long_scripted_stream_gathers_its_positions_once(monkeypatch):
     """20,000 [[events]] and a fault per page: each is a set lookup, not a scan of every page (which made
     parsing quadratic: 10,000 events took 5.5 s)."""
-    from simkit.scenario import checks, read
+    from simkit.scenario import read, stream
     calls = []
-    real = checks.carried_positions
+    real = stream.carried_positions
     # check_targets asks
-    monkeypatch.setattr(checks, "carried_positions", lambda sc: calls.append(1) or real(sc))
+    monkeypatch.setattr(stream, "carried_positions", lambda sc: calls.append(1) or real(sc))
     n, size = 20_000, 10
     pages = [{"cursor": f"C{k}", "positions": list(range(k * size + 1, (k + 1) * size + 1)),
               "next_cursor": f"C{k + 1}" if (k + 1) * size < n else f"C{k}"} for k in range(n // size)]

@@ -210,12 +210,12 @@ def test_the_timeline_reads_the_trace_columns_as_its_frame_types_them():
     NaN."""
     import numpy as np
 
-    from simkit.viz.timeline import _Rows
+    from simkit.viz.rows import Rows
 
     runs = [run("gauntlet"), run("retry_walkthrough"),
             run("shortcut_persist_token_on_fetch", "persist_token_on_fetch")]
     for r in runs:
-        rows, frame = _Rows(r.trace), r.trace.to_frame()
+        rows, frame = Rows(r.trace), r.trace.to_frame()
         for name in ("time", "worker", "step", "event_id", "position", "cursor_place", "applied_position",
                      "checkpoint_version", "outcome"):
             ours, theirs = getattr(rows, name), frame[name]
