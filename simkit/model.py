@@ -60,7 +60,8 @@ def record(cls):
     cannot change durable state behind the store's back; this keeps that and builds them at the cost of a
     plain class (a frozen dataclass's own ``__init__`` goes through ``object.__setattr__`` per field). The
     ``__init__`` is compiled by :func:`simkit._codegen.compile_function`: a traceback through it shows its
-    lines. """
+    lines.
+    """
     cls = dataclass(frozen=True, slots=True)(cls)
     unsupported = [f.name for f in fields(cls) if f.default_factory is not MISSING or not f.init or f.kw_only]
     if unsupported or hasattr(cls, "__post_init__"):

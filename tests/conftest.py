@@ -10,7 +10,8 @@ out one test at a time, except for the tests of one *group*, which run in order 
 
 The rest go one at a time to whichever worker is free, the most expensive first (:data:`FIRST`), so that no
 long test starts last while the other worker sits idle. The order never decides an outcome: each test stands
-alone. """
+alone.
+"""
 import copy
 import tomllib
 

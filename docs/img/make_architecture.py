@@ -2,8 +2,7 @@
 
 The rows are the ranks that tests/project/test_layers.py enforces (a layer imports only from the rows below
 it), and each box lists the modules its package holds now, read from the package itself, so the picture is
-redrawn, not
-edited::
+redrawn, not edited::
 
     python docs/img/make_architecture.py
 """

@@ -1,6 +1,7 @@
 """One function per ``simkit`` command (docs/cli.md): each takes the parsed arguments, checks every output
 path and argument before any work, runs, prints, and returns the exit status. :data:`COMMANDS` maps a
-command's name to it. """
+command's name to it.
+"""
 from __future__ import annotations
 
 import argparse

@@ -18,9 +18,8 @@ __all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_fol
            "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
-#: ``max_crashes``,
-#: :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's ``path``
-#: (``--out``) ...
+#: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's
+#: ``path`` (``--out``) ...
 FLAGS = {
     "strategy": "--strategy", "crash": "--crash", "seed": "--seed", "seeds": "--seeds",
     "first_seed": "--first-seed",
@@ -34,8 +33,7 @@ FLAGS = {
 def spoken(exc: SimkitError | Note) -> str:
     """``exc`` (or a :class:`~simkit.errors.Note`) as the command line says it, on one line: the parameter it
     opens with (``seeds 0: ...``, or after a command's name, ``bench: repeat must ...``) named by its flag
-    from
-    :data:`FLAGS` instead."""
+    from :data:`FLAGS` instead."""
     message = str(exc)
     param = getattr(exc, "param", None)
     if param in FLAGS:
@@ -47,8 +45,7 @@ def spoken(exc: SimkitError | Note) -> str:
 @contextmanager
 def notes():
     """Within it, every :class:`~simkit.errors.Note` is printed at once as one line on stderr, ``simkit: ``
-    and
-    :func:`spoken` (``simkit: --jobs 1000: using 8 worker processes ...``); other warnings as before."""
+    and :func:`spoken` (``simkit: --jobs 1000: using 8 worker processes ...``); other warnings as before."""
     with warnings.catch_warnings():
         warnings.simplefilter("always", Note)
         show = warnings.showwarning
@@ -268,8 +265,7 @@ def check_figures(run, figures: dict) -> None:
 
 def save_figure(run, path: Path, kind: str) -> None:
     """``run``'s ``timeline`` or ``swimlane`` figure written to ``path``; a plotting backend's own failure is
-    a
-    :class:`CannotWrite` of one line, not a traceback."""
+    a :class:`CannotWrite` of one line, not a traceback."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

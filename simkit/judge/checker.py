@@ -8,7 +8,8 @@ consumer anything. An ``applied`` receipt counts as a terminal outcome only once
 Seed 001 adds ``settlement_violations``, from the history of the store's operation records and the external
 service's log of every request (a reply's true identity is read there, not from the reply): a committed
 success downgraded, and a result attached to the wrong reservation. The duplicated effects they cause are
-``duplicated``. """
+``duplicated``.
+"""
 from __future__ import annotations
 
 import bisect

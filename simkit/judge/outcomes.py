@@ -32,7 +32,8 @@ class Outcomes:
     number from which the ``i``-th of them holds its outcome, or :data:`NONE`. A typed array, not a table by
     id: an event of the stream is found by its rank, the checker walks ``at`` in stream order, and a run's
     biggest tables are the check's cost. ``again``: the id of every terminal receipt written for an event that
-    already held one. """
+    already held one.
+    """
 
     __slots__ = ("stream", "extra", "more", "at", "again")
 

@@ -28,7 +28,8 @@ Hooks (each a small, documented decision of the procedure):
 
 Some hooks yield requests (:data:`YIELDING`), the others return a value at once (:data:`RETURNING`); one
 written the other way is a :class:`HookError` naming the hook and the fix (docs/hooks.md has each hook with an
-example). """
+example).
+"""
 from __future__ import annotations
 
 from collections.abc import Generator
@@ -66,8 +67,7 @@ RETURNING = ("is_replay", "resulting_applied_position", "is_terminal", "is_caugh
 
 class HookError(TypeError):
     """A hook written the wrong way round: one of :data:`YIELDING` returned a value without yielding, or one
-    of
-    :data:`RETURNING` is a generator. Its message is the one line a consumer author sees."""
+    of :data:`RETURNING` is a generator. Its message is the one line a consumer author sees."""
 
 
 #: How each yielding hook returns its result (the fix :func:`_returned` names)

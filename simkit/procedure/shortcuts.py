@@ -24,7 +24,8 @@ class PersistTokenOnFetch(Consumer):
     """"Persisting the returned token immediately after a successful fetch."
 
     Publishes ``next_cursor`` with the barrier's compare-and-swap right after the fetch, then processes the
-    page. """
+    page.
+    """
 
     name = "persist_token_on_fetch"
 

@@ -7,7 +7,8 @@ without egress) ``/docs`` stays blank. This follows FastAPI's documented way of 
 takes the files from the installed package ``fastapi-offline``, which ships Swagger UI 5 and ReDoc 2 (a
 dependency in pyproject.toml). Swagger UI 5, not the 4.x of ``swagger-ui-bundle``: FastAPI writes OpenAPI 3.1,
 which Swagger UI renders from version 5 on. Swagger UI's online validator badge is off (``validatorUrl:
-null``): it would call out too. """
+null``): it would call out too.
+"""
 from __future__ import annotations
 
 from pathlib import Path

@@ -8,8 +8,7 @@ tests drive both through the same calls.
 
 Order of checks on every call: size (413) → credential (401) → shape (400) → capability and grant for the
 exact scope (403) → requested faults: the ``inject_faults`` role (403) and known kinds this route can honour
-(400,
-:data:`~simkit.service.contract.FAULT_OPS`) → injected faults → state (404 / 409 / 500). A rejected call
+(400, :data:`~simkit.service.contract.FAULT_OPS`) → injected faults → state (404 / 409 / 500). A rejected call
 changes no state: a fault is injected only into a call that passed every check before it, and only a subject
 with the ``inject_faults`` role may ask for one.
 
@@ -43,7 +42,8 @@ The model never reads the wall clock: ``clock.now_millis`` is whatever the owner
 The service is assembled from parts: :class:`~simkit.service.access.Access` (subjects, credentials, grants,
 roles; the 401 and 403 checks) and :class:`~simkit.service.maintenance.Maintenance` (journals, memory
 mutations, imported records, backup and restore, integrity faults); this module holds the calls and the
-checkpoint reads and writes. """
+checkpoint reads and writes.
+"""
 from __future__ import annotations
 
 import copy
@@ -153,7 +153,8 @@ class CheckpointService(Access, Maintenance):
         asking for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is
         the HTTP header ("" when absent; None, the default, without HTTP): a body that is not
         ``application/json`` is a 400 ``malformed_content_type``, judged after the credential, where the body
-        is parsed. """
+        is parsed.
+        """
         op = ROUTES.get(route)
         if op is None:
             return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())

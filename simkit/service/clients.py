@@ -129,7 +129,8 @@ class Client:
         scan had already passed (a cursor from the end of the scan would skip that change;
         :mod:`simkit.service.memory`). Then the checkpoint is created at that cursor (``expected_revision``
         0), which makes the reconciliation durable, and the feed is read from it. Returns the new state, or
-        ``None`` to start again from :meth:`load`. """
+        ``None`` to start again from :meth:`load`.
+        """
         cursor, after, first = None, None, True
         while True:
             page = yield from self.call(QUERY, {"contract_version": self.version, "scope": self.scope,

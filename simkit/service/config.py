@@ -285,7 +285,8 @@ def build_service(
     ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` items; ``faults``: ``KIND[@ROUTE][#N]`` items (:func:`parse_fault`).
     ``operator`` issues that credential to subject ``operator`` (created if new) with the ``operator`` role.
     ``store``: one of :data:`simkit.service.checkpoints.STORES`. An error names the parameter (or the config
-    file). """
+    file).
+    """
     if store not in STORES:
         raise ServiceConfigError(f"store {C.show(store)}: one of {', '.join(STORES)}", param="store")
     svc = dev_service(clock, store=store)

@@ -73,7 +73,8 @@ class Maintenance:
         retry returns the original entry and receipt, even after later mutations; the same key for another
         command is a 409 ``idempotency_conflict`` that changes nothing. ``private_to`` makes a new record
         visible to that subject only (:mod:`simkit.service.memory`); a change to an existing record keeps its
-        owner. """
+        owner.
+        """
         if kind not in C.KINDS:
             raise ValueError(f"unknown change kind {kind!r}; one of {', '.join(C.KINDS)}")
         ns = (tenant, C.scope(scope))

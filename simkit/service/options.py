@@ -3,8 +3,7 @@ the faults, credentials, grants and operator given as options, and the one error
 raises.
 
 ``dev_service`` is subject ``dev`` with its grants, :data:`DEV_RECORDS` and an active journal (the module
-docstring of
-:mod:`simkit.service.config` says what a config file adds). A fault is ``KIND[@ROUTE][#N]``
+docstring of :mod:`simkit.service.config` says what a config file adds). A fault is ``KIND[@ROUTE][#N]``
 (:func:`parse_fault`), a credential ``TOKEN=SUBJECT``, a grant ``SUBJECT=CAP[,CAP...][@SCOPE_JSON]``; a
 credential belongs to one subject (:func:`issue_token`).
 """

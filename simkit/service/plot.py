@@ -49,7 +49,8 @@ def checkpoint_steps(run) -> tuple[list[float], list[int | None]]:
 
     It changes at every committed command, and at every restore to what the backup held (read from the
     ``before`` of the next committed command, or the final checkpoint). ``None``: no checkpoint exists (a read
-    answers 404). """
+    answers 404).
+    """
     svc = run.world.svc
     writes = sorted(svc.writes, key=lambda w: w.seq)
     times: list[float] = [0.0]

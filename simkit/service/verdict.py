@@ -26,8 +26,7 @@ commands, the sink's log of effects and reconciliations, and the transport log o
 
 An entry in ``lost``, ``duplicated`` and ``unreconciled`` is named ``journal:sequence`` (``"0001:10"``, the
 journal_id cut to its last four digits). This module owns that name: :class:`Entry` is its structured form,
-and
-:meth:`ServiceVerdict.entries` gives those lists as entries, so a reader never splits the string back.
+and :meth:`ServiceVerdict.entries` gives those lists as entries, so a reader never splits the string back.
 """
 from __future__ import annotations
 

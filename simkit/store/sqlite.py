@@ -174,7 +174,8 @@ class SQLiteStore:
 
         The stamp is taken before the conditional ``UPDATE`` runs, so a rejected barrier spends a sequence
         number that the memory store does not: later numbers are larger, in the same order (verdicts and
-        traces agree). """
+        traces agree).
+        """
         refuse_unwritable(None, new_version, applied_position)
         with self._tx():
             params = self._stamp(worker, cursor=cursor, version=version, next_cursor=new_cursor,

@@ -8,7 +8,8 @@ the external service), the sink (:meth:`~simkit.world.sink.Sink.state`), the sto
 receipts, which id holds the terminal receipt at each position, its ledger's
 :meth:`~simkit.store.settlement.Ledger.state`), the provider
 (:meth:`~simkit.world.provider.Provider.stuck_left`, its seeded draws) and the fault plan
-(:meth:`~simkit.world.faults.FaultPlan.remaining`). """
+(:meth:`~simkit.world.faults.FaultPlan.remaining`).
+"""
 from __future__ import annotations
 
 import dataclasses

@@ -9,7 +9,8 @@ parent dies (``PR_SET_PDEATHSIG``): that covers a SIGKILL of the command. SIGTER
 :class:`~simkit.errors.Terminated` in the command while its pool runs, and Ctrl-C its ``KeyboardInterrupt``:
 the pool's workers are killed at once (not waited for: a task may take minutes) and the command ends with one
 line, exit 128 + the signal. Workers ignore Ctrl-C, which a terminal sends to them too: the command handles
-it. """
+it.
+"""
 from __future__ import annotations
 
 import ctypes

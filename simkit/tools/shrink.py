@@ -6,8 +6,7 @@
    provider itself lost). It must replay to the same failure, or shrinking stops with an error.
 2. Delta debugging (Zeller's ddmin) then removes, while the failure kind stays the same (lost, duplicated,
    regressions, which of seed 000's invariants are broken, incomplete, which seed 001 settlement violations;
-   see
-   :func:`~simkit.tools.explore.failure_kind`):
+   see :func:`~simkit.tools.explore.failure_kind`):
    whole pages (the chain is relinked, tokens unchanged), events, second deliveries of overlapping events,
    faults, event behaviours, stuck tokens, initial receipts, the second worker. A fault or behaviour at a
    position no page carries any more goes with it (the file format refuses it). It repeats until no single

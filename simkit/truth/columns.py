@@ -4,8 +4,7 @@ memory).
 
 Each column reads like the list it stands for (iteration, ``len``, indexing, ``index``, ``count``, ``in``,
 ``==`` with a list); its ``append`` takes any value, and a value the compact form cannot hold is kept aside,
-by row.
-:class:`IdMap` is the dictionary counterpart: values by event id, a default id kept as its position.
+by row. :class:`IdMap` is the dictionary counterpart: values by event id, a default id kept as its position.
 """
 from __future__ import annotations
 

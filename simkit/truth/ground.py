@@ -102,9 +102,8 @@ class ProviderTruth:
     script: Callable[[], list]
     #: ``disordered()`` and ``late()``: the cursors whose page breaks the source order inside itself (step 3)
     #: and the events that join the stream late, where the provider reads them from its own table (else
-    #: ``None``:
-    #: :func:`~simkit.truth.derived.disordered_pages` and :func:`~simkit.truth.derived.late_arrivals` read the
-    #: script)
+    #: ``None``: :func:`~simkit.truth.derived.disordered_pages` and
+    #: :func:`~simkit.truth.derived.late_arrivals` read the script)
     disordered: Callable[[], frozenset[str]] | None = None
     late: Callable[[], frozenset[str]] | None = None
 

@@ -5,8 +5,7 @@ from, repeated values (outcomes, kinds, cursors) as codes, lists for everything 
 A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
 ``==`` with a list), so they need not know. A receipt row costs 33 bytes instead of a tuple with its own
 sequence number, time and id objects (about 180): a million-event run keeps several rows per event. Writers
-call
-:meth:`Log.add` with one value per column.
+call :meth:`Log.add` with one value per column.
 
 Each log's row is a named tuple (:class:`ReceiptRow`, :class:`WriteRow`, ... ``ServedRow`` for the provider's
 log): ``log[k]`` is one, read by name (``log[k].event_id``), and so is each row of a store or sink that keeps
@@ -93,8 +92,7 @@ class ServedRow(NamedTuple):
 
 class Log:
     """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, kind)`` pairs: the typecode
-    of
-    :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of
+    of :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of
     objects."""
 
     __slots__ = ("columns",)

@@ -33,8 +33,7 @@ CROSSED_REPLY = "crossed reply"
 DETAILS = ("action", "before", "after", "crossed")
 #: The outcomes of a ``fetch`` row that handed its worker no page: the cursor refused, the reply lost (the
 #: provider served it), the request lost on its way (the provider was never asked). Every other ``fetch``
-#: outcome is
-#: :func:`fetched_outcome`'s.
+#: outcome is :func:`fetched_outcome`'s.
 NO_PAGE = frozenset({CURSOR_REFUSED, REPLY_LOST, REQUEST_LOST})
 
 

@@ -53,7 +53,8 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     100 %) stay visible. Each line is labelled with its strategy, and a curve that coincides with one drawn
     before says so in its label (``"compare_tokens (same curve as max_position_watermark)"``: the same share
     on this metric, nothing more; a strategy on the ``safe`` curve can still fail otherwise); each band's gid
-    is ``"wilson <strategy>"``. """
+    is ``"wilson <strategy>"``.
+    """
     from matplotlib.lines import Line2D
 
     shares = sweep_shares(table, metric, confidence)

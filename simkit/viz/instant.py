@@ -186,7 +186,8 @@ def instant(ax, run, row: int, title: str | None = None):
     ``resume_cursor`` (blue line before the first event it can still deliver) and ``applied_position`` (green
     line). One row per worker, memory: the page in hand (framed cells, what was done with each so far, the
     event it is at framed thick), the ``next_cursor`` it holds (dashed blue line) and its status. Returns
-    ``ax``. """
+    ``ax``.
+    """
     state = instant_state(run, row)
     events = _window(run, state)
     place = run.world.provider.place

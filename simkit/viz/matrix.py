@@ -29,7 +29,8 @@ def crash_matrix(ax, table, schedules=None, title: str | None = None,
 
     Without ``better``: ``table`` is a count of ``label`` (violations, say), read ``violating/run`` and shaded
     red by that share (0–100 %, so 2/2 is as dark as 3/3); without ``schedules`` either, the colour is the
-    count. """
+    count.
+    """
     import matplotlib
     import numpy as np
     from matplotlib.ticker import PercentFormatter

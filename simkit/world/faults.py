@@ -72,7 +72,8 @@ class FaultPlan:
     match it, ``(family, worker, point or op, position, occurrence)``, and a pass asks two keys, the one for
     its position and the one for faults that name none (every pass scanned every fault: 10,000 events and
     10,000 faults that never fire took 96 s). The first fault of the scenario's order that matches fires, as
-    before. """
+    before.
+    """
 
     def __init__(self, faults: tuple[Fault, ...], random_faults: RandomFaults, seed: int):
         self._faults = tuple(faults)
@@ -167,7 +168,8 @@ class FaultPlan:
 
         Asked once per request of ``op`` (:func:`~simkit.ops.lost_op`) before it reaches the provider, sink or
         store; a request that arrives then counts as a reply for :meth:`reply_lost`, one that is lost does
-        not. """
+        not.
+        """
         if not (self._record or self._left or self._rf.lost_request):
             return False
         n_any, n_pos = self._count(worker, ("request", op), position)

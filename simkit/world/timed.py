@@ -8,7 +8,8 @@ row.
 :class:`TimedRequests` is a part of :class:`~simkit.world.simulation.World` (its base, above
 :class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``,
 ``_unsent``, ``_lost``, ``_no_reply`` and ``_row``. The requests executed at once, and ``Commit``'s quick
-path, are the world's. """
+path, are the world's.
+"""
 from __future__ import annotations
 
 from simkit.ops import DECLARED, LOST, Barrier, Commit, Effect, Fetch, Overwrite

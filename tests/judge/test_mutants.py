@@ -6,7 +6,8 @@ consumer takes a liberty seed 000 allows. A mutant must fail the audit (some cas
 it); a correct consumer must pass every case.
 
 ``python tests/judge/test_mutants.py`` prints the gallery as a markdown table with where each mutant is first
-caught. """
+caught.
+"""
 from __future__ import annotations
 
 import inspect

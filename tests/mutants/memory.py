@@ -76,7 +76,8 @@ class TimeoutMeansSuccess(Consumer):
 
     Breaks seed 001 step 5: "Permit timeout, cancellation, or expiry to write only the defined provisional
     state", and seed 000's shortcut "Recording success before a non-idempotent external effect is durably
-    known". """
+    known".
+    """
 
     def settle_effect(self, event):
         operation = yield Reserve(event)

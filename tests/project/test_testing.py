@@ -2,7 +2,8 @@
 the simkit_audit fixture) and fails with the verdict table and a replay line that reproduces the failure.
 
 Kept fast: small audit budgets (the cheapest cases run first) and the first failure only where one is
-expected. """
+expected.
+"""
 import json
 import re
 import shlex

@@ -4,7 +4,8 @@ without bound, printed a traceback or was accepted and judged wrongly.
 
 The progress guard (:mod:`simkit.world.simulation`) is what bounds a run that simulated time does not: a run
 that spins at one instant, or spends its step budget, ends with ``completed: false`` and ``stopped`` saying
-why. """
+why.
+"""
 from __future__ import annotations
 
 import copy

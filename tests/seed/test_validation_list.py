@@ -10,7 +10,8 @@ Each test builds a small scenario for its situation and runs ``safe`` over every
 point, at every position and every occurrence; the provider items: every schedule of up to two crashes
 anywhere, and every schedule of one crash and one lost reply). Each asserts that the situation was reached
 (the point was passed, the page was served) and that no schedule loses, duplicates, regresses or breaks an
-invariant. """
+invariant.
+"""
 import pytest
 
 import simkit

@@ -3,7 +3,8 @@
 Durable checkpoint C7 / 105. Fetching C7 returns 104, 106, 107 and C8. 104 is an overlap; 106 is applied;
 the worker crashes before 107. The resume cursor stays C7; on retry 104 and 106 are replays, 107 is applied,
 and only then does the barrier replace C7 with C8. If 107 never obtains a durable outcome, C8 is never
-promoted. """
+promoted.
+"""
 from conftest import run, scenario_dict
 
 import simkit

@@ -8,7 +8,8 @@
 Every rule test runs against the pure model in process (``model``) and against ``simkit serve`` over a real
 HTTP connection (``http``). The dev namespace holds, before its journal, ``archive-1`` (deleted),
 ``archive-2`` (private to another subject) and ``archive-3``; then the journal's ``note-1``, ``note-2`` and
-``summary-1``. """
+``summary-1``.
+"""
 from __future__ import annotations
 
 import json

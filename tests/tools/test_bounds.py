@@ -3,7 +3,8 @@ and ``simkit bench --repeat`` had none, so a huge request (``--max-crashes 3`` o
 10**9``, ``--repeat 10**9``) ran until killed. Now explore stops at ``--budget`` with every process it
 started, one line and exit status 2; service --explore stops starting schedules at its ``--budget`` and says
 what it left out; bench's rounds are at most 10. Each budget here is tiny: the test checks that it is
-honoured, with generous margins. """
+honoured, with generous margins.
+"""
 from __future__ import annotations
 
 import json

@@ -7,7 +7,8 @@ no object per event (ids derived from positions, receipts and effect counts by p
 keeps 212, and its check needed 281 more while it built every id string and Event the run no longer keeps (the
 stream in position order and an index by id). Reading the stream from the event table's typed positions,
 ranking a default id by its position and keeping a response as its row rather than its page's ids, the check
-needs about 16. """
+needs about 16.
+"""
 import tracemalloc
 
 import pytest

@@ -3,7 +3,8 @@ declares.
 
 Notebook 08 goes on without a strategy its files predate (it says which); this test does not: a shortcut added
 to ``simkit.procedure.shortcuts.DECLARED`` fails here until each file is regenerated with the command its
-README gives. """
+README gives.
+"""
 import csv
 import re
 

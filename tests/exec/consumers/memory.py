@@ -4,7 +4,8 @@ It dedups by its ``DONE`` set instead of by receipts, and applies an event by ca
 and then committing the receipt. In one long-lived process nothing would look wrong; but a crash ends the
 process and ``DONE`` with it (seed 000: "everything in memory is gone"), so the life after a crash behind a
 committed event runs that event's effect again: on a sink without idempotency, a duplicated effect (invariant
-4). """
+4).
+"""
 import sys
 from pathlib import Path
 
