@@ -261,7 +261,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
 
     Raises:
         SimkitError: the run does not fail, or could not be made into a scripted scenario that fails the same
-        way.
+            way.
     """
     cls = resolve(strategy) if isinstance(strategy, str) else strategy
     name = strategy_name(cls)
