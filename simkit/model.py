@@ -98,10 +98,9 @@ def default_position(event_id: str) -> int | None:
     if event_id is last[0]:
         return last[1]
     digits = event_id[1:]
+    # no position is past 2**63 (19 digits); int() raises past 4,300 of them
     if (event_id[:1] != "e" or not digits.isdigit() or not digits.isascii()
-        or (digits[0] == "0" and digits != "0")
-            # no position is past 2**63 (19 digits); int() raises past 4,300 of them
-            or len(digits) > 19):
+            or (digits[0] == "0" and digits != "0") or len(digits) > 19):
         p = None
     else:
         p = int(digits)
