@@ -333,17 +333,36 @@ def _tabled(
     row_of = array(kind, [-1]) * len(positions)        # per arrival: its table row (-1: none yet)
     order = array(kind)                                 # per table row: its arrival
     entries = {}
+    identity = True             # so far row = arrival for every arrival tabled (``row_of`` not kept yet)
     for token, arrivals, nxt, stuck in pages:
-        rows = array(kind)
-        for a in arrivals:
-            if row_of[a] < 0:
-                row_of[a] = len(order)
-                order.append(a)
-            rows.append(row_of[a])
+        n = len(order)
+        if identity and type(arrivals) is range and arrivals.step == 1 and arrivals.start <= n:
+            # consecutive arrivals from at most ``n`` on: the page is its own rows, the new ones tabled in one
+            # extend, no call per event (a generated stream without backfills)
+            rows = array(kind, arrivals)
+            order.extend(range(n, max(n, arrivals.stop)))
+        else:
+            if identity:
+                identity, row_of[:n] = False, order
+            rows = array(kind)
+            for a in arrivals:
+                if row_of[a] < 0:
+                    row_of[a] = len(order)
+                    order.append(a)
+                rows.append(row_of[a])
         entries[token] = _Entry(rows, nxt, stuck)
     table = EventTable(array("q", map(positions.__getitem__, order)),
-                       Codes(map(behaviors.__getitem__, order)))
+                       _coded(list(map(behaviors.__getitem__, order))))
     return entries, start, table
+
+
+def _coded(behaviors: list[str]) -> Codes:
+    """An event table's behaviours column in one extend: each distinct behaviour coded first, in order of
+    first appearance (the codes appending them one by one gives)."""
+    column = Codes()
+    code = {b: column.code(b) for b in dict.fromkeys(behaviors)}
+    column.codes.extend(map(code.__getitem__, behaviors))
+    return column
 
 
 def build(sc: Scenario, seed: int) -> Provider:
