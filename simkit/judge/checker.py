@@ -164,6 +164,7 @@ class _Pages:
 
     def __init__(self, truth: GroundTruth, late: frozenset[str] = frozenset()):
         self._log = truth.provider.log
+        self._ranks = truth.provider.served_ranks
         self._late = late
         #: (worker, request cursor) -> its latest response to that cursor, as (ids, the late ones), if it
         #: served late events
@@ -208,6 +209,11 @@ class _Pages:
             self.held_late[(worker, cursor)] = (ids, held)
         else:
             self.held_late.pop((worker, cursor), None)
+
+    def ranks(self, row: int):
+        """The ranks of the events row ``row`` of the provider's log served, or ``None`` where only their ids
+        tell (:attr:`~simkit.truth.ground.ProviderTruth.served_ranks`)."""
+        return self._ranks(row) if self._ranks is not None else None
 
     def response(self, row: int) -> tuple:
         """Row ``row`` of the provider's log: ``(seq, time, worker, cursor, next_cursor, ids)``."""
@@ -284,6 +290,11 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
     row = _page_published(pages, worker, wkind, before, after, time, violate)
     if row is None:
         return
+    ranks = pages.ranks(row)
+    if ranks is not None:                   # every event of the page holds an outcome from before ``seq``:
+        at = list(map(found.at.__getitem__, ranks))     # nothing to report, no id read
+        if not at or (min(at) >= 0 and max(at) <= seq):
+            return
     for eid in pages.response(row)[5]:
         s = found.of(eid)
         if s == NONE or s > seq:

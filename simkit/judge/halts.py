@@ -123,7 +123,8 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     initial = truth.scenario.initial.applied_position if truth.scenario is not None else None
     loaded: dict[int, int] = {}
     reads = ((seq, 0, w, checkpoint.applied_position) for seq, _t, w, checkpoint in truth.store.reads)
-    rows = ((seq, 1, k, None) for k, (seq, _t, _w, _c, _n, _ids) in enumerate(log))
+    # (sequence numbers only: a page's ids are built when its row is read, below, not twice)
+    rows = ((seq, 1, k, None) for k, (seq, _w) in enumerate(log.fields(0, 2)))
     for _seq, kind, who, applied in heapq.merge(reads, rows):
         if kind == 0:
             loaded[who] = applied

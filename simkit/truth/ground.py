@@ -106,12 +106,16 @@ class ProviderTruth:
     #: :func:`~simkit.truth.derived.late_arrivals` read the script)
     disordered: Callable[[], frozenset[str]] | None = None
     late: Callable[[], frozenset[str]] | None = None
+    #: ``served_ranks(k)``: the ranks in position order of the events row ``k`` of the log served, where the
+    #: provider's table knows them with no id read (else ``None``, as is a provider without it)
+    served_ranks: Callable[[int], Sequence[int] | None] | None = None
 
     @classmethod
     def of(cls, provider) -> ProviderTruth:
         return cls(_mapping(provider.events), View(provider.log), provider.start, provider.deliverable,
                    provider.place, provider.at_end, provider.script,
-                   getattr(provider, "disordered", None), getattr(provider, "late", None))
+                   getattr(provider, "disordered", None), getattr(provider, "late", None),
+                   getattr(provider, "served_ranks", None))
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,6 +104,10 @@ class EventTable(Mapping):
             return bisect_left(self._order, self.positions[i], key=self.positions.__getitem__)
         return self._order.index(i)             # named ids: a scripted stream, a few events
 
+    def rank_is_row(self) -> bool:
+        """Is every row's :meth:`rank` the row itself (default ids, rows in position order)?"""
+        return self.ids is None and self._order is None
+
     def id_at(self, i: int) -> str:
         return self.ids[i] if self.ids is not None else default_id(self.positions[i])
 

@@ -87,10 +87,18 @@ class _PageIds(Column):
             return tuple(entry)
         if entry.own is not None:
             return tuple(e.id for e in entry.own)
-        return tuple(map(self._table.id_at, entry.rows))
+        table = self._table
+        if table.ids is None:                   # default ids: no call per event but the id's own
+            return tuple(map(default_id, map(table.positions.__getitem__, entry.rows)))
+        return tuple(map(table.id_at, entry.rows))
 
     def _get(self, i: int) -> tuple[str, ...]:
         return self._ids(self.pages[i])
+
+    def rows(self, i: int) -> Sequence[int] | None:
+        """The event-table rows response ``i`` served, or ``None`` (no page, its own copies, ids as given)."""
+        entry = self.pages[i]
+        return entry.rows if isinstance(entry, _Entry) and entry.own is None else None
 
     def __iter__(self):
         return map(self._ids, self.pages)
@@ -194,6 +202,13 @@ class Provider:
         if self._disordered is None:
             self._disordered = order.disordered(self._entries, self.events)
         return self._disordered
+
+    def served_ranks(self, k: int) -> Sequence[int] | None:
+        """Ground truth, for the checker: the ranks in position order of the events row ``k`` of the log
+        served (invariants 1 and 5 read their outcomes by rank), where they are the rows of the event table
+        (:meth:`~simkit.world.events.EventTable.rank_is_row`); else ``None``, and the checker reads ids."""
+        log = self.log
+        return log.columns[5].rows(k) if type(log) is ServedLog and self.events.rank_is_row() else None
 
     def late(self) -> frozenset[str]:
         """Ground truth, for the checker: the events that join the stream late
