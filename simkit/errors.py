@@ -6,7 +6,7 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 
 import re
 
-__all__ = ["printable", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError",
+__all__ = ["printable", "echoed", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError",
            "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
@@ -15,6 +15,13 @@ def printable(text: str) -> str:
     prints as itself, on one line. A message or description may echo a file name, key or string from a
     file."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def echoed(text: str, at_most: int = 100) -> str:
+    """``text`` as a message may echo it: :func:`printable`, and past ``at_most`` characters its start and its
+    length (a 100 KB path or name is no message)."""
+    shown = printable(text[:at_most + 1])
+    return shown if len(text) <= at_most else f"{printable(text[:at_most])}… ({len(text)} characters)"
 
 
 def told(exc: BaseException) -> str:

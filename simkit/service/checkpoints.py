@@ -49,6 +49,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, replace
 
+from simkit.errors import echoed
+
 from . import contract as C
 from . import memory
 from .access import NEEDS, Access, Subject
@@ -157,7 +159,7 @@ class CheckpointService(Access, Maintenance):
         """
         op = ROUTES.get(route)
         if op is None:
-            return Reply(404, ServiceError(404, "no_route", f"no route {route}").body())
+            return Reply(404, ServiceError(404, "no_route", f"no route {echoed(route)}").body())
         injected: list[str] = []
         try:
             body = self._handle(op, authorization, raw, faults, scheduled, injected, content_type)

@@ -59,6 +59,8 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from simkit.errors import echoed
+
 from . import schema as S
 from .admin import add_operator_routes
 from .apidocs import add_docs
@@ -176,7 +178,8 @@ def _route_errors(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def route_error(request: Request, exc: StarletteHTTPException):
-        where, headers = f"{request.method} {request.url.path}", dict(exc.headers or {})
+        # the method and path as they came, cut short: a 60 KB path is not echoed whole
+        where, headers = f"{echoed(request.method, 20)} {echoed(request.url.path)}", dict(exc.headers or {})
         if exc.status_code == 404:
             code, message = (
                 "route_not_found",
