@@ -34,6 +34,9 @@ from .pool import pool_map, processes
 
 #: Seeds per configuration at most (``--seeds 10**18`` spent forever building its list of tasks).
 MAX_SEEDS = 1_000_000
+#: Runs per sweep at most, over every configuration (strategies × crash rates): each is a row held in memory,
+#: and 50 ``--crash-rate`` flags at a million seeds each built a task list for ever.
+MAX_RUNS = 1_000_000
 
 
 def check_seed(option: str, seed: int) -> None:
@@ -43,7 +46,8 @@ def check_seed(option: str, seed: int) -> None:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
-__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS"]
+__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS", "MAX_SEEDS",
+           "MAX_RUNS"]
 
 #: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
 #: column (:class:`~simkit.judge.verdict.Declared`), the world's.
@@ -236,6 +240,12 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
             raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
     if jobs is not None and jobs < 1:
         raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
+    strategies, crash_rates = tuple(strategies), tuple(crash_rates)
+    if (runs := seeds * len(strategies) * len(crash_rates)) > MAX_RUNS:
+        n, k = len(strategies), len(crash_rates)
+        raise SimkitError(f"seeds {seeds}: × {n} strateg{'y' if n == 1 else 'ies'} × {k} crash "
+                          f"rate{'' if k == 1 else 's'} is {runs} runs; a sweep does at most {MAX_RUNS}",
+                          param="seeds")
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
