@@ -39,7 +39,15 @@ def spoken(exc: SimkitError | Note) -> str:
     if param in FLAGS:
         message = re.sub(rf"^(\w+: )?{re.escape(param)}\b", lambda m: (m[1] or "") + FLAGS[param], message,
                          count=1)
-    return printable(message)
+    message = printable(message)
+    if len(message) > _LONGEST:                 # a 100 KB scenario name, echoed: its start and the problem
+        cut = len(message) - _HEAD - _TAIL
+        message = f"{message[:_HEAD]} … ({cut} characters left out) … {message[-_TAIL:]}"
+    return message
+
+
+#: The longest line :func:`spoken` says whole; past it, its first ``_HEAD`` and last ``_TAIL`` characters
+_LONGEST, _HEAD, _TAIL = 2000, 1200, 600
 
 
 @contextmanager
