@@ -8,7 +8,8 @@ commands      ``cmd_<command>`` for each command and :data:`COMMANDS`, name -> f
 output        output files checked before any work and written whole or not at all, the figures, and a
               library error or note as the one line a user reads (its parameter named by the flag, ``FLAGS``)
 contained     every command contained (its stdout its own, SIGTERM one line, forked strays ended with it),
-              and a command's work in a process of its own within a budget (``explore --budget``)
+              and a command's work in a process of its own within a budget (``explore --budget``, ``shrink
+              --budget``), what a consumer prints sent to stderr
 ============  ==========================================================================================
 
 ``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from contextlib import ExitStack
@@ -22,9 +23,10 @@ from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
+from simkit.world.guard import WALL_SECONDS
 
 from . import output
-from .contained import contained, within, workers_die
+from .contained import contained, printed_to_stderr, within, workers_die
 from .output import atomic, check_folder, check_out, figure_formats, say, write_text
 
 __all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo",
@@ -71,17 +73,36 @@ def _figures(args) -> dict:
     return out
 
 
+#: How long ``run`` may take in its process of its own: past one run's own wall-clock guard, with room for its
+#: figures (the guard speaks first)
+RUN_BUDGET = WALL_SECONDS + 300.0
+
+
+def _apart(seconds: float, work, who: str):
+    """``work()`` (a consumer's code runs in it) in a process of its own (:func:`~.contained.within`): a
+    consumer that ends it, overflows the stack or prints is one line, or stderr's, not a silent exit or a
+    broken ``--json``."""
+    return within(seconds, work, lambda: f"{who}: did not end within {seconds:g} s of wall-clock time; "
+                                         "stopped, nothing reported", who)
+
+
 def cmd_run(args) -> int:
     sc, seed = _load(args)
     faults = _crash_faults(sc, args.crash)
     figures = _figures(args)
-    strategy = resolve(args.strategy)
-    run = simulate(sc, strategy, seed, faults)
-    output.check_figures(run, figures)               # a bounded drawing, or no figure at all
-    with ExitStack() as stack:                       # both figures, or neither
-        for kind, (option, path) in figures.items():
-            output.save_figure(run, stack.enter_context(atomic(option, path)), kind)
-    say(json.dumps(run.as_dict()) if args.json else run_summary(run))
+
+    with ExitStack() as stack:                       # both figures, or neither; no temporary file left
+        # drawn by the run's process, renamed into place by this one (which outlives it, killed or not)
+        tmps = {kind: stack.enter_context(atomic(option, path)) for kind, (option, path) in figures.items()}
+
+        def work() -> str:
+            run = simulate(sc, resolve(args.strategy), seed, faults)
+            output.check_figures(run, figures)       # a bounded drawing, or no figure at all
+            for kind, tmp in tmps.items():
+                output.save_figure(run, tmp, kind)
+            return json.dumps(run.as_dict()) if args.json else run_summary(run)
+        text = _apart(RUN_BUDGET, work, f"run {sc.name}")
+    say(text)
     return 0
 
 
@@ -166,9 +187,9 @@ def cmd_explore(args) -> int:
     from simkit.tools.explore import crash_args, explore, summary_text
     out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
     sc, seed = _load(args)
-    resolve(args.strategy)                      # here, before the work: its module is then this process's too
 
     def work():
+        resolve(args.strategy)      # here, in the work's process: a module that ends it at import is one line
         return explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
                        lost_requests=args.lost_requests, pauses=args.pauses,
                        pause_duration=args.pause_duration,
@@ -214,18 +235,25 @@ def cmd_sweep(args) -> int:
     if args.dask:
         _needs("distributed", "--dask", "'simkit[dask]'")
     sc, _seed = _load(argparse.Namespace(**vars(args), seed=None))
-    for s in args.strategy or ():
-        resolve(s)
-    with workers_die(f"sweep {sc.name}"):
-        result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds,
-                              tuple(args.crash_rate or (None,)),
-                              first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
-                              progress=not args.json and sys.stderr.isatty())
-    if out:
-        with atomic("--out", out) as tmp:
-            result.write(tmp)
-    say(json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
-        + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+    who = f"sweep {sc.name}"
+    with ExitStack() as stack:
+        tmp = stack.enter_context(atomic("--out", out)) if out else None
+
+        def work() -> str:
+            for s in args.strategy or ():       # here: a module that ends the process at import is one line
+                resolve(s)
+            with workers_die(who):
+                result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds,
+                                      tuple(args.crash_rate or (None,)),
+                                      first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
+                                      progress=not args.json and sys.stderr.isatty())
+            if tmp is not None:                 # written here, renamed into place by the command
+                result.write(tmp)
+            return (json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
+                    + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+        # bounded by --seeds (sweeps.MAX_RUNS runs at most), not by a clock
+        text = _apart(math.inf, work, who)
+    say(text)
     return 0
 
 
@@ -233,23 +261,29 @@ def cmd_shrink(args) -> int:
     from simkit.tools.shrink import shrink
     out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
     sc, seed = _load(args)
-    # a run that does not fail: the one JSON object says so, and nothing to shrink
-    if args.json:
-        run = simulate(sc, resolve(args.strategy), seed)
-        if run.verdict.ok:
-            say(json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed, "failure": None,
-                            "original": None, "shrunk": None, "runs": 1, "verdict": run.as_dict(),
-                            "out": None, "toml": None, "nothing_to_shrink": True}))
-            return 0
-    result = shrink(sc, args.strategy, seed)
-    if out:
-        write_text("--out", out, result.toml())
-    if args.json:
-        say(json.dumps({**result.as_dict(), "out": args.out, "toml": result.toml()}))
-    elif args.out:
-        say(result.summary(args.out))
-    else:
-        say(result.toml(), end="")
+
+    def work() -> tuple[str, str | None]:
+        """What to print (its end of line too), and the shrunk scenario's text (None: nothing to write)."""
+        # a run that does not fail: the one JSON object says so, and nothing to shrink
+        if args.json:
+            run = simulate(sc, resolve(args.strategy), seed)
+            if run.verdict.ok:
+                return json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed,
+                                   "failure": None, "original": None, "shrunk": None, "runs": 1,
+                                   "verdict": run.as_dict(), "out": None, "toml": None,
+                                   "nothing_to_shrink": True}) + "\n", None
+        result = shrink(sc, args.strategy, seed)
+        toml = result.toml()
+        if args.json:
+            return json.dumps({**result.as_dict(), "out": args.out, "toml": toml}) + "\n", toml
+        return (result.summary(args.out) + "\n" if args.out else toml), toml
+
+    text, toml = within(args.budget, work, lambda: (
+        f"shrink {sc.name}: the budget of {args.budget:g} s (--budget) ran out before the failing run was "
+        "shrunk; nothing written. Raise --budget"), f"shrink {sc.name}")
+    if out and toml is not None:
+        write_text("--out", out, toml)
+    say(text, end="")
     return 0
 
 
@@ -269,8 +303,9 @@ def cmd_live(args) -> int:
             # the page bound too
             raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")
         sc.generate["events"] = args.events
-    run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir,
-               args.timeout)
+    with printed_to_stderr():                   # what the workers print: stdout is the verdict's
+        run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir,
+                   args.timeout)
     say(json.dumps(run.as_dict()) if args.json else live_summary(run))
     return 0
 
@@ -281,15 +316,20 @@ def cmd_audit(args) -> int:
     name = strategy_name(consumer)
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = check_out("--out", path, (".toml",))
-    result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,
-                   budget=args.budget, progress=not args.json and sys.stderr.isatty())
-    if not result.ok:
-        write_text("--out", out, failure_toml(result, path))
-    if args.json:
-        say(json.dumps({**result.as_dict(), "out": None if result.ok else path}))
-    else:
-        say(audit_text(result, None if result.ok else path))
-    return 0 if result.ok else 1
+
+    def work() -> tuple[bool, str, str | None]:
+        """Passed?, what to print, and the first failure's scenario file (None when it passed)."""
+        result = audit(args.strategy, seeds=args.seeds, sweep_seeds=args.sweep_seeds, jobs=args.jobs,
+                       budget=args.budget, progress=not args.json and sys.stderr.isatty())
+        where = None if result.ok else path
+        text = (json.dumps({**result.as_dict(), "out": where}) if args.json else audit_text(result, where))
+        return result.ok, text, None if result.ok else failure_toml(result, path)
+
+    ok, text, toml = _apart(args.budget + RUN_BUDGET, work, f"audit {name}")
+    if toml is not None:
+        write_text("--out", out, toml)
+    say(text)
+    return 0 if ok else 1
 
 
 def _needs(module: str, flag: str, install: str) -> None:

@@ -8,11 +8,16 @@ process forked while it runs dies with the process that forked it (``PR_SET_PDEA
 that forks a child and forgets it left it running, holding the command's pipes, so that whatever read them
 hung. A copy of the command that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
 
-:func:`within` runs a command's work in a child process leading its own process group and waits for its result
-at most ``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
+:func:`within` runs a command's work (``run``, ``shrink``, ``explore``, ``sweep``, ``audit``: wherever a
+consumer's code runs) in a child process leading its own process group and waits for its result at most
+``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
 started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command
-as they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too, and so
-is a pool's worker that does (:func:`workers_die`).
+as they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too
+(SIGTERM and SIGHUP the command's own), and so is a pool's worker that does (:func:`workers_die`); so is a
+RecursionError or MemoryError that a consumer caused in simkit's own code (a lowered
+``sys.setrecursionlimit``). In the child, file descriptor 1 is stderr's: what the work prints never mixes with
+the answer the command prints (``--json``: one object). :func:`printed_to_stderr` does the same for the
+processes ``live`` starts.
 """
 from __future__ import annotations
 
@@ -29,12 +34,12 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import TypeVar
 
-from simkit.errors import Note, SimkitError, told
+from simkit.errors import Note, SimkitError, Terminated, told
 from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .output import own_stdout
 
-__all__ = ["OverBudget", "contained", "within", "workers_die"]
+__all__ = ["OverBudget", "contained", "printed_to_stderr", "within", "workers_die"]
 
 T = TypeVar("T")
 
@@ -84,7 +89,13 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
     exception of ``work`` is raised here; a child that ends without an answer is a SimkitError opening with
     ``who``. Where there is no ``os.fork``, ``work()`` runs here, unbounded."""
     if not hasattr(os, "fork"):
-        return work()
+        limit = sys.getrecursionlimit()
+        try:
+            return work()
+        except (RecursionError, MemoryError) as exc:
+            raise _said_of(exc, who) from None
+        finally:
+            sys.setrecursionlimit(limit)
     for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
         if stream is not None:
             stream.flush()
@@ -144,6 +155,7 @@ def _child(pipe: Connection, parent: int, work) -> None:
     try:
         os.setpgid(0, 0)
         worker_start(parent)
+        _stdout_to_stderr()
 
         def send(kind: str, payload) -> None:
             if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
@@ -154,12 +166,15 @@ def _child(pipe: Connection, parent: int, work) -> None:
             if issubclass(category, Note):
                 send("note", (str(message), getattr(message, "param", None)))
         warnings.showwarning = note
+        limit = sys.getrecursionlimit()
         try:
             result = work()
         except BaseException as exc:            # noqa: BLE001 -- whatever it is, the command says it
+            sys.setrecursionlimit(limit)        # a consumer's, lowered, would stop the answer's pickling
             _flush()
             send("error", _portable(exc))
         else:
+            sys.setrecursionlimit(limit)
             _flush()
             try:
                 send("result", result)
@@ -167,6 +182,34 @@ def _child(pipe: Connection, parent: int, work) -> None:
                 send("error", _portable(exc))
     finally:
         os._exit(0)
+
+
+def _stdout_to_stderr() -> None:
+    """In the child: what the work prints (a consumer's ``print``, a process it starts, a write to fd 1) goes
+    to stderr; the command's standard output holds only the answer its parent prints (``--json``: one
+    object)."""
+    with contextlib.suppress(OSError):
+        os.dup2(2, 1)
+
+
+@contextlib.contextmanager
+def printed_to_stderr():
+    """Within it, file descriptor 1 is stderr's (what processes started here print, ``live``'s workers), and
+    the command's own standard output is back after it, whole: what it printed before is flushed first."""
+    _flush()
+    try:
+        saved = os.dup(1)
+    except OSError:                             # started without a stdout: nothing to keep clean
+        yield
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.dup2(2, 1)
+        yield
+    finally:
+        _flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _flush() -> None:
@@ -206,18 +249,40 @@ def _answer(answers: Connection, child: _Child, deadline: float, over: Callable[
             raise OverBudget(over())
         if not answers.poll(min(left, 0.5)):
             if child.gone() and not answers.poll(0):
-                raise SimkitError(f"{who}: {_said(child.end())}")
+                raise _ended(child.end(), who)
             continue
         try:
             kind, payload = answers.recv()
         except (EOFError, OSError):             # closed, or closed mid-message: ended without an answer
-            raise SimkitError(f"{who}: {_said(child.end())}") from None
+            raise _ended(child.end(), who) from None
         if kind == "note":
             warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
         elif kind == "error":
-            raise payload
+            raise _said_of(payload, who)
         else:
             return payload
+
+
+def _said_of(exc: BaseException, who: str) -> BaseException:
+    """``exc`` as the command raises it: a RecursionError or MemoryError that reached simkit's own code (a
+    consumer that lowered ``sys.setrecursionlimit``, recursed or allocated without end) is one line opening
+    with ``who``, not a traceback through the world."""
+    if isinstance(exc, RecursionError):
+        return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
+                           "sys.setrecursionlimit, or recurse without end?)")
+    if isinstance(exc, MemoryError):
+        return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
+    return exc
+
+
+def _ended(status: int | None, who: str) -> BaseException:
+    """What to raise for a child that ended (``status``, from ``waitpid``) without an answer: SIGTERM or
+    SIGHUP are the command's own (:class:`~simkit.errors.Terminated`: one line, 128 + the signal, as when the
+    command itself gets them, whoever sent them); anything else one SimkitError line opening with ``who``."""
+    signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    if signum in (signal.SIGTERM, signal.SIGHUP):
+        return Terminated(signum)
+    return SimkitError(f"{who}: {_said(status)}")
 
 
 def _said(status: int | None) -> str:
@@ -231,7 +296,7 @@ def _said(status: int | None) -> str:
     return f"the process doing the work ended ({how}) without a result: {_WHY}"
 
 
-_WHY = "did the consumer end its own process, or was it killed (out of memory)?"
+_WHY = "did the consumer end its own process, overflow the stack, or was it killed (out of memory)?"
 
 
 @contextlib.contextmanager

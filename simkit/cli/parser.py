@@ -184,6 +184,10 @@ def _sweep_shrink(sub) -> None:
     p = _command(sub, "shrink", "a failing run reduced to a minimal scenario file")
     _common(p)
     p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
+    p.add_argument("--budget", type=number("--budget", float, positive=True, maximum=MAX_BUDGET),
+                   default=EXPLORE_BUDGET, metavar="SECONDS",
+                   help=f"wall time shrinking may take; past it, it is stopped and nothing is written "
+                        f"(default: {EXPLORE_BUDGET:g})")
     _world(p)
 
 
