@@ -38,6 +38,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
+from dataclasses import dataclass
+from typing import Any
 
 from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
@@ -50,7 +52,8 @@ from .fingerprint import fingerprint
 from .pool import pool_map, processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
 
-__all__ = ["Exploration", "ExploreError", "explore", "failing", "failure_kind", "describe_kind", "fault_free",
+__all__ = ["Exploration", "ExploreError", "Split", "begin", "below", "explore", "failing", "failure_kind",
+           "describe_kind", "fault_free",
            "replay", "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
 
 
@@ -235,6 +238,37 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             the parameter's name (``max_crashes``, ``lost_responses``, ``lost_requests``, ``points``,
             ``ops``).
     """
+    split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
+                        pause_duration, seed, points, ops, dedup, keep_faults, jobs, progress, share_prefixes)
+    for sub in _subtrees(split.base, split.ref, split.seed, split.roots, split.space, split.dedup, split.seen,
+                         split.jobs, bar, split.fork):
+        split.result.merge(sub)
+    bar.close()
+    return split.result
+
+
+@dataclass
+class Split:
+    """An exploration begun (:func:`begin`): the fault-free run and every one-fault schedule counted in
+    ``result``; what is left is the subtree below each of ``roots`` ((index, fault) pairs), each from the same
+    ``seen`` (:func:`below`). Pickles when ``ref`` does (the audit sends it to its workers with ``ref`` None
+    and each puts its consumer back)."""
+
+    result: Exploration
+    base: Scenario
+    ref: Any
+    seed: int
+    space: Space
+    dedup: bool
+    fork: bool
+    seen: dict
+    roots: list[tuple[int, Fault]]
+    jobs: int = 1
+
+
+def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses, pause_duration, seed,
+           points, ops, dedup, keep_faults, jobs, progress, share_prefixes) -> tuple[Split, Any]:
+    """:func:`explore` up to its subtrees: the split, and the progress bar (still open)."""
     base = fault_free(scenario, keep_faults)
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
                    ops)
@@ -254,7 +288,28 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     seen, roots = _roots(result, firsts, level, space, dedup)
     bar.total = len(firsts) + len(roots)
     bar.refresh()
-    for sub in _subtrees(base, ref, seed, roots, space, dedup, seen, jobs, bar, fork):
-        result.merge(sub)
+    return Split(result, base, ref, seed, space, dedup, fork, seen, roots, jobs), bar
+
+
+def begin(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_responses: int = 0,
+          lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None,
+          seed: int | None = None, points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS,
+          dedup: bool = True, keep_faults: bool = False, share_prefixes: bool | None = None) -> Split:
+    """:func:`explore`, in this process, up to the subtrees below its one-fault schedules: what runs them
+    (:func:`below`, in any processes, any grouping) and merges what they find into ``Split.result`` gets
+    :func:`explore`'s result. Same arguments; :class:`ExploreError` alike."""
+    split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
+                        pause_duration, seed, points, ops, dedup, keep_faults, 1, False, share_prefixes)
     bar.close()
-    return result
+    return split
+
+
+def below(split: Split, roots: list[tuple[int, Fault]]) -> Exploration:
+    """The subtrees below ``roots`` (some of ``split.roots``), in this process, as one exploration to merge
+    into ``split.result``."""
+    out = Exploration(split.result.scenario, split.result.strategy, split.seed, split.space.max_crashes,
+                      split.space.lost_responses, split.space.pauses, lost_requests=split.space.lost_requests)
+    for sub in _subtrees(split.base, split.ref, split.seed, roots, split.space, split.dedup, split.seen, 1,
+                         _Quiet(), split.fork):
+        out.merge(sub)
+    return out
