@@ -11,17 +11,11 @@ scenario that ``simkit run`` replays.
 """
 from __future__ import annotations
 
-import multiprocessing
+import dataclasses
 import os
-import signal
 import time
-from collections import Counter
-from contextlib import suppress
+from collections import Counter, deque
 from dataclasses import dataclass, field
-from functools import cache
-from multiprocessing.connection import Connection, wait
-from multiprocessing.context import ForkProcess
-from typing import cast
 
 from simkit.errors import SimkitError
 from simkit.judge.report import table
@@ -31,8 +25,9 @@ from simkit.procedure.strategies import resolve, strategy_name
 from simkit.runner import simulate
 
 from .audit_cases import BOUNDS, SMALL, Case, cases
-from .explore import describe_kind, explore, failing, failure_kind, fault_free
-from .pool import processes, terminated, worker_start
+from .exploration import Exploration
+from .explore import begin, below, describe_kind, failing, failure_kind, fault_free
+from .pool import processes, served
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
 from .sweep import MAX_SEEDS
 
@@ -108,38 +103,47 @@ def _span(seeds: list[int]) -> str:
     return ", ".join(map(str, seeds))
 
 
-@cache
-def _safe_passes(case: Case) -> bool:
-    """Does ``safe`` pass this case? (Cached: ``safe`` is deterministic and audited consumers share it.)"""
-    return _try(case, Consumer)[0] is None
+#: Does ``safe`` pass this case? Kept across audits in this process: ``safe`` is deterministic and audited
+#: consumers share it.
+_SAFE_PASSES: dict[Case, bool] = {}
 
 
-def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
-    """The consumer's failure of ``case``, if any, and whether an exploration was skipped because the
-    fault-free run stalled (its schedules would each run to the time limit)."""
+def _try(case: Case, cls: type[Consumer]):
+    """The consumer on ``case``: ``("done", failure or None, stalled)``, stalled if an exploration was skipped
+    because the fault-free run stalled (its schedules would each run to the time limit); or, for an
+    exploration with subtrees left to run (:func:`~simkit.tools.explore.begin`), ``("split", split)``, the
+    split without its consumer."""
     if case.bounds is None:
         run = simulate(case.scenario, cls, case.seed)
         v = run.verdict
-        return (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
-                                          case.scenario),
-                False)
+        return "done", (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
+                                                  case.scenario)), False
     # what explore runs: the scenario without its faults
     base = fault_free(case.scenario, case.keep_faults)
     first = simulate(base, cls, case.seed)
     if not first.verdict.ok:
         stalled = not first.verdict.completed and not first.verdict.halted
-        return Failure(case, describe_kind(failure_kind(first.verdict)), (), first.as_dict(), base), stalled
+        failure = Failure(case, describe_kind(failure_kind(first.verdict)), (), first.as_dict(), base)
+        return "done", failure, stalled
     crashes, replies, requests = case.bounds
     excused = case.scenario.sink == "unsafe"
-    x = explore(case.scenario, cls, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
-                seed=case.seed, keep_faults=case.keep_faults,
-                points=tuple(p for p in CRASH_POINTS if not (excused and p == "after_effect")),
-                ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
+    split = begin(case.scenario, cls, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
+                  seed=case.seed, keep_faults=case.keep_faults,
+                  points=tuple(p for p in CRASH_POINTS if not (excused and p == "after_effect")),
+                  ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
+    # a one-fault violation is the first whatever the subtrees hold (they have two faults or more)
+    if split.roots and split.result.first_violation is None:
+        return "split", dataclasses.replace(split, ref=None)
+    return "done", _explored(case, split.result), False
+
+
+def _explored(case: Case, x: Exploration) -> Failure | None:
+    """The failure of an exploration of ``case``: its first violation, if any."""
     if x.first_violation is None:
-        return None, False
+        return None
     faults, verdict = x.first_violation
     return Failure(case, describe_kind(failure_kind(verdict)), tuple(faults), verdict,
-                   failing(case.scenario, faults, case.keep_faults)), False
+                   failing(case.scenario, faults, case.keep_faults))
 
 
 # The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer
@@ -147,103 +151,81 @@ def _try(case: Case, cls: type[Consumer]) -> tuple[Failure | None, bool]:
 _UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
 
 
-def _judge(i: int) -> tuple[int, str, Failure | None, bool]:
-    """Case ``i`` of the audit under way: ``(i, "pass" | "fail" | "skipped", failure, stalled)``."""
+def _work(task):
+    """A task of the audit under way, in any process. ``("case", who, i)``: :func:`_try` of case ``i`` by the
+    audited consumer (``who`` 0) or by ``safe`` (1). ``("below", who, i, split, roots)``: the exploration of
+    those subtrees of the case's split (:func:`~simkit.tools.explore.below`)."""
     assert _UNDER_WAY is not None, "judged only inside _outcomes"
     cls, todo = _UNDER_WAY
-    failure, stalled = _try(todo[i], cls)
-    if failure is None:
-        return i, "pass", None, stalled
-    if cls is not Consumer and _safe_passes(todo[i]):
-        return i, "fail", failure, stalled
-    return i, "skipped", None, stalled
+    kind, who, i, *rest = task
+    consumer = Consumer if who else cls
+    if kind == "below":
+        split, roots = rest
+        return below(dataclasses.replace(split, ref=consumer), roots)
+    return _try(todo[i], consumer)
 
 
 def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
-    """Each case's :func:`_judge` outcome as it comes, until the deadline: in this process when ``jobs`` is 1
-    and there is no deadline, else in ``jobs`` forked processes, killed at the deadline or when the caller
-    stops asking."""
+    """``(i, "pass" | "fail" | "skipped", failure, stalled)`` of each case as it is judged, until the
+    deadline: in this process when ``jobs`` is 1 and there is no deadline, else in ``jobs`` forked processes
+    (:func:`~simkit.tools.pool.served`), killed at the deadline or when the caller stops asking. Cases are
+    handed out cheapest first; an exploration's subtrees, in groups, go to every process as soon as its
+    one-fault schedules are judged, ahead of the cases after it, so that no process idles at the end while
+    another runs the dearest exploration alone. A case the consumer fails is then tried by ``safe`` (next in
+    line) unless its answer is known."""
     global _UNDER_WAY
     _UNDER_WAY = (cls, todo)
+    queue: deque[tuple] = deque(("case", 0, i) for i in range(len(todo)))
+    splits: dict[tuple[int, int], list] = {}       # (who, i) -> [split, groups still out]
+    held: dict[int, tuple[Failure, bool]] = {}      # the consumer's failures waiting for safe's answer
     try:
-        if jobs == 1 and deadline is None:
-            yield from map(_judge, range(len(todo)))
-        else:
-            with terminated():              # SIGTERM and SIGHUP end the audit, and with it every worker
-                yield from _forked(len(todo), jobs, deadline)
+        for task, out in served(_work, queue, jobs, deadline, "audit"):
+            kind, who, i = task[:3]
+            if kind == "below":
+                entry = splits[who, i]
+                entry[0].result.merge(out)
+                entry[1] -= 1
+                if entry[1]:
+                    continue
+                failure, stalled = _explored(todo[i], splits.pop((who, i))[0].result), False
+            elif out[0] == "split":
+                groups = _groups(out[1].roots, _GROUPS_PER_JOB * jobs)
+                splits[who, i] = [out[1], len(groups)]
+                queue.extendleft(("below", who, i, out[1], g) for g in reversed(groups))
+                continue
+            else:
+                _done, failure, stalled = out
+            if who:
+                _SAFE_PASSES[todo[i]] = failure is None
+                yield (i, *_status(held.pop(i), failure is None))
+            elif failure is not None and cls is not Consumer and todo[i] not in _SAFE_PASSES:
+                held[i] = (failure, stalled)
+                queue.appendleft(("case", 1, i))
+            else:
+                known = cls is not Consumer and _SAFE_PASSES.get(todo[i], False)
+                yield (i, *_status((failure, stalled), known))
     finally:
         _UNDER_WAY = None
 
 
-def _forked(n: int, jobs: int, deadline: float | None):
-    """:func:`_judge` of cases ``0 … n-1`` in ``jobs`` forked processes, each handed the next case as soon as
-    it answers (so the cheapest run first); stops at the deadline, and kills every process when done."""
-    ctx = multiprocessing.get_context("fork")
-    workers: list[tuple[ForkProcess, Connection]] = []
-    for _ in range(jobs):
-        mine, theirs = ctx.Pipe()
-        process = ctx.Process(target=_serve, args=(theirs, os.getpid()), daemon=True)
-        process.start()
-        theirs.close()
-        workers.append((process, mine))
-    upcoming = iter(range(n))
-    busy = []
-    try:
-        for _process, conn in workers:
-            i = next(upcoming, None)
-            if i is not None:
-                conn.send(i)
-                busy.append(conn)
-        while busy:
-            left = None if deadline is None else deadline - time.monotonic()
-            # wait() answers with some of the connections it was given
-            ready = cast("list[Connection]", wait(busy, timeout=left)) if left is None or left > 0 else []
-            if not ready:
-                return
-            for conn in ready:
-                try:
-                    out = conn.recv()
-                except EOFError:
-                    raise SimkitError(
-                        "audit: a worker process died (did the consumer end its own process?)"
-                    ) from None
-                if isinstance(out, BaseException):
-                    raise out
-                yield out
-                i = next(upcoming, None)
-                if i is None:
-                    busy.remove(conn)
-                else:
-                    conn.send(i)
-    finally:
-        for process, conn in workers:
-            with suppress(ProcessLookupError):
-                assert process.pid is not None                  # started above
-                # the worker and what it forked (explore's prefixes)
-                os.killpg(process.pid, signal.SIGKILL)
-            process.kill()                                  # (were it killed before it led its own group)
-            process.join()
-            conn.close()
+#: Groups an exploration's subtrees are dealt into, per worker process: small enough that the last to finish
+#: leaves little of one process idle, large enough that each is worth its message.
+_GROUPS_PER_JOB = 8
 
 
-def _serve(conn, parent: int) -> None:
-    """A worker process of :func:`_forked`, leading its own process group (killed whole when the audit is
-    done) and dying with the audit (:func:`~simkit.tools.pool.worker_start`): judge each case index it is
-    sent, answer with the outcome (or the exception, as a one-line :class:`SimkitError` if it does not
-    pickle)."""
-    os.setpgid(0, 0)
-    worker_start(parent)
-    while True:
-        i = conn.recv()
-        out: tuple[int, str, Failure | None, bool] | Exception
-        try:
-            out = _judge(i)
-        except Exception as exc:        # a one-line consumer error, sent to the caller to raise
-            out = exc
-        try:
-            conn.send(out)
-        except Exception:
-            conn.send(SimkitError(str(out)))
+def _groups(roots: list, n: int) -> list[list]:
+    """``roots`` dealt round-robin into at most ``n`` non-empty groups (the early roots, with the longest
+    suffixes, spread over all of them)."""
+    return [g for g in (roots[k::n] for k in range(min(n, len(roots)))) if g]
+
+
+def _status(judged: tuple[Failure | None, bool], safe_passes: bool) -> tuple[str, Failure | None, bool]:
+    """``(status, failure, stalled)`` of a case the consumer passed or failed (``judged``), given whether
+    ``safe`` passes it (asked only when the consumer fails it)."""
+    failure, stalled = judged
+    if failure is None:
+        return "pass", None, stalled
+    return ("fail", failure, stalled) if safe_passes else ("skipped", None, stalled)
 
 
 def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool = False,

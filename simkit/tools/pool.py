@@ -18,12 +18,16 @@ import os
 import signal
 import sys
 import threading
+import time
 import warnings
-from contextlib import contextmanager
+from collections import deque
+from contextlib import contextmanager, suppress
+from typing import cast
 
-from simkit.errors import Note, Terminated
+from simkit.errors import Note, SimkitError, Terminated
 
-__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "processes", "terminated", "worker_start"]
+__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "processes", "served", "terminated",
+           "worker_start"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
@@ -146,3 +150,87 @@ def worker_start(parent: int) -> None:
     die_with_parent(parent)
     os.register_at_fork(before=lambda: _forker.__setitem__(0, os.getpid()),
                         after_in_child=lambda: die_with_parent(_forker[0]))
+
+
+def served(fn, queue: deque, jobs: int, deadline: float | None, what: str):
+    """``(task, fn(task))`` for each task taken from the left of ``queue``, as each comes back: in this
+    process when ``jobs`` is 1 and there is no deadline, else in ``jobs`` forked processes (``fn`` and what
+    it reads are inherited, not pickled: a consumer class defined in a test or a notebook cell need not
+    pickle; tasks and results are), each handed the next task as soon as it answers, so none idles while a
+    task is left. The caller may add tasks to ``queue`` between results (``appendleft`` to run them next).
+    Stops at the deadline; kills every process (and what each forked) when done or when the caller stops
+    asking. ``what`` names the command in the message when a worker dies."""
+    if jobs == 1 and deadline is None:
+        while queue:
+            task = queue.popleft()
+            yield task, fn(task)
+        return
+    from multiprocessing.connection import Connection, wait
+    workers: list = []
+    with terminated():              # SIGTERM and SIGHUP end the command, and with it every worker
+        try:
+            idle = _started(workers, jobs, fn)
+            busy: dict[Connection, object] = {}
+            while True:
+                while idle and queue:
+                    conn = idle.pop()
+                    busy[conn] = queue.popleft()
+                    conn.send(busy[conn])
+                if not busy:
+                    return
+                left = None if deadline is None else deadline - time.monotonic()
+                # wait() answers with some of the connections it was given
+                ready = (cast("list[Connection]", wait(list(busy), timeout=left))
+                         if left is None or left > 0 else [])
+                if not ready:
+                    return
+                for conn in ready:
+                    try:
+                        out = conn.recv()
+                    except EOFError:
+                        raise SimkitError(f"{what}: a worker process died (did the consumer end its own "
+                                          "process?)") from None
+                    if isinstance(out, BaseException):
+                        raise out
+                    idle.append(conn)
+                    yield busy.pop(conn), out
+        finally:
+            for process, conn in workers:
+                with suppress(ProcessLookupError):
+                    assert process.pid is not None                  # started above
+                    os.killpg(process.pid, signal.SIGKILL)          # the worker and what it forked
+                process.kill()                                      # (were it killed before it led its group)
+                process.join()
+                conn.close()
+
+
+def _started(workers: list, jobs: int, fn) -> list:
+    """Fork ``jobs`` workers of :func:`served` (each added to ``workers`` as ``(process, connection)`` once
+    started, so that it is killed whatever happens next); their connections."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    for _ in range(jobs):
+        mine, theirs = ctx.Pipe()
+        process = ctx.Process(target=_serve, args=(theirs, os.getpid(), fn), daemon=True)
+        process.start()
+        workers.append((process, mine))
+        theirs.close()
+    return [conn for _process, conn in workers]
+
+
+def _serve(conn, parent: int, fn) -> None:
+    """A worker process of :func:`served`, leading its own process group (killed whole when the command is
+    done) and dying with the command (:func:`worker_start`): ``fn`` of each task it is sent, answered with the
+    result (or the exception, as a one-line :class:`SimkitError` if it does not pickle)."""
+    os.setpgid(0, 0)
+    worker_start(parent)
+    while True:
+        task = conn.recv()
+        try:
+            out = fn(task)
+        except Exception as exc:        # a one-line consumer error, sent to the caller to raise
+            out = exc
+        try:
+            conn.send(out)
+        except Exception:
+            conn.send(SimkitError(str(out)))
