@@ -312,8 +312,8 @@ def cmd_live(args) -> int:
 
 def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
-    consumer = resolve(args.strategy, param=None)      # audit's own argument, not a --strategy flag
-    name = strategy_name(consumer)
+    # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
+    name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit")
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = check_out("--out", path, (".toml",))
 

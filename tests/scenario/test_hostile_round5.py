@@ -207,13 +207,13 @@ def test_what_live_workers_print_goes_to_stderr(hostile):
 
 
 @linux
-@pytest.mark.parametrize("argv", [["sweep", "two.toml", "--seeds", "1", "--jobs", "1"],
-                                  ["explore", "two.toml", "--max-crashes", "0"]], ids=["sweep", "explore"])
-def test_a_consumer_module_ending_the_process_at_import_is_one_line_in_sweep_and_explore(hostile, argv):
+@pytest.mark.parametrize("argv", [["sweep", "two.toml", "--seeds", "1", "--jobs", "1", "--strategy"],
+                                  ["explore", "two.toml", "--max-crashes", "0", "--strategy"],
+                                  ["audit", "--budget", "5"]], ids=["sweep", "explore", "audit"])
+def test_a_consumer_module_ending_the_process_at_import_is_one_line_in_sweep_explore_audit(hostile, argv):
     """The strategy was imported by the command itself, before its work's process: exit status 4, nothing
     said."""
-    proc = simkit_cli(*argv, "--strategy", "hostile.py:ExitsAtImport", cwd=hostile,
-                      env={"HOSTILE_EXIT_AT_IMPORT": "1"})
+    proc = simkit_cli(*argv, "hostile.py:ExitsAtImport", cwd=hostile, env={"HOSTILE_EXIT_AT_IMPORT": "1"})
     assert (proc.returncode, proc.stdout) == (2, "")
     assert "the process doing the work ended (exit status 4) without a result" in proc.stderr
     assert proc.stderr.count("\n") == 1
