@@ -9,6 +9,8 @@ answered) and a short README; the solutions and the facilitator's guide stay in 
 """
 from __future__ import annotations
 
+import contextlib
+import os
 from importlib.resources import files
 from pathlib import Path
 
@@ -46,9 +48,14 @@ def edition_notebooks() -> list:
 def write_edition(folder, force: bool = False) -> list[Path]:
     """Write the attendee edition into ``folder`` (created if needed); return the files written.
 
+    All or nothing: every file is first written in full to a temporary file beside its place, and only then
+    are they all renamed into place, so a full disk or an interruption leaves neither a half-written notebook
+    nor a partial edition (and no folder this call created).
+
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
             overwritten) and ``force`` is false, or it is a file.
+        OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
     if out.exists() and not out.is_dir():
@@ -57,11 +64,26 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     clash = [nb.name for nb in notebooks if (out / nb.name).exists()]
     if clash and not force:
         raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to "
-                           "overwrite the notebooks there")
+                          "overwrite the notebooks there")
+    contents = [(nb.name, nb.read_bytes()) for nb in notebooks]
+    contents.append(("README.md", EDITION_README.encode("utf-8")))
+    made = [p for p in (out, *out.parents) if not p.exists()]
     out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for nb in notebooks:
-        (out / nb.name).write_bytes(nb.read_bytes())
-        written.append(out / nb.name)
-    (out / "README.md").write_text(EDITION_README, encoding="utf-8")
-    return [*written, out / "README.md"]
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, data in contents:
+            tmp = out / f".simkit-{os.getpid()}-{name}.part"        # the mode open() gives, as the file's
+            with open(tmp, "xb") as f:
+                staged.append((tmp, out / name))
+                f.write(data)
+        for tmp, final in staged:
+            os.replace(tmp, final)
+    except BaseException:
+        for tmp, _final in staged:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        for folder_made in made:                        # deepest first: only those this call created
+            with contextlib.suppress(OSError):
+                folder_made.rmdir()
+        raise
+    return [final for _tmp, final in staged]

@@ -73,3 +73,40 @@ def test_every_notebook_of_the_edition_runs_in_its_own_folder(tmp_path_factory, 
                    resources={"metadata": {"path": str(folder)}}).execute()
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
+
+
+@pytest.mark.parametrize("fail_at", [0, 5, 10])
+def test_a_full_disk_leaves_no_partial_edition(tmp_path, capsys, monkeypatch, fail_at):
+    """Issue 32: every file is written in full beside its place before any is renamed into place, so a disk
+    that fills on the Nth file leaves no notebook, no temporary file, and not the folder it would have made;
+    the command says one line, exit 2."""
+    import builtins
+    import io
+    real_open, opened = builtins.open, []
+
+    def filling(file, mode="r", *args, **kwargs):
+        if ("w" in mode or "x" in mode) and str(file).startswith(str(tmp_path)):
+            opened.append(file)
+            if len(opened) > fail_at:
+                raise OSError(28, "No space left on device")
+        return real_open(file, mode, *args, **kwargs)
+
+    def fill(on: bool) -> None:
+        for module in (builtins, io):                   # open() and pathlib's io.open
+            monkeypatch.setattr(module, "open", filling if on else real_open)
+
+    fill(True)
+    target = tmp_path / "new" / "ws"
+    assert main(["workshop", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err and str(target) in err
+    assert not (tmp_path / "new").exists()
+    fill(False)
+    assert main(["workshop", str(tmp_path)]) == 0                 # an existing folder: only the edition
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+    opened.clear()
+    fill(True)
+    assert main(["workshop", str(tmp_path), "--force"]) == 2
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "notes.txt"} == before
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
