@@ -133,7 +133,9 @@ def _try(case: Case, cls: type[Consumer]):
                   ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
     # a one-fault violation is the first whatever the subtrees hold (they have two faults or more)
     if split.roots and split.result.first_violation is None:
-        return "split", dataclasses.replace(split, ref=None)
+        if len(split.roots) >= _SPLIT_FROM:
+            return "split", dataclasses.replace(split, ref=None)
+        split.result.merge(below(split, split.roots))
     return "done", _explored(case, split.result), False
 
 
@@ -189,7 +191,7 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
                     continue
                 failure, stalled = _explored(todo[i], splits.pop((who, i))[0].result), False
             elif out[0] == "split":
-                groups = _groups(out[1].roots, _GROUPS_PER_JOB * jobs)
+                groups = _groups(out[1].roots, jobs)
                 splits[who, i] = [out[1], len(groups)]
                 queue.extendleft(("below", who, i, out[1], g) for g in reversed(groups))
                 continue
@@ -209,13 +211,16 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
 
 
 #: Groups an exploration's subtrees are dealt into, per worker process: small enough that the last to finish
-#: leaves little of one process idle, large enough that each is worth its message.
-_GROUPS_PER_JOB = 8
+#: leaves little of one process idle, large enough that each is worth its message (at least
+#: :data:`_ROOTS_PER_GROUP` subtrees). An exploration with fewer than :data:`_SPLIT_FROM` subtrees (a second
+#: or less) runs whole where it began.
+_GROUPS_PER_JOB, _ROOTS_PER_GROUP, _SPLIT_FROM = 8, 4, 16
 
 
-def _groups(roots: list, n: int) -> list[list]:
-    """``roots`` dealt round-robin into at most ``n`` non-empty groups (the early roots, with the longest
-    suffixes, spread over all of them)."""
+def _groups(roots: list, jobs: int) -> list[list]:
+    """``roots`` dealt round-robin into groups for ``jobs`` processes (:data:`_GROUPS_PER_JOB`): the early
+    roots, with the longest suffixes, spread over all of them."""
+    n = max(1, min(_GROUPS_PER_JOB * jobs, len(roots) // _ROOTS_PER_GROUP))
     return [g for g in (roots[k::n] for k in range(min(n, len(roots)))) if g]
 
 

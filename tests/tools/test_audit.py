@@ -200,3 +200,25 @@ def test_a_consumer_error_in_a_worker_process_is_one_line(tmp_path, capsys):
     assert main(["audit", f"{path}:Boom", "--jobs", "2", "--budget", "30"]) == 2
     err = capsys.readouterr().err
     assert "boom" in err and err.count("\n") == 1
+
+
+class Passing(simkit.Consumer):
+    """safe, under its own name (nothing skipped as the reference itself)."""
+
+
+@pytest.mark.parametrize("consumer", [Passing, MoveOn])
+def test_explorations_split_into_groups_of_subtrees_give_the_verdicts_of_whole_ones(monkeypatch, consumer):
+    """Issue 31: an exploration's subtrees go to every worker in groups; the verdicts and the --json are those
+    of each exploration run whole (in one process, or in two)."""
+    some = [c for c in cases(1, 0) if c.kind == "explore" and c.name == "transient_storm"]
+    monkeypatch.setattr(auditor, "cases", lambda *a: some)
+    whole = simkit.audit(consumer, shrink_first=False).as_dict()
+    monkeypatch.setattr(auditor, "_SPLIT_FROM", 2)
+    monkeypatch.setattr(auditor, "_ROOTS_PER_GROUP", 1)
+    groups = []
+    below = auditor.below
+    monkeypatch.setattr(auditor, "below", lambda split, roots: groups.append(roots) or below(split, roots))
+    assert simkit.audit(consumer, shrink_first=False).as_dict() == whole
+    # split, in this process, where the consumer passes the one-fault schedules (MoveOn fails before them)
+    assert (len(groups) > len(some)) == (consumer is Passing)
+    assert simkit.audit(consumer, shrink_first=False, jobs=2).as_dict() == whole

@@ -294,3 +294,18 @@ def test_a_forked_run_that_raises_raises_in_the_caller():
                 raise ValueError("boom")
     with pytest.raises(ConsumerError, match="raised ValueError: boom"):     # the child's error, in the parent
         explore(simkit.load("retry_walkthrough"), Boom, max_crashes=1, share_prefixes=True)
+
+
+@pytest.mark.parametrize("name, strategy", [("transient_storm", "safe"),
+                                            ("shortcut_compare_tokens", "compare_tokens")])
+def test_an_exploration_begun_and_its_subtrees_run_in_any_groups_is_the_exploration(name, strategy):
+    """The audit deals an exploration's subtrees to its workers in groups (issue 31): whatever the grouping,
+    the merged result is explore's, its deduplication, digest and first violation included."""
+    from simkit.tools.explore import begin, below
+    sc = simkit.load(name)
+    whole = explore(sc, strategy, max_crashes=2, lost_responses=1)
+    split = begin(sc, strategy, max_crashes=2, lost_responses=1)
+    assert len(split.roots) > 3
+    for k in (2, 0, 1):                             # three groups, merged out of order
+        split.result.merge(below(split, split.roots[k::3]))
+    assert split.result.as_dict() == whole.as_dict() and split.result.digest == whole.digest
