@@ -18,6 +18,7 @@ and no scripted late or crossed reply can strike a reply after the fault is offe
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import pickle
 import time
@@ -35,7 +36,7 @@ from .exploration import Exploration, run_dict
 from .fingerprint import fingerprint
 from .schedules import Plan, Space, budget, covered, extensions, strategy_class
 
-__all__ = ["forkable", "fork_cost", "pays", "level_ones", "subtrees", "FORK_PAYS"]
+__all__ = ["forkable", "fork_cost", "pays", "level_ones", "subtrees", "trim", "FORK_PAYS"]
 
 #: Forking pays when the fault-free run takes at least this many fork round trips (:func:`fork_cost`). A
 #: forked schedule costs its suffix (about half a run) plus about three round trips: the fork, the pages the
@@ -50,9 +51,21 @@ def forkable(base: Scenario) -> bool:
             and not any(f.kind in REPLY_FAULTS for f in base.faults))
 
 
+def trim() -> None:
+    """Give the C heap's free memory back to the system (glibc's ``malloc_trim``; nothing elsewhere) before
+    forking. A fork copies the page tables of every mapping, and its exit tears them down, whether the memory
+    in them is in use or freed: a process that once held a long run (the benchmark, a notebook) paid for it
+    at every fork, 4.4 ms a fork after a 200,000-event run was dropped against 1.4 ms once trimmed."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 @lru_cache(maxsize=1)
 def fork_cost() -> float:
-    """Seconds for one fork of this process and its exit, the best of three (measured once)."""
+    """Seconds for one fork of this process and its exit, the best of three (measured once, trimmed)."""
+    trim()
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
@@ -252,6 +265,7 @@ def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any
     """Run the fault-free schedule with ``plan``, forking at its targets; ``{index: what the child
     found}``."""
     cls = strategy_class(strategy)
+    trim()
     with paused():
         world = World(base, cls, seed, ())
         world.faults, plan.world = plan, world
