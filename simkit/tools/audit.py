@@ -277,6 +277,16 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
                 bar.set_postfix_str(f"budget {max(0.0, deadline - time.monotonic()):.0f} s left")
             if first_only and status == "fail":
                 break
+    _tally(result, todo, done)
+    if first_only:
+        del result.failures[1:]
+    if result.failures and shrink_first:
+        _shrink(result, cls)
+    return result
+
+
+def _tally(result: Audit, todo: list[Case], done: dict[int, tuple]) -> None:
+    """Each case into ``result``: left out, skipped, or judged (a pass or a failure), and stalled."""
     for i, case in enumerate(todo):
         if i not in done:
             result.left_out.append(case)
@@ -290,11 +300,6 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         result.cases += 1
         if failure is not None:
             result.failures.append(failure)
-    if first_only:
-        del result.failures[1:]
-    if result.failures and shrink_first:
-        _shrink(result, cls)
-    return result
 
 
 def _shrink(result: Audit, cls: type[Consumer]) -> None:
