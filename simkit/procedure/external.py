@@ -288,6 +288,9 @@ class _Life:
         self.err_open = bool(chunk)
         self.err += chunk if chunk else b"\n"
         *lines, self.err = self.err.split(b"\n")
+        if len(self.err) > MAX_LINE:        # no newline in sight: passed through as it is, not held (memory)
+            lines.append(self.err)
+            self.err = b""
         for line in lines:
             if line:
                 sys.stderr.write(f"[worker {self.worker}] {line.decode('utf-8', 'replace')}\n")

@@ -1,0 +1,41 @@
+"""Hostile input, sixth round: what a fresh tester tried past rounds 1-5. An ``exec:`` consumer that writes
+its stderr without ever ending a line. Each: one line naming the problem and exit status 2, or a verdict,
+within bounded time and memory.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: select on pipes")
+
+
+def _exec_consumer(tmp_path: Path, name: str, body: str) -> str:
+    script = tmp_path / name
+    script.write_text(f"#!{sys.executable}\nimport json, os, sys\nsys.stdin.readline()\n{body}\n")
+    script.chmod(0o755)
+    return f"exec:{script}"
+
+
+@linux
+def test_stderr_without_a_newline_is_passed_through_in_bounded_memory_and_time(tmp_path):
+    """64 MiB on stderr and no newline: held whole, each read copied all of it again (quadratic: the run
+    was killed at the consumer's 10 s wall clock, having grown by what it held); now passed through in
+    pieces of at most a line's bound, and the run gives its verdict."""
+    strategy = _exec_consumer(tmp_path, "noisy", (
+        "chunk = b'e' * 65536\n"
+        "for _ in range(1024):\n"
+        "    os.write(2, chunk)\n"
+        "print(json.dumps({'op': 'halt', 'reason': 'done'}), flush=True)\n"
+    ))
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy", strategy,
+                           "--json"], capture_output=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-300:]
+    assert time.monotonic() - start < 30
+    assert done.stderr.count(b"e") >= 64 << 20
+    assert done.stdout.startswith(b"{") and done.stdout.count(b"\n") == 1
