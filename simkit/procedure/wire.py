@@ -80,6 +80,8 @@ def loads(line: bytes | str) -> dict:
         message = json.loads(line)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WireError(f"not JSON ({exc})") from None
+    except RecursionError:                  # arrays in arrays past the stack: still the line's fault
+        raise WireError("not JSON (nested too deep to read)") from None
     if not isinstance(message, dict):
         raise WireError(f"a JSON {_kind(message)}, not an object")
     return message

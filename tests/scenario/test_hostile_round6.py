@@ -39,3 +39,18 @@ def test_stderr_without_a_newline_is_passed_through_in_bounded_memory_and_time(t
     assert time.monotonic() - start < 30
     assert done.stderr.count(b"e") >= 64 << 20
     assert done.stdout.startswith(b"{") and done.stdout.count(b"\n") == 1
+
+
+@linux
+def test_a_request_line_nested_past_the_stack_is_named_as_the_lines_fault(tmp_path):
+    """100,000 nested arrays in a request line: was 'raised RecursionError ... in raw_decode (decoder.py)',
+    as if the consumer had raised; now the line is named as not JSON, like any other bad line."""
+    strategy = _exec_consumer(tmp_path, "deep", (
+        "print('{\"op\": ' + '[' * 100000 + ']' * 100000 + '}', flush=True)\n"
+        "sys.stdin.readline()\n"
+    ))
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("simkit: "), done.stderr
+    assert "not JSON (nested too deep to read)" in done.stderr and "RecursionError" not in done.stderr
