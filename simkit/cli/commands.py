@@ -303,6 +303,8 @@ def cmd_live(args) -> int:
             # the page bound too
             raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")
         sc.generate["events"] = args.events
+    # first imported in a process of its own, as run's is: a module that ends its process is one line
+    _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy)), f"live {sc.name}")
     with printed_to_stderr():                   # what the workers print: stdout is the verdict's
         run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir,
                    args.timeout)
@@ -352,8 +354,7 @@ def cmd_workshop(args) -> int:
     from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
     try:
         written = write_edition(args.folder, force=args.force)
-    # a folder that cannot be made or written (/proc/x, a full disk)
-    except OSError as exc:
+    except OSError as exc:  # a folder that cannot be made or written (/proc/x, a full disk)
         raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
     say(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
     return 0

@@ -209,7 +209,9 @@ def test_what_live_workers_print_goes_to_stderr(hostile):
 @linux
 @pytest.mark.parametrize("argv", [["sweep", "two.toml", "--seeds", "1", "--jobs", "1", "--strategy"],
                                   ["explore", "two.toml", "--max-crashes", "0", "--strategy"],
-                                  ["audit", "--budget", "5"]], ids=["sweep", "explore", "audit"])
+                                  ["audit", "--budget", "5"],
+                                  ["live", "two.toml", "--kills", "1", "--timeout", "60", "--strategy"]],
+                         ids=["sweep", "explore", "audit", "live"])
 def test_a_consumer_module_ending_the_process_at_import_is_one_line_in_sweep_explore_audit(hostile, argv):
     """The strategy was imported by the command itself, before its work's process: exit status 4, nothing
     said."""
