@@ -48,13 +48,14 @@ def edition_notebooks() -> list:
 def write_edition(folder, force: bool = False) -> list[Path]:
     """Write the attendee edition into ``folder`` (created if needed); return the files written.
 
-    All or nothing: every file is first written in full to a temporary file beside its place, and only then
-    are they all renamed into place, so a full disk or an interruption leaves neither a half-written notebook
-    nor a partial edition (and no folder this call created).
+    Every file is first written in full to a temporary file beside its place, and only then are they renamed
+    into place: a full disk or an interruption while writing leaves no half-written notebook, no partial
+    edition and no folder this call created. A place that is a folder is refused before anything is written.
 
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
-            overwritten) and ``force`` is false, or it is a file.
+            overwritten) and ``force`` is false, or it is a file, or a file of the edition would replace a
+            folder.
         OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
@@ -67,12 +68,14 @@ def write_edition(folder, force: bool = False) -> list[Path]:
                           "overwrite the notebooks there")
     contents = [(nb.name, nb.read_bytes()) for nb in notebooks]
     contents.append(("README.md", EDITION_README.encode("utf-8")))
+    if folders := [name for name, _data in contents if (out / name).is_dir()]:
+        raise SimkitError(f"{out / folders[0]} is a folder: the edition writes a file there")
     made = [p for p in (out, *out.parents) if not p.exists()]
-    out.mkdir(parents=True, exist_ok=True)
     staged: list[tuple[Path, Path]] = []
     try:
+        out.mkdir(parents=True, exist_ok=True)
         for name, data in contents:
-            tmp = out / f".simkit-{os.getpid()}-{name}.part"        # the mode open() gives, as the file's
+            tmp = out / f".simkit-{os.getpid()}-{name}.part"        # open()'s mode, as write_bytes gave
             with open(tmp, "xb") as f:
                 staged.append((tmp, out / name))
                 f.write(data)

@@ -110,3 +110,12 @@ def test_a_full_disk_leaves_no_partial_edition(tmp_path, capsys, monkeypatch, fa
     assert main(["workshop", str(tmp_path), "--force"]) == 2
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name != "notes.txt"} == before
     assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_an_edition_file_whose_place_is_a_folder_is_refused_before_anything_is_written(tmp_path, capsys):
+    """A folder named README.md where the edition writes its README: one line, exit 2, and no notebook
+    written (the renames would otherwise have stopped half way, after the notebooks)."""
+    (tmp_path / "README.md").mkdir()
+    assert main(["workshop", str(tmp_path)]) == 2
+    assert "README.md is a folder" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
