@@ -101,7 +101,12 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
             stream.flush()
     parent = os.getpid()
     r, w = os.pipe()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:                             # EAGAIN, ENOMEM: no child, and no pipe left open
+        os.close(r)
+        os.close(w)
+        raise
     if pid == 0:  # pragma: no cover -- the child, measured by its parent's tests
         os.close(r)
         _child(Connection(w, readable=False), parent, work)

@@ -221,7 +221,7 @@ def _groups(roots: list, jobs: int) -> list[list]:
     """``roots`` dealt round-robin into groups for ``jobs`` processes (:data:`_GROUPS_PER_JOB`): the early
     roots, with the longest suffixes, spread over all of them."""
     n = max(1, min(_GROUPS_PER_JOB * jobs, len(roots) // _ROOTS_PER_GROUP))
-    return [g for g in (roots[k::n] for k in range(min(n, len(roots)))) if g]
+    return [roots[k::n] for k in range(n)]
 
 
 def _status(judged: tuple[Failure | None, bool], safe_passes: bool) -> tuple[str, Failure | None, bool]:

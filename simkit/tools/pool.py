@@ -77,8 +77,7 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
                 if done is not None:
                     done(result)
                 yield result
-        # a signal, an error, or the caller stopped early: end the workers
-        except BaseException:
+        except BaseException:  # a signal, an error, or the caller stopped early: end the workers
             pool.shutdown(wait=False, cancel_futures=True)
             for child in set(multiprocessing.active_children()) - before:
                 child.kill()
@@ -212,7 +211,12 @@ def _started(workers: list, jobs: int, fn) -> list:
     for _ in range(jobs):
         mine, theirs = ctx.Pipe()
         process = ctx.Process(target=_serve, args=(theirs, os.getpid(), fn), daemon=True)
-        process.start()
+        try:
+            process.start()
+        except BaseException:                   # no worker: neither end of its pipe stays open
+            mine.close()
+            theirs.close()
+            raise
         workers.append((process, mine))
         theirs.close()
     return [conn for _process, conn in workers]
