@@ -19,7 +19,9 @@ from simkit.model import (
 
 __all__ = ["Checker", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS", "MAX_PAGES", "MAX_WORKERS",
            "MAX_FILE_BYTES", "check_auth", "check_events", "check_generate", "check_initial", "check_pages",
-           "check_random_faults", "check_timing", "show", "too_many_pages"]
+           "check_random_faults", "check_timing", "show", "too_many_pages",
+           # where they were until the stream's rules moved to .stream
+           "carried_positions", "check_cursors", "check_targets", "missing_position"]
 
 #: ``[generate]``'s keys and their defaults (docs/scenarios.md, "Generated streams").
 GENERATE_DEFAULTS = {
@@ -308,3 +310,7 @@ def _big(value: int) -> str:
         return f"an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits"
     text = str(value)
     return text if len(text) <= 40 else f"an integer of {len(text.lstrip('-'))} digits"
+
+
+# the rules that join tables live in .stream, which imports this module: answered here too, as before
+from .stream import carried_positions, check_cursors, check_targets, missing_position  # noqa: E402

@@ -89,7 +89,7 @@ def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = No
     Scripted: :func:`carried_positions` (pass it as ``carried`` when asking about many positions).
     Generated: the i-th event has position 10·(i+1); backfills (only with ``backfill`` > 0) land between
     them, below the last one (see :func:`simkit.world.arrivals.arrival_order`), at positions that depend on
-    the seed. """
+    the seed."""
     if sc.pages is not None:
         if pos in (carried if carried is not None else carried_positions(sc) or frozenset()):
             return None

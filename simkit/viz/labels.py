@@ -6,7 +6,7 @@ from matplotlib.artist import Artist
 
 __all__ = ["ROWS_AT_MOST", "LabelStack"]
 
-#: A lane's labels take at most this many text rows (as plot.ANNOTATE_AT_MOST caps annotations); a label that
+#: A lane's labels take at most this many text rows (as style.ANNOTATE_AT_MOST caps annotations); a label that
 #: finds no free place within them, inside the Axes, is left out, and a note says how many were.
 ROWS_AT_MOST = 4
 

@@ -30,7 +30,7 @@ def service_409(situation: str = "ahead"):
     (it saved sequence 4: revision 2, sequence 4).
 
     Returns ``(api, refused, my_cursor, my_key)``: the transport, worker 1's refused reply, and what it tried
-    to save. """
+    to save."""
     from simkit.service import DEV_SCOPE, ManualClock, dev_service
     from simkit.service.clients import CHANGES, WRITE
     from simkit.service.transport import ModelTransport
