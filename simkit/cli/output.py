@@ -202,8 +202,7 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
                             "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)),
                            None)
-    # a name too long for the system, a loop of symbolic links, ...
-    except OSError as exc:
+    except OSError as exc:  # a name too long for the system, a loop of symbolic links, ...
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     if problem is not None:
         raise SimkitError(f"{option} {path}: {problem}")

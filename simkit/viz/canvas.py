@@ -233,8 +233,7 @@ class Canvas:
         for key, legend in legends:
             if key in self._legend_pixels:
                 self.canvas.restore_region(self._legend_pixels[key])
-            # 3 px more: the frame's edge, cut to whole pixels
-            elif len(self._legend_pixels) < LEGENDS_KEPT:
+            elif len(self._legend_pixels) < LEGENDS_KEPT:  # 3 px more: the frame's edge, cut to whole pixels
                 self._legend_pixels[key] = self.canvas.copy_from_bbox(legend.get_window_extent().padded(3))
         return self._encode()
 

@@ -274,8 +274,7 @@ def _marks(c: _Canvas, layers, annotate: bool) -> None:
             labelled = []
         elif scripted:
             labelled = history
-        # only the publishes that put a lost event labelled in the figure at risk
-        else:
+        else:  # only the publishes that put a lost event labelled in the figure at risk
             starts = {risk[e][-1][0] for e in final} if len(final) <= ANNOTATE_AT_MOST else set()
             labelled = [h for h in history if h[0] in starts]
         _cursor(c, history, labelled, under=scripted and "memory" in layers)

@@ -47,8 +47,7 @@ def wall_clock(what):
         if signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
             raise ValueError("the timer is someone else's")
         signal.signal(signal.SIGALRM, expired)
-    # not the main thread, the timer taken, or no SIGALRM (Windows)
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError):  # not the main thread, the timer taken, or no SIGALRM (Windows)
         yield
         return
     try:

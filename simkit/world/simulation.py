@@ -194,8 +194,7 @@ class World(TimedRequests):
                         self._row(worker, "stopped")
                         self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
                         return
-                    # the consumer's own code: no traceback, one line (CLI exit 2)
-                    except RAISED as exc:
+                    except RAISED as exc:  # the consumer's own code: no traceback, one line (CLI exit 2)
                         raise consumer_error(self.strategy, exc) from exc
                     left -= 1
                     if not left:
