@@ -53,8 +53,7 @@ class SimkitError(Exception):
 
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)
-        # kept by pickling (the instance's __dict__), so a worker process's error has it
-        self.param = param
+        self.param = param  # kept by pickling (the instance's __dict__), so a worker process's error has it
 
 
 class ScenarioError(SimkitError, ValueError):

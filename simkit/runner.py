@@ -47,8 +47,7 @@ class Run:
             "scenario": self.scenario, "strategy": self.strategy, "seed": self.seed,
             "settlement": w.settlement,
             **self.verdict.as_dict(),
-            # why the progress guard ended the run (then completed is false)
-            "stopped": w.stopped,
+            "stopped": w.stopped,  # why the progress guard ended the run (then completed is false)
             "final_checkpoint": w.store.checkpoint.as_dict(),
             "crashes": w.crashes,
             "fetches": len(w.provider.log),

@@ -164,8 +164,7 @@ def simkit_audit(request, tmp_path) -> Callable[..., Audit]:
     return judged
 
 
-# a fixture where pytest is installed; the functions above need no pytest
-try:
+try:  # a fixture where pytest is installed; the functions above need no pytest
     import pytest
 except ImportError:                     # pragma: no cover
     pass

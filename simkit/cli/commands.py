@@ -264,8 +264,7 @@ def cmd_shrink(args) -> int:
 
     def work() -> tuple[str, str | None]:
         """What to print (its end of line too), and the shrunk scenario's text (None: nothing to write)."""
-        # a run that does not fail: the one JSON object says so, and nothing to shrink
-        if args.json:
+        if args.json:  # a run that does not fail: the one JSON object says so, and nothing to shrink
             run = simulate(sc, resolve(args.strategy), seed)
             if run.verdict.ok:
                 return json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed,
@@ -300,8 +299,7 @@ def cmd_live(args) -> int:
         if args.events > scenarios.MAX_EVENTS:
             raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
         if (problem := too_many_pages(args.events, sc.generate["empty_pages"])) is not None:
-            # the page bound too
-            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")
+            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")  # the page bound too
         sc.generate["events"] = args.events
     # first imported in a process of its own, as run's is: a module that ends its process is one line
     _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy)), f"live {sc.name}")

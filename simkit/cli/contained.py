@@ -76,8 +76,7 @@ def contained(command):
                 return command(args)
         finally:
             _STATE["armed"] -= 1
-            # a consumer's fork, come back through the command: end quietly
-            if os.getpid() != me:
+            if os.getpid() != me:  # a consumer's fork, come back through the command: end quietly
                 os._exit(0)
     return run
 

@@ -116,8 +116,7 @@ class _Stdout:
         return getattr(self.stream, name)
 
 
-# (process id, stream) of each own_stdout() under way, innermost last
-_OUT: list = []
+_OUT: list = []  # (process id, stream) of each own_stdout() under way, innermost last
 
 
 @contextmanager

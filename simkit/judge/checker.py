@@ -227,8 +227,7 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
     stream = _Stream(truth)
     ids, positions, at, bisect_right = stream.ids, stream.positions, found.at, bisect.bisect_right
     end = len(positions)
-    # the last write's applied_position and the end of the range it covered
-    last, hi = None, 0
+    last, hi = None, 0  # the last write's applied_position and the end of the range it covered
     pages = _Pages(truth, late_arrivals(truth))
     receipt_seqs = None
     holds = _Holds(truth.store.receipt_log)
@@ -240,8 +239,7 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
                                                               and place(after[0]) < place(before[0])):
             regressions += 1
         if a_applied > b_applied:        # invariant 2: every event of the newly covered range is done
-            # walk on from where the last write ended: a commit covers an event or two
-            if last == b_applied:
+            if last == b_applied:  # walk on from where the last write ended: a commit covers an event or two
                 lo = hi
                 while hi < end and positions[hi] <= a_applied:
                     hi += 1

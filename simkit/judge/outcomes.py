@@ -90,8 +90,7 @@ class Outcomes:
         for k, (seq, _w), i in zip(count(), log.fields(0, 2), self.stream.ranks(log)):
             if i < 0:
                 i = more.get(log[k].event_id, -1) if more else -1
-            # the event's first effect, and its first terminal receipt applied
-            if i >= 0 and at[i] < NONE:
+            if i >= 0 and at[i] < NONE:  # the event's first effect, and its first terminal receipt applied
                 receipt = -2 - at[i]
                 at[i] = receipt if receipt > seq else seq
                 found += 1

@@ -100,8 +100,7 @@ class Harness:
         _swap(sink, "decisions", DurableList(self.sdb, "decisions",
                                              ("seq", "time", "worker", "event_id", "decision"),
                                              decode=lambda r: DecisionRow(*r)))
-        # a transactional sink's effects are the store's (SQLiteStore.record_effect)
-        if sink.external:
+        if sink.external:  # a transactional sink's effects are the store's (SQLiteStore.record_effect)
             _swap(sink, "effects", DurableList(self.sdb, "effects", ("seq", "time", "worker", "event_id"),
                                                decode=lambda r: EffectRow(*r)))
             _swap(sink, "effect_count", DurableDict(self.sdb, "effect_count"))
@@ -218,8 +217,7 @@ class Driver(driver.Driver):
         raise _Done(status)
 
     def record_effect(self, worker: int, event_id: str) -> None:
-        # the store's own table: one transaction with the receipt
-        self.store.record_effect(worker, event_id)
+        self.store.record_effect(worker, event_id)  # the store's own table: one transaction with the receipt
 
     # -- requests: time, transactions and reports ------------------------------------------------------------
     def fetch(self, worker, op):

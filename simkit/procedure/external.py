@@ -253,8 +253,7 @@ class _Life:
         try:
             self.proc.stdin.write(data)
         except (BrokenPipeError, ConnectionResetError):
-            # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
-            pass
+            pass  # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
 
     def _line(self) -> bytes | None:
         """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""

@@ -176,8 +176,7 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None,
     if exc is None:
         return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), "
                               "which is not a request of simkit.ops")
-    # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
-    if isinstance(exc, SIGNALLED):
+    if isinstance(exc, SIGNALLED):  # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
         raise exc
     message = _one_line(told(exc))
     return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"

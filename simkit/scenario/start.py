@@ -56,8 +56,7 @@ def _check_passed(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dic
     while cursor != start and cursor not in chain:
         chain.append(cursor)
         nxt = script[pages[cursor]]["next_cursor"]
-        # the end of the stream without meeting the cursor: off the chain
-        if nxt == cursor:
+        if nxt == cursor:  # the end of the stream without meeting the cursor: off the chain
             return
         cursor = nxt
     if cursor != start:

@@ -217,8 +217,7 @@ class CheckpointService(Access, Maintenance):
             if unknown:
                 raise C.bad("bad_fault", f"X-Simkit-Fault: unknown fault {C.show(unknown[0])}; one of "
                                          f"{', '.join(C.FAULT_KINDS)}")
-            # a fault this route cannot honour is refused, never ignored
-            for kind in kinds:
+            for kind in kinds:  # a fault this route cannot honour is refused, never ignored
                 if op not in C.FAULT_OPS[kind]:
                     routes = [f"POST {path}" for path, o in ROUTES.items() if o in C.FAULT_OPS[kind]]
                     raise C.bad("bad_fault", f"X-Simkit-Fault: {kind} applies to {' or '.join(routes)} only")

@@ -127,8 +127,7 @@ def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: 
                               "and feed-notes.md describe them. Every reply carries Cache-Control: "
                               "no-store.",
                   docs_url=None, redoc_url=None,        # served offline instead (apidocs)
-                  # a trailing slash is an unknown route (404), not a 307
-                  redirect_slashes=False)
+                  redirect_slashes=False)  # a trailing slash is an unknown route (404), not a 307
     add_docs(app)
     app.state.service = svc
     app.state.lock = threading.Lock()

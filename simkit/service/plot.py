@@ -298,8 +298,7 @@ def scan(ax, runs, *, title: str | None = None):
             start = 0 if after is None else next((i for i, rid in enumerate(candidates) if rid > after),
                                                   len(candidates))
             if start >= len(candidates):
-                # the rest of the scan read records created since it began
-                break
+                break  # the rest of the scan read records created since it began
             beyond = page["next_after"] is None or page["next_after"] not in where
             end = len(candidates) if beyond else where[page["next_after"]] + 1
             found = len(page["records"])

@@ -185,8 +185,7 @@ def judge(world: ServiceWorld) -> ServiceVerdict:
     v._set_entries("duplicated", [Entry.of(j, s) for (j, s, _d), n in ran.items() if n > 1])
     through = final.cursor["sequence"] if final and final.cursor["journal_id"] == journal.journal_id else 0
     start = 0
-    # the scan answers for what the journal held before its cursor
-    if sc.initial_scan:
+    if sc.initial_scan:  # the scan answers for what the journal held before its cursor
         created = [rec for rec in svc.writes if rec.before is None and rec.consumer_id == world.CONSUMER
                    and rec.after["cursor"]["journal_id"] == journal.journal_id]
         start = created[-1].after["cursor"]["sequence"] if created else 0

@@ -44,8 +44,7 @@ class NoStore:
         except Exception:  # noqa: BLE001 - a bug, reported in the documented body, never a bare 500
             logging.getLogger("uvicorn.error").exception("simkit: unhandled error in %s %s", scope["method"],
                                                          scope["path"])
-            # nothing was sent yet: every message is held until here
-            held.clear()
+            held.clear()  # nothing was sent yet: every message is held until here
             await error(ServiceError(500, "internal_error", "the server failed to handle this request"))(
                 scope, receive, capture)
         if scope.get(LOST):

@@ -61,8 +61,7 @@ class Audit:
     failures: list[Failure] = field(default_factory=list)
     shrunk: Shrunk | None = None
     shrink_error: str | None = None
-    # cases the budget left out (or first_only stopped)
-    left_out: list[Case] = field(default_factory=list)
+    left_out: list[Case] = field(default_factory=list)  # cases the budget left out (or first_only stopped)
     stalled: list[Case] = field(default_factory=list)       # explorations skipped: the fault-free run stalled
     budget: float | None = None
 
@@ -118,8 +117,7 @@ def _try(case: Case, cls: type[Consumer]):
         v = run.verdict
         return "done", (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
                                                   case.scenario)), False
-    # what explore runs: the scenario without its faults
-    base = fault_free(case.scenario, case.keep_faults)
+    base = fault_free(case.scenario, case.keep_faults)  # what explore runs: the scenario without its faults
     first = simulate(base, cls, case.seed)
     if not first.verdict.ok:
         stalled = not first.verdict.completed and not first.verdict.halted

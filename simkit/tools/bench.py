@@ -90,8 +90,7 @@ def ideal_events_per_s(events: int, page_size: int = 100) -> float:
     import random
 
     def provider():
-        # a behaviour drawn per event, at the benchmark's rate of none
-        rng, poison = random.Random(0), 0.0
+        rng, poison = random.Random(0), 0.0  # a behaviour drawn per event, at the benchmark's rate of none
         stream = [(default_id(p), p, "poison" if rng.random() < poison else "ok")
                   for p in range(10, 10 * events + 1, 10)]
         return [stream[i:i + page_size] for i in range(0, events, page_size)], {e[0]: e for e in stream}

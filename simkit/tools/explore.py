@@ -273,8 +273,7 @@ def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pause
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
                    ops)
     seed = scenario.seed if seed is None else seed
-    # the CPU bound, noted once; each pool also gets no more than tasks
-    jobs = processes(jobs)
+    jobs = processes(jobs)  # the CPU bound, noted once; each pool also gets no more than tasks
     cls = strategy_class(strategy)
     ref = strategy if isinstance(strategy, str) else cls
     result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,

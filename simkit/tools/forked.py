@@ -104,8 +104,7 @@ class ForkPlan(Plan):
         self.place: tuple[int, ...] = ()
         self.open = any(self.left)          # offering faults: after the last fault, with budget left
         self.offered: list[Fault] = []
-        # what each child sent: a level's verdict, a subtree's exploration
-        self.results: dict[int, Any] = {}
+        self.results: dict[int, Any] = {}  # what each child sent: a level's verdict, a subtree's exploration
         self.acc: Exploration | None = None
         self.new_seen: list = []
         self.out: int | None = None         # the pipe to the parent, in a child

@@ -85,8 +85,7 @@ def toml_text(data: dict, comment: str = "") -> str:
         elif isinstance(value, (list, tuple)) and value and all(isinstance(x, dict) for x in value):
             arrays.append((key, value))
         elif isinstance(value, (list, tuple)) and not value:
-            # an empty [[pages]], [[events]] or [[faults]]: nothing to write
-            continue
+            continue  # an empty [[pages]], [[events]] or [[faults]]: nothing to write
         else:
             lines.append(f"{key} = {_toml_value(value)}")
     for key, table in tables:

@@ -44,8 +44,7 @@ class Plan(FaultPlan):
     def __init__(self, base: Scenario, faults: tuple[Fault, ...], seed: int, world: World | None, watch: bool,
                  stop):
         super().__init__(tuple(base.faults) + faults, base.random_faults, seed)
-        # None once the run is over (no cycle), or until a forked run sets it
-        self.world = world
+        self.world = world  # None once the run is over (no cycle), or until a forked run sets it
         self.last = faults[-1] if faults else None
         self.at = None                      # index of the last fault in passes / replies / requests
         self.watch = watch

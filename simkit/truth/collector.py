@@ -20,8 +20,7 @@ from contextlib import contextmanager
 __all__ = ["paused", "is_paused"]
 
 _lock = threading.Lock()
-# paused() blocks running now, one per thread at most (a dask or thread pool's runs)
-_holders = 0
+_holders = 0  # paused() blocks running now, one per thread at most (a dask or thread pool's runs)
 _was_on = False                 # was the collector on when the first of them began?
 _mine = threading.local()       # is this thread inside a paused() block?
 

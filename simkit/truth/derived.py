@@ -284,8 +284,7 @@ def held_pages(truth) -> list[Hold]:
     for _seq, _t, worker, cursor, next_cursor, ids in truth.provider.log:
         served.setdefault(worker, []).append((cursor, next_cursor, ids))
     taken: dict[int, int] = {}
-    # worker -> (start, cursor, next_cursor, ids, row) of the page it holds
-    holding: dict[int, tuple] = {}
+    holding: dict[int, tuple] = {}  # worker -> (start, cursor, next_cursor, ids, row) of the page it holds
     holds = []
     for i, (t, w, step, outcome) in enumerate(zip(trace.time, trace.worker, trace.step, trace.outcome)):
         if step in ENDS and w in holding:

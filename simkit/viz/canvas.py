@@ -95,8 +95,7 @@ class GlyphCachingRenderer(RendererAgg):
             items = self._keep(self._layouts, (s, prop.copy(), *key[2:]),
                                [(item.ft_object, item.glyph_index, item.x, item.y) for item in laid])
         turn = self._turns.get(angle)
-        # as _draw_text_glyphs_and_boxes computes it, once per angle
-        if turn is None:
+        if turn is None:  # as _draw_text_glyphs_and_boxes computes it, once per angle
             cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
             turn = self._turns[angle] = (cos, sin,
                                          (0x10000 * np.array([[cos, -sin], [sin, cos]]) @ [[1, 0], [0, 1]])
@@ -199,8 +198,7 @@ class Canvas:
         specimen(self.axes)
         self.figure.draw_without_rendering()
         self.figure.set_layout_engine("none")
-        # a title the specimen left at the top of its Axes is fixed there (see above)
-        for ax in self.axes:
+        for ax in self.axes:  # a title the specimen left at the top of its Axes is fixed there (see above)
             if ax.title.get_position()[1] == 1.0:
                 ax.set_title(ax.get_title(), y=1.0)
         widest(self.axes)

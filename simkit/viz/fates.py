@@ -60,8 +60,7 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
         style = _fate_style(fate[eid])
         if eid in highlight:
             style = dict(facecolor=FATE_COLORS[fate[eid]], edgecolor="black", linewidth=2.5)
-        # in ax.patches; the limits are set below
-        ax.add_artist(Rectangle((c, -r - 1), CELL, CELL, **style))
+        ax.add_artist(Rectangle((c, -r - 1), CELL, CELL, **style))  # in ax.patches; the limits are set below
         texts.append(ax.text(c + CELL / 2, -r - 1 + CELL / 2, str(world.provider.events[eid].position),
                              ha="center", va="center", color="white" if fate[eid] in DARK_FATES else "black"))
     rows = -(-len(ids) // columns)

@@ -67,8 +67,7 @@ def instant_state(run, row: int) -> Instant:
     if not 0 <= row < len(df):
         raise IndexError(f"row {row}: the trace has rows 0 to {len(df) - 1}")
     now = df.iloc[row]
-    # (event, time) -> the first row that reports its durable write
-    reported: dict[tuple, int] = {}
+    reported: dict[tuple, int] = {}  # (event, time) -> the first row that reports its durable write
     for i, r in df[df.step.isin(["commit", "quarantine"])].iterrows():
         reported.setdefault((r.event_id, r.time), i)
     receipts = {}

@@ -183,8 +183,7 @@ def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
         text, failed = _transition(row, row.event_id in s.foreign)
         s.hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
     elif row.step == "barrier":
-        # the compare-and-swap landed before its reply was lost: the row holds it
-        if lost:
+        if lost:  # the compare-and-swap landed before its reply was lost: the row holds it
             text = f"{row.resume_cursor} (durable), reply lost"
         elif never:                     # it never reached the store: the row holds what the store still has
             text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"

@@ -358,8 +358,7 @@ def compare(axes, runs, titles=None, annotate: bool = True, layers=None):
         drawn |= _timeline(ax, run, title, annotate, layers, None, max(ends) if shared else None)
     limits = ([("get_xlim", "set_xlim")] if shared else []) + [("get_ylim", "set_ylim")]
     spans = {get: list(zip(*(getattr(ax, get)() for ax in axes))) for get, _ in limits}
-    # after reading each panel's own span: sharing adopts the first's
-    for ax in axes[1:] if shared else ():
+    for ax in axes[1:] if shared else ():  # after reading each panel's own span: sharing adopts the first's
         if not ax.get_shared_x_axes().joined(ax, axes[0]):
             try:
                 ax.sharex(axes[0])

@@ -48,8 +48,7 @@ class ExternalCalls(Driver, part=True):
     def call(self, worker, op):
         yield from self._latency(self.timing.effect_latency)
         e, mine, name = op.event, op.reservation, _CALL
-        # the service never runs it: nothing to settle late either
-        if self._unsent(worker, name, e):
+        if self._unsent(worker, name, e):  # the service never runs it: nothing to settle late either
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)
             self._row(worker, "timeout", e, str(mine))

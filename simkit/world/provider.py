@@ -148,8 +148,7 @@ class Provider:
         just below the first it still delivers."""
         entries, positions, n = self._entries, self.events.positions, len(chain)
         last = array("q", [-1]) * len(positions)
-        # per chain index: the highest and lowest position of the events
-        hi: list[int | None] = [None] * n
+        hi: list[int | None] = [None] * n  # per chain index: the highest and lowest position of the events
         lo: list[int | None] = [None] * n       # whose last chain index it is (None: no such event)
         for k in range(n - 1, -1, -1):
             top = bottom = None
@@ -318,8 +317,7 @@ def scripted(sc: Scenario) -> Provider:
     table = EventTable.of(_stream(pages, _chain({c: _Entry((), n) for c, (_e, n, _s) in pages.items()},
                                                 start)[0],
                                   extra).values())
-    # every id of these pages is in the table built from them
-    row = cast("Callable[[str], int]", table.row)
+    row = cast("Callable[[str], int]", table.row)  # every id of these pages is in the table built from them
     entries = {c: _Entry(array("q", map(row, (e.id for e in events))), nxt, stuck, events)
                for c, (events, nxt, stuck) in pages.items()}
     return Provider(entries, start, table)

@@ -141,8 +141,7 @@ class World(TimedRequests):
         except Stopped as stop:
             self.stopped = stop.args[0]
         finally:
-            # their frames hold the world: let it be freed by reference count
-            for process in self._processes:
+            for process in self._processes:  # their frames hold the world: let it be freed by reference count
                 process.close()
         self.completed = self._done.triggered and self.stopped is None and not self.stopped_early
         return self

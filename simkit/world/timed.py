@@ -34,8 +34,7 @@ class TimedRequests(ExternalCalls, part=True):
     def fetch(self, worker, op):
         if not self._ahead(self.timing.fetch_latency):
             yield from self._wait(self.timing.fetch_latency)
-        # the provider is never asked: no log row, no fetch counted
-        if self._unsent(worker, _FETCH, None):
+        if self._unsent(worker, _FETCH, None):  # the provider is never asked: no log row, no fetch counted
             yield from self._no_reply(worker, "fetch", None, REQUEST_LOST)
             return LOST
         page = super().fetch(worker, op)

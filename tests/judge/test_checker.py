@@ -491,8 +491,7 @@ def test_a_refused_cursor_justifies_a_halt_only_if_the_provider_issued_it(cursor
     h = History()
     h.page(1, "C1")                             # returns C2
     h.store.load(1)
-    # the provider refuses the next fetch (a hand-written response)
-    clock = h.store.clock
+    clock = h.store.clock  # the provider refuses the next fetch (a hand-written response)
     h.provider.log.append((clock.tick(), clock.now, 1, cursor, "", ()))
     h.halts.append((h.store.clock.now, 1, f"provider refused cursor {cursor!r}"))
     assert h.verdict().halt_justified is justified

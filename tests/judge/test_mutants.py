@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-# tests/, where the gallery is, also when run as a script
-sys.path.insert(0, str(Path(__file__).parents[1]))
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the gallery is, also when run as a script
 from mutants import correct, memory, outcomes, progress, round3, unseen, validation  # noqa: E402
 
 import simkit

@@ -50,8 +50,7 @@ def test_a_consumer_authors_pytest_file_fails_on_a_buggy_consumer_with_a_readabl
     # the audit's own words: the verdict line, the table, the shrunk file and how to replay it
     assert "audit Mine: FAILS" in out
     assert re.search(r"kind +case +failure", out) and re.search(r"invariants? 1", out)
-    # the test's line and the message, not simkit's source
-    assert "simkit/testing.py" not in out
+    assert "simkit/testing.py" not in out  # the test's line and the message, not simkit's source
     replay = re.search(r"replay with (simkit run \S+ --strategy test_author\.py:Mine --seed \d+)", out)
     assert replay, out
     # assert_ok_on: the runs' verdict table and a replay line per failing run

@@ -407,14 +407,11 @@ def test_cursors_naming_no_page_one_id_at_two_positions_and_cycles_are_refused(d
 
 
 @pytest.mark.parametrize("data", [
-    # a receipt off every page
-    {"pages": pages(("C1", [1], "C9"), END), "initial": {"receipts": [7]}},
-    # an overlap: same id, same place
-    {"pages": pages(("C1", [1, 2], "C2"), ("C2", [2, 3], "C9"), END)},
+    {"pages": pages(("C1", [1], "C9"), END), "initial": {"receipts": [7]}},  # a receipt off every page
+    {"pages": pages(("C1", [1, 2], "C2"), ("C2", [2, 3], "C9"), END)},  # an overlap: same id, same place
     # two ids at one position
     {"pages": pages(("C1", [2], "C2", ["x2"]), ("C2", [2, 3], "C9", ["y2", "e3"]), END)},
-    # a page answering its own token
-    {"pages": pages(("C1", [1], "C1"))},
+    {"pages": pages(("C1", [1], "C1"))},  # a page answering its own token
     {"pages": pages(("C1", [1], "C9"), END, ("X", [5], "C9"))},                      # a page off the chain
 ])
 def test_what_the_contract_allows_is_still_accepted(data):
@@ -576,8 +573,7 @@ def hostile_scenarios(draw) -> dict:
             )
         )
     }
-    # every latency zero: only the guard ends what time does not
-    if draw(st.integers(0, 3)) == 3:
+    if draw(st.integers(0, 3)) == 3:  # every latency zero: only the guard ends what time does not
         data["timing"].update(ZERO)
     data["workers"] = draw(sometimes(st.integers(1, 3)))
     data["sink"] = draw(st.sampled_from(["transactional", "idempotent", "unsafe"]))

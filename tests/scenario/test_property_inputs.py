@@ -19,8 +19,7 @@ import simkit.world.guard as guard
 
 MAX = 2**53
 HUGE = "1" + "0" * 4400                          # past Python's 4,300-digit limit: tomllib's own ValueError
-# read whatever its length: the messages must not print it whole
-HEX = "0x" + "f" * 5000
+HEX = "0x" + "f" * 5000  # read whatever its length: the messages must not print it whole
 
 
 def rarely(usual: list[str], hostile: list[str]) -> st.SearchStrategy[str]:

@@ -27,8 +27,7 @@ class CrashAnywhere(RuleBasedStateMachine):
     scenario = simkit.load("default")
     strategy = simkit.Consumer
     strict = True                            # also every invariant, completion and no regression
-    # the schedule of the last failing run (after shrinking: the minimal)
-    failing: tuple = ()
+    failing: tuple = ()  # the schedule of the last failing run (after shrinking: the minimal)
 
     def __init__(self):
         super().__init__()
@@ -84,6 +83,5 @@ def test_a_shortcut_is_shrunk_to_the_one_fault_that_breaks_it():
         run_state_machine_as_test(Shortcut, settings=SETTINGS)
     assert len(Shortcut.failing) == 1
     sc = Shortcut.scenario
-    # safe survives it
-    assert simkit.tools.explore.replay(sc, "safe", Shortcut.failing).verdict.ok
+    assert simkit.tools.explore.replay(sc, "safe", Shortcut.failing).verdict.ok  # safe survives it
     assert simkit.tools.explore.replay(sc, Shortcut.strategy, Shortcut.failing).verdict.lost

@@ -29,8 +29,7 @@ def test_late_retry_without_version_check_regresses_and_refetches():
     regress = next(w for w in r.world.store.writes if w[5].checkpoint_version < w[4].checkpoint_version)
     assert (regress[4].resume_cursor, regress[5].resume_cursor) == ("C4", "C2")
     refetched = [rec[3] for rec in r.world.provider.log if rec[1] > 40 and rec[2] == 1]
-    # pages done twice; receipts keep replays harmless
-    assert refetched[:2] == ["C2", "C3"]
+    assert refetched[:2] == ["C2", "C3"]  # pages done twice; receipts keep replays harmless
     assert r.verdict.duplicated == [] and r.verdict.lost == []
 
 

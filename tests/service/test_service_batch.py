@@ -115,8 +115,7 @@ def test_split_receipt_first_acknowledges_progress_it_never_stored():
     t = ModelTransport(svc)
     retry, current = crash_then_retry(svc, t)
     assert retry["receipt"]["checkpoint"]["cursor"]["sequence"] == 4       # "saved", says the receipt
-    # the server's cursor says otherwise
-    assert current["checkpoint"]["cursor"]["sequence"] == 2
+    assert current["checkpoint"]["cursor"]["sequence"] == 2  # the server's cursor says otherwise
     nxt = t.post(WRITE, command(svc, "page-3", 2, 5))                       # the revision the receipt gave
     assert nxt.status == 409 and nxt["error"]["code"] == "revision_conflict"
 

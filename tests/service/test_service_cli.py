@@ -35,8 +35,7 @@ def test_service_explore_on_top_of_the_scenarios_own_faults(capsys):
             "--horizon", "3", "--with-scenario-faults", "--json"]
     assert main(argv + ["--client", "correct"]) == 0
     (correct,) = json.loads(capsys.readouterr().out)["explore"]
-    # (1, 2) is already lost: 2 new losses, not 3
-    assert (correct["runs"], correct["failing"]) == (30, 0)
+    assert (correct["runs"], correct["failing"]) == (30, 0)  # (1, 2) is already lost: 2 new losses, not 3
     assert main(argv + ["--client", "new_key_retry"]) == 0
     (shortcut,) = json.loads(capsys.readouterr().out)["explore"]
     assert shortcut["failing"] > 0 and [2, 3] in shortcut["first_failing"]["lost_writes"]
@@ -203,8 +202,7 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
         assert wrong.json() == {"error": {"status": 405, "code": "method_not_allowed",
                                           "message": "GET /api/v1/memory/changes: method not allowed; use "
                                                      "POST"}}
-        # operator routes: bad JSON is a 400, not a 500
-        for path in ("/_simkit/append", "/_simkit/restore"):
+        for path in ("/_simkit/append", "/_simkit/restore"):  # operator routes: bad JSON is a 400, not a 500
             bad = c.post(path, content=b"{", headers={"Authorization": "Bearer ops",
                                                       "Content-Type": "application/json"})
             assert bad.status_code == 400 and bad.headers["cache-control"] == "no-store"

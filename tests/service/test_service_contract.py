@@ -146,8 +146,7 @@ def test_different_subjects_have_separate_progress_even_for_shared_memory(env):
     env.svc.grant("other", DEV_SCOPE, ["memory_read", "memory_checkpoint"])
     assert env.write(env.cursor(3), 0, "k1").status == 200
     assert env.read(credential="other").status == 404
-    # same key and consumer id: another subject
-    r = env.write(env.cursor(1), 0, "k1", credential="other")
+    r = env.write(env.cursor(1), 0, "k1", credential="other")  # same key and consumer id: another subject
     assert r.status == 200 and r["receipt"]["checkpoint"]["revision"] == 1
     assert env.read()["checkpoint"]["cursor"]["sequence"] == 3
 

@@ -129,8 +129,7 @@ def test_operator_path_backs_up_appends_and_restores(operated):
     assert entry.json()["entry"]["cursor"]["sequence"] == 6 and entry.json()["entry"]["author"] == "operator"
     assert c.post(CHANGES, json=changes_body(), headers=dev).json()["changes"][-1]["record_id"] == "note-9"
     assert c.post(RESTORE, json={"backup": 1}, headers=OPS).json() == {"restored": 1}
-    # rolled back
-    assert c.post(READ, json=read_body(), headers=dev).json()["checkpoint"]["revision"] == 1
+    assert c.post(READ, json=read_body(), headers=dev).json()["checkpoint"]["revision"] == 1  # rolled back
     assert c.post(CHANGES, json=changes_body(), headers=dev).json()["high_watermark"]["sequence"] == 5
 
 
@@ -520,8 +519,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> float:
 
 
 @pytest.mark.parametrize("sent", [
-    # connects, says nothing
-    b"",
+    b"",  # connects, says nothing
     b"POST /api/v1/memory/checkpoints HTTP/1.1\r\nHost: x\r\nAuthoriz",                    # half the headers
     b"POST /api/v1/memory/checkpoints HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\n"
     b"Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"scope\": ",              # half the body
@@ -533,8 +531,7 @@ def test_a_half_sent_request_is_cut_off_and_changes_nothing(quick_deadline, sent
         sock.sendall(sent)
         assert _closed_within(sock, 5.0) < 3.0
     assert svc.state_digest() == before
-    # and the server still serves
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:  # and the server still serves
         assert c.post(CHANGES, json=changes_body(), headers=bearer("dev")).status_code == 200
 
 
@@ -565,8 +562,7 @@ def test_a_slow_request_that_arrives_within_the_deadline_is_served(quick_deadlin
             sock.settimeout(5)
             status, reply = _reply(sock)
             assert status.startswith(b"HTTP/1.1 200 ") and json.loads(reply)["complete"] is False, status
-            # idle between requests: not a half-sent one
-            time.sleep(0.3)
+            time.sleep(0.3)  # idle between requests: not a half-sent one
 
 
 # -- 4. random requests: a documented answer, never a 500; a rejected one changes nothing --------------------
@@ -685,8 +681,7 @@ def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_noth
     )
     headers = {**bearer(credential), "Content-Type": "application/json"}
     if fault is not None:
-        # a header value cannot start or end with a space
-        headers["X-Simkit-Fault"] = fault.strip()
+        headers["X-Simkit-Fault"] = fault.strip()  # a header value cannot start or end with a space
     try:
         try:
             r = c.post(route, content=raw, headers=headers)
@@ -694,8 +689,7 @@ def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_noth
             assert {"lose-reply", "crash-mid-write"} & set(kinds) and _honoured(route, kinds), (route, fault)
             event(f"{route}: reply lost")
             return                                                 # it took effect; nobody heard
-        # --hypothesis-show-statistics
-        event(f"{route}: {r.status_code}{' (fault asked)' if kinds else ''}")
+        event(f"{route}: {r.status_code}{' (fault asked)' if kinds else ''}")  # --hypothesis-show-statistics
         _check_answer(svc, app, route, kinds, r, before, backups)
     finally:
         if corrupting:
@@ -718,8 +712,7 @@ def _check_answer(svc, app, route, kinds, r, before, backups) -> None:
     elif r.status_code >= 400:
         assert_error(r, r.status_code)
         if injected and r.status_code in (404, 409):
-            # the corruption came first, as asked (storage corrupted before the call), then this
-            return
+            return  # the corruption came first, as asked (storage corrupted before the call), then this
         assert svc.state_digest() == before and len(app.state.backups) == backups, (
             r.status_code,
             r.text[:300],

@@ -115,8 +115,7 @@ def _witnesses(svc) -> dict:
                                                 "cursor": cursor}}
 
     first = svc.call("/api/v1/memory/checkpoints", "Bearer dev", json.dumps(write("k0", 0, "cc2")).encode())
-    # cc2's checkpoint, for the write's 500
-    assert first.status == 200
+    assert first.status == 200  # cc2's checkpoint, for the write's 500
 
     big = {"record_id": "x" * contract.MAX_REQUEST_BYTES}
     read = {**scope, "consumer_id": "cc"}

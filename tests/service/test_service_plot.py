@@ -18,8 +18,7 @@ def test_checkpoint_steps_drop_to_the_backup_at_a_restore():
     run = run_service_scenario("restore_from_backup", "correct")
     times, seqs = splot.checkpoint_steps(run)
     at = times.index(30.0)                                             # the restore, t = 30
-    # back to what the backup at t = 14 held
-    assert seqs[at - 1] == 11 and seqs[at] == 9
+    assert seqs[at - 1] == 11 and seqs[at] == 9  # back to what the backup at t = 14 held
     assert seqs[1:at] == sorted(seqs[1:at]) and seqs[at:] == sorted(seqs[at:])   # monotonic on either side
 
 
@@ -84,8 +83,7 @@ def test_scan_draws_each_clients_pages_and_the_missed_records(ax):
     runs = [run_service_scenario("initial_reconciliation", c) for c in ("correct", "stop_on_empty_page")]
     candidates = splot.scan_candidates(runs[0])
     assert candidates[:4] == ["mem-00", "mem-01", "mem-02", "mem-03"] and len(candidates) == 28
-    # stopped at the empty page
-    assert [len(p["records"]) for _a, p in splot.first_scan(runs[1])] == [0]
+    assert [len(p["records"]) for _a, p in splot.first_scan(runs[1])] == [0]  # stopped at the empty page
     assert [len(p["records"]) for _a, p in splot.first_scan(runs[0])][:4] == [0, 3, 1, 0]
     splot.scan(ax, runs)
     assert labels(ax) == ["deleted or private to another subject", "available: applied from a scan page",

@@ -116,8 +116,7 @@ def test_an_empty_page_with_next_after_is_not_the_end_of_the_scan(env):
     second = env.query("archive-2", limit=2, scan_limit=2)
     assert ids(second) == ["archive-3", "note-1"] and second["next_after"] == "note-1"
     third = env.query("note-1", limit=2, scan_limit=2)
-    # now the scan is complete
-    assert ids(third) == ["note-2", "summary-1"] and third["next_after"] is None
+    assert ids(third) == ["note-2", "summary-1"] and third["next_after"] is None  # now the scan is complete
 
 
 def test_unavailable_candidates_use_up_scan_limit_and_limit_bounds_what_is_returned(env):
@@ -228,8 +227,7 @@ def test_a_query_needs_memory_read_on_the_exact_scope(env):
         assert r.status == 403 and code(r) == "forbidden", token
     env.svc.add_subject("reader", credentials=["reader"])
     env.svc.grant("reader", DEV_SCOPE, ["memory_read"])
-    # reading records needs no checkpoint right
-    assert env.query(credential="reader").status == 200
+    assert env.query(credential="reader").status == 200  # reading records needs no checkpoint right
 
 
 # -- why the first page's cursor -----------------------------------------------------------------------------
@@ -289,8 +287,7 @@ def test_over_http_the_correct_client_scans_past_the_empty_page_and_starts_the_f
         t = HttpTransport(url)
         try:
             client = Client(1, "context-cache", dict(DEV_SCOPE), limit=2, initial_scan=True, scan_limit=2)
-            # the creating command's reply is lost
-            applied = drive(t, client, lose_write=1)
+            applied = drive(t, client, lose_write=1)  # the creating command's reply is lost
             svc.append(DEV_TENANT, DEV_SCOPE, "created", "after-the-scan")
             later = drive(t, Client(1, "context-cache", dict(DEV_SCOPE), limit=2, initial_scan=True,
                                     scan_limit=2))
@@ -301,8 +298,7 @@ def test_over_http_the_correct_client_scans_past_the_empty_page_and_starts_the_f
     jid = svc.journal_id(DEV_TENANT, DEV_SCOPE)
     assert [(w.before, w.after["cursor"]) for w in svc.writes[:1]] == [(None,
                                                                         {"journal_id": jid, "sequence": 5})]
-    # the reconnect reads the feed, not a scan
-    assert later == [(jid, 6)]
+    assert later == [(jid, 6)]  # the reconnect reads the feed, not a scan
     assert [w.after["cursor"]["sequence"] for w in svc.writes] == [5, 6]   # the lost reply committed once
 
 

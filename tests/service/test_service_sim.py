@@ -106,8 +106,7 @@ def test_the_correct_client_against_simkit_serve_over_http_with_a_lost_write_rep
     assert lost == 1
     cp = svc.checkpoints[("dev", ("tenant", tuple(DEV_SCOPE.values())), 1, "context-cache")]
     assert cp.cursor["sequence"] == 5 and len(ledger) == 5
-    # the lost write committed once
-    assert [w.after["cursor"]["sequence"] for w in svc.writes] == [2, 4, 5]
+    assert [w.after["cursor"]["sequence"] for w in svc.writes] == [2, 4, 5]  # the lost write committed once
 
 
 def test_operator_routes_of_simkit_serve_append_back_up_and_restore():

@@ -50,8 +50,7 @@ def test_the_first_matching_fault_in_the_scenarios_order_fires():
     here = Fault("crash", "before_event_commit", 20, 1)
     plan = FaultPlan((by_position, anywhere, here), RandomFaults(), 0)
     assert plan.at_point(1, "before_event_commit", 10) is None
-    # second pass of the point; first at 20
-    assert plan.at_point(1, "before_event_commit", 20) is anywhere
+    assert plan.at_point(1, "before_event_commit", 20) is anywhere  # second pass of the point; first at 20
     assert plan.at_point(1, "after_fetch", None) is None
     assert plan.at_point(1, "after_fetch", None) is by_position
     assert plan.remaining()[0] == (here,)

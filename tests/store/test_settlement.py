@@ -307,8 +307,7 @@ def test_each_unsafe_policy_fails_on_the_scenario_that_targets_it_while_fenced_p
 def test_every_unsafe_policy_fails_somewhere():
     failing = {p for targets in TARGETS.values() for p, (a, b, c) in targets.items() if a or b or c}
     assert failing == set(POLICIES) - {"fenced"}
-    # the scenario key and the ledger agree
-    assert SETTLEMENTS == POLICIES
+    assert SETTLEMENTS == POLICIES  # the scenario key and the ledger agree
 
 
 # -- The checker fires on hand-built histories ---------------------------------------------------------------
@@ -339,8 +338,7 @@ def test_checker_a_correct_settlement_history_is_ok():
     mine = reserved(h.ledger)
     h.ledger.settle("fenced", 1, mine, TIMEOUT)
     h.ledger.settle("fenced", 1, mine, h.service.execute(1, mine))
-    # quarantined: no violation
-    h.ledger.settle("fenced", 1, mine, Reply(Reservation("e1", "x", "P0", 9), 0))
+    h.ledger.settle("fenced", 1, mine, Reply(Reservation("e1", "x", "P0", 9), 0))  # quarantined: no violation
     v = h.finish()
     assert v.ok, v
 

@@ -105,8 +105,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, mine, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
-    # the consumer is audit's own argument, not a flag it was given
-    assert "--strategy" not in err
+    assert "--strategy" not in err  # the consumer is audit's own argument, not a flag it was given
 
 
 def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):

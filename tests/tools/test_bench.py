@@ -30,8 +30,7 @@ def test_bench_quick_json(capsys):
     assert set(after) == {"provider", "run"} and 0 < after["provider"] <= after["run"] <= m["peak_rss_mb_1m"]
     assert {r["strategy"] for r in m["cost"]} >= {"safe", "persist_token_on_fetch"}
     safe = next(r for r in m["cost"] if r["strategy"] == "safe")
-    # seed 000: at most a page of replay per crash (pages of 10)
-    assert safe["replayed_per_crash"] <= 10
+    assert safe["replayed_per_crash"] <= 10  # seed 000: at most a page of replay per crash (pages of 10)
 
 
 def test_peak_rss_is_the_childs_own_not_the_parents():

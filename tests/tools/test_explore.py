@@ -286,8 +286,7 @@ def test_a_forked_run_that_raises_raises_in_the_caller():
     class Boom(simkit.Consumer):
         made = 0
 
-        # the second consumer is the first restarted after a crash
-        def __init__(self, contract):
+        def __init__(self, contract):  # the second consumer is the first restarted after a crash
             super().__init__(contract)
             Boom.made += 1
             if Boom.made > 1:

@@ -87,8 +87,7 @@ def test_a_write_log_rebuilds_each_before_from_the_write_ahead_of_it():
     assert store.writes[1][4:] == (c1_10, c1_20) and store.writes[0][4] == START
     assert store.writes[-1][5] == store.checkpoint == c2
     as_list = list(store.writes)
-    # the checker's view, either form
-    assert list(write_states(store.writes)) == list(write_states(as_list))
+    assert list(write_states(store.writes)) == list(write_states(as_list))  # the checker's view, either form
     assert list(write_states(as_list))[2][4:] == (("C1", 20, 0), ("C2", 20, 1))
 
 

@@ -108,8 +108,7 @@ def test_effect_counts_read_as_a_dictionary():
 
 def test_an_id_map_stays_small_whatever_the_positions():
     counts = IdMap()
-    # each position twice the last: kept aside once the array would be sparse
-    for k in range(63):
+    for k in range(63):  # each position twice the last: kept aside once the array would be sparse
         counts[f"e{1 << k}"] = k
     assert len(counts.slots.codes) <= SPAN + DENSITY * 63 and dict(counts) == {
         f"e{1 << k}": k for k in range(63)

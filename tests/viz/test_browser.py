@@ -464,8 +464,7 @@ def test_a_committed_notebook_opens_with_every_answer_folded(lab, browser, noteb
     summary.scroll_into_view_if_needed()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"reveal-folded-{notebook}.png"))
-    # a person may still look: the fold is a <details>
-    summary.click()
+    summary.click()  # a person may still look: the fold is a <details>
     assert reveal_state(page)[0] == [True, True]
     page.close()
 

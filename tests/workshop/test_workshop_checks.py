@@ -96,8 +96,7 @@ def test_the_notebooks_ask_every_question():
     widgets = {key for path in NOTEBOOKS.glob("*.ipynb") for key in re.findall(r'check\.predict\(\\?"(\w+)',
                                                                                 path.read_text(encoding="utf-8"))}
     assert {key for _nb, key, _name in asked()} | widgets == set(check.PREDICTIONS)
-    # a widget question offers its answers as buttons
-    assert widgets and widgets <= set(check.CHOICES)
+    assert widgets and widgets <= set(check.CHOICES)  # a widget question offers its answers as buttons
 
 
 def test_the_local_scan_check_of_07_is_gone():

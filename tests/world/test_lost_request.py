@@ -349,8 +349,7 @@ def test_the_swimlane_draws_a_lost_request_as_one_that_never_arrives(ax):
     marks = {c.get_gid(): c.get_offsets().tolist() for c in ax.collections if c.get_gid()}
     assert "reply lost" not in marks and len(marks["request lost"]) == 1
     (x, y), = marks["request lost"]
-    # short of the store lane (-2), after the request left
-    assert 2.5 < x < 3.0 and -2 < y < 0
+    assert 2.5 < x < 3.0 and -2 < y < 0  # short of the store lane (-2), after the request left
     assert [line.get_xdata()[0] for line in ax.lines if line.get_gid() == "wait"] == [3.0]
     assert "request lost on its way (never arrived: nothing written)" in [t.get_text() for t in
                                                                           ax.get_legend().get_texts()]
