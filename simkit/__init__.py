@@ -1,5 +1,5 @@
-"""simkit: seed 000's crash-safe cursor handoff, executed in a deterministic SimPy world and judged from
-ground truth.
+"""simkit: seed 000's crash-safe cursor handoff, executed in
+a deterministic SimPy world and judged from ground truth.
 
 The layers, each a subpackage, in the order a run flows through them (docs/architecture.md draws it):
 

@@ -11,9 +11,9 @@ __all__ = ["printable", "echoed", "told", "long_integer", "SimkitError", "Scenar
 
 
 def printable(text: str) -> str:
-    """``text`` with every character a terminal would obey written as its escape (``\\x1b``, ``\\n``): it
-    prints as itself, on one line. A message or description may echo a file name, key or string from a
-    file."""
+    """``text`` with every character a terminal would obey written as its
+    escape (``\\x1b``, ``\\n``): it prints as itself, on one line. A message
+    or description may echo a file name, key or string from a file."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
@@ -65,15 +65,15 @@ class StrategyError(SimkitError, LookupError):
 
 
 class ConsumerError(SimkitError, RuntimeError):
-    """A consumer's own code raised during a run, or yielded something that is not a request. The message
-    names the strategy, the exception and where it was raised
-    (:func:`simkit.procedure.strategies.consumer_error`)."""
+    """A consumer's own code raised during a run, or yielded something that
+    is not a request. The message names the strategy, the exception and where
+    it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
 
 
 class Note(UserWarning):
-    """What a user should know that is no error (``jobs 1000: using 8 worker processes``), as a warning;
-    ``param`` as :class:`SimkitError`'s. The command line prints it as one line ``simkit: ...`` naming the
-    flag."""
+    """What a user should know that is no error (``jobs 1000: using 8 worker
+    processes``), as a warning; ``param`` as :class:`SimkitError`'s. The
+    command line prints it as one line ``simkit: ...`` naming the flag."""
 
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)

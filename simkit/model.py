@@ -83,8 +83,8 @@ def record(cls):
 
 
 def default_id(position: int) -> str:
-    """The id of an event its scenario does not name: ``e<position>`` (docs/scenarios.md, ``[[pages]]
-    ids``)."""
+    """The id of an event its scenario does not name:
+    ``e<position>`` (docs/scenarios.md, ``[[pages]] ids``)."""
     return f"e{position}"
 
 
@@ -219,9 +219,9 @@ class Initial:
     receipts: tuple[int, ...] = ()
 
     def durable(self, events: Iterable[Event], start: str) -> tuple[Checkpoint, dict[str, tuple[str, int]]]:
-        """The checkpoint and the receipts (event id -> ``("applied", position)``) at time 0, for a stream of
-        ``events`` whose first cursor is ``start``: what the SimPy world and ``simkit live`` both begin
-        from."""
+        """The checkpoint and the receipts (event id -> ``("applied",
+        position)``) at time 0, for a stream of ``events`` whose first cursor is
+        ``start``: what the SimPy world and ``simkit live`` both begin from."""
         id_at = {e.position: e.id for e in events}
         receipts = {id_at[p]: ("applied", p) for p in self.receipts}
         return Checkpoint(self.resume_cursor or start, self.applied_position,
@@ -301,6 +301,6 @@ def canonical_request(event: Event) -> dict:
 
 
 def fingerprint(request: dict) -> str:
-    """SHA-256 of the canonical JSON of a request (never ``hash()``: a run must not depend on
-    PYTHONHASHSEED)."""
+    """SHA-256 of the canonical JSON of a request (never
+    ``hash()``: a run must not depend on PYTHONHASHSEED)."""
     return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

@@ -74,8 +74,8 @@ class Effect:
 
 @record
 class Reserve:
-    """Seed 001 steps 1-2: reserve the operation record of this event's external call, or reuse its
-    reservation.
+    """Seed 001 steps 1-2: reserve the operation record of
+    this event's external call, or reuse its reservation.
 
     The driver supplies the canonical request fingerprint and the authorization binding in force. Result: the
     :class:`~simkit.store.settlement.Operation` (its ``reservation`` and ``state``).
@@ -97,9 +97,9 @@ class Call:
 
 @record
 class Settle:
-    """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under ``reservation`` into the operation
-    record, under the run's settlement policy. Result: the record's state after (``committed``,
-    ``provisional``, ``pending``)."""
+    """Seed 001 steps 3-6: settle a reply or ``TIMEOUT`` observed under
+    ``reservation`` into the operation record, under the run's settlement policy.
+    Result: the record's state after (``committed``, ``provisional``, ``pending``)."""
     event: Event
     reservation: Reservation
     observation: Reply | str = TIMEOUT

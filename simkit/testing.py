@@ -12,9 +12,9 @@
     def test_my_consumer_on_the_walkthroughs():
         assert_ok_on(MyConsumer, "retry_walkthrough", "quarantine_boundary")
 
-A failure raises ``AssertionError`` whose message is what ``simkit audit`` (or ``simkit compare``) prints: the
-verdict table, then the ``simkit run`` line that replays the first failure from the scenario file written for
-it.
+A failure raises ``AssertionError`` whose message is what ``simkit audit``
+(or ``simkit compare``) prints: the verdict table, then the ``simkit run``
+line that replays the first failure from the scenario file written for it.
 
 It is also a pytest plugin: ``pytest_plugins = ["simkit.testing"]`` in a ``conftest.py`` adds the fixture
 ``simkit_audit`` (:func:`assert_passes_audit` writing its failure file into the test's ``tmp_path``) and the

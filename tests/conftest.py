@@ -1,5 +1,5 @@
-"""Shared helpers: scenarios built from dicts, runs by name; and how the suite splits over pytest-xdist
-workers.
+"""Shared helpers: scenarios built from dicts, runs by
+name; and how the suite splits over pytest-xdist workers.
 
 The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``). ``loadgroup`` hands
 out one test at a time, except for the tests of one *group*, which run in order on one worker:
@@ -111,9 +111,9 @@ def _rank(item, group: str | None) -> int:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Mark each item's group for ``--dist loadgroup`` and put the expensive work first (a stable sort: the
-    collection's order otherwise). Deterministic, as xdist requires: every worker must collect the same
-    list."""
+    """Mark each item's group for ``--dist loadgroup`` and put the expensive
+    work first (a stable sort: the collection's order otherwise). Deterministic,
+    as xdist requires: every worker must collect the same list."""
     groups = {}
     for item in items:
         group = groups[item] = _group(item)
@@ -128,7 +128,7 @@ def pytest_collection_modifyitems(config, items):
 
 
 def pytest_configure(config):
-    """Hand the work out in the order above: xdist would otherwise put the groups with the most tests
-    first."""
+    """Hand the work out in the order above: xdist would
+    otherwise put the groups with the most tests first."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False

@@ -66,8 +66,8 @@ def modules(unit: str) -> str:
 
 
 def _listed(names: str, chars: int, lines: int = 2) -> str:
-    """``names`` wrapped to ``chars`` a line, at most ``lines`` lines (the package's __init__ lists the
-    rest)."""
+    """``names`` wrapped to ``chars`` a line, at most ``lines``
+    lines (the package's __init__ lists the rest)."""
     wrapped = textwrap.wrap(names, chars)
     if len(wrapped) > lines:
         wrapped = wrapped[:lines]

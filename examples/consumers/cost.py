@@ -1,5 +1,5 @@
-"""The protocol's cost: an exec: consumer against in-process ``safe`` on the same runs (docs/protocol.md,
-"Cost").
+"""The protocol's cost: an exec: consumer against in-process
+``safe`` on the same runs (docs/protocol.md, "Cost").
 
     python examples/consumers/cost.py exec:examples/consumers/python/run retry_walkthrough gauntlet
 

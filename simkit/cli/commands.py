@@ -48,8 +48,8 @@ def _load(args):
 
 
 def _crash_faults(sc, crashes) -> tuple:
-    """``--crash`` arguments as faults, held to the rules a ``[[faults]]`` entry of the scenario file
-    obeys."""
+    """``--crash`` arguments as faults, held to the rules
+    a ``[[faults]]`` entry of the scenario file obeys."""
     faults = []
     for text in crashes:
         f = parse_crash_arg(text)                 # the point and occurrence; the position needs the scenario
@@ -79,9 +79,9 @@ RUN_BUDGET = WALL_SECONDS + 300.0
 
 
 def _apart(seconds: float, work, who: str):
-    """``work()`` (a consumer's code runs in it) in a process of its own (:func:`~.contained.within`): a
-    consumer that ends it, overflows the stack or prints is one line, or stderr's, not a silent exit or a
-    broken ``--json``."""
+    """``work()`` (a consumer's code runs in it) in a process of its own
+    (:func:`~.contained.within`): a consumer that ends it, overflows the stack or
+    prints is one line, or stderr's, not a silent exit or a broken ``--json``."""
     return within(seconds, work, lambda: f"{who}: did not end within {seconds:g} s of wall-clock time; "
                                          "stopped, nothing reported", who)
 
@@ -128,8 +128,8 @@ def _shown(text: str) -> str:
 
 
 def _brief(text: str, width: int = 80) -> str:
-    """The first sentence of a description or docstring as plain text, cut at a word with "…" past
-    ``width``."""
+    """The first sentence of a description or docstring as
+    plain text, cut at a word with "…" past ``width``."""
     text = re.split(r"[.:][\"']?\s", " ".join(text.split()).replace("``", "") + " ")[0].strip("\"'. ")
     if len(text) > width:
         text = text[:width - 1].rsplit(" ", 1)[0]
@@ -171,9 +171,9 @@ def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> s
 
 
 def _write_violation(args, out, sc, seed, x, replay: str) -> None:
-    """The first violation ``explore`` found, as a scenario file: the scenario as explored (overrides applied,
-    its own faults only with --with-scenario-faults), the schedule's faults after them, as the run had
-    them."""
+    """The first violation ``explore`` found, as a scenario file: the scenario as
+    explored (overrides applied, its own faults only with --with-scenario-faults),
+    the schedule's faults after them, as the run had them."""
     from simkit.tools.explore import fault_free
     from simkit.tools.shrink import scenario_data, toml_text
     base = fault_free(sc, args.with_scenario_faults)

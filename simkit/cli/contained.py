@@ -189,9 +189,9 @@ def _child(pipe: Connection, parent: int, work) -> None:
 
 
 def _stdout_to_stderr() -> None:
-    """In the child: what the work prints (a consumer's ``print``, a process it starts, a write to fd 1) goes
-    to stderr; the command's standard output holds only the answer its parent prints (``--json``: one
-    object)."""
+    """In the child: what the work prints (a consumer's ``print``, a process
+    it starts, a write to fd 1) goes to stderr; the command's standard output
+    holds only the answer its parent prints (``--json``: one object)."""
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
 

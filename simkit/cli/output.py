@@ -1,6 +1,6 @@
-"""What the command line writes: output files checked before any work and written whole or not at all,
-figures, and errors as the one line a user reads, naming the flag where the library named its parameter
-(docs/cli.md)."""
+"""What the command line writes: output files checked before any work and
+written whole or not at all, figures, and errors as the one line a user reads,
+naming the flag where the library named its parameter (docs/cli.md)."""
 from __future__ import annotations
 
 import contextlib
@@ -121,10 +121,10 @@ _OUT: list = []  # (process id, stream) of each own_stdout() under way, innermos
 
 @contextmanager
 def own_stdout():
-    """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say` writes to it whatever
-    the code run inside does to ``sys.stdout`` (a consumer may close it, replace it, or set it to None). Its
-    output is flushed before the block ends, so a write that fails is the command's one line, not a warning at
-    exit."""
+    """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say`
+    writes to it whatever the code run inside does to ``sys.stdout`` (a consumer may
+    close it, replace it, or set it to None). Its output is flushed before the block
+    ends, so a write that fails is the command's one line, not a warning at exit."""
     stream = sys.stdout
     out = stream if stream is None or isinstance(stream, _Stdout) else _Stdout(stream)
     sys.stdout = out
@@ -189,10 +189,10 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
 
 
 def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> Path:
-    """``path`` as an output file for ``option``, or a one-line error: it must not be a folder, must end in
-    one of ``suffixes``, go into a folder that exists and is writable, and not be one of the files in
-    ``inputs`` (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk
-    self)."""
+    """``path`` as an output file for ``option``, or a one-line error: it must not
+    be a folder, must end in one of ``suffixes``, go into a folder that exists and
+    is writable, and not be one of the files in ``inputs`` (the command's scenario:
+    ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk self)."""
     out = Path(path)
     try:
         problem = _refuse(out, suffixes)

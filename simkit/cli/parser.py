@@ -30,9 +30,9 @@ and leaves no half-written file either.
 
 class Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
-        """As argparse's, but an unrecognized argument names the command it was given to: ``simkit: run:
-        unrecognized arguments: --out x (see simkit run --help)`` (argparse reports it from the top
-        parser)."""
+        """As argparse's, but an unrecognized argument names the command it
+        was given to: ``simkit: run: unrecognized arguments: --out x (see
+        simkit run --help)`` (argparse reports it from the top parser)."""
         for arg in args or ():                  # main(argv) from Python: no path, name or command holds a NUL
             if isinstance(arg, str) and "\0" in arg:
                 raise SimkitError(f"argument '{printable(_shown(arg))}': holds a NUL character, which no "
@@ -59,14 +59,14 @@ EXPLORE_BUDGET, MAX_BUDGET = service_cli.EXPLORE_BUDGET, service_cli.MAX_BUDGET
 
 
 def _shown(text: str) -> str:
-    """An argument as a message echoes it: whole, or its length when it is long (5,000 digits are no
-    message)."""
+    """An argument as a message echoes it: whole, or its
+    length when it is long (5,000 digits are no message)."""
     return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def number(option: str, kind=int, minimum=None, positive=False, maximum=None):
-    """An argparse ``type`` for a finite number of at least ``minimum`` (or above 0 when ``positive``) and at
-    most ``maximum``."""
+    """An argparse ``type`` for a finite number of at least ``minimum``
+    (or above 0 when ``positive``) and at most ``maximum``."""
     def parse(text: str):
         try:
             x = kind(text)

@@ -1,5 +1,5 @@
-"""The independent checker: the verdict of docs/verdict.md, from a :class:`~simkit.truth.ground.GroundTruth`
-only.
+"""The independent checker: the verdict of docs/verdict.md,
+from a :class:`~simkit.truth.ground.GroundTruth` only.
 
 It reads the provider's log of every response and the pages it can still serve, the store's log of durable
 writes, reads and receipts, and the sink's log of effects and handler decisions. It never asks the
@@ -211,8 +211,8 @@ class _Pages:
             self.held_late.pop((worker, cursor), None)
 
     def ranks(self, row: int):
-        """The ranks of the events row ``row`` of the provider's log served, or ``None`` where only their ids
-        tell (:attr:`~simkit.truth.ground.ProviderTruth.served_ranks`)."""
+        """The ranks of the events row ``row`` of the provider's log served, or ``None`` where
+        only their ids tell (:attr:`~simkit.truth.ground.ProviderTruth.served_ranks`)."""
         return self._ranks(row) if self._ranks is not None else None
 
     def response(self, row: int) -> tuple:
@@ -267,11 +267,11 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
 
 
 def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:
-    """Invariant 2 by what the writer held: the late events at or below ``applied`` with no outcome yet of the
-    page the commit at ``seq`` belongs to: ``held``, its worker's latest response to the durable
-    ``resume_cursor`` (the attempt's page; a page read ahead is the next attempt's), if it serves the
-    committed event. An event that joins the stream late is exempt only when its writer had not been served
-    it."""
+    """Invariant 2 by what the writer held: the late events at or below ``applied`` with
+    no outcome yet of the page the commit at ``seq`` belongs to: ``held``, its worker's
+    latest response to the durable ``resume_cursor`` (the attempt's page; a page read
+    ahead is the next attempt's), if it serves the committed event. An event that joins
+    the stream late is exempt only when its writer had not been served it."""
     k = bisect.bisect_left(receipt_seqs, seq)
     ids, late = held
     if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k].event_id not in ids:
@@ -306,8 +306,8 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
-    """Invariant 3 for one cursor-publishing write; returns the row of the response whose page it closes, if
-    any.
+    """Invariant 3 for one cursor-publishing write; returns
+    the row of the response whose page it closes, if any.
 
     Seed 000 step 5: the barrier swaps "from the attempt cursor and version to the returned next cursor and a
     greater version". It must publish the ``next_cursor`` of a page its worker fetched with the durable cursor

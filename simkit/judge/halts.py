@@ -35,8 +35,8 @@ def _refused(next_cursor: str, ids) -> bool:
 
 
 def halt_justified(halt: tuple[float, int, str], truth) -> bool:
-    """Did what the worker was last served before ``halt`` (``(time, worker, reason)``) give it cause to
-    stop?"""
+    """Did what the worker was last served before ``halt``
+    (``(time, worker, reason)``) give it cause to stop?"""
     provider = truth.provider
     time, worker, _reason = halt
     response = None
@@ -60,8 +60,8 @@ def halt_justified(halt: tuple[float, int, str], truth) -> bool:
 
 
 def _conflicting_identity(ids, time: float, provider, store) -> bool:
-    """Does an event of the page share its position with another id served or holding a receipt by
-    ``time``?"""
+    """Does an event of the page share its position with
+    another id served or holding a receipt by ``time``?"""
     events = provider.events
     wanted = {events[eid].position: eid for eid in ids}
     if len(wanted) < len(ids):

@@ -112,8 +112,8 @@ class Outcomes:
 
     @property
     def since(self) -> dict[str, int]:
-        """Event id -> the log sequence number from which it holds a terminal outcome (the events with
-        one)."""
+        """Event id -> the log sequence number from which it
+        holds a terminal outcome (the events with one)."""
         return {eid: s for eid, s in zip(chain(self.stream.ids, self.extra), self.at) if s != NONE}
 
 

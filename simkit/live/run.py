@@ -92,9 +92,9 @@ class LiveRun:
 
 
 def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> GroundTruth:
-    """The run's ground truth, read back from its databases before they close: the store's logs as the store
-    answers them, the provider's, sink's and service's read into plain lists, the settlement ledger's
-    history."""
+    """The run's ground truth, read back from its databases before they
+    close: the store's logs as the store answers them, the provider's, sink's
+    and service's read into plain lists, the settlement ledger's history."""
     clock = LiveClock(t0)
     h = Harness(folder, scenario, provider, clock, SQLiteStore.open(folder / "store.db", clock))
     try:
@@ -124,8 +124,8 @@ def integrity(folder: Path) -> str:
 def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
          max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
          timeout: float = 600.0) -> LiveRun:
-    """Run ``strategy`` on ``scenario`` in real worker processes on SQLite, kill them ``kills`` times, and
-    judge.
+    """Run ``strategy`` on ``scenario`` in real worker
+    processes on SQLite, kill them ``kills`` times, and judge.
 
     Args:
         kills: SIGKILLs to deliver (fewer if the workers catch up first).
@@ -181,9 +181,9 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
 
 def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None,
             made: bool) -> None:
-    """The run's fresh databases; if the disk is full or the folder unwritable, none of them is left behind
-    (nor the folder, if ``made`` for the run), and the error is one line (it was a traceback from inside
-    SQLite)."""
+    """The run's fresh databases; if the disk is full or the folder unwritable,
+    none of them is left behind (nor the folder, if ``made`` for the run), and
+    the error is one line (it was a traceback from inside SQLite)."""
     try:
         Harness.create(where, scenario, provider, clock).close()
     except (OSError, sqlite3.Error) as exc:
@@ -203,10 +203,10 @@ def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: 
 
 @contextmanager
 def _terminate_as_interrupt():
-    """SIGTERM and SIGHUP stop a live run the way Ctrl-C does: :class:`~simkit.errors.Terminated` (a
-    KeyboardInterrupt) unwinds it, the workers are killed and the temporary folder removed (SIGTERM's default
-    action left 17 MB of databases behind and printed nothing). Outside the main thread, signals stay as they
-    are."""
+    """SIGTERM and SIGHUP stop a live run the way Ctrl-C does:
+    :class:`~simkit.errors.Terminated` (a KeyboardInterrupt) unwinds it, the workers are
+    killed and the temporary folder removed (SIGTERM's default action left 17 MB of databases
+    behind and printed nothing). Outside the main thread, signals stay as they are."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -223,8 +223,8 @@ def _terminate_as_interrupt():
 
 
 def live_details(run: LiveRun) -> str:
-    """What the kills and the databases say about a live run: the line ``simkit live`` adds to a run's
-    summary."""
+    """What the kills and the databases say about a live run:
+    the line ``simkit live`` adds to a run's summary."""
     how = "at random instants" if run.mode == "random" else "at named crash points"
     deaths = (f", {len(run.deaths)} unplanned deaths ("
               + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])

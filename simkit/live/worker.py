@@ -59,8 +59,8 @@ class LiveClock:
 
 # -- the durable world of a run ------------------------------------------------------------------------------
 def _swap(obj, name: str, container):
-    """Replace a public container of a simulation object by a durable one (loudly, if the attribute has
-    gone)."""
+    """Replace a public container of a simulation object by
+    a durable one (loudly, if the attribute has gone)."""
     if not hasattr(obj, name):
         raise AttributeError(f"{type(obj).__name__} has no {name}: simkit.live.supervisor needs updating")
     setattr(obj, name, container)

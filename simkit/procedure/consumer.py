@@ -79,9 +79,9 @@ _HOW = {"apply": "return (yield Commit(event, 'applied', applied_position))",
 
 
 def _returned(hook: str, value) -> Generator:
-    """``value``, what yielding ``hook`` gave back, if it is a generator; else the :class:`HookError` saying
-    how to write it (``apply`` returning ``"applied"`` would otherwise be iterated: "yielded 'a', not a
-    request")."""
+    """``value``, what yielding ``hook`` gave back, if it is a generator; else
+    the :class:`HookError` saying how to write it (``apply`` returning
+    ``"applied"`` would otherwise be iterated: "yielded 'a', not a request")."""
     if isinstance(value, Generator):
         return value
     how = _HOW.get(hook, "return (yield request)")
@@ -225,8 +225,8 @@ class Consumer:
         yield  # pragma: no cover - makes this a generator
 
     def is_replay(self, event: Event, receipts: dict[str, str], applied_position: int) -> bool:
-        """Step 4: a durable terminal receipt proves replay; the watermark may only when backfills are
-        impossible."""
+        """Step 4: a durable terminal receipt proves replay; the
+        watermark may only when backfills are impossible."""
         if receipts.get(event.id) in TERMINAL:
             return True
         return not self.contract.backfills and event.position <= applied_position
@@ -273,8 +273,8 @@ class Consumer:
         return (yield Commit(event, "ignored", applied_position))
 
     def quarantine(self, event: Event, applied_position: int):
-        """Step 4: quarantine is terminal only once a durable receipt binds the event to the final
-        disposition."""
+        """Step 4: quarantine is terminal only once a durable
+        receipt binds the event to the final disposition."""
         return (yield Commit(event, "quarantined", applied_position))
 
     def is_caught_up(self, checkpoint: Checkpoint, page: Page) -> bool:
@@ -282,8 +282,8 @@ class Consumer:
         return not page.events and page.next_cursor == checkpoint.resume_cursor
 
     def barrier_target(self, checkpoint: Checkpoint, page: Page) -> str:
-        """Step 5: the cursor the barrier publishes: the page's own ``next_cursor``, opaque, never
-        computed."""
+        """Step 5: the cursor the barrier publishes: the
+        page's own ``next_cursor``, opaque, never computed."""
         return page.next_cursor
 
     def page_barrier(self, checkpoint: Checkpoint, page: Page, applied_position: int):

@@ -1,12 +1,12 @@
 """The driver protocol: one method per request of :mod:`simkit.ops`, found by the request's type.
 
-A driver executes the requests a consumer yields (docs/vocabulary.md, "The procedure"). :class:`Driver` says
-what each request does to the durable world, with no time, no fault and no report: the store's transactions
-behind ``Commit``, ``Barrier`` and ``Overwrite``, seed 001's settlement in one transaction or two
-(``split_validate_write``, docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its subclasses add
-the rest: the SimPy world (:class:`simkit.world.simulation.World`: latency, crash points, faults, trace rows)
-and the live worker (:class:`simkit.live.worker.Driver`: real sleeps, SQLite transactions, reports to its
-supervisor).
+A driver executes the requests a consumer yields (docs/vocabulary.md, "The procedure"). :class:`Driver`
+says what each request does to the durable world, with no time, no fault and no report: the store's
+transactions behind ``Commit``, ``Barrier`` and ``Overwrite``, seed 001's settlement in one transaction
+or two (``split_validate_write``, docs/vocabulary.md, "Settlement") and step 7's caught-up test. Its
+subclasses add the rest: the SimPy world (:class:`simkit.world.simulation.World`: latency, crash
+points, faults, trace rows) and the live worker (:class:`simkit.live.worker.Driver`: real sleeps,
+SQLite transactions, reports to its supervisor).
 
 A subclass overrides a request's method to add its own; :attr:`Driver.dispatch` is rebuilt for every
 subclass, once, from the methods it ends up with. In a driver with simulated time
@@ -103,8 +103,8 @@ class Service(Protocol):
 
 
 class Driver:
-    """Executes requests against ``store``, ``sink``, ``provider`` and ``service``; the base of every
-    driver."""
+    """Executes requests against ``store``, ``sink``,
+    ``provider`` and ``service``; the base of every driver."""
 
     # what a subclass provides (the module docstring)
     store: Store
@@ -185,8 +185,8 @@ class Driver:
         return at_once(self.settlement_of(worker, op.event, op.reservation, op.observation))
 
     def commit(self, worker: int, op: Commit) -> bool:
-        """Invariant 4: the receipt, ``applied_position`` and (``with_effect``) the effect in one
-        transaction."""
+        """Invariant 4: the receipt, ``applied_position`` and
+        (``with_effect``) the effect in one transaction."""
         e = op.event
         effect = partial(self.record_effect, worker, e.id) if op.with_effect else None
         return self.store.commit_event(worker, e.id, e.position, op.outcome, op.applied_position, effect)
@@ -199,8 +199,8 @@ class Driver:
         return self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
 
     def wait(self, worker: int, op: Wait) -> None:
-        """Step 7: a worker caught up on the last page it fetched, at the end of the stream, is done for
-        now."""
+        """Step 7: a worker caught up on the last page it
+        fetched, at the end of the stream, is done for now."""
         if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
             self.finish(worker, "caught_up")
 
@@ -209,9 +209,9 @@ class Driver:
 
     # -- shared logic ----------------------------------------------------------------------------------------
     def settlement_of(self, worker: int, event, reservation, observation) -> Generator:
-        """Seed 001 steps 3-6 under the run's policy: one store transaction, or under ``split_validate_write``
-        a validation and a write with :meth:`between_transactions` in between. Returns the record's state
-        after."""
+        """Seed 001 steps 3-6 under the run's policy: one store transaction, or under
+        ``split_validate_write`` a validation and a write with
+        :meth:`between_transactions` in between. Returns the record's state after."""
         ledger = self.store.operations
         if self.settlement != SPLIT:
             return ledger.settle(self.settlement, worker, reservation, observation)

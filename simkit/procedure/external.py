@@ -1,5 +1,5 @@
-"""``--strategy exec:COMMAND``: a consumer in any language, one real process per worker life
-(docs/protocol.md).
+"""``--strategy exec:COMMAND``: a consumer in any language,
+one real process per worker life (docs/protocol.md).
 
 :func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its
 :meth:`~ExternalConsumer.run` is the same generator as every consumer's, and the process behind it does the
@@ -159,8 +159,8 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
 def live_processes() -> list[int]:
-    """The process ids of the consumer processes this process has started and not yet killed (a test's
-    check)."""
+    """The process ids of the consumer processes this process
+    has started and not yet killed (a test's check)."""
     return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
 
 
@@ -205,8 +205,8 @@ class _Life:
 
     # -- the conversation ------------------------------------------------------------------------------------
     def request(self) -> Any:
-        """The next request, or ``None`` when the process has exited with status 0 (its ``run()``
-        returned)."""
+        """The next request, or ``None`` when the process has
+        exited with status 0 (its ``run()`` returned)."""
         self._own()
         line = self._line()
         if line is None:
@@ -232,8 +232,8 @@ class _Life:
             raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
 
     def _own(self) -> None:
-        """In a forked copy of simkit: a process of this copy's own, brought to where the life is (module
-        doc)."""
+        """In a forked copy of simkit: a process of this copy's
+        own, brought to where the life is (module doc)."""
         if self.owner == os.getpid():
             return
         self.proc = None                    # the parent's: never touched here

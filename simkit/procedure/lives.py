@@ -65,9 +65,9 @@ def fresh(cls: type) -> type:
 
 
 def start(strategy: type, contract: Contract):
-    """A new worker life: ``strategy`` fresh (:func:`fresh`) with its own copy of the contract, its ``run()``
-    generator. The consumer's own errors are one line
-    (:func:`~simkit.procedure.strategies.consumer_error`)."""
+    """A new worker life: ``strategy`` fresh (:func:`fresh`) with its own
+    copy of the contract, its ``run()`` generator. The consumer's own errors
+    are one line (:func:`~simkit.procedure.strategies.consumer_error`)."""
     try:
         gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
     except RAISED as exc:

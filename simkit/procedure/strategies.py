@@ -1,6 +1,6 @@
-"""The registry that resolves ``--strategy``: ``safe``, the shortcuts declared in :mod:`.shortcuts`, and user
-consumers (docs/vocabulary.md, "Unsafe shortcuts"; docs/cli.md, "Command line"); a consumer's one-line
-errors."""
+"""The registry that resolves ``--strategy``: ``safe``, the shortcuts declared
+in :mod:`.shortcuts`, and user consumers (docs/vocabulary.md, "Unsafe
+shortcuts"; docs/cli.md, "Command line"); a consumer's one-line errors."""
 from __future__ import annotations
 
 import importlib
@@ -99,8 +99,8 @@ def strategy_name(cls: type[Consumer]) -> str:
 
 
 def strategy_ref(cls: type) -> str:
-    """How a user names ``cls`` on the command line: a built-in name, ``file.py:Class`` or
-    ``module:Class``."""
+    """How a user names ``cls`` on the command line: a
+    built-in name, ``file.py:Class`` or ``module:Class``."""
     name = getattr(cls, "name", None)
     if isinstance(name, str) and STRATEGIES.get(name) is cls:
         return name
@@ -163,9 +163,9 @@ def refuse_malformed(strategy: type, op) -> None:
 
 def consumer_error(strategy: type, exc: BaseException | None, op=None,
                    problem: str | None = None) -> ConsumerError:
-    """The one-line error for a consumer whose own code raised ``exc``, or (``exc`` None) that yielded ``op``,
-    which is not a request, or has another ``problem``: ``strategy mine.py:X raised ValueError: boom in
-    is_replay (mine.py:12)``."""
+    """The one-line error for a consumer whose own code raised ``exc``, or (``exc``
+    None) that yielded ``op``, which is not a request, or has another ``problem``:
+    ``strategy mine.py:X raised ValueError: boom in is_replay (mine.py:12)``."""
     if isinstance(exc, ConsumerError):          # one line already (an exec: consumer's, docs/protocol.md)
         return ConsumerError(str(exc))
     ref = strategy_ref(strategy)

@@ -58,8 +58,8 @@ class WireError(ValueError):
 
 # -- encoding: any record by its fields ----------------------------------------------------------------------
 def _plain(value: Any) -> Any:
-    """``value`` as JSON data: a record as an object of its fields, a tuple as an array, a dict as an
-    object."""
+    """``value`` as JSON data: a record as an object of its
+    fields, a tuple as an array, a dict as an object."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (tuple, list)):

@@ -76,9 +76,9 @@ class Checker:
 
     def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, maximum=None,
             required=False):
-        """``table[key]`` of type ``typ`` (an int is taken as a float; a bool is neither), finite, within
-        ``minimum`` and ``maximum`` (integers: :data:`MAX_INT`); ``default`` when missing unless
-        ``required``."""
+        """``table[key]`` of type ``typ`` (an int is taken as a float; a bool
+        is neither), finite, within ``minimum`` and ``maximum`` (integers:
+        :data:`MAX_INT`); ``default`` when missing unless ``required``."""
         full = f"{where}.{key}" if where else key
         if key not in table:
             if required:

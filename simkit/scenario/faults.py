@@ -13,8 +13,8 @@ __all__ = ["parse_fault", "parse_crash_arg"]
 
 
 def parse_fault(c: Checker, f: dict, where: str) -> Fault:
-    """One ``[[faults]]`` table at key ``where`` as a :class:`~simkit.model.Fault` (docs/scenarios.md,
-    "Faults")."""
+    """One ``[[faults]]`` table at key ``where`` as a
+    :class:`~simkit.model.Fault` (docs/scenarios.md, "Faults")."""
     if not isinstance(f, dict):
         c.fail(where, "expected a table")
     c.only(f, ("kind", "point", "position", "occurrence", "worker", "op", "duration", "delay", "differs"),

@@ -20,8 +20,8 @@ Seed 001 adds, for runs whose sink is external (``idempotent`` or ``unsafe``):
     id, with a different request body, a different (the previous, after a rotation) principal, or a stale
     generation.
 
-Both name the call with ``position``, ``occurrence`` and ``worker``, like ``lost_response`` with ``op =
-"effect"``.
+Both name the call with ``position``, ``occurrence`` and
+``worker``, like ``lost_response`` with ``op = "effect"``.
 
 ``[[faults]] kind = "lost_request"``, ``op = "fetch" | "effect" | "checkpoint_write"`` (default ``fetch``)
     the request never reaches the provider, sink or store: it takes no effect, and its caller times out

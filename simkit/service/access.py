@@ -59,8 +59,8 @@ class Access:
         return s
 
     def give_role(self, subject_id: str, role: str) -> None:
-        """A service-wide role: ``operator`` (the ``/_simkit/*`` routes) or ``inject_faults``
-        (``X-Simkit-Fault``)."""
+        """A service-wide role: ``operator`` (the ``/_simkit/*``
+        routes) or ``inject_faults`` (``X-Simkit-Fault``)."""
         if role not in C.ROLES:
             raise ValueError(f"unknown role {role!r}; one of {', '.join(C.ROLES)}")
         s = self.subjects[subject_id]

@@ -36,11 +36,11 @@ _APPEND = (
 
 
 async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[dict, bool]:
-    """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else the service's
-    413, 401, 403 or 400, in that order (:func:`simkit.service.contract.parse_body` for the body). Then
-    ``X-Simkit-Fault``: only ``lose-reply``, only where ``faults``, and only from a subject with the
-    ``inject_faults`` role (403, else 400). Returns the body and whether the caller asked to lose the
-    reply."""
+    """The body as a JSON object (empty: ``{}``) of a caller with the ``operator`` role; else
+    the service's 413, 401, 403 or 400, in that order
+    (:func:`simkit.service.contract.parse_body` for the body). Then ``X-Simkit-Fault``: only
+    ``lose-reply``, only where ``faults``, and only from a subject with the ``inject_faults``
+    role (403, else 400). Returns the body and whether the caller asked to lose the reply."""
     raw = await read_body(request)
     if len(raw) > MAX_REQUEST_BYTES:
         parse_body(raw)                                   # raises 413

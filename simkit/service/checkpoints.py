@@ -139,8 +139,8 @@ class CheckpointService(Access, Maintenance):
 
     @property
     def seq(self) -> int:
-        """The service's write sequence number: the ``seq`` of the last checkpoint write or restore (0 before
-        any)."""
+        """The service's write sequence number: the ``seq`` of
+        the last checkpoint write or restore (0 before any)."""
         return self._seq
 
     # -- calls --------------------------------------------------------------------------------------------
@@ -205,8 +205,8 @@ class CheckpointService(Access, Maintenance):
         return self._write(subject, ns, cmd, crash="crash-mid-write" in injected)
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
-        """The faults to inject into an authorized call: the ones asked for, then the start-up ones now
-        due."""
+        """The faults to inject into an authorized call: the
+        ones asked for, then the start-up ones now due."""
         kinds = [k.strip() for k in requested if k.strip()]
         if kinds:
             if C.INJECT_FAULTS not in subject.roles:

@@ -147,10 +147,10 @@ def cmd_service(args) -> int:
 
 
 def _explore(args, sc, clients: list[str]) -> int:
-    """``simkit service --explore``: every schedule per client, and the first failing one, within ``--budget``
-    seconds shared by the clients (schedules grow as occurrences ** K: ``--horizon 10**9`` never ended). Past
-    the budget no schedule starts, and nothing is reported: one line, exit status 2, as ``simkit explore``
-    (docs/cli.md, "Bounds")."""
+    """``simkit service --explore``: every schedule per client, and the first failing one,
+    within ``--budget`` seconds shared by the clients (schedules grow as occurrences ** K:
+    ``--horizon 10**9`` never ended). Past the budget no schedule starts, and nothing is
+    reported: one line, exit status 2, as ``simkit explore`` (docs/cli.md, "Bounds")."""
     from .sim import explore_service
     deadline = time.monotonic() + args.budget
     out = []
@@ -200,8 +200,8 @@ def _shown(items: list, n: int) -> str:
 
 
 def _table(sc, runs: list, clients: list[str], stores: list[str]) -> None:
-    """One line per run. The columns of the scan and of the store appear only where the scenario exercises
-    them."""
+    """One line per run. The columns of the scan and of the
+    store appear only where the scenario exercises them."""
     scan, store = sc.initial_scan, bool(sc.server_crashes) or stores != ["batched"]
     w = max([15] + [len(name) + 1 for name in clients])
     head = (f"{'client':{w}} {'v':2} {'ok':4} {'lost':26} {'dup':4} {'dup acks':9} {'unreconciled':14} "

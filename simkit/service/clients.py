@@ -235,9 +235,9 @@ class Client:
                 return r
 
     def on_write_conflict(self, r, nxt):
-        """Step 5: reread current progress. Newer progress is adopted, never overwritten; older progress in
-        the same journal is advanced with the fresh revision as a new command; a history conflict is
-        reconciled."""
+        """Step 5: reread current progress. Newer progress is adopted, never
+        overwritten; older progress in the same journal is advanced with the
+        fresh revision as a new command; a history conflict is reconciled."""
         if r.body["error"]["code"] in HISTORY_CONFLICTS:
             yield from self.reconcile(r.body["error"]["code"])
             return None

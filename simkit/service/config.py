@@ -149,8 +149,8 @@ def _strings(table: dict, key: str, where: str) -> list[str]:
 
 
 def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: int) -> None:
-    """One ``[[subjects]]`` table (``w`` names it in errors): the subject, its credentials, roles and
-    grants."""
+    """One ``[[subjects]]`` table (``w`` names it in errors):
+    the subject, its credentials, roles and grants."""
     _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
     if not isinstance(s.get("id"), str) or not s["id"]:
         raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")

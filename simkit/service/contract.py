@@ -1,5 +1,5 @@
-"""The wire contract of seed 004 ("Durable consumer checkpoints"): limits, request validation, digests,
-errors.
+"""The wire contract of seed 004 ("Durable consumer
+checkpoints"): limits, request validation, digests, errors.
 
 Everything here is pure: no clock, no I/O. A request body is validated into plain tuples and dicts before any
 state is touched, so a malformed request (400) can never change state. The checks follow the seed's
@@ -142,8 +142,8 @@ def _not_json(name: str):
 
 
 def _why(exc: ValueError) -> str:
-    """Why the body is not JSON, in its own terms: an integer past Python's 4,300 digits is no invitation to
-    call ``sys.set_int_max_str_digits()``."""
+    """Why the body is not JSON, in its own terms: an integer past Python's
+    4,300 digits is no invitation to call ``sys.set_int_max_str_digits()``."""
     text = str(exc)
     if "integer string conversion" in text:
         return "an integer of more than 4300 digits"

@@ -115,8 +115,8 @@ class Journal:
         return seq
 
     def page(self, after: dict | None, through: dict | None, limit: int, version: int) -> dict:
-        """One feed page (docs/service.md, "The change feed"). ``complete`` means this request reached its
-        fence."""
+        """One feed page (docs/service.md, "The change feed").
+        ``complete`` means this request reached its fence."""
         start = 0 if after is None else self.locate(after, "query.after", version)
         fence = self.head if through is None else self.locate(through, "query.through", version)
         if start > fence:

@@ -83,9 +83,9 @@ ANSWERS = {"changes": (400, 401, 403, 409, 413, 500), "query": (400, 401, 403, 4
 
 
 def _scheduler(specs: list[FaultSpec]):
-    """``scheduled(op)`` for :meth:`CheckpointService.call`: the start-up faults due for this authorized
-    request (each spec counts the authorized requests on its route, or on every route that can honour its
-    kind)."""
+    """``scheduled(op)`` for :meth:`CheckpointService.call`: the start-up
+    faults due for this authorized request (each spec counts the authorized
+    requests on its route, or on every route that can honour its kind)."""
     counts: dict[int, int] = {}
 
     def scheduled(op: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""The memory records behind the change feed, and seed 004's initial reconciliation scan
-(``POST /api/v1/memory/query``).
+"""The memory records behind the change feed, and seed 004's
+initial reconciliation scan (``POST /api/v1/memory/query``).
 
 Seed 004, "Read or create progress": *"Use the change feed to obtain the cursor and complete initial
 reconciliation when consuming existing records. During the initial memory query scan, set filter.scan_limit

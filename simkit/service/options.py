@@ -1,6 +1,6 @@
-"""What ``simkit serve`` starts with before its config file (:mod:`simkit.service.config`): the dev service,
-the faults, credentials, grants and operator given as options, and the one error a start-up option or config
-raises.
+"""What ``simkit serve`` starts with before its config file
+(:mod:`simkit.service.config`): the dev service, the faults, credentials, grants and
+operator given as options, and the one error a start-up option or config raises.
 
 ``dev_service`` is subject ``dev`` with its grants, :data:`DEV_RECORDS` and an active journal (the module
 docstring of :mod:`simkit.service.config` says what a config file adds). A fault is ``KIND[@ROUTE][#N]``
@@ -109,8 +109,8 @@ def dev_service(clock=None, changes: int = len(DEV_CHANGES), records=DEV_RECORDS
 
 
 def check_token(token: str, where: str, param: str | None = None) -> None:
-    """One :class:`ServiceConfigError` for a credential no client could present
-    (:func:`credential_problem`)."""
+    """One :class:`ServiceConfigError` for a credential no
+    client could present (:func:`credential_problem`)."""
     problem = credential_problem(token)
     if problem:
         raise ServiceConfigError(f"{where}: {problem}", param=param)

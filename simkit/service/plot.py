@@ -1,5 +1,5 @@
-"""Figures of seed 004 service runs (:mod:`simkit.service.sim`); each draws on a matplotlib ``Axes`` it is
-given.
+"""Figures of seed 004 service runs (:mod:`simkit.service.sim`);
+each draws on a matplotlib ``Axes`` it is given.
 
 :func:`scan` draws the initial memory query scan of one or more runs: the candidates in record id order, the
 pages each client read, and what became of each record.
@@ -87,8 +87,8 @@ def effect_fates(run) -> list[tuple[float, int, int, str]]:
 
 
 def _pause_window(run) -> tuple[float, float] | None:
-    """The stretch in which the paused worker did nothing at all (its last call before the pause, its first
-    after)."""
+    """The stretch in which the paused worker did nothing at
+    all (its last call before the pause, its first after)."""
     p = run.world.sc.pause
     if not p:
         return None
@@ -156,8 +156,8 @@ def _effects(ax, run) -> None:
 
 
 def _mistakes(ax, run, times, seqs) -> None:
-    """What the checker counts (lost entries, pages acknowledged twice) and the faults (lost replies,
-    409s)."""
+    """What the checker counts (lost entries, pages
+    acknowledged twice) and the faults (lost replies, 409s)."""
     world, journal = run.world, _journal(run)
     by_entry = {Entry.of(e.journal_id, e.sequence): e for e in journal.entries}
     lost = [by_entry[x] for x in run.verdict.entries("lost") if x in by_entry]
@@ -222,9 +222,9 @@ def outcome_counts(runs) -> dict[str, int]:
 
 
 def outcomes(ax, runs_by_client: dict, *, title: str | None = None):
-    """Grouped bars: for each client (key) the explored runs (value) that were ``ok``, and those failing on
-    each reason that occurs at all. Seed 004's rules decide the reasons; :func:`failure_reasons` names them.
-    Returns ``ax``."""
+    """Grouped bars: for each client (key) the explored runs (value) that were
+    ``ok``, and those failing on each reason that occurs at all. Seed 004's rules
+    decide the reasons; :func:`failure_reasons` names them. Returns ``ax``."""
     counts = {name: outcome_counts(runs) for name, runs in runs_by_client.items()}
     shown = ["ok"] + [r for r in REASONS if any(c[r] for c in counts.values())]
     width = 0.8 / max(len(counts), 1)
@@ -268,8 +268,8 @@ def scan_candidates(run) -> list:
 
 
 def first_scan(run) -> list:
-    """Worker 1's pages up to the one it took for the last (``(next_after sent, page)``): one scan, read
-    once."""
+    """Worker 1's pages up to the one it took for the last
+    (``(next_after sent, page)``): one scan, read once."""
     pages: list[tuple] = []
     for _t, w, after, page in run.world.scan_pages:
         if w != 1:

@@ -92,9 +92,9 @@ class ChangesPage(_Strict):
 
 
 class Filter(_Strict):
-    """The initial memory query scan's bounds: ``scan_limit`` bounds the candidates examined, available or
-    not; ``limit`` the records returned; ``next_after`` continues after that record id (null: from the
-    first)."""
+    """The initial memory query scan's bounds: ``scan_limit`` bounds the
+    candidates examined, available or not; ``limit`` the records returned;
+    ``next_after`` continues after that record id (null: from the first)."""
 
     limit: int = Field(default=DEFAULT_LIMIT, ge=MIN_LIMIT, le=MAX_LIMIT)
     scan_limit: int = Field(default=DEFAULT_SCAN_LIMIT, ge=MIN_SCAN_LIMIT, le=MAX_SCAN_LIMIT)
@@ -117,10 +117,10 @@ class MemoryRecord(_Strict):
 
 
 class QueryPage(_Strict):
-    """A page of the scan. ``records`` may be empty while ``next_after`` is not null: the scan is complete
-    only when ``next_after`` is null. ``feed_cursor``: the feed's high watermark when this page was read (null
-    before the journal is active); keep the first page's and read the feed from it once the scan is
-    complete."""
+    """A page of the scan. ``records`` may be empty while ``next_after`` is not null:
+    the scan is complete only when ``next_after`` is null. ``feed_cursor``: the feed's
+    high watermark when this page was read (null before the journal is active); keep
+    the first page's and read the feed from it once the scan is complete."""
 
     contract_version: int
     records: list[MemoryRecord]

@@ -1,6 +1,6 @@
-"""Run and explore the seed 004 service world (docs/service.md, "Clients, judged"): one client on one
-scenario, judged (:func:`run_service_scenario`), or every schedule of crashes and lost replies
-(:func:`explore_service`).
+"""Run and explore the seed 004 service world (docs/service.md, "Clients,
+judged"): one client on one scenario, judged (:func:`run_service_scenario`),
+or every schedule of crashes and lost replies (:func:`explore_service`).
 
 The parts: :mod:`simkit.service.scenarios` (what a run needs, the bundled scenarios),
 :mod:`simkit.service.simworld` (the SimPy world) and :mod:`simkit.service.verdict` (the checker, from ground

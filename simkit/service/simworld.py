@@ -1,13 +1,13 @@
 """A deterministic SimPy world around the seed 004 service (docs/service.md, "Clients, judged").
 
 
-Workers drive :mod:`simkit.service.clients` generators against the model (through :class:`ModelTransport`),
-with call latency, lost write replies (the write commits; the reply never comes), crashes at named points
-(the client's memory is gone; its durable effect ledger stays), a concurrent writer appending to the feed,
-other workers sharing the same consumer id, an operator restoring an older backup mid-run, records from before
-the journal that a consumer must scan for (many of them deleted or private to another subject), and the server
-dying between a checkpoint command's two writes (``server_crashes``, with the store of :data:`STORES` the
-scenario names).
+Workers drive :mod:`simkit.service.clients` generators against the model (through
+:class:`ModelTransport`), with call latency, lost write replies (the write commits; the reply never
+comes), crashes at named points (the client's memory is gone; its durable effect ledger stays), a
+concurrent writer appending to the feed, other workers sharing the same consumer id, an operator
+restoring an older backup mid-run, records from before the journal that a consumer must scan for
+(many of them deleted or private to another subject), and the server dying between a checkpoint
+command's two writes (``server_crashes``, with the store of :data:`STORES` the scenario names).
 
 It records the ground truth the checker (:mod:`simkit.service.verdict`) judges: effects, the client's durable
 ledger, checkpoint write replies, query pages, reconciliations and every call.

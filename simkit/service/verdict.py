@@ -121,10 +121,10 @@ def acknowledged_twice(world: ServiceWorld) -> list:
 
 
 def effect_fate(world: ServiceWorld):
-    """``fate(truth)`` for an effect that ran, ``truth`` its ``(journal_id, sequence, change_digest)``:
-    ``backed`` (its entry is in the final journal), ``reconciled`` (a restore dropped it and a reconciliation
-    reported it) or ``unreconciled`` ("Restoring an older backup can put the server behind external consumer
-    effects")."""
+    """``fate(truth)`` for an effect that ran, ``truth`` its ``(journal_id, sequence,
+    change_digest)``: ``backed`` (its entry is in the final journal), ``reconciled`` (a
+    restore dropped it and a reconciliation reported it) or ``unreconciled`` ("Restoring
+    an older backup can put the server behind external consumer effects")."""
     journal = world.svc.journals[(DEV_TENANT, tuple(DEV_SCOPE.values()))]
     present = {(e.journal_id, e.sequence, e.change_digest) for e in journal.entries}
     reported = {truth for *_x, items in world.reconciled for truth in items}

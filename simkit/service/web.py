@@ -68,9 +68,9 @@ def error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:
 
 
 async def read_body(request: Request) -> bytes:
-    """The body, read no further than one chunk past the 64 KiB limit (enough for ``parse_body``'s 413); a
-    client gone before its body was complete (closed, or cut off by the request deadline) is a 400 nobody
-    reads."""
+    """The body, read no further than one chunk past the 64 KiB limit (enough
+    for ``parse_body``'s 413); a client gone before its body was complete
+    (closed, or cut off by the request deadline) is a 400 nobody reads."""
     raw = bytearray()
     try:
         async for chunk in request.stream():
@@ -100,8 +100,8 @@ def responses(ok_model, codes) -> dict:
 
 
 def request_body(model, example: dict, required: bool = True) -> dict:
-    """A route's OpenAPI ``requestBody``: ``model``'s schema and ``example``, which works on a fresh
-    server."""
+    """A route's OpenAPI ``requestBody``: ``model``'s schema
+    and ``example``, which works on a fresh server."""
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     examples = {"dev": {"summary": "the dev subject's scope on simkit serve", "value": example}}
     return {"requestBody": {"required": required, "content": {"application/json": {

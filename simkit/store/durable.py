@@ -1,10 +1,10 @@
 """Durable containers: a list, a dict and a set kept in a SQLite table, behind the plain Python interface.
 
-They let the very same simulation objects (the provider's fetch counters and log, the sink's effects and
-handler state, the external service's request log, the store's operation records) run durably in live mode:
-the object's code is unchanged, only the containers it writes to outlive a SIGKILL. Each write is one
-statement; the caller wraps a whole operation in :func:`transaction`, so that it is durable entirely or not at
-all.
+They let the very same simulation objects (the provider's fetch counters and log, the
+sink's effects and handler state, the external service's request log, the store's
+operation records) run durably in live mode: the object's code is unchanged, only the
+containers it writes to outlive a SIGKILL. Each write is one statement; the caller wraps
+a whole operation in :func:`transaction`, so that it is durable entirely or not at all.
 
 A codec turns an item into the table's column values (``encode``) and back (``decode``); the default is the
 identity on tuples. JSON columns hold nested tuples (:func:`pack` and :func:`unpack`).

@@ -1,5 +1,5 @@
-"""Fenced monotonic settlement of external calls (seed 001) and the unsafe policies beside it
-(docs/vocabulary.md, "Settlement").
+"""Fenced monotonic settlement of external calls (seed 001) and
+the unsafe policies beside it (docs/vocabulary.md, "Settlement").
 
 An event's effect on an external service is a retryable operation with a durable operation record, kept by the
 store in a :class:`Ledger`: the reservation tuple (operation id, canonical request fingerprint, authorization
@@ -85,8 +85,8 @@ class Transition:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """What a policy decided for one observation: write ``state`` (and ``result``), or quarantine, or
-    ignore."""
+    """What a policy decided for one observation: write
+    ``state`` (and ``result``), or quarantine, or ignore."""
 
     operation_id: str
     action: str              # "write", "quarantine" or "ignore"
@@ -208,8 +208,8 @@ class Ledger:
         return decide(self.records[reservation.operation_id], reservation, observation)
 
     def write(self, worker: int, decision: Decision) -> str:
-        """``split_validate_write``, second transaction: write what validation decided, without looking
-        again."""
+        """``split_validate_write``, second transaction: write
+        what validation decided, without looking again."""
         return self._apply(worker, decision, action="write")
 
     def _apply(self, worker: int, d: Decision, action: str = "settle") -> str:

@@ -129,8 +129,8 @@ class SQLiteStore:
         return Checkpoint(*row)
 
     def lookup(self, events) -> tuple[dict[str, str], dict[int, str]]:
-        """Step 4: receipts of these events by id, and the ids holding a terminal receipt at their
-        positions."""
+        """Step 4: receipts of these events by id, and the
+        ids holding a terminal receipt at their positions."""
         ids = json.dumps([e.id for e in events])
         positions = json.dumps(sorted({e.position for e in events}))
         own = not self._db.in_transaction
@@ -164,8 +164,8 @@ class SQLiteStore:
         return True
 
     def record_effect(self, worker: int, event_id: str) -> None:
-        """The transactional sink's effect; call it as ``effect`` of :meth:`commit_event` (same
-        transaction)."""
+        """The transactional sink's effect; call it as ``effect``
+        of :meth:`commit_event` (same transaction)."""
         self._db.execute(sql.RECORD_EFFECT, self._stamp(worker, event_id=event_id))
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
@@ -211,8 +211,8 @@ class SQLiteStore:
 
     @property
     def writes(self) -> list[WriteRow]:
-        """(seq, time, worker, kind, before, after) for every durable checkpoint change
-        (``checkpoint_history``)."""
+        """(seq, time, worker, kind, before, after) for every
+        durable checkpoint change (``checkpoint_history``)."""
         return self._read("writes", sql.HISTORY, lambda rows: [
             WriteRow._make((*r[:4], Checkpoint(*r[4:7]), Checkpoint(*r[7:10]))) for r in rows])
 
@@ -270,8 +270,8 @@ def _untransition(r) -> Transition:
 
 
 class SQLiteLedger(Ledger):
-    """:class:`simkit.store.settlement.Ledger` with its records, history and quarantine in the store's
-    database.
+    """:class:`simkit.store.settlement.Ledger` with its
+    records, history and quarantine in the store's database.
 
     The ledger's own code decides every transition; each method runs in one ``BEGIN IMMEDIATE`` transaction
     (``split_validate_write`` keeps its two), and the generation counter is the greatest ever reserved.

@@ -59,8 +59,8 @@ def simpy_steps_per_s(n: int) -> float:
 
 
 def generated(events: int, faults: bool = False, page_size: int = 100) -> dict:
-    """The benchmark's scenario: ``safe``'s happy path, or the same with crashes, lost replies and
-    overlaps."""
+    """The benchmark's scenario: ``safe``'s happy path, or
+    the same with crashes, lost replies and overlaps."""
     data: dict[str, Any] = {"name": f"bench_{events}", "sink": "transactional",
             "generate": {"events": events, "page_size": page_size}, "timing": {"time_limit": 1e12}}
     if faults:
@@ -194,11 +194,11 @@ def prefix_overhead(name: str) -> dict[str, float]:
 
 
 def widget_redraw_ms(changes: int) -> float:
-    """The explorer widget's median redraw after a control change (:func:`simkit.viz.explorer.redraw_ms`), in
-    a fresh child process, as in a learner's kernel: not in this one, whose heap the other measurements filled
-    and whose earlier explorers stay registered with ipywidgets. An IPython shell runs in the child, so what
-    the widget displays is formatted as a kernel formats it (the verdict table as HTML too), not only
-    printed."""
+    """The explorer widget's median redraw after a control change
+    (:func:`simkit.viz.explorer.redraw_ms`), in a fresh child process, as in a learner's kernel:
+    not in this one, whose heap the other measurements filled and whose earlier explorers stay
+    registered with ipywidgets. An IPython shell runs in the child, so what the widget displays
+    is formatted as a kernel formats it (the verdict table as HTML too), not only printed."""
     code = ("from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.instance()\n"
             f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,

@@ -17,10 +17,10 @@ Columns = tuple[MutableSequence[Any], ...]
 
 
 def own_peak_rss() -> int:
-    """This process's own peak resident memory, in bytes: ``VmHWM`` of /proc/self/status. Not ``ru_maxrss``: a
-    child started by fork and exec inherits the parent's peak in it, so a child's figure would be floored at
-    the benchmark's own (in ``--quick``, ``peak_rss_mb_1m`` and ``ideal_rss_mb_1m`` both read the parent's
-    peak)."""
+    """This process's own peak resident memory, in bytes: ``VmHWM`` of /proc/self/status.
+    Not ``ru_maxrss``: a child started by fork and exec inherits the parent's peak in it,
+    so a child's figure would be floored at the benchmark's own (in ``--quick``,
+    ``peak_rss_mb_1m`` and ``ideal_rss_mb_1m`` both read the parent's peak)."""
     try:
         with open("/proc/self/status") as status:
             return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))

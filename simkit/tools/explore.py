@@ -1,9 +1,9 @@
 """Exhaustive fault exploration: every schedule of up to K faults, run and judged (a bounded model check).
 
-docs/vocabulary.md (seed 000, "Limits and validation"): *validate the implementation with crash injection
-before each event commit, after each event commit, before and after a durable quarantine receipt, before the
-page barrier, and after the barrier.* :func:`explore` does that for every pass of every crash point, not just
-a few.
+docs/vocabulary.md (seed 000, "Limits and validation"): *validate the implementation
+with crash injection before each event commit, after each event commit, before and
+after a durable quarantine receipt, before the page barrier, and after the barrier.*
+:func:`explore` does that for every pass of every crash point, not just a few.
 
 How schedules are built. The fault-free run (the scenario without its scripted and random faults) records
 every crash-point pass, every request and every reply (:class:`~simkit.world.faults.FaultPlan` ``passes``,
@@ -189,8 +189,8 @@ def _roots(result: Exploration, firsts: list[Fault], level: list[tuple], space: 
 
 
 def _fault_free_run(result: Exploration, base: Scenario, ref, seed: int, space: Space, dedup: bool):
-    """Run and count the fault-free schedule; return its extensions (the one-fault schedules) and its
-    seconds."""
+    """Run and count the fault-free schedule; return its
+    extensions (the one-fault schedules) and its seconds."""
     start = time.perf_counter()
     verdict, world, plan = run_schedule(base, ref, seed, (), dedup)
     seconds = time.perf_counter() - start
@@ -304,8 +304,8 @@ def begin(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_res
 
 
 def below(split: Split, roots: list[tuple[int, Fault]]) -> Exploration:
-    """The subtrees below ``roots`` (some of ``split.roots``), in this process, as one exploration to merge
-    into ``split.result``."""
+    """The subtrees below ``roots`` (some of ``split.roots``), in this
+    process, as one exploration to merge into ``split.result``."""
     out = Exploration(split.result.scenario, split.result.strategy, split.seed, split.space.max_crashes,
                       split.space.lost_responses, split.space.pauses, lost_requests=split.space.lost_requests)
     for sub in _subtrees(split.base, split.ref, split.seed, roots, split.space, split.dedup, split.seen, 1,

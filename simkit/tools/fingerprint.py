@@ -1,6 +1,6 @@
-"""State fingerprints: what the future of a one-worker run depends on at the moment of a crash, hashed, so
-that exploration can skip a schedule that reaches a state already explored (docs/exploring.md,
-"Deduplication").
+"""State fingerprints: what the future of a one-worker run depends on at
+the moment of a crash, hashed, so that exploration can skip a schedule that
+reaches a state already explored (docs/exploring.md, "Deduplication").
 
 Each part of the world answers for its own state through its public methods, and this module only hashes the
 answers: the world (:meth:`~simkit.world.simulation.World.state`: the workers, the halts, the progress guard,

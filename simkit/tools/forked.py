@@ -1,5 +1,5 @@
-"""Exploration that shares prefixes: one run forks the process at each fault point (docs/exploring.md,
-"Execution").
+"""Exploration that shares prefixes: one run forks the
+process at each fault point (docs/exploring.md, "Execution").
 
 The run of ``S + [f]`` is the run of ``S`` up to ``f``. So a process running ``S`` (a *parent*), at each pass,
 request or reply after ``S``'s last fault that :func:`~simkit.tools.schedules.extensions` would offer, forks:
@@ -249,8 +249,8 @@ class ForkPlan(Plan):
         os._exit(0)
 
     def fail(self, error: BaseException) -> None:
-        """In a child: send ``error`` up instead of a result (with the child's traceback as a note), and
-        exit."""
+        """In a child: send ``error`` up instead of a result
+        (with the child's traceback as a note), and exit."""
         error.add_note("in a forked run of simkit.tools.forked:\n"
                        + "".join(traceback.format_exception(error)))
         try:
@@ -261,8 +261,8 @@ class ForkPlan(Plan):
 
 
 def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any]:
-    """Run the fault-free schedule with ``plan``, forking at its targets; ``{index: what the child
-    found}``."""
+    """Run the fault-free schedule with ``plan``, forking
+    at its targets; ``{index: what the child found}``."""
     cls = strategy_class(strategy)
     trim()
     with paused():

@@ -104,9 +104,9 @@ def _cancelled_quietly(hook):
 
 @contextmanager
 def terminated():
-    """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated` (where Python's default action
-    is in place, and only in the main thread): :func:`pool_map` then ends its workers before the command
-    ends."""
+    """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated`
+    (where Python's default action is in place, and only in the main thread):
+    :func:`pool_map` then ends its workers before the command ends."""
     def stop(signum, frame):
         raise Terminated(signum)
 

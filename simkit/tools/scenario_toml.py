@@ -27,9 +27,9 @@ __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
 
 def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
                    store: str | None = None, crashes=()) -> str:
-    """The ``simkit run`` command line (docs/cli.md) that replays a run of ``target``, shell-quoted: the
-    strategy as the user named it (a name or a ``path.py:Class`` reference), then the overrides the file does
-    not carry."""
+    """The ``simkit run`` command line (docs/cli.md) that replays a run of
+    ``target``, shell-quoted: the strategy as the user named it (a name or a
+    ``path.py:Class`` reference), then the overrides the file does not carry."""
     cmd = ["simkit", "run", target, "--strategy", strategy]
     if seed is not None:
         cmd += ["--seed", str(seed)]
@@ -114,8 +114,8 @@ _SCENARIO_KEYS = ("name", "description", "sink", "backfills", "workers", "seed",
 
 
 def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict:
-    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse` accepts, ``faults`` replacing its
-    own.
+    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse`
+    accepts, ``faults`` replacing its own.
 
     Raises:
         SimkitError: the scenario has a field this writer does not know how to write.
@@ -154,8 +154,8 @@ def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict
 
 
 def _default(f: dataclasses.Field):
-    """The value of field ``f`` in a scenario that does not set it: its default, or a fresh one from its
-    factory."""
+    """The value of field ``f`` in a scenario that does not
+    set it: its default, or a fresh one from its factory."""
     if f.default is not dataclasses.MISSING or not callable(f.default_factory):
         return f.default
     return f.default_factory()
@@ -187,8 +187,8 @@ def _lost_fetches(run: Run) -> list[Fault]:
 
 
 def scripted_data(run: Run) -> dict:
-    """The scenario of ``run`` as a scripted scenario dict: its provider's pages, explicit faults, no
-    randomness."""
+    """The scenario of ``run`` as a scripted scenario dict:
+    its provider's pages, explicit faults, no randomness."""
     world, sc = run.world, run.world.scenario
     provider = world.provider
     pages = [{"cursor": c, "positions": tuple(x.position for x in events), "ids": tuple(x.id for x in events),

@@ -1,5 +1,5 @@
-"""Seeded sweeps: many runs per configuration, in parallel, as a tidy table and a summary with confidence
-intervals.
+"""Seeded sweeps: many runs per configuration, in parallel,
+as a tidy table and a summary with confidence intervals.
 
 A configuration is a strategy and a crash rate (``--crash-rate`` overrides ``[random_faults] crash``); each
 runs on seeds ``first_seed .. first_seed + seeds - 1``. Every run is a pure function of (scenario, strategy,
@@ -110,8 +110,8 @@ class Sweep:
         return pd.DataFrame(self.rows, columns=list(COLUMNS))
 
     def summary(self, confidence: float = 0.95) -> list[dict]:
-        """Per (strategy, crash rate), in first-seen order: runs, ok, loss and duplication rates with Wilson
-        CIs."""
+        """Per (strategy, crash rate), in first-seen order:
+        runs, ok, loss and duplication rates with Wilson CIs."""
         groups: dict[tuple, list[dict]] = {}
         for r in self.rows:
             groups.setdefault((r["strategy"], r["crash_rate"]), []).append(r)
@@ -150,9 +150,9 @@ class Sweep:
 
 
 def check_out(path: str | Path) -> None:
-    """``path`` names a table :meth:`Sweep.write` can write: a :data:`FORMATS` extension (any case), and for
-    Parquet an installed engine; else a one-line :class:`SimkitError`. ``simkit sweep --out`` asks before the
-    runs."""
+    """``path`` names a table :meth:`Sweep.write` can write: a :data:`FORMATS`
+    extension (any case), and for Parquet an installed engine; else a one-line
+    :class:`SimkitError`. ``simkit sweep --out`` asks before the runs."""
     suffix = Path(path).suffix
     if suffix.lower() not in FORMATS:
         raise SimkitError(f"path {path}: unknown format {suffix or '(no extension)'!r}; use "

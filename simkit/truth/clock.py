@@ -1,5 +1,5 @@
-"""One clock for every ground-truth log: simulated time plus a sequence number that orders same-instant
-entries."""
+"""One clock for every ground-truth log: simulated time
+plus a sequence number that orders same-instant entries."""
 from __future__ import annotations
 
 from typing import Protocol

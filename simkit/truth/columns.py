@@ -1,6 +1,6 @@
-"""Columns of ground truth that keep no object per row: integers in typed arrays, repeated values as codes
-into a table of the distinct ones, event ids as the positions they are derived from (docs/performance.md,
-memory).
+"""Columns of ground truth that keep no object per row: integers in typed
+arrays, repeated values as codes into a table of the distinct ones, event
+ids as the positions they are derived from (docs/performance.md, memory).
 
 Each column reads like the list it stands for (iteration, ``len``, indexing, ``index``, ``count``, ``in``,
 ``==`` with a list); its ``append`` takes any value, and a value the compact form cannot hold is kept aside,
@@ -25,9 +25,9 @@ _WIDER = {"B": "H", "H": "I", "I": "Q"}
 
 
 class Column(Sequence):
-    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's own. ``APPEND`` is the source of
-    an append of value ``{v}`` to column ``{c}`` (both names) as a generated ``add`` inlines it
-    (:func:`adder`)."""
+    """A column: ``__getitem__`` of one row and ``__iter__`` are each kind's
+    own. ``APPEND`` is the source of an append of value ``{v}`` to column
+    ``{c}`` (both names) as a generated ``add`` inlines it (:func:`adder`)."""
 
     __slots__ = ()
     APPEND = "{c}.append({v})"
@@ -61,9 +61,9 @@ class Column(Sequence):
 
 
 class Ints(Column):
-    """Integers in an :mod:`array` of a signed ``typecode``; any other value (``None``, a bool, an integer out
-    of range) is kept in a dictionary by row, its array slot holding the typecode's smallest value as a
-    mark."""
+    """Integers in an :mod:`array` of a signed ``typecode``; any other value
+    (``None``, a bool, an integer out of range) is kept in a dictionary by
+    row, its array slot holding the typecode's smallest value as a mark."""
 
     __slots__ = ("values", "other", "_mark", "_top")
     APPEND = "{c}.values.append({v}) if type({v}) is int and {c}._mark < {v} <= {c}._top else {c}.append({v})"

@@ -44,10 +44,10 @@ def late_arrivals(truth) -> frozenset[str]:
 
 
 def first_late(chain: Iterable[Iterable[tuple]], seen) -> set:
-    """:func:`late_arrivals`' rule over the pages of a chain, each as ``(key, position)`` pairs (an event's
-    id, or its row in a table): the keys first served at or below a position an earlier page served.
-    ``seen[key]`` is set to 1 for every key served (a ``bytearray`` by row, or a ``defaultdict(int)`` by
-    id)."""
+    """:func:`late_arrivals`' rule over the pages of a chain, each as ``(key,
+    position)`` pairs (an event's id, or its row in a table): the keys first served
+    at or below a position an earlier page served. ``seen[key]`` is set to 1 for
+    every key served (a ``bytearray`` by row, or a ``defaultdict(int)`` by id)."""
     late: set = set()
     highest = None
     for page in chain:
@@ -197,9 +197,9 @@ def stream_order(truth) -> tuple[Sequence[str], Sequence[int]]:
 
 
 def handled(truth) -> frozenset[str]:
-    """The events whose handler decides, and logs its decisions: every one whose behaviour is not ``ok``
-    (docs/scenarios.md, ``[[events]]``). An ``ok`` event's handler always answers ``apply`` and logs
-    nothing."""
+    """The events whose handler decides, and logs its decisions: every one
+    whose behaviour is not ``ok`` (docs/scenarios.md, ``[[events]]``). An
+    ``ok`` event's handler always answers ``apply`` and logs nothing."""
     found = truth.memo.get("handled")
     if found is None:
         events = truth.provider.events
@@ -236,8 +236,8 @@ def effects_count(effects: Iterable) -> int:
 
 
 def cursor_history(truth) -> list[tuple[float, str, str]]:
-    """The durable ``resume_cursor`` as ``(from time, cursor, the write's kind)``, from the store's log of
-    writes."""
+    """The durable ``resume_cursor`` as ``(from time, cursor,
+    the write's kind)``, from the store's log of writes."""
     truth = as_truth(truth)
     history = None
     for _seq, time, _w, kind, before, after in truth.store.writes.states():
@@ -252,10 +252,10 @@ def cursor_history(truth) -> list[tuple[float, str, str]]:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """A page one worker held in memory (seed 000, step 2): from the fetch that returned it to the step that
-    ended the attempt (``ended_by``: the worker's next ``fetch``, ``load``, ``crash``, ``halt`` or
-    ``restart``, or ``end of run``). ``row``/``end_row`` index the trace (``end_row`` is ``None`` at the run's
-    end)."""
+    """A page one worker held in memory (seed 000, step 2): from the fetch that
+    returned it to the step that ended the attempt (``ended_by``: the worker's next
+    ``fetch``, ``load``, ``crash``, ``halt`` or ``restart``, or ``end of run``).
+    ``row``/``end_row`` index the trace (``end_row`` is ``None`` at the run's end)."""
 
     worker: int
     start: float

@@ -1,5 +1,5 @@
-"""The ground truth of one finished run, frozen: exactly what the judge reads (docs/verdict.md), and nothing
-else.
+"""The ground truth of one finished run, frozen: exactly
+what the judge reads (docs/verdict.md), and nothing else.
 
 :class:`GroundTruth` is built by the SimPy world (``World.ground_truth()``) and by ``simkit live`` from its
 databases; :func:`simkit.judge.checker.check` takes it. Its parts are shaped like the world's own objects
@@ -214,10 +214,10 @@ class GroundTruth:
 
 
 def as_truth(run) -> GroundTruth:
-    """``run``'s ground truth: a :class:`GroundTruth` as it is, anything with ``ground_truth()`` (a World, a
-    Run) through it, and any other object shaped like a world (a hand-built history: ``provider``, ``store``,
-    ``sink``, ``halts``, ``completed``, and optionally ``service``, ``scenario``, ``contract``, ...) read
-    once."""
+    """``run``'s ground truth: a :class:`GroundTruth` as it is, anything with
+    ``ground_truth()`` (a World, a Run) through it, and any other object shaped like a world
+    (a hand-built history: ``provider``, ``store``, ``sink``, ``halts``, ``completed``, and
+    optionally ``service``, ``scenario``, ``contract``, ...) read once."""
     if isinstance(run, GroundTruth):
         return run
     method = getattr(run, "ground_truth", None)

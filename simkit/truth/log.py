@@ -1,6 +1,6 @@
-"""Ground-truth logs stored column by column: typed arrays for numbers, event ids as the positions they derive
-from, repeated values (outcomes, kinds, cursors) as codes, lists for everything else
-(:mod:`simkit.truth.columns`).
+"""Ground-truth logs stored column by column: typed arrays for numbers, event
+ids as the positions they derive from, repeated values (outcomes, kinds,
+cursors) as codes, lists for everything else (:mod:`simkit.truth.columns`).
 
 A log reads like the list of tuples it stands for as far as its readers go (iteration, ``len``, indexing,
 ``==`` with a list), so they need not know. A receipt row costs 33 bytes instead of a tuple with its own
@@ -91,9 +91,9 @@ class ServedRow(NamedTuple):
 
 
 class Log:
-    """An append-only log. A subclass names its columns in ``COLUMNS`` as ``(name, kind)`` pairs: the typecode
-    of :mod:`array` for numbers, ``ID`` for event ids, ``CODE`` for repeated values, ``None`` for a list of
-    objects."""
+    """An append-only log. A subclass names its columns in ``COLUMNS`` as
+    ``(name, kind)`` pairs: the typecode of :mod:`array` for numbers, ``ID`` for
+    event ids, ``CODE`` for repeated values, ``None`` for a list of objects."""
 
     __slots__ = ("columns",)
     COLUMNS: tuple[tuple[str, str | None], ...] = ()
@@ -225,9 +225,9 @@ class WriteLog(Log):
         return Checkpoint(*(c[i] for c in self.columns[4:]))
 
     def states(self):
-        """The rows with ``before`` and ``after`` as plain ``(resume_cursor, applied_position,
-        checkpoint_version)`` tuples: what a reader of every row (the checker) takes, building no
-        checkpoints."""
+        """The rows with ``before`` and ``after`` as plain ``(resume_cursor,
+        applied_position, checkpoint_version)`` tuples: what a reader of
+        every row (the checker) takes, building no checkpoints."""
         seq, time, worker, kind, *after = self.columns
         return zip(seq, time, worker, kind, chain([_fields(self.initial)], zip(*after)), zip(*after))
 

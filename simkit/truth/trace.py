@@ -64,8 +64,8 @@ def transition_outcome(action: str, before, after) -> str:
 
 
 def validated_outcome(action: str, state) -> str:
-    """``validate``: the first transaction of ``split_validate_write`` decided (details ``action``,
-    ``after``)."""
+    """``validate``: the first transaction of ``split_validate_write``
+    decided (details ``action``, ``after``)."""
     return f"{action} {state or ''}".strip()
 
 
@@ -121,9 +121,9 @@ class Trace:
 
 
 def _add():
-    """``Trace.add(time, worker, step, event_id, position, checkpoint, place, outcome="")``, each column's
-    append written out (its ``APPEND``): ``checkpoint`` is the durable one after the step, ``place`` its
-    cursor's place."""
+    """``Trace.add(time, worker, step, event_id, position, checkpoint, place,
+    outcome="")``, each column's append written out (its ``APPEND``): ``checkpoint``
+    is the durable one after the step, ``place`` its cursor's place."""
     values = ("time", "worker", "step", "event_id", "position", "resume_cursor", "place", "applied_position",
               "checkpoint_version", "outcome")
     kinds = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)

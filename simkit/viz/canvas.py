@@ -246,10 +246,10 @@ class Canvas:
             make()
 
     def _legends(self) -> list:
-        """The Axes' legends, each keyed by its Axes, the box it is drawn in (an Axes of fixed aspect shrinks
-        to its data) and its texts: a legend with the same key is the same picture (its texts name its marks),
-        blitted instead of drawn again. (A legend is anchored outside its Axes, where nothing else is
-        drawn.)"""
+        """The Axes' legends, each keyed by its Axes, the box it is drawn in (an Axes
+        of fixed aspect shrinks to its data) and its texts: a legend with the same key
+        is the same picture (its texts name its marks), blitted instead of drawn again.
+        (A legend is anchored outside its Axes, where nothing else is drawn.)"""
         return [(self._legend_key(i, ax, [t.get_text() for t in ax.legend_.texts]), ax.legend_)
                 for i, ax in enumerate(self.axes) if ax.legend_ is not None]
 
@@ -260,9 +260,9 @@ class Canvas:
         return i, ax.get_position().bounds, tuple(texts)
 
     def _encode(self) -> bytes:
-        """The rendered pixels inside the box of all that was drawn (every pixel that is not the white
-        background), ``pad`` inches around it, as a tight ``savefig`` cuts them, as a PNG
-        (:func:`rgb_png`)."""
+        """The rendered pixels inside the box of all that was drawn (every
+        pixel that is not the white background), ``pad`` inches around it,
+        as a tight ``savefig`` cuts them, as a PNG (:func:`rgb_png`)."""
         rgba = np.asarray(self.canvas.buffer_rgba())
         ink = rgba.view(np.uint32)[..., 0] != np.frombuffer(b"\xff" * 4, np.uint32)[0]    # not opaque white
         rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))

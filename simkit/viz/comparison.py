@@ -14,8 +14,8 @@ __all__ = ["Comparison", "comparison"]
 
 
 class Comparison(W.VBox):
-    """``safe`` beside a chosen shortcut on the same input, redrawn when the shortcut, scenario or seed
-    changes.
+    """``safe`` beside a chosen shortcut on the same input,
+    redrawn when the shortcut, scenario or seed changes.
 
     ``runs`` is the last ``(safe, shortcut)`` pair drawn.
     """

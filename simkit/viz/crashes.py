@@ -1,6 +1,6 @@
-"""Every single-crash schedule of a strategy, each judged against the strategy's fault-free run: ``worse``,
-``same`` or ``better`` (docs/exploring.md); what :func:`simkit.viz.plot.crash_matrix` draws with
-``better=``."""
+"""Every single-crash schedule of a strategy, each judged against the strategy's
+fault-free run: ``worse``, ``same`` or ``better`` (docs/exploring.md); what
+:func:`simkit.viz.plot.crash_matrix` draws with ``better=``."""
 from __future__ import annotations
 
 from simkit.judge.verdict import harms
@@ -27,8 +27,8 @@ def single_crashes(scenario: Scenario, strategy="safe", seed: int | None = None)
 
 
 def crash_effect(fault_free_verdict, crashed_verdict) -> str:
-    """``worse``, ``same`` or ``better``: a crashed run against the fault-free run of the same strategy and
-    input.
+    """``worse``, ``same`` or ``better``: a crashed run
+    against the fault-free run of the same strategy and input.
 
     Safety first: the crash made the run worse if it added a lost or duplicated event, a regression, a broken
     invariant or a settlement violation; better if it added none of these and took one away. A halt that

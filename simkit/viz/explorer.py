@@ -1,5 +1,5 @@
-"""The scenario explorer widget: strategy, seed, crash and stream controls; every change reruns and
-redraws."""
+"""The scenario explorer widget: strategy, seed, crash
+and stream controls; every change reruns and redraws."""
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -142,11 +142,11 @@ def explorer(strategies: dict[str, type[Consumer]] | None = None, **values) -> E
 
 
 def redraw_ms(changes: int = 5) -> float:
-    """``widget_redraw_ms`` (docs/performance.md): the median time, in milliseconds, the explorer (default
-    scenario) takes to rerun and redraw after a control change, in-process with the Agg backend. Builds an
-    explorer, sets its seed to ``changes`` new values one after another (each a run not drawn before) and
-    times each change until its output is displayed. Building the explorer, and laying its canvas out, is not
-    timed."""
+    """``widget_redraw_ms`` (docs/performance.md): the median time, in milliseconds, the
+    explorer (default scenario) takes to rerun and redraw after a control change,
+    in-process with the Agg backend. Builds an explorer, sets its seed to ``changes`` new
+    values one after another (each a run not drawn before) and times each change until its
+    output is displayed. Building the explorer, and laying its canvas out, is not timed."""
     import io
     import statistics
     import time

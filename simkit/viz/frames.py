@@ -29,9 +29,9 @@ def violations_frame(run, limit: int | None = None):
 
 
 def trace_table(run):
-    """The trace as a table for reading: one row per step, with the durable checkpoint after it. The worker
-    column is dropped for a single worker; ``cursor_place`` (the provider's decoding, for plots) is left
-    out."""
+    """The trace as a table for reading: one row per step, with the durable
+    checkpoint after it. The worker column is dropped for a single worker;
+    ``cursor_place`` (the provider's decoding, for plots) is left out."""
     df = run.trace.to_frame()
     df["position"] = df["position"].astype("Int64")
     cols = ["time", "worker", "step", "event_id", "position", "resume_cursor", "applied_position",

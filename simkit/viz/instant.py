@@ -17,10 +17,10 @@ __all__ = ["Instant", "WINDOW", "WorkerMemory", "instant", "instant_state"]
 
 @dataclass(frozen=True)
 class WorkerMemory:
-    """What one worker holds at an instant: ``status`` in words, the attempt identity it loaded
-    (``resume_cursor``, ``checkpoint_version``), the page in hand (a :class:`Hold`), the event it is at, and
-    what it did with each event of the page so far. A crash empties it; the durable store keeps what it
-    had."""
+    """What one worker holds at an instant: ``status`` in words, the attempt
+    identity it loaded (``resume_cursor``, ``checkpoint_version``), the page in
+    hand (a :class:`Hold`), the event it is at, and what it did with each event of
+    the page so far. A crash empties it; the durable store keeps what it had."""
 
     worker: int
     status: str
@@ -32,8 +32,8 @@ class WorkerMemory:
 
 @dataclass(frozen=True)
 class Instant:
-    """The state after one trace row: the durable checkpoint and receipts (ground truth) and each worker's
-    memory."""
+    """The state after one trace row: the durable checkpoint
+    and receipts (ground truth) and each worker's memory."""
 
     row: int
     time: float
@@ -112,8 +112,8 @@ _RECEIPT_COLORS = {"applied": "#4c9f70", "ignored": "#9ecae1", "quarantined": "#
 
 
 def _window(run, state) -> list:
-    """The events an instant shows: all, or :data:`WINDOW` of them around the page in hand (else the
-    cursor)."""
+    """The events an instant shows: all, or :data:`WINDOW`
+    of them around the page in hand (else the cursor)."""
     events = sorted(run.world.provider.events.values(), key=lambda e: (e.position, e.id))
     place = run.world.provider.place
     focus = [h for w in state.workers if (h := w.page) is not None and h.ids]
@@ -150,8 +150,8 @@ def _durable_row(ax, state, events, place) -> None:
 
 
 def _worker_row(ax, state, events, place, w: WorkerMemory, y: float) -> None:
-    """One worker's memory at height ``y``: the page in hand, the ``next_cursor`` it holds, its attempt and
-    status."""
+    """One worker's memory at height ``y``: the page in hand,
+    the ``next_cursor`` it holds, its attempt and status."""
     n, page = len(events), w.page
     for j, e in enumerate(events):
         if page is None or e.id not in page.ids:

@@ -1,5 +1,5 @@
-"""Labels laid out in rows when the figure is drawn, so that they never overlap nor leave the Axes (the
-swimlane's)."""
+"""Labels laid out in rows when the figure is drawn, so that
+they never overlap nor leave the Axes (the swimlane's)."""
 from __future__ import annotations
 
 from matplotlib.artist import Artist

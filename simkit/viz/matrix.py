@@ -81,8 +81,8 @@ def _matrix_axes(ax, table, title):
 
 
 def _diverging(ax, table, worse, runs, better, title):
-    """:func:`crash_matrix` with ``better``: worse (red), same (white), better (blue) than the fault-free
-    run."""
+    """:func:`crash_matrix` with ``better``: worse (red),
+    same (white), better (blue) than the fault-free run."""
     import matplotlib
     import numpy as np
 

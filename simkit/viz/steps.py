@@ -75,8 +75,8 @@ def crash_after(stepped: Stepped, row: int) -> Fault | None:
 
 
 def crash_rerun(stepped: Stepped, row: int) -> tuple[Fault | None, Run | None]:
-    """The run again with a crash at the first pass after ``row`` (:func:`crash_after`), besides its own
-    faults."""
+    """The run again with a crash at the first pass after
+    ``row`` (:func:`crash_after`), besides its own faults."""
     fault = crash_after(stepped, row)
     if fault is None:
         return None, None
@@ -84,8 +84,8 @@ def crash_rerun(stepped: Stepped, row: int) -> tuple[Fault | None, Run | None]:
 
 
 def fate_changes(before: Run, after: Run):
-    """The events whose fate (:func:`simkit.judge.checker.event_fates`) differs between two runs of one
-    input."""
+    """The events whose fate (:func:`simkit.judge.checker.event_fates`)
+    differs between two runs of one input."""
     import pandas as pd
 
     a, b = event_fates(before.world, before.verdict), event_fates(after.world, after.verdict)

@@ -38,8 +38,8 @@ CELL = 0.92
 
 
 def short_token(token: str) -> str:
-    """A token as labelled in a figure: whole when short, else its first :data:`TOKEN_CHARS` characters and
-    "…"."""
+    """A token as labelled in a figure: whole when short,
+    else its first :data:`TOKEN_CHARS` characters and "…"."""
     return token if len(token) <= SHORT_TOKEN else token[:TOKEN_CHARS] + "…"
 
 

@@ -103,9 +103,9 @@ def _waits(df, timeout: float):
 
 
 class _Lanes:
-    """One swimlane being drawn: its Axes, the rows up to ``until``, each lane's height, the latencies, and
-    what was drawn so far (for the legend): steps used, labels for :class:`_Stack`, crossed replies, unsent
-    requests."""
+    """One swimlane being drawn: its Axes, the rows up to ``until``, each lane's
+    height, the latencies, and what was drawn so far (for the legend): steps
+    used, labels for :class:`_Stack`, crossed replies, unsent requests."""
 
     def __init__(self, ax, run, df, until):
         timing = run.world.timing
@@ -137,8 +137,8 @@ class _Lanes:
 
 
 def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | None:
-    """A request's arrow to its lane and its reply's back; ``(start, end, colour, reply lost, request
-    lost)``."""
+    """A request's arrow to its lane and its reply's back;
+    ``(start, end, colour, reply lost, request lost)``."""
     ax, y = s.ax, s.y
     if row.step == "late_reply":        # leaves the sink unseen, long after its request; arrives now
         ax.annotate("", xy=(row.time, y[f"worker {row.worker}"]),
@@ -206,8 +206,8 @@ def _messages(s: _Lanes, delayed) -> None:
 
 
 def _downtime(s: _Lanes) -> bool:
-    """Pauses and the time from a crash to its restart, along each worker's lane; whether any pause was
-    drawn."""
+    """Pauses and the time from a crash to its restart, along
+    each worker's lane; whether any pause was drawn."""
     df, paused = s.df, False
     for w in s.workers:
         rows = df[(df.worker == w) & df.step.isin(["pause", "resume", "crash", "restart"])]
@@ -225,8 +225,8 @@ def _downtime(s: _Lanes) -> bool:
 
 
 def _waits_drawn(s: _Lanes, waits) -> tuple[bool, list, list]:
-    """Each wait for a reply along its worker's lane; the timeouts with no trace row, and the loads after
-    them."""
+    """Each wait for a reply along its worker's lane; the
+    timeouts with no trace row, and the loads after them."""
     waited, timeouts, reloads = False, [], []
     for row, end, reload, traced in waits:
         if row.time > s.limit:

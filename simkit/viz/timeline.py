@@ -47,9 +47,9 @@ LAYERS = ("cursor", "applied", "memory", "truth", "events", "crashes", "harm")
 
 
 class _Canvas:
-    """One timeline being drawn: its Axes, the run's trace as columns (:class:`~simkit.viz.rows.Rows`), and
-    the keys of the marks drawn so far (each artist's gid is its key: the legend and the tests read them
-    back)."""
+    """One timeline being drawn: its Axes, the run's trace as columns
+    (:class:`~simkit.viz.rows.Rows`), and the keys of the marks drawn so far
+    (each artist's gid is its key: the legend and the tests read them back)."""
 
     def __init__(self, ax, run, annotate: bool, span: float | None = None):
         self.ax, self.run, self.annotate = ax, run, annotate
@@ -144,9 +144,9 @@ def _memory(c: _Canvas, holds, scripted: bool) -> None:
 
 
 def _cursor(c: _Canvas, history, labelled, under: bool) -> None:
-    """The durable ``resume_cursor`` at its place, page barriers, rejected barriers (at the place of the token
-    they tried to publish), regressions, and the ``labelled`` publishes' tokens (``under`` the step's top, or
-    above it)."""
+    """The durable ``resume_cursor`` at its place, page barriers, rejected
+    barriers (at the place of the token they tried to publish), regressions, and
+    the ``labelled`` publishes' tokens (``under`` the step's top, or above it)."""
     df, ax = c.df, c.ax
     ax.step(df.time, df.cursor_place, where="post", color=CURSOR, lw=2.2, zorder=2.4, gid="cursor")
     c.drawn.add("cursor")

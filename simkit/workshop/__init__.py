@@ -12,10 +12,10 @@ still runs top to bottom in CI.
 through simkit and says what it sees. A wrong answer gets a ``✗ not yet:`` message with a hint that points at
 the evidence, not at the solution.
 
-Nothing here raises: a wrong, unfinished or ill-typed answer, or learner code that raises, gives a message, so
-a notebook of unanswered questions and unfinished exercises runs top to bottom. A check returns an object that
-shows as its message and is true exactly when the answer is right (the solutions notebook and the tests assert
-it).
+Nothing here raises: a wrong, unfinished or ill-typed answer, or learner code that
+raises, gives a message, so a notebook of unanswered questions and unfinished exercises
+runs top to bottom. A check returns an object that shows as its message and is true
+exactly when the answer is right (the solutions notebook and the tests assert it).
 
 ============  ================================================================================================
 module        owns

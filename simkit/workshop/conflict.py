@@ -29,8 +29,8 @@ def service_409(situation: str = "ahead"):
     sequence 5), ``behind`` (it saved sequence 2 again under a new key: revision 2, sequence 2) or ``same``
     (it saved sequence 4: revision 2, sequence 4).
 
-    Returns ``(api, refused, my_cursor, my_key)``: the transport, worker 1's refused reply, and what it tried
-    to save."""
+    Returns ``(api, refused, my_cursor, my_key)``: the transport,
+    worker 1's refused reply, and what it tried to save."""
     from simkit.service import DEV_SCOPE, ManualClock, dev_service
     from simkit.service.clients import CHANGES, WRITE
     from simkit.service.transport import ModelTransport

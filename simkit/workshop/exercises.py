@@ -31,8 +31,8 @@ __all__ = ["Impatient", "Suspect", "Teammate", "exercise_1", "exercise_2", "exer
 
 # -- exercise 1: which hook? ---------------------------------------------------------------------------------
 class Suspect(simkit.Consumer):
-    """A teammate's consumer in review. One hook differs from simkit.Consumer; find which from what it
-    does."""
+    """A teammate's consumer in review. One hook differs
+    from simkit.Consumer; find which from what it does."""
 
     def is_caught_up(self, checkpoint, page):
         return not page.events
@@ -265,8 +265,8 @@ def exercise_5(on_409) -> Check:
 # -- exercise 6: find the crash ------------------------------------------------------------------------------
 @never_raises
 def exercise_6(crash) -> Check:
-    """``crash = (point, position)``: success_before_effect loses an event there on an unsafe sink; safe does
-    not."""
+    """``crash = (point, position)``: success_before_effect
+    loses an event there on an unsafe sink; safe does not."""
     if not (isinstance(crash, (tuple, list)) and len(crash) == 2):
         return say(False, 'set crash = ("<crash point>", <position>), e.g. ("after_fetch", 70)')
     point, position = crash

@@ -1,5 +1,5 @@
-"""Reveals that wait: the cell that shows a prediction's answer keeps its output folded until the question is
-answered.
+"""Reveals that wait: the cell that shows a prediction's
+answer keeps its output folded until the question is answered.
 
 A reveal cell wraps what it shows in ``with check.reveal("crash_after_commit"):``. Everything the block
 displays (a figure, a table, printed text) is gathered into one output: an HTML ``<details>`` that stays

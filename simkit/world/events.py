@@ -1,5 +1,5 @@
-"""The provider's event table: every event of the stream as columns, no object per event
-(docs/performance.md).
+"""The provider's event table: every event of the stream
+as columns, no object per event (docs/performance.md).
 
 Positions are a typed array and behaviours codes; ids are derived from positions
 (:func:`~simkit.model.default_id`) unless the scenario names some, and an :class:`~simkit.model.Event` is

@@ -25,8 +25,8 @@ __all__ = ["principal_at", "Request", "ExternalService"]
 
 
 def principal_at(rotations: tuple[float, ...], now: float) -> str:
-    """The authorization binding in force at ``now``: ``P1`` until the first credential rotation, then
-    ``P2``..."""
+    """The authorization binding in force at ``now``: ``P1``
+    until the first credential rotation, then ``P2``..."""
     return f"P{1 + bisect_right(rotations, now)}"
 
 
@@ -68,8 +68,8 @@ class ExternalService:
         return Reply(identity, seq)
 
     def execute(self, worker: int, identity: Reservation) -> Reply:
-        """The request arrives: run the effect unless the idempotent service already ran this logical
-        request."""
+        """The request arrives: run the effect unless the
+        idempotent service already ran this logical request."""
         key = (identity.operation_id, identity.fingerprint)
         if self.sink.kind == "idempotent" and key in self._ran:
             return self._log(worker, identity, "deduplicated")
@@ -78,11 +78,11 @@ class ExternalService:
         return self._log(worker, identity, "ran")
 
     def crossed(self, identity: Reservation, differs: str) -> Reply:
-        """A reply carrying another request's identity: another client's request that reused this operation
-        id, differing from ``identity`` in ``differs``: a different request body (``fingerprint``), the
-        principal before ``identity``'s (``binding``: ``P1`` for a call bound to ``P2``, "another principal"
-        for ``P1``), or an older generation (``generation``). The call it crosses into never reached the
-        service."""
+        """A reply carrying another request's identity: another client's request that
+        reused this operation id, differing from ``identity`` in ``differs``: a different
+        request body (``fingerprint``), the principal before ``identity``'s (``binding``:
+        ``P1`` for a call bound to ``P2``, "another principal" for ``P1``), or an older
+        generation (``generation``). The call it crosses into never reached the service."""
         if differs == "fingerprint":
             other = replace(identity, fingerprint=fingerprint({"operation_id": identity.operation_id,
                                                                "request": "another client's"}))

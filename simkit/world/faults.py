@@ -1,5 +1,5 @@
-"""Fault injection: scripted faults matched by point, position, occurrence and worker; seeded random
-faults."""
+"""Fault injection: scripted faults matched by point,
+position, occurrence and worker; seeded random faults."""
 from __future__ import annotations
 
 import random
@@ -40,8 +40,8 @@ class ReplyRow(NamedTuple):
 
 
 class RequestRow(NamedTuple):
-    """A request, as :attr:`FaultPlan.requests` records it, and where it falls among the passes and
-    replies."""
+    """A request, as :attr:`FaultPlan.requests` records it,
+    and where it falls among the passes and replies."""
     worker: int
     op: str
     position: int | None
@@ -52,8 +52,8 @@ class RequestRow(NamedTuple):
 
     @property
     def occurrence(self) -> int:
-        """The ``occurrence`` of a fault striking this request: at its position, or of its op if it has
-        none."""
+        """The ``occurrence`` of a fault striking this request:
+        at its position, or of its op if it has none."""
         return self.n_pos if self.position is not None else self.n_any
 
 
@@ -113,9 +113,9 @@ class FaultPlan:
         self.quiet = self.idle()
 
     def _match(self, family: str, worker, value, position, n_any, n_pos) -> Fault | None:
-        """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes here: one naming this
-        position and matched by ``n_pos``, the passes of it at this position, or one naming none and matched
-        by ``n_any``."""
+        """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes
+        here: one naming this position and matched by ``n_pos``, the passes of
+        it at this position, or one naming none and matched by ``n_any``."""
         index = self._index
         here = index.get((family, worker, value, position, n_pos)) if position is not None else None
         anywhere = index.get((family, worker, value, None, n_any))

@@ -69,9 +69,9 @@ def step_budget(workers: int, events: int, pages: int) -> int:
 
 
 def earned_budget(workers: int, store, provider) -> int:
-    """:func:`step_budget` for the events ``store`` holds a receipt for and the cursors ``provider`` was asked
-    (the world hands the guard this, over its store and provider: no reference cycle keeps a world alive past
-    its run)."""
+    """:func:`step_budget` for the events ``store`` holds a receipt for and the
+    cursors ``provider`` was asked (the world hands the guard this, over its
+    store and provider: no reference cycle keeps a world alive past its run)."""
     return step_budget(workers, len(store.receipts), len(provider.fetch_counts()))
 
 

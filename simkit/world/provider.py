@@ -63,9 +63,9 @@ def _stream(entries: dict[str, tuple], chain: list[str], extra: tuple[Event, ...
 
 
 class _PageIds(Column):
-    """The provider log's column of event ids served: per response the page it served, its ids built when
-    read; a response that served no page, or a row appended as it reads (a hand-written one), keeps its ids as
-    given."""
+    """The provider log's column of event ids served: per response the page
+    it served, its ids built when read; a response that served no page, or a
+    row appended as it reads (a hand-written one), keeps its ids as given."""
 
     __slots__ = ("pages", "_table")
 
@@ -210,8 +210,8 @@ class Provider:
         return log.columns[5].rows(k) if type(log) is ServedLog and self.events.rank_is_row() else None
 
     def late(self) -> frozenset[str]:
-        """Ground truth, for the checker: the events that join the stream late
-        (:func:`~simkit.world.order.late`)."""
+        """Ground truth, for the checker: the events that join
+        the stream late (:func:`~simkit.world.order.late`)."""
         if self._late is None:
             self._late = order.late(self._entries, self._chain, self.events)
         return self._late

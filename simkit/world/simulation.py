@@ -1,5 +1,5 @@
-"""The SimPy world: provider, store, sink, external service and workers; it executes the requests a consumer
-yields.
+"""The SimPy world: provider, store, sink, external service
+and workers; it executes the requests a consumer yields.
 
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash points
 fall before and after them (docs/vocabulary.md, "Crash points"), a request can be lost on its way (it takes no
@@ -156,16 +156,16 @@ class World(TimedRequests):
                                  backfills=self.contract.backfills, trace=self.trace)
 
     def state(self) -> tuple:
-        """For fingerprints, what the future depends on beyond store, sink, provider: status, halts, guard,
-        service."""
+        """For fingerprints, what the future depends on beyond
+        store, sink, provider: status, halts, guard, service."""
         g = self.guard
         return (self._status, self._finished, self._fetched, self.halts, (g.steps, g.at, g.instant),
                 self.service.state())
 
     @property
     def late_replies(self) -> int:
-        """Late replies on their way (:meth:`_late_reply`): while there is one, more than the workers is
-        scheduled."""
+        """Late replies on their way (:meth:`_late_reply`): while
+        there is one, more than the workers is scheduled."""
         return self._late
 
     def step_budget(self) -> int:
@@ -261,15 +261,15 @@ class World(TimedRequests):
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
     def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
-        """No reply (``reply lost``: it took effect; ``request lost``: it never arrived): the caller times
-        out."""
+        """No reply (``reply lost``: it took effect; ``request
+        lost``: it never arrived): the caller times out."""
         self._row(worker, step, event, outcome)
         yield from self._latency(self.timing.timeout)
 
     def _row(self, worker, step, event=None, outcome="", position=None):
-        """A trace row, with the durable checkpoint as it stands and its cursor's place in the stream
-        (remembered while the cursor stays); ``position`` is the event's, or for a row without an event one
-        given."""
+        """A trace row, with the durable checkpoint as it stands and its
+        cursor's place in the stream (remembered while the cursor stays);
+        ``position`` is the event's, or for a row without an event one given."""
         cp = self.store.checkpoint
         cursor, placed = cp.resume_cursor, self._placed
         if cursor is not placed[0]:
@@ -285,9 +285,9 @@ class World(TimedRequests):
             yield from self._wait(delay)
 
     def _ahead(self, delay: float) -> bool:
-        """Spend ``delay`` without the scheduler if possible: a lone worker, no late reply on its way, runs
-        ahead (``clock.ahead``) up to the time limit, handing the time over at its next real wait (a plain
-        call)."""
+        """Spend ``delay`` without the scheduler if possible: a lone worker,
+        no late reply on its way, runs ahead (``clock.ahead``) up to the time
+        limit, handing the time over at its next real wait (a plain call)."""
         if delay <= 0:
             return True
         if self._solo and not self._late and self.clock.now + delay < self.timing.time_limit:

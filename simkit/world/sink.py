@@ -38,11 +38,11 @@ class Sink:
         self.decisions = DecisionLog()
 
     def decide(self, worker: int, event: Event) -> str:
-        """The handler's outcome for ``event`` now: ``apply``, ``ignore``, ``quarantine`` or a non-terminal
-        outcome.
+        """The handler's outcome for ``event`` now: ``apply``,
+        ``ignore``, ``quarantine`` or a non-terminal outcome.
 
-        Every decision but an ``ok`` event's ``apply`` is logged: it is the ground truth a receipt is judged
-        by."""
+        Every decision but an ``ok`` event's ``apply`` is logged:
+        it is the ground truth a receipt is judged by."""
         behavior = event.behavior
         if behavior == "ok":
             return "apply"              # no state: an ``ok`` event's outcome never depends on its history
@@ -89,9 +89,9 @@ class Sink:
         self.record(worker, event_id)
 
     def record_initial(self, event_id: str) -> None:
-        """The effect of an initial receipt (``[initial] receipts``): it happened before time 0 (sequence 0,
-        time 0, worker 0). As :meth:`simkit.store.sqlite.SQLiteStore.record_initial_effect` for a store's own
-        effects."""
+        """The effect of an initial receipt (``[initial] receipts``): it happened before time 0
+        (sequence 0, time 0, worker 0). As
+        :meth:`simkit.store.sqlite.SQLiteStore.record_initial_effect` for a store's own effects."""
         self.effects.append((0, 0.0, 0, event_id))
         self.effect_count[event_id] = 1
 

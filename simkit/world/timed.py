@@ -1,9 +1,9 @@
 """The requests that take simulated time, as the world executes them: fetch, effect, commit, the page barrier
 (and the unsafe overwrite), and a worker's wait.
 
-Each spends its latency (ahead of the scheduler when it may), can be lost on its way (it takes no effect) or
-lose its reply (it took effect): either way the caller gets ``LOST`` after ``timeout``. Each writes its trace
-row.
+Each spends its latency (ahead of the scheduler when it may), can be lost
+on its way (it takes no effect) or lose its reply (it took effect): either
+way the caller gets ``LOST`` after ``timeout``. Each writes its trace row.
 
 :class:`TimedRequests` is a part of :class:`~simkit.world.simulation.World` (its base, above
 :class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``,

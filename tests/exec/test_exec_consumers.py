@@ -1,5 +1,5 @@
-"""``--strategy exec:COMMAND`` (docs/protocol.md): consumers in any language, one real process per worker
-life.
+"""``--strategy exec:COMMAND`` (docs/protocol.md): consumers
+in any language, one real process per worker life.
 
 The reference consumers of examples/consumers/ pass the gauntlet and their buggy twins fail where the shortcut
 they take fails; a bad line or a silent consumer ends the run with one line; a crash kills the process for
@@ -155,9 +155,9 @@ def test_memory_across_lives_is_gone_as_the_seed_predicts():
 
 
 def test_exploration_forks_and_replays_a_life_to_its_own_process():
-    """The forked explorer copies simkit mid-life (a lost reply goes on with the same life); each copy replays
-    the life to a process of its own. The exploration is the one from scratch, and the one of in-process
-    ``safe``."""
+    """The forked explorer copies simkit mid-life (a lost reply goes on with
+    the same life); each copy replays the life to a process of its own. The
+    exploration is the one from scratch, and the one of in-process ``safe``."""
     sc = simkit.load("retry_walkthrough")
 
     def explored(strategy, share):
@@ -183,8 +183,8 @@ def test_a_nondeterministic_consumer_is_named(tmp_path, monkeypatch):
 
 
 def test_an_exec_strategy_is_named_by_its_command_and_pickles_as_it():
-    """Verdicts, replay lines and worker processes of a pool (audit, sweep, explore) name it
-    ``exec:COMMAND``."""
+    """Verdicts, replay lines and worker processes of a pool
+    (audit, sweep, explore) name it ``exec:COMMAND``."""
     import pickle
 
     from simkit.procedure.strategies import strategy_name, strategy_ref

@@ -75,8 +75,8 @@ def test_a_result_goes_there_and_back(value):
 
 
 def test_the_forms_are_the_records_fields():
-    """Nothing is spelled by hand: a request's keys are ``op`` and its record's fields, a record's value its
-    fields."""
+    """Nothing is spelled by hand: a request's keys are ``op``
+    and its record's fields, a record's value its fields."""
     for op in REQUESTS_SEEN:
         assert list(wire.encode_request(op)) == ["op"] + [f.name for f in dataclasses.fields(op)]
     page = wire.encode_result(RESULTS_SEEN[1])

@@ -1,10 +1,10 @@
 """Golden verdicts: the verdict and trace digest of every bundled scenario × strategy (three seeds for a
 generated scenario), committed beside this file so that any change of judgment or behaviour shows in review.
 
-Seed 001's settlement is judged too: on every scenario with an external sink (``sink`` idempotent or unsafe,
-the ones whose effects go through the settlement ledger), ``safe`` also runs under each settlement policy
-other than the scenario's own, keyed ``scenario/safe/seed/policy`` (the three-part key is the scenario's own
-policy).
+Seed 001's settlement is judged too: on every scenario with an external sink (``sink``
+idempotent or unsafe, the ones whose effects go through the settlement ledger),
+``safe`` also runs under each settlement policy other than the scenario's own, keyed
+``scenario/safe/seed/policy`` (the three-part key is the scenario's own policy).
 
 Regenerate after a deliberate change, then read the diff::
 

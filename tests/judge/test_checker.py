@@ -251,9 +251,9 @@ def test_invariant_3_barrier_that_did_not_match_what_the_worker_read():
 
 
 def test_invariant_3_barrier_whose_cursor_matches_but_whose_version_is_stale():
-    """Worker 2 read C3/v2 and fetched C3; worker 1 then passed a barrier to C3/v3. Worker 2's barrier still
-    finds the cursor it fetched with, but not the version: an unconditional write over v3 breaks invariant
-    3."""
+    """Worker 2 read C3/v2 and fetched C3; worker 1 then passed a barrier to
+    C3/v3. Worker 2's barrier still finds the cursor it fetched with, but
+    not the version: an unconditional write over v3 breaks invariant 3."""
     h = History().correct_run()                               # worker 1 has fetched C3 (empty, C3 back)
     h.page(2, "C3")                                           # worker 2 reads C3/v2 and fetches C3
     assert h.store.compare_and_swap(1, "C3", 2, "C3", 3, 3)
@@ -318,9 +318,9 @@ def decide(h, eid, decision, worker=1):
 
 
 def test_barrier_after_a_hold_was_made_terminal_is_ok():
-    """The receipt history matters only up to the barrier: a review hold, later resolved by the handler to
-    quarantine and made a durable terminal quarantine, then the barrier, is the quarantine boundary done
-    right."""
+    """The receipt history matters only up to the barrier: a review hold,
+    later resolved by the handler to quarantine and made a durable terminal
+    quarantine, then the barrier, is the quarantine boundary done right."""
     h = History().first_page_applied()
     assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
     h.page(1, "C2")
@@ -406,8 +406,8 @@ def test_the_latest_decision_counts_a_retry_later_then_apply_is_ordered():
 
 
 def test_an_ok_event_needs_no_logged_decision_to_be_applied_but_does_to_be_ignored():
-    """The handler of an ``ok`` event answers apply and logs nothing: applying it is ordered, ignoring it is
-    not."""
+    """The handler of an ``ok`` event answers apply and logs
+    nothing: applying it is ordered, ignoring it is not."""
     h = History()
     h.page(1, "C1")
     h.apply(1, "e1", 1)
@@ -465,9 +465,9 @@ def test_a_halt_the_page_does_not_justify_is_a_liveness_failure():
 
 
 def test_a_halt_is_judged_by_the_last_fetch_whatever_loads_came_after():
-    """docs/verdict.md, ``halt_justified``: what the worker was served by its last fetch, any number of
-    ``Load`` requests in between changing nothing (a consumer that rereads the checkpoint before it halts is
-    still right)."""
+    """docs/verdict.md, ``halt_justified``: what the worker was served by its
+    last fetch, any number of ``Load`` requests in between changing nothing (a
+    consumer that rereads the checkpoint before it halts is still right)."""
     h = History(pages=REGRESSING)
     h.page(1, "C1")
     h.store.load(1)

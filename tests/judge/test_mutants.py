@@ -54,8 +54,8 @@ RULE = re.compile(r'Breaks ((?:seed 00[01] )?(?:step|invariant) \d)[^"]*"([^"]+)
 
 
 def test_gallery_shape():
-    """At least 20 mutants and two correct consumers, each documented; every mutant names the rule it
-    breaks."""
+    """At least 20 mutants and two correct consumers, each
+    documented; every mutant names the rule it breaks."""
     assert len(MUTANTS) >= 20 and len(CORRECT) >= 2
     assert len({c.__name__ for c in MUTANTS + CORRECT}) == len(MUTANTS + CORRECT)
     for cls in MUTANTS:

@@ -18,8 +18,8 @@ def run(scenario, cls, seed=None, **kw):
 
 # -- halts judged both ways (item 1) -------------------------------------------------------------------------
 class RefusedTwice(Consumer):
-    """Fetches "" twice (refused both times), then halts: a refused cursor is never one the provider
-    issued."""
+    """Fetches "" twice (refused both times), then halts:
+    a refused cursor is never one the provider issued."""
 
     def run(self):
         yield Load()
@@ -253,9 +253,9 @@ class Remembers(Consumer):
 
 
 def test_a_crash_wipes_class_state_as_a_new_process_would(tmp_path):
-    """Crash before 107's commit: in memory the class-level set says e107 was handled, and a class surviving
-    the crash would skip it (lost). A new process starts with the set empty and applies it: ok, as the seed
-    says."""
+    """Crash before 107's commit: in memory the class-level set says e107 was
+    handled, and a class surviving the crash would skip it (lost). A new
+    process starts with the set empty and applies it: ok, as the seed says."""
     (tmp_path / "remembers.py").write_text(REMEMBERS)
     cls = simkit.resolve(f"{tmp_path / 'remembers.py'}:Remembers")
     crash = simkit.model.Fault("crash", "before_event_commit", position=107)

@@ -216,9 +216,9 @@ def test_a_consumer_that_raises_in_a_worker_is_one_line(tmp_path):
 
 
 def test_the_worker_binds_the_simulation_objects_through_their_public_methods():
-    """docs/architecture.md, "No reach-ins": the harness keeps the sink's handler memory and the service's
-    memory of what it ran in durable containers by asking them (``keep_handler_state``, ``keep_ran``), never
-    by name."""
+    """docs/architecture.md, "No reach-ins": the harness keeps the sink's
+    handler memory and the service's memory of what it ran in durable containers
+    by asking them (``keep_handler_state``, ``keep_ran``), never by name."""
     import ast
 
     import simkit.live.worker as worker

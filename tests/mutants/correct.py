@@ -96,9 +96,9 @@ class RememberedIdentity(Consumer):
 
 
 class FreshReceiptsPatientBackoff(Consumer):
-    """Looks receipts up again just before each event (another worker may have settled it since the page was
-    read), and backs off exponentially while the page is blocked (1, 2, 4, 8 back-offs) instead of one at a
-    time.
+    """Looks receipts up again just before each event (another worker may have
+    settled it since the page was read), and backs off exponentially while the
+    page is blocked (1, 2, 4, 8 back-offs) instead of one at a time.
 
     Both change only when and how often it asks; every decision is still the procedure's.
     """
@@ -129,9 +129,9 @@ class FreshReceiptsPatientBackoff(Consumer):
 
 
 class ReceiptsOnly(Consumer):
-    """Never lets the watermark prove a replay, even when the provider has no backfills: only a durable
-    terminal receipt does. More lookups, the same outcomes (seed 000 step 4: per-event receipts are always
-    sufficient)."""
+    """Never lets the watermark prove a replay, even when the provider has no
+    backfills: only a durable terminal receipt does. More lookups, the same
+    outcomes (seed 000 step 4: per-event receipts are always sufficient)."""
 
     def is_replay(self, event, receipts, applied_position):
         return receipts.get(event.id) in TERMINAL

@@ -318,8 +318,8 @@ class IgnoreInMemory(Consumer):
 
 
 class IgnoreMeansApply(Consumer):
-    """"The handler is only being cautious when it says ignore: run the effect anyway, nobody downstream
-    minds."
+    """"The handler is only being cautious when it says
+    ignore: run the effect anyway, nobody downstream minds."
 
     The ``ignore`` hook applies the event: an effect and an ``applied`` receipt the handler never decided.
 

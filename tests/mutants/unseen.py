@@ -1,8 +1,8 @@
-"""Consumers written by a reviewer who had not seen the others, each aimed at a gap in what the world lets a
-consumer do or in what the checker looks at. Each gap they found is closed: ``completed`` needs the durable
-cursor at the end (``CursorLivesInMemory``, ``ParkBlockedPage``), invariant 2 no longer depends on fetch
-timing (``PipelinedReadAhead``), and an external sink's effect is never inside the store's transaction
-(``HttpCallInsideDbTransaction``)."""
+"""Consumers written by a reviewer who had not seen the others, each aimed at a gap in what the
+world lets a consumer do or in what the checker looks at. Each gap they found is closed:
+``completed`` needs the durable cursor at the end (``CursorLivesInMemory``, ``ParkBlockedPage``),
+invariant 2 no longer depends on fetch timing (``PipelinedReadAhead``), and an external sink's
+effect is never inside the store's transaction (``HttpCallInsideDbTransaction``)."""
 from __future__ import annotations
 
 from simkit import Consumer

@@ -8,8 +8,8 @@ from simkit.ops import Halt
 
 
 class HaltOnOverlap(Consumer):
-    """"If the provider sends us something we've already applied, it has rewound: stop before we
-    double-apply."
+    """"If the provider sends us something we've already
+    applied, it has rewound: stop before we double-apply."
 
     Stops for investigation whenever a page carries an event at or below ``applied_position``, which every
     retried or overlapping page does.

@@ -1,5 +1,5 @@
-"""The driver protocol (simkit.procedure.driver): one method per request, one table per class, shared logic
-once."""
+"""The driver protocol (simkit.procedure.driver): one method
+per request, one table per class, shared logic once."""
 from inspect import isgeneratorfunction
 
 import pytest

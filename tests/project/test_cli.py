@@ -301,8 +301,8 @@ def test_bad_option_values_are_one_line_exit_2(args, message, capsys):
 
 
 def test_only_an_error_that_names_a_parameter_is_given_the_flag(capsys):
-    """``SimkitError.param`` says which parameter the message opens with; a scenario called ``seeds`` is not
-    one."""
+    """``SimkitError.param`` says which parameter the message
+    opens with; a scenario called ``seeds`` is not one."""
     from simkit.cli.output import spoken
     from simkit.errors import SimkitError
     assert spoken(SimkitError("max_crashes 60: at most 50",

@@ -1,10 +1,10 @@
 """The pages say what simkit does: README.md and docs/*.md are run and their links followed.
 
-Every fenced ``text`` block that starts with a ``$ simkit ...`` line is a transcript. Each of its commands is
-run as ``python -m simkit ...`` with the same arguments, in a temporary folder of its own page (blocks run in
-page order, so a later command may read a file an earlier one wrote), and what it prints (stdout, then stderr)
-must be what the page shows, up to trailing whitespace. An HTML comment on the line right above a block
-changes that:
+Every fenced ``text`` block that starts with a ``$ simkit ...`` line is a transcript. Each
+of its commands is run as ``python -m simkit ...`` with the same arguments, in a temporary
+folder of its own page (blocks run in page order, so a later command may read a file an
+earlier one wrote), and what it prints (stdout, then stderr) must be what the page shows,
+up to trailing whitespace. An HTML comment on the line right above a block changes that:
 
 - ``<!-- file: NAME -->``: the block is a file; it is written as NAME into the page's folder, for the commands
   that follow (a consumer, a scenario);
@@ -81,8 +81,8 @@ def blocks(page: Path) -> list[Block]:
 
 
 def transcript(block: Block) -> list[tuple[str, str]]:
-    """(command, expected output) pairs: a command is a ``$ `` line, its output the lines up to the next
-    one."""
+    """(command, expected output) pairs: a command is a ``$
+    `` line, its output the lines up to the next one."""
     pairs: list[tuple[str, list[str]]] = []
     for line in block.text.splitlines():
         if line.startswith("$ "):
@@ -181,8 +181,8 @@ def _prose(page: Path) -> str:
 
 
 def anchors(page: Path) -> set[str]:
-    """GitHub's heading anchors of a page: lower case, punctuation dropped, spaces to hyphens, repeats
-    numbered."""
+    """GitHub's heading anchors of a page: lower case,
+    punctuation dropped, spaces to hyphens, repeats numbered."""
     seen: dict[str, int] = {}
     out = set()
     fence = None

@@ -101,9 +101,9 @@ PLUGIN_LOADERS = {("procedure/strategies.py", "import_module"),
 
 
 def string_imports(source: str) -> list[tuple[str, str | None]]:
-    """Each call in ``source`` that imports a module named by a string: ``(loader, the module's name if
-    written as a constant, else None)``, however the loader was reached (``importlib.import_module``, an
-    alias, ...)."""
+    """Each call in ``source`` that imports a module named by a string:
+    ``(loader, the module's name if written as a constant, else None)``, however
+    the loader was reached (``importlib.import_module``, an alias, ...)."""
     tree, found = ast.parse(source), []
     aliases = {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
                if a.name in LOADERS and a.asname}
@@ -120,9 +120,9 @@ def string_imports(source: str) -> list[tuple[str, str | None]]:
 
 
 def test_no_module_imports_another_by_string():
-    """``importlib.import_module("simkit.runner")`` is an import the check above cannot see (the world and the
-    runner once imported each other that way). Only the plugin loader of a user's strategy imports by
-    string."""
+    """``importlib.import_module("simkit.runner")`` is an import the check
+    above cannot see (the world and the runner once imported each other that
+    way). Only the plugin loader of a user's strategy imports by string."""
     wrong = []
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
@@ -133,8 +133,8 @@ def test_no_module_imports_another_by_string():
 
 
 def test_the_check_sees_string_imports():
-    """The test above can fail: each way of importing by string is seen, with the name when it is a
-    constant."""
+    """The test above can fail: each way of importing by
+    string is seen, with the name when it is a constant."""
     assert string_imports("import importlib\nimportlib.import_module('simkit.runner')") == [
         ("import_module", "simkit.runner")]
     assert string_imports("from importlib import import_module as load\nload(name)") == [("load", None)]
@@ -146,8 +146,8 @@ def test_the_check_sees_string_imports():
 
 
 def test_every_module_declares_its_public_names():
-    """``__all__`` in every module: what a reader may import is written down, and star imports take only
-    that."""
+    """``__all__`` in every module: what a reader may import
+    is written down, and star imports take only that."""
     def declares(path: Path) -> bool:
         for n in ast.parse(path.read_text(encoding="utf-8")).body:
             targets = (

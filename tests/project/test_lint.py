@@ -1,5 +1,5 @@
-"""ruff and mypy, as configured in pyproject.toml, run as part of the test suite (CI runs the README's
-pytest)."""
+"""ruff and mypy, as configured in pyproject.toml, run as
+part of the test suite (CI runs the README's pytest)."""
 import subprocess
 import sys
 import tomllib
@@ -26,9 +26,9 @@ def test_ruff_is_clean():
 
 
 def test_mypy_checks_the_whole_package_and_hides_nothing():
-    """The configuration names the package, not a list of modules, and silences no error: no
-    ``ignore_errors``, no code disabled, and a ``# type: ignore`` that no longer ignores anything is itself an
-    error."""
+    """The configuration names the package, not a list of modules, and
+    silences no error: no ``ignore_errors``, no code disabled, and a ``#
+    type: ignore`` that no longer ignores anything is itself an error."""
     config = tomllib.loads(_mypy_section())["tool"]["mypy"]
     assert config["files"] == ["simkit"]
     assert config["warn_unused_ignores"] is True
@@ -44,9 +44,9 @@ def test_mypy_is_clean_on_the_whole_package():
 
 
 def test_the_mypy_configuration_fails_on_an_error_in_any_module(tmp_path):
-    """The suite's mypy run (no arguments: the configuration's ``files``) reports an error in a module deep in
-    the package, and a ``# type: ignore`` that ignores nothing, and exits non-zero: the suite fails on
-    both."""
+    """The suite's mypy run (no arguments: the configuration's ``files``)
+    reports an error in a module deep in the package, and a ``# type: ignore``
+    that ignores nothing, and exits non-zero: the suite fails on both."""
     (tmp_path / "pyproject.toml").write_text(_mypy_section())
     deep = tmp_path / "simkit" / "deep"
     deep.mkdir(parents=True)

@@ -33,8 +33,8 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_every_command_has_a_description_and_every_option_a_help():
-    """``simkit serve --help`` opened with its usage and went straight to the options; ``--log-level`` had no
-    help."""
+    """``simkit serve --help`` opened with its usage and went
+    straight to the options; ``--log-level`` had no help."""
     missing = []
     for name, parser in _subcommands().items():
         if not parser.description:
@@ -54,8 +54,8 @@ def test_service_names_the_contract_version_apart_from_simkits_own_version():
 
 
 def test_the_live_signal_tests_pass_when_the_suite_runs_in_the_background():
-    """``pytest &`` starts with SIGINT ignored; the SIGINT variant's child used to inherit that and never
-    stop."""
+    """``pytest &`` starts with SIGINT ignored; the SIGINT
+    variant's child used to inherit that and never stop."""
     code = ("import signal, subprocess, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
             "sys.exit(subprocess.call([sys.executable, '-m', 'pytest', '-q', '-o', 'addopts=', '-p', "
             "'no:cacheprovider', 'tests/live/test_live.py', '-k', 'sigterm_and_sighup and SIGINT']))")
@@ -64,6 +64,6 @@ def test_the_live_signal_tests_pass_when_the_suite_runs_in_the_background():
 
 
 def test_scipy_is_installed_with_the_test_extra():
-    """tests/tools/test_sweep.py compares the Wilson interval with scipy's; it skipped wherever [test] was
-    used."""
+    """tests/tools/test_sweep.py compares the Wilson interval
+    with scipy's; it skipped wherever [test] was used."""
     import scipy.stats  # noqa: F401

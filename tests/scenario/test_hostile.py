@@ -29,8 +29,8 @@ SPIN = {"pages": [{"cursor": "C5", "positions": [1, 2], "next_cursor": "C5"}]}
 
 
 def one_line_exit_2(capsys, argv, message: str, out=None) -> str:
-    """``simkit ARGV`` answers one line on stderr containing ``message``, exit 2, nothing on stdout or at
-    ``out``."""
+    """``simkit ARGV`` answers one line on stderr containing
+    ``message``, exit 2, nothing on stdout or at ``out``."""
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -183,9 +183,9 @@ def mine(tmp_path, monkeypatch):
                    "'e104' (str), not Event\n"),
 ])
 def test_a_consumer_that_raises_is_one_line_naming_it(mine, capsys, cls, message):
-    """41 lines of traceback and exit 1 before; now the strategy, the exception and where, exit 2, no figure.
-    A request the world cannot execute names the field the consumer got wrong (a traceback from inside the
-    store before)."""
+    """41 lines of traceback and exit 1 before; now the strategy, the exception
+    and where, exit 2, no figure. A request the world cannot execute names the
+    field the consumer got wrong (a traceback from inside the store before)."""
     out = mine / "t.png"
     assert main(["run", "retry_walkthrough", "--strategy", f"mine.py:{cls}", "--timeline", str(out)]) == 2
     captured = capsys.readouterr()
@@ -256,8 +256,8 @@ def test_a_stream_of_2_63_events_is_refused(tmp_path, capsys):
 
 
 def test_a_stream_too_long_to_build_in_bounded_memory_is_refused(tmp_path, capsys):
-    """10**7 events was accepted, and killed at 1.4 GB after a minute with no output: the stream is built
-    whole."""
+    """10**7 events was accepted, and killed at 1.4 GB after
+    a minute with no output: the stream is built whole."""
     path = tmp_path / "events.toml"
     path.write_text("[generate]\nevents = 10000000\n")
     one_line_exit_2(capsys, ["run", str(path)],
@@ -298,9 +298,9 @@ def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
     (["live", "default", "--kills", "1", "--events", str(10**8)], f"--events {10**8}: at most 1000000"),
 ], ids=["sweep --seeds", "--first-seed", "--seed", "explore --max-crashes", "audit --seeds", "live --events"])
 def test_numeric_options_have_bounds_too(tmp_path, capsys, argv, message):
-    """Found by trying the bounds above as a hostile user: --seeds 10**18 built its task list forever, a seed
-    past 2**63 stopped a Parquet table with an OverflowError, --max-crashes 10**6 ended in a
-    RecursionError."""
+    """Found by trying the bounds above as a hostile user: --seeds 10**18
+    built its task list forever, a seed past 2**63 stopped a Parquet table
+    with an OverflowError, --max-crashes 10**6 ended in a RecursionError."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     bounded(lambda: one_line_exit_2(capsys, argv, message), seconds=20)
     assert not list(tmp_path.iterdir())
@@ -330,8 +330,8 @@ _CAPPED = r"^jobs {}: using 8 worker processes \(4 per CPU at most\)$"
 
 
 def test_explore_jobs_are_capped_at_4_per_cpu_and_the_schedules(pools):
-    """``explore ... --jobs 1000`` started 1,002 processes for 9 schedules; ``--jobs 10**6`` was a fork
-    bomb."""
+    """``explore ... --jobs 1000`` started 1,002 processes
+    for 9 schedules; ``--jobs 10**6`` was a fork bomb."""
     from simkit.tools.explore import explore
     sc = simkit.load("retry_walkthrough")
     with pytest.raises(_Pool), pytest.warns(simkit.errors.Note, match=_CAPPED.format(10**6)) as noted:
@@ -599,8 +599,8 @@ def hostile_scenarios(draw) -> dict:
 
 @pytest.fixture
 def small_guard(monkeypatch):
-    """A guard that ends a run after thousands of steps, not a million: each example stays well under a
-    second."""
+    """A guard that ends a run after thousands of steps, not
+    a million: each example stays well under a second."""
     monkeypatch.setattr(worlds, "STALL_STEPS", 5_000)
     monkeypatch.setattr(worlds, "STEP_BASE", 20_000)
     monkeypatch.setattr(worlds, "STEPS_PER_ITEM", 100)

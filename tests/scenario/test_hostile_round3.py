@@ -182,8 +182,8 @@ class Closes(Consumer):
 def test_a_consumer_raising_sys_exit_or_keyboard_interrupt_is_its_one_line(
     tmp_path, capsys, monkeypatch, cls, raised
 ):
-    """sys.exit(5) made simkit exit 5 with no message; a KeyboardInterrupt of its own printed "interrupted",
-    130."""
+    """sys.exit(5) made simkit exit 5 with no message; a
+    KeyboardInterrupt of its own printed "interrupted", 130."""
     (tmp_path / "raises.py").write_text(RAISES)
     monkeypatch.chdir(tmp_path)
     line = one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"raises.py:{cls}"],
@@ -296,9 +296,9 @@ def test_an_integer_past_4300_digits_in_a_serve_config_is_one_line(tmp_path, cap
 
 # -- 3. the progress guard's budget is earned, not granted by the stream's size ------------------------------
 def test_a_large_stream_looping_at_its_start_gets_the_base_budget(monkeypatch):
-    """Every fetch lost and a time limit of 1e15: the stream's size granted 1,000 steps per event and page,
-    120 million for 100,000 events (hours, and memory all along). Progress earns them now: no receipt, one
-    cursor."""
+    """Every fetch lost and a time limit of 1e15: the stream's size granted
+    1,000 steps per event and page, 120 million for 100,000 events (hours, and
+    memory all along). Progress earns them now: no receipt, one cursor."""
     import simkit.world.guard as guard
     from simkit.world.simulation import World
 
@@ -338,8 +338,8 @@ class Spins(Consumer):
 
 @pytest.mark.parametrize("cls", ["Sleeps", "Spins"])
 def test_a_consumer_that_sleeps_or_spins_is_stopped_by_the_wall_clock(tmp_path, capsys, monkeypatch, cls):
-    """The step budget counts requests, and a consumer stuck between two of them made none: run hung for
-    ever."""
+    """The step budget counts requests, and a consumer stuck
+    between two of them made none: run hung for ever."""
     import time
 
     import simkit.world.guard as guard

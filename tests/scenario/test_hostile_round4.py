@@ -57,8 +57,8 @@ def test_a_stdout_that_refuses_writes_is_one_line(argv):
 
 
 def test_a_closed_stderr_keeps_the_exit_status():
-    """``simkit run nope.toml 2>&-``: writing the one line failed, and its traceback made the exit status
-    1."""
+    """``simkit run nope.toml 2>&-``: writing the one line
+    failed, and its traceback made the exit status 1."""
     proc = simkit_cli(shell=f"{sys.executable} -m simkit run nope.toml 2>&-")
     assert proc.returncode == 2 and proc.stdout == ""
 
@@ -299,8 +299,8 @@ def test_a_body_that_is_json_but_no_object_is_said_to_be_so(value):
     (b'{"limit": ' + b"1" * 5000 + b"}", "request body is not JSON: an integer of more than 4300 digits"),
 ], ids=["NaN", "Infinity", "-Infinity", "5000 digits"])
 def test_what_rfc_8259_is_not_is_malformed_json(raw, problem):
-    """Python's json reads NaN and Infinity; an integer of 5,000 digits was answered with Python's advice to
-    call sys.set_int_max_str_digits()."""
+    """Python's json reads NaN and Infinity; an integer of 5,000 digits was
+    answered with Python's advice to call sys.set_int_max_str_digits()."""
     with pytest.raises(ServiceError, match=f"^{problem}$") as raised:
         parse_body(raw)
     assert raised.value.code == "malformed_json"

@@ -103,9 +103,9 @@ def simkit_cli(*argv, cwd, env=None) -> subprocess.CompletedProcess:
 @linux
 @pytest.mark.parametrize("command", ["run", "shrink"])
 def test_a_consumer_calling_os_exit_is_one_line(hostile, command):
-    """``os._exit(3)`` in a hook ended ``simkit run`` and ``simkit shrink`` with exit status 3 and nothing
-    said at all. The run is now in a process of its own (as explore's is): its end is one line, exit
-    status 2."""
+    """``os._exit(3)`` in a hook ended ``simkit run`` and ``simkit shrink``
+    with exit status 3 and nothing said at all. The run is now in a process
+    of its own (as explore's is): its end is one line, exit status 2."""
     proc = simkit_cli(command, "two.toml", "--strategy", "hostile.py:Exits", "--json", cwd=hostile)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == (f"simkit: {command} two: the process doing the work ended (exit status 3) without "
@@ -152,9 +152,9 @@ def test_what_a_consumer_prints_goes_to_stderr_and_json_stays_one_object(hostile
 # -- 4. shrink's budget --------------------------------------------------------------------------------------
 @linux
 def test_shrink_ends_at_its_budget_with_one_line_and_nothing_written(hostile):
-    """Shrinking runs the scenario again and again, for as long as it takes: a slow consumer on a big stream
-    kept it going for hours. Now ``--budget`` (600 s by default, as explore's) ends it: one line, exit 2, no
-    file."""
+    """Shrinking runs the scenario again and again, for as long as it takes:
+    a slow consumer on a big stream kept it going for hours. Now ``--budget``
+    (600 s by default, as explore's) ends it: one line, exit 2, no file."""
     start = time.monotonic()
     proc = simkit_cli("shrink", "two.toml", "--strategy", "hostile.py:Stalls", "--budget", "1", "--out",
                       "shrunk.toml", cwd=hostile)
@@ -213,8 +213,8 @@ def test_what_live_workers_print_goes_to_stderr(hostile):
                                   ["live", "two.toml", "--kills", "1", "--timeout", "60", "--strategy"]],
                          ids=["sweep", "explore", "audit", "live"])
 def test_a_consumer_module_ending_the_process_at_import_is_one_line_in_sweep_explore_audit(hostile, argv):
-    """The strategy was imported by the command itself, before its work's process: exit status 4, nothing
-    said."""
+    """The strategy was imported by the command itself, before
+    its work's process: exit status 4, nothing said."""
     proc = simkit_cli(*argv, "hostile.py:ExitsAtImport", cwd=hostile, env={"HOSTILE_EXIT_AT_IMPORT": "1"})
     assert (proc.returncode, proc.stdout) == (2, "")
     assert "the process doing the work ended (exit status 4) without a result" in proc.stderr

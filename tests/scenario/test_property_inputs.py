@@ -23,8 +23,8 @@ HEX = "0x" + "f" * 5000  # read whatever its length: the messages must not print
 
 
 def rarely(usual: list[str], hostile: list[str]) -> st.SearchStrategy[str]:
-    """Mostly a value at or next to an edge; one time in ten one past every bound (most files then still
-    run)."""
+    """Mostly a value at or next to an edge; one time in ten
+    one past every bound (most files then still run)."""
     return st.integers(0, 9).flatmap(lambda k: st.sampled_from(hostile if k == 0 else usual))
 
 

@@ -142,8 +142,8 @@ def test_every_bundled_scenario_still_loads():
 
 
 def test_crash_argument_occurrence_is_at_least_1():
-    """``--crash POINT#0`` is refused by parse_crash_arg itself, as ``occurrence = 0`` in a [[faults]] entry
-    is."""
+    """``--crash POINT#0`` is refused by parse_crash_arg
+    itself, as ``occurrence = 0`` in a [[faults]] entry is."""
     with pytest.raises(simkit.ScenarioError,
                        match=r"^crash before_effect#0: key 'occurrence': must be at least 1$") \
             as e:

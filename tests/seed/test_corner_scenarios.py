@@ -119,8 +119,8 @@ def test_ignored_event_catches_an_ignore_kept_in_memory_and_one_applied_anyway()
 
 
 def test_gap_behind_applied_safe_halts_with_cause():
-    """Step 3's third halt, judged: an event behind applied_position, no receipt, no backfills in the
-    contract."""
+    """Step 3's third halt, judged: an event behind
+    applied_position, no receipt, no backfills in the contract."""
     v = run("gap_behind_applied").verdict
     assert v.halted.startswith("gap: e3") and v.halt_justified is True and v.completed and v.ok
     assert v.pending == ["e3", "e6"]

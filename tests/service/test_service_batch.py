@@ -151,8 +151,8 @@ def test_simkit_serve_store_and_start_up_crash_fault():
 
 
 def _startup(svc, t):
-    """As :func:`crash_then_retry`, the crash coming from ``--fault crash-mid-write#2`` instead of the
-    header."""
+    """As :func:`crash_then_retry`, the crash coming from
+    ``--fault crash-mid-write#2`` instead of the header."""
     assert t.post(WRITE, command(svc, "page-1", 0, 2)).status == 200
     with pytest.raises(ReplyLost):
         t.post(WRITE, command(svc, "page-2", 1, 4))

@@ -157,9 +157,9 @@ def test_credential_flag_cannot_take_a_credential_from_its_subject(capsys):
 
 
 def test_config_cannot_add_dev_a_second_time(tmp_path):
-    """A subject added twice is an error, dev included: add_subject kept the first, so this tenant and
-    tenant_admin were silently ignored. (build_service, not main: a config that loads would start a
-    server.)"""
+    """A subject added twice is an error, dev included: add_subject kept
+    the first, so this tenant and tenant_admin were silently ignored.
+    (build_service, not main: a config that loads would start a server.)"""
     from simkit.service.config import ServiceConfigError
     cfg = tmp_path / "serve.toml"
     cfg.write_text('[[subjects]]\nid = "dev"\ntenant = "acme"\ntenant_admin = true\n')
@@ -232,8 +232,8 @@ def test_operator_routes_parse_the_body_as_the_contract_does(path):
 
 
 def test_any_other_framework_http_error_answers_the_service_error_body():
-    """The ``http_error`` branch of _route_errors: status, detail and headers kept, body and no-store the
-    service's."""
+    """The ``http_error`` branch of _route_errors: status,
+    detail and headers kept, body and no-store the service's."""
     from starlette.exceptions import HTTPException
 
     from simkit.service.config import dev_service
@@ -251,8 +251,8 @@ def test_any_other_framework_http_error_answers_the_service_error_body():
 
 
 def test_the_config_format_documented_in_config_py_is_accepted_as_written(tmp_path):
-    """The module docstring is the format's reference: its example must load, faults at the top level
-    included."""
+    """The module docstring is the format's reference: its
+    example must load, faults at the top level included."""
     import textwrap
 
     from simkit.service import config
@@ -331,8 +331,8 @@ def no_server(monkeypatch):
     (["--horizon", "-1"], "--horizon -1: must be a whole number, at least 0"),
 ])
 def test_service_explore_bounds_are_simkit_explores(capsys, flags, err):
-    """``--max-crashes 1000`` and ``--lost-responses 99999`` were accepted (``simkit explore`` caps both at
-    50)."""
+    """``--max-crashes 1000`` and ``--lost-responses 99999``
+    were accepted (``simkit explore`` caps both at 50)."""
     assert main(["service", "checkpoint_service", "--explore", *flags]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == f"simkit: {err}\n"

@@ -229,9 +229,9 @@ def test_config_file_roles_make_an_operator(tmp_path):
 # -- 2. a fault header from a caller the service rejects -----------------------------------------------------
 @pytest.fixture(params=["model", "http"])
 def transport(request):
-    """The owner ``dev`` with a checkpoint; ``bob`` with a checkpoint and no grant any more; ``eve`` in the
-    same tenant without any grant; ``alice`` granted but without the ``inject_faults`` role; ``dev-old``
-    revoked."""
+    """The owner ``dev`` with a checkpoint; ``bob`` with a checkpoint and no
+    grant any more; ``eve`` in the same tenant without any grant; ``alice``
+    granted but without the ``inject_faults`` role; ``dev-old`` revoked."""
     svc = dev_service()
     svc.add_credential("dev-old", "dev")
     svc.revoke("dev-old")
@@ -440,8 +440,8 @@ def test_a_bad_config_file_is_one_line_naming_file_and_problem_and_exit_2(tmp_pa
 
 
 def _refused(*flags, stdin=None) -> str:
-    """``simkit serve --port 0 FLAGS`` in a process held to 1 GiB of memory and 30 s: its one line (exit
-    2)."""
+    """``simkit serve --port 0 FLAGS`` in a process held
+    to 1 GiB of memory and 30 s: its one line (exit 2)."""
     import resource
 
     def limit():
@@ -665,11 +665,11 @@ DOCUMENTED = {path: {int(code) for code in item["post"]["responses"]}
 def test_random_requests_get_a_documented_answer_and_a_rejected_one_changes_nothing(
     server, request, credential, fault
 ):
-    """Every route, the operator's included (with ``--operator``'s credential, dev's, root's: an operator that
-    may inject faults), with and without ``X-Simkit-Fault``: the answer is a status the OpenAPI document lists
-    for the route, a 500 only for a corruption asked for and a lost reply only when one was asked for, and
-    never a 2xx for a fault the route cannot honour. A rejected request changes nothing (nor takes a
-    backup)."""
+    """Every route, the operator's included (with ``--operator``'s credential, dev's,
+    root's: an operator that may inject faults), with and without ``X-Simkit-Fault``: the
+    answer is a status the OpenAPI document lists for the route, a 500 only for a corruption
+    asked for and a lost reply only when one was asked for, and never a 2xx for a fault the
+    route cannot honour. A rejected request changes nothing (nor takes a backup)."""
     svc, c, app = server
     route, raw = request
     kinds = [] if fault is None else [k.strip() for k in fault.split(",") if k.strip()]

@@ -1,9 +1,9 @@
 """Seed 004, "Read or create progress", its last three sentences before the write example, executed:
 
-    "Use the change feed to obtain the cursor and complete initial reconciliation when consuming existing
-    records. During the initial memory query scan, set filter.scan_limit independently of filter.limit to
-    bound work even when many candidate records are unavailable. An empty query page with next_after still
-    requires continuation."
+    "Use the change feed to obtain the cursor and complete initial reconciliation when
+    consuming existing records. During the initial memory query scan, set filter.scan_limit
+    independently of filter.limit to bound work even when many candidate records are
+    unavailable. An empty query page with next_after still requires continuation."
 
 Every rule test runs against the pure model in process (``model``) and against ``simkit serve`` over a real
 HTTP connection (``http``). The dev namespace holds, before its journal, ``archive-1`` (deleted),
@@ -232,9 +232,9 @@ def test_a_query_needs_memory_read_on_the_exact_scope(env):
 
 # -- why the first page's cursor -----------------------------------------------------------------------------
 def test_a_cursor_taken_after_the_scan_misses_a_change(env):
-    """The scan is no snapshot: a change behind ``next_after`` during the scan is in no later page. The feed
-    read from the first page's cursor delivers it; from a cursor taken at the end of the scan nothing ever
-    would."""
+    """The scan is no snapshot: a change behind ``next_after`` during the scan
+    is in no later page. The feed read from the first page's cursor delivers
+    it; from a cursor taken at the end of the scan nothing ever would."""
     first = env.query(limit=2, scan_limit=2)
     second = env.query(first["next_after"], limit=2, scan_limit=2)       # archive-3, note-1
     env.svc.append(DEV_TENANT, DEV_SCOPE, "updated", "archive-3")        # behind next_after now

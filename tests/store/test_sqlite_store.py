@@ -45,8 +45,8 @@ def test_initial_receipts_are_in_the_ledger_at_time_0(store):
 
 
 def test_every_log_row_is_read_by_name(store):
-    """Issue 27: the rows of either store are named tuples (``receipt_log[k].event_id``), as the judge reads
-    them."""
+    """Issue 27: the rows of either store are named tuples
+    (``receipt_log[k].event_id``), as the judge reads them."""
     store.load(1)
     store.commit_event(1, "e106", 106, "applied", 106)
     assert store.receipt_log[-1].event_id == "e106" and store.receipt_log[0].outcome == "applied"

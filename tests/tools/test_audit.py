@@ -1,6 +1,6 @@
-"""``simkit audit`` / :func:`simkit.audit`: anyone's consumer judged on every case simkit has, the first
-failure shrunk to a file that ``simkit run`` replays; exit 1 for a failing consumer, 0 for a passing one, 2 on
-bad input."""
+"""``simkit audit`` / :func:`simkit.audit`: anyone's consumer judged on every
+case simkit has, the first failure shrunk to a file that ``simkit run``
+replays; exit 1 for a failing consumer, 0 for a passing one, 2 on bad input."""
 import dataclasses
 import json
 import shlex
@@ -117,9 +117,9 @@ def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):
 
 # -- issue 26, item 6: cases as wide as real streams, within a budget ----------------------------------------
 def test_the_wide_cases_are_as_wide_as_real_streams():
-    """Pages of 50 events, 2,000 events behind at least 300 barriers, blocks of at least 20 attempts, a
-    rotation between a lost reply and its retry, crossed replies differing in each field: each as safe meets
-    it."""
+    """Pages of 50 events, 2,000 events behind at least 300 barriers, blocks
+    of at least 20 attempts, a rotation between a lost reply and its retry,
+    crossed replies differing in each field: each as safe meets it."""
     def run(name):
         sc = wide(name)
         r = simkit.simulate(sc, simkit.Consumer, sc.seed)

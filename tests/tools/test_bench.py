@@ -34,9 +34,9 @@ def test_bench_quick_json(capsys):
 
 
 def test_peak_rss_is_the_childs_own_not_the_parents():
-    """A child started by fork and exec inherits its parent's peak in ``ru_maxrss``: the memory figures read
-    the child's own ``VmHWM``, so a tiny run measured from a parent inflated by 300 MB reads far less than
-    that."""
+    """A child started by fork and exec inherits its parent's peak in
+    ``ru_maxrss``: the memory figures read the child's own ``VmHWM``, so a tiny
+    run measured from a parent inflated by 300 MB reads far less than that."""
     from simkit.tools.bench import own_peak_rss, peak_rss_mb
     inflated = bytearray(b"x") * (300 * 2**20)        # resident: every page written
     parent = own_peak_rss() / 2**20

@@ -42,9 +42,9 @@ def session_alive(sid: int) -> list[int]:
 
 
 def children_cpu() -> float:
-    """CPU seconds of this process's reaped children (a command, and what it reaped): a bound on their work
-    that holds whatever else the machine runs, as ``bounded()`` of tests/scenario/test_hostile.py is for this
-    process."""
+    """CPU seconds of this process's reaped children (a command, and what it
+    reaped): a bound on their work that holds whatever else the machine runs,
+    as ``bounded()`` of tests/scenario/test_hostile.py is for this process."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 

@@ -89,9 +89,9 @@ def test_each_shortcut_is_caught_on_its_own_scenario(shortcut):
 
 
 def test_some_shortcuts_lose_or_regress_only_under_a_fault():
-    """persist_token_on_fetch and success_before_effect break an invariant in every run, but lose an event
-    only when a crash strikes; no_version_check regresses the checkpoint only when a worker crashes or
-    stalls."""
+    """persist_token_on_fetch and success_before_effect break an invariant in
+    every run, but lose an event only when a crash strikes; no_version_check
+    regresses the checkpoint only when a worker crashes or stalls."""
     for shortcut, failure in (("persist_token_on_fetch", "lost"), ("success_before_effect", "lost"),
                               ("no_version_check", "regressions")):
         sc = simkit.load(scenario_of(shortcut))
@@ -101,8 +101,8 @@ def test_some_shortcuts_lose_or_regress_only_under_a_fault():
 
 
 def test_every_fault_of_every_schedule_fires_and_no_schedule_repeats():
-    """The incremental construction: extensions are the passes after the last fault in the schedule's own
-    run."""
+    """The incremental construction: extensions are the
+    passes after the last fault in the schedule's own run."""
     base = fault_free(simkit.load("quarantine_boundary"))
     space = _Space(2, 1, False, 20.0, CRASH_POINTS, LOST_OPS)
     seen = set()

@@ -39,8 +39,8 @@ def test_watermark_only_dedup_on_gauntlet_seed_3_shrinks_as_the_docs_say():
 
 
 def test_every_candidate_the_shrinker_tries_parses(monkeypatch):
-    """A page or event removed takes the faults and [[events]] entries at its positions with it
-    (``_carried``)."""
+    """A page or event removed takes the faults and [[events]]
+    entries at its positions with it (``_carried``)."""
     import simkit.tools.shrink as shrink_module
     refused = []
 

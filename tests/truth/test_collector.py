@@ -71,8 +71,8 @@ def test_an_explored_schedule_pauses_once(collector_on):
 
 
 def test_the_world_and_the_checker_do_not_pause_it_themselves(collector_on, monkeypatch):
-    """The inner places of the old nesting: outside a run's pause, they leave the collector as they find
-    it."""
+    """The inner places of the old nesting: outside a run's
+    pause, they leave the collector as they find it."""
     seen = []
     world = World(simkit.load("retry_walkthrough"), watching(seen), 0).run()
     judged = checker._check

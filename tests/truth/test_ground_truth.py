@@ -97,8 +97,8 @@ def test_the_effects_count_is_one_definition():
 
 
 def test_when_a_loss_became_final_follows_the_walkthrough():
-    """Persisting the token on fetch: the barrier to C8 at t = 1.5, the crash at t = 2 makes e107's loss
-    final."""
+    """Persisting the token on fetch: the barrier to C8 at
+    t = 1.5, the crash at t = 2 makes e107's loss final."""
     run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve("persist_token_on_fetch"))
     assert run.verdict.lost == ["e107"]
     assert loss_final(run, run.verdict.lost) == {"e107": (2.0, "crash")}

@@ -127,8 +127,8 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
 
 
 def test_a_receipt_past_2_63_reads_back_like_any_other():
-    """Positions past a typed array's range: the receipt is kept by position and read back by id all the
-    same."""
+    """Positions past a typed array's range: the receipt is
+    kept by position and read back by id all the same."""
     store, eid = MemoryStore(Checkpoint("C1", 0, 0)), f"e{2**63}"
     assert store.commit_event(1, eid, 2**63, "applied", 0)
     assert store.receipts.get(eid) == ("applied",

@@ -1,5 +1,5 @@
-"""The trace's outcomes are compared with named constants, never parsed: which ``fetch`` rows handed a
-page."""
+"""The trace's outcomes are compared with named constants,
+never parsed: which ``fetch`` rows handed a page."""
 import pytest
 
 import simkit

@@ -480,9 +480,9 @@ def wait_reveals(page, expected: list[bool], timeout: float = 60) -> list[tuple[
 
 
 def test_a_reveal_opens_once_its_question_is_answered(lab, browser):
-    """After Run All both reveals of the fixture are folded; answering the widget opens its reveal only;
-    setting the variable and running its check opens the other, in place, without running the reveal's cell
-    again."""
+    """After Run All both reveals of the fixture are folded; answering the
+    widget opens its reveal only; setting the variable and running its check
+    opens the other, in place, without running the reveal's cell again."""
     page = open_and_run_all(browser, lab, "browser_predict.ipynb", fresh_kernel=True)   # nothing answered yet
     assert_no_errors(page)
     wait_reveals(page, [False, False])

@@ -1,5 +1,5 @@
-"""The figures: each reads what it claims to read, from ground truth, with a title, labelled axes and a
-legend.
+"""The figures: each reads what it claims to read, from
+ground truth, with a title, labelled axes and a legend.
 
 Every mark of the timeline carries its kind as the artist's gid (``cursor``, ``held``, ``crash``, ``lost``,
 …), and the tests read the marks back by it."""
@@ -58,10 +58,10 @@ def assert_readable(ax):
 
 # -- the key picture: seed 000's walkthrough -----------------------------------------------------------------
 def test_the_walkthrough_draws_the_next_cursor_held_in_memory_until_the_barrier_publishes_it(ax):
-    """Seed 000 step 2: fetching C7 returns C8, held in memory (dashed) from the fetch at t=1 until the crash
-    at t=1.5 forgets it, and again from the retry's fetch at 7.5 until the barrier publishes it at 8.5; the
-    durable resume_cursor stays C7 (place 105) until then. Both tokens are labelled where they are
-    published."""
+    """Seed 000 step 2: fetching C7 returns C8, held in memory (dashed) from the fetch
+    at t=1 until the crash at t=1.5 forgets it, and again from the retry's fetch at
+    7.5 until the barrier publishes it at 8.5; the durable resume_cursor stays C7
+    (place 105) until then. Both tokens are labelled where they are published."""
     r = run("retry_walkthrough")
     plot.timeline(ax, r)
     assert_readable(ax)
@@ -146,8 +146,8 @@ def test_each_lost_event_has_its_own_window_and_none_floods_the_plot():
 
 @pytest.mark.parametrize("name", ["retry_walkthrough", "quarantine_boundary", "gauntlet", "default"])
 def test_safe_puts_no_event_at_risk(ax, name):
-    """Invariant 1 as a picture: the safe consumer's cursor never passes an event without a durable
-    outcome."""
+    """Invariant 1 as a picture: the safe consumer's cursor
+    never passes an event without a durable outcome."""
     r = run(name)
     assert not any(plot.unsafe_rows(r)) and plot.at_risk(r) == {}
     plot.timeline(ax, r)
@@ -205,9 +205,9 @@ def test_now_marks_an_instant(ax):
 
 
 def test_the_timeline_reads_the_trace_columns_as_its_frame_types_them():
-    """The timeline selects its marks from the trace's columns as numpy arrays (issue 31), not a pandas frame:
-    each column holds what :meth:`Trace.to_frame` holds, a number column with a missing value as floats with
-    NaN."""
+    """The timeline selects its marks from the trace's columns as numpy arrays
+    (issue 31), not a pandas frame: each column holds what :meth:`Trace.to_frame`
+    holds, a number column with a missing value as floats with NaN."""
     import numpy as np
 
     from simkit.viz.rows import Rows
@@ -277,8 +277,8 @@ def test_timeline_marks_regressions_pauses_and_rejected_barriers(ax):
 
 
 def test_timeline_marks_duplicated_effects_of_an_unsafe_sink(ax):
-    """Seed 000, "Limits and validation": without idempotency or transactions even safe can repeat an
-    effect."""
+    """Seed 000, "Limits and validation": without idempotency
+    or transactions even safe can repeat an effect."""
     # a crash between the call and its settlement: after settlement the operation record (seed 001) knows
     r = run("retry_walkthrough", sink="unsafe",
             faults=[{"kind": "crash", "point": "after_effect", "position": 107}])
@@ -297,10 +297,10 @@ def test_timeline_marks_quarantine_decisions_and_receipts(ax):
 
 # -- fates ---------------------------------------------------------------------------------------------------
 def test_fates_say_what_happened_to_each_event_of_the_walkthrough():
-    """Notebook 02: e104 was done before the run and its redelivery was recognised and skipped (replayed
-    harmlessly); e105 was never delivered in this run (done before the run, not "applied once"); e106 was
-    applied and replayed on the retry; e107 was delivered twice but applied once: its first delivery was no
-    replay."""
+    """Notebook 02: e104 was done before the run and its redelivery was recognised
+    and skipped (replayed harmlessly); e105 was never delivered in this run (done
+    before the run, not "applied once"); e106 was applied and replayed on the retry;
+    e107 was delivered twice but applied once: its first delivery was no replay."""
     r = run("retry_walkthrough")
     assert event_fates(r.world, r.verdict) == {"e104": "replayed harmlessly", "e105": "done before the run",
                                                "e106": "replayed harmlessly", "e107": "applied once"}
@@ -379,10 +379,10 @@ def test_compare_shares_both_axes_and_one_grouped_legend():
 
 
 def test_compare_gives_a_much_shorter_run_its_own_time_scale():
-    """Notebook 02's cell 39: ``safe`` stuck on 107 until the time limit (t = 199.5) beside the shortcut that
-    loses it by t = 8. On one time scale the shortcut's panel would be a sliver with its loss's label pushed
-    out of it; each panel keeps its own time scale and says so, the position scale stays shared, and the label
-    stays inside."""
+    """Notebook 02's cell 39: ``safe`` stuck on 107 until the time limit (t = 199.5) beside
+    the shortcut that loses it by t = 8. On one time scale the shortcut's panel would be a
+    sliver with its loss's label pushed out of it; each panel keeps its own time scale and
+    says so, the position scale stays shared, and the label stays inside."""
     sc = simkit.parse({
         "name": "retry_walkthrough_107_never_durable",
         "initial": {"resume_cursor": "C7", "applied_position": 105, "checkpoint_version": 1,
@@ -408,9 +408,9 @@ def test_compare_gives_a_much_shorter_run_its_own_time_scale():
 
 
 def test_the_figures_read_the_facts_the_judge_defines():
-    """One definition of each fact: the figures' names are the judge's and ground truth's own functions, and
-    an event that joins the stream late (a new id at a position already served, ``<=``) joins when it is
-    served."""
+    """One definition of each fact: the figures' names are the judge's and
+    ground truth's own functions, and an event that joins the stream late (a
+    new id at a position already served, ``<=``) joins when it is served."""
     from simkit.judge import facts
     from simkit.truth import derived
 
@@ -460,9 +460,9 @@ def test_crash_matrix_colours_each_cell_by_the_share_of_its_schedules_that_viola
 
 
 def test_crash_matrix_diverges_worse_same_better(ax):
-    """With ``better``: red by the share worse, blue (negative) by the share better, white when every schedule
-    ended as the fault-free run did; any schedule worse makes the cell red. The colour bar names both
-    sides."""
+    """With ``better``: red by the share worse, blue (negative) by the share
+    better, white when every schedule ended as the fault-free run did; any
+    schedule worse makes the cell red. The colour bar names both sides."""
     import pandas as pd
 
     idx = ["p", "q"]
@@ -512,8 +512,8 @@ def test_crash_matrix_of_notebook_05_shows_a_halt_that_prevented_a_loss_as_bette
 
 
 def sweep_table(runs):
-    """A tidy sweep table (simkit.tools.sweep.COLUMNS) from (strategy, crash_rate, lost, duplicated) per
-    run."""
+    """A tidy sweep table (simkit.tools.sweep.COLUMNS) from
+    (strategy, crash_rate, lost, duplicated) per run."""
     import pandas as pd
 
     from simkit.tools.sweep import COLUMNS
@@ -556,8 +556,8 @@ def test_sweep_curves_plot_the_share_of_runs_that_lost_an_event(ax):
 
 
 def test_sweep_curves_shade_the_wilson_interval_around_each_share(ax):
-    """Bands are Wilson intervals, inside [0, 1], holding the estimate; 0 of 4 still has an upper bound >
-    0."""
+    """Bands are Wilson intervals, inside [0, 1], holding
+    the estimate; 0 of 4 still has an upper bound > 0."""
     from simkit.tools.sweep import wilson
 
     plot.sweep_curves(ax, TOY)
@@ -622,8 +622,8 @@ def gid_points(ax, gid):
 
 
 def test_swimlane_tells_a_delayed_reply_from_a_lost_one():
-    """late_response: the first call's reply (t=2) is only slow, it arrives at 28.8; the retry's (t=19) is
-    lost."""
+    """late_response: the first call's reply (t=2) is only
+    slow, it arrives at 28.8; the retry's (t=19) is lost."""
     fig, ax = lane_figure("late_response", settlement="fenced")
     assert gid_points(ax, "reply delayed") == [(2.0, 0.0)]
     assert gid_points(ax, "reply lost") == [(19.0, 0.0)]

@@ -133,8 +133,8 @@ def test_explorer_takes_your_own_consumer():
 
 
 def test_single_crashes_are_the_schedules_explore_runs():
-    """One crash at each crash-point pass of the fault-free run: as many, per point, as
-    explore(max_crashes=1)."""
+    """One crash at each crash-point pass of the fault-free
+    run: as many, per point, as explore(max_crashes=1)."""
     import simkit
     from simkit.tools.explore import explore
 
@@ -224,9 +224,9 @@ def test_stepper_shows_memory_beside_durable_state_at_each_instant(stepper):
 
 
 def test_the_stepper_steps_through_any_strategy():
-    """Its menu picks the strategy: the run is that strategy's on the same scenario, the slider spans its
-    rows, and a crash shown for the last strategy is cleared; a class of your own stays in the menu by its
-    name."""
+    """Its menu picks the strategy: the run is that strategy's on the same
+    scenario, the slider spans its rows, and a crash shown for the last
+    strategy is cleared; a class of your own stays in the menu by its name."""
     import simkit
 
     w = widgets.stepper()
@@ -280,8 +280,8 @@ def test_crash_here_names_the_crash_the_command_line_would_take():
 
 
 def test_instant_draws_a_window_of_a_long_stream(ax=None):
-    """gauntlet's 86 events: the instant shows at most WINDOW of them, around the page in hand, one memory row
-    per worker."""
+    """gauntlet's 86 events: the instant shows at most WINDOW of
+    them, around the page in hand, one memory row per worker."""
     from simkit.viz import plot
 
     r = widgets.stepped_run("gauntlet", "persist_token_on_fetch").run
@@ -335,9 +335,9 @@ def new_figure_pixels(canvas, run):
 
 
 def test_the_explorer_draws_the_pixels_of_a_new_figure_without_making_a_legend_it_pastes():
-    """Issue 31: on the explorer's canvas a timeline legend rendered before is pasted, not made again; the
-    pixels are still those of a new figure, and so is the PNG the widget displays (cut to what was drawn,
-    white around)."""
+    """Issue 31: on the explorer's canvas a timeline legend rendered before is
+    pasted, not made again; the pixels are still those of a new figure, and so
+    is the PNG the widget displays (cut to what was drawn, white around)."""
     import io
 
     import numpy as np

@@ -1,5 +1,5 @@
-"""The ``lost_request`` fault (docs/scenarios.md, "Faults"): a request that never reaches the provider, sink
-or store.
+"""The ``lost_request`` fault (docs/scenarios.md, "Faults"):
+a request that never reaches the provider, sink or store.
 
 It takes no effect, and its caller times out exactly as when a ``lost_response`` loses the reply of a request
 that did take effect: the consumer cannot tell the two apart. A consumer that assumes a timed-out write
@@ -163,8 +163,8 @@ def test_random_lost_requests_are_seeded_and_shrink_to_a_scripted_lost_request()
 
 
 def test_a_lost_request_rate_or_fault_keeps_the_world_off_its_fast_path():
-    """FaultPlan.idle lets the world commit without crash points or fault checks; a lost request must stop
-    it."""
+    """FaultPlan.idle lets the world commit without crash
+    points or fault checks; a lost request must stop it."""
     def idle(faults=(), **rates):
         plan = FaultPlan(faults, RandomFaults(**rates), 0)
         plan.record = False
@@ -191,9 +191,9 @@ def test_without_lost_requests_nothing_is_counted_or_drawn():
 
 
 def test_the_plans_rows_are_read_by_name():
-    """Issue 27: each pass, request and reply a plan records is a named tuple (explore reads
-    ``passes_before``, not ``[5]``), and a request's or reply's ``occurrence`` is the one a fault striking it
-    names."""
+    """Issue 27: each pass, request and reply a plan records is a named
+    tuple (explore reads ``passes_before``, not ``[5]``), and a request's
+    or reply's ``occurrence`` is the one a fault striking it names."""
     plan = FaultPlan((), RandomFaults(), 0)
     plan.at_point(1, "after_fetch", None)
     for position in (107, 108):
@@ -271,8 +271,8 @@ def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe():
 
 
 def test_every_lost_request_of_every_schedule_fires_and_no_schedule_repeats():
-    """Requests join passes and replies in one timeline: every extension fires in the child's run, in
-    order."""
+    """Requests join passes and replies in one timeline:
+    every extension fires in the child's run, in order."""
     base = fault_free(simkit.load("quarantine_boundary"))
     space = _Space(1, 1, False, 20.0, CRASH_POINTS, LOST_OPS, 1)
     seen = set()

@@ -18,8 +18,8 @@ class Stopped(Exception):
 
 
 class Procedure:
-    """The full procedure, the ``safe`` strategy. ``publish_token_on_fetch`` is seed 000's first unsafe
-    shortcut."""
+    """The full procedure, the ``safe`` strategy.
+    ``publish_token_on_fetch`` is seed 000's first unsafe shortcut."""
 
     def __init__(self, contract, publish_token_on_fetch=False):
         self.backfills = contract["backfills"]
@@ -148,8 +148,8 @@ class Procedure:
         return self.commit(event, "applied", applied_position)
 
     def settle_effect(self, event):
-        """Seed 001: reserve (or reuse) the tuple, call unless already committed, settle the reply or
-        timeout."""
+        """Seed 001: reserve (or reuse) the tuple, call unless
+        already committed, settle the reply or timeout."""
         _, operation = self.ask("reserve", event=event)
         if operation["state"] == COMMITTED:
             return COMMITTED
