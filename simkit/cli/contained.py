@@ -22,6 +22,7 @@ processes ``live`` starts.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 import pickle
@@ -32,6 +33,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import TypeVar
 
 from simkit.errors import Note, SimkitError, Terminated, told
@@ -158,12 +160,15 @@ def _child(pipe: Connection, parent: int, work) -> None:
     me = os.getpid()
     try:
         os.setpgid(0, 0)
+        _adopt_orphans()
         worker_start(parent)
         _stdout_to_stderr()
 
         def send(kind: str, payload) -> None:
             if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
                 os._exit(0)
+            if kind != "note":                  # the last word: the command kills this group once it has it
+                _end_strays()
             pipe.send((kind, payload))
 
         def note(message, category, *args, **kwargs):
@@ -186,6 +191,41 @@ def _child(pipe: Connection, parent: int, work) -> None:
                 send("error", _portable(exc))
     finally:
         os._exit(0)
+
+
+def _adopt_orphans() -> None:
+    """Linux: a process the work's processes leave behind in a session of their own (a consumer's daemon,
+    ``setsid``) becomes this child's when its parent ends (``PR_SET_CHILD_SUBREAPER``), not init's, so that
+    :func:`_end_strays` ends it: the group's SIGKILL does not reach another session."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+
+
+def _end_strays() -> None:
+    """SIGKILL, and reap, every process still this one's child (Linux: read from /proc), until none is."""
+    for _ in range(64):
+        strays = _children(str(os.getpid()))
+        if not strays:
+            return
+        for pid in strays:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in strays:
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+
+
+def _children(me: str) -> list[int]:
+    """The ids of this process's children, by /proc (empty where there is none)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            with contextlib.suppress(OSError, IndexError):      # gone meanwhile, or not a process
+                stat = Path(f"/proc/{name}/stat").read_text() if name.isdigit() else ""
+                if stat and stat.rsplit(")", 1)[1].split()[1] == me:
+                    found.append(int(name))
+    return found
 
 
 def _stdout_to_stderr() -> None:

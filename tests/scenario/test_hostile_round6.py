@@ -4,6 +4,8 @@ within bounded time and memory.
 """
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -54,3 +56,56 @@ def test_a_request_line_nested_past_the_stack_is_named_as_the_lines_fault(tmp_pa
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("simkit: "), done.stderr
     assert "not JSON (nested too deep to read)" in done.stderr and "RecursionError" not in done.stderr
+
+
+def _gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)                # not left behind by this test, whatever simkit did
+    return False
+
+
+SESSION = '''
+import os, subprocess
+from simkit import Consumer
+
+
+class Daemonizes(Consumer):
+    """starts a process in a session of its own, out of reach of its group's SIGKILL, and forgets it"""
+    def run(self):
+        p = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        with open(os.environ["STRAY_PID"], "a") as f:
+            f.write(f"{p.pid}\\n")
+        return (yield from super().run())
+'''
+
+
+@linux
+@pytest.mark.parametrize("kind", ["python", "exec"])
+def test_a_process_a_consumer_starts_in_a_session_of_its_own_ends_with_the_command(tmp_path, kind):
+    """A consumer's child in a new session (``setsid``, a daemon) lived on under init after the command
+    (the process group's SIGKILL does not reach another session); now the process running the work adopts
+    such orphans and ends them before it answers."""
+    if kind == "python":
+        (tmp_path / "daemon.py").write_text(SESSION)
+        strategy = "daemon.py:Daemonizes"
+    else:
+        strategy = _exec_consumer(tmp_path, "daemon", (
+            "import subprocess\n"
+            "p = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+            "open(os.environ['STRAY_PID'], 'a').write(f'{p.pid}\\n')\n"
+            "print(json.dumps({'op': 'halt', 'reason': 'done'}), flush=True)\n"
+            "sys.stdin.readline()\n"
+        ))
+    pids = tmp_path / "pids"
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "STRAY_PID": str(pids)})
+    assert done.returncode == 0, done.stderr
+    started = [int(p) for p in pids.read_text().split()]
+    assert started and all([_gone(pid) for pid in started])   # each one checked (and ended)
