@@ -251,7 +251,7 @@ def load_config(path: str) -> dict:
     """The parsed TOML file, or one :class:`ServiceConfigError` line naming the file and the problem."""
     raw = _read_config(path)
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a UTF-8 byte order mark is no error, as in a scenario
     except UnicodeDecodeError as exc:
         raise ServiceConfigError(f"{path}: not a UTF-8 text file (byte {exc.start} is "
                                  f"{raw[exc.start]:#04x}); "
