@@ -162,14 +162,16 @@ def _start_live(tmp_path, *args):
     proc = subprocess.Popen([sys.executable, "-m", "simkit", "live", str(path), *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_default_sigint)
-    deadline = time.monotonic() + 30
+    deadline, seen = time.monotonic() + 30, set()
     while time.monotonic() < deadline:
         children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children")
                     for x in p.read_text().split()]
-        if children:
+        # a worker lives on; the process that first imports the consumer (as run's) is gone in milliseconds
+        if lasting := [c for c in children if c in seen]:
             time.sleep(0.3)                 # into its work
-            return proc, children[0]
-        time.sleep(0.02)
+            return proc, lasting[0]
+        seen = set(children)
+        time.sleep(0.1)
     proc.kill()
     raise AssertionError("no live worker started")
 
