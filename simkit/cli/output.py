@@ -176,7 +176,8 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
         return f"{problem}; use {', '.join(suffixes)}"
     folder = out.parent
     if not folder.is_dir():
-        return f"no such folder {str(folder)!r}"
+        return (f"{str(folder)!r} is a file, not a folder" if folder.exists()
+                else f"no such folder {str(folder)!r}")
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"cannot write into folder {str(folder)!r}"
     if len(os.fsencode(out.name)) > (most := os.pathconf(folder, "PC_NAME_MAX")):

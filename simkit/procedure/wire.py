@@ -77,7 +77,7 @@ def dumps(message: dict) -> bytes:
 def loads(line: bytes | str) -> dict:
     """A line as a JSON object. Raises :class:`WireError`."""
     try:
-        message = json.loads(line)
+        message = json.loads(line, object_pairs_hook=_unique)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WireError(f"not JSON ({exc})") from None
     except RecursionError:                  # arrays in arrays past the stack: still the line's fault
@@ -85,6 +85,19 @@ def loads(line: bytes | str) -> dict:
     if not isinstance(message, dict):
         raise WireError(f"a JSON {_kind(message)}, not an object")
     return message
+
+
+def _unique(pairs: list) -> dict:
+    """A JSON object naming each key once: with a key twice the last would win, and a request could say two
+    things at once (the service answers such a body 400, seed 004)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        for key, _value in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} twice in one object")
+            seen.add(key)
+    return out
 
 
 def hello(worker: int, contract: Contract) -> dict:

@@ -58,6 +58,29 @@ def test_a_request_line_nested_past_the_stack_is_named_as_the_lines_fault(tmp_pa
     assert "not JSON (nested too deep to read)" in done.stderr and "RecursionError" not in done.stderr
 
 
+def test_a_request_line_naming_a_key_twice_is_refused_as_the_service_refuses_a_body(tmp_path):
+    """``{"op": "halt", "op": "fetch", ...}``: the last key won, so one line said two things (the service
+    answers such a body 400); now the line is not JSON, named as the consumer's fault."""
+    strategy = _exec_consumer(tmp_path, "twice", (
+        "print('{\"op\": \"halt\", \"op\": \"fetch\", \"reason\": \"x\"}', flush=True)\n"
+        "sys.stdin.readline()\n"
+    ))
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "key 'op' twice in one object" in done.stderr, done.stderr
+
+
+def test_a_figure_under_a_file_says_the_file_is_no_folder(tmp_path):
+    """``--timeline afile/x.png`` where ``afile`` is a file said 'no such folder', as if it were missing."""
+    (tmp_path / "afile").write_text("mine")
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--timeline",
+                           "afile/x.png"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "'afile' is a file, not a folder" in done.stderr, done.stderr
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
 def _gone(pid: int, seconds: float = 10.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
