@@ -20,8 +20,9 @@ def printable(text: str) -> str:
 def echoed(text: str, at_most: int = 100) -> str:
     """``text`` as a message may echo it: :func:`printable`, and past ``at_most`` characters its start and its
     length (a 100 KB path or name is no message)."""
-    shown = printable(text[:at_most + 1])
-    return shown if len(text) <= at_most else f"{printable(text[:at_most])}… ({len(text)} characters)"
+    if len(text) <= at_most:
+        return printable(text)
+    return f"{printable(text[:at_most])}… ({len(text)} characters)"
 
 
 def told(exc: BaseException) -> str:

@@ -22,8 +22,9 @@ from simkit.ops import BLOCKED, DECLARED, LOST
 
 from .consumer import Contract
 
-__all__ = ["PROTOCOL", "REQUEST_TYPES", "RESULT_TYPES", "Receipts", "WireError", "hello", "encode_request",
-           "decode_request", "encode_result", "decode_result", "dumps", "loads"]
+__all__ = ["PROTOCOL", "REQUEST_TYPES", "RESULT_TYPES", "DuplicateKey", "Receipts", "WireError", "hello",
+           "encode_request", "unique_keys", "decode_request", "encode_result", "decode_result", "dumps",
+           "loads"]
 
 #: The protocol's version: the handshake's ``protocol``. A change of any form below is a new version.
 PROTOCOL = 1
@@ -77,7 +78,7 @@ def dumps(message: dict) -> bytes:
 def loads(line: bytes | str) -> dict:
     """A line as a JSON object. Raises :class:`WireError`."""
     try:
-        message = json.loads(line, object_pairs_hook=_unique)
+        message = json.loads(line, object_pairs_hook=unique_keys)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WireError(f"not JSON ({exc})") from None
     except RecursionError:                  # arrays in arrays past the stack: still the line's fault
@@ -87,15 +88,23 @@ def loads(line: bytes | str) -> dict:
     return message
 
 
-def _unique(pairs: list) -> dict:
-    """A JSON object naming each key once: with a key twice the last would win, and a request could say two
-    things at once (the service answers such a body 400, seed 004)."""
+class DuplicateKey(ValueError):
+    """A JSON object naming one key twice (``args[0]``): the last would win, so one line or body could say two
+    things at once."""
+
+    def __str__(self) -> str:
+        return f"key {self.args[0]!r} twice in one object"
+
+
+def unique_keys(pairs: list) -> dict:
+    """``json.loads``' ``object_pairs_hook`` for the protocol's lines and the service's bodies (seed 004:
+    malformed requests are 400): an object as a dict, :class:`DuplicateKey` when it names a key twice."""
     out = dict(pairs)
     if len(out) != len(pairs):
         seen: set = set()
         for key, _value in pairs:
             if key in seen:
-                raise ValueError(f"key {key!r} twice in one object")
+                raise DuplicateKey(key)
             seen.add(key)
     return out
 

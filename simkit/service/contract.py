@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import unicodedata
 
+from simkit.procedure.wire import DuplicateKey, unique_keys
+
 from .canonical import canonical, digest, show
 
 __all__ = [
@@ -121,8 +123,8 @@ def parse_body(raw: bytes) -> dict:
                            f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
     deep = False
     try:
-        body = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_not_json)
-    except _DuplicateKey as exc:
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=_not_json)
+    except DuplicateKey as exc:
         raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad("malformed_json", f"request body is not JSON: {_why(exc)}") from None
@@ -149,20 +151,6 @@ def _why(exc: ValueError) -> str:
         return "an integer of more than 4300 digits"
     return text
 
-
-class _DuplicateKey(ValueError):
-    """A JSON object naming one key twice: the last used to win, so a body could say two things at once."""
-
-
-def _unique_keys(pairs: list) -> dict:
-    out = dict(pairs)
-    if len(out) != len(pairs):
-        seen: set = set()
-        for k, _v in pairs:
-            if k in seen:
-                raise _DuplicateKey(k)
-            seen.add(k)
-    return out
 
 
 def _shallow(value, limit: int) -> bool:
