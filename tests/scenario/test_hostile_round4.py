@@ -120,12 +120,17 @@ class Exits(Consumer):
 '''
 
 
-@pytest.fixture
-def hostile(tmp_path, monkeypatch):
-    (tmp_path / "hostile.py").write_text(HOSTILE)
+def planted(tmp_path, monkeypatch, hostile: str):
+    """``tmp_path`` holding ``hostile.py`` (the round's consumers) and ``two.toml``, as the working folder."""
+    (tmp_path / "hostile.py").write_text(hostile)
     (tmp_path / "two.toml").write_text(TWO_PAGES)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    return planted(tmp_path, monkeypatch, HOSTILE)
 
 
 @pytest.mark.parametrize("cls", ["ClosesStdout", "DropsStdout"])

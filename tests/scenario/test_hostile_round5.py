@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import TWO_PAGES
 from test_hostile import one_line_exit_2
+from test_hostile_round4 import planted
 
 from simkit.cli import main
 
@@ -88,10 +89,7 @@ class Stalls(Consumer):
 
 @pytest.fixture
 def hostile(tmp_path, monkeypatch):
-    (tmp_path / "hostile.py").write_text(HOSTILE)
-    (tmp_path / "two.toml").write_text(TWO_PAGES)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+    return planted(tmp_path, monkeypatch, HOSTILE)
 
 
 def simkit_cli(*argv, cwd, env=None) -> subprocess.CompletedProcess:

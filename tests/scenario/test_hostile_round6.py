@@ -23,6 +23,14 @@ def _exec_consumer(tmp_path: Path, name: str, body: str) -> str:
     return f"exec:{script}"
 
 
+def _refused(tmp_path: Path, strategy: str) -> subprocess.CompletedProcess:
+    """``simkit run retry_walkthrough --strategy STRATEGY``, which must end with exit 2 and print nothing."""
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    return done
+
+
 @linux
 def test_stderr_without_a_newline_is_passed_through_in_bounded_memory_and_time(tmp_path):
     """64 MiB on stderr and no newline: held whole, each read copied all of it again (quadratic: the run
@@ -51,9 +59,7 @@ def test_a_request_line_nested_past_the_stack_is_named_as_the_lines_fault(tmp_pa
         "print('{\"op\": ' + '[' * 100000 + ']' * 100000 + '}', flush=True)\n"
         "sys.stdin.readline()\n"
     ))
-    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
-                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert done.returncode == 2 and done.stdout == ""
+    done = _refused(tmp_path, strategy)
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("simkit: "), done.stderr
     assert "not JSON (nested too deep to read)" in done.stderr and "RecursionError" not in done.stderr
 
@@ -65,9 +71,7 @@ def test_a_request_line_naming_a_key_twice_is_refused_as_the_service_refuses_a_b
         "print('{\"op\": \"halt\", \"op\": \"fetch\", \"reason\": \"x\"}', flush=True)\n"
         "sys.stdin.readline()\n"
     ))
-    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
-                           strategy], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-    assert done.returncode == 2 and done.stdout == ""
+    done = _refused(tmp_path, strategy)
     assert done.stderr.count("\n") == 1 and "key 'op' twice in one object" in done.stderr, done.stderr
 
 
