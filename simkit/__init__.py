@@ -45,9 +45,7 @@ except _NotInstalled:                       # a source tree on sys.path, never i
 
 __all__ = [
     "Audit", "CRASH_POINTS", "Checkpoint", "Consumer", "ConsumerError", "Contract", "Event", "Fault",
-    "GroundTruth", "Page", "Run",
-    "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError", "StrategyError", "Verdict",
-    "World",
-    "__version__", "audit", "bundled", "check", "load", "ops", "parse", "parse_crash_arg", "resolve",
-    "simulate",
+    "GroundTruth", "Page", "Run", "SHORTCUTS", "STRATEGIES", "Scenario", "ScenarioError", "SimkitError",
+    "StrategyError", "Verdict", "World", "__version__", "audit", "bundled", "check", "load", "ops", "parse",
+    "parse_crash_arg", "resolve", "simulate",
 ]

@@ -13,12 +13,10 @@ from ._codegen import compile_function
 
 __all__ = [
     "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS",
-    "LOST_FAULTS",
-    "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record", "default_id",
-    "default_position", "Event",
-    "Page", "Checkpoint", "Fault", "EventSpec", "Timing", "RandomFaults", "Initial", "Scenario", "PENDING",
-    "PROVISIONAL", "COMMITTED", "STATES", "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS",
-    "Reservation", "Reply", "canonical_request", "fingerprint",
+    "LOST_FAULTS", "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record",
+    "default_id", "default_position", "Event", "Page", "Checkpoint", "Fault", "EventSpec", "Timing",
+    "RandomFaults", "Initial", "Scenario", "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "POLICIES",
+    "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply", "canonical_request", "fingerprint",
 ]
 
 #: Outcomes a receipt may bind to an event id (docs/vocabulary.md, "Outcomes").

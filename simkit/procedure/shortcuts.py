@@ -15,9 +15,8 @@ from simkit.ops import LOST, Barrier, Commit, Effect, Overwrite
 from .consumer import Consumer
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
-           "NoVersionCheck",
-           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "Breaks", "Shortcut",
-           "DECLARED", "overridden_hooks", "scenario_of", "exposing"]
+           "NoVersionCheck", "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "Breaks",
+           "Shortcut", "DECLARED", "overridden_hooks", "scenario_of", "exposing"]
 
 
 class PersistTokenOnFetch(Consumer):

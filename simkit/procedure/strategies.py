@@ -29,10 +29,9 @@ from .shortcuts import (
 )
 
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
-           "NoVersionCheck",
-           "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES", "SHORTCUTS",
-           "scenario_of",
-           "resolve", "strategy_name", "strategy_ref", "consumer_error", "refuse_malformed", "RAISED"]
+           "NoVersionCheck", "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES",
+           "SHORTCUTS", "scenario_of", "resolve", "strategy_name", "strategy_ref", "consumer_error",
+           "refuse_malformed", "RAISED"]
 
 
 #: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.

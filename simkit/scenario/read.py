@@ -59,8 +59,7 @@ from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
-           "MAX_WORKERS",
-           "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg",
+           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg",
            "carried_positions", "missing_position"]
 
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A

@@ -41,7 +41,6 @@ from .sim import SCENARIOS, explore_service, run_service_scenario
 
 __all__ = [
     "DEV_SCOPE", "DEV_TENANT", "MAX_REQUEST_BYTES", "ROUTES", "STORES", "Backup", "CheckpointService",
-    "ManualClock",
-    "Reply", "SCENARIOS", "ServiceConfigError", "ServiceError", "build_service", "dev_service",
+    "ManualClock", "Reply", "SCENARIOS", "ServiceConfigError", "ServiceError", "build_service", "dev_service",
     "explore_service", "run_service_scenario",
 ]

@@ -79,9 +79,8 @@ from .options import (
 
 __all__ = [
     "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES",
-    "MAX_CONFIG_BYTES",
-    "MAX_CONFIG_CHANGES", "MAX_CONFIG_GRANTS", "MAX_CONFIG_JOURNALS", "MAX_CONFIG_SUBJECTS", "FaultSpec",
-    "ServiceConfigError", "apply_config", "build_service", "dev_service",
+    "MAX_CONFIG_BYTES", "MAX_CONFIG_CHANGES", "MAX_CONFIG_GRANTS", "MAX_CONFIG_JOURNALS",
+    "MAX_CONFIG_SUBJECTS", "FaultSpec", "ServiceConfigError", "apply_config", "build_service", "dev_service",
     "has_operator", "load_config", "parse_credential_flag", "parse_fault", "parse_grant_flag",
 ]
 

@@ -23,9 +23,8 @@ from .contract import (
 __all__ = [
     "DIGEST", "IDENTITY", "AppendRequest", "AppendResponse", "BackupRequest", "BackupResponse", "ChangesPage",
     "ChangesRequest", "Checkpoint", "Command", "Cursor", "Entry", "Error", "ErrorDetail", "Filter",
-    "MemoryRecord",
-    "MutationReceipt", "Query", "QueryPage", "QueryRequest", "ReadRequest", "ReadResponse", "Receipt",
-    "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
+    "MemoryRecord", "MutationReceipt", "Query", "QueryPage", "QueryRequest", "ReadRequest", "ReadResponse",
+    "Receipt", "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
 ]
 
 #: What an identity may not hold, as contract.identity checks it (issue 32: the schema was looser): control

@@ -20,9 +20,8 @@ from .verdict import ServiceVerdict, acknowledged_twice, broken_receipts, effect
 
 __all__ = [
     "CRASH_POINTS", "RECORD_STATES", "SCENARIOS", "ServiceRun", "ServiceScenario", "ServiceVerdict",
-    "ServiceWorld",
-    "MAX_FAULTS", "acknowledged_twice", "broken_receipts", "effect_fate", "explore_service", "judge",
-    "missed_records", "run_service_scenario", "scenario",
+    "ServiceWorld", "MAX_FAULTS", "acknowledged_twice", "broken_receipts", "effect_fate", "explore_service",
+    "judge", "missed_records", "run_service_scenario", "scenario",
 ]
 
 

@@ -51,9 +51,9 @@ from simkit.truth.clock import Clock, TimeSource
 
 # the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's
 # requests and the scenario key name it too); it is answered here as well
-__all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger",
-           "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation",
-           "Reply", "canonical_request", "fingerprint"]
+__all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger", "PENDING", "PROVISIONAL",
+           "COMMITTED", "STATES", "WEAK", "TIMEOUT", "FIELDS", "Reservation", "Reply", "canonical_request",
+           "fingerprint"]
 
 
 @dataclass(frozen=True, slots=True)

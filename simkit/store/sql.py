@@ -14,9 +14,8 @@ killed with SIGKILL cannot write half of it, and cannot forget to write it.
 """
 
 __all__ = ["PRAGMAS", "SCHEMA", "LOAD", "LOOKUP_BY_ID", "LOOKUP_BY_POSITION", "RECEIPT_IS_TERMINAL",
-           "WRITE_RECEIPT",
-           "RAISE_APPLIED", "RECORD_EFFECT", "BARRIER", "OVERWRITE", "INIT_CHECKPOINT", "INIT_RECEIPT",
-           "CHECKPOINT", "HISTORY", "RECEIPTS", "RECEIPT_LOG", "READS", "EFFECTS"]
+           "WRITE_RECEIPT", "RAISE_APPLIED", "RECORD_EFFECT", "BARRIER", "OVERWRITE", "INIT_CHECKPOINT",
+           "INIT_RECEIPT", "CHECKPOINT", "HISTORY", "RECEIPTS", "RECEIPT_LOG", "READS", "EFFECTS"]
 
 PRAGMAS = """
 PRAGMA journal_mode = WAL;      -- readers never block the writer; a killed writer leaves no torn page

@@ -53,8 +53,8 @@ from .pool import pool_map, processes
 from .schedules import Space, budget, covered, extensions, level_one, run_schedule, strategy_class, subtree
 
 __all__ = ["Exploration", "ExploreError", "Split", "begin", "below", "explore", "failing", "failure_kind",
-           "describe_kind", "fault_free",
-           "replay", "fingerprint", "fault_text", "crash_args", "summary_text", "MAX_FAULTS"]
+           "describe_kind", "fault_free", "replay", "fingerprint", "fault_text", "crash_args", "summary_text",
+           "MAX_FAULTS"]
 
 
 # The names tests and older callers import from here.

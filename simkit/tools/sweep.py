@@ -46,8 +46,7 @@ def check_seed(option: str, seed: int) -> None:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
-__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS", "MAX_SEEDS",
-           "MAX_RUNS"]
+__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS", "MAX_SEEDS", "MAX_RUNS"]
 
 #: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
 #: column (:class:`~simkit.judge.verdict.Declared`), the world's.

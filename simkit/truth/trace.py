@@ -10,9 +10,8 @@ from simkit.model import REPLY_LOST, REQUEST_LOST
 from .columns import Codes, Column, Ids, Ints, adder
 
 __all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST",
-           "REQUEST_LOST",
-           "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched", "transition_outcome",
-           "validated_outcome"]
+           "REQUEST_LOST", "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched",
+           "transition_outcome", "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")

@@ -10,9 +10,8 @@ from simkit.runner import Run, simulate
 from simkit.scenario.read import load, parse
 
 __all__ = ["EVENT_POINTS", "EXPLORER_BEHAVIOURS", "EXPLORER_DEFAULTS", "EXPLORER_EVENTS", "NO_CRASH",
-           "OWN_SCENARIO",
-           "comparison_runs", "crash_arg", "crash_fault", "crash_note", "explorer_run", "explorer_scenario",
-           "strategy_class", "strategy_name"]
+           "OWN_SCENARIO", "comparison_runs", "crash_arg", "crash_fault", "crash_note", "explorer_run",
+           "explorer_scenario", "strategy_class", "strategy_name"]
 
 NO_CRASH = "none"
 

@@ -53,10 +53,8 @@ from .timeline import LAYERS, SHARE_TIME_AT_MOST, compare, timeline
 __all__ = ["ANNOTATE_AT_MOST", "APPLIED", "AT_RISK", "BENEATH", "CELL", "CURSOR", "DUP_ORANGE", "FATES",
            "FATE_COLORS", "GAP", "Hold", "Instant", "LABEL_BOX", "LAYERS", "LOST_RED", "MATRIX_CMAP", "PAUSE",
            "QUARANTINE", "SHARE_TIME_AT_MOST", "SHORT_TOKEN", "SMALLEST_LABEL", "STRATEGY_COLORS",
-           "SWEEP_METRICS",
-           "TOKENS_AT_MOST", "TOKEN_CHARS", "TRUTH", "UNREACHED", "WINDOW", "WorkerMemory", "at_risk",
-           "compare",
-           "crash_matrix", "cursor_history", "durable_prefix", "fates", "held_pages", "instant",
-           "instant_state",
-           "joined_at", "known_from", "legend_entries", "loss_final", "outcome_times", "short_token",
-           "sweep_curves", "sweep_shares", "terminal_times", "timeline", "unsafe_rows"]
+           "SWEEP_METRICS", "TOKENS_AT_MOST", "TOKEN_CHARS", "TRUTH", "UNREACHED", "WINDOW", "WorkerMemory",
+           "at_risk", "compare", "crash_matrix", "cursor_history", "durable_prefix", "fates", "held_pages",
+           "instant", "instant_state", "joined_at", "known_from", "legend_entries", "loss_final",
+           "outcome_times", "short_token", "sweep_curves", "sweep_shares", "terminal_times", "timeline",
+           "unsafe_rows"]

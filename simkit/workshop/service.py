@@ -19,19 +19,8 @@ from ..service.transport import ModelTransport, ReplyLost
 from ..service.verdict import Entry
 
 __all__ = [
-    "CONSUMER",
-    "ROUTE",
-    "FeedClient",
-    "acknowledged_before_applied",
-    "checkpoint_writes",
-    "crash_and_retry",
-    "entry_spans",
-    "reconciliations",
-    "reply_outcome",
-    "requests_of",
-    "scan",
-    "short",
-    "verdict_table",
+    "CONSUMER", "ROUTE", "FeedClient", "acknowledged_before_applied", "checkpoint_writes", "crash_and_retry",
+    "entry_spans", "reconciliations", "reply_outcome", "requests_of", "scan", "short", "verdict_table",
 ]
 
 #: the consumer_id of every request the notebook sends
