@@ -14,9 +14,10 @@ from ._codegen import compile_function
 __all__ = [
     "TERMINAL", "NON_TERMINAL", "OUTCOMES", "BEHAVIORS", "CRASH_POINTS", "SINKS", "FAULT_KINDS",
     "LOST_FAULTS", "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record",
-    "default_id", "default_position", "Event", "Page", "Checkpoint", "Fault", "EventSpec", "Timing",
-    "RandomFaults", "Initial", "Scenario", "PENDING", "PROVISIONAL", "COMMITTED", "STATES", "POLICIES",
-    "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply", "canonical_request", "fingerprint",
+    "default_id", "default_position", "is_default_id", "Event", "Page", "Checkpoint", "Fault", "EventSpec",
+    "Timing", "RandomFaults", "Initial", "Scenario", "PENDING", "PROVISIONAL", "COMMITTED", "STATES",
+    "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply", "canonical_request",
+    "fingerprint",
 ]
 
 #: Outcomes a receipt may bind to an event id (docs/vocabulary.md, "Outcomes").
@@ -84,6 +85,12 @@ def default_id(position: int) -> str:
     """The id of an event its scenario does not name:
     ``e<position>`` (docs/scenarios.md, ``[[pages]] ids``)."""
     return f"e{position}"
+
+
+def is_default_id(event_id, position) -> bool:
+    """``default_position(event_id) == position``, found by building the id, not parsing it: the cheaper
+    question where the position is known (a commit's, a page's events)."""
+    return type(position) is int and 0 <= position < 10**19 and event_id == f"e{position}"
 
 
 # the last id default_position read, and its answer (a run asks ~5 times in a row)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, MutableMapping
 
-from simkit.model import OUTCOMES, TERMINAL, Checkpoint, default_id, default_position
+from simkit.model import OUTCOMES, TERMINAL, Checkpoint, default_id, default_position, is_default_id
 from simkit.ops import MAX_FIELD
 from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
@@ -65,8 +65,7 @@ class Receipts(MutableMapping):
     def keeps_by_position(self, eid, position) -> bool:
         """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the
         default id of ``position``, and no receipt of it is in ``other``)?"""
-        return type(eid) is str and type(position) is int and default_position(eid) == position and (
-            not self.other or eid not in self.other)
+        return type(eid) is str and is_default_id(eid, position) and (not self.other or eid not in self.other)
 
     def outcome(self, eid) -> str | None:
         """The outcome of ``eid``'s receipt, if any (the hot path's :meth:`get`: no tuple built)."""
@@ -194,26 +193,40 @@ class MemoryStore:
         ``applied_position`` never moves backwards here (``max``), whatever the caller asks.
         """
         refuse_unwritable(outcome, applied_position)
-        receipts = self.receipts
-        fast = receipts.keeps_by_position(event_id, position)      # the usual case: the id parsed once
-        if (receipts.outcomes.at(position) if fast else receipts.outcome(event_id)) in TERMINAL:
+        fast = self.receipts.keeps_by_position(event_id, position)     # the usual case: the id parsed once
+        if self.closed(event_id, position, fast):
             return False
         if effect is not None:
             effect()
-        if fast:
-            receipts.outcomes.set_at(position, outcome)
-        else:
-            receipts[event_id] = (outcome, position)
-        if outcome in TERMINAL and (self._named_at or not fast):
-            self._terminal_at(position, event_id)
+        before = self.hold(event_id, position, outcome, applied_position, fast)
         seq, now = self.clock.tick(), self.clock.now
         self.receipt_log.add(seq, now, worker, event_id, outcome)
+        if before is not None:
+            self.writes.add(seq, now, worker, "commit", before.resume_cursor, applied_position,
+                            before.checkpoint_version)
+        return True
+
+    def closed(self, event_id: str, position: int, fast: bool) -> bool:
+        """Does ``event_id`` hold a terminal receipt already (invariant 4: then a commit writes nothing)?
+        ``fast``: :meth:`Receipts.keeps_by_position` said yes for this id and position."""
+        receipts = self.receipts
+        return (receipts.outcomes.at(position) if fast else receipts.outcome(event_id)) in TERMINAL
+
+    def hold(self, event_id: str, position: int, outcome: str, applied_position: int,
+             fast: bool) -> Checkpoint | None:
+        """The state half of :meth:`commit_event`, its logs left to the caller: keep the receipt, and raise
+        ``applied_position`` (never lower it). Returns the checkpoint before if it rose, else ``None``."""
+        if fast:
+            self.receipts.outcomes.set_at(position, outcome)
+        else:
+            self.receipts[event_id] = (outcome, position)
+        if outcome in TERMINAL and (self._named_at or not fast):
+            self._terminal_at(position, event_id)
         cp = self._checkpoint
         if applied_position > cp.applied_position:
             self._checkpoint = Checkpoint(cp.resume_cursor, applied_position, cp.checkpoint_version)
-            self.writes.add(seq, now, worker, "commit", cp.resume_cursor, applied_position,
-                            cp.checkpoint_version)
-        return True
+            return cp
+        return None
 
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
                          applied_position: int) -> bool:

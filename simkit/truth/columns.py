@@ -181,10 +181,14 @@ class Ids(Column):
     APPEND = ("x = default_position({v}) if type({v}) is str else None\n"
               "if x is None or x >> 63: x = {c}.code({v})\n"
               "{c}.codes.append(x)")
+    #: is ``{v}`` the default id of ``{p}``, and so stored as ``{p}``?
+    DEFAULT_AT = "type({p}) is int and 0 <= {p} < 1 << 63 and {v} == default_id({p})"
     #: :meth:`append` with a ``position`` hint ``{p}``
-    APPEND_AT = ("x = {p} if type({p}) is int and 0 <= {p} < 1 << 63 and {v} == default_id({p}) else "
-                 "{c}.code({v})\n"
+    APPEND_AT = ("x = {p} if " + DEFAULT_AT + " else {c}.code({v})\n"
                  "{c}.codes.append(x)")
+    #: :meth:`append` where ``{d}`` already says whether ``{v}`` is the default id of ``{p}``
+    #: (``DEFAULT_AT``): several columns of one row test it once
+    APPEND_KNOWN = "{c}.codes.append({p} if {d} else {c}.code({v}))"
 
     def __init__(self, values=()):
         self.codes = array("q")

@@ -100,6 +100,9 @@ class Log:
     #: the named tuple ``log[k]`` answers, its fields the columns (checked when a subclass is created; a log
     #: that declares none gets a :func:`~collections.namedtuple` of its column names)
     ROW: Any = tuple
+    #: each column's kind (:class:`~simkit.truth.columns.Column` or a subclass), whose ``APPEND`` a generated
+    #: writer inlines (set when a subclass is created)
+    KINDS: tuple[type[Column], ...] = ()
 
     def __init_subclass__(cls):
         names = tuple(name for name, _t in cls.COLUMNS)
@@ -109,7 +112,7 @@ class Log:
             raise TypeError(f"{cls.__name__}: its ROW's fields must be its columns {names}")
         # ``add(seq, time, ...)`` with each column's append written out (its ``APPEND``): no loop, no tuple
         # per row
-        kinds = [_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS]
+        kinds = cls.KINDS = tuple(_KINDS.get(t, Column) if t is not None else Column for _n, t in cls.COLUMNS)
         cls.add = adder(cls, ", ".join(names), [f"self.columns[{i}]" for i in range(len(names))],
                         [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
         cls.add.__doc__ = f"Append the row ({', '.join(names)})."

@@ -9,9 +9,9 @@ from simkit.model import REPLY_LOST, REQUEST_LOST
 
 from .columns import Codes, Column, Ids, Ints, adder
 
-__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "NO_PAGE", "REPLY_LOST",
-           "REQUEST_LOST", "Trace", "commit_step", "crossed_outcome", "fetched_outcome", "is_fetched",
-           "transition_outcome", "validated_outcome"]
+__all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "KINDS", "NO_PAGE",
+           "REPLY_LOST", "REQUEST_LOST", "Trace", "commit_step", "crossed_outcome", "fetched_outcome",
+           "is_fetched", "transition_outcome", "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
@@ -119,17 +119,20 @@ class Trace:
         return h.hexdigest()
 
 
+#: each column's kind, in :data:`COLUMNS`' order (whose ``APPEND`` a generated writer inlines)
+KINDS = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)
+
+
 def _add():
     """``Trace.add(time, worker, step, event_id, position, checkpoint, place,
     outcome="")``, each column's append written out (its ``APPEND``): ``checkpoint``
     is the durable one after the step, ``place`` its cursor's place."""
     values = ("time", "worker", "step", "event_id", "position", "resume_cursor", "place", "applied_position",
               "checkpoint_version", "outcome")
-    kinds = (Column, Ints, Codes, Ids, Ints, Codes, Ints, Ints, Ints, Codes)
     setup = ("resume_cursor, applied_position, checkpoint_version = checkpoint.resume_cursor, "
              "checkpoint.applied_position, checkpoint.checkpoint_version")
     appends = [(Ids.APPEND_AT if k is Ids else k.APPEND).format(c=f"c{i}", v=v, p="position")
-               for i, (k, v) in enumerate(zip(kinds, values))]
+               for i, (k, v) in enumerate(zip(KINDS, values))]
     add = adder(Trace, 'time, worker, step, event_id, position, checkpoint, place, outcome=""',
                 [f"self.{c}" for c in COLUMNS], appends, setup)
     add.__doc__ = (

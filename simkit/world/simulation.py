@@ -25,10 +25,11 @@ from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
-from simkit.store.memory import MemoryStore
+from simkit.store.memory import MemoryStore, refuse_unwritable
 from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
+from simkit.truth.journal import journal
 from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
 
 from . import provider as providers
@@ -99,6 +100,12 @@ class World(TimedRequests):
         self.faults.record = False
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
         self.trace = Trace()
+        #: one commit's rows in one call (:meth:`_journaled`), where the commit is the memory store's and a
+        #: transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
+        store = self.store
+        self._journal = (journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
+                         if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
+                         else None)
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
@@ -107,7 +114,7 @@ class World(TimedRequests):
         self._done = self.env.event()
         self._solo = scenario.workers == 1      # no other worker can act while this one spends time
         self._late = 0                          # late-reply processes still to arrive
-        self._placed = (None, 0)
+        self._placed: tuple[str | None, int] = (None, 0)     # the durable cursor last placed, and its place
         self.completed = False
         #: ``None``, or why the progress guard ended the run (:data:`STALL_STEPS`, :meth:`step_budget`)
         self.stopped: str | None = None
@@ -271,13 +278,18 @@ class World(TimedRequests):
         cursor's place in the stream (remembered while the cursor stays);
         ``position`` is the event's, or for a row without an event one given."""
         cp = self.store.checkpoint
-        cursor, placed = cp.resume_cursor, self._placed
+        place = self._place(cp.resume_cursor)
+        if event is None:
+            self.trace.add(self.clock.now, worker, step, "", position, cp, place, outcome)
+        else:
+            self.trace.add(self.clock.now, worker, step, event.id, event.position, cp, place, outcome)
+
+    def _place(self, cursor: str) -> int:
+        """``cursor``'s place in the stream, remembered while the durable cursor stays the same object."""
+        placed = self._placed
         if cursor is not placed[0]:
             placed = self._placed = (cursor, self.provider.place(cursor))
-        if event is None:
-            self.trace.add(self.clock.now, worker, step, "", position, cp, placed[1], outcome)
-        else:
-            self.trace.add(self.clock.now, worker, step, event.id, event.position, cp, placed[1], outcome)
+        return placed[1]
 
     def _latency(self, delay: float):
         """Spend ``delay`` of simulated time: ahead of the scheduler if :meth:`_ahead` may, else in SimPy."""
@@ -346,17 +358,41 @@ class World(TimedRequests):
     def _commit_at_once(self, worker, op):
         """:meth:`commit` with no crash-point pass and no generator when no fault can strike
         (``faults.quiet``) and nothing can interleave, else :data:`LATER`: its latency run ahead, then the
-        base driver's commit (and so
-        :meth:`record_effect`) and its trace row. (Only for the world's own :meth:`commit`:
-        :meth:`at_once_table`.)"""
+        base driver's commit (and so :meth:`record_effect`) and its trace row, or the same in one journal row
+        (:meth:`_journaled`). (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
         if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
         latency = self.timing.commit_latency
         if not (self._solo and not self._late and self.clock.now + latency < self.timing.time_limit):
             return LATER                            # (:meth:`_ahead`'s test, inlined)
         self.clock.ahead += latency
+        if (row := self._journal) is not None and (done := self._journaled(worker, op, row)) is not None:
+            return done
         ok = Driver.commit(self, worker, op)
         self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
         return ok
+
+    def _journaled(self, worker, op, row: Callable[..., None]) -> bool | None:
+        """:meth:`_commit_at_once` of an event with its default id and no terminal receipt, on the memory
+        store: the same state changes as :meth:`Driver.commit` (:meth:`MemoryStore.closed` and
+        :meth:`MemoryStore.hold`, invariant 4) and the same rows, written in one call
+        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path."""
+        e, outcome, applied = op.event, op.outcome, op.applied_position
+        eid, position = e.id, e.position
+        store: MemoryStore = self.store         # type: ignore[assignment]  # (the journal is the memory store's)
+        refuse_unwritable(outcome, applied)
+        if not store.receipts.keeps_by_position(eid, position) or store.closed(eid, position, True):
+            return None
+        clock = self.clock
+        effect_seq = None
+        if op.with_effect:                          # a transactional sink (:meth:`Driver.record_effect`)
+            effect_seq = clock.tick()
+            self.sink.count(eid, position)
+        before = store.hold(eid, position, outcome, applied, True)
+        cp = store.checkpoint
+        row(effect_seq, clock.tick(), clock.now, worker, eid, position, outcome, commit_step(outcome),
+            cp.resume_cursor, cp.applied_position, cp.checkpoint_version, self._place(cp.resume_cursor),
+            before is not None)
+        return True
 
 World._at_once = World.at_once_table()

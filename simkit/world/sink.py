@@ -104,8 +104,17 @@ class Sink:
 
     def record(self, worker: int, event_id: str) -> None:
         self.effects.add(self.clock.tick(), self.clock.now, worker, event_id)
+        self.count(event_id)
+
+    def count(self, event_id: str, position: int | None = None) -> None:
+        """One more effect of ``event_id``: :meth:`record` but its row (a journal writes it:
+        :mod:`simkit.truth.journal`). ``position``: the event's, given only if ``event_id`` is its default id
+        (then it is not parsed)."""
         count = self.effect_count
         if type(count) is IdMap:
-            count.increment(event_id)
+            if position is None:
+                count.increment(event_id)
+            else:
+                count.set_at(position, count.at(position, 0) + 1)
         else:
             count[event_id] = count.get(event_id, 0) + 1

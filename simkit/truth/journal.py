@@ -1,0 +1,77 @@
+"""One committed event, one call: the rows a commit leaves in four logs, written together.
+
+An event's commit writes its effect (for a transactional sink: :class:`~simkit.truth.log.EffectLog`), its
+receipt (:class:`~simkit.truth.log.ReceiptLog`), the checkpoint change if ``applied_position`` rose
+(:class:`~simkit.truth.log.WriteLog`) and its trace row (:class:`~simkit.truth.trace.Trace`). Each log's own
+``add`` would bind its columns, test the event id's form and read the worker's range again; :func:`journal`
+gives one generated function that does the shared work once and inlines every column's append (its kind's
+``APPEND``). The rows are the very rows the four ``add`` calls write (tests/truth/test_journal.py), and a
+value a column refuses undoes the commit's rows in every log.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from textwrap import indent
+
+from simkit._codegen import compile_function
+from simkit.model import default_id, default_position
+
+from .columns import Column, Ids
+from .log import EffectLog, ReceiptLog, WriteLog
+from .trace import COLUMNS, KINDS, Trace
+
+__all__ = ["journal", "ROW"]
+
+#: The arguments of the function :func:`journal` returns, in order: the effect's sequence number (``None``: no
+#: effect), the receipt's (the checkpoint change's too), the time, the worker, the event, the receipt's
+#: outcome, the trace row's step, the durable checkpoint after the commit and its cursor's place, and whether
+#: ``applied_position`` rose (then the change is a ``commit`` write from the same cursor and version).
+ROW = ("effect_seq", "seq", "now", "worker", "event_id", "position", "outcome", "step", "cursor", "applied",
+       "version", "place", "raised")
+
+#: log prefix -> its kinds, the values of its columns, and the condition of its row (``None``: always)
+_LOGS: dict[str, tuple[tuple[type[Column], ...], tuple[str, ...], str | None]] = {
+    "e": (EffectLog.KINDS, ("effect_seq", "now", "worker", "event_id"), "effect_seq is not None"),
+    "r": (ReceiptLog.KINDS, ("seq", "now", "worker", "event_id", "outcome"), None),
+    "w": (WriteLog.KINDS, ("seq", "now", "worker", '"commit"', "cursor", "applied", "version"), "raised"),
+    "t": (KINDS, ("now", "worker", "step", "event_id", "position", "cursor", "place", "applied", "version",
+                  "outcome"), None),
+}
+
+
+def _source() -> str:
+    body, names = [f"default = {Ids.DEFAULT_AT.format(v='event_id', p='position')}"], []
+    for log, (kinds, values, condition) in _LOGS.items():
+        columns = [f"{log}{i}" for i in range(len(kinds))]
+        names.append(f"{', '.join(columns)}, = {log}")
+        lines = []
+        for c, kind, v in zip(columns, kinds, values):
+            if v.startswith('"'):                        # a constant: named, as an APPEND repeats its value
+                lines.append(f"{c}_value = {v}")
+                v = f"{c}_value"
+            template = Ids.APPEND_KNOWN if kind is Ids else kind.APPEND
+            lines.extend(template.format(c=c, v=v, p="position", d="default").splitlines())
+        body.extend(lines if condition is None else [f"if {condition}:", *("    " + x for x in lines)])
+    before = f"{', '.join(f'n{log}' for log in _LOGS)} = {', '.join(f'len({log}0)' for log in _LOGS)}"
+    undo = "\n".join(f"_cut(({', '.join(f'{log}{i}' for i in range(len(k)))},), n{log})"
+                     for log, (k, _v, _c) in _LOGS.items())
+    row = (f"def row({', '.join(ROW)}):\n    {before}\n    try:\n" + indent("\n".join(body), "        ")
+           + "\n    except BaseException:\n" + indent(undo, "        ") + "\n        raise\n")
+    return f"def bind({', '.join(_LOGS)}):\n" + indent("\n".join(names) + "\n" + row + "return row\n", "    ")
+
+
+def _cut(columns, n: int) -> None:
+    """Cut every column back to ``n`` rows: the commit's rows are undone."""
+    for c in columns:
+        del c[n:]
+
+
+_BIND = compile_function(_source(), "bind", "journal.bind", __name__,
+                         {"default_id": default_id, "default_position": default_position,
+                          "_cut": _cut})
+
+
+def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog, trace: Trace) -> Callable[..., None]:
+    """The function that writes one commit's rows to these logs, called with :data:`ROW`'s arguments. It binds
+    the logs' columns now: the logs must keep them (each keeps its columns for its life)."""
+    return _BIND(effects.columns, receipts.columns, writes.columns, tuple(getattr(trace, c) for c in COLUMNS))

@@ -1,0 +1,113 @@
+"""The journal (simkit/truth/journal.py) writes one commit's rows exactly as the four logs' own ``add`` would,
+undoes them all when a value is refused, and the world's quick commit through it leaves the same ground truth
+and trace as the general path."""
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simkit.model import Checkpoint
+from simkit.procedure.strategies import STRATEGIES
+from simkit.scenario.read import bundled, load, parse
+from simkit.truth.journal import ROW, journal
+from simkit.truth.log import EffectLog, ReceiptLog, WriteLog
+from simkit.truth.trace import COLUMNS, Trace
+from simkit.world.simulation import World
+
+
+def _logs():
+    return EffectLog(), ReceiptLog(), WriteLog(Checkpoint("", 0, 0)), Trace()
+
+
+def _by_add(logs, effect_seq, seq, now, worker, event_id, position, outcome, step, cursor, applied, version,
+            place, raised):
+    effects, receipts, writes, trace = logs
+    if effect_seq is not None:
+        effects.add(effect_seq, now, worker, event_id)
+    receipts.add(seq, now, worker, event_id, outcome)
+    if raised:
+        writes.add(seq, now, worker, "commit", cursor, applied, version)
+    trace.add(now, worker, step, event_id, position, Checkpoint(cursor, applied, version), place, outcome)
+
+
+def _contents(logs):
+    effects, receipts, writes, trace = logs
+    return (list(effects), list(receipts), list(writes),
+            [list(getattr(trace, c)) for c in COLUMNS])
+
+
+ids = st.one_of(st.integers(0, 2**64).map(lambda p: f"e{p}"), st.text(max_size=4),
+                st.sampled_from(["e007", "e-1", "e", "ｅ1"]))
+rows = st.tuples(st.none() | st.integers(1, 10**6), st.integers(1, 10**6), st.floats(0, 1e12),
+                 st.integers(-2**20, 2**20), ids, st.integers(-2**64, 2**64),
+                 st.sampled_from(["applied", "ignored", "quarantined", "odd"]),
+                 st.sampled_from(["commit", "quarantine"]), st.text(max_size=3),
+                 st.integers(-2**63, 2**63 - 1), st.integers(-2**20, 2**20), st.integers(-1, 2**40),
+                 st.booleans())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(rows, max_size=6))
+def test_rows_are_those_of_the_four_adds(batch):
+    """Default and named ids, ids that only look default, positions and numbers past every column's compact
+    range, with and without an effect, raising ``applied_position`` or not: the same rows, read back. (An
+    ``applied_position`` past 64 bits never reaches a log: both stores refuse it first.)"""
+    by_journal, by_add = _logs(), _logs()
+    row = journal(*by_journal)
+    for values in batch:
+        assert len(values) == len(ROW)
+        row(*values)
+        _by_add(by_add, *values)
+    assert _contents(by_journal) == _contents(by_add)
+
+
+def test_a_refused_value_undoes_the_whole_commit():
+    logs = _logs()
+    row = journal(*logs)
+    row(1, 2, 1.0, 1, "e10", 10, "applied", "commit", "c", 10, 0, 1, True)
+    before = _contents(logs)
+    with pytest.raises(TypeError):          # an unhashable outcome: refused by the trace's last column
+        row(3, 4, 2.0, 1, "e20", 20, ["applied"], "commit", "c", 20, 0, 1, True)
+    assert _contents(logs) == before
+    assert {len(getattr(logs[3], c)) for c in COLUMNS} == {1}
+
+
+def _runs(scenario, strategy="safe", seed=0):
+    """The world's run with its journal and with the general path only."""
+    quick = World(scenario, STRATEGIES[strategy], seed).run()
+    general = World(scenario, STRATEGIES[strategy], seed)
+    general._journal = None
+    general.run()
+    return quick, general
+
+
+def _truth(world):
+    return (world.trace.digest(), list(world.store.receipt_log), list(world.store.writes),
+            list(world.sink.effects), dict(world.sink.effect_count.items()), world.store.checkpoint,
+            dict(world.store.receipts.items()))
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_quick_commit_leaves_what_the_general_path_leaves(name):
+    scenario = load(name)
+    for strategy in ("safe", "no_version_check"):
+        quick, general = _runs(scenario, strategy)
+        assert _truth(quick) == _truth(general), (name, strategy)
+
+
+def test_the_journal_carries_a_generated_run():
+    """The benchmark's stream with crashes, lost replies and overlaps: most commits take the journal."""
+    from simkit.tools.bench import generated
+    quick, general = _runs(parse(generated(3000, faults=True)), "safe", 3)
+    assert quick._journal is not None and len(quick.store.receipt_log) >= 3000
+    assert _truth(quick) == _truth(general)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.integers(-5, 2**70), st.sampled_from([0, 10**19 - 1, 10**19, 2**63, 2**63 - 1])),
+       st.sampled_from(["e{}", "e0{}", "e{} ", "ｅ{}", "x{}", "e+{}"]), st.integers(-1, 1))
+def test_is_default_id_answers_as_parsing_would(position, form, shift):
+    """The commit path asks ``is_default_id(id, position)`` (an id built) where it asked
+    ``default_position(id) == position`` (an id parsed): the same answer for every id and position."""
+    from simkit.model import default_position, is_default_id
+    event_id = form.format(position + shift)
+    assert is_default_id(event_id, position) == (default_position(event_id) == position)
