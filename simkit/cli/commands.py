@@ -9,6 +9,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 from contextlib import ExitStack
 from importlib.util import find_spec
 from pathlib import Path
@@ -26,8 +27,9 @@ from simkit.tools import sweep as sweeps
 from simkit.world.guard import WALL_SECONDS
 
 from . import output
-from .contained import contained, printed_to_stderr, within, workers_die
+from .contained import contained, within, workers_die
 from .output import atomic, check_folder, check_out, figure_formats, say, write_text
+from .reaper import Stall
 
 __all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo",
            "cmd_explore", "cmd_sweep", "cmd_shrink", "cmd_live", "cmd_audit", "cmd_bench"]
@@ -78,12 +80,18 @@ def _figures(args) -> dict:
 RUN_BUDGET = WALL_SECONDS + 300.0
 
 
-def _apart(seconds: float, work, who: str):
+def _memory(args) -> int | None:
+    """``--max-memory``, in bytes (None: :func:`~.reaper.default_memory`)."""
+    mib = getattr(args, "max_memory", None)
+    return None if mib is None else mib << 20
+
+
+def _apart(seconds: float, work, who: str, args, stall: Stall | None = None):
     """``work()`` (a consumer's code runs in it) in a process of its own
     (:func:`~.contained.within`): a consumer that ends it, overflows the stack or
     prints is one line, or stderr's, not a silent exit or a broken ``--json``."""
     return within(seconds, work, lambda: f"{who}: did not end within {seconds:g} s of wall-clock time; "
-                                         "stopped, nothing reported", who)
+                                         "stopped, nothing reported", who, memory=_memory(args), stall=stall)
 
 
 def cmd_run(args) -> int:
@@ -101,7 +109,7 @@ def cmd_run(args) -> int:
             for kind, tmp in tmps.items():
                 output.save_figure(run, tmp, kind)
             return json.dumps(run.as_dict()) if args.json else run_summary(run)
-        text = _apart(RUN_BUDGET, work, f"run {sc.name}")
+        text = _apart(RUN_BUDGET, work, f"run {sc.name}", args)
     say(text)
     return 0
 
@@ -197,7 +205,8 @@ def cmd_explore(args) -> int:
                        keep_faults=args.with_scenario_faults,
                        jobs=args.jobs, progress=not args.json and sys.stderr.isatty())
     with workers_die(f"explore {sc.name}"):
-        x = within(args.budget, work, lambda: _over_budget(sc, args), f"explore {sc.name}")
+        x = within(args.budget, work, lambda: _over_budget(sc, args), f"explore {sc.name}",
+                   memory=_memory(args))
     replay = _replay_command(args.out, args) if out else ""
     if out and x.first_violation is not None:
         _write_violation(args, out, sc, seed, x, replay)
@@ -228,6 +237,11 @@ def _over_budget(sc, args) -> str:
              "ask for less (--max-crashes, --lost-responses, --lost-requests, --point)")
 
 
+#: How long ``sweep`` waits for a run to end before it stops: past one run's own wall-clock guard (a SIGALRM
+#: timer, which a consumer may take), with room to spare
+SWEEP_STALL = RUN_BUDGET
+
+
 def cmd_sweep(args) -> int:
     out = check_out("--out", args.out, sweeps.FORMATS, (args.scenario,)) if args.out else None
     if out:
@@ -238,6 +252,10 @@ def cmd_sweep(args) -> int:
     who = f"sweep {sc.name}"
     with ExitStack() as stack:
         tmp = stack.enter_context(atomic("--out", out)) if out else None
+        # bounded by --seeds (sweeps.MAX_RUNS runs at most), and each run by the stall: no clock for the whole
+        stall = stack.enter_context(Stall(SWEEP_STALL, f"{who}: no run ended for {SWEEP_STALL:g} s of "
+                                                       "wall-clock time (a consumer that takes SIGALRM, "
+                                                       "and sleeps or spins?); stopped, nothing reported"))
 
         def work() -> str:
             for s in args.strategy or ():       # here: a module that ends the process at import is one line
@@ -246,13 +264,12 @@ def cmd_sweep(args) -> int:
                 result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds,
                                       tuple(args.crash_rate or (None,)),
                                       first_seed=args.first_seed, jobs=args.jobs, dask_address=args.dask,
-                                      progress=not args.json and sys.stderr.isatty())
+                                      progress=not args.json and sys.stderr.isatty(), heartbeat=stall.path)
             if tmp is not None:                 # written here, renamed into place by the command
                 result.write(tmp)
             return (json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
                     + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
-        # bounded by --seeds (sweeps.MAX_RUNS runs at most), not by a clock
-        text = _apart(math.inf, work, who)
+        text = _apart(math.inf, work, who, args, stall)
     say(text)
     return 0
 
@@ -279,7 +296,7 @@ def cmd_shrink(args) -> int:
 
     text, toml = within(args.budget, work, lambda: (
         f"shrink {sc.name}: the budget of {args.budget:g} s (--budget) ran out before the failing run was "
-        "shrunk; nothing written. Raise --budget"), f"shrink {sc.name}")
+        "shrunk; nothing written. Raise --budget"), f"shrink {sc.name}", memory=_memory(args))
     if out and toml is not None:
         write_text("--out", out, toml)
     say(text, end="")
@@ -301,19 +318,25 @@ def cmd_live(args) -> int:
         if (problem := too_many_pages(args.events, sc.generate["empty_pages"])) is not None:
             raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")  # the page bound too
         sc.generate["events"] = args.events
-    # first imported in a process of its own, as run's is: a module that ends its process is one line
-    _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy)), f"live {sc.name}")
-    with printed_to_stderr():                   # what the workers print: stdout is the verdict's
+
+    def work() -> str:
+        """The run, in a process of its own (its workers are that process's children): a module that ends
+        its process at import, and whatever the workers start, in a session of their own or not, end with
+        it; what the workers print goes to stderr."""
         run = live(sc, resolve(args.strategy), args.kills, seed, args.max_delay, tuple(args.at), args.dir,
-                   args.timeout)
-    say(json.dumps(run.as_dict()) if args.json else live_summary(run))
+                   args.timeout, scratch=scratch)
+        return json.dumps(run.as_dict()) if args.json else live_summary(run)
+    # the temporary folder is this process's: removed however the run's process ends (SIGKILL, its budget)
+    with tempfile.TemporaryDirectory(prefix="simkit-live-") as scratch:
+        text = _apart(args.timeout + RUN_BUDGET, work, f"live {sc.name}", args)
+    say(text)
     return 0
 
 
 def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
     # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
-    name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit")
+    name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit", args)
     path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
     out = check_out("--out", path, (".toml",))
 
@@ -325,7 +348,7 @@ def cmd_audit(args) -> int:
         text = (json.dumps({**result.as_dict(), "out": where}) if args.json else audit_text(result, where))
         return result.ok, text, None if result.ok else failure_toml(result, path)
 
-    ok, text, toml = _apart(args.budget + RUN_BUDGET, work, f"audit {name}")
+    ok, text, toml = _apart(args.budget + RUN_BUDGET, work, f"audit {name}", args)
     if toml is not None:
         write_text("--out", out, toml)
     say(text)

@@ -8,21 +8,22 @@ process forked while it runs dies with the process that forked it (``PR_SET_PDEA
 that forks a child and forgets it left it running, holding the command's pipes, so that whatever read them
 hung. A copy of the command that a consumer's ``os.fork()`` sent back into it says nothing and ends there.
 
-:func:`within` runs a command's work (``run``, ``shrink``, ``explore``, ``sweep``, ``audit``: wherever a
-consumer's code runs) in a child process leading its own process group and waits for its result at most
-``seconds``: then it kills the group (the child, its pool, explore's prefix forks, whatever a consumer
-started) and raises :class:`OverBudget`. The child's :class:`~simkit.errors.Note` warnings reach the command
-as they come; a child that ends without a result (a consumer's ``os._exit``, a signal) is one line too
-(SIGTERM and SIGHUP the command's own), and so is a pool's worker that does (:func:`workers_die`); so is a
-RecursionError or MemoryError that a consumer caused in simkit's own code (a lowered
-``sys.setrecursionlimit``). In the child, file descriptor 1 is stderr's: what the work prints never mixes with
-the answer the command prints (``--json``: one object). :func:`printed_to_stderr` does the same for the
-processes ``live`` starts.
+:func:`within` runs a command's work (``run``, ``shrink``, ``explore``, ``sweep``, ``audit``, ``live``:
+wherever a consumer's code runs) in a child process leading its own process group, below a reaper
+(:mod:`~simkit.cli.reaper`: a process of its own that runs no consumer code and adopts every orphan of the
+work), and waits for its result at most ``seconds``. However the command ends (its answer, its budget, a
+stall, SIGTERM, SIGINT, SIGHUP, an error, even its own SIGKILL), the reaper ends every process of the work:
+the child, its pool, explore's prefix forks, whatever a consumer started, in a session of its own or not. Past
+the budget, :class:`OverBudget`; past the memory bound (the processes' proportional set size, summed), one
+line. The child's :class:`~simkit.errors.Note` warnings reach the command as they come; a child that ends
+without a result (a consumer's ``os._exit``, a signal) is one line too (SIGTERM and SIGHUP the command's
+own), and so is a pool's worker that does (:func:`workers_die`); so is a RecursionError or MemoryError that a
+consumer caused in simkit's own code (a lowered ``sys.setrecursionlimit``). In the child, file descriptor 1
+is stderr's: what the work prints never mixes with the answer the command prints (``--json``: one object).
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import pickle
@@ -32,16 +33,16 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from multiprocessing.connection import Connection
-from pathlib import Path
+from multiprocessing.connection import Connection, wait
 from typing import TypeVar
 
 from simkit.errors import Note, SimkitError, Terminated, told
 from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .output import own_stdout
+from .reaper import END_SECONDS, Stall, become_reaper, default_memory, reaper
 
-__all__ = ["OverBudget", "contained", "printed_to_stderr", "within", "workers_die"]
+__all__ = ["OverBudget", "contained", "within", "workers_die"]
 
 T = TypeVar("T")
 
@@ -84,11 +85,14 @@ def contained(command):
 
 
 # -- a command's work within a budget ------------------------------------------------------------------------
-def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: str) -> T:
+def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: str, *,
+           memory: int | None = None, stall: Stall | None = None) -> T:
     """``work()``'s result, computed in a child process (see the module doc); after ``seconds`` of wall-clock
-    time the child and every process of its group are killed and :class:`OverBudget` ``over()`` raised. An
-    exception of ``work`` is raised here; a child that ends without an answer is a SimkitError opening with
-    ``who``. Where there is no ``os.fork``, ``work()`` runs here, unbounded."""
+    time or ``stall.seconds`` without a beat of ``stall`` (:class:`~.reaper.Stall`), every process of the
+    work is killed and :class:`OverBudget` raised; past ``memory`` bytes used by the work's processes together
+    (default: :func:`~.reaper.default_memory`), one SimkitError line. An exception of ``work`` is raised
+    here; a child that ends without an answer is a SimkitError opening with ``who``. Where there is no
+    ``os.fork``, ``work()`` runs here, unbounded."""
     if not hasattr(os, "fork"):
         limit = sys.getrecursionlimit()
         try:
@@ -100,75 +104,131 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
     for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
         if stream is not None:
             stream.flush()
-    parent = os.getpid()
-    r, w = os.pipe()
+    memory = default_memory() if memory is None else memory
+    fds: list[int] = []
     try:
+        for _ in range(3):                      # answers (work -> command), control, status (reaper's)
+            fds.extend(os.pipe())
+        r, w, cr, cw, sr, sw = fds
         pid = os.fork()
-    except OSError:                             # EAGAIN, ENOMEM: no child, and no pipe left open
-        os.close(r)
-        os.close(w)
+    except OSError:                             # EMFILE, EAGAIN, ENOMEM: no child, and no pipe left open
+        for fd in fds:
+            os.close(fd)
         raise
-    if pid == 0:  # pragma: no cover -- the child, measured by its parent's tests
-        os.close(r)
-        _child(Connection(w, readable=False), parent, work)
-    os.close(w)
-    child = _Child(pid)
+    if pid == 0:  # pragma: no cover -- the reaper, measured by its parent's tests
+        for fd in (r, cw, sr):
+            os.close(fd)
+        become_reaper()
+        reaper_pid, pid = os.getpid(), os.fork()    # here, not deeper: the work's stack is as deep as ever
+        if pid == 0:                                # (a consumer may lower the recursion limit to it)
+            for fd in (cr, sw):
+                os.close(fd)
+            _child(Connection(w, readable=False), reaper_pid, work)
+        os.close(w)                             # the reaper keeps no end of the answers' pipe
+        reaper(cr, sw, pid, memory)
+    for fd in (w, cr, sw):
+        os.close(fd)
+    child = _Work(pid, cw, sr, memory)
     answers = Connection(r, writable=False)     # multiprocessing's framing: a length, then a pickle
     try:
         with terminated():
-            return _answer(answers, child, time.monotonic() + seconds, over, who)
+            return _answer(answers, child, time.monotonic() + seconds, over, who, stall)
     finally:
         answers.close()
         child.end()
 
 
-class _Child:
-    """The child of :func:`within`, by its process id: ended, and reaped, once."""
+class _Work:
+    """The work of :func:`within`, as the command sees it: the reaper's process id, the control pipe that
+    ends it, and what the reaper says on its status pipe (the work's process id, its wait status, the memory
+    it used past its bound)."""
 
-    def __init__(self, pid: int):
-        self.pid = pid
+    def __init__(self, reaper_pid: int, control: int, status: int, memory: int):
+        self.reaper, self.control, self.fd, self.limit = reaper_pid, control, status, memory
+        os.set_blocking(status, False)
+        self.pid: int | None = None
         self.status: int | None = None
-        try:
-            os.setpgid(pid, pid)                # the child does it too: whichever comes first
-        except OSError:
-            pass
+        self.used: int | None = None            # what the reaper found past the bound
+        self.ended = False                      # the reaper said the work ended, or is gone itself
+        self.buffer = b""
+
+    def read(self) -> None:
+        """Take in what the reaper has said."""
+        while self.fd >= 0 and not self.ended:
+            try:
+                data = os.read(self.fd, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:                        # the reaper is gone
+                self.ended = True
+                return
+            *lines, self.buffer = (self.buffer + data).split(b"\n")
+            for line in lines:
+                word, _, value = line.decode().partition(" ")
+                if word == "pid":
+                    self.pid = int(value)
+                elif word == "memory":
+                    self.used = int(value)
+                elif word == "exit":
+                    self.status, self.ended = (None if int(value) < 0 else int(value)), True
 
     def gone(self) -> bool:
-        """Has the child exited (reaped now if so)?"""
-        if self.status is None:
-            done, status = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                self.status = status
-        return self.status is not None
+        """Has the work's process ended?"""
+        self.read()
+        return self.ended
 
     def end(self) -> int | None:
-        """Kill its process group, and the child itself if it did not lead one yet (unless reaped: then its id
-        is no longer its own); reap it; its wait status."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        if self.status is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+        """End the work (the reaper kills every process of it and says so), wait for the reaper, and return
+        the work's wait status (None: unknown)."""
+        if self.control >= 0:
+            os.close(self.control)
+            self.control = -1
+        deadline = time.monotonic() + END_SECONDS + 5
+        while True:
             with contextlib.suppress(ChildProcessError):
-                self.status = os.waitpid(self.pid, 0)[1]
+                if os.waitpid(self.reaper, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+            break
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.reaper, signal.SIGKILL)      # past its deadline: not left running either
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.reaper, 0)
+        self.read()
+        if self.status is None and self.pid is not None:    # the reaper was killed: the work's group at least
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
         return self.status
+
+    def error(self, who: str) -> BaseException:
+        """What to raise for a work that ended without an answer (:func:`_ended`), or that used too much."""
+        status = self.end()
+        if self.used is not None:
+            return SimkitError(
+                f"{who}: the work's processes (the consumer's among them) used more than "
+                f"{self.limit >> 20} MiB of memory together ({self.used >> 20} MiB; --max-memory); stopped, "
+                "nothing reported: did the consumer allocate without bound?")
+        return _ended(status, who)
 
 
 def _child(pipe: Connection, parent: int, work) -> None:
-    """The child of :func:`within`: lead a process group of its own, die with the command, run ``work``, send
-    its notes and result (or exception) up the pipe, and exit without running the command's own exit code."""
+    """The child of :func:`within`: lead a process group of its own, die with its parent (the reaper), run
+    ``work``, send its notes and result (or exception) up the pipe, and exit without running the command's own
+    exit code."""
     me = os.getpid()
     try:
         os.setpgid(0, 0)
-        _adopt_orphans()
         worker_start(parent)
         _stdout_to_stderr()
 
         def send(kind: str, payload) -> None:
             if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
                 os._exit(0)
-            if kind != "note":                  # the last word: the command kills this group once it has it
-                _end_strays()
             pipe.send((kind, payload))
 
         def note(message, category, *args, **kwargs):
@@ -193,67 +253,12 @@ def _child(pipe: Connection, parent: int, work) -> None:
         os._exit(0)
 
 
-def _adopt_orphans() -> None:
-    """Linux: a process the work's processes leave behind in a session of their own (a consumer's daemon,
-    ``setsid``) becomes this child's when its parent ends (``PR_SET_CHILD_SUBREAPER``), not init's, so that
-    :func:`_end_strays` ends it: the group's SIGKILL does not reach another session."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
-
-
-def _end_strays() -> None:
-    """SIGKILL, and reap, every process still this one's child (Linux: read from /proc), until none is."""
-    for _ in range(64):
-        strays = _children(str(os.getpid()))
-        if not strays:
-            return
-        for pid in strays:
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in strays:
-            with contextlib.suppress(OSError):
-                os.waitpid(pid, 0)
-
-
-def _children(me: str) -> list[int]:
-    """The ids of this process's children, by /proc (empty where there is none)."""
-    found = []
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            with contextlib.suppress(OSError, IndexError):      # gone meanwhile, or not a process
-                stat = Path(f"/proc/{name}/stat").read_text() if name.isdigit() else ""
-                if stat and stat.rsplit(")", 1)[1].split()[1] == me:
-                    found.append(int(name))
-    return found
-
-
 def _stdout_to_stderr() -> None:
     """In the child: what the work prints (a consumer's ``print``, a process
     it starts, a write to fd 1) goes to stderr; the command's standard output
     holds only the answer its parent prints (``--json``: one object)."""
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
-
-
-@contextlib.contextmanager
-def printed_to_stderr():
-    """Within it, file descriptor 1 is stderr's (what processes started here print, ``live``'s workers), and
-    the command's own standard output is back after it, whole: what it printed before is flushed first."""
-    _flush()
-    try:
-        saved = os.dup(1)
-    except OSError:                             # started without a stdout: nothing to keep clean
-        yield
-        return
-    try:
-        with contextlib.suppress(OSError):
-            os.dup2(2, 1)
-        yield
-    finally:
-        _flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _flush() -> None:
@@ -281,24 +286,26 @@ def _portable(exc: BaseException) -> BaseException:
         return cls(f"{type(exc).__name__}: {told(exc)}")
 
 
-def _answer(answers: Connection, child: _Child, deadline: float, over: Callable[[], str], who: str):
+def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[], str], who: str,
+            stall: Stall | None):
     """Read the child's messages until its result (returned), its exception (raised), its end without one (the
-    pipe closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError), or
-    the deadline (:class:`OverBudget`)."""
+    pipe closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError, or
+    the reaper's word that it used too much memory), the deadline or a stall (:class:`OverBudget`)."""
     while True:
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or (stall is not None and stall.stalled()):
             if sys.stderr is not None and sys.stderr.isatty():
                 sys.stderr.write("\r\x1b[K")               # the child's progress bar, cut short
-            raise OverBudget(over())
-        if not answers.poll(min(left, 0.5)):
+            raise OverBudget(over() if left <= 0 else stall.what)   # type: ignore[union-attr]
+        ready = wait([answers, child.fd], min(left, 0.5))
+        if answers not in ready:
             if child.gone() and not answers.poll(0):
-                raise _ended(child.end(), who)
+                raise child.error(who)
             continue
         try:
             kind, payload = answers.recv()
         except (EOFError, OSError):             # closed, or closed mid-message: ended without an answer
-            raise _ended(child.end(), who) from None
+            raise child.error(who) from None
         if kind == "note":
             warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
         elif kind == "error":

@@ -104,6 +104,18 @@ def _world(p, store=True):
                    help="how external calls are settled (default: the scenario's)")
 
 
+#: ``--max-memory``'s bound, in MiB: a pebibyte
+MAX_MEMORY_MIB = 1 << 30
+
+
+def _memory(p) -> None:
+    """``--max-memory``: the memory the work's processes (the consumer's among them) may use together."""
+    p.add_argument("--max-memory", type=number("--max-memory", minimum=1, maximum=MAX_MEMORY_MIB),
+                   default=None, metavar="MIB",
+                   help="memory the work's processes may use together, in MiB; past it they are stopped "
+                        "(default: half of this machine's memory)")
+
+
 def _command(sub, name: str, text: str):
     """A subcommand whose ``--help`` opens with the line ``simkit --help`` lists for it."""
     return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
@@ -123,6 +135,7 @@ def _run(sub) -> None:
     p.add_argument("--timeline", metavar="PNG", help="also write the timeline figure to this file")
     p.add_argument("--swimlane", metavar="PNG", help="also write the swimlane (Lamport) diagram to this file")
     _world(p)
+    _memory(p)
 
 
 def _compare_list_demo(sub) -> None:
@@ -164,6 +177,7 @@ def _explore(sub) -> None:
                    help=f"wall time the exploration may take; past it, it is stopped and nothing is reported "
                         f"(default: {EXPLORE_BUDGET:g})")
     _world(p)
+    _memory(p)
 
 
 def _sweep_shrink(sub) -> None:
@@ -181,6 +195,7 @@ def _sweep_shrink(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="write one row per run: .csv or .parquet")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     _world(p)
+    _memory(p)
     p = _command(sub, "shrink", "a failing run reduced to a minimal scenario file")
     _common(p)
     p.add_argument("--out", metavar="TOML", help="write the shrunk scenario here (default: print it)")
@@ -189,6 +204,7 @@ def _sweep_shrink(sub) -> None:
                    help=f"wall time shrinking may take; past it, it is stopped and nothing is written "
                         f"(default: {EXPLORE_BUDGET:g})")
     _world(p)
+    _memory(p)
 
 
 def _live(sub) -> None:
@@ -208,6 +224,7 @@ def _live(sub) -> None:
     p.add_argument("--store", choices=STORES, default=None, metavar="sqlite",
                    help="the durable store: live mode needs one that outlives its workers, so only sqlite")
     _world(p, store=False)
+    _memory(p)
 
 
 def _audit_bench(sub) -> None:
@@ -227,6 +244,7 @@ def _audit_bench(sub) -> None:
     p.add_argument("--out", metavar="TOML", help="where to write the first failure, shrunk "
                                                  "(default: simkit-audit-CLASS.toml)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    _memory(p)
     p = _command(sub, "bench", "the performance benchmark, against bare SimPy in the same run")
     bench.add_arguments(p)
 

@@ -32,7 +32,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -123,7 +123,7 @@ def integrity(folder: Path) -> str:
 
 def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
          max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
-         timeout: float = 600.0) -> LiveRun:
+         timeout: float = 600.0, scratch: str | os.PathLike | None = None) -> LiveRun:
     """Run ``strategy`` on ``scenario`` in real worker
     processes on SQLite, kill them ``kills`` times, and judge.
 
@@ -136,6 +136,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             instants.
         folder: where the database files go (default: a temporary folder, removed afterwards).
         timeout: seconds before the run is cut off (``completed`` is then false).
+        scratch: where the temporary folder goes (default: the system's); ``simkit live`` gives a folder of
+            its own, which it removes however the run ends (the run's process may be killed).
 
     Raises:
         SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
@@ -156,7 +158,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
-    with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="simkit-live-") as tmp:
+    with ExitStack() as stack, _terminate_as_interrupt():
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="simkit-live-", dir=scratch))
         where = Path(folder) if folder is not None else Path(tmp)
         made = not where.exists()
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from contextlib import suppress
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from math import sqrt
@@ -90,8 +91,20 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) 
 
 
 def _chunk(task) -> list[dict]:
-    sc, strategy, crash_rate, seeds = task
-    return [run_row(sc, strategy, seed, crash_rate) for seed in seeds]
+    sc, strategy, crash_rate, seeds, heartbeat = task
+    rows = []
+    for seed in seeds:
+        rows.append(run_row(sc, strategy, seed, crash_rate))
+        _beat(heartbeat)
+    return rows
+
+
+def _beat(heartbeat: str | None) -> None:
+    """A run ended: touch ``heartbeat`` (a file of the command's, :class:`~simkit.cli.contained.Stall`), if
+    any, from whichever process ran it."""
+    if heartbeat is not None:
+        with suppress(OSError):
+            os.utime(heartbeat)
 
 
 @dataclass
@@ -183,7 +196,7 @@ def _answers(address: str, timeout: float) -> None:
         raise TimeoutError(f"no answer within {timeout:g} s") from None
 
 
-def _dask(tasks, address: str, bar, timeout: float):
+def _dask(tasks, address: str, done, timeout: float):
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -201,7 +214,7 @@ def _dask(tasks, address: str, bar, timeout: float):
         results: list = [None] * len(tasks)
         for f in as_completed(futures):
             results[index[f.key]] = f.result()
-            bar.update(len(results[index[f.key]]))
+            done(results[index[f.key]])
         return results
     finally:
         client.close()
@@ -209,7 +222,8 @@ def _dask(tasks, address: str, bar, timeout: float):
 
 def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, crash_rates=(None,), *,
           first_seed: int = 0, jobs: int | None = None, dask_address: str | None = None,
-          dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None) -> Sweep:
+          dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None,
+          heartbeat: str | None = None) -> Sweep:
     """Run every strategy at every crash rate on ``seeds`` seeds.
 
     Args:
@@ -224,6 +238,8 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         dask_timeout: seconds to wait for the scheduler to answer.
         progress: show a tqdm bar on stderr.
         chunk: seeds per task (default: enough tasks to keep every worker busy).
+        heartbeat: a file touched as each run ends (by each chunk as it ends on a Dask cluster), so that
+            the command can stop a sweep where no run ends any more (``simkit sweep``, docs/cli.md).
 
     Raises:
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
@@ -249,14 +265,18 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
     size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))
-    tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)))
+    beat = None if dask_address else heartbeat      # a path of this machine's
+    tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)), beat)
              for s, rate in configs for a in range(0, seeds, size)]
     from tqdm import tqdm
     bar = tqdm(total=len(configs) * seeds, disable=not progress, file=sys.stderr, unit="run",
                desc=f"sweep {scenario.name}", leave=False)
+    def done(rows: list) -> None:
+        bar.update(len(rows))
+        _beat(heartbeat)
     try:
-        chunks = _dask(tasks, dask_address, bar, dask_timeout) if dask_address else pool_map(
-            _chunk, tasks, jobs, lambda rows: bar.update(len(rows)), chunksize=1)
+        chunks = _dask(tasks, dask_address, done, dask_timeout) if dask_address else pool_map(
+            _chunk, tasks, jobs, done, chunksize=1)
         result = Sweep(scenario.name, seeds, first_seed)
         for rows in chunks:
             result.rows.extend(rows)

@@ -1,0 +1,218 @@
+"""The processes a command's work leaves behind, found and ended, and the memory they use (docs/cli.md,
+"Bounds"; Linux).
+
+:func:`children` reads ``/proc/PID/task/*/children`` (CONFIG_PROC_CHILDREN); on a kernel without that file it
+reads each process's parent from ``/proc/*/stat``, once per call. :func:`descendants` follows them down.
+
+:func:`reaper` is the process :func:`~simkit.cli.contained.within` puts between the command and its work: it
+runs no consumer code, leads a process group of its own (a group's SIGKILL, a terminal's Ctrl-C or hangup
+that end the command do not end it), ignores SIGINT, SIGTERM and SIGHUP, and adopts every process of the work
+whose parent ends (``PR_SET_CHILD_SUBREAPER``: a consumer's daemon in a session of its own, which a process
+group's SIGKILL does not reach). It ends the work's whole tree (:func:`end_tree`) on every path: when the
+work ends, when the command closes its control pipe (the command's answer, its budget, SIGTERM, SIGINT,
+SIGHUP, an error; and the command's own death, even by SIGKILL: the kernel closes the pipe), and when the
+work's processes use more memory than they may (their proportional set size, summed, checked four times a
+second). It tells the command, on its status pipe, the work's process id, the memory it found too much, and
+the work's wait status, one line each.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import select
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "become_reaper", "children", "default_memory",
+           "descendants", "end_tree", "memory_of", "prctl", "reaper"]
+
+#: How often, in seconds, the reaper measures the work's memory.
+CHECK_EVERY = 0.25
+#: How long :func:`end_tree` goes on killing and reaping before it gives up (processes it may not kill).
+END_SECONDS = 10.0
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+_HAS_CHILDREN: list[bool] = []                  # does this kernel have /proc/PID/task/TID/children?
+
+
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` where there is one (Linux), else nothing."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def default_memory() -> int:
+    """The memory a command's work may use by default, in bytes: half of this machine's physical memory."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * _PAGE // 2
+    except (OSError, ValueError, AttributeError):
+        return 4 << 30
+
+
+def _children_files() -> bool:
+    if not _HAS_CHILDREN:
+        _HAS_CHILDREN.append(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists())
+    return _HAS_CHILDREN[0]
+
+
+def _parents() -> dict[int, list[int]]:
+    """Every process's children, from each one's parent in ``/proc/*/stat`` (a process gone meanwhile, or a
+    name that is no process, is left out)."""
+    kids: dict[int, list[int]] = {}
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    with open(f"/proc/{name}/stat", "rb") as f:
+                        ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                    kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def children(pid: int, parents: dict[int, list[int]] | None = None) -> list[int]:
+    """The ids of ``pid``'s children: from ``/proc/PID/task/*/children``, or where the kernel has no such
+    file, from ``parents`` (:func:`_parents`, read now if not given)."""
+    if not _children_files():
+        return list((_parents() if parents is None else parents).get(pid, ()))
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError, ValueError):              # a thread gone meanwhile
+                found.extend(int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, parents before their children."""
+    parents = None if _children_files() else _parents()
+    found, todo, seen = [], [pid], {pid}
+    while todo:
+        for kid in children(todo.pop(), parents):
+            if kid not in seen:
+                seen.add(kid)
+                found.append(kid)
+                todo.append(kid)
+    return found
+
+
+def memory_of(pids: list[int]) -> int:
+    """The memory the processes ``pids`` use together, in bytes: the sum of their proportional set sizes
+    (``Pss`` of ``/proc/PID/smaps_rollup``: a page shared by a pool's forked workers counts once in all), or
+    of their resident set sizes where the kernel has no ``smaps_rollup``."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except FileNotFoundError:
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
+        except (OSError, IndexError, ValueError):                       # gone meanwhile
+            pass
+    return total
+
+
+def end_tree(me: int, statuses: dict[int, int], seconds: float = END_SECONDS) -> None:
+    """SIGKILL every process below ``me`` (this process) and reap those that are, or become, its children
+    (their wait statuses into ``statuses``), until none is left or ``seconds`` have passed."""
+    deadline = time.monotonic() + seconds
+    while True:
+        _reap(statuses)
+        below = descendants(me)
+        if not below or time.monotonic() > deadline:
+            return
+        for pid in below:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def _reap(statuses: dict[int, int]) -> None:
+    """Reap every child of this process that has ended, its wait status into ``statuses``."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        statuses[pid] = status
+
+
+def become_reaper() -> None:
+    """In the process :func:`~simkit.cli.contained.within` forked, before it forks the work: a process group
+    of its own, SIGINT, SIGTERM and SIGHUP ignored, no death with the command, orphans adopted."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
+    prctl(_PR_SET_PDEATHSIG, 0)                 # outlive the command: its SIGKILL is when it is needed most
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def reaper(control: int, status: int, work: int, memory: int) -> None:
+    """The reaper's life (module doc) once it forked the work, process ``work``: watch it until it ends,
+    ``control`` reads EOF or a byte, or the work uses more than ``memory`` bytes; end the work's tree; say
+    what happened on ``status``; exit."""
+    try:
+        me, statuses = os.getpid(), dict[int, int]()
+        _say(status, f"pid {work}")
+        waits = [control]
+        with contextlib.suppress(OSError, AttributeError):
+            waits.append(os.pidfd_open(work))   # readable when the work ends
+        while work not in statuses:
+            ready = select.select(waits, [], [], CHECK_EVERY)[0]
+            _reap(statuses)
+            if control in ready:                # EOF (the command is done, or gone) or a byte: end it now
+                break
+            if work not in statuses and (used := memory_of(descendants(me))) > memory:
+                _say(status, f"memory {used}")
+                break
+        end_tree(me, statuses)
+        _say(status, f"exit {statuses.get(work, -1)}")
+    finally:
+        os._exit(0)
+
+
+def _say(fd: int, line: str) -> None:
+    with contextlib.suppress(OSError):
+        os.write(fd, f"{line}\n".encode())
+
+
+class Stall:
+    """A heartbeat for :func:`within`: the work touches :attr:`path` (a file of its own, any process of the
+    work, whatever its start method) as it makes progress; ``seconds`` without a touch end the work with
+    :class:`OverBudget` ``what``. A context manager: the file is removed after."""
+
+    def __init__(self, seconds: float, what: str):
+        self.seconds, self.what = seconds, what
+        fd, self.path = tempfile.mkstemp(prefix="simkit-beat-")
+        os.close(fd)
+        self.seen, self.at = self._mtime(), time.monotonic()
+
+    def _mtime(self) -> int:
+        try:
+            return os.stat(self.path).st_mtime_ns
+        except OSError:
+            return 0
+
+    def stalled(self) -> bool:
+        """No beat for ``seconds``? (Measured on this process's monotonic clock, from each change seen.)"""
+        if (now := self._mtime()) != self.seen:
+            self.seen, self.at = now, time.monotonic()
+        return time.monotonic() - self.at > self.seconds
+
+    def __enter__(self) -> Stall:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)

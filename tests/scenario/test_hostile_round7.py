@@ -1,0 +1,254 @@
+"""Hostile input, seventh round (issue 32's third round): processes a consumer starts in a session of their
+own on every ending path, the work's memory, a sweep whose consumer takes SIGALRM, output paths that are
+links, keys that mean nothing; then what a fresh tester tried. Each: one line naming the file, key or flag
+and the problem, exit status 2, nothing written and no process left; or the answer.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_hostile import one_line_exit_2
+from test_hostile_round4 import planted
+
+from simkit.cli import main, reaper
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc, subreapers")
+
+HANGS = '''
+import os, subprocess, time
+from simkit import Consumer
+
+
+class Hangs(Consumer):
+    """starts a process in a session of its own (Python's), and one that a shell forks in a session of its own
+    and leaves (no Python fork hook reaches it), then hangs"""
+    def run(self):
+        pids = os.environ["STRAY_PID"]
+        p = subprocess.Popen(["sleep", "300"], start_new_session=True)
+        subprocess.Popen(["setsid", "sh", "-c", f"sleep 300 & echo $! >> {pids}"])
+        with open(pids, "a") as f:
+            f.write(f"{p.pid}\\n")
+        time.sleep(3600)
+        return (yield from super().run())
+
+
+class Greedy(Consumer):
+    """allocates without bound"""
+    def is_replay(self, event, receipts, applied_position):
+        hold = []
+        while True:
+            hold.append(bytearray(b"x" * (32 << 20)))
+
+
+class DefeatsTheWallClock(Consumer):
+    """the run's 900 s guard is a SIGALRM timer: stopped and ignored, then a sleep of an hour"""
+    def is_replay(self, event, receipts, applied_position):
+        import signal, time
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        time.sleep(3600)
+        return True
+'''
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    return planted(tmp_path, monkeypatch, HANGS)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _all_gone(pids: list[int], seconds: float = 15.0) -> bool:
+    """Every one of ``pids`` ends within ``seconds``; whatever is left is killed (not left by this test)."""
+    deadline = time.monotonic() + seconds
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p for p in pids if _alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    return not left
+
+
+def _strays(pids: Path, proc: subprocess.Popen, seconds: float = 90.0) -> list[int]:
+    """The two processes the consumer started, once both are recorded."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        started = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+        if len(started) >= 2:
+            time.sleep(0.2)
+            return started
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("the consumer never started its processes")
+
+
+HANG = {
+    "run": ["run", "two.toml", "--strategy", "hostile.py:Hangs"],
+    "shrink": ["shrink", "two.toml", "--strategy", "hostile.py:Hangs"],
+    "explore": ["explore", "two.toml", "--strategy", "hostile.py:Hangs", "--max-crashes", "0"],
+    "sweep": ["sweep", "two.toml", "--strategy", "hostile.py:Hangs", "--seeds", "1", "--jobs", "1"],
+    "audit": ["audit", "hostile.py:Hangs", "--jobs", "1", "--budget", "600"],
+    "live": ["live", "two.toml", "--strategy", "hostile.py:Hangs", "--kills", "0"],
+}
+
+
+@pytest.fixture
+def hang(hostile):
+    """``hang(command)``: the command on a consumer that starts its processes and hangs, and those processes,
+    once started. Whatever the test finds, neither the command nor those processes outlive it."""
+    started: list[tuple[subprocess.Popen, Path]] = []
+
+    def start(command: str) -> tuple[subprocess.Popen, list[int]]:
+        pids = hostile / "pids"
+        proc = subprocess.Popen([sys.executable, "-m", "simkit", *HANG[command]], cwd=hostile, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                env={**os.environ, "STRAY_PID": str(pids), "TMPDIR": str(hostile)},
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        started.append((proc, pids))
+        return proc, _strays(pids, proc)
+    yield start
+    for proc, pids in started:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        _all_gone([int(x) for x in pids.read_text().split()] if pids.exists() else [], 0)
+
+
+# -- 1. every ending path ends what a consumer started in a session of its own -------------------------------
+@linux
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+@pytest.mark.parametrize("command", list(HANG))
+def test_a_signal_ends_what_the_consumer_started_in_a_session_of_its_own(hostile, hang, command, sig):
+    """The orphan sweep ran only when the work ended normally: after SIGTERM, SIGINT or SIGHUP only the work's
+    process group was killed, and the consumer's processes in other sessions lived on under init (``live`` had
+    no sweep at all). Now the reaper ends them on every path."""
+    proc, strays = hang(command)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    name = "interrupted" if sig == signal.SIGINT else f"terminated by {sig.name}"
+    assert (proc.returncode, out, err) == (128 + sig, "", f"simkit: {name}\n")
+    assert _all_gone(strays)
+    assert not list(hostile.glob("simkit-live-*")) and not list(hostile.glob("simkit-beat-*"))
+
+
+@linux
+@pytest.mark.parametrize("command", ["run", "live"])
+def test_a_sigkill_of_simkit_itself_ends_what_the_consumer_started(hang, command):
+    """Nothing runs in a process killed by SIGKILL; its reaper, a process of its own that runs no consumer
+    code, sees the command's pipe close and ends the work's processes, in any session."""
+    proc, strays = hang(command)
+    proc.kill()
+    proc.communicate(timeout=60)
+    assert _all_gone(strays)
+
+
+@linux
+def test_the_budget_ends_what_the_consumer_started_in_a_session_of_its_own(hostile, capsys, monkeypatch):
+    import simkit.cli.commands as commands
+    monkeypatch.setattr(commands, "RUN_BUDGET", 3.0)
+    monkeypatch.setenv("STRAY_PID", str(hostile / "pids"))
+    try:
+        one_line_exit_2(capsys, ["run", "two.toml", "--strategy", "hostile.py:Hangs"],
+                        "simkit: run two: did not end within 3 s of wall-clock time; stopped, nothing "
+                        "reported")
+    finally:
+        strays = [int(x) for x in (hostile / "pids").read_text().split()]
+        assert len(strays) == 2 and _all_gone(strays)
+
+
+@linux
+def test_a_consumer_that_kills_the_reaper_is_one_line(hostile, capsys):
+    (hostile / "kills.py").write_text(
+        "import os, signal\nfrom simkit import Consumer\n\n\nclass KillsItsParent(Consumer):\n"
+        "    def is_replay(self, event, receipts, applied_position):\n"
+        "        os.kill(os.getppid(), signal.SIGKILL)\n        import time; time.sleep(60)\n")
+    began = time.monotonic()
+    one_line_exit_2(capsys, ["run", "two.toml", "--strategy", "kills.py:KillsItsParent"],
+                    "simkit: run two: the process doing the work ended (how, unknown) without a result")
+    assert time.monotonic() - began < 30
+
+
+# -- 2. children from /proc/PID/task/*/children, or each process's parent where there is no such file --------
+@linux
+def test_children_read_from_the_childrens_file_and_from_each_parent_agree(monkeypatch):
+    kids = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
+    try:
+        from_files = set(reaper.children(os.getpid()))
+        monkeypatch.setattr(reaper, "_HAS_CHILDREN", [False])       # a kernel without CONFIG_PROC_CHILDREN
+        from_parents = set(reaper.children(os.getpid()))
+        below = set(reaper.descendants(os.getpid()))
+    finally:
+        for k in kids:
+            k.kill()
+            k.wait()
+    assert {k.pid for k in kids} <= from_files == from_parents <= below
+
+
+# -- 3. the work's memory ------------------------------------------------------------------------------------
+@linux
+@pytest.mark.parametrize("kind", ["python", "exec"])
+def test_a_consumer_that_allocates_without_bound_is_stopped_at_max_memory(hostile, capsys, kind):
+    """24 GB in 13 s, until the kernel's OOM killer ended it (or something else). Now the reaper sums the
+    work's processes' memory four times a second and stops them past ``--max-memory``."""
+    if kind == "python":
+        strategy = "hostile.py:Greedy"
+    else:
+        script = hostile / "greedy"
+        script.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.readline()\nhold = []\n"
+                          "while True:\n    hold.append(b'x' * (32 << 20))\n")
+        script.chmod(0o755)
+        strategy = f"exec:{script}"
+    began = time.monotonic()
+    one_line_exit_2(capsys, ["run", "two.toml", "--strategy", strategy, "--max-memory", "300"],
+                    "simkit: run two: the work's processes (the consumer's among them) used more than "
+                    "300 MiB of memory together (")
+    assert time.monotonic() - began < 60
+
+
+def test_max_memory_out_of_range_is_one_line(capsys):
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--max-memory", "0"],
+                    "--max-memory 0: must be at least 1")
+
+
+@linux
+def test_a_million_event_run_stays_within_a_gib(tmp_path, capsys):
+    """simkit's own big runs are no runaway consumer: a 1,000,000-event run peaks near 230 MB."""
+    (tmp_path / "big.toml").write_text('[generate]\nevents = 1000000\npage_size = 100\n')
+    assert main(["run", str(tmp_path / "big.toml"), "--max-memory", "1024", "--json"]) == 0
+    assert capsys.readouterr().out.startswith('{"scenario": "big"')
+
+
+# -- 4. a sweep whose consumer takes SIGALRM -----------------------------------------------------------------
+@linux
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_sweep_whose_consumer_takes_sigalrm_is_stopped_when_no_run_ends(hostile, capsys, monkeypatch, jobs):
+    """A run's own 900 s guard is a SIGALRM timer; a consumer that stops it and sleeps hung ``sweep`` for
+    ever (it has no overall clock: it is bounded by its runs). Now a run that ends touches a heartbeat, and
+    ``SWEEP_STALL`` seconds without one stop the sweep (1,200 s; 3 s here)."""
+    import tempfile
+
+    import simkit.cli.commands as commands
+    monkeypatch.setattr(commands, "SWEEP_STALL", 3.0)
+    monkeypatch.setattr(tempfile, "tempdir", str(hostile))
+    began = time.monotonic()
+    one_line_exit_2(capsys, ["sweep", "two.toml", "--strategy", "hostile.py:DefeatsTheWallClock", "--seeds",
+                             "4", "--jobs", jobs],
+                    "simkit: sweep two: no run ended for 3 s of wall-clock time (a consumer that takes "
+                    "SIGALRM, and sleeps or spins?); stopped, nothing reported")
+    assert time.monotonic() - began < 60
+    assert not list(hostile.glob("simkit-beat-*"))                 # the heartbeat's file, removed
