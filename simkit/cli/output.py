@@ -14,8 +14,8 @@ from pathlib import Path
 
 from simkit.errors import Note, SimkitError, printable
 
-__all__ = ["FLAGS", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite", "atomic",
-           "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
+__all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
+           "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
 #: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's
@@ -169,6 +169,8 @@ def figure_formats() -> tuple[str, ...]:
 
 def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
     """Why ``out`` cannot be written as an output file ending in one of ``suffixes``, or ``None``."""
+    if out.is_symlink():                        # every writer's: a link is neither followed nor replaced
+        return LINK
     if out.is_dir():
         return "is a folder, not a file"
     if out.suffix.lower() not in suffixes:
@@ -189,16 +191,21 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
     return None
 
 
+#: What every writer of simkit's says of an output path that is a symbolic link (docs/cli.md, "Exit status"):
+#: written through, it could replace any file the link names (a link planted in a shared folder); replaced,
+#: the link a user made is gone. Either is a surprise: refused, the user chooses.
+LINK = "is a symbolic link: neither written through nor replaced; name its target, or remove the link"
+
+
 def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> Path:
     """``path`` as an output file for ``option``, or a one-line error: it must not
-    be a folder, must end in one of ``suffixes``, go into a folder that exists and
-    is writable, and not be one of the files in ``inputs`` (the command's scenario:
-    ``shrink my.toml --out my.toml`` replaced the scenario with its shrunk self)."""
+    be a folder or a symbolic link (:data:`LINK`), must end in one of ``suffixes``, go
+    into a folder that exists and is writable, and not be one of the files in ``inputs``
+    (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario)."""
     out = Path(path)
     try:
         problem = _refuse(out, suffixes)
-        # a link is replaced, not written through
-        if problem is None and out.is_file() and not out.is_symlink():
+        if problem is None and out.is_file():
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
                             "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)),
                            None)

@@ -270,6 +270,10 @@ def too_many_pages(events: int, empty_pages: float) -> str | None:
     return None
 
 
+#: The ``[[events]]`` keys that one behaviour reads, and which
+_ONLY = {"failures": "transient", "resolve_after": "review", "resolution": "review", "release_after": "hold"}
+
+
 def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
     out: dict[int, EventSpec] = {}
     for i, e in enumerate(events):
@@ -281,8 +285,12 @@ def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
         if pos in out:
             first = list(out).index(pos)
             c.fail(f"{where}.position", f"duplicate position {pos} (events[{first}] already gives it)")
+        behavior = c.choice(e, "behavior", BEHAVIORS, "ok", where=where)
+        for key in e:                           # failures = 2 on an ok event was read, and meant nothing
+            if (only := _ONLY.get(key)) is not None and only != behavior:
+                c.fail(f"{where}.{key}", f"means nothing for behavior {behavior!r}; it is for {only!r} only")
         out[pos] = EventSpec(
-            behavior=c.choice(e, "behavior", BEHAVIORS, "ok", where=where),
+            behavior=behavior,
             failures=c.get(e, "failures", int, 1, where=where, minimum=0),
             resolve_after=c.get(e, "resolve_after", float, 30.0, where=where, minimum=0.0),
             resolution=c.choice(e, "resolution", ("quarantine", "apply"), "quarantine", where=where),

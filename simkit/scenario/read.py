@@ -53,6 +53,7 @@ from .checks import (
     check_pages,
     check_random_faults,
     check_timing,
+    show,
 )
 from .faults import parse_crash_arg, parse_fault
 from .start import check_start
@@ -128,6 +129,8 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
         if key not in _TOP:
             c.fail(key, "unknown key")
     sc = Scenario(name=c.text(data, "name", default_name), source=source)
+    if "name" in data and not sc.name.strip():  # a label of nothing, in every table and file name it heads
+        c.fail("name", f"{show(sc.name)} is empty; give the scenario a name, or leave the key out")
     sc.description = c.get(data, "description", str, "")
     sc.sink = c.choice(data, "sink", SINKS, "transactional")
     sc.backfills = c.get(data, "backfills", bool, False)

@@ -55,13 +55,17 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
             overwritten) and ``force`` is false, or it is a file, or a file of the edition would replace a
-            folder.
+            folder or a symbolic link.
         OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
     if out.exists() and not out.is_dir():
         raise SimkitError(f"{out} is a file: name a folder for the workshop notebooks")
     notebooks = edition_notebooks()
+    # as every writer of simkit's (docs/cli.md): a link is neither written through nor replaced
+    if links := [name for name in (*(nb.name for nb in notebooks), "README.md") if (out / name).is_symlink()]:
+        raise SimkitError(f"{out / links[0]}: is a symbolic link: neither written through nor replaced; name "
+                          "its target, or remove the link")
     clash = [nb.name for nb in notebooks if (out / nb.name).exists()]
     if clash and not force:
         raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to "

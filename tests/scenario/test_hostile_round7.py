@@ -17,6 +17,7 @@ import pytest
 from test_hostile import one_line_exit_2
 from test_hostile_round4 import planted
 
+import simkit
 from simkit.cli import main, reaper
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc, subreapers")
@@ -252,3 +253,66 @@ def test_a_sweep_whose_consumer_takes_sigalrm_is_stopped_when_no_run_ends(hostil
                     "SIGALRM, and sleeps or spins?); stopped, nothing reported")
     assert time.monotonic() - began < 60
     assert not list(hostile.glob("simkit-beat-*"))                 # the heartbeat's file, removed
+
+
+# -- 5. an output path that is a link; keys that mean nothing; a name of nothing -----------------------------
+LINKED = [
+    (".png", ["run", "retry_walkthrough", "--timeline", "{o}"]),
+    (".png", ["demo", "--out", "{o}"]),
+    (".toml", ["explore", "shortcut_watermark_only_dedup", "--strategy", "watermark_only_dedup",
+               "--max-crashes", "0", "--out", "{o}"]),
+    (".toml", ["shrink", "shortcut_watermark_only_dedup", "--strategy", "watermark_only_dedup", "--out",
+               "{o}"]),
+    (".csv", ["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--out", "{o}"]),
+    (".toml", ["audit", "watermark_only_dedup", "--budget", "5", "--out", "{o}"]),
+]
+
+
+@pytest.mark.parametrize("target_exists", [True, False], ids=["to a file", "dangling"])
+@pytest.mark.parametrize("suffix, argv", LINKED, ids=[a[0] for _s, a in LINKED])
+def test_an_output_path_that_is_a_link_is_refused(tmp_path, capsys, suffix, argv, target_exists):
+    """A link was replaced by a file of its own (the link a user made, gone), where ``>`` writes through it.
+    Every writer now refuses it, before any work: written through, a link planted in a shared folder would
+    have any file it names replaced."""
+    target = tmp_path / f"target{suffix}"
+    if target_exists:
+        target.write_text("mine")
+    link = tmp_path / f"out{suffix}"
+    link.symlink_to(target)
+    one_line_exit_2(capsys, [str(link) if a == "{o}" else a for a in argv],
+                    f"{link}: is a symbolic link: neither written through nor replaced; name its target, or "
+                    "remove the link")
+    assert link.is_symlink() and (target.read_text() == "mine" if target_exists else not target.exists())
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({link.name} | ({target.name} if target_exists
+                                                                               else set()))
+
+
+def test_a_workshop_notebook_that_is_a_link_is_refused(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("mine")
+    (tmp_path / "00_index.ipynb").symlink_to(tmp_path / "mine.txt")
+    one_line_exit_2(capsys, ["workshop", str(tmp_path), "--force"],
+                    f"{tmp_path / '00_index.ipynb'}: is a symbolic link: neither written through nor "
+                    "replaced")
+    assert (tmp_path / "mine.txt").read_text() == "mine" and sorted(os.listdir(tmp_path)) == [
+        "00_index.ipynb", "mine.txt"]
+
+
+@pytest.mark.parametrize("event, key, only", [
+    ({"failures": 2}, "failures", "transient"),
+    ({"behavior": "poison", "resolve_after": 5.0}, "resolve_after", "review"),
+    ({"behavior": "transient", "resolution": "apply"}, "resolution", "review"),
+    ({"behavior": "review", "release_after": 5.0}, "release_after", "hold"),
+])
+def test_an_event_key_its_behaviour_never_reads_is_refused(event, key, only):
+    """``failures = 2`` on an ``ok`` event was accepted, and meant nothing."""
+    behavior = event.get("behavior", "ok")
+    with pytest.raises(simkit.SimkitError, match=rf"^x\.toml: key 'events\[0\]\.{key}': means nothing for "
+                                                 rf"behavior '{behavior}'; it is for '{only}' only$"):
+        simkit.parse({"generate": {}, "events": [{"position": 10, **event}]}, "x.toml")
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+def test_a_name_of_nothing_is_refused(name):
+    """``name = ""`` labelled every table and file name with nothing."""
+    with pytest.raises(simkit.SimkitError, match=r"^x\.toml: key 'name': '\s*' is empty"):
+        simkit.parse({"name": name, "generate": {}}, "x.toml")
