@@ -26,7 +26,7 @@ from simkit.runner import simulate
 
 from .audit_cases import BOUNDS, SMALL, Case, cases
 from .exploration import Exploration
-from .explore import begin, below, describe_kind, failing, failure_kind, fault_free
+from .explore import Split, begin, below, describe_kind, failing, failure_kind
 from .pool import processes, served
 from .shrink import Shrunk, replay_command, scenario_data, shrink, toml_text
 from .sweep import MAX_SEEDS
@@ -117,20 +117,17 @@ def _try(case: Case, cls: type[Consumer]):
         v = run.verdict
         return "done", (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
                                                   case.scenario)), False
-    base = fault_free(case.scenario, case.keep_faults)  # what explore runs: the scenario without its faults
-    first = simulate(base, cls, case.seed)
-    if not first.verdict.ok:
-        stalled = not first.verdict.completed and not first.verdict.halted
-        failure = Failure(case, describe_kind(failure_kind(first.verdict)), (), first.as_dict(), base)
-        return "done", failure, stalled
     crashes, replies, requests = case.bounds
     excused = case.scenario.sink == "unsafe"
     split = begin(case.scenario, cls, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
-                  seed=case.seed, keep_faults=case.keep_faults,
+                  seed=case.seed, keep_faults=case.keep_faults, stop_if_failing=True,
                   points=tuple(p for p in CRASH_POINTS if not (excused and p == "after_effect")),
                   ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
+    first = split.result.first_violation
+    if first is not None and not first[0]:      # the fault-free run fails: no schedule with a fault was run
+        return "done", _explored(case, split.result), not first[1]["completed"] and not first[1]["halted"]
     # a one-fault violation is the first whatever the subtrees hold (they have two faults or more)
-    if split.roots and split.result.first_violation is None:
+    if split.roots and first is None:
         if len(split.roots) >= _SPLIT_FROM:
             return "split", dataclasses.replace(split, ref=None)
         split.result.merge(below(split, split.roots))
@@ -191,7 +188,7 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
             elif out[0] == "split":
                 groups = _groups(out[1].roots, jobs)
                 splits[who, i] = [out[1], len(groups)]
-                queue.extendleft(("below", who, i, out[1], g) for g in reversed(groups))
+                queue.extendleft(("below", who, i, _part(out[1], g), g) for g in reversed(groups))
                 continue
             else:
                 _done, failure, stalled = out
@@ -206,6 +203,12 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
                 yield (i, *_status((failure, stalled), known))
     finally:
         _UNDER_WAY = None
+
+
+def _part(split: Split, roots: list) -> Split:
+    """What a task below ``roots`` needs of ``split``: not the other roots, nor their extensions."""
+    return dataclasses.replace(split, roots=[], known={k: split.known[k] for k, _fault in roots
+                                                       if k in split.known})
 
 
 #: Groups an exploration's subtrees are dealt into, per worker process: small enough that the last to finish

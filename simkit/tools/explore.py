@@ -25,9 +25,10 @@ is one of those are never deduplicated. Nor is a one-fault schedule with no budg
 and has no subtree to skip.
 
 Execution. Schedules of one fault run first; then each one-fault schedule's subtree is explored depth first,
-as one task. Where it can, a schedule is not run from scratch: the run of its prefix forks a process at the
-fault (:mod:`simkit.tools.forked`); elsewhere each schedule runs from scratch (:mod:`simkit.tools.schedules`).
-With ``jobs > 1`` the tasks run in worker processes; the result is the same for any ``jobs`` and either way.
+as one task, from the extensions its one-fault run found (that run is not made again). Where it can, a
+schedule is not run from scratch: the run of its prefix forks a process at the fault
+(:mod:`simkit.tools.forked`); elsewhere each schedule runs from scratch (:mod:`simkit.tools.schedules`). With
+``jobs > 1`` the tasks run in worker processes; the result is the same for any ``jobs`` and either way.
 
 Modules: :mod:`~simkit.tools.schedules` (what a schedule may contain, one run), :mod:`~simkit.tools.forked`
 (prefix sharing), :mod:`~simkit.tools.fingerprint` (state fingerprints), :mod:`~simkit.tools.exploration` (the
@@ -38,7 +39,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from simkit.errors import SimkitError
@@ -112,7 +113,7 @@ def _level_ones(base, ref, seed, firsts, space, dedup, jobs, bar, fork) -> list[
     """(verdict, run object if it fails, fingerprint) of every one-fault schedule, in order."""
     more = [any(budget((f,), space)) for f in firsts]
     if not fork:
-        tasks = [(base, ref, seed, f, dedup, m) for f, m in zip(firsts, more)]
+        tasks = [(base, ref, seed, f, dedup, m, space) for f, m in zip(firsts, more)]
         return list(_map(level_one, tasks, jobs, bar))
     indices = list(range(1, len(firsts) + 1))
     if processes(jobs, len(firsts)) <= 1:
@@ -125,18 +126,19 @@ def _level_ones(base, ref, seed, firsts, space, dedup, jobs, bar, fork) -> list[
     return [found[k] for k in indices]
 
 
-def _subtrees(base, ref, seed, roots, space, dedup, seen, jobs, bar, fork) -> list[Exploration]:
-    """The exploration below each of ``roots`` ((index, fault) pairs), in order."""
+def _subtrees(base, ref, seed, roots, space, dedup, seen, jobs, bar, fork, known) -> list[Exploration]:
+    """The exploration below each of ``roots`` ((index, fault) pairs), in order; ``known``: the extensions of
+    the roots whose one-fault run found them (by index, :func:`~simkit.tools.schedules.packed`)."""
     if not fork:
-        tasks = [(base, ref, seed, fault, (k,), space, dedup, seen) for k, fault in roots]
+        tasks = [(base, ref, seed, fault, (k,), space, dedup, seen, known.get(k)) for k, fault in roots]
         return list(_map(subtree, tasks, jobs, bar))
     indices = [k for k, _fault in roots]
     if processes(jobs, len(roots)) <= 1:
         found = forked.subtrees(base, ref, seed, space, dedup, seen, indices,
                                 lambda: bar.update(1)) if roots else {}
     else:
-        tasks = [(forked.subtrees, base, ref, seed, space, dedup, seen, [k]) for k in indices]
-        found = {k: v for part in _map(_call, tasks, jobs, bar) for k, v in part.items()}
+        calls = [(forked.subtrees, base, ref, seed, space, dedup, seen, [k]) for k in indices]
+        found = {k: v for part in _map(_call, calls, jobs, bar) for k, v in part.items()}
     return [found[k] for k in indices]
 
 
@@ -175,7 +177,7 @@ def _roots(result: Exploration, firsts: list[Fault], level: list[tuple], space: 
     """Count the one-fault schedules; return the fingerprints they reached and the ones with a subtree."""
     seen: dict[bytes, list[tuple[int, int, int]]] = {}
     roots = []
-    for k, (fault, (verdict, run, fp)) in enumerate(zip(firsts, level), 1):
+    for k, (fault, (verdict, run, fp, *_known)) in enumerate(zip(firsts, level), 1):
         left = budget((fault,), space)
         if fp is not None and dedup:
             if covered(seen.get(fp, ()), left):
@@ -241,7 +243,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
     split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
                         pause_duration, seed, points, ops, dedup, keep_faults, jobs, progress, share_prefixes)
     for sub in _subtrees(split.base, split.ref, split.seed, split.roots, split.space, split.dedup, split.seen,
-                         split.jobs, bar, split.fork):
+                         split.jobs, bar, split.fork, split.known):
         split.result.merge(sub)
     bar.close()
     return split.result
@@ -251,8 +253,10 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
 class Split:
     """An exploration begun (:func:`begin`): the fault-free run and every one-fault schedule counted in
     ``result``; what is left is the subtree below each of ``roots`` ((index, fault) pairs), each from the same
-    ``seen`` (:func:`below`). Pickles when ``ref`` does (the audit sends it to its workers with ``ref`` None
-    and each puts its consumer back)."""
+    ``seen`` (:func:`below`). ``known`` holds, by index, the extensions of the roots whose one-fault run found
+    them (:func:`~simkit.tools.schedules.packed`), so that no root is run twice; a root missing from it is run
+    again. Pickles when ``ref`` does (the audit sends it to its workers with ``ref`` None, and only the
+    ``known`` of the roots each is to explore, and each puts its consumer back)."""
 
     result: Exploration
     base: Scenario
@@ -264,10 +268,12 @@ class Split:
     seen: dict
     roots: list[tuple[int, Fault]]
     jobs: int = 1
+    known: dict[int, tuple] = field(default_factory=dict)
 
 
 def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses, pause_duration, seed,
-           points, ops, dedup, keep_faults, jobs, progress, share_prefixes) -> tuple[Split, Any]:
+           points, ops, dedup, keep_faults, jobs, progress, share_prefixes, stop_if_failing=False
+           ) -> tuple[Split, Any]:
     """:func:`explore` up to its subtrees: the split, and the progress bar (still open)."""
     base = fault_free(scenario, keep_faults)
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
@@ -279,26 +285,33 @@ def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pause
     result = Exploration(scenario.name, strategy_name(cls), seed, max_crashes, lost_responses, space.pauses,
                          getattr(scenario, "settlement", "fenced"), lost_requests)
     firsts, seconds = _fault_free_run(result, base, ref, seed, space, dedup)
+    if stop_if_failing and not result.ok:
+        firsts = []
     fork = share_prefixes is not False and forked.forkable(base) and (share_prefixes or forked.pays(seconds))
     from tqdm import tqdm
     bar = tqdm(total=len(firsts), disable=not progress, desc=f"explore {scenario.name} · {result.strategy}",
                unit="schedule", leave=False)
     level = _level_ones(base, ref, seed, firsts, space, dedup, jobs, bar, fork)
     seen, roots = _roots(result, firsts, level, space, dedup)
+    known = {k: level[k - 1][3] for k, _fault in roots if len(level[k - 1]) > 3}
     bar.total = len(firsts) + len(roots)
     bar.refresh()
-    return Split(result, base, ref, seed, space, dedup, fork, seen, roots, jobs), bar
+    return Split(result, base, ref, seed, space, dedup, fork, seen, roots, jobs, known), bar
 
 
 def begin(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_responses: int = 0,
           lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None,
           seed: int | None = None, points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS,
-          dedup: bool = True, keep_faults: bool = False, share_prefixes: bool | None = None) -> Split:
+          dedup: bool = True, keep_faults: bool = False, share_prefixes: bool | None = None,
+          stop_if_failing: bool = False) -> Split:
     """:func:`explore`, in this process, up to the subtrees below its one-fault schedules: what runs them
     (:func:`below`, in any processes, any grouping) and merges what they find into ``Split.result`` gets
-    :func:`explore`'s result. Same arguments; :class:`ExploreError` alike."""
+    :func:`explore`'s result. Same arguments; :class:`ExploreError` alike. ``stop_if_failing``: where the
+    fault-free run fails, no schedule with a fault is run (``roots`` is empty; the audit's case has failed
+    already)."""
     split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
-                        pause_duration, seed, points, ops, dedup, keep_faults, 1, False, share_prefixes)
+                        pause_duration, seed, points, ops, dedup, keep_faults, 1, False, share_prefixes,
+                        stop_if_failing)
     bar.close()
     return split
 
@@ -309,6 +322,6 @@ def below(split: Split, roots: list[tuple[int, Fault]]) -> Exploration:
     out = Exploration(split.result.scenario, split.result.strategy, split.seed, split.space.max_crashes,
                       split.space.lost_responses, split.space.pauses, lost_requests=split.space.lost_requests)
     for sub in _subtrees(split.base, split.ref, split.seed, roots, split.space, split.dedup, split.seen, 1,
-                         _Quiet(), split.fork):
+                         _Quiet(), split.fork, split.known):
         out.merge(sub)
     return out

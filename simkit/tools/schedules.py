@@ -5,6 +5,8 @@ schedules sharing their prefixes.
 """
 from __future__ import annotations
 
+import dataclasses
+import operator
 from dataclasses import dataclass
 from functools import cache
 
@@ -20,7 +22,7 @@ from .exploration import Exploration, run_dict
 from .fingerprint import fingerprint
 
 __all__ = ["Space", "Plan", "Skip", "strategy_class", "run_schedule", "extensions", "budget", "covered",
-           "level_one", "subtree"]
+           "level_one", "packed", "unpacked", "subtree"]
 
 
 @cache
@@ -191,10 +193,29 @@ def covered(budgets, budget) -> bool:
 
 # -- the search, from scratch --------------------------------------------------------------------------------
 def level_one(args) -> tuple:
-    """One one-fault schedule: its verdict, its run object if it fails, its fingerprint (picklable)."""
-    base, strategy, seed, fault, dedup, more = args
+    """One one-fault schedule: its verdict, its run object if it fails, its fingerprint, and (given the space
+    and budget left) its extensions (:func:`packed`, for :func:`subtree`, so that it is not run again there);
+    picklable."""
+    base, strategy, seed, fault, dedup, more, *space = args
     verdict, world, plan = run_schedule(base, strategy, seed, (fault,), dedup and more, record=more)
-    return verdict, (None if verdict.ok else run_dict(world, verdict)), plan.fingerprint
+    found = (verdict, (None if verdict.ok else run_dict(world, verdict)), plan.fingerprint)
+    if not (more and space):
+        return found
+    return (*found, packed(extensions(plan, space[0], *budget((fault,), space[0]))))
+
+
+_FAULT_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(Fault)))
+
+
+def packed(faults: list[Fault]) -> tuple[tuple, ...]:
+    """``faults`` as tuples of their fields: a schedule's extensions sent to another process (a frozen
+    dataclass pickles ten times slower than its tuple)."""
+    return tuple(map(_FAULT_FIELDS, faults))
+
+
+def unpacked(rows) -> list[Fault]:
+    """The faults :func:`packed` made tuples of."""
+    return [Fault(*row) for row in rows]
 
 
 def _stop_for(seen: dict, left: tuple):
@@ -209,14 +230,16 @@ def _stop_for(seen: dict, left: tuple):
 
 def subtree(args) -> Exploration:
     """Depth-first exploration below one one-fault schedule (whose own verdict the caller already counted),
-    each schedule run from scratch. ``args``: (base, strategy, seed, root, its place, space, dedup, seen)."""
-    base, strategy, seed, root, place, space, dedup, seen = args
+    each schedule run from scratch. ``args``: (base, strategy, seed, root, its place, space, dedup, seen), and
+    optionally the root's extensions as :func:`level_one` found them (:func:`packed`; ``None``: the root
+    is run again to find them)."""
+    base, strategy, seed, root, place, space, dedup, seen, *known = args
     seen = {fp: list(budgets) for fp, budgets in seen.items()}
     result = Exploration(base.name, "", seed, space.max_crashes, space.lost_responses, space.pauses,
                          lost_requests=space.lost_requests)
 
-    def visit(faults, plan, at):
-        for i, fault in enumerate(extensions(plan, space, *budget(faults, space)), 1):
+    def visit(faults, after, at):
+        for i, fault in enumerate(after, 1):
             child = faults + (fault,)
             left = budget(child, space)
             out = run_schedule(base, strategy, seed, child, dedup, _stop_for(seen, left), record=any(left))
@@ -226,8 +249,12 @@ def subtree(args) -> Exploration:
             verdict, world, child_plan = out
             result.note(child, verdict, world, at + (i,))
             if any(n > 0 for n in left):
-                visit(child, child_plan, at + (i,))
+                visit(child, extensions(child_plan, space, *left), at + (i,))
 
-    _verdict, _world, plan = run_schedule(base, strategy, seed, (root,), dedup)
-    visit((root,), plan, place)
+    if known and known[0] is not None:
+        after = unpacked(known[0])
+    else:
+        _verdict, _world, plan = run_schedule(base, strategy, seed, (root,), dedup)
+        after = extensions(plan, space, *budget((root,), space))
+    visit((root,), after, place)
     return result
