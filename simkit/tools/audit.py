@@ -24,7 +24,7 @@ from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.runner import simulate
 
-from .audit_cases import BOUNDS, SMALL, Case, cases
+from .audit_cases import BOUNDS, SMALL, Case, cases, twins
 from .exploration import Exploration
 from .explore import Split, begin, below, describe_kind, failing, failure_kind
 from .pool import processes, served
@@ -169,12 +169,15 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
     handed out cheapest first; an exploration's subtrees, in groups, go to every process as soon as its
     one-fault schedules are judged, ahead of the cases after it, so that no process idles at the end while
     another runs the dearest exploration alone. A case the consumer fails is then tried by ``safe`` (next in
-    line) unless its answer is known."""
+    line) unless its answer is known. A case that runs exactly what an earlier one runs
+    (:func:`~simkit.tools.audit_cases.twins`) is not run: it is judged as that one is, right after it."""
     global _UNDER_WAY
     _UNDER_WAY = (cls, todo)
-    queue: deque[tuple] = deque(("case", 0, i) for i in range(len(todo)))
+    same = twins(todo)                              # a case that runs what an earlier one runs is not run
+    later = {j for js in same.values() for j in js}
+    queue: deque[tuple] = deque(("case", 0, i) for i in range(len(todo)) if i not in later)
     splits: dict[tuple[int, int], list] = {}       # (who, i) -> [split, groups still out]
-    held: dict[int, tuple[Failure, bool]] = {}      # the consumer's failures waiting for safe's answer
+    held: dict[int, tuple[Failure | None, bool]] = {}   # the consumer's failures waiting for safe's answer
     try:
         for task, out in served(_work, queue, jobs, deadline, "audit"):
             kind, who, i = task[:3]
@@ -193,14 +196,18 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
             else:
                 _done, failure, stalled = out
             if who:
-                _SAFE_PASSES[todo[i]] = failure is None
-                yield (i, *_status(held.pop(i), failure is None))
+                for j in (i, *same.get(i, ())):
+                    _SAFE_PASSES[todo[j]] = failure is None
+                judged, passes = held.pop(i), failure is None
             elif failure is not None and cls is not Consumer and todo[i] not in _SAFE_PASSES:
                 held[i] = (failure, stalled)
                 queue.appendleft(("case", 1, i))
+                continue
             else:
-                known = cls is not Consumer and _SAFE_PASSES.get(todo[i], False)
-                yield (i, *_status((failure, stalled), known))
+                judged, passes = (failure, stalled), cls is not Consumer and _SAFE_PASSES.get(todo[i], False)
+            yield (i, *_status(judged, passes))
+            for j in same.get(i, ()):
+                yield (j, *_status(_twin(judged, todo[j]), passes))
     finally:
         _UNDER_WAY = None
 
@@ -209,6 +216,19 @@ def _part(split: Split, roots: list) -> Split:
     """What a task below ``roots`` needs of ``split``: not the other roots, nor their extensions."""
     return dataclasses.replace(split, roots=[], known={k: split.known[k] for k, _fault in roots
                                                        if k in split.known})
+
+
+def _twin(judged: tuple[Failure | None, bool], case: Case) -> tuple[Failure | None, bool]:
+    """What a case judged (its failure, and whether it stalled) as its twin ``case`` would have judged it
+    (:func:`~simkit.tools.audit_cases.twins`): the same runs, the failure named after the twin's scenario and
+    reproduced by it."""
+    failure, stalled = judged
+    if failure is None:
+        return judged
+    scenario = (case.scenario if case.bounds is None
+                else failing(case.scenario, failure.faults, case.keep_faults))
+    verdict = {**failure.verdict, "scenario": case.scenario.name}
+    return Failure(case, failure.kind, failure.faults, verdict, scenario), stalled
 
 
 #: Groups an exploration's subtrees are dealt into, per worker process: small enough that the last to finish

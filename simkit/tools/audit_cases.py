@@ -19,7 +19,9 @@ from functools import cache
 from simkit.model import CROSSED_FIELDS, LOST_OPS, Scenario
 from simkit.scenario.read import bundled, load, parse
 
-__all__ = ["BOUNDS", "CORNERS", "SMALL", "SWEEP_FAULTS", "WIDE", "Case", "cases", "wide"]
+from .explore import fault_free
+
+__all__ = ["BOUNDS", "CORNERS", "SMALL", "SWEEP_FAULTS", "WIDE", "Case", "cases", "twins", "wide"]
 
 #: A scripted scenario with at most this many events is explored.
 SMALL = 12
@@ -165,3 +167,30 @@ def cases(seeds: int = 3, sweep_seeds: int = 20) -> list[Case]:
 
 def _seeds(sc: Scenario, n: int) -> list[int]:
     return [sc.seed] if sc.generate is None else [sc.seed + i for i in range(n)]
+
+
+def twins(todo: list[Case]) -> dict[int, list[int]]:
+    """Cases that run exactly what an earlier case runs, by the index of the earliest: ``{i: [j, …]}``, each
+    ``j > i``, only where there is one. Two cases are twins when the scenario each runs (an exploration's
+    :func:`~simkit.tools.explore.fault_free` base) is the same but for its name, description and source file,
+    with the same seed, bounds, operations and kept faults: a run never reads those three (a consumer sees
+    its worker and contract, not the scenario), only a verdict's ``scenario`` names it. ``late_retry`` and
+    ``shortcut_no_version_check`` differ only in a scripted pause, which exploration drops: their seven
+    explorations were a quarter of the audit's CPU, run twice."""
+    out: dict[int, list[int]] = {}
+    firsts: dict[tuple, list[tuple[int, Scenario]]] = {}
+    for j, case in enumerate(todo):
+        same = firsts.setdefault((case.seed, case.bounds, case.ops, case.keep_faults), [])
+        inputs = _inputs(case)
+        i = next((i for i, sc in same if sc == inputs), None)
+        if i is None:
+            same.append((j, inputs))
+        else:
+            out.setdefault(i, []).append(j)
+    return out
+
+
+def _inputs(case: Case) -> Scenario:
+    """What a case runs: its scenario (an exploration's base), with no name, description or source."""
+    sc = case.scenario if case.bounds is None else fault_free(case.scenario, case.keep_faults)
+    return dataclasses.replace(sc, name="", description="", source="")
