@@ -56,6 +56,7 @@ from .checks import (
     show,
 )
 from .faults import parse_crash_arg, parse_fault
+from .keydepth import too_deep
 from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, missing_position
 
@@ -109,6 +110,8 @@ def load(ref: str | Path) -> Scenario:
         raise ScenarioError(
             f"{name}: not valid TOML: not UTF-8 text ({exc.reason} at byte {exc.start})"
         ) from None
+    if (problem := too_deep(text)) is not None:    # tomllib's time is quadratic in a key's depth
+        raise ScenarioError(f"{name}: {problem}")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

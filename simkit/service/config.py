@@ -55,6 +55,7 @@ import stat
 import tomllib
 
 from simkit.errors import long_integer
+from simkit.scenario.keydepth import too_deep
 
 from . import contract as C
 from .checkpoints import STORES, CheckpointService
@@ -255,6 +256,8 @@ def load_config(path: str) -> dict:
         raise ServiceConfigError(f"{path}: not a UTF-8 text file (byte {exc.start} is "
                                  f"{raw[exc.start]:#04x}); "
                                  f"a config is TOML text") from None
+    if (problem := too_deep(text)) is not None:    # tomllib's time is quadratic in a key's depth
+        raise ServiceConfigError(f"{path}: {problem}")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
