@@ -33,6 +33,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
+from importlib.machinery import PathFinder
 from multiprocessing.connection import Connection, wait
 from typing import TypeVar
 
@@ -52,7 +53,7 @@ class OverBudget(SimkitError):
 
 
 # -- every command -------------------------------------------------------------------------------------------
-_STATE = {"armed": 0, "forker": 0, "hooked": False}
+_STATE = {"armed": 0, "forker": 0, "hooked": False, "work": False}
 
 
 def _before_fork() -> None:
@@ -69,6 +70,9 @@ def contained(command):
     """``command(args)`` contained as the module doc says; its exit status."""
     @functools.wraps(command)
     def run(args) -> int:
+        if _STATE["work"]:      # a consumer that runs simkit from its code: at import, a chain of processes
+            raise SimkitError(f"{getattr(args, 'command', 'a command')}: a simkit command cannot run inside "
+                              "another's work (the consumer's code called simkit.cli.main?)")
         if sys.platform.startswith("linux") and not _STATE["hooked"]:
             os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
             _STATE["hooked"] = True
@@ -123,7 +127,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         if pid == 0:                                # (a consumer may lower the recursion limit to it)
             for fd in (cr, sw):
                 os.close(fd)
-            _child(Connection(w, readable=False), reaper_pid, work)
+            _child(Connection(w, readable=False), reaper_pid, work, who)
         os.close(w)                             # the reaper keeps no end of the answers' pipe
         reaper(cr, sw, pid, memory)
     for fd in (w, cr, sw):
@@ -216,11 +220,12 @@ class _Work:
         return _ended(status, who)
 
 
-def _child(pipe: Connection, parent: int, work) -> None:
+def _child(pipe: Connection, parent: int, work, who: str) -> None:
     """The child of :func:`within`: lead a process group of its own, die with its parent (the reaper), run
     ``work``, send its notes and result (or exception) up the pipe, and exit without running the command's own
     exit code."""
-    me = os.getpid()
+    me, known = os.getpid(), set(sys.modules)        # what the command can unpickle without a search
+    _STATE["work"] = True
     try:
         os.setpgid(0, 0)
         worker_start(parent)
@@ -241,14 +246,14 @@ def _child(pipe: Connection, parent: int, work) -> None:
         except BaseException as exc:            # noqa: BLE001 -- whatever it is, the command says it
             sys.setrecursionlimit(limit)        # a consumer's, lowered, would stop the answer's pickling
             _flush()
-            send("error", _portable(exc))
+            send("error", _portable(_said_of(exc, who), known, who))
         else:
             sys.setrecursionlimit(limit)
             _flush()
             try:
                 send("result", result)
             except BaseException as exc:        # noqa: BLE001 -- a result that does not pickle
-                send("error", _portable(exc))
+                send("error", _portable(exc, known, who))
     finally:
         os._exit(0)
 
@@ -271,19 +276,27 @@ def _flush() -> None:
             pass
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` as it can cross the pipe: itself if it pickles (with its traceback as a note, unless it is a
-    :class:`SimkitError`, whose one line says it all), else a SimkitError or RuntimeError saying what it
-    was."""
+def _portable(exc: BaseException, known: set[str], who: str) -> BaseException:
+    """``exc`` as it can cross the pipe and be read by the command: itself (with its traceback as a note,
+    unless it is a :class:`SimkitError`, whose one line says it all), without the exceptions it was raised
+    from (tblib, which ``distributed`` installs, pickles them too: a consumer's own, say); else, for a class
+    the command cannot import (a consumer's, from a file: not in ``known``, the modules the command had) or
+    one that does not pickle, a SimkitError saying what it was."""
     if not isinstance(exc, SimkitError):
         exc.add_note("in the child process of simkit.cli.contained.within:\n"
                      + "".join(traceback.format_exception(exc)))
+    exc.__cause__ = exc.__context__ = exc.__traceback__ = None
+    module = getattr(type(exc), "__module__", "") or ""
     try:
-        pickle.loads(pickle.dumps(exc))
+        if module not in known and PathFinder.find_spec(module.partition(".")[0]) is None:
+            raise TypeError(module)
+        if told(pickle.loads(pickle.dumps(exc))) != told(exc):    # tblib's copy of a UnicodeError: no words
+            raise TypeError(module)
         return exc
     except Exception:                           # noqa: BLE001
-        cls = SimkitError if isinstance(exc, SimkitError) else RuntimeError
-        return cls(f"{type(exc).__name__}: {told(exc)}")
+        if isinstance(exc, SimkitError):
+            return SimkitError(told(exc), param=getattr(exc, "param", None))
+        return SimkitError(f"{who}: the consumer's code raised {type(exc).__name__}: {told(exc)}")
 
 
 def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[], str], who: str,
@@ -306,6 +319,9 @@ def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[
             kind, payload = answers.recv()
         except (EOFError, OSError):             # closed, or closed mid-message: ended without an answer
             raise child.error(who) from None
+        except Exception as exc:                # noqa: BLE001 -- a class this process cannot import
+            raise SimkitError(f"{who}: the work's answer cannot be read here: {type(exc).__name__}: "
+                              f"{told(exc)}") from None
         if kind == "note":
             warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
         elif kind == "error":
@@ -316,13 +332,19 @@ def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[
 
 def _said_of(exc: BaseException, who: str) -> BaseException:
     """``exc`` as the command raises it: a RecursionError or MemoryError that reached simkit's own code (a
-    consumer that lowered ``sys.setrecursionlimit``, recursed or allocated without end) is one line opening
-    with ``who``, not a traceback through the world."""
+    consumer that lowered ``sys.setrecursionlimit``, recursed or allocated without end), or a value of the
+    consumer's that the SQLite store cannot encode, is one line opening with ``who``, not a traceback through
+    the world."""
     if isinstance(exc, RecursionError):
         return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
                            "sys.setrecursionlimit, or recurse without end?)")
     if isinstance(exc, MemoryError):
         return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
+    if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
+            or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
+        # a value no store holds, met where the store writes it (--store sqlite): the consumer's
+        return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
+                           "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
     return exc
 
 

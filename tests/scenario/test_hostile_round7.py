@@ -338,3 +338,97 @@ def test_dotted_words_in_a_string_or_a_comment_are_no_key(tmp_path):
     path.write_text(f'# {words}\ndescription = """\n{words} = 1\n"""\nname = "x\\"{words}"\n'
                     f"[generate]\nevents = 3\n")
     assert simkit.load(str(path)).description.strip() == f"{words} = 1"
+
+
+BOOM = '''
+from simkit import Consumer
+
+
+class Boom(Exception):
+    pass
+
+
+class Named(type(Consumer)):
+    @property
+    def name(cls):
+        raise Boom("no name")
+
+
+class NoName(Consumer, metaclass=Named):
+    pass
+'''
+
+
+def test_an_exception_whose_class_the_command_cannot_import_is_one_line(tmp_path, capsys, monkeypatch):
+    """A consumer's own exception class, from a file, raised outside any hook (a metaclass's ``name``):
+    pickled by reference in the work's process, the command could not unpickle it, ModuleNotFoundError and a
+    traceback."""
+    (tmp_path / "boom.py").write_text(BOOM)
+    monkeypatch.chdir(tmp_path)
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", "boom.py:NoName"],
+                    "simkit: run retry_walkthrough: the consumer's code raised Boom: no name")
+
+
+def test_an_exception_raised_from_a_consumers_own_is_one_line_with_tblib_installed(tmp_path, capsys,
+                                                                                   monkeypatch):
+    """``distributed`` installs tblib's pickling, which pickles the exceptions an exception was raised from:
+    a plugin whose import raised its own exception then failed in the command with ModuleNotFoundError."""
+    pickling = pytest.importorskip("tblib.pickling_support")
+    (tmp_path / "bad.py").write_text("class Mine(Exception):\n    pass\n\n\nraise Mine('at import')\n")
+    monkeypatch.chdir(tmp_path)
+    pickling.install()
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", "bad.py:X"],
+                    "simkit: --strategy bad.py:X: bad.py failed to import: Mine: at import")
+
+
+@linux
+def test_a_consumer_that_runs_simkit_at_import_is_refused_not_forked_for_ever(tmp_path):
+    """A consumer module calling ``simkit.cli.main`` at import started a command inside the work, which
+    imported the module again, and so on: a chain of nested commands, two processes each, until the stack ran
+    out (over 120 s once, and 44 lines of stderr). A command inside another's work is refused; the outer one
+    goes on."""
+    (tmp_path / "again.py").write_text(
+        "from simkit.cli import main\nfrom simkit import Consumer\n\n"
+        "main(['run', 'retry_walkthrough', '--strategy', 'again.py:Mine'])\n\n\nclass Mine(Consumer):\n"
+        "    pass\n")
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                           "again.py:Mine", "--json"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith('{"scenario": "retry_walkthrough"')
+    assert time.monotonic() - began < 60
+    assert set(done.stderr.splitlines()) == {"simkit: run: a simkit command cannot run inside another's work "
+                                             "(the consumer's code called simkit.cli.main?)"}
+
+
+UNSTORABLE = '''
+from simkit import Consumer
+from simkit.model import Event
+from simkit.ops import Barrier, Commit, Load
+
+
+class Surrogate(Consumer):
+    def run(self):
+        cp = yield Load()
+        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
+                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
+
+
+class Past63Bits(Consumer):
+    def run(self):
+        yield Load()
+        yield Commit(event=Event(id="e9", position=2**70, behavior="ok"), outcome="applied",
+                     applied_position=1, with_effect=True)
+'''
+
+
+@pytest.mark.parametrize("cls, problem", [
+    ("Surrogate", "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800'"),
+    ("Past63Bits", "OverflowError: Python int too large to convert to SQLite INTEGER")])
+def test_a_value_the_sqlite_store_cannot_hold_is_one_line(tmp_path, capsys, monkeypatch, cls, problem):
+    """A cursor holding a lone surrogate, an event position past 2**63: the memory store keeps them (and the
+    verdict judges them); SQLite raised from its own code, a traceback."""
+    (tmp_path / "unstorable.py").write_text(UNSTORABLE)
+    monkeypatch.chdir(tmp_path)
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"unstorable.py:{cls}", "--store",
+                             "sqlite"], f"simkit: run retry_walkthrough: {problem}")
