@@ -167,6 +167,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         except OSError as exc:
             raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}",
                               param="folder") from None
+        stack.enter_context(_owned(where))
         if any((where / name).exists() for name in FILES):
             raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
         began = time.monotonic()
@@ -180,6 +181,28 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
                        time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
+
+
+@contextmanager
+def _owned(where: Path):
+    """``where`` held by this run alone (an exclusive ``flock`` on the folder, released when the run's
+    processes end, however): two runs started at once on one ``--dir`` both found it empty, and the one whose
+    databases failed to be made removed the other's."""
+    try:
+        fd = os.open(where, os.O_RDONLY)
+    except OSError as exc:
+        raise SimkitError(f"folder {where}: cannot open it: {exc.strerror or exc}", param="folder") from None
+    try:
+        try:
+            import fcntl  # POSIX; live runs its workers by fork anyway
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SimkitError(f"folder {where}: another live run is using it", param="folder") from None
+        except (OSError, ImportError):          # a file system without locks: as before, unguarded
+            pass
+        yield
+    finally:
+        os.close(fd)
 
 
 def _create(where: Path, scenario: Scenario, provider, clock: LiveClock, param: str | None,

@@ -432,3 +432,35 @@ def test_a_value_the_sqlite_store_cannot_hold_is_one_line(tmp_path, capsys, monk
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"unstorable.py:{cls}", "--store",
                              "sqlite"], f"simkit: run retry_walkthrough: {problem}")
+
+
+@linux
+def test_a_folder_another_live_run_holds_is_refused(tmp_path, capsys):
+    """Two runs started at once on one ``--dir`` both found it empty; the one whose databases then failed to
+    be made removed the other's. A run now holds its folder (``flock``) until its processes end."""
+    import fcntl
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)          # as a run that has not made its databases yet
+        one_line_exit_2(capsys, ["live", "retry_walkthrough", "--kills", "0", "--dir", str(folder)],
+                        f"simkit: --dir {folder}: another live run is using it")
+    finally:
+        os.close(fd)
+    assert os.listdir(folder) == []
+
+
+@linux
+def test_two_live_runs_on_one_folder_at_once_leave_one_run(tmp_path):
+    """Both found the folder empty; the one whose databases then failed to be made removed the other's. Now
+    the folder is held by one run (flock): the other says so."""
+    runs = [subprocess.Popen([sys.executable, "-m", "simkit", "live", "gauntlet", "--kills", "2", "--dir",
+                              str(tmp_path / "shared"), "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(4)]
+    done = [p.communicate(timeout=300) for p in runs]
+    ok = [out for out, err in done if out.startswith('{"scenario": "gauntlet"')]
+    refused = [err for out, err in done if not out]
+    assert len(ok) == 1 and len(refused) == 3, done
+    assert all(err.endswith(("another live run is using it\n", "already holds a live run's databases\n"))
+               and err.count("\n") == 1 for err in refused)
