@@ -17,7 +17,7 @@ from . import contract as C
 from . import schema as S
 from .config import DEV_SCOPE, DEV_TENANT
 from .contract import MAX_REQUEST_BYTES, ServiceError, parse_body
-from .web import FAULT_HEADER, LOST, error, read_body, request_body, responses
+from .web import FAULT_HEADER, LOST, error, joined, read_body, request_body, responses
 
 __all__ = ["add_operator_routes"]
 
@@ -45,9 +45,9 @@ async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[
     if len(raw) > MAX_REQUEST_BYTES:
         parse_body(raw)                                   # raises 413
     svc = app.state.service
-    subject = svc.authenticate(request.headers.get("authorization"))
+    subject = svc.authenticate(joined(request, "authorization"))
     svc.require_role(subject, C.OPERATOR)
-    C.json_media_type(request.headers.get("content-type", ""), raw)
+    C.json_media_type(joined(request, "content-type") or "", raw)
     body = parse_body(raw) if raw.strip() else {}
     asked = [k.strip() for k in ",".join(request.headers.getlist(FAULT_HEADER)).split(",") if k.strip()]
     if asked:

@@ -19,6 +19,7 @@ nested value gives a one-line message, never a huge one or a ``RecursionError``.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 
 from simkit.procedure.wire import DuplicateKey, unique_keys
@@ -32,8 +33,8 @@ __all__ = [
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
     "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
     "changes_request", "conflict", "contract_version", "cursor", "digest", "identity", "json_media_type",
-    "parse_body", "query_request", "read_request", "restore_request", "scope", "scope_dict", "show",
-    "write_request",
+    "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope", "scope_dict",
+    "show", "write_request",
 ]
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -123,7 +124,7 @@ def parse_body(raw: bytes) -> dict:
                            f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
     deep = False
     try:
-        body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=_not_json)
+        body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=not_json)
     except DuplicateKey as exc:
         raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
@@ -138,7 +139,7 @@ def parse_body(raw: bytes) -> dict:
     return body
 
 
-def _not_json(name: str):
+def not_json(name: str):
     """``NaN``, ``Infinity`` and ``-Infinity``: Python's json reads them, RFC 8259 has no such number."""
     raise ValueError(f"{name} is not a JSON number")
 
@@ -328,6 +329,8 @@ def bearer(authorization: str | None) -> str:
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
+    if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
+        raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
     return token.strip()
 
 

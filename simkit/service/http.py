@@ -68,7 +68,7 @@ from .checkpoints import ROUTES, CheckpointService
 from .config import DEV_SCOPE, FaultSpec, has_operator
 from .contract import FAULT_OPS, ServiceError
 from .server import REQUEST_TIMEOUT, DeadlineH11, WallClock, bind, running, uvicorn_server
-from .web import FAULT_HEADER, LOST, asgi, error, read_body, request_body, responses
+from .web import FAULT_HEADER, LOST, asgi, error, joined, read_body, request_body, responses
 
 __all__ = [
     "ANSWERS", "FAULT_HEADER", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "asgi", "bind", "create_app",
@@ -143,11 +143,11 @@ def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: 
                 raw = await read_body(request)
             except ServiceError as exc:
                 return error(exc)
-            authorization = request.headers.get("authorization")
             asked = ",".join(request.headers.getlist(FAULT_HEADER)).split(",")
             with app.state.lock:
-                reply = app.state.service.call(path, authorization, raw, faults=asked, scheduled=scheduled,
-                                               content_type=request.headers.get("content-type", ""))
+                reply = app.state.service.call(path, joined(request, "authorization"), raw, faults=asked,
+                                               scheduled=scheduled,
+                                               content_type=joined(request, "content-type") or "")
             if reply.lost:
                 request.scope[LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 from simkit.errors import SimkitError
+from simkit.procedure.wire import DuplicateKey, unique_keys
 
 from . import contract as C
 from .access import credential_problem
@@ -148,8 +149,11 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
                                  f"{', '.join(C.CAPABILITIES)}", param="grants")
     if not scope_text:
         return subject, caps, dict(DEV_SCOPE)
-    try:
-        sc = json.loads(scope_text)
+    try:                                        # a key named twice, or NaN: refused as a request body's are
+        sc = json.loads(scope_text, object_pairs_hook=unique_keys, parse_constant=C.not_json)
+    except DuplicateKey as exc:
+        raise ServiceConfigError(f"{shown}: scope names {C.show(exc.args[0])} twice",
+                                 param="grants") from None
     except ValueError:
         raise ServiceConfigError(f"{shown}: scope is not JSON", param="grants") from None
     except RecursionError:

@@ -8,6 +8,7 @@ would otherwise hold its connection forever. :class:`DeadlineH11` closes such a 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import socket
 import threading
@@ -18,6 +19,7 @@ from fastapi import FastAPI
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .config import ServiceConfigError
+from .contract import NO_STORE, ServiceError
 from .web import asgi
 
 __all__ = ["REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running", "uvicorn_server"]
@@ -71,6 +73,19 @@ class DeadlineH11(H11Protocol):
     def connection_lost(self, exc) -> None:
         self._disarm()
         super().connection_lost(exc)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request that is not HTTP/1.1 at all (two ``Content-Length`` lines, raw non-ASCII bytes in its
+        target, garbage): the service's error body with ``Cache-Control: no-store``, as every other reply,
+        not uvicorn's bare ``text/plain``; the connection closes."""
+        body = json.dumps(ServiceError(400, "malformed_request", "the request is not valid HTTP/1.1").body(),
+                          separators=(",", ":")).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", NO_STORE["Cache-Control"].encode()), (b"connection", b"close")]
+        reply = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
+        for event in (reply, h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
     def _arm(self) -> None:
         self._deadline = self.loop.call_later(self.request_timeout, self._expired)

@@ -13,7 +13,8 @@ from starlette.requests import ClientDisconnect
 from . import schema as S
 from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError
 
-__all__ = ["FAULT_HEADER", "LOST", "NoStore", "asgi", "error", "read_body", "request_body", "responses"]
+__all__ = ["FAULT_HEADER", "LOST", "NoStore", "asgi", "error", "joined", "read_body", "request_body",
+           "responses"]
 
 FAULT_HEADER = "x-simkit-fault"
 #: The ASGI scope key a route sets to drop its reply (the ``lose-reply`` and ``crash-mid-write`` faults).
@@ -60,6 +61,14 @@ class NoStore:
             return
         for message in held:
             await send(message)
+
+
+def joined(request: Request, name: str) -> str | None:
+    """Header ``name``, its lines joined by ", " as HTTP combines a repeated field (None when absent): the
+    first of two ``Authorization`` or ``Content-Type`` lines was taken, the second ignored, so a request said
+    two things and one was heard. Joined, two credentials are a 401 and two media types a 400."""
+    values = request.headers.getlist(name)
+    return ", ".join(values) if values else None
 
 
 def error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:

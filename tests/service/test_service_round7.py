@@ -1,0 +1,125 @@
+"""The service, seventh round of hostile input: what a fresh tester tried past rounds 1-6. Each rejected
+request is the service's error body, with ``Cache-Control: no-store``, and changes no state."""
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import httpx
+import pytest
+
+from simkit.service import DEV_SCOPE
+from simkit.service.config import ServiceConfigError, build_service, has_operator, load_config
+from simkit.service.http import create_app, running
+from simkit.service.options import parse_grant_flag
+
+READ, APPEND = "/api/v1/memory/checkpoints/read", "/_simkit/append"
+BODY = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "cc"}).encode()
+
+
+@pytest.fixture(scope="module")
+def served():
+    svc, _ = build_service(operator="ops")
+    with running(create_app(svc, admin=has_operator(svc))) as url:
+        yield svc, int(url.rsplit(":", 1)[1])
+
+
+def _raw(port: int, data: bytes) -> bytes:
+    """What the server answers ``data``, sent as it is on a fresh connection, up to its close."""
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
+def _request(route: str, *headers: str, body: bytes = BODY) -> bytes:
+    lines = [f"POST {route} HTTP/1.1", "Host: x", "Connection: close", *headers,
+             f"Content-Length: {len(body)}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def _error(reply: bytes) -> tuple[int, dict, str]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    return status, json.loads(body)["error"], head.decode().lower()
+
+
+@pytest.mark.parametrize("route", [READ, APPEND])
+def test_two_authorization_headers_are_a_401_that_changes_nothing(served, route):
+    """``Authorization: Bearer dev`` and ``Authorization: Bearer nope``: the first was heard, the second
+    ignored; a proxy that takes the last would have authenticated another subject. Now the lines are joined as
+    HTTP combines a repeated field, and two credentials are a 401."""
+    svc, port = served
+    before = svc.state_digest()
+    token = "ops" if route == APPEND else "dev"
+    status, error, head = _error(_raw(port, _request(route, f"Authorization: Bearer {token}",
+                                                     "Authorization: Bearer nope",
+                                                     "Content-Type: application/json")))
+    assert (status, error["code"]) == (401, "unauthenticated") and "cache-control: no-store" in head
+    assert error["message"] == "two credentials: send one Authorization: Bearer <token>"
+    assert svc.state_digest() == before
+
+
+def test_two_content_types_are_a_400_after_the_credential(served):
+    svc, port = served
+    before = svc.state_digest()
+    status, error, _head = _error(_raw(port, _request(READ, "Authorization: Bearer dev",
+                                                      "Content-Type: application/json",
+                                                      "Content-Type: text/plain")))
+    assert (status, error["code"]) == (400, "malformed_content_type")
+    assert "'application/json, text/plain'" in error["message"]
+    status, error, _head = _error(_raw(port, _request(READ, "Content-Type: application/json",
+                                                      "Content-Type: text/plain")))
+    assert status == 401                        # the credential is judged first, as ever
+    assert svc.state_digest() == before
+
+
+@pytest.mark.parametrize("request_bytes", [
+    _request(READ, "Authorization: Bearer dev", "Content-Length: 3", "Content-Type: application/json"),
+    b"GET /\xff\xfe HTTP/1.1\r\nHost: x\r\n\r\n",
+    b"GARBAGE\r\n\r\n",
+], ids=["two content-lengths", "raw non-ASCII target", "not HTTP"])
+def test_a_request_that_is_not_http_gets_the_services_error_body(served, request_bytes):
+    """uvicorn answered these with a bare ``text/plain`` 400 and no ``Cache-Control``: every other reply of
+    the service is its JSON error body, no-store."""
+    svc, port = served
+    before = svc.state_digest()
+    status, error, head = _error(_raw(port, request_bytes))
+    assert (status, error) == (400, {"status": 400, "code": "malformed_request",
+                                     "message": "the request is not valid HTTP/1.1"})
+    assert "content-type: application/json" in head and "cache-control: no-store" in head
+    assert svc.state_digest() == before
+
+
+def test_a_config_key_of_50000_dotted_parts_is_one_line_at_once(tmp_path):
+    """tomllib's time is quadratic in a key's parts: 50,000 took 70 s to be read."""
+    cfg = tmp_path / "serve.toml"
+    cfg.write_text("[[subjects]]\n" + "a" + ".a" * 50_000 + " = 1\n")
+    began = time.monotonic()
+    with pytest.raises(ServiceConfigError, match=r"serve\.toml: line 2: a key of more than 8 dotted parts"):
+        load_config(str(cfg))
+    assert time.monotonic() - began < 10
+
+
+@pytest.mark.parametrize("scope, problem", [
+    ('{"project_id":"p","mission_id":null,"agent_id":"a","visibility":"shared","project_id":"q"}',
+     "scope names 'project_id' twice"),
+    ('{"project_id":NaN,"mission_id":null,"agent_id":"a","visibility":"shared"}', "scope is not JSON"),
+])
+def test_a_grant_scope_naming_a_key_twice_or_nan_is_refused(scope, problem):
+    """``--grant dev=memory_read@{...}`` took the last of two ``project_id`` (a request body naming a key
+    twice is a 400) and read ``NaN``."""
+    with pytest.raises(ServiceConfigError, match=problem):
+        parse_grant_flag(f"dev=memory_read@{scope}")
+
+
+def test_a_single_credential_is_heard_as_before(served):
+    svc, port = served
+    reply = _raw(port, _request(READ, "Authorization: Bearer dev", "Content-Type: application/json"))
+    assert reply.startswith(b"HTTP/1.1 404") and b"checkpoint_not_found" in reply
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
+        assert c.post(READ, content=BODY, headers={"Authorization": "Bearer dev",
+                                                   "Content-Type": "application/json"}).status_code == 404
