@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import sys
 
 from simkit.errors import SimkitError, printable
 from simkit.model import CRASH_POINTS
@@ -15,7 +16,7 @@ from simkit.scenario.read import SETTLEMENTS, STORES
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 
-__all__ = ["DESCRIPTION", "EXPLORE_BUDGET", "MAX_BUDGET", "Parser", "build_parser", "number"]
+__all__ = ["DESCRIPTION", "EXPLORE_BUDGET", "MAX_ARGUMENTS", "MAX_BUDGET", "Parser", "build_parser", "number"]
 
 DESCRIPTION = """\
 simkit: simulate a paginated event-stream consumer with crash-safe
@@ -28,12 +29,20 @@ and leaves no half-written file either.
 """
 
 
+#: The most arguments a command line may have: no command needs more than a few dozen
+MAX_ARGUMENTS = 4096
+
+
 class Parser(argparse.ArgumentParser):
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but an unrecognized argument names the command it
         was given to: ``simkit: run: unrecognized arguments: --out x (see
         simkit run --help)`` (argparse reports it from the top parser)."""
-        for arg in args or ():                  # main(argv) from Python: no path, name or command holds a NUL
+        args = sys.argv[1:] if args is None else list(args)
+        if len(args) > MAX_ARGUMENTS:           # argparse reads them in time that grows with their square
+            raise SimkitError(f"{len(args)} arguments: at most {MAX_ARGUMENTS} (argparse took 12 s to read "
+                              "20,000 --crash flags)")
+        for arg in args:                        # main(argv) from Python: no path, name or command holds a NUL
             if isinstance(arg, str) and "\0" in arg:
                 raise SimkitError(f"argument '{printable(_shown(arg))}': holds a NUL character, which no "
                                    "file name, strategy or value may")
@@ -238,9 +247,9 @@ def _audit_bench(sub) -> None:
                    help="seeds per generated scenario under random faults (default: 20)")
     p.add_argument("--jobs", type=number("--jobs", minimum=1), default=None, metavar="J",
                    help="worker processes running cases (default: one per core)")
-    p.add_argument("--budget", type=number("--budget", float, positive=True), default=60.0,
-                   metavar="SECONDS", help="wall time the cases share, cheapest first; what it leaves out is "
-                                           "said (default: 60)")
+    p.add_argument("--budget", type=number("--budget", float, positive=True, maximum=MAX_BUDGET),
+                   default=60.0, metavar="SECONDS",
+                   help="wall time the cases share, cheapest first; what it leaves out is said (default: 60)")
     p.add_argument("--out", metavar="TOML", help="where to write the first failure, shrunk "
                                                  "(default: simkit-audit-CLASS.toml)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")

@@ -464,3 +464,18 @@ def test_two_live_runs_on_one_folder_at_once_leave_one_run(tmp_path):
     assert len(ok) == 1 and len(refused) == 3, done
     assert all(err.endswith(("another live run is using it\n", "already holds a live run's databases\n"))
                and err.count("\n") == 1 for err in refused)
+
+
+def test_twenty_thousand_arguments_are_refused_before_argparse_reads_them(capsys):
+    """argparse reads repeated options in time that grows with their square: 20,000 ``--crash`` flags took it
+    12 s before the run began (100,000, the most a command line holds, minutes)."""
+    began = time.monotonic()
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", *["--crash", "after_fetch"] * 10_000],
+                    "simkit: 20002 arguments: at most 4096")
+    assert time.monotonic() - began < 5
+
+
+def test_an_audit_budget_past_its_bound_names_the_flag(capsys):
+    """It said ``budget: seconds from more than 0 to 10^6``, the library's parameter, not the flag."""
+    one_line_exit_2(capsys, ["audit", "safe", "--budget", "1e308"],
+                    "simkit: --budget 1e308: must be at most 1e+06")
