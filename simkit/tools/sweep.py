@@ -23,7 +23,7 @@ from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, told
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.strategies import STRATEGIES
@@ -205,8 +205,8 @@ def _dask(tasks, address: str, done, timeout: float):
     try:
         _answers(address, timeout)
         client = Client(address, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise SimkitError(f"dask_address {address}: cannot connect to the scheduler: {exc}",
+    except Exception as exc:        # noqa: BLE001 -- distributed's: tls:// with no context, ucx:// unbuilt, ...
+        raise SimkitError(f"dask_address {address}: cannot connect to the scheduler: {told(exc)}",
                           param="dask_address") from None
     try:
         futures = client.map(_chunk, tasks, pure=False)
@@ -255,6 +255,9 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
             raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
     if jobs is not None and jobs < 1:
         raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
+    if dask_address is not None and not dask_address.strip():   # '' ran here, as if no address were given
+        raise SimkitError(f"dask_address {dask_address!r}: expected a scheduler's address (tcp://host:8786)",
+                          param="dask_address")
     strategies, crash_rates = tuple(strategies), tuple(crash_rates)
     if (runs := seeds * len(strategies) * len(crash_rates)) > MAX_RUNS:
         n, k = len(strategies), len(crash_rates)
@@ -265,7 +268,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
     size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))
-    beat = None if dask_address else heartbeat      # a path of this machine's
+    beat = None if dask_address is not None else heartbeat      # a path of this machine's
     tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)), beat)
              for s, rate in configs for a in range(0, seeds, size)]
     from tqdm import tqdm
@@ -275,7 +278,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         bar.update(len(rows))
         _beat(heartbeat)
     try:
-        chunks = _dask(tasks, dask_address, done, dask_timeout) if dask_address else pool_map(
+        chunks = _dask(tasks, dask_address, done, dask_timeout) if dask_address is not None else pool_map(
             _chunk, tasks, jobs, done, chunksize=1)
         result = Sweep(scenario.name, seeds, first_seed)
         for rows in chunks:

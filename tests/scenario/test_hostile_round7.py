@@ -479,3 +479,16 @@ def test_an_audit_budget_past_its_bound_names_the_flag(capsys):
     """It said ``budget: seconds from more than 0 to 10^6``, the library's parameter, not the flag."""
     one_line_exit_2(capsys, ["audit", "safe", "--budget", "1e308"],
                     "simkit: --budget 1e308: must be at most 1e+06")
+
+
+@pytest.mark.parametrize("address, problem", [
+    ("ucx://127.0.0.1:1", "cannot connect to the scheduler: Can't instantiate abstract class UCXConnector"),
+    ("tls://127.0.0.1:1", "cannot connect to the scheduler: TLS expects a `ssl_context` argument"),
+    ("", "expected a scheduler's address (tcp://host:8786)"),
+])
+def test_a_dask_address_distributed_cannot_use_is_one_line(capsys, address, problem):
+    """``tls://`` without a TLS context and ``ucx://`` without UCX raised distributed's TypeError, a
+    traceback; ``--dask ''`` ran the sweep here, as if no address were given."""
+    pytest.importorskip("distributed")
+    one_line_exit_2(capsys, ["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--dask",
+                             address], f"simkit: --dask {address or repr('')}: {problem}")
