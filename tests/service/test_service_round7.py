@@ -3,7 +3,10 @@ request is the service's error body, with ``Cache-Control: no-store``, and chang
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
+import sys
 import time
 
 import httpx
@@ -123,3 +126,30 @@ def test_a_single_credential_is_heard_as_before(served):
     with httpx.Client(base_url=f"http://127.0.0.1:{port}") as c:
         assert c.post(READ, content=BODY, headers={"Authorization": "Bearer dev",
                                                    "Content-Type": "application/json"}).status_code == 404
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+@pytest.mark.parametrize("argv", [["serve", "--port", "0", "--log-level", "warning"],
+                                  ["service", "checkpoint_service", "--explore", "--horizon", "100000"]],
+                         ids=["serve", "service --explore"])
+def test_a_signal_ends_serve_and_service_with_one_line(argv, sig):
+    """The two commands of seed 004 had no test of their signals: each ends with one line and 128 + the
+    signal, and ``serve`` frees its port."""
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        first = proc.stdout.readline() if argv[0] == "serve" else ""      # serving, or exploring, by now
+        time.sleep(1.0)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    name = "interrupted" if sig == signal.SIGINT else f"terminated by {sig.name}"
+    assert (proc.returncode, err) == (128 + sig, f"simkit: {name}\n")
+    if argv[0] == "serve":
+        port = int(first.split("http://127.0.0.1:")[1].split()[0])
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))                 # free again
