@@ -35,7 +35,8 @@ def test_durable_final_receipt_extends_prefix_through_212_and_barrier_proceeds()
 def test_non_terminal_outcomes_keep_the_barrier_closed(behavior, outcome):
     data = scenario_dict("quarantine_boundary")
     data["faults"] = []
-    never = {"transient": {"failures": 10**9}, "review": {"resolve_after": 1e9}, "hold": {"release_after": 1e9}}
+    never = {"transient": {"failures": 10**9}, "review": {"resolve_after": 1e9},
+             "hold": {"release_after": 1e9}}
     data["events"] = [{"position": 211, "behavior": behavior, **never[behavior]}]
     data["timing"] = {"time_limit": 300.0}
     r = simkit.simulate(simkit.parse(data))
@@ -52,8 +53,9 @@ def test_once_resolved_the_prefix_closes(behavior, resolution):
     data = scenario_dict("quarantine_boundary")
     data["faults"] = []
     # (each behaviour is given only the keys it reads: any other is refused)
-    data["events"] = [{"position": 211, "behavior": behavior, "release_after": 20.0} if behavior == "hold" else
-                      {"position": 211, "behavior": behavior, "resolve_after": 20.0, "resolution": resolution}]
+    data["events"] = [{"position": 211, "behavior": behavior, "release_after": 20.0} if behavior == "hold"
+                      else {"position": 211, "behavior": behavior, "resolve_after": 20.0,
+                            "resolution": resolution}]
     r = simkit.simulate(simkit.parse(data))
     assert r.verdict.ok
     expected = "quarantined" if resolution == "quarantine" else "applied"
