@@ -86,12 +86,13 @@ def _memory(args) -> int | None:
     return None if mib is None else mib << 20
 
 
-def _apart(seconds: float, work, who: str, args, stall: Stall | None = None):
+def _apart(seconds: float, work, who: str, args, stall: Stall | None = None, leftovers=()):
     """``work()`` (a consumer's code runs in it) in a process of its own
     (:func:`~.contained.within`): a consumer that ends it, overflows the stack or
     prints is one line, or stderr's, not a silent exit or a broken ``--json``."""
     return within(seconds, work, lambda: f"{who}: did not end within {seconds:g} s of wall-clock time; "
-                                         "stopped, nothing reported", who, memory=_memory(args), stall=stall)
+                                         "stopped, nothing reported", who, memory=_memory(args), stall=stall,
+                  leftovers=tuple(str(p) for p in leftovers))
 
 
 def cmd_run(args) -> int:
@@ -109,7 +110,7 @@ def cmd_run(args) -> int:
             for kind, tmp in tmps.items():
                 output.save_figure(run, tmp, kind)
             return json.dumps(run.as_dict()) if args.json else run_summary(run)
-        text = _apart(RUN_BUDGET, work, f"run {sc.name}", args)
+        text = _apart(RUN_BUDGET, work, f"run {sc.name}", args, leftovers=tmps.values())
     say(text)
     return 0
 
@@ -269,7 +270,7 @@ def cmd_sweep(args) -> int:
                 result.write(tmp)
             return (json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
                     + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
-        text = _apart(math.inf, work, who, args, stall)
+        text = _apart(math.inf, work, who, args, stall, leftovers=(tmp,) if tmp is not None else ())
     say(text)
     return 0
 
@@ -328,7 +329,7 @@ def cmd_live(args) -> int:
         return json.dumps(run.as_dict()) if args.json else live_summary(run)
     # the temporary folder is this process's: removed however the run's process ends (SIGKILL, its budget)
     with tempfile.TemporaryDirectory(prefix="simkit-live-") as scratch:
-        text = _apart(args.timeout + RUN_BUDGET, work, f"live {sc.name}", args)
+        text = _apart(args.timeout + RUN_BUDGET, work, f"live {sc.name}", args, leftovers=(scratch,))
     say(text)
     return 0
 

@@ -90,13 +90,14 @@ def contained(command):
 
 # -- a command's work within a budget ------------------------------------------------------------------------
 def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: str, *,
-           memory: int | None = None, stall: Stall | None = None) -> T:
+           memory: int | None = None, stall: Stall | None = None, leftovers: tuple = ()) -> T:
     """``work()``'s result, computed in a child process (see the module doc); after ``seconds`` of wall-clock
     time or ``stall.seconds`` without a beat of ``stall`` (:class:`~.reaper.Stall`), every process of the
     work is killed and :class:`OverBudget` raised; past ``memory`` bytes used by the work's processes together
     (default: :func:`~.reaper.default_memory`), one SimkitError line. An exception of ``work`` is raised
     here; a child that ends without an answer is a SimkitError opening with ``who``. Where there is no
-    ``os.fork``, ``work()`` runs here, unbounded."""
+    ``os.fork``, ``work()`` runs here, unbounded. ``leftovers``: the command's temporary files and folders,
+    which the reaper removes should the command be killed outright (the heartbeat of ``stall`` is one)."""
     if not hasattr(os, "fork"):
         limit = sys.getrecursionlimit()
         try:
@@ -109,7 +110,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         if stream is not None:
             stream.flush()
     memory = default_memory() if memory is None else memory
-    fds: list[int] = []
+    parent, fds = os.getpid(), list[int]()
     try:
         for _ in range(3):                      # answers (work -> command), control, status (reaper's)
             fds.extend(os.pipe())
@@ -129,7 +130,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
                 os.close(fd)
             _child(Connection(w, readable=False), reaper_pid, work, who)
         os.close(w)                             # the reaper keeps no end of the answers' pipe
-        reaper(cr, sw, pid, memory)
+        reaper(cr, sw, pid, memory, parent, (*leftovers, *((stall.path,) if stall else ())))
     for fd in (w, cr, sw):
         os.close(fd)
     child = _Work(pid, cw, sr, memory)

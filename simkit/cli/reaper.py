@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import os
 import select
+import shutil
 import signal
 import sys
 import tempfile
@@ -158,10 +159,11 @@ def become_reaper() -> None:
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
-def reaper(control: int, status: int, work: int, memory: int) -> None:
+def reaper(control: int, status: int, work: int, memory: int, parent: int, leftovers=()) -> None:
     """The reaper's life (module doc) once it forked the work, process ``work``: watch it until it ends,
     ``control`` reads EOF or a byte, or the work uses more than ``memory`` bytes; end the work's tree; say
-    what happened on ``status``; exit."""
+    what happened on ``status``; remove ``leftovers`` (the command's temporary files and folders) if the
+    command, ``parent``, is gone (killed: nothing of it ran); exit."""
     try:
         me, statuses = os.getpid(), dict[int, int]()
         _say(status, f"pid {work}")
@@ -178,6 +180,10 @@ def reaper(control: int, status: int, work: int, memory: int) -> None:
                 break
         end_tree(me, statuses)
         _say(status, f"exit {statuses.get(work, -1)}")
+        if os.getppid() != parent:              # alive, the command removes them itself (after a rename)
+            for path in leftovers:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
     finally:
         os._exit(0)
 

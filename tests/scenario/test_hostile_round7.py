@@ -98,10 +98,11 @@ def _strays(pids: Path, proc: subprocess.Popen, seconds: float = 90.0) -> list[i
 
 
 HANG = {
-    "run": ["run", "two.toml", "--strategy", "hostile.py:Hangs"],
+    "run": ["run", "two.toml", "--strategy", "hostile.py:Hangs", "--timeline", "t.png"],
     "shrink": ["shrink", "two.toml", "--strategy", "hostile.py:Hangs"],
     "explore": ["explore", "two.toml", "--strategy", "hostile.py:Hangs", "--max-crashes", "0"],
-    "sweep": ["sweep", "two.toml", "--strategy", "hostile.py:Hangs", "--seeds", "1", "--jobs", "1"],
+    "sweep": ["sweep", "two.toml", "--strategy", "hostile.py:Hangs", "--seeds", "1", "--jobs", "1", "--out",
+              "rows.csv"],
     "audit": ["audit", "hostile.py:Hangs", "--jobs", "1", "--budget", "600"],
     "live": ["live", "two.toml", "--strategy", "hostile.py:Hangs", "--kills", "0"],
 }
@@ -143,19 +144,30 @@ def test_a_signal_ends_what_the_consumer_started_in_a_session_of_its_own(hostile
     out, err = proc.communicate(timeout=60)
     name = "interrupted" if sig == signal.SIGINT else f"terminated by {sig.name}"
     assert (proc.returncode, out, err) == (128 + sig, "", f"simkit: {name}\n")
-    assert _all_gone(strays)
-    assert not list(hostile.glob("simkit-live-*")) and not list(hostile.glob("simkit-beat-*"))
+    assert _all_gone(strays) and not _leftovers(hostile)
+
+
+def _leftovers(folder: Path) -> list[str]:
+    """What a command left in ``folder`` (its working folder and TMPDIR): its temporary files and folders."""
+    deadline = time.monotonic() + 10
+    while True:
+        left = [p.name for p in folder.iterdir() if p.name.startswith((".simkit-", "simkit-"))
+                or p.name in ("t.png", "rows.csv")]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
 
 
 @linux
-@pytest.mark.parametrize("command", ["run", "live"])
-def test_a_sigkill_of_simkit_itself_ends_what_the_consumer_started(hang, command):
+@pytest.mark.parametrize("command", ["run", "live", "sweep"])
+def test_a_sigkill_of_simkit_itself_ends_what_the_consumer_started(hostile, hang, command):
     """Nothing runs in a process killed by SIGKILL; its reaper, a process of its own that runs no consumer
-    code, sees the command's pipe close and ends the work's processes, in any session."""
+    code, sees the command's pipe close and ends the work's processes, in any session, and removes the
+    command's temporary files and folders (a figure's, a sweep's heartbeat and table, live's databases)."""
     proc, strays = hang(command)
     proc.kill()
     proc.communicate(timeout=60)
-    assert _all_gone(strays)
+    assert _all_gone(strays) and not _leftovers(hostile)
 
 
 @linux
