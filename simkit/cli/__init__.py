@@ -10,6 +10,8 @@ output        output files checked before any work and written whole or not at a
 contained     every command contained (its stdout its own, SIGTERM one line, forked strays ended with it),
               and a command's work in a process of its own within a budget (``explore --budget``, ``shrink
               --budget``), what a consumer prints sent to stderr
+reaper        the process between a command and its work: it adopts the work's orphans, ends every process
+              of it however the command ends, bounds its memory (``--max-memory``); /proc read for children
 ============  ==========================================================================================
 
 ``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script
