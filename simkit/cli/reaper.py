@@ -48,11 +48,29 @@ def prctl(option: int, value: int) -> None:
 
 
 def default_memory() -> int:
-    """The memory a command's work may use by default, in bytes: half of this machine's physical memory."""
+    """The memory a command's work may use by default, in bytes: half of what this machine has, or of what its
+    memory cgroup allows if that is less (a container's limit: its OOM killer would come first)."""
     try:
-        return os.sysconf("SC_PHYS_PAGES") * _PAGE // 2
+        have = os.sysconf("SC_PHYS_PAGES") * _PAGE
     except (OSError, ValueError, AttributeError):
-        return 4 << 30
+        have = 8 << 30
+    return min(have, *_cgroup_limits()) // 2
+
+
+def _cgroup_limits() -> list[int]:
+    """The memory limits of this process's cgroup (v2 ``memory.max``, v1 ``memory.limit_in_bytes``), where
+    there are any."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _id, controllers, path = line.split(":", 2)
+            name = ("memory.max" if controllers == "" else "memory/memory.limit_in_bytes"
+                    if "memory" in controllers.split(",") else None)
+            if name is not None:
+                folder, _, leaf = name.rpartition("/")
+                with contextlib.suppress(OSError, ValueError):
+                    found.append(int(Path("/sys/fs/cgroup", folder, path.lstrip("/"), leaf).read_text()))
+    return found
 
 
 def _children_files() -> bool:

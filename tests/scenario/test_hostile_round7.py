@@ -233,6 +233,13 @@ def test_a_consumer_that_allocates_without_bound_is_stopped_at_max_memory(hostil
     assert time.monotonic() - began < 60
 
 
+def test_the_default_bound_is_half_of_a_cgroups_limit_below_the_machines(monkeypatch):
+    """In a container whose memory cgroup allows less than the machine has, half the machine's memory was
+    past the limit: the cgroup's OOM killer would end the work before the bound."""
+    monkeypatch.setattr(reaper, "_cgroup_limits", lambda: [1 << 30])
+    assert reaper.default_memory() == 1 << 29
+
+
 def test_max_memory_out_of_range_is_one_line(capsys):
     one_line_exit_2(capsys, ["run", "retry_walkthrough", "--max-memory", "0"],
                     "--max-memory 0: must be at least 1")
