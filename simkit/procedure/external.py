@@ -111,8 +111,8 @@ def _limit() -> float:
         value = float(text)
     except ValueError:
         value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise StrategyError(f"{LIMIT_ENV}={text!r}: must be a positive number of seconds")
+    if not 0 < value <= 1e6:                # (select() overflows past about 1e8 s, and blamed the consumer)
+        raise StrategyError(f"{LIMIT_ENV}={text!r}: must be a number of seconds above 0 and at most 10^6")
     return value
 
 

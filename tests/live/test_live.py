@@ -164,8 +164,10 @@ def _start_live(tmp_path, *args):
                             preexec_fn=_default_sigint)
     deadline, seen = time.monotonic() + 30, set()
     while time.monotonic() < deadline:
-        children = [int(x) for p in Path(f"/proc/{proc.pid}/task").glob("*/children")
-                    for x in p.read_text().split()]
+        children = [proc.pid]
+        for _ in range(3):                  # simkit, its reaper, the run's process: the workers below
+            children = [int(x) for pid in children for p in Path(f"/proc/{pid}/task").glob("*/children")
+                        for x in p.read_text().split()]
         # a worker lives on; the process that first imports the consumer (as run's) is gone in milliseconds
         if lasting := [c for c in children if c in seen]:
             time.sleep(0.3)                 # into its work

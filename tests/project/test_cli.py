@@ -330,7 +330,7 @@ def test_help_is_plain_text_for_users():
     assert "(default: 2)" in _help("explore")
     assert "[--first-seed SEED]" in _help("sweep")
     live = _help("live")
-    assert "[--store sqlite]" in live and "memory" not in live
+    assert "[--store sqlite]" in live and "{memory" not in live and "memory," not in live
     assert _help("demo").startswith("usage: simkit demo [-h] [--out PNG] Every strategy on the gauntlet")
 
 

@@ -48,6 +48,7 @@ if os.environ.get("HOSTILE_EXIT_AT_IMPORT"):
 class LowersTheLimit(Consumer):
     """a limit the consumer's own frame is under, simkit's next calls over"""
     def is_replay(self, event, receipts, applied_position):
+        answer = super().is_replay(event, receipts, applied_position)
         n = depth()
         while True:                     # the lowest limit allowed here, whatever the frames above count
             try:
@@ -55,8 +56,9 @@ class LowersTheLimit(Consumer):
                 break
             except RecursionError:
                 n += 1
-        sys.setrecursionlimit(n + 1)
-        return super().is_replay(event, receipts, applied_position)
+        # (n, where it was n + 1: since 2c1fa9d the world's quick commit is two calls shallower, and a frame
+        # to spare let it through)
+        return answer
 
 
 class Prints(Consumer):
