@@ -220,6 +220,30 @@ def _dask(tasks, address: str, done, timeout: float):
         client.close()
 
 
+def _check(seeds: int, strategies: tuple, crash_rates: tuple, first_seed: int, jobs: int | None,
+           dask_address: str | None) -> None:
+    """:func:`sweep`'s arguments against their bounds (``SimkitError`` naming the parameter)."""
+    if seeds < 1:
+        raise SimkitError(f"seeds {seeds}: must be at least 1", param="seeds")
+    if seeds > MAX_SEEDS:
+        raise SimkitError(f"seeds {seeds}: at most {MAX_SEEDS} per configuration", param="seeds")
+    check_seed("first_seed", first_seed)
+    check_seed("first_seed", first_seed + seeds - 1)
+    for rate in crash_rates:
+        if rate is not None and not 0.0 <= rate <= 1.0:
+            raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
+    if jobs is not None and jobs < 1:
+        raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
+    if dask_address is not None and not dask_address.strip():   # '' ran here, as if no address were given
+        raise SimkitError(f"dask_address {dask_address!r}: expected a scheduler's address (tcp://host:8786)",
+                          param="dask_address")
+    if (runs := seeds * len(strategies) * len(crash_rates)) > MAX_RUNS:
+        n, k = len(strategies), len(crash_rates)
+        raise SimkitError(f"seeds {seeds}: × {n} strateg{'y' if n == 1 else 'ies'} × {k} crash "
+                          f"rate{'' if k == 1 else 's'} is {runs} runs; a sweep does at most {MAX_RUNS}",
+                          param="seeds")
+
+
 def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, crash_rates=(None,), *,
           first_seed: int = 0, jobs: int | None = None, dask_address: str | None = None,
           dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None,
@@ -244,26 +268,8 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     Raises:
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
-    if seeds < 1:
-        raise SimkitError(f"seeds {seeds}: must be at least 1", param="seeds")
-    if seeds > MAX_SEEDS:
-        raise SimkitError(f"seeds {seeds}: at most {MAX_SEEDS} per configuration", param="seeds")
-    check_seed("first_seed", first_seed)
-    check_seed("first_seed", first_seed + seeds - 1)
-    for rate in crash_rates:
-        if rate is not None and not 0.0 <= rate <= 1.0:
-            raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
-    if jobs is not None and jobs < 1:
-        raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
-    if dask_address is not None and not dask_address.strip():   # '' ran here, as if no address were given
-        raise SimkitError(f"dask_address {dask_address!r}: expected a scheduler's address (tcp://host:8786)",
-                          param="dask_address")
     strategies, crash_rates = tuple(strategies), tuple(crash_rates)
-    if (runs := seeds * len(strategies) * len(crash_rates)) > MAX_RUNS:
-        n, k = len(strategies), len(crash_rates)
-        raise SimkitError(f"seeds {seeds}: × {n} strateg{'y' if n == 1 else 'ies'} × {k} crash "
-                          f"rate{'' if k == 1 else 's'} is {runs} runs; a sweep does at most {MAX_RUNS}",
-                          param="seeds")
+    _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
     configs = [(s, rate) for s in strategies for rate in crash_rates]
     workers = jobs if dask_address is None else 8
