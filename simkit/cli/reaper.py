@@ -18,15 +18,15 @@ the work's wait status, one line each.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import select
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from simkit.tools.pool import prctl
 
 __all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "become_reaper", "children", "default_memory",
            "descendants", "end_tree", "memory_of", "prctl", "reaper"]
@@ -38,13 +38,6 @@ END_SECONDS = 10.0
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _HAS_CHILDREN: list[bool] = []                  # does this kernel have /proc/PID/task/TID/children?
-
-
-def prctl(option: int, value: int) -> None:
-    """``prctl(option, value)`` where there is one (Linux), else nothing."""
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError):
-            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
 def default_memory() -> int:

@@ -26,8 +26,8 @@ from typing import cast
 
 from simkit.errors import Note, SimkitError, Terminated
 
-__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "processes", "served", "terminated",
-           "worker_start"]
+__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "prctl", "processes", "served",
+           "terminated", "worker_start"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
@@ -128,14 +128,19 @@ _PR_SET_PDEATHSIG = 1
 _forker = [0]                                   # the pid of the process about to fork (os.register_at_fork)
 
 
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` where there is one (Linux), else nothing."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+
+
 def die_with_parent(parent: int) -> None:
     """Ask the kernel (Linux) to SIGKILL this process when its parent dies; if the parent is gone already (it
     died before the request), end now."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        except (OSError, AttributeError):
-            pass
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from test_hostile import one_line_exit_2
 from test_hostile_round4 import planted
+from test_hostile_round5 import HOSTILE
 
 import simkit
 from simkit.cli import main, reaper
@@ -47,21 +48,12 @@ class Greedy(Consumer):
         while True:
             hold.append(bytearray(b"x" * (32 << 20)))
 
-
-class DefeatsTheWallClock(Consumer):
-    """the run's 900 s guard is a SIGALRM timer: stopped and ignored, then a sleep of an hour"""
-    def is_replay(self, event, receipts, applied_position):
-        import signal, time
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, signal.SIG_IGN)
-        time.sleep(3600)
-        return True
 '''
 
 
 @pytest.fixture
 def hostile(tmp_path, monkeypatch):
-    return planted(tmp_path, monkeypatch, HANGS)
+    return planted(tmp_path, monkeypatch, HOSTILE + HANGS)      # round 5's DefeatsTheWallClock among them
 
 
 def _alive(pid: int) -> bool:

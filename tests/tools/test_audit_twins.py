@@ -88,14 +88,9 @@ def test_first_only_stops_at_the_first_twin_that_fails(monkeypatch):
     assert [f.case.name for f in a.failures] == ["retry_walkthrough"] and len(a.left_out) == len(todo) - 1
 
 
-@pytest.mark.parametrize("name, kw", [("transient_storm", {"max_crashes": 2}),
-                                      ("retry_walkthrough", {"max_crashes": 1, "lost_responses": 1}),
-                                      ("late_retry", {"max_crashes": 0, "lost_requests": 2})])
-def test_no_schedule_is_run_twice(monkeypatch, name, kw):
-    """Each one-fault schedule is run once: its subtree starts from the extensions that run found. Every run
-    is a schedule counted, or one skipped as equivalent (run up to its last crash)."""
-    sc = simkit.load(name)
-    whole = explore(sc, "safe", share_prefixes=False, **kw)
+def _counting(monkeypatch) -> list:
+    """The fault schedules run from now on, one entry per run (``run_schedule`` counted wherever it is
+    called from)."""
     runs = []
     run = schedules.run_schedule
 
@@ -104,6 +99,18 @@ def test_no_schedule_is_run_twice(monkeypatch, name, kw):
         return run(*args, **kwargs)
     monkeypatch.setattr(schedules, "run_schedule", counted)
     monkeypatch.setattr(simkit.tools.explore, "run_schedule", counted)
+    return runs
+
+
+@pytest.mark.parametrize("name, kw", [("transient_storm", {"max_crashes": 2}),
+                                      ("retry_walkthrough", {"max_crashes": 1, "lost_responses": 1}),
+                                      ("late_retry", {"max_crashes": 0, "lost_requests": 2})])
+def test_no_schedule_is_run_twice(monkeypatch, name, kw):
+    """Each one-fault schedule is run once: its subtree starts from the extensions that run found. Every run
+    is a schedule counted, or one skipped as equivalent (run up to its last crash)."""
+    sc = simkit.load(name)
+    whole = explore(sc, "safe", share_prefixes=False, **kw)
+    runs = _counting(monkeypatch)
     again = explore(sc, "safe", share_prefixes=False, **kw)
     assert again.as_dict() == whole.as_dict() and again.digest == whole.digest
     assert len(runs) == len(set(runs)) == whole.schedules + whole.deduplicated
@@ -113,14 +120,7 @@ def test_an_audited_exploration_runs_each_schedule_once(monkeypatch):
     """The fault-free run that decides whether to explore at all is the exploration's own."""
     case = next(c for c in cases(1, 0) if c.name == "transient_storm" and c.bounds == (2, 0, 0))
     whole = explore(case.scenario, "safe", max_crashes=2, share_prefixes=False)
-    runs = []
-    run = schedules.run_schedule
-
-    def counted(*args, **kwargs):
-        runs.append(args[3])
-        return run(*args, **kwargs)
-    monkeypatch.setattr(schedules, "run_schedule", counted)
-    monkeypatch.setattr(simkit.tools.explore, "run_schedule", counted)
+    runs = _counting(monkeypatch)
     monkeypatch.setattr(auditor, "simulate", lambda *a, **k: pytest.fail("a run outside the exploration"))
     monkeypatch.setattr(auditor, "_SPLIT_FROM", 10**6)
     monkeypatch.setattr(simkit.tools.forked, "pays", lambda seconds: False)     # from scratch, as whole was
