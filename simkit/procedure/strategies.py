@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from simkit.errors import SIGNALLED, ConsumerError, StrategyError, told
+from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, told
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
@@ -153,9 +153,14 @@ RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 
 def refuse_malformed(strategy: type, op) -> None:
     """For a request ``op`` that failed: raise the consumer's one-line error if one of its fields is malformed
-    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor); else return (the
-    failure is the driver's own, and its caller re-raises it)."""
+    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor) or holds a value the
+    store refused to hold (the one line of the exception being handled, a SimkitError naming the field:
+    :class:`simkit.store.limits.Unstorable`, ``event.position is an integer of 71 bits, ...``, the same on
+    either store); else return (the failure is the driver's own, and its caller re-raises it)."""
     problem = malformed(op)
+    refused = sys.exception()
+    if problem is None and isinstance(refused, SimkitError) and getattr(refused, "field", None):
+        problem = f"{type(op).__name__}.{told(refused)}"
     if problem is not None:
         raise consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
 

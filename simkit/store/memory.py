@@ -8,27 +8,16 @@ from __future__ import annotations
 
 from collections.abc import ItemsView, MutableMapping
 
-from simkit.model import OUTCOMES, TERMINAL, Checkpoint, default_id, default_position, is_default_id
-from simkit.ops import MAX_FIELD
+from simkit.model import TERMINAL, Checkpoint, default_id, default_position, is_default_id
 from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 
+from .limits import MAX_FIELD, refuse_barrier, refuse_event, refuse_overwrite, refuse_unwritable
 from .settlement import Ledger
 
+# refuse_unwritable is declared in .limits, with all else both stores refuse; the world imports it from here
 __all__ = ["MemoryStore", "Receipts", "refuse_unwritable"]
-
-
-def refuse_unwritable(outcome: str | None = None, *numbers: int) -> None:
-    """Both stores refuse, before they write anything, a receipt outcome that is not one of
-    :data:`~simkit.model.OUTCOMES` and a position or version outside 0..2**63 - 1 (SQLite's INTEGER): a
-    ``ValueError``, which the driver turns into the consumer's one line (:func:`simkit.ops.malformed`). The
-    memory store kept them, SQLite raised an error of its own: the same consumer got two answers."""
-    if outcome is not None and outcome not in OUTCOMES:
-        raise ValueError(f"outcome {outcome!r:.60} is not one of {', '.join(OUTCOMES)}")
-    for n in numbers:
-        if not 0 <= n <= MAX_FIELD:
-            raise ValueError("a position or version outside 0..2**63 - 1")
 
 
 class Receipts(MutableMapping):
@@ -64,8 +53,12 @@ class Receipts(MutableMapping):
 
     def keeps_by_position(self, eid, position) -> bool:
         """Is ``eid``'s receipt, with this ``position``, kept in ``outcomes`` by position (``eid`` is the
-        default id of ``position``, and no receipt of it is in ``other``)?"""
-        return type(eid) is str and is_default_id(eid, position) and (not self.other or eid not in self.other)
+        default id of ``position``, ``position`` is at most 2**63 - 1, and no receipt of it is in ``other``)?
+        A yes also says that both are values a store holds (:func:`~simkit.store.limits.refuse_event`), so a
+        commit's quick path (the world's journal) needs no other check; a position past 2**63 - 1 takes the
+        path that refuses it."""
+        return (type(eid) is str and is_default_id(eid, position) and position <= MAX_FIELD
+                and (not self.other or eid not in self.other))
 
     def outcome(self, eid) -> str | None:
         """The outcome of ``eid``'s receipt, if any (the hot path's :meth:`get`: no tuple built)."""
@@ -145,7 +138,8 @@ class MemoryStore:
         return Checkpoint(cp.resume_cursor, cp.applied_position, cp.checkpoint_version)
 
     def _terminal_at(self, position: int, event_id: str) -> None:
-        if type(position) is int and event_id == default_id(position):
+        # a default id is left to its receipt in ``outcomes`` only where it is kept there (not at -1: "e-1")
+        if is_default_id(event_id, position) and position <= MAX_FIELD:
             self._named_at.pop(position, None)
         else:
             self._named_at[position] = event_id
@@ -194,6 +188,8 @@ class MemoryStore:
         """
         refuse_unwritable(outcome, applied_position)
         fast = self.receipts.keeps_by_position(event_id, position)     # the usual case: the id parsed once
+        if not fast:
+            refuse_event(event_id, position)        # as SQLite does (a default id in range needs no check)
         if self.closed(event_id, position, fast):
             return False
         if effect is not None:
@@ -231,7 +227,7 @@ class MemoryStore:
     def compare_and_swap(self, worker: int, cursor: str, version: int, new_cursor: str, new_version: int,
                          applied_position: int) -> bool:
         """Invariant 3: replace the cursor only if cursor and version still match the attempt."""
-        refuse_unwritable(None, new_version, applied_position)
+        refuse_barrier(cursor, version, new_cursor, new_version, applied_position)
         before = self._checkpoint
         if before.resume_cursor != cursor or before.checkpoint_version != version:
             return False
@@ -241,7 +237,7 @@ class MemoryStore:
 
     def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:
         """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
-        refuse_unwritable(None, new_version, applied_position)
+        refuse_overwrite(new_cursor, new_version, applied_position)
         after = Checkpoint(new_cursor, max(applied_position, self._checkpoint.applied_position), new_version)
         self._write(worker, "overwrite", after)
         return True

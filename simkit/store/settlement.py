@@ -49,6 +49,8 @@ from simkit.model import (
 )
 from simkit.truth.clock import Clock, TimeSource
 
+from .limits import refuse_text
+
 # the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's
 # requests and the scenario key name it too); it is answered here as well
 __all__ = ["POLICIES", "Operation", "Transition", "Decision", "decide", "Ledger", "PENDING", "PROVISIONAL",
@@ -179,6 +181,7 @@ class Ledger:
         context: a new reservation and a new generation, and the record is ``pending`` again. A ``committed``
         record is returned as it is: the operation is done, and committed success is absorbing.
         """
+        refuse_text("event.id", operation_id)      # as SQLite's ledger, which cannot key a lone surrogate
         record = self.records.get(operation_id)
         if record is not None and (record.state == COMMITTED or (
                 record.reservation.fingerprint == fingerprint and record.reservation.binding == binding)):

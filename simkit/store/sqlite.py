@@ -26,7 +26,8 @@ from simkit.truth.log import EffectRow, ReadRow, ReceiptRow, WriteRow
 
 from . import sql
 from .durable import DurableDict, DurableList, pack, transaction, unpack
-from .memory import MemoryStore, refuse_unwritable
+from .limits import refuse_barrier, refuse_event, refuse_overwrite, refuse_unwritable
+from .memory import MemoryStore
 from .settlement import Ledger, Operation, Reply, Reservation, Transition
 
 __all__ = ["make_store", "connect", "SQLiteStore", "SQLiteLedger"]
@@ -149,7 +150,8 @@ class SQLiteStore:
         """Step 4 / invariants 2 and 4: the effect (``effect()``, for a transactional sink), the receipt and
         the resulting ``applied_position`` in one transaction. ``False``, and nothing written, when the event
         already holds a terminal receipt."""
-        refuse_unwritable(outcome, applied_position)
+        refuse_unwritable(outcome, applied_position)      # what the memory store refuses, in its order
+        refuse_event(event_id, position)
         with self._tx():
             held = self._db.execute(sql.RECEIPT_IS_TERMINAL, {"event_id": event_id}).fetchone()
             if held is not None and held[0]:
@@ -176,7 +178,7 @@ class SQLiteStore:
         number that the memory store does not: later numbers are larger, in the same order (verdicts and
         traces agree).
         """
-        refuse_unwritable(None, new_version, applied_position)
+        refuse_barrier(cursor, version, new_cursor, new_version, applied_position)
         with self._tx():
             params = self._stamp(worker, cursor=cursor, version=version, next_cursor=new_cursor,
                                  next_version=new_version, applied_position=applied_position)
@@ -184,7 +186,7 @@ class SQLiteStore:
 
     def overwrite(self, worker: int, new_cursor: str, new_version: int, applied_position: int) -> bool:
         """An unconditional checkpoint write (only the ``no_version_check`` shortcut uses it)."""
-        refuse_unwritable(None, new_version, applied_position)
+        refuse_overwrite(new_cursor, new_version, applied_position)
         with self._tx():
             self._db.execute(sql.OVERWRITE, self._stamp(worker, next_cursor=new_cursor,
                                                         next_version=new_version,

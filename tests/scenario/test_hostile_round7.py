@@ -434,15 +434,17 @@ class Past63Bits(Consumer):
 
 
 @pytest.mark.parametrize("cls, problem", [
-    ("Surrogate", "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800'"),
-    ("Past63Bits", "OverflowError: Python int too large to convert to SQLite INTEGER")])
+    ("Surrogate", "Barrier.next_cursor '\\ud800' holds a lone surrogate (U+D800), which no store can hold"),
+    ("Past63Bits", "Commit.event.position is an integer of 71 bits, not within -2**63..2**63 - 1")])
 def test_a_value_the_sqlite_store_cannot_hold_is_one_line(tmp_path, capsys, monkeypatch, cls, problem):
-    """A cursor holding a lone surrogate, an event position past 2**63: the memory store keeps them (and the
-    verdict judges them); SQLite raised from its own code, a traceback."""
+    """A cursor holding a lone surrogate, an event position past 2**63: SQLite raised from its own code, a
+    traceback (then its exception's own words, which named no field). Both stores now refuse them first, with
+    the consumer's line (tests/store/test_store_agreement.py: the memory store the same)."""
     (tmp_path / "unstorable.py").write_text(UNSTORABLE)
     monkeypatch.chdir(tmp_path)
     one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"unstorable.py:{cls}", "--store",
-                             "sqlite"], f"simkit: run retry_walkthrough: {problem}")
+                             "sqlite"],
+                    f"simkit: strategy unstorable.py:{cls}: yielded a malformed request: {problem}")
 
 
 @linux

@@ -19,7 +19,9 @@ from simkit.judge.checker import check
 from simkit.model import Checkpoint, Event
 from simkit.procedure.strategies import STRATEGIES
 from simkit.scenario.read import parse
+from simkit.store.limits import Unstorable
 from simkit.store.memory import MemoryStore, Receipts
+from simkit.store.sqlite import make_store
 from simkit.truth.columns import DENSITY, SPAN, IdMap
 from simkit.world.events import EventTable
 from simkit.world.simulation import World
@@ -126,15 +128,22 @@ def test_an_id_map_keeps_more_than_256_distinct_values():
     ]
 
 
-def test_a_receipt_past_2_63_reads_back_like_any_other():
-    """Positions past a typed array's range: the receipt is
-    kept by position and read back by id all the same."""
-    store, eid = MemoryStore(Checkpoint("C1", 0, 0)), f"e{2**63}"
-    assert store.commit_event(1, eid, 2**63, "applied", 0)
-    assert store.receipts.get(eid) == ("applied",
-                                       2**63) and eid in store.receipts and dict(store.receipts) == {
-        eid: ("applied", 2**63)}
-    assert not store.commit_event(1, eid, 2**63, "applied", 0)         # a second terminal receipt is refused
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_receipt_past_2_63_is_refused_by_both_stores_and_one_at_2_63_minus_1_reads_back(kind):
+    """The memory store kept a receipt at position 2**63 (by position, in its IdMap) where SQLite's INTEGER
+    cannot hold it: the stores disagreed (issue 32). Both refuse it now, with the same line and nothing
+    written; the last position SQLite holds is kept by position and read back by id like any other."""
+    store = make_store(kind, Checkpoint("C1", 0, 0))
+    with pytest.raises(Unstorable, match=r"^event\.position is 9223372036854775808, not within "
+                                         r"-2\*\*63\.\.2\*\*63 - 1 \(SQLite's INTEGER\)$"):
+        store.commit_event(1, f"e{2**63}", 2**63, "applied", 0)
+    assert dict(store.receipts) == {} and list(store.receipt_log) == [] and list(store.writes) == []
+    eid = f"e{2**63 - 1}"
+    assert store.commit_event(1, eid, 2**63 - 1, "applied", 0)
+    assert store.receipts.get(eid) == ("applied", 2**63 - 1) and dict(store.receipts) == {
+        eid: ("applied", 2**63 - 1)}
+    assert store.lookup([Event(eid, 2**63 - 1)]) == ({eid: "applied"}, {2**63 - 1: eid})
+    assert not store.commit_event(1, eid, 2**63 - 1, "applied", 0)     # a second terminal receipt is refused
 
 
 def test_an_id_map_is_a_mapping_all_through():
