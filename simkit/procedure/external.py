@@ -31,6 +31,7 @@ import os
 import select
 import shlex
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -44,7 +45,7 @@ from .consumer import Consumer, Contract
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes"]
+           "live_processes", "not_a_file"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -116,14 +117,41 @@ def _limit() -> float:
     return value
 
 
+#: What a path that is not a regular file is, by its mode (``stat``, links followed)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def not_a_file(path: str | os.PathLike) -> str | None:
+    """What to say of ``path`` if it is no regular file (links followed): ``no such file``, ``is a named pipe,
+    not a file`` (a FIFO was said to be no such file, and reading one waits for a writer for ever), ``is a
+    directory, not a file``, ``cannot be read: File name too long`` (which was a traceback); ``None`` for a
+    regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):      # (ValueError: a NUL in the path)
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    return next((f"is {kind}, not a file" for test, kind in _KINDS if test(mode)), "is not a regular file")
+
+
 def exec_consumer(command: str, limit: float | None = None) -> type[ExternalConsumer]:
     """The consumer class of ``exec:COMMAND`` (one per command and limit, so it is the same class each time).
 
     Raises:
-        StrategyError: the command is empty or cannot be split, or :data:`LIMIT_ENV` is not a positive number;
-            the message is the problem alone (:func:`~simkit.procedure.strategies.resolve` says whose).
+        StrategyError: the command is empty or cannot be split, its program is a path to something that is
+            no file (a named pipe, a directory: :func:`not_a_file`; a path to nothing is left to the start,
+            which says so), or :data:`LIMIT_ENV` is not a positive number; the message is the problem alone
+            (:func:`~simkit.procedure.strategies.resolve` says whose).
     """
-    return _made(command, _limit() if limit is None else limit)
+    made = _made(command, _limit() if limit is None else limit)
+    program = made.argv[0]
+    if os.sep in program and (problem := not_a_file(program)) not in (None, "no such file"):
+        raise StrategyError(f"{program} {problem}")
+    return made
 
 
 @cache

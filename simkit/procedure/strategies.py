@@ -14,7 +14,7 @@ from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, 
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
-from .external import PREFIX, ExternalConsumer, exec_consumer
+from .external import PREFIX, ExternalConsumer, exec_consumer, not_a_file
 from .shortcuts import (
     DECLARED,
     CompareTokens,
@@ -65,8 +65,8 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
     where, _, cls_name = ref.rpartition(":")
     if where.endswith(".py"):
         path = Path(where)
-        if not path.is_file():
-            raise refused(f"no such file {where}")
+        if (problem := not_a_file(path)) is not None:     # a named pipe would be waited on for ever
+            raise refused(f"no such file {where}" if problem == "no such file" else f"{where} {problem}")
         spec = importlib.util.spec_from_file_location(f"simkit_user_{path.stem}", path)
         if spec is None or spec.loader is None:             # a .py path always has both; mypy cannot know
             raise refused(f"{where} cannot be imported as a Python file")
