@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from simkit.errors import StrategyError
 from simkit.judge.checker import Verdict, check
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import strategy_name
+from simkit.procedure.strategies import resolve, strategy_name
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth
@@ -55,12 +56,20 @@ class Run:
         }
 
 
-def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int | None = None,
+def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed: int | None = None,
              faults: tuple[Fault, ...] = (), settlement: str | None = None) -> Run:
     """Run ``strategy`` on ``scenario`` and judge it: a pure function of (scenario, strategy, seed, faults).
 
-    ``settlement`` overrides the scenario's settlement policy (docs/scenarios.md).
+    ``strategy`` is a :class:`~simkit.procedure.consumer.Consumer` subclass, or a string naming one as
+    ``--strategy`` does (:func:`~simkit.procedure.strategies.resolve`): ``"safe"``, a shortcut's name,
+    ``"path/to/file.py:ClassName"``, ``"package.module:ClassName"`` or ``"exec:COMMAND"``. ``settlement``
+    overrides the scenario's settlement policy (docs/scenarios.md).
+
+    Raises:
+        StrategyError: ``strategy`` names no strategy (``strategy sfae: unknown strategy (known: ...)``), or
+            is neither a string nor a class.
     """
+    strategy = _strategy(strategy)
     seed = scenario.seed if seed is None else seed
     with paused():
         world = World(scenario, strategy, seed, tuple(faults), settlement).run()
@@ -68,3 +77,24 @@ def simulate(scenario: Scenario, strategy: type[Consumer] = Consumer, seed: int 
         run = Run(scenario.name, strategy_name(strategy), seed, check(truth), world)
         run._truth = truth
         return run
+
+
+def _strategy(strategy) -> type[Consumer]:
+    """``strategy`` as a class: a string resolved as ``--strategy`` is (a name gave an AttributeError
+    traceback from deep in the world); a class as it is; anything else one line."""
+    if isinstance(strategy, str):
+        return resolve(strategy, "strategy")
+    if not isinstance(strategy, type):
+        kind = type(strategy).__name__
+        what = (f"is an instance of {kind}: pass the class" if isinstance(strategy, Consumer)
+                else f"is of type {kind}, not a Consumer subclass or a strategy's name")
+        raise StrategyError(f"strategy {_shown(strategy)}: {what}", param="strategy")
+    return strategy
+
+
+def _shown(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:                   # noqa: BLE001 -- a repr of the caller's that raises
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -13,9 +13,48 @@ import sys
 
 import pytest
 
+import simkit
 from simkit.cli import main
-from simkit.errors import StrategyError
-from simkit.procedure.strategies import resolve
+from simkit.errors import SimkitError, StrategyError
+from simkit.procedure.consumer import Contract
+from simkit.procedure.strategies import SHORTCUTS, resolve
+
+MINE = "from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n"
+
+
+@pytest.fixture(scope="module")
+def scenario():
+    return simkit.load("retry_walkthrough")
+
+
+@pytest.mark.parametrize("name", ["safe", *SHORTCUTS[:2]])
+def test_simulate_takes_a_registered_strategy_by_name(scenario, name):
+    by_name = simkit.simulate(scenario, name)
+    by_class = simkit.simulate(scenario, resolve(name))
+    assert by_name.strategy == name and by_name.as_dict() == by_class.as_dict()
+
+
+def test_simulate_takes_a_file_reference_as_the_command_line_does(scenario, tmp_path, monkeypatch):
+    (tmp_path / "mine.py").write_text(MINE)
+    monkeypatch.chdir(tmp_path)
+    run = simkit.simulate(scenario, "mine.py:Mine")
+    assert run.strategy == "Mine" and run.verdict.ok
+
+
+@pytest.mark.parametrize("strategy, message", [
+    ("sfae", r"^strategy sfae: unknown strategy \(known: safe, "),
+    ("nothere.py:X", r"^strategy nothere\.py:X: no such file nothere\.py$"),
+    (5, r"^strategy 5: is of type int, not a Consumer subclass or a strategy's name$"),
+    (None, r"^strategy None: is of type NoneType, not a Consumer subclass or a strategy's name$"),
+    (simkit.Consumer(Contract()), r"^strategy <simkit\.procedure\.consumer\.Consumer object at .*: is an "
+                                  r"instance of Consumer: pass the class$"),
+])
+def test_simulate_refuses_what_names_no_strategy_with_one_line(scenario, strategy, message):
+    with pytest.raises(StrategyError, match=message) as refused:
+        simkit.simulate(scenario, strategy)
+    assert isinstance(refused.value, SimkitError) and refused.value.param == "strategy"
+    assert "\n" not in str(refused.value)
+
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mkfifo, /dev/null")
 
