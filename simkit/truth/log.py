@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from array import array
 from collections import namedtuple
+from collections.abc import Callable
 from copy import copy
+from functools import partial
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -32,6 +34,16 @@ __all__ = ["Log", "ReceiptLog", "ReadLog", "EffectLog", "DecisionLog", "WriteLog
 #: aside)
 ID, CODE, SMALL = "id", "code", "small"
 _KINDS = {ID: Ids, CODE: Codes, SMALL: Ints}
+
+
+def _maker(t: str | None) -> Callable[[], Any]:
+    """What makes an empty column of kind ``t`` (a log's ``COLUMNS``): a list, a kind of
+    :mod:`simkit.truth.columns`, or an :mod:`array` of that typecode."""
+    if t is None:
+        return list
+    if t == SMALL:
+        return partial(Ints, "h")
+    return _KINDS[t] if t in _KINDS else partial(array, t)
 
 
 class ReceiptRow(NamedTuple):
@@ -116,11 +128,13 @@ class Log:
         cls.add = adder(cls, ", ".join(names), [f"self.columns[{i}]" for i in range(len(names))],
                         [k.APPEND.format(c=f"c{i}", v=n) for i, (k, n) in enumerate(zip(kinds, names))])
         cls.add.__doc__ = f"Append the row ({', '.join(names)})."
+        cls._MAKERS = tuple(_maker(t) for _n, t in cls.COLUMNS)
+
+    #: per column, the function that makes it empty (set when a subclass is created)
+    _MAKERS: tuple[Callable[[], Any], ...] = ()
 
     def __init__(self, rows=()):
-        self.columns = tuple([] if t is None else Ints("h") if t == SMALL else _KINDS[t]() if t in _KINDS
-                             else array(t)
-                             for _n, t in self.COLUMNS)
+        self.columns = tuple([make() for make in self._MAKERS])
         for row in rows:
             self.append(row)
 

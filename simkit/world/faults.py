@@ -86,7 +86,8 @@ class FaultPlan:
             self._index.setdefault(key, []).append((i, f))
         self._counts: dict[tuple, int] = {}
         self._rf = random_faults
-        self._rng = random.Random(f"faults:{seed}")
+        self._seed = seed
+        self._made: random.Random | None = None    # :attr:`_rng`, made at its first draw
         self._random_left = random_faults.max_faults
         self._record = True
         #: no fault can strike any more and nothing is recorded (:meth:`idle`), kept current as faults fire
@@ -129,6 +130,14 @@ class FaultPlan:
         self.fired.append(f)
         self.quiet = self.idle()
         return f
+
+    @property
+    def _rng(self) -> random.Random:
+        """The seeded generator of random faults, made at the first draw: most plans (every explored
+        schedule) draw nothing, and seeding one from a string cost a tenth of a small run's world."""
+        if self._made is None:
+            self._made = random.Random(f"faults:{self._seed}")
+        return self._made
 
     def _draw(self, rate: float) -> bool:
         if rate > 0 and self._random_left > 0 and self._rng.random() < rate:

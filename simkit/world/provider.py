@@ -126,7 +126,9 @@ class Provider:
         self.start = start
         self._fetches: dict[str, int] = {}
         self.lost_fetch = lost_fetch
-        self._rng = rng or random.Random(0)
+        # (drawn from only while ``lost_fetch`` > 0: a string-seeded generator costs more than a small run's
+        # provider, so none is made for the rest)
+        self._rng = rng if rng is not None or lost_fetch <= 0 else random.Random(0)
         self.clock = Clock()
         #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
         self.log = ServedLog(events)
@@ -304,8 +306,26 @@ def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = 
     return Event(eid, position, spec.behavior if spec else default)
 
 
+#: The parts of a scripted provider that no run changes (its pages as table rows, its start, its event table),
+#: by scenario, for the scenarios last built: exploration and the audit build one scenario's world tens of
+#: thousands of times, and building these was a third of a world's construction. Keyed by identity, the
+#: scenario kept beside them so that its id cannot be reused while cached.
+_SCRIPTED: dict[int, tuple[Scenario, dict[str, _Entry], str, EventTable]] = {}
+_SCRIPTED_KEPT = 8
+
+
 def scripted(sc: Scenario) -> Provider:
-    """The provider of a ``[[pages]]`` scenario."""
+    """The provider of a ``[[pages]]`` scenario (its fixed parts built once per scenario, :data:`_SCRIPTED`)."""
+    cached = _SCRIPTED.get(id(sc))
+    if cached is None or cached[0] is not sc:
+        if len(_SCRIPTED) >= _SCRIPTED_KEPT:
+            del _SCRIPTED[next(iter(_SCRIPTED))]
+        cached = _SCRIPTED[id(sc)] = (sc, *_scripted_parts(sc))
+    return Provider(*cached[1:])
+
+
+def _scripted_parts(sc: Scenario) -> tuple[dict[str, _Entry], str, EventTable]:
+    """A scripted provider's pages, start and event table, which its runs only read."""
     assert sc.pages is not None, "a scripted provider is built from its scenario's [[pages]]"
     pages = {}
     for p in sc.pages:
@@ -320,7 +340,7 @@ def scripted(sc: Scenario) -> Provider:
     row = cast("Callable[[str], int]", table.row)  # every id of these pages is in the table built from them
     entries = {c: _Entry(array("q", map(row, (e.id for e in events))), nxt, stuck, events)
                for c, (events, nxt, stuck) in pages.items()}
-    return Provider(entries, start, table)
+    return entries, start, table
 
 
 def generated(sc: Scenario, seed: int) -> Provider:
