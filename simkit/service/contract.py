@@ -32,9 +32,9 @@ __all__ = [
     "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
     "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
-    "changes_request", "conflict", "contract_version", "cursor", "digest", "identity", "json_media_type",
-    "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope", "scope_dict",
-    "show", "write_request",
+    "changes_request", "conflict", "consumer_id", "contract_version", "cursor", "digest", "identity",
+    "json_media_type", "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope",
+    "scope_dict", "show", "write_request",
 ]
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -207,6 +207,26 @@ def identity(value, where: str) -> str:
     return value
 
 
+def consumer_id(value, where: str) -> str:
+    """A consumer id: an identity (:func:`identity`) in Unicode normalization form C (NFC), else 400
+    ``malformed_identity``. ``"caf\\u00e9"`` and ``"cafe\\u0301"`` print alike and were two consumers with two
+    checkpoints (simkit's decision, docs/service.md "Where seed 004 is silent": refused, not normalized, so
+    that no two ids name one checkpoint and the id a caller sent is the id it reads back)."""
+    identity(value, where)
+    if not value.isascii() and not unicodedata.is_normalized("NFC", value):
+        nfc = unicodedata.normalize("NFC", value)
+        raise bad("malformed_identity", f"{where} is not in Unicode normalization form NFC: "
+                                        f"{_code_points(value)} is {_code_points(nfc)} in NFC")
+    return value
+
+
+def _code_points(text: str) -> str:
+    """``text`` with every character past ASCII as its escape (``'cafe\\u0301'``), cut short: two forms that
+    print alike differ here."""
+    shown = ascii(text)
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
 def contract_version(value, where: str, allowed=CONTRACT_VERSIONS) -> int:
     if not _is_int(value) or value not in allowed:
         raise bad("unsupported_contract", f"{where} must be one of {list(allowed)}, got {show(value)}")
@@ -291,7 +311,7 @@ def read_request(body: dict) -> tuple[int, tuple, str]:
     """``POST /api/v1/memory/checkpoints/read``: (version, scope, consumer_id)."""
     _fields(body, "request", ("contract_version", "scope", "consumer_id"))
     return (contract_version(body["contract_version"], "contract_version"), scope(body["scope"]),
-            identity(body["consumer_id"], "consumer_id"))
+            consumer_id(body["consumer_id"], "consumer_id"))
 
 
 def write_request(body: dict) -> tuple[tuple, dict]:
@@ -305,7 +325,7 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     common = ("contract_version", "idempotency_key", "consumer_id", "expected_revision", "cursor")
     cmd = _fields(raw, "command", common + (("expected_digest",) if version == 2 else ()))
     identity(cmd["idempotency_key"], "command.idempotency_key")
-    identity(cmd["consumer_id"], "command.consumer_id")
+    consumer_id(cmd["consumer_id"], "command.consumer_id")
     rev = cmd["expected_revision"]
     if not _is_int(rev) or not 0 <= rev <= MAX_SEQUENCE:
         raise bad("malformed_revision", "command.expected_revision must be a non-negative integer")

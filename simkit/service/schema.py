@@ -35,8 +35,12 @@ _NOT_IN_IDENTITY = (
     r"\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
     r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
 )
-IDENTITY = Field(min_length=1, max_length=128,
-                 pattern=rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$")
+_IDENTITY_PATTERN = rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$"
+IDENTITY = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN)
+#: A consumer id is an identity in Unicode normalization form C as well (contract.consumer_id), which no
+#: pattern can say
+CONSUMER_ID = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
+                    description="an identity in Unicode normalization form NFC (any other form is a 400)")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
 
 
@@ -132,7 +136,7 @@ class QueryPage(_Strict):
 class ReadRequest(_Strict):
     contract_version: Literal[1, 2]
     scope: Scope
-    consumer_id: str = IDENTITY
+    consumer_id: str = CONSUMER_ID
 
 
 class Checkpoint(_Strict):
@@ -154,7 +158,7 @@ class Command(_Strict):
 
     contract_version: Literal[1, 2]
     idempotency_key: str = IDENTITY
-    consumer_id: str = IDENTITY
+    consumer_id: str = CONSUMER_ID
     expected_revision: int = Field(ge=0, le=MAX_SEQUENCE)
     cursor: Cursor
     expected_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
