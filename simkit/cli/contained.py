@@ -40,8 +40,9 @@ from typing import TypeVar
 from simkit.errors import Note, SimkitError, Terminated, told
 from simkit.tools.pool import die_with_parent, terminated, worker_start
 
+from .answers import Answers
 from .output import own_stdout
-from .reaper import END_SECONDS, Stall, become_reaper, default_memory, reaper
+from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]
 
@@ -109,7 +110,12 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
     for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
         if stream is not None:
             stream.flush()
-    memory = default_memory() if memory is None else memory
+    with adopting() as known:                   # the reaper's orphans, should it be killed: ours to end
+        return _within(seconds, work, over, who, default_memory() if memory is None else memory, stall,
+                       leftovers, known)
+
+
+def _within(seconds, work, over, who, memory, stall, leftovers, known):
     parent, fds = os.getpid(), list[int]()
     try:
         for _ in range(3):                      # answers (work -> command), control, status (reaper's)
@@ -133,8 +139,8 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         reaper(cr, sw, pid, memory, parent, (*leftovers, *((stall.path,) if stall else ())))
     for fd in (w, cr, sw):
         os.close(fd)
-    child = _Work(pid, cw, sr, memory)
-    answers = Connection(r, writable=False)     # multiprocessing's framing: a length, then a pickle
+    child = _Work(pid, cw, sr, memory, known)
+    answers = Answers(r, memory, who)          # multiprocessing's framing: a length, then a pickle
     try:
         with terminated():
             return _answer(answers, child, time.monotonic() + seconds, over, who, stall)
@@ -148,8 +154,9 @@ class _Work:
     ends it, and what the reaper says on its status pipe (the work's process id, its wait status, the memory
     it used past its bound)."""
 
-    def __init__(self, reaper_pid: int, control: int, status: int, memory: int):
+    def __init__(self, reaper_pid: int, control: int, status: int, memory: int, known: set[int] | None):
         self.reaper, self.control, self.fd, self.limit = reaper_pid, control, status, memory
+        self.known = known                      # our children before the reaper (None: we adopt none)
         os.set_blocking(status, False)
         self.pid: int | None = None
         self.status: int | None = None
@@ -205,6 +212,9 @@ class _Work:
         if self.status is None and self.pid is not None:    # the reaper was killed: the work's group at least
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
+        if self.status is None and self.known is not None:  # and the orphans it left to this process
+            end_adopted(self.known)
+            self.known = None
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -301,7 +311,7 @@ def _portable(exc: BaseException, known: set[str], who: str) -> BaseException:
         return SimkitError(f"{who}: the consumer's code raised {type(exc).__name__}: {told(exc)}")
 
 
-def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[], str], who: str,
+def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], str], who: str,
             stall: Stall | None):
     """Read the child's messages until its result (returned), its exception (raised), its end without one (the
     pipe closed, or the child gone while a process it forked still holds the pipe: a one-line SimkitError, or
@@ -312,15 +322,20 @@ def _answer(answers: Connection, child: _Work, deadline: float, over: Callable[[
             if sys.stderr is not None and sys.stderr.isatty():
                 sys.stderr.write("\r\x1b[K")               # the child's progress bar, cut short
             raise OverBudget(over() if left <= 0 else stall.what)   # type: ignore[union-attr]
-        ready = wait([answers, child.fd], min(left, 0.5))
-        if answers not in ready:
-            if child.gone() and not answers.poll(0):
+        if (message := answers.message()) is None:
+            if answers.eof:                     # closed, or closed mid-message: ended without an answer
                 raise child.error(who)
+            ready = wait([answers.fd, child.fd], min(left, 0.5))
+            if answers.fd in ready:
+                answers.pump()
+            elif child.gone():                  # gone, while a process it forked holds the pipe open
+                had = len(answers.buffer)
+                answers.pump()                  # what it wrote before it ended is there to read
+                if len(answers.buffer) == had and not answers.eof:
+                    raise child.error(who)
             continue
         try:
-            kind, payload = answers.recv()
-        except (EOFError, OSError):             # closed, or closed mid-message: ended without an answer
-            raise child.error(who) from None
+            kind, payload = pickle.loads(message)
         except Exception as exc:                # noqa: BLE001 -- a class this process cannot import
             raise SimkitError(f"{who}: the work's answer cannot be read here: {type(exc).__name__}: "
                               f"{told(exc)}") from None

@@ -22,20 +22,21 @@ import os
 import select
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from simkit.tools.pool import prctl
 
-__all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "become_reaper", "children", "default_memory",
-           "descendants", "end_tree", "memory_of", "prctl", "reaper"]
+__all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "adopting", "become_reaper", "children", "default_memory",
+           "descendants", "end_adopted", "end_tree", "memory_of", "prctl", "reaper"]
 
 #: How often, in seconds, the reaper measures the work's memory.
 CHECK_EVERY = 0.25
 #: How long :func:`end_tree` goes on killing and reaping before it gives up (processes it may not kill).
 END_SECONDS = 10.0
-_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER = 1, 36
+_PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 1, 36, 37
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _HAS_CHILDREN: list[bool] = []                  # does this kernel have /proc/PID/task/TID/children?
 
@@ -115,8 +116,9 @@ def descendants(pid: int) -> list[int]:
 def memory_of(pids: list[int]) -> int:
     """The memory the processes ``pids`` use together, in bytes: the sum of their proportional set sizes
     (``Pss`` of ``/proc/PID/smaps_rollup``: a page shared by a pool's forked workers counts once in all), or
-    of their resident set sizes where the kernel has no ``smaps_rollup``."""
-    total = 0
+    of their resident set sizes where the kernel has no ``smaps_rollup``; and the memory files they hold open
+    (:func:`_held`)."""
+    total = _held(pids)
     for pid in pids:
         try:
             with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
@@ -129,6 +131,28 @@ def memory_of(pids: list[int]) -> int:
                 total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * _PAGE
         except (OSError, IndexError, ValueError):                       # gone meanwhile
             pass
+    return total
+
+
+#: What an open file's name opens with when its pages are memory, not disk: an anonymous file
+#: (``memfd_create``) and a POSIX shared memory object (``shm_open``)
+_MEMORY_FILES = ("/memfd:", "/dev/shm/")
+
+
+def _held(pids: list[int]) -> int:
+    """The memory, in bytes, of the memory files (:data:`_MEMORY_FILES`) the processes ``pids`` hold open,
+    each file once: a page of one is in no process's ``Pss`` until it is mapped (and once mapped, counted
+    twice here: an overestimate, never a way around ``--max-memory``)."""
+    seen, total = set(), 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    if os.readlink(entry.path).startswith(_MEMORY_FILES):
+                        st = os.stat(entry.path)
+                        if (st.st_dev, st.st_ino) not in seen:
+                            seen.add((st.st_dev, st.st_ino))
+                            total += st.st_blocks * 512
     return total
 
 
@@ -197,6 +221,51 @@ def reaper(control: int, status: int, work: int, memory: int, parent: int, lefto
                     shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
     finally:
         os._exit(0)
+
+
+@contextlib.contextmanager
+def adopting():
+    """While the work runs, this process is a subreaper (Linux): should the reaper be killed (a consumer may
+    SIGKILL its parent), its orphans, the work's processes in sessions of their own among them, come to this
+    process, which ends them (:func:`end_adopted`), instead of to init, where they ran on. Yields this
+    process's children before (which are not the work's), or None where there is no such thing."""
+    if not sys.platform.startswith("linux"):
+        yield None
+        return
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
+        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+        yield None
+        return
+    try:
+        yield set(children(os.getpid()))
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+
+
+def end_adopted(known: set[int], seconds: float = END_SECONDS) -> None:
+    """SIGKILL every child of this process that is not in ``known`` (the reaper's orphans, adopted when it was
+    killed), and every process below each, and reap them, until none is left or ``seconds`` have passed."""
+    me, deadline = os.getpid(), time.monotonic() + seconds
+    while True:
+        adopted = []
+        for pid in children(me):                # reaped once ended: only those, no child of the caller's
+            if pid not in known:
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] != pid:
+                        adopted.append(pid)
+        if not adopted or time.monotonic() > deadline:
+            return
+        for pid in adopted:
+            for each in (*descendants(pid), pid):
+                with contextlib.suppress(OSError):
+                    os.kill(each, signal.SIGKILL)
+        time.sleep(0.002)
 
 
 def _say(fd: int, line: str) -> None:
