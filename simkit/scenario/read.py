@@ -122,7 +122,9 @@ def load(ref: str | Path) -> Scenario:
         raise ScenarioError(
             f"{name}: {long_integer(text)}; every integer key holds at most {MAX_INT}"
         ) from None
-    return parse(data, source=name, default_name=printable(Path(path.name).stem))
+    # a stem of blanks (`` .toml``) names nothing: a file written back with it (``explore --out``) was refused
+    default = next((x for x in (Path(path.name).stem, path.name) if x.strip()), "scenario")
+    return parse(data, source=name, default_name=printable(default))
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, printable
 from simkit.model import (
     REPLY_LOST,
     REQUEST_LOST,
@@ -76,8 +76,10 @@ def _toml_value(v) -> str:
 
 
 def toml_text(data: dict, comment: str = "") -> str:
-    """A scenario dict (as :func:`~simkit.scenario.read.parse` reads it) as TOML text."""
-    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
+    """A scenario dict (as :func:`~simkit.scenario.read.parse` reads it) as TOML text. The comment's control
+    characters are written as their escapes (``\\x7f``): TOML refuses them in a comment, and a replay command
+    holds a path or a strategy as the user typed it."""
+    lines = [f"# {printable(line)}".rstrip() for line in comment.splitlines()]
     tables, arrays = [], []
     for key, value in data.items():
         if isinstance(value, dict):
