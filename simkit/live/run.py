@@ -107,6 +107,20 @@ def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, com
         h.close()
 
 
+def _judged(where: Path, scenario: Scenario, provider, t0: float, halts, completed: bool):
+    """The run's ground truth read back (:func:`_read_back`), its verdict and its :func:`integrity`; one line
+    if the databases are gone or are no databases any more (removed or overwritten by the consumer?)."""
+    try:
+        with paused():
+            world = _read_back(where, scenario, provider, t0, halts, completed)
+            verdict = check(world)
+        return world, verdict, integrity(where)
+    except (OSError, sqlite3.Error) as exc:
+        problem = exc.strerror if isinstance(exc, OSError) and exc.strerror else told(exc)
+        raise SimkitError(f"live {scenario.name}: the run's databases in {where} cannot be read back: "
+                          f"{problem} (did the consumer remove or overwrite them?)") from None
+
+
 def integrity(folder: Path) -> str:
     """``PRAGMA integrity_check`` of every database of the run: ``ok``, or what is wrong where."""
     problems = []
@@ -175,10 +189,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         _create(where, scenario, provider, LiveClock(t0), "folder" if folder is not None else None, made)
         sup = Supervisor(where, scenario, provider, strategy, seed, kills, max_delay, tuple(at), timeout, t0)
         completed = sup.run()
-        with paused():
-            world = _read_back(where, scenario, provider, t0, sup.halts, completed)
-            verdict = check(world)
-        return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, integrity(where),
+        world, verdict, checked = _judged(where, scenario, provider, t0, sup.halts, completed)
+        return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, checked,
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
                        time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
 

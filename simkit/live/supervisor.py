@@ -117,8 +117,8 @@ class Supervisor:
                 return
             wk.buffer += data
             *lines, wk.buffer = wk.buffer.split(b"\n")
-            for line in lines:
-                self._hear(wk, line.decode())
+            for line in lines:       # bytes a consumer wrote on the pipe: a line no word of ours opens
+                self._hear(wk, line.decode(errors="replace"))
             if not until_eof:
                 return
 

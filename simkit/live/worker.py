@@ -37,6 +37,9 @@ __all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "worker_main
 TIME_SCALE = 1000.0
 #: The run folder's databases.
 FILES = ("store.db", "provider.db", "sink.db")
+#: The longest a worker sleeps for one latency, in seconds: a live run's longest timeout
+#: (:data:`simkit.live.run.MAX_SECONDS`)
+LONGEST_SLEEP = 10**6
 
 
 class LiveClock:
@@ -207,7 +210,9 @@ class Driver(driver.Driver):
             os._exit(3)
 
     def _spend(self, delay: float) -> None:
-        time.sleep(delay / TIME_SCALE)       # the network, as the scenario times it
+        # the network, as the scenario times it; past LONGEST_SLEEP (a latency of 1e13 units: sleep() cannot
+        # take it), as long as a run may last at most: its timeout ends it first
+        time.sleep(min(delay / TIME_SCALE, LONGEST_SLEEP))
 
     # -- what the base driver asks of a driver ---------------------------------------------------------------
     def principal(self) -> str:
