@@ -1,0 +1,222 @@
+"""Hostile input, eighth round (issue 32, a fresh tester): the reaper (a consumer that kills it, one that
+writes on the pipe the work's answer comes back on, memory held in a ``memfd``), round trips of the files
+``explore`` and ``shrink`` write, and ``live`` under a consumer that ruins its databases or its report pipe.
+Each: one line naming the file, key or flag and the problem, exit status 2, nothing left behind; or the
+answer.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TWO_PAGES
+from test_hostile_round7 import _all_gone
+
+from simkit.cli import main
+
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc, subreapers, memfd")
+
+HOSTILE = '''
+import os, signal, struct, subprocess, time
+from simkit import Consumer
+
+
+class KillsTheReaper(Consumer):
+    """starts a process in a session of its own that a shell forks and leaves (no fork hook of Python's
+    reaches it), then SIGKILLs its parent: the reaper"""
+    def is_replay(self, event, receipts, applied_position):
+        subprocess.run(["setsid", "sh", "-c", f"sleep 300 & echo $! >> {os.environ['STRAY_PID']}"])
+        os.kill(os.getppid(), signal.SIGKILL)
+        time.sleep(300)
+
+
+class WritesOnTheAnswersPipe(Consumer):
+    """writes the head of a 128 MiB message on every pipe it inherited (the one the work's answer goes back
+    on among them), then sleeps"""
+    def is_replay(self, event, receipts, applied_position):
+        size = int(os.environ.get("CLAIMED", 1 << 27))
+        for fd in range(3, 256):
+            try:
+                if os.fstat(fd).st_mode & 0o170000 == 0o010000:
+                    os.write(fd, struct.pack("!i", -1) + struct.pack("!Q", size) + b"x")
+            except OSError:
+                pass
+        time.sleep(3600)
+
+
+class HoldsAMemfd(Consumer):
+    """holds 256 MiB in an anonymous file it never maps (no proportional set size counts it)"""
+    def is_replay(self, event, receipts, applied_position):
+        fd = os.memfd_create("hog")
+        for _ in range(8):
+            os.write(fd, b"x" * (32 << 20))
+        time.sleep(5)
+        return super().is_replay(event, receipts, applied_position)
+
+
+class RemovesTheDatabases(Consumer):
+    """in a live worker: removes the run's databases (the open ones go on, unlinked)"""
+    def is_replay(self, event, receipts, applied_position):
+        for name in os.listdir(os.environ["LIVE_DIR"]):
+            os.unlink(os.path.join(os.environ["LIVE_DIR"], name))
+        return super().is_replay(event, receipts, applied_position)
+
+
+class GarblesItsReports(Consumer):
+    """in a live worker: a line of bytes that are no UTF-8 on the pipe the worker reports on"""
+    def is_replay(self, event, receipts, applied_position):
+        import gc
+        from simkit.live.worker import Driver
+        for o in gc.get_objects():
+            if isinstance(o, Driver):
+                os.write(o.fd, b"\\xff\\xfe garbage\\n")
+        return super().is_replay(event, receipts, applied_position)
+'''
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    (tmp_path / "hostile.py").write_text(HOSTILE)
+    (tmp_path / "two.toml").write_text(TWO_PAGES)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def simkit_cli(*argv, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
+    """``simkit ARGV`` in a process of its own; ``timeout`` is a safety bound, not a measure (a command that
+    hangs fails the test with TimeoutExpired, and is killed)."""
+    return subprocess.run([sys.executable, "-m", "simkit", *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout, env={**os.environ, "TMPDIR": str(cwd), **(env or {})})
+
+
+def one_line(proc: subprocess.CompletedProcess, message: str) -> None:
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("simkit: "), proc.stderr
+    assert message in proc.stderr, proc.stderr
+
+
+def _no_leftovers(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.startswith((".simkit-", "simkit-"))]
+
+
+# -- 1. the reaper -------------------------------------------------------------------------------------------
+@linux
+def test_a_consumer_that_kills_the_reaper_leaves_no_process_in_a_session_of_its_own(hostile):
+    """The reaper ended what the consumer started in another session; a consumer that SIGKILLed the reaper
+    first left it running under init (round 7 checked the one line only). Now the command adopts the
+    work's orphans while the work runs (``PR_SET_CHILD_SUBREAPER``) and, when the reaper is gone, ends them
+    itself."""
+    pids = hostile / "pids"
+    try:        # before: the daemon held the command's stderr, and the test's read of it, for 300 s
+        proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:KillsTheReaper", cwd=hostile,
+                          env={"STRAY_PID": str(pids)}, timeout=60)
+    finally:
+        strays = [int(x) for x in pids.read_text().split()] if pids.exists() else []
+        assert strays and _all_gone(strays), "the consumer's daemon outlived the command"
+    one_line(proc, "simkit: run two: the process doing the work ended (how, unknown) without a result")
+    assert not _no_leftovers(hostile)
+
+
+@linux
+def test_a_consumer_writing_on_the_answers_pipe_is_stopped_at_the_budget(hostile):
+    """The command read the work's answer with a blocking ``recv``: a consumer that wrote the head of a long
+    message on the pipe, then slept, held the command past its budget for as long as it liked."""
+    proc = simkit_cli("explore", "two.toml", "--strategy", "hostile.py:WritesOnTheAnswersPipe",
+                      "--max-crashes", "0", "--budget", "3", cwd=hostile)
+    one_line(proc, "simkit: explore two: the budget of 3 s (--budget) ran out")
+
+
+@linux
+def test_an_answer_longer_than_the_memory_bound_is_one_line(hostile):
+    proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:WritesOnTheAnswersPipe", "--max-memory",
+                      "64", cwd=hostile, env={"CLAIMED": str(1 << 40)})
+    one_line(proc, "simkit: run two: the work's answer would be 1099511627776 bytes, more than the 64 MiB")
+
+
+@linux
+def test_memory_held_in_a_memfd_counts_against_max_memory(hostile):
+    """An anonymous file (``memfd_create``) the consumer writes and never maps is in no process's ``Pss``: 256
+    MiB of it ran to the end under ``--max-memory 100`` (and 2 GiB would have too)."""
+    proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:HoldsAMemfd", "--max-memory", "100",
+                      cwd=hostile)
+    one_line(proc, "simkit: run two: the work's processes (the consumer's among them) used more than 100 MiB")
+
+
+# -- 2. round trips ------------------------------------------------------------------------------------------
+WATERMARK = "shortcut_watermark_only_dedup"
+
+
+def _replays(out: Path, capsys, strategy: str = "watermark_only_dedup") -> dict:
+    assert main(["run", str(out), "--strategy", strategy, "--json"]) == 0, capsys.readouterr().err
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name", ["v\x7f.toml", "v\x01\x1b[2J.toml"], ids=["DEL", "escape"])
+def test_an_out_path_with_a_control_character_is_written_as_a_file_run_reads(tmp_path, capsys, name):
+    """The replay command in the file's comment holds the path: a DEL or an escape in it made a comment TOML
+    refuses (``not valid TOML: Found invalid character '\\x7f'``)."""
+    out = tmp_path / name
+    assert main(["explore", WATERMARK, "--strategy", "watermark_only_dedup", "--max-crashes", "0", "--out",
+                 str(out)]) == 0
+    capsys.readouterr()
+    assert not _replays(out, capsys)["ok"]
+
+
+def test_a_strategy_file_with_a_control_character_in_its_name_shrinks_to_a_file_run_reads(tmp_path, capsys,
+                                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w\x7f.py").write_text("from simkit.procedure.shortcuts import WatermarkOnlyDedup as W\n")
+    out = tmp_path / "small.toml"
+    assert main(["shrink", WATERMARK, "--strategy", "w\x7f.py:W", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert not _replays(out, capsys, "w\x7f.py:W")["ok"]
+
+
+def test_a_scenario_file_named_blank_is_written_back_with_a_name_run_takes(tmp_path, capsys):
+    """A file `` .toml`` without a ``name`` key is named by its stem, `` ``: ``explore --out`` wrote ``name =
+    " "``, which ``simkit run`` refuses (``' ' is empty``)."""
+    import simkit.scenario.read as read
+    text = (Path(str(read.SCENARIO_DIR / f"{WATERMARK}.toml"))).read_text()
+    blank = tmp_path / " .toml"
+    blank.write_text("".join(line for line in text.splitlines(keepends=True) if not line.startswith("name")))
+    out = tmp_path / "v.toml"
+    assert main(["explore", str(blank), "--strategy", "watermark_only_dedup", "--max-crashes", "0", "--out",
+                 str(out)]) == 0
+    capsys.readouterr()
+    verdict = _replays(out, capsys)
+    assert not verdict["ok"] and verdict["scenario"].strip()
+
+
+# -- 3. live -------------------------------------------------------------------------------------------------
+@linux
+def test_live_whose_consumer_removes_the_databases_is_one_line(hostile):
+    """A traceback (FileNotFoundError: no store database at ...) from reading the run back."""
+    folder = hostile / "run"
+    proc = simkit_cli("live", "two.toml", "--strategy", "hostile.py:RemovesTheDatabases", "--kills", "0",
+                      "--dir", str(folder), "--timeout", "30", cwd=hostile, env={"LIVE_DIR": str(folder)})
+    one_line(proc, f"simkit: live two: the run's databases in {folder} cannot be read back")
+
+
+@linux
+def test_live_whose_worker_reports_bytes_that_are_no_utf8_is_judged(hostile):
+    """A traceback (UnicodeDecodeError) from the supervisor: a line it does not understand is now passed
+    over, as any other it does not know."""
+    proc = simkit_cli("live", "two.toml", "--strategy", "hostile.py:GarblesItsReports", "--kills", "0",
+                      "--timeout", "30", cwd=hostile)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("two · GarblesItsReports · seed 0: ok")
+
+
+@linux
+def test_live_sleeps_a_latency_past_what_sleep_takes_until_its_timeout(hostile):
+    """``fetch_latency = 1e13`` (a valid scenario: the simulation runs it) was ``live worker 1:
+    OverflowError: timestamp out of range for platform time_t``, naming no key. A live run sleeps it; its
+    timeout ends the run first."""
+    (hostile / "slow.toml").write_text("[timing]\nfetch_latency = 1e13\n" + TWO_PAGES)
+    proc = simkit_cli("live", "slow.toml", "--kills", "0", "--timeout", "2", "--json", cwd=hostile)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["completed"] is False
