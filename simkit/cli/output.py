@@ -218,7 +218,10 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
 
 def check_folder(option: str, path: str) -> None:
     """``path`` as a folder to create or reuse: it, or the nearest existing folder above it, is a folder we
-    may write into."""
+    may write into. An empty ``path`` (``--dir "$UNSET"``) names no folder: ``Path("")`` is the current one,
+    where ``live`` left its databases."""
+    if not path.strip():
+        raise SimkitError(f"{option} {path!r}: names no folder; give one, or leave {option} out")
     p = Path(path)
     existing = next(a for a in (p, *p.parents) if a.exists())
     name = "it" if existing == p else repr(str(existing))

@@ -90,7 +90,9 @@ def number(option: str, kind=int, minimum=None, positive=False, maximum=None):
         if minimum is not None and x < minimum:
             raise SimkitError(f"{option} {text}: must be at least {minimum}")
         if maximum is not None and x > maximum:
-            raise SimkitError(f"{option} {_shown(text)}: must be at most {maximum:g}")
+            # an integer bound as itself: --max-memory's 1073741824 was "1.07374e+09", which it is not
+            bound = maximum if isinstance(maximum, int) else f"{maximum:g}"
+            raise SimkitError(f"{option} {_shown(text)}: must be at most {bound}")
         return x
     return parse
 

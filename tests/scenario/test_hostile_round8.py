@@ -220,3 +220,22 @@ def test_live_sleeps_a_latency_past_what_sleep_takes_until_its_timeout(hostile):
     proc = simkit_cli("live", "slow.toml", "--kills", "0", "--timeout", "2", "--json", cwd=hostile)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["completed"] is False
+
+
+# -- 4. flags ------------------------------------------------------------------------------------------------
+def test_an_integer_bound_is_said_as_itself(capsys):
+    """``--max-memory 1073741825: must be at most 1.07374e+09``: a bound rounded to six digits, in a form the
+    flag does not take."""
+    from test_hostile import one_line_exit_2
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--max-memory", "1073741825"],
+                    "simkit: --max-memory 1073741825: must be at most 1073741824")
+
+
+@pytest.mark.parametrize("folder", ["", " "])
+def test_an_empty_live_dir_names_no_folder(tmp_path, capsys, monkeypatch, folder):
+    """``--dir ''`` (an unset variable) ran live in the current folder and left its databases there."""
+    from test_hostile import one_line_exit_2
+    monkeypatch.chdir(tmp_path)
+    one_line_exit_2(capsys, ["live", "retry_walkthrough", "--kills", "0", "--dir", folder],
+                    f"simkit: --dir {folder!r}: names no folder")
+    assert not list(tmp_path.iterdir())
