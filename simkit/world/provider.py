@@ -126,9 +126,7 @@ class Provider:
         self.start = start
         self._fetches: dict[str, int] = {}
         self.lost_fetch = lost_fetch
-        # (drawn from only while ``lost_fetch`` > 0: a string-seeded generator costs more than a small run's
-        # provider, so none is made for the rest)
-        self._rng = rng if rng is not None or lost_fetch <= 0 else random.Random(0)
+        self._rng = rng if rng is not None or lost_fetch <= 0 else random.Random(0)  # (none where none draws)
         self.clock = Clock()
         #: Ground truth: every response served, as (seq, time, worker, cursor, next_cursor, event ids).
         self.log = ServedLog(events)
@@ -253,12 +251,12 @@ class Provider:
 
     def response_lost(self) -> bool:
         """Seeded draw: is this fetch response lost on its way back (``[generate] lost_fetch``)?"""
-        return self.lost_fetch > 0 and self._rng.random() < self.lost_fetch
+        return self.lost_fetch > 0 and self._rng is not None and self._rng.random() < self.lost_fetch
 
     def draws_state(self):
         """The state of the seeded ``lost_fetch`` draws (``None`` while the rate is 0: nothing is drawn), for
         a fingerprint of what the provider's future answers depend on."""
-        return self._rng.getstate() if self.lost_fetch > 0 else None
+        return self._rng.getstate() if self.lost_fetch > 0 and self._rng is not None else None
 
     # -- ground truth, for the checker and plots only --------------------------------------------------
     def deliverable(self, event_id: str, cursor: str) -> bool:
@@ -306,19 +304,17 @@ def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = 
     return Event(eid, position, spec.behavior if spec else default)
 
 
-#: The parts of a scripted provider that no run changes (its pages as table rows, its start, its event table),
-#: by scenario, for the scenarios last built: exploration and the audit build one scenario's world tens of
-#: thousands of times, and building these was a third of a world's construction. Keyed by identity, the
-#: scenario kept beside them so that its id cannot be reused while cached.
+#: What no run of a scripted scenario changes (pages as table rows, start, event table), for the last 8 built,
+#: by identity (the scenario kept, so its id is not reused): an audit builds one scenario's world thousands of
+#: times, and this was a third of the cost.
 _SCRIPTED: dict[int, tuple[Scenario, dict[str, _Entry], str, EventTable]] = {}
-_SCRIPTED_KEPT = 8
 
 
 def scripted(sc: Scenario) -> Provider:
-    """The provider of a ``[[pages]]`` scenario (its fixed parts built once per scenario, :data:`_SCRIPTED`)."""
+    """The provider of a ``[[pages]]`` scenario (its fixed parts built once: :data:`_SCRIPTED`)."""
     cached = _SCRIPTED.get(id(sc))
     if cached is None or cached[0] is not sc:
-        if len(_SCRIPTED) >= _SCRIPTED_KEPT:
+        if len(_SCRIPTED) >= 8:
             del _SCRIPTED[next(iter(_SCRIPTED))]
         cached = _SCRIPTED[id(sc)] = (sc, *_scripted_parts(sc))
     return Provider(*cached[1:])
