@@ -111,8 +111,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         if stream is not None:
             stream.flush()
     with adopting() as known:                   # the reaper's orphans, should it be killed: ours to end
-        return _within(seconds, work, over, who, default_memory() if memory is None else memory, stall,
-                       leftovers, known)
+        return _within(seconds, work, over, who, memory or default_memory(), stall, leftovers, known)
 
 
 def _within(seconds, work, over, who, memory, stall, leftovers, known):
@@ -197,6 +196,8 @@ class _Work:
         if self.control >= 0:
             os.close(self.control)
             self.control = -1
+            with contextlib.suppress(OSError):  # one a consumer stopped (SIGSTOP) is waited for otherwise
+                os.kill(self.reaper, signal.SIGCONT)
         deadline = time.monotonic() + END_SECONDS + 5
         while True:
             with contextlib.suppress(ChildProcessError):
@@ -270,9 +271,8 @@ def _child(pipe: Connection, parent: int, work, who: str) -> None:
 
 
 def _stdout_to_stderr() -> None:
-    """In the child: what the work prints (a consumer's ``print``, a process
-    it starts, a write to fd 1) goes to stderr; the command's standard output
-    holds only the answer its parent prints (``--json``: one object)."""
+    """In the child: what the work prints (``print``, a process it starts, a write to fd 1) goes to stderr, so
+    that the command's standard output holds its answer alone (``--json``: one object)."""
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
 
