@@ -173,6 +173,8 @@ def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
         return LINK
     if out.is_dir():
         return "is a folder, not a file"
+    if out.exists() and not out.is_file():      # renamed over, a FIFO's reader waited for ever
+        return "is not a regular file (a FIFO, a socket or a device): not replaced; name a file"
     if out.suffix.lower() not in suffixes:
         problem = f"unsupported extension {out.suffix!r}" if out.suffix else "no file extension"
         return f"{problem}; use {', '.join(suffixes)}"

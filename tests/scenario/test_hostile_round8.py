@@ -271,3 +271,19 @@ def test_ctrl_c_while_simkit_imports_is_one_line(tmp_path):
     (tmp_path / "sitecustomize.py").write_text(INTERRUPTS_AN_IMPORT)
     proc = simkit_cli("run", "retry_walkthrough", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path)})
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "simkit: interrupted\n")
+
+
+@pytest.mark.parametrize("suffix, argv", [
+    (".csv", ["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--jobs", "1", "--out"]),
+    (".toml", ["shrink", WATERMARK, "--strategy", "watermark_only_dedup", "--out"]),
+    (".png", ["run", "retry_walkthrough", "--timeline"]),
+], ids=["sweep", "shrink", "run"])
+def test_an_output_path_that_is_a_fifo_is_not_replaced(tmp_path, capsys, suffix, argv):
+    """``mkfifo rows.csv; simkit sweep ... --out rows.csv & cat rows.csv``: the FIFO was renamed over by a
+    file of its own, and its reader waited for ever."""
+    from test_hostile import one_line_exit_2
+    fifo = tmp_path / f"out{suffix}"
+    os.mkfifo(fifo)
+    one_line_exit_2(capsys, [*argv, str(fifo)],
+                    f"{fifo}: is not a regular file (a FIFO, a socket or a device)")
+    assert fifo.is_fifo() and [p.name for p in tmp_path.iterdir()] == [fifo.name]
