@@ -1,13 +1,16 @@
-"""The command's end of the pipe a command's work answers on (:func:`~simkit.cli.contained.within`), read
-without blocking."""
+"""The work's answer as the command reads it (:func:`~simkit.cli.contained.within`): the pipe it comes back
+on, read without blocking (:class:`Answers`), and what the command says when there is none (:func:`ended`, and
+:func:`workers_die` for a pool's worker)."""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import struct
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, Terminated
 
-__all__ = ["Answers"]
+__all__ = ["Answers", "closed", "ended", "workers_die"]
 
 
 class Answers:
@@ -62,3 +65,44 @@ class Answers:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def ended(status: int | None, who: str) -> BaseException:
+    """What to raise for a child that ended (``status``, from ``waitpid``) without an answer: SIGTERM or
+    SIGHUP are the command's own (:class:`~simkit.errors.Terminated`: one line, 128 + the signal, as when the
+    command itself gets them, whoever sent them); anything else one SimkitError line opening with ``who``."""
+    signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    if signum in (signal.SIGTERM, signal.SIGHUP):
+        return Terminated(signum)
+    return SimkitError(f"{who}: {_said(status)}")
+
+
+def _said(status: int | None) -> str:
+    """What to say of a child that ended (``status``, from ``waitpid``) without an answer."""
+    if status is None:
+        how = "how, unknown"
+    elif os.WIFSIGNALED(status):
+        how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
+    return f"the process doing the work ended ({how}) without a result: {_WHY}"
+
+
+_WHY = "did the consumer end its own process, overflow the stack, or was it killed (out of memory)?"
+
+
+@contextlib.contextmanager
+def workers_die(who: str):
+    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer)
+    as one line opening with ``who``, not ``BrokenProcessPool``'s traceback."""
+    from concurrent.futures.process import BrokenProcessPool
+    try:
+        yield
+    except BrokenProcessPool:
+        raise SimkitError(f"{who}: a worker process ended without a result: {_WHY}") from None
+
+
+def closed(who: str) -> SimkitError:
+    """What to say of a work that closed the pipe its answer goes back on, and went on running."""
+    return SimkitError(f"{who}: the work closed the pipe its answer goes back on, and was stopped: did the "
+                       "consumer close or replace file descriptors it did not open?")

@@ -37,14 +37,15 @@ from importlib.machinery import PathFinder
 from multiprocessing.connection import Connection, wait
 from typing import TypeVar
 
-from simkit.errors import Note, SimkitError, Terminated, told
+from simkit.errors import Note, SimkitError, told
 from simkit.tools.pool import die_with_parent, terminated, worker_start
 
-from .answers import Answers
+from .answers import Answers, ended, workers_die
+from .answers import closed as _closed
 from .output import own_stdout
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
 
-__all__ = ["OverBudget", "contained", "within", "workers_die"]
+__all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
 
 T = TypeVar("T")
 
@@ -221,15 +222,22 @@ class _Work:
             self.fd = -1
         return self.status
 
-    def error(self, who: str) -> BaseException:
-        """What to raise for a work that ended without an answer (:func:`_ended`), or that used too much."""
+    def error(self, who: str, closed: bool = False) -> BaseException:
+        """What to raise for a work that ended without an answer (:func:`~.answers.ended`), that used too
+        much, or that ``closed`` the answers' pipe and still runs a second later (``os.closerange``)."""
+        deadline = time.monotonic() + 1.0
+        while closed and not self.gone() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        alive = closed and not self.gone()
         status = self.end()
+        if alive and self.used is None:
+            return _closed(who)
         if self.used is not None:
             return SimkitError(
                 f"{who}: the work's processes (the consumer's among them) used more than "
                 f"{self.limit >> 20} MiB of memory together ({self.used >> 20} MiB; --max-memory); stopped, "
                 "nothing reported: did the consumer allocate without bound?")
-        return _ended(status, who)
+        return ended(status, who)
 
 
 def _child(pipe: Connection, parent: int, work, who: str) -> None:
@@ -324,7 +332,7 @@ def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], 
             raise OverBudget(over() if left <= 0 else stall.what)   # type: ignore[union-attr]
         if (message := answers.message()) is None:
             if answers.eof:                     # closed, or closed mid-message: ended without an answer
-                raise child.error(who)
+                raise child.error(who, closed=True)
             ready = wait([answers.fd, child.fd], min(left, 0.5))
             if answers.fd in ready:
                 answers.pump()
@@ -363,38 +371,3 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
         return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
                            "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
     return exc
-
-
-def _ended(status: int | None, who: str) -> BaseException:
-    """What to raise for a child that ended (``status``, from ``waitpid``) without an answer: SIGTERM or
-    SIGHUP are the command's own (:class:`~simkit.errors.Terminated`: one line, 128 + the signal, as when the
-    command itself gets them, whoever sent them); anything else one SimkitError line opening with ``who``."""
-    signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-    if signum in (signal.SIGTERM, signal.SIGHUP):
-        return Terminated(signum)
-    return SimkitError(f"{who}: {_said(status)}")
-
-
-def _said(status: int | None) -> str:
-    """What to say of a child that ended (``status``, from ``waitpid``) without an answer."""
-    if status is None:
-        how = "how, unknown"
-    elif os.WIFSIGNALED(status):
-        how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    else:
-        how = f"exit status {os.WEXITSTATUS(status)}"
-    return f"the process doing the work ended ({how}) without a result: {_WHY}"
-
-
-_WHY = "did the consumer end its own process, overflow the stack, or was it killed (out of memory)?"
-
-
-@contextlib.contextmanager
-def workers_die(who: str):
-    """A worker process of the pool that died (a consumer's ``os._exit``, a signal, the kernel's OOM killer)
-    as one line opening with ``who``, not ``BrokenProcessPool``'s traceback."""
-    from concurrent.futures.process import BrokenProcessPool
-    try:
-        yield
-    except BrokenProcessPool:
-        raise SimkitError(f"{who}: a worker process ended without a result: {_WHY}") from None

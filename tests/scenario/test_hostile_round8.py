@@ -48,6 +48,13 @@ class WritesOnTheAnswersPipe(Consumer):
         time.sleep(3600)
 
 
+class ClosesItsFiles(Consumer):
+    """closes every file descriptor it did not open (the pipe the work's answer goes back on among them)"""
+    def is_replay(self, event, receipts, applied_position):
+        os.closerange(3, 4096)
+        time.sleep(300)
+
+
 class HoldsAMemfd(Consumer):
     """holds 256 MiB in an anonymous file it never maps (no proportional set size counts it)"""
     def is_replay(self, event, receipts, applied_position):
@@ -135,6 +142,15 @@ def test_an_answer_longer_than_the_memory_bound_is_one_line(hostile):
     proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:WritesOnTheAnswersPipe", "--max-memory",
                       "64", cwd=hostile, env={"CLAIMED": str(1 << 40)})
     one_line(proc, "simkit: run two: the work's answer would be 1099511627776 bytes, more than the 64 MiB")
+
+
+@linux
+def test_a_consumer_that_closes_the_answers_pipe_is_told_so(hostile):
+    """``the process doing the work ended (killed by SIGKILL) without a result: did the consumer end its own
+    process ...``: it had not ended; simkit killed it, once its answers' pipe was closed."""
+    proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:ClosesItsFiles", cwd=hostile)
+    one_line(proc, "simkit: run two: the work closed the pipe its answer goes back on, and was stopped: did "
+                   "the consumer close or replace file descriptors it did not open?")
 
 
 @linux
