@@ -12,6 +12,8 @@ contained     every command contained (its stdout its own, SIGTERM one line, for
               --budget``), what a consumer prints sent to stderr
 reaper        the process between a command and its work: it adopts the work's orphans, ends every process
               of it however the command ends, bounds its memory (``--max-memory``); /proc read for children
+answers       the work's answer read without blocking (a consumer may write on its pipe), and what the command
+              says of a work that ended without one
 ============  ==========================================================================================
 
 ``serve`` and ``service`` are :mod:`simkit.service.cli`'s. :func:`main` is the ``simkit`` script
