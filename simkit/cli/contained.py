@@ -370,4 +370,8 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
         # a value no store holds, met where the store writes it (--store sqlite): the consumer's
         return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
                            "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
+    if isinstance(exc, ChildProcessError) and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        # in the work's process: the kernel reaped what simkit forked (explore's prefix forks) before it could
+        return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
+                           "and the processes explore forks were reaped before it could wait for them)")
     return exc
