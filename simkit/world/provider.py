@@ -22,6 +22,7 @@ from simkit.truth.log import Log, ServedRow
 from . import order
 from .arrivals import arrival_order, page_chain
 from .events import EventTable
+from .memo import per_scenario
 
 __all__ = ["Provider", "ServedLog", "scripted", "generated", "build"]
 
@@ -304,24 +305,15 @@ def _event(eid: str, position: int, specs: dict[int, EventSpec], default: str = 
     return Event(eid, position, spec.behavior if spec else default)
 
 
-#: What no run of a scripted scenario changes (pages as table rows, start, event table), for the last 8 built,
-#: by identity (the scenario kept, so its id is not reused): an audit builds one scenario's world thousands of
-#: times, and this was a third of the cost.
-_SCRIPTED: dict[int, tuple[Scenario, dict[str, _Entry], str, EventTable]] = {}
-
-
 def scripted(sc: Scenario) -> Provider:
-    """The provider of a ``[[pages]]`` scenario (its fixed parts built once: :data:`_SCRIPTED`)."""
-    cached = _SCRIPTED.get(id(sc))
-    if cached is None or cached[0] is not sc:
-        if len(_SCRIPTED) >= 8:
-            del _SCRIPTED[next(iter(_SCRIPTED))]
-        cached = _SCRIPTED[id(sc)] = (sc, *_scripted_parts(sc))
-    return Provider(*cached[1:])
+    """The provider of a ``[[pages]]`` scenario."""
+    return Provider(*_scripted_parts(sc))
 
 
+@per_scenario(lambda sc: (sc.pages, sc.initial.resume_cursor, sc.initial.receipts, sc.events))
 def _scripted_parts(sc: Scenario) -> tuple[dict[str, _Entry], str, EventTable]:
-    """A scripted provider's pages, start and event table, which its runs only read."""
+    """A scripted provider's pages, start and event table, which its runs only read (built once:
+    :func:`~simkit.world.memo.per_scenario`)."""
     assert sc.pages is not None, "a scripted provider is built from its scenario's [[pages]]"
     pages = {}
     for p in sc.pages:
@@ -351,7 +343,8 @@ def generated(sc: Scenario, seed: int) -> Provider:
     positions, behaviors, backfilled = arrival_order(g, rng, sc.events)
     pages, start = page_chain(g, rng, positions, backfilled)
     entries, start, table = _tabled(pages, positions, behaviors, start)
-    return Provider(entries, start, table, g["lost_fetch"], random.Random(f"lost_fetch:{seed}"))
+    rate = g["lost_fetch"]
+    return Provider(entries, start, table, rate, random.Random(f"lost_fetch:{seed}") if rate > 0 else None)
 
 
 def _tabled(
