@@ -6,8 +6,8 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 
 import re
 
-__all__ = ["printable", "echoed", "told", "long_integer", "SimkitError", "ScenarioError", "StrategyError",
-           "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
+__all__ = ["printable", "echoed", "described", "told", "long_integer", "SimkitError", "ScenarioError",
+           "StrategyError", "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -35,6 +35,18 @@ def told(exc: BaseException) -> str:
             return f"<{type(exc).__name__}: str() raised>"
         except Exception:
             return "<str() raised>"
+
+
+def described(value, at_most: int = 60) -> str:
+    """``repr(value)`` as a message shows a caller's value: an integer past 64 bits by its size (its digits
+    could be thousands), a repr that raises by its type, at most ``at_most`` characters."""
+    if type(value) is int and value.bit_length() > 64:
+        return f"an integer of {value.bit_length()} bits"
+    try:
+        text = repr(value)
+    except Exception:                   # noqa: BLE001 -- a caller's object whose repr raises
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= at_most else text[:at_most - 1] + "…"
 
 
 def long_integer(text: str) -> str:

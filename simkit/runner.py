@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simkit.errors import StrategyError
+from simkit.errors import StrategyError, described
 from simkit.judge.checker import Verdict, check
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -88,13 +88,7 @@ def _strategy(strategy) -> type[Consumer]:
         kind = type(strategy).__name__
         what = (f"is an instance of {kind}: pass the class" if isinstance(strategy, Consumer)
                 else f"is of type {kind}, not a Consumer subclass or a strategy's name")
-        raise StrategyError(f"strategy {_shown(strategy)}: {what}", param="strategy")
+        raise StrategyError(f"strategy {described(strategy)}: {what}", param="strategy")
+    if not issubclass(strategy, Consumer):
+        raise StrategyError(f"strategy {described(strategy)}: is not a Consumer subclass", param="strategy")
     return strategy
-
-
-def _shown(value) -> str:
-    try:
-        text = repr(value)
-    except Exception:                   # noqa: BLE001 -- a repr of the caller's that raises
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:59] + "…"

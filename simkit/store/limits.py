@@ -13,7 +13,7 @@ membership test, its message built only when it refuses.
 """
 from __future__ import annotations
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, described
 from simkit.model import OUTCOMES
 from simkit.ops import MAX_FIELD
 
@@ -39,11 +39,6 @@ class Unstorable(SimkitError, ValueError):
         return type(self), (self.field, str(self)[len(self.field) + 1:])
 
 
-def shown(n: int) -> str:
-    """An integer as a message shows it (one of 4,000 digits is its size, as :func:`simkit.ops.malformed`)."""
-    return str(n) if n.bit_length() <= 64 else f"an integer of {n.bit_length()} bits"
-
-
 def refuse_unwritable(outcome: str | None = None, applied_position: int = 0, next_version: int = 0) -> None:
     """Refuse, before anything is written, a receipt outcome that is not one of :data:`~simkit.model.OUTCOMES`
     and an ``applied_position`` or ``next_version`` outside 0..2**63 - 1 (:class:`Unstorable`; a value that is
@@ -54,7 +49,7 @@ def refuse_unwritable(outcome: str | None = None, applied_position: int = 0, nex
             raise Unstorable("outcome", f"is {outcome!r:.60}, not one of {', '.join(OUTCOMES)}")
         field, n = ("applied_position", applied_position) if not 0 <= applied_position <= MAX_FIELD else (
             "next_version", next_version)
-        raise Unstorable(field, f"is {shown(n)}, not within 0..2**63 - 1")
+        raise Unstorable(field, f"is {described(n)}, not within 0..2**63 - 1")
 
 
 def refuse_text(field: str, value) -> None:
@@ -64,13 +59,13 @@ def refuse_text(field: str, value) -> None:
     if type(value) is str and value.isascii():      # the usual case, at once
         return
     if not isinstance(value, str):
-        raise Unstorable(field, f"is {_short(value)} ({type(value).__name__}), not str")
+        raise Unstorable(field, f"is {described(value)} ({type(value).__name__}), not str")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
         char = ord(value[exc.start])
-        raise Unstorable(field, f"{_short(value)} holds a lone surrogate (U+{char:04X}), which no store can "
-                                "hold: text is kept as UTF-8") from None
+        raise Unstorable(field, f"{described(value)} holds a lone surrogate (U+{char:04X}), which no store "
+                                "can hold: text is kept as UTF-8") from None
 
 
 def refuse_integer(field: str, value) -> None:
@@ -79,8 +74,8 @@ def refuse_integer(field: str, value) -> None:
     if isinstance(value, int) and LEAST_INTEGER <= value <= MAX_FIELD:
         return
     if not isinstance(value, int):
-        raise Unstorable(field, f"is {_short(value)} ({type(value).__name__}), not int")
-    raise Unstorable(field, f"is {shown(value)}, not within -2**63..2**63 - 1 (SQLite's INTEGER)")
+        raise Unstorable(field, f"is {described(value)} ({type(value).__name__}), not int")
+    raise Unstorable(field, f"is {described(value)}, not within -2**63..2**63 - 1 (SQLite's INTEGER)")
 
 
 def refuse_event(event_id, position) -> None:
@@ -103,11 +98,3 @@ def refuse_overwrite(next_cursor, next_version, applied_position) -> None:
     """What both stores refuse in an unconditional checkpoint write, before they write anything."""
     refuse_unwritable(None, applied_position, next_version)
     refuse_text("next_cursor", next_cursor)
-
-
-def _short(value) -> str:
-    try:
-        text = repr(value)
-    except Exception:                   # noqa: BLE001 -- a consumer's object whose repr raises
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= 60 else text[:59] + "…"

@@ -48,6 +48,7 @@ def test_simulate_takes_a_file_reference_as_the_command_line_does(scenario, tmp_
     (None, r"^strategy None: is of type NoneType, not a Consumer subclass or a strategy's name$"),
     (simkit.Consumer(Contract()), r"^strategy <simkit\.procedure\.consumer\.Consumer object at .*: is an "
                                   r"instance of Consumer: pass the class$"),
+    (int, r"^strategy <class 'int'>: is not a Consumer subclass$"),
 ])
 def test_simulate_refuses_what_names_no_strategy_with_one_line(scenario, strategy, message):
     with pytest.raises(StrategyError, match=message) as refused:

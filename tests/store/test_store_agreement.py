@@ -162,3 +162,12 @@ def test_a_consumer_gets_the_same_line_from_either_store(tmp_path, capsys, monke
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"simkit: strategy unstorable.py:{cls}: yielded a malformed request: {problem}\n"
+
+
+@pytest.mark.parametrize("applied", [1e30, float("nan"), -1.5, 2**70])
+def test_a_number_no_store_holds_is_named_whatever_its_type(applied):
+    """(review) A float reached ``bit_length`` in the message and raised AttributeError instead."""
+    for store in (MemoryStore(START, dict(INITIAL)), SQLiteStore(START, dict(INITIAL))):
+        shown = r"(1e\+30|nan|-1\.5|an integer of 71 bits)"
+        with pytest.raises(Unstorable, match=rf"^applied_position is {shown}, not within 0\.\.2\*\*63 - 1$"):
+            store.commit_event(1, "e1", 1, "applied", applied)
