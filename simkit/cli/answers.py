@@ -85,6 +85,10 @@ def _said(status: int | None) -> str:
         how = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
     else:
         how = f"exit status {os.WEXITSTATUS(status)}"
+    if status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        # simkit's own exit once the answer is sent, or its sending failed: the pipe closed under it
+        return (f"the process doing the work ended ({how}) without a result: did the consumer end its own "
+                "process, or close or replace file descriptors it did not open?")
     return f"the process doing the work ended ({how}) without a result: {_WHY}"
 
 

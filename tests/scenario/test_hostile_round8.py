@@ -55,6 +55,13 @@ class ClosesItsFiles(Consumer):
         time.sleep(300)
 
 
+class ClosesItsFilesAndGoesOn(Consumer):
+    """closes every file descriptor it did not open, and goes on: the work's answer has nowhere to go"""
+    def is_replay(self, event, receipts, applied_position):
+        os.closerange(3, 4096)
+        return super().is_replay(event, receipts, applied_position)
+
+
 class HoldsAMemfd(Consumer):
     """holds 256 MiB in an anonymous file it never maps (no proportional set size counts it)"""
     def is_replay(self, event, receipts, applied_position):
@@ -151,6 +158,15 @@ def test_a_consumer_that_closes_the_answers_pipe_is_told_so(hostile):
     proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:ClosesItsFiles", cwd=hostile)
     one_line(proc, "simkit: run two: the work closed the pipe its answer goes back on, and was stopped: did "
                    "the consumer close or replace file descriptors it did not open?")
+
+
+@linux
+def test_a_consumer_that_closes_the_answers_pipe_and_goes_on_is_told_so(hostile):
+    """The work then ended on its own, exit status 0, and the line asked only whether the consumer had ended
+    its process, overflowed the stack or run out of memory."""
+    proc = simkit_cli("run", "two.toml", "--strategy", "hostile.py:ClosesItsFilesAndGoesOn", cwd=hostile)
+    one_line(proc, "simkit: run two: the process doing the work ended (exit status 0) without a result: did "
+                   "the consumer end its own process, or close or replace file descriptors it did not open?")
 
 
 @linux
