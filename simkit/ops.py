@@ -210,8 +210,7 @@ def request_table() -> str:
 
 
 #: The largest position or version a request may carry: SQLite's INTEGER and the trace's 64-bit columns stop
-#: here (past it one store raised OverflowError and the other kept it; a negative one, the same). Both stores
-#: refuse what :func:`malformed` names, before they write anything.
+#: here. What the stores themselves refuse, before they write anything, is :mod:`simkit.store.limits`'.
 MAX_FIELD = 2**63 - 1
 
 #: What each field annotation of a request admits (``int``: an integer, not a bool); any other, anything.

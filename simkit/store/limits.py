@@ -18,7 +18,7 @@ from simkit.model import OUTCOMES
 from simkit.ops import MAX_FIELD
 
 __all__ = ["LEAST_INTEGER", "MAX_FIELD", "Unstorable", "refuse_unwritable", "refuse_text", "refuse_integer",
-           "refuse_event", "refuse_barrier", "refuse_overwrite"]
+           "refuse_event", "refuse_barrier", "refuse_overwrite", "refuse_settlement"]
 
 #: SQLite's INTEGER holds -2**63..2**63 - 1 (:data:`~simkit.ops.MAX_FIELD` is its top): an event's position
 #: or a barrier's expected version may be anything in it; a position or version written must be 0 or more.
@@ -98,3 +98,16 @@ def refuse_overwrite(next_cursor, next_version, applied_position) -> None:
     """What both stores refuse in an unconditional checkpoint write, before they write anything."""
     refuse_unwritable(None, applied_position, next_version)
     refuse_text("next_cursor", next_cursor)
+
+
+def refuse_settlement(reservation, observation) -> None:
+    """What both ledgers refuse in a ``Settle``, before they decide anything: a tuple (the one the consumer
+    settles under, a reply's identity) whose text SQLite cannot keep or whose generation it cannot compare.
+    Fields named as :class:`~simkit.ops.Settle`'s (``reservation.binding``, ``observation.identity.*``)."""
+    tuples = [("reservation", reservation)]
+    if not isinstance(observation, str):
+        tuples.append(("observation.identity", getattr(observation, "identity", None)))
+    for name, r in tuples:
+        for field in ("operation_id", "fingerprint", "binding"):
+            refuse_text(f"{name}.{field}", getattr(r, field, None))
+        refuse_integer(f"{name}.generation", getattr(r, "generation", None))

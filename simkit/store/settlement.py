@@ -49,7 +49,7 @@ from simkit.model import (
 )
 from simkit.truth.clock import Clock, TimeSource
 
-from .limits import refuse_text
+from .limits import refuse_settlement, refuse_text
 
 # the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's
 # requests and the scenario key name it too); it is answered here as well
@@ -199,6 +199,7 @@ class Ledger:
 
     def settle(self, policy: str, worker: int, reservation: Reservation, observation) -> str:
         """Step 3: validate and transition in one atomic compare-and-set. Returns the record's state after."""
+        refuse_settlement(reservation, observation)
         if policy == "split_validate_write":
             return self.write(worker, self.validate(worker, reservation, observation))
         fenced, monotonic = _RULES[policy]
@@ -208,6 +209,7 @@ class Ledger:
 
     def validate(self, worker: int, reservation: Reservation, observation) -> Decision:
         """``split_validate_write``, first transaction: the fenced rules, evaluated now, written later."""
+        refuse_settlement(reservation, observation)
         return decide(self.records[reservation.operation_id], reservation, observation)
 
     def write(self, worker: int, decision: Decision) -> str:

@@ -171,3 +171,38 @@ def test_a_number_no_store_holds_is_named_whatever_its_type(applied):
         shown = r"(1e\+30|nan|-1\.5|an integer of 71 bits)"
         with pytest.raises(Unstorable, match=rf"^applied_position is {shown}, not within 0\.\.2\*\*63 - 1$"):
             store.commit_event(1, "e1", 1, "applied", applied)
+
+
+SETTLES_UNDER = '''
+from dataclasses import replace
+
+from simkit.ops import Settle
+from simkit.procedure.strategies import STRATEGIES
+
+
+class {name}(STRATEGIES["safe"]):
+    def run(self):
+        inner, result = super().run(), None
+        while True:
+            op = inner.send(result)
+            if isinstance(op, Settle):
+                op = Settle(op.event, replace(op.reservation, {field}={value}), op.observation)
+            result = yield op
+'''
+
+
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+@pytest.mark.parametrize("field, value, problem", [
+    ("binding", '"\\ud800"', "Settle.reservation.binding '\\ud800' " + SURROGATE.format("U+D800")),
+    ("generation", "2**64", "Settle.reservation.generation is an integer of 65 bits, not within "
+                            "-2**63..2**63 - 1 (SQLite's INTEGER)"),
+])
+def test_a_settle_under_a_tuple_no_store_holds_gets_the_same_line(tmp_path, capsys, monkeypatch, store, field,
+                                                                  value, problem):
+    """(review) The ledger checked only the operation id: a binding with a lone surrogate was judged on the
+    memory store and stopped by SQLite's UnicodeEncodeError."""
+    (tmp_path / "settles.py").write_text(SETTLES_UNDER.format(name="Odd", field=field, value=value))
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "late_response", "--strategy", "settles.py:Odd", "--store", store]) == 2
+    said = capsys.readouterr().err
+    assert said == f"simkit: strategy settles.py:Odd: yielded a malformed request: {problem}\n"
