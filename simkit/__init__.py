@@ -23,20 +23,31 @@ workshop/     the prediction checks and exercises the notebooks call
 cli           the ``simkit`` command line
 ============  ==========================================================================================
 """
+import sys as _sys
 from importlib.metadata import PackageNotFoundError as _NotInstalled
 from importlib.metadata import version as _version
 
-from simkit import ops
-from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
-from simkit.judge.checker import Verdict, check
-from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
-from simkit.procedure.consumer import Consumer, Contract
-from simkit.procedure.strategies import SHORTCUTS, STRATEGIES, resolve
-from simkit.runner import Run, simulate
-from simkit.scenario.read import bundled, load, parse, parse_crash_arg
-from simkit.tools.audit import Audit, audit
-from simkit.truth.ground import GroundTruth
-from simkit.world.simulation import World
+try:
+    from simkit import ops
+    from simkit.errors import ConsumerError, ScenarioError, SimkitError, StrategyError
+    from simkit.judge.checker import Verdict, check
+    from simkit.model import CRASH_POINTS, Checkpoint, Event, Fault, Page, Scenario
+    from simkit.procedure.consumer import Consumer, Contract
+    from simkit.procedure.strategies import SHORTCUTS, STRATEGIES, resolve
+    from simkit.runner import Run, simulate
+    from simkit.scenario.read import bundled, load, parse, parse_crash_arg
+    from simkit.tools.audit import Audit, audit
+    from simkit.truth.ground import GroundTruth
+    from simkit.world.simulation import World
+except KeyboardInterrupt:
+    # Ctrl-C while the ``simkit`` command imports its package, before its own handling is installed
+    # (simkit.cli.main): the command's one line and status, as at any later moment; a program importing
+    # simkit gets its KeyboardInterrupt.
+    _argv = getattr(_sys, "argv", None) or [""]
+    if _sys.orig_argv[1:3] == ["-m", "simkit"] or _argv[0].endswith("/simkit"):
+        _sys.stderr.write("simkit: interrupted\n")
+        raise SystemExit(130) from None
+    raise
 
 try:
     __version__ = _version("simkit")        # the installed distribution's own metadata (pyproject.toml)

@@ -292,11 +292,6 @@ sys.meta_path.insert(0, Interrupt())
 
 
 @linux
-@pytest.mark.xfail(strict=True, reason="python -m simkit and the console script (simkit.cli:main) both "
-                   "import the package first, and simkit/__init__.py imports the whole facade (simkit.model, "
-                   "the world, the judge) before main() installs its Ctrl-C handling: KeyboardInterrupt's "
-                   "traceback. Not simkit/cli's to fix: simkit/__init__.py (lazy imports, or "
-                   "KeyboardInterrupt caught around them when the process is the simkit command)")
 def test_ctrl_c_while_simkit_imports_is_one_line(tmp_path):
     """A Ctrl-C in the first tenth of a second (found by a random-delay loop of signals: 2 of 25) printed
     ``KeyboardInterrupt`` with a traceback through importlib, exit status 1."""
