@@ -21,9 +21,11 @@ from __future__ import annotations
 import ctypes
 import os
 import pickle
+import signal
 import time
 import traceback
 from collections.abc import Callable
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -62,6 +64,22 @@ def trim() -> None:
         pass
 
 
+@contextmanager
+def _waitable():
+    """SIGCHLD at its default while a fork is made and waited for: a consumer runs in this process and may
+    have set it to ``SIG_IGN`` (its own children reaped by the kernel), and then the kernel reaps the fork
+    too, before :func:`os.waitpid` (``ChildProcessError``). The consumer's setting is restored after."""
+    before = signal.getsignal(signal.SIGCHLD)
+    if before is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+
+
 @lru_cache(maxsize=1)
 def fork_cost() -> float:
     """Seconds for one fork of this process and its exit, the best of three (measured once, trimmed)."""
@@ -69,10 +87,11 @@ def fork_cost() -> float:
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)
-        os.waitpid(pid, 0)
+        with _waitable():
+            pid = os.fork()
+            if pid == 0:
+                os._exit(0)
+            os.waitpid(pid, 0)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -152,18 +171,19 @@ class ForkPlan(Plan):
         if self.targets is not None and index not in self.targets:
             return False
         r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            if self.out is not None:
-                os.close(self.out)
-            self.out = w
-            self._become(f, index)
-            return True
-        os.close(w)
-        with os.fdopen(r, "rb") as pipe:
-            data = pipe.read()
-        _pid, status = os.waitpid(pid, 0)
+        with _waitable():
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                if self.out is not None:
+                    os.close(self.out)
+                self.out = w
+                self._become(f, index)
+                return True             # (leaving the block gives the child the consumer's SIGCHLD again)
+            os.close(w)
+            with os.fdopen(r, "rb") as pipe:
+                data = pipe.read()
+            _pid, status = os.waitpid(pid, 0)
         if not data:
             raise RuntimeError(f"explore: the forked run of {f} ended (status {status}) without a result")
         kind, payload = pickle.loads(data)

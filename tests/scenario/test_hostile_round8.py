@@ -346,12 +346,24 @@ def test_explore_with_a_consumer_that_ignores_sigchld_is_no_traceback(tmp_path, 
 
 
 @linux
-@pytest.mark.xfail(strict=True, reason="simkit/tools/forked.py waits (os.waitpid) for the prefix forks "
-                   "it makes in the work's process, where a consumer may have set SIGCHLD to SIG_IGN (the "
-                   "kernel then reaps them at once: ChildProcessError). Fix there: set SIGCHLD to SIG_DFL in "
-                   "the work before each fork, or take ECHILD as a fork that ended")
-def test_explore_with_a_consumer_that_ignores_sigchld_is_judged(tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_explore_with_a_consumer_that_ignores_sigchld_is_judged(tmp_path, jobs):
+    """explore waits for its forks whatever the consumer made of SIGCHLD (simkit.tools.forked._waitable)."""
     (tmp_path / "sigchld.py").write_text(IGNORES_SIGCHLD)
     proc = simkit_cli("explore", "retry_walkthrough", "--strategy", "sigchld.py:IgnoresSigchld",
-                      "--max-crashes", "1", cwd=tmp_path)
+                      "--max-crashes", "1", "--jobs", jobs, cwd=tmp_path)
     assert proc.returncode == 0 and "no violations" in proc.stdout, proc.stderr
+
+
+@linux
+def test_prefixes_shared_by_forking_with_a_consumer_that_ignores_sigchld(tmp_path):
+    """Each schedule forked at its fault and waited for; the consumer's SIG_IGN is its own again after."""
+    (tmp_path / "sigchld.py").write_text(IGNORES_SIGCHLD)
+    code = ("import signal, simkit\nfrom simkit.tools.explore import explore\n"
+            "x = explore(simkit.load('retry_walkthrough'), 'sigchld.py:IgnoresSigchld', max_crashes=1, "
+            "share_prefixes=True)\n"
+            "print(x.schedules, x.ok, signal.getsignal(signal.SIGCHLD) is signal.SIG_IGN)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    schedules, ok, ignored = proc.stdout.split()
+    assert int(schedules) > 1 and (ok, ignored) == ("True", "True"), proc.stderr
