@@ -170,6 +170,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
     for point in at:
         if point not in CRASH_POINTS:
             raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
+    if folder is not None and not str(folder).strip():      # Path("") is the current folder
+        raise SimkitError(f"folder {str(folder)!r}: names no folder", param="folder")
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
     with ExitStack() as stack, _terminate_as_interrupt():

@@ -145,7 +145,7 @@ class Supervisor:
             wk.pages += 1
         elif word == "error":        # the worker's own one-line report of an exception, before it exits
             raise SimkitError(f"live worker {wk.id}: {rest}")
-        elif word == "caught_up":
+        elif word in ("caught_up", "stopped"):     # (the verdict says whether the stream was done)
             wk.done = True
         elif word == "halt":
             wk.done = True

@@ -5,7 +5,8 @@ A :class:`Harness` binds the simulation's own provider, sink and external servic
 :class:`Driver` (a :class:`simkit.procedure.driver.Driver`, as the SimPy world is) executes the requests the
 very same consumer classes yield, one transaction each, and reports to the supervisor
 (:mod:`simkit.live.supervisor`) on a pipe: ``ready``, ``page`` after each page barrier, ``at POINT`` when it
-reaches the crash point it was told to die at, ``caught_up`` or ``halt REASON`` at the end (docs/live.md).
+reaches the crash point it was told to die at, ``caught_up``, ``stopped`` or ``halt REASON`` at the end
+(docs/live.md).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from simkit.model import Reservation, Scenario
 from simkit.ops import crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
-from simkit.procedure.strategies import RAISED, consumer_error
+from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed
 from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
 from simkit.store.sqlite import SQLiteStore, connect
 from simkit.truth.log import DecisionRow, EffectRow, ServedRow
@@ -172,7 +173,7 @@ class Driver(driver.Driver):
         os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
 
     def run(self) -> str:
-        """Until caught up (``caught_up``) or halted (``halt REASON``)."""
+        """Until caught up (``caught_up``), halted (``halt REASON``) or stopped (``run()`` returned)."""
         try:
             gen = self.strategy(self.contract).run()
         except RAISED as exc:
@@ -182,6 +183,8 @@ class Driver(driver.Driver):
             while True:
                 try:
                     op = gen.send(result)
+                except StopIteration:        # step 7's "stop", as in the simulation: the worker is done
+                    return "stopped"
                 except RAISED as exc:        # the consumer's own code: one line, as in the simulation
                     raise consumer_error(self.strategy, exc) from exc
                 before, after = crash_points(op)
@@ -200,7 +203,11 @@ class Driver(driver.Driver):
         run = self.dispatch.get(type(op))
         if run is None:
             raise consumer_error(self.strategy, None, op)
-        return run(self, self.worker, op)
+        try:
+            return run(self, self.worker, op)
+        except (TypeError, AttributeError, ValueError, KeyError, OverflowError):
+            refuse_malformed(self.strategy, op)     # a malformed request, or a value no store holds: the
+            raise                                   # consumer's line, as in the simulation
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1

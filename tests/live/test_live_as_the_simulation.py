@@ -1,0 +1,67 @@
+"""``simkit live`` answers a consumer as the simulation does (review of round 8): the same one line for a
+value no store holds, the same verdict for a ``run()`` that returns; and the library refuses a blank folder
+by name."""
+import json
+
+import pytest
+
+import simkit
+from simkit.cli import main
+from simkit.errors import SimkitError
+from simkit.live.run import live
+
+CONSUMERS = '''
+from simkit import Consumer
+from simkit.ops import Barrier, Load
+
+
+class Surrogate(Consumer):
+    def run(self):
+        cp = yield Load()
+        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
+                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
+
+
+class ReturnsAtOnce(Consumer):
+    """reads its checkpoint and stops (step 7's "stop"): every event left undone"""
+    def run(self):
+        yield Load()
+'''
+
+
+@pytest.fixture
+def consumers(tmp_path, monkeypatch):
+    (tmp_path / "consumers.py").write_text(CONSUMERS)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_a_value_no_store_holds_is_the_consumers_line_as_in_run(consumers, capsys):
+    """It was ``simkit: live worker 1: Unstorable: next_cursor ...``: the store's words, not the
+    consumer's."""
+    line = ("strategy consumers.py:Surrogate: yielded a malformed request: Barrier.next_cursor '\\ud800' "
+            "holds a lone surrogate (U+D800), which no store can hold: text is kept as UTF-8\n")
+    assert main(["run", "retry_walkthrough", "--strategy", "consumers.py:Surrogate"]) == 2
+    assert capsys.readouterr().err == f"simkit: {line}"
+    assert main(["live", "retry_walkthrough", "--strategy", "consumers.py:Surrogate", "--kills", "0"]) == 2
+    assert capsys.readouterr().err == f"simkit: live worker 1: {line}"
+
+
+def test_a_run_that_returns_is_judged_as_in_run(consumers, capsys):
+    """It was ``strategy consumers.py:ReturnsAtOnce raised StopIteration in run``, where ``simkit run`` judges
+    the run (two events pending, not completed)."""
+    assert main(["run", "retry_walkthrough", "--strategy", "consumers.py:ReturnsAtOnce", "--json"]) == 0
+    simulated = capsys.readouterr().out
+    assert main(["live", "retry_walkthrough", "--strategy", "consumers.py:ReturnsAtOnce", "--kills", "0",
+                 "--json"]) == 0
+    lived = capsys.readouterr().out
+    a, b = json.loads(simulated), json.loads(lived)
+    assert a["pending"] == b["pending"] == ["e106", "e107"] and a["completed"] is b["completed"] is False
+
+
+@pytest.mark.parametrize("folder", ["", "  "])
+def test_the_library_refuses_a_folder_of_nothing_by_name(tmp_path, monkeypatch, folder):
+    """``live(folder="")`` ran in the current folder (``Path("")`` is ``.``) and left its databases there."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SimkitError, match="^folder .*: names no folder$") as refused:
+        live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), folder=folder)
+    assert refused.value.param == "folder" and list(tmp_path.iterdir()) == []
