@@ -373,12 +373,16 @@ def cmd_bench(args) -> int:
 
 
 def cmd_workshop(args) -> int:
+    if not args.folder:     # Path("") is the current folder: ``simkit workshop "$UNSET"`` wrote 11 files there
+        raise SimkitError("workshop DIR '': names no folder; give one (. for the current folder)")
     from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
     try:
         written = write_edition(args.folder, force=args.force)
     except OSError as exc:  # a folder that cannot be made or written (/proc/x, a full disk)
         raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
-    say(f"wrote {len(written)} files to {args.folder}: open it with  jupyter lab {written[0]}")
+    # the folder as typed, escaped: a newline in it made the one line two (errors were escaped already)
+    say(f"wrote {len(written)} files to {printable(args.folder)}: open it with  jupyter lab "
+        f"{printable(str(written[0]))}")
     return 0
 
 

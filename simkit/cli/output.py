@@ -26,7 +26,7 @@ FLAGS = {
     "crash_rates": "--crash-rate", "jobs": "--jobs", "dask_address": "--dask", "path": "--out",
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
-    "repeat": "--repeat", "timeout": "--timeout", "budget": "--budget",
+    "repeat": "--repeat", "timeout": "--timeout", "budget": "--budget", "ref": "SCENARIO",
 }
 
 
@@ -161,8 +161,26 @@ def tell(line: str) -> None:
         pass
 
 
+def _matplotlib():
+    """``matplotlib``, set to draw into files (Agg), whatever ``MPLBACKEND`` says: the command line draws only
+    files, and matplotlib validates that variable as it is first imported, so a value it does not know
+    (``MPLBACKEND=nosuch``) was a ValueError traceback out of ``simkit demo``. The variable is left out of that
+    import only; the environment a consumer process inherits keeps it."""
+    if "matplotlib" not in sys.modules:
+        saved = os.environ.pop("MPLBACKEND", None)
+        try:
+            import matplotlib
+        finally:
+            if saved is not None:
+                os.environ["MPLBACKEND"] = saved
+    import matplotlib
+    matplotlib.use("Agg")
+    return matplotlib
+
+
 def figure_formats() -> tuple[str, ...]:
     """Matplotlib's file types but PGF, which needs a TeX installation to write."""
+    _matplotlib()
     from matplotlib.backend_bases import FigureCanvasBase
     return tuple(f".{x}" for x in sorted(FigureCanvasBase.get_supported_filetypes()) if x != "pgf")
 
@@ -285,8 +303,7 @@ def check_figures(run, figures: dict) -> None:
 def save_figure(run, path: Path, kind: str) -> None:
     """``run``'s ``timeline`` or ``swimlane`` figure written to ``path``; a plotting backend's own failure is
     a :class:`CannotWrite` of one line, not a traceback."""
-    import matplotlib
-    matplotlib.use("Agg")
+    _matplotlib()
     import matplotlib.pyplot as plt
 
     from simkit.viz.plot import timeline

@@ -32,11 +32,12 @@ Both name the call with ``position``, ``occurrence`` and
 """
 from __future__ import annotations
 
+import os
 import tomllib
 from importlib.resources import files
 from pathlib import Path
 
-from simkit.errors import ScenarioError, long_integer, printable
+from simkit.errors import ScenarioError, described, long_integer, printable
 from simkit.model import POLICIES, SINKS, Scenario
 
 from .checks import (
@@ -86,6 +87,12 @@ def load(ref: str | Path) -> Scenario:
         ScenarioError: the file is missing, a folder, unreadable, too big, not TOML, or breaks a rule of
             docs/scenarios.md.
     """
+    if not isinstance(ref, (str, os.PathLike)):    # Path(None) was pathlib's TypeError, from deep inside
+        raise ScenarioError(f"ref {described(ref)}: is of type {type(ref).__name__}, not a scenario's name "
+                            "or a path", param="ref")
+    if not os.fspath(ref):                      # Path("") is the current folder, "is a folder" said nothing
+        raise ScenarioError("ref '': names no scenario; give a bundled scenario's name or a file's path",
+                            param="ref")
     path = Path(ref)
     name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
@@ -128,7 +135,15 @@ def load(ref: str | Path) -> Scenario:
 
 
 def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario") -> Scenario:
-    """Validate a scenario already read into a dict (as from TOML)."""
+    """Validate a scenario already read into a dict (as from TOML).
+
+    Raises:
+        ScenarioError: ``data`` is not a dict (``param`` ``data``), or breaks a rule of docs/scenarios.md.
+    """
+    if not isinstance(data, dict):              # bytes or a str were an AttributeError from the key checks
+        raise ScenarioError(f"data {described(data)}: is of type {type(data).__name__}, not a dict (a "
+                            "scenario read from TOML: tomllib.loads gives one; simkit.load reads a file)",
+                            param="data")
     c = Checker(source)
     for key in data:
         if key not in _TOP:
