@@ -217,6 +217,9 @@ class _Life:
         self._spawn()
 
     def _spawn(self) -> None:
+        if not self.cls.argv:   # the base class itself (module:ExternalConsumer): Popen([]) was an IndexError
+            raise ConsumerError(f"strategy {self.cls.__qualname__}: has no command to start (its argv is "
+                                "empty): name the program as exec:COMMAND")
         try:
             self.proc = subprocess.Popen(self.cls.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, bufsize=0, start_new_session=True,

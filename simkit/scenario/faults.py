@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from simkit.errors import ScenarioError
+from simkit.errors import ScenarioError, described, echoed
 from simkit.model import CRASH_POINTS, CROSSED_FIELDS, FAULT_KINDS, LOST_FAULTS, LOST_OPS, REPLY_FAULTS, Fault
 
 from .checks import MAX_INT, Checker
@@ -63,9 +63,13 @@ def parse_crash_arg(text: str) -> Fault:
     at least 1, as a ``[[faults]]`` entry's ``occurrence`` (:func:`parse_fault`). Its errors open with ``crash
     TEXT`` (``param`` ``"crash"``), the position is checked against a scenario by
     :func:`~simkit.scenario.stream.missing_position`."""
+    if not isinstance(text, str):              # None was re's TypeError: expected string or bytes-like object
+        raise ScenarioError(f"crash {described(text)}: is of type {type(text).__name__}, not a string "
+                            "POINT[@POSITION][#OCCURRENCE]", param="crash")
     m = _CRASH_ARG.match(text)
     if not m or m["point"] not in CRASH_POINTS:
-        raise ScenarioError(f"crash {text}: expected POINT[@POSITION][#OCCURRENCE] "
+        # escaped and bounded: the text as typed may hold a newline, or be 50,000 characters long
+        raise ScenarioError(f"crash {echoed(text)}: expected POINT[@POSITION][#OCCURRENCE] "
                             f"with POINT one of {', '.join(CRASH_POINTS)}", param="crash")
     for key, value in (("position", m["position"]), ("occurrence", m["occurrence"])):
         # more than 4,300 digits: int() itself raises ValueError; 20 digits are past MAX_INT already
