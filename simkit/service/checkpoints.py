@@ -159,7 +159,8 @@ class CheckpointService(Access, Maintenance):
         """
         op = ROUTES.get(route)
         if op is None:
-            return Reply(404, ServiceError(404, "no_route", f"no route {echoed(route)}").body())
+            # the code HTTP answers (and docs/service.md lists): the in-process call said "no_route"
+            return Reply(404, ServiceError(404, "route_not_found", f"no route {echoed(route)}").body())
         injected: list[str] = []
         try:
             body = self._handle(op, authorization, raw, faults, scheduled, injected, content_type)
