@@ -72,7 +72,8 @@ class Checker:
         self.source = source
 
     def fail(self, key: str, problem: str):
-        raise ScenarioError(f"{self.source}: key '{printable(key)}': {problem}")
+        # str(): a dict given to simkit.parse, not read from TOML, may have a key of another type (3: ...)
+        raise ScenarioError(f"{self.source}: key '{printable(str(key))}': {problem}")
 
     def get(self, table: dict, key: str, typ, default=None, *, where: str = "", minimum=None, maximum=None,
             required=False):

@@ -9,6 +9,7 @@ should do (the reason says which and how).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -357,3 +358,11 @@ def test_audit_with_a_jobs_or_budget_of_the_wrong_kind_is_one_line(options):
     options.setdefault("budget", 3)
     with pytest.raises(SimkitError):
         simkit.audit("safe", **options)
+
+
+@pytest.mark.parametrize("key", [3, ("a",), None], ids=["int", "tuple", "None"])
+def test_parse_of_a_dict_with_a_key_that_is_no_string_names_it(key):
+    """A dict given to ``simkit.parse`` need not come from TOML: a top-level key of another type was
+    ``AttributeError: 'int' object has no attribute 'isprintable'`` from simkit.errors."""
+    with pytest.raises(ScenarioError, match=rf"^<scenario>: key '{re.escape(str(key))}': unknown key$"):
+        simkit.parse({"generate": {"events": 3}, key: 1})
