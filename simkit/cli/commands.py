@@ -373,7 +373,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_workshop(args) -> int:
-    if not args.folder:     # Path("") is the current folder: ``simkit workshop "$UNSET"`` wrote 11 files there
+    if not args.folder:     # Path("") is the current folder: ``workshop "$UNSET"`` wrote 11 files there
         raise SimkitError("workshop DIR '': names no folder; give one (. for the current folder)")
     from simkit.workshop.edition import write_edition  # imports the widgets: only when asked for
     try:

@@ -164,8 +164,8 @@ def tell(line: str) -> None:
 def _matplotlib():
     """``matplotlib``, set to draw into files (Agg), whatever ``MPLBACKEND`` says: the command line draws only
     files, and matplotlib validates that variable as it is first imported, so a value it does not know
-    (``MPLBACKEND=nosuch``) was a ValueError traceback out of ``simkit demo``. The variable is left out of that
-    import only; the environment a consumer process inherits keeps it."""
+    (``MPLBACKEND=nosuch``) was a ValueError traceback out of ``simkit demo``. The variable is left out of
+    that import only; the environment a consumer process inherits keeps it."""
     if "matplotlib" not in sys.modules:
         saved = os.environ.pop("MPLBACKEND", None)
         try:

@@ -281,10 +281,29 @@ class _Life:
 
     # -- the pipes -------------------------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
-        try:
-            self.proc.stdin.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # it is gone: the next read finds out how (an exit with 0 is a stop, whatever the race)
+        """``data`` on the consumer's stdin, within the silence limit. A consumer that stops reading (it
+        writes request after request and never reads an answer) fills the pipe: a blocking write waited on it
+        for ever, so the write waits at most :data:`LIMIT_ENV` seconds, passing stderr through meanwhile (a
+        consumer blocked on a full stderr is still heard), and then the consumer is killed with one line."""
+        fd = self.proc.stdin.fileno()
+        view = memoryview(data)
+        deadline = time.monotonic() + self.cls.limit
+        while view:
+            left = deadline - time.monotonic()
+            err = [self.proc.stderr] if self.err_open else []
+            readable, writable, _ = select.select(err, [fd], [], max(left, 0)) if left > 0 else ([], [], [])
+            if not readable and not writable:
+                self.end()
+                raise ConsumerError(f"{self.label} read no answer for {self.cls.limit:g} s (wall clock; "
+                                    f"{LIMIT_ENV} sets it): killed; a consumer reads each answer before it "
+                                    "writes its next request")
+            if readable:
+                self._take(self.proc.stderr, False)
+            if writable:
+                try:  # at most PIPE_BUF bytes: select() promised that much room, so the write cannot block
+                    view = view[os.write(fd, view[:select.PIPE_BUF]):]
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # it is gone: the next read finds out how (exit 0 is a stop, whatever the race)
 
     def _line(self) -> bytes | None:
         """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""

@@ -2,9 +2,9 @@
 (``simkit.load``, ``simkit.parse``, ``simkit.simulate``, ``simkit.testing``, a consumer defined in the script
 that runs it, requests with fields of the wrong type), and ``simkit workshop`` / ``simkit demo`` under odd
 folders and environments. Each: one line naming the parameter, file or flag and the problem (a
-:class:`~simkit.SimkitError` with its ``param`` from the library; exit status 2 from the command line), nothing
-written; or the verdict the same run gives. The strict xfails hold what a module outside this round's reach
-should do (the reason says which and how).
+:class:`~simkit.SimkitError` with its ``param`` from the library; exit status 2 from the command line),
+nothing written; or the verdict the same run gives. The strict xfails hold what a module outside this round's
+reach should do (the reason says which and how).
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_load_of_a_value_that_is_no_name_or_path_is_one_line_naming_ref(ref):
 
 
 def test_load_of_an_empty_name_names_no_scenario():
-    """``simkit.load("")`` said ``: is a folder, not a scenario file`` (``Path("")`` is the current folder)."""
+    """``simkit.load("")`` said ``: is a folder, not a scenario file`` (``Path("")``: the current folder)."""
     with pytest.raises(ScenarioError, match=r"^ref '': names no scenario") as caught:
         simkit.load("")
     assert caught.value.param == "ref"
@@ -75,7 +75,7 @@ def test_run_on_a_number_is_one_line():
         run_on("safe", 3)
 
 
-# -- simkit workshop and simkit demo --------------------------------------------------------------------------
+# -- simkit workshop and simkit demo ------------------------------------------------------------------------
 def test_workshop_into_an_empty_folder_name_writes_nothing(tmp_path, capsys, monkeypatch):
     """``simkit workshop "$UNSET"`` wrote the 11 files of the edition into the current folder and said
     ``wrote 11 files to : open it with ...``."""
@@ -154,9 +154,9 @@ def test_simulate_of_a_scenario_that_is_no_scenario_is_one_line_naming_scenario(
 @pytest.mark.xfail(strict=True, reason=RUNNER + " (seed: an int within 2**53 either side of 0, as --seed)")
 @pytest.mark.parametrize("seed", [3.0, "3", True, 10**30, float("nan")])
 def test_simulate_refuses_a_seed_the_command_line_refuses(seed):
-    """``seed=3.0`` runs another world than ``seed=3`` (random.Random hashes a float otherwise), and the Run says
-    ``seed 3.0``: the verdict is no run ``simkit run --seed 3`` replays. ``10**30`` the command line refuses
-    (``--seed ...: must be within 9007199254740992 either side of 0``) and the library ran."""
+    """``seed=3.0`` runs another world than ``seed=3`` (random.Random hashes a float otherwise), and the Run
+    says ``seed 3.0``: the verdict is no run ``simkit run --seed 3`` replays. ``10**30`` the command line
+    refuses (``--seed ...: must be within 9007199254740992 either side of 0``) and the library ran."""
     with pytest.raises(SimkitError) as caught:
         simkit.simulate(simkit.load("gauntlet"), "safe", seed=seed)
     assert caught.value.param == "seed"
@@ -216,8 +216,8 @@ if __name__ == "__main__":
 
 @pytest.mark.xfail(strict=True, reason="simkit/procedure/lives.py's fresh() runs the defining module's body "
                    "again for each worker life, and for a script that module is __main__: the script runs "
-                   "again (with __name__ == '__main__'), its nested simulate() meets 'the garbage collector is "
-                   "already paused' and its sys.exit(1) becomes 'raised SystemExit: 1 in <module>'. Fix: "
+                   "again (with __name__ == '__main__'), its nested simulate() meets 'the garbage collector "
+                   "is already paused' and its sys.exit(1) becomes 'raised SystemExit: 1 in <module>'. Fix: "
                    "_module_of() returns None for cls.__module__ in ('__main__', '__mp_main__') (a script "
                    "is no module to run again)")
 def test_a_script_that_defines_its_consumer_and_simulates_it_runs_once(tmp_path):
@@ -282,9 +282,10 @@ def test_a_module_attribute_that_is_no_class_is_named_as_itself():
 
 
 # -- simkit.testing: its other parameters (simkit/testing.py and tools/audit.py, out of reach) ---------------
-@pytest.mark.xfail(strict=True, reason="simkit.testing / simkit.audit do not check the consumer as simulate() "
-                   "does: AttributeError 'NoneType' object has no attribute 'name' (strategies.py:97). Fix: "
-                   "audit() resolves it with runner._strategy (StrategyError, param strategy)")
+@pytest.mark.xfail(strict=True, reason="simkit.testing / simkit.audit do not check the consumer as "
+                   "simulate() does: AttributeError 'NoneType' object has no attribute 'name' "
+                   "(strategies.py:97). Fix: audit() resolves it with runner._strategy (StrategyError, "
+                   "param strategy)")
 @pytest.mark.parametrize("consumer", [None, 3])
 def test_assert_passes_audit_of_no_consumer_is_one_line(consumer):
     with pytest.raises(StrategyError):
@@ -292,8 +293,8 @@ def test_assert_passes_audit_of_no_consumer_is_one_line(consumer):
 
 
 @pytest.mark.xfail(strict=True, reason="audit's budget is compared before it is checked: TypeError '<' not "
-                   "supported between instances of 'int' and 'str' (tools/audit.py). Fix: check its type with "
-                   "its range, param budget")
+                   "supported between instances of 'int' and 'str' (tools/audit.py). Fix: check its type "
+                   "with its range, param budget")
 def test_assert_passes_audit_with_a_budget_of_text_is_one_line():
     with pytest.raises(SimkitError) as caught:
         assert_passes_audit("safe", budget="5")
@@ -342,17 +343,17 @@ def test_the_base_class_of_exec_consumers_is_one_line(how, capsys):
         simkit.simulate(simkit.load("retry_walkthrough"), ref)
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/procedure/strategies.py resolve() calls .startswith on what it "
-                   "is given: AttributeError for None. Fix: refuse a non-str as runner._strategy does "
+@pytest.mark.xfail(strict=True, reason="simkit/procedure/strategies.py resolve() calls .startswith on what "
+                   "it is given: AttributeError for None. Fix: refuse a non-str as runner._strategy does "
                    "(StrategyError, param strategy)")
 def test_resolve_of_none_is_one_line():
     with pytest.raises(StrategyError):
         simkit.resolve(None)
 
 
-@pytest.mark.xfail(strict=True, reason="audit(jobs=1.5) is a TypeError from simkit/tools/pool.py; jobs=-1 and "
-                   "budget=True are taken. Fix: audit() checks jobs is an int >= 1 and budget a real number, "
-                   "not a bool, with param")
+@pytest.mark.xfail(strict=True, reason="audit(jobs=1.5) is a TypeError from simkit/tools/pool.py; jobs=-1 "
+                   "and budget=True are taken. Fix: audit() checks jobs is an int >= 1 and budget a real "
+                   "number, not a bool, with param")
 @pytest.mark.parametrize("options", [{"jobs": 1.5}, {"jobs": -1}, {"budget": True}])
 def test_audit_with_a_jobs_or_budget_of_the_wrong_kind_is_one_line(options):
     options.setdefault("budget", 3)
@@ -366,3 +367,50 @@ def test_parse_of_a_dict_with_a_key_that_is_no_string_names_it(key):
     ``AttributeError: 'int' object has no attribute 'isprintable'`` from simkit.errors."""
     with pytest.raises(ScenarioError, match=rf"^<scenario>: key '{re.escape(str(key))}': unknown key$"):
         simkit.parse({"generate": {"events": 3}, key: 1})
+
+
+# -- exec: a consumer that writes requests and never reads an answer -----------------------------------------
+DEAF = r'''
+import sys, time
+sys.stdin.readline()                                # the handshake, and never another line
+sys.stdout.write('{"op": "fetch", "cursor": "C7"}\n' * 20000)
+sys.stdout.flush()
+time.sleep(300)
+'''
+
+
+def test_a_consumer_that_never_reads_its_answers_is_killed_at_the_silence_limit(tmp_path, capsys,
+                                                                                 monkeypatch):
+    """A consumer that writes request after request and reads no answer filled its stdin's pipe, and simkit's
+    blocking write of the next answer waited on it for ever (its own stdout full in turn: neither moved). The
+    write now waits at most SIMKIT_EXEC_TIMEOUT seconds, then the consumer is killed with one line."""
+    (tmp_path / "deaf.py").write_text(DEAF)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIMKIT_EXEC_TIMEOUT", "2")
+    from simkit.procedure.external import live_processes
+    one_line_exit_2(capsys, ["run", "retry_walkthrough", "--strategy", f"exec:{sys.executable} deaf.py"],
+                    "worker 1 read no answer for 2 s (wall clock; SIMKIT_EXEC_TIMEOUT sets it): killed; a "
+                    "consumer reads each answer before it writes its next request")
+    assert live_processes() == []
+
+
+CHATTY = r'''
+import json, sys
+sys.stdin.readline()
+for _ in range(5):                                  # five loads, then it stops (exit 0: run() returned)
+    sys.stdout.write('{"op": "load"}\n'); sys.stdout.flush()
+    sys.stderr.write("x" * 200_000 + "\n"); sys.stderr.flush()     # more than a pipe holds, before reading
+    if not sys.stdin.readline():
+        break
+'''
+
+
+def test_a_consumer_that_writes_stderr_before_it_reads_its_answer_is_heard(tmp_path, capfd, monkeypatch):
+    """While simkit writes an answer it passes stderr through: a consumer blocked on a full stderr before it
+    reads is not taken for one that does not read."""
+    (tmp_path / "chatty.py").write_text(CHATTY)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SIMKIT_EXEC_TIMEOUT", "5")
+    run = simkit.simulate(simkit.load("retry_walkthrough"), f"exec:{sys.executable} chatty.py")
+    assert not run.verdict.completed             # it loads five times and stops: judged, no error
+    assert capfd.readouterr().err.count("[worker 1] xxxx") == 5

@@ -115,14 +115,17 @@ def test_one_key_with_two_bodies_at_once_answers_one_receipt(served):
     ok = [(body, reply) for body, status, reply in replies if status == 200]
     assert len({body for body, _ in ok}) == 1 and len(ok) == 10
     assert len({json.dumps(reply, sort_keys=True) for _, reply in ok}) == 1
-    assert {reply["error"]["code"] for _, status, reply in replies if status == 409} == {"idempotency_conflict"}
+    codes = {reply["error"]["code"] for _, status, reply in replies if status == 409}
+    assert codes == {"idempotency_conflict"}
     read = _post(c, READ, {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "twice"}).json()
     assert read["checkpoint"]["revision"] == 2
 
 
 @pytest.mark.parametrize("token, status", [(None, 401), ("dev", 403), ("nobody", 401)])
-@pytest.mark.parametrize("route, body", [(BACKUP, {}), (RESTORE, {"backup": 1}), (APPEND, {"record_id": "y"})])
-def test_an_operator_route_without_the_operator_credential_changes_nothing(served, route, body, token, status):
+@pytest.mark.parametrize("route, body", [(BACKUP, {}), (RESTORE, {"backup": 1}),
+                                         (APPEND, {"record_id": "y"})])
+def test_an_operator_route_without_the_operator_credential_changes_nothing(served, route, body, token,
+                                                                           status):
     svc, c = served
     before = svc.state_digest()
     headers = {"Content-Type": "application/json"}
