@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from simkit.errors import StrategyError, described
+from simkit.errors import ScenarioError, SimkitError, StrategyError, described
 from simkit.judge.checker import Verdict, check
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_name
+from simkit.scenario.checks import MAX_INT, Checker
+from simkit.scenario.faults import parse_fault
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import Trace
 from simkit.world.simulation import World
 
-__all__ = ["Run", "simulate"]
+__all__ = ["Run", "consumer_class", "simulate"]
 
 
 @dataclass
@@ -68,18 +70,45 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
     Raises:
         StrategyError: ``strategy`` names no strategy (``strategy sfae: unknown strategy (known: ...)``), or
             is neither a string nor a class.
+        SimkitError: ``scenario`` is no Scenario (``simkit.load`` makes one), ``seed`` no integer within
+            2**53 either side of 0 (as ``--seed``), ``faults`` no sequence of faults as a ``[[faults]]``
+            table allows (``param`` names which).
     """
-    strategy = _strategy(strategy)
+    strategy = consumer_class(strategy)
+    if not isinstance(scenario, Scenario):
+        raise SimkitError(f"scenario {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
+                          "makes one)", param="scenario")
     seed = scenario.seed if seed is None else seed
+    if type(seed) is not int or abs(seed) > MAX_INT:
+        raise SimkitError(f"seed {described(seed)}: must be an integer within {MAX_INT} either side of 0",
+                          param="seed")
+    faults = _faults(faults)
     with paused():
-        world = World(scenario, strategy, seed, tuple(faults), settlement).run()
+        world = World(scenario, strategy, seed, faults, settlement).run()
         truth = world.ground_truth()
         run = Run(scenario.name, strategy_name(strategy), seed, check(truth), world)
         run._truth = truth
         return run
 
 
-def _strategy(strategy) -> type[Consumer]:
+def _faults(faults) -> tuple[Fault, ...]:
+    """``faults`` as a tuple, each fault checked as a ``[[faults]]`` table is (docs/scenarios.md, "Faults"): a
+    crash at no crash point was never struck, and a string a sequence of characters."""
+    if isinstance(faults, (str, bytes)) or not isinstance(faults, (tuple, list)):
+        raise SimkitError(f"faults {described(faults)}: must be a tuple of simkit.Fault", param="faults")
+    for i, f in enumerate(faults):
+        if not isinstance(f, Fault):
+            raise SimkitError(f"faults[{i}] {described(f)}: is no simkit.Fault", param="faults")
+        try:
+            parse_fault(Checker("faults"), f.as_dict() | {"occurrence": f.occurrence, "worker": f.worker},
+                        f"[{i}]")
+        except ScenarioError as exc:        # "faults: key '[0].point': PROBLEM" said of the argument
+            key, _, problem = str(exc).removeprefix("faults: key '").partition("': ")
+            raise SimkitError(f"faults{key}: {problem}", param="faults") from None
+    return tuple(faults)
+
+
+def consumer_class(strategy) -> type[Consumer]:
     """``strategy`` as a class: a string resolved as ``--strategy`` is (a name gave an AttributeError
     traceback from deep in the world); a class as it is; anything else one line."""
     if isinstance(strategy, str):

@@ -49,7 +49,10 @@ def fresh(cls: type) -> type:
     if found is None:
         return cls
     module, path = found
-    again = types.ModuleType(module.__name__, module.__doc__)
+    # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
+    # would run the script again, simulate() and all, in each life) stays behind
+    name = "__simkit_life__" if module.__name__ in ("__main__", "__mp_main__") else module.__name__
+    again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
     try:

@@ -10,7 +10,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, told
+from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, described, told
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
@@ -52,6 +52,9 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
     def refused(problem: str) -> StrategyError:
         return StrategyError(f"{param} {ref}: {problem}" if param else f"{ref}: {problem}", param=param)
 
+    if not isinstance(ref, str):
+        raise StrategyError(f"{param or 'strategy'} {described(ref)}: is no strategy name or reference (a "
+                            "string, as --strategy takes)", param=param)
     if ref in STRATEGIES:
         return STRATEGIES[ref]
     if ref.startswith(PREFIX):

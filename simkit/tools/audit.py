@@ -17,12 +17,12 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, described
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import resolve, strategy_name
-from simkit.runner import simulate
+from simkit.procedure.strategies import strategy_name
+from simkit.runner import consumer_class, simulate
 
 from .audit_cases import BOUNDS, SMALL, Case, cases, twins
 from .exploration import Exploration
@@ -279,9 +279,13 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
                           f"{sweep_seeds})")
     if max(seeds, sweep_seeds) > MAX_SEEDS:
         raise SimkitError(f"audit: seeds and sweep_seeds at most {MAX_SEEDS} (got {seeds}, {sweep_seeds})")
-    if budget is not None and not 0 < budget <= 10**6:
-        raise SimkitError(f"budget: seconds from more than 0 to 10^6 (got {budget})")
-    cls = resolve(strategy) if isinstance(strategy, str) else strategy
+    if budget is not None and (type(budget) not in (int, float) or not 0 < budget <= 10**6):
+        raise SimkitError(f"budget: seconds from more than 0 to 10^6 (got {described(budget)})",
+                          param="budget")
+    if jobs is not None and (type(jobs) is not int or jobs < 1):
+        raise SimkitError(f"jobs: a whole number of processes, at least 1 (got {described(jobs)})",
+                          param="jobs")
+    cls = consumer_class(strategy)
     result = Audit(strategy_name(cls), strategy if isinstance(strategy, str) else strategy_name(cls),
                    budget=budget)
     todo = cases(seeds, sweep_seeds)

@@ -80,7 +80,8 @@ class World(TimedRequests):
         self.scenario = scenario
         self.settlement = scenario.settlement if settlement is None else settlement
         if self.settlement not in POLICIES:
-            raise ScenarioError(f"settlement {self.settlement!r}: not one of {', '.join(POLICIES)}")
+            raise ScenarioError(f"settlement {self.settlement!r}: not one of {', '.join(POLICIES)}",
+                                param="settlement")
         self.strategy, self.seed = strategy, seed
         self.env = simpy.Environment()
         self.clock = Clock(self.env)

@@ -132,7 +132,6 @@ RUNNER = ("simkit/runner.py: simulate() checks strategy only; scenario, seed and
           "given. Fix: check them there as _strategy() does, one SimkitError each with param")
 
 
-@pytest.mark.xfail(strict=True, reason=RUNNER + " (faults: a tuple of Fault)")
 @pytest.mark.parametrize("faults", ["before_fetch", ("before_fetch",), (("crash", "before_fetch"),), None, 3])
 def test_simulate_with_faults_that_are_no_faults_is_one_line_naming_faults(faults):
     """Was ``AttributeError: 'str' object has no attribute 'kind'`` from simkit/world/faults.py, or
@@ -142,7 +141,6 @@ def test_simulate_with_faults_that_are_no_faults_is_one_line_naming_faults(fault
     assert caught.value.param == "faults"
 
 
-@pytest.mark.xfail(strict=True, reason=RUNNER + " (scenario: a Scenario; a name could be loaded)")
 @pytest.mark.parametrize("scenario", ["retry_walkthrough", None, Path("retry_walkthrough.toml")])
 def test_simulate_of_a_scenario_that_is_no_scenario_is_one_line_naming_scenario(scenario):
     """Was ``AttributeError: 'str' object has no attribute 'seed'`` from runner.py."""
@@ -151,7 +149,6 @@ def test_simulate_of_a_scenario_that_is_no_scenario_is_one_line_naming_scenario(
     assert caught.value.param == "scenario"
 
 
-@pytest.mark.xfail(strict=True, reason=RUNNER + " (seed: an int within 2**53 either side of 0, as --seed)")
 @pytest.mark.parametrize("seed", [3.0, "3", True, 10**30, float("nan")])
 def test_simulate_refuses_a_seed_the_command_line_refuses(seed):
     """``seed=3.0`` runs another world than ``seed=3`` (random.Random hashes a float otherwise), and the Run
@@ -162,25 +159,12 @@ def test_simulate_refuses_a_seed_the_command_line_refuses(seed):
     assert caught.value.param == "seed"
 
 
-def test_a_float_seed_runs_another_world_than_its_integer():
-    """Why the xfail above matters: the same number, two verdicts."""
-    sc = simkit.load("gauntlet")
-    whole = simkit.simulate(sc, "persist_token_on_fetch", seed=3).verdict.lost
-    fraction = simkit.simulate(sc, "persist_token_on_fetch", seed=3.0).verdict.lost
-    assert whole != fraction
-
-
-@pytest.mark.xfail(strict=True, reason="a Fault built in Python is not checked as a [[faults]] table is "
-                   "(simkit/scenario/faults.py's rules): a crash at point 3 is silently never struck. Fix: "
-                   "simulate() (runner.py) checks each Fault with parse_fault's rules, param faults")
 def test_simulate_with_a_fault_at_no_crash_point_is_one_line():
     with pytest.raises(SimkitError) as caught:
         simkit.simulate(simkit.load("retry_walkthrough"), "safe", faults=(Fault("crash", 3, "x"),))
     assert caught.value.param == "faults"
 
 
-@pytest.mark.xfail(strict=True, reason="the settlement's ScenarioError carries no param (simkit/world: "
-                   "World checks it). Fix: raise it with param='settlement'")
 def test_simulate_with_an_unknown_settlement_names_its_param():
     with pytest.raises(ScenarioError, match="^settlement 'bogus': not one of") as caught:
         simkit.simulate(simkit.load("retry_walkthrough"), "safe", settlement="bogus")
@@ -214,12 +198,6 @@ if __name__ == "__main__":
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/procedure/lives.py's fresh() runs the defining module's body "
-                   "again for each worker life, and for a script that module is __main__: the script runs "
-                   "again (with __name__ == '__main__'), its nested simulate() meets 'the garbage collector "
-                   "is already paused' and its sys.exit(1) becomes 'raised SystemExit: 1 in <module>'. Fix: "
-                   "_module_of() returns None for cls.__module__ in ('__main__', '__mp_main__') (a script "
-                   "is no module to run again)")
 def test_a_script_that_defines_its_consumer_and_simulates_it_runs_once(tmp_path):
     """The most ordinary script a library user writes: ``if __name__ == "__main__": sys.exit(main())``."""
     (tmp_path / "mine.py").write_text(SCRIPT)
@@ -282,19 +260,12 @@ def test_a_module_attribute_that_is_no_class_is_named_as_itself():
 
 
 # -- simkit.testing: its other parameters (simkit/testing.py and tools/audit.py, out of reach) ---------------
-@pytest.mark.xfail(strict=True, reason="simkit.testing / simkit.audit do not check the consumer as "
-                   "simulate() does: AttributeError 'NoneType' object has no attribute 'name' "
-                   "(strategies.py:97). Fix: audit() resolves it with runner._strategy (StrategyError, "
-                   "param strategy)")
 @pytest.mark.parametrize("consumer", [None, 3])
 def test_assert_passes_audit_of_no_consumer_is_one_line(consumer):
     with pytest.raises(StrategyError):
         assert_passes_audit(consumer, budget=5)
 
 
-@pytest.mark.xfail(strict=True, reason="audit's budget is compared before it is checked: TypeError '<' not "
-                   "supported between instances of 'int' and 'str' (tools/audit.py). Fix: check its type "
-                   "with its range, param budget")
 def test_assert_passes_audit_with_a_budget_of_text_is_one_line():
     with pytest.raises(SimkitError) as caught:
         assert_passes_audit("safe", budget="5")
@@ -343,17 +314,11 @@ def test_the_base_class_of_exec_consumers_is_one_line(how, capsys):
         simkit.simulate(simkit.load("retry_walkthrough"), ref)
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/procedure/strategies.py resolve() calls .startswith on what "
-                   "it is given: AttributeError for None. Fix: refuse a non-str as runner._strategy does "
-                   "(StrategyError, param strategy)")
 def test_resolve_of_none_is_one_line():
     with pytest.raises(StrategyError):
         simkit.resolve(None)
 
 
-@pytest.mark.xfail(strict=True, reason="audit(jobs=1.5) is a TypeError from simkit/tools/pool.py; jobs=-1 "
-                   "and budget=True are taken. Fix: audit() checks jobs is an int >= 1 and budget a real "
-                   "number, not a bool, with param")
 @pytest.mark.parametrize("options", [{"jobs": 1.5}, {"jobs": -1}, {"budget": True}])
 def test_audit_with_a_jobs_or_budget_of_the_wrong_kind_is_one_line(options):
     options.setdefault("budget", 3)
