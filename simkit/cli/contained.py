@@ -112,7 +112,8 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         if stream is not None:
             stream.flush()
     with adopting() as known:                   # the reaper's orphans, should it be killed: ours to end
-        return _within(seconds, work, over, who, memory or default_memory(), stall, leftovers, known)
+        return _within(seconds, work, over, who, default_memory() if memory is None else memory, stall,
+                       leftovers, known)
 
 
 def _within(seconds, work, over, who, memory, stall, leftovers, known):
