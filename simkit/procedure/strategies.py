@@ -89,9 +89,12 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
                 raise
             raise refused(f"cannot import module {where}: {_one_line(told(exc))}") from None
     cls = getattr(module, cls_name, None)
+    if cls is None:
+        raise refused(f"{where} has no class of that name ({cls_name})")
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
-        what = "is not a subclass of simkit.Consumer" if cls is not None else "has no class of that name"
-        raise refused(f"{where} {what} ({cls_name})")
+        kind = ("" if isinstance(cls, type) else "a function, " if callable(cls)
+                else f"a {type(cls).__name__}, ")
+        raise refused(f"{where}:{cls_name} is {kind}not a subclass of simkit.Consumer")
     return cls
 
 

@@ -251,9 +251,6 @@ def test_an_integer_cursor_is_said_to_be_no_string():
     assert "Barrier.next_cursor is 7 (int), not str" in str(caught.value)
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/procedure/strategies.py names the module where it means the "
-                   "object: 'strategy os:system: os is not a subclass of simkit.Consumer (system)'. Fix: say "
-                   "'os:system is a function, not a subclass of simkit.Consumer'")
 def test_a_module_attribute_that_is_no_class_is_named_as_itself():
     with pytest.raises(StrategyError, match=r"os:system is a function, not a subclass"):
         simkit.simulate(simkit.load("retry_walkthrough"), "os:system")
