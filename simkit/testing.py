@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from simkit.errors import SimkitError
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
@@ -91,6 +92,9 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
             and the ``simkit run`` line that replays the first failure from ``out``.
     """
     __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
+    if out is not None and (Path(out).is_dir() or not Path(out).parent.is_dir()):   # before minutes of audit
+        problem = "is a folder" if Path(out).is_dir() else "goes into a folder that does not exist"
+        raise SimkitError(f"out {out}: {problem}; give a .toml file to write", param="out")
     result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only,
                    jobs=jobs, budget=budget)
     if result.ok:
