@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from . import requests
+from .errors import described
 from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
 from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
@@ -238,10 +239,10 @@ def malformed(op) -> str | None:
     for f in dataclasses.fields(op):
         v = getattr(op, f.name)
         if not _ADMITS.get(str(f.type), _ANY)(v):     # annotations are strings here (``from __future__``)
-            if type(v) is int:
-                shown = v if v.bit_length() <= 64 else f"an integer of {v.bit_length()} bits"
-                return f"{type(op).__name__}.{f.name} is {shown}, not within 0..2**63 - 1"
-            return f"{type(op).__name__}.{f.name} is {v!r:.60} ({type(v).__name__}), not {f.type}"
+            if type(v) is int and str(f.type) == "int":      # an integer field's value out of its range
+                return f"{type(op).__name__}.{f.name} is {described(v)}, not within 0..2**63 - 1"
+            shown = described(v) if type(v) is int else f"{v!r:.60}"   # (an int's repr may be 5,000 digits)
+            return f"{type(op).__name__}.{f.name} is {shown} ({type(v).__name__}), not {f.type}"
     if type(op) is Commit and op.outcome not in OUTCOMES:
         return f"Commit.outcome is {op.outcome!r:.60}, not one of {', '.join(OUTCOMES)}"
     return None

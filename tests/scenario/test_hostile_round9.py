@@ -242,9 +242,6 @@ class IntegerTarget(Consumer):
         return 7
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/ops.py malformed() says any int is 'not within 0..2**63 - 1', "
-                   "whatever the field's type: 'Barrier.next_cursor is 7, not within 0..2**63 - 1'. Fix: the "
-                   "range message only for an int field")
 def test_an_integer_cursor_is_said_to_be_no_string():
     with pytest.raises(simkit.ConsumerError) as caught:
         simkit.simulate(simkit.load("retry_walkthrough"), IntegerTarget)
