@@ -33,6 +33,37 @@ next_cursor = "C2"
 """
 
 
+#: Consumers that hand a store a value no store holds (issue 32, "stores that disagree"), as a file's source:
+#: a lone surrogate in a cursor, a position past 2**63 (named, and as a default id on the quick path).
+UNSTORABLE = '''
+from simkit import Consumer
+from simkit.model import Event
+from simkit.ops import Barrier, Commit, Load
+
+
+class Surrogate(Consumer):
+    def run(self):
+        cp = yield Load()
+        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
+                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
+
+
+class Past63Bits(Consumer):
+    def run(self):
+        yield Load()
+        yield Commit(event=Event(id="e9", position=2**70, behavior="ok"), outcome="applied",
+                     applied_position=1, with_effect=True)
+
+
+class DefaultIdPast63(Consumer):
+    """a default id, ``e<position>``: on the memory store, the commit's quick path (the world's journal)"""
+    def run(self):
+        yield Load()
+        yield Commit(event=Event(id=f"e{2**63}", position=2**63, behavior="ok"), outcome="applied",
+                     applied_position=1)
+'''
+
+
 def scenario_dict(name: str) -> dict:
     """A bundled scenario as a mutable dict, to derive variants inside a test."""
     return tomllib.loads((SCENARIO_DIR / f"{name}.toml").read_text())

@@ -38,8 +38,8 @@ __all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "worker_main
 TIME_SCALE = 1000.0
 #: The run folder's databases.
 FILES = ("store.db", "provider.db", "sink.db")
-#: The longest a worker sleeps for one latency, in seconds: a live run's longest timeout
-#: (:data:`simkit.live.run.MAX_SECONDS`)
+#: The longest a worker sleeps for one latency, in seconds, and a live run's longest timeout
+#: (:data:`simkit.live.run.MAX_SECONDS` is this)
 LONGEST_SLEEP = 10**6
 
 

@@ -4,23 +4,14 @@ by name."""
 import json
 
 import pytest
+from conftest import UNSTORABLE
 
 import simkit
 from simkit.cli import main
 from simkit.errors import SimkitError
 from simkit.live.run import live
 
-CONSUMERS = '''
-from simkit import Consumer
-from simkit.ops import Barrier, Load
-
-
-class Surrogate(Consumer):
-    def run(self):
-        cp = yield Load()
-        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
-                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
-
+CONSUMERS = UNSTORABLE + '''
 
 class ReturnsAtOnce(Consumer):
     """reads its checkpoint and stops (step 7's "stop"): every event left undone"""

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import UNSTORABLE
 from test_hostile import bounded, one_line_exit_2
 from test_hostile_round4 import planted
 from test_hostile_round5 import HOSTILE
@@ -423,25 +424,6 @@ def test_a_consumer_that_runs_simkit_at_import_is_refused_not_forked_for_ever(tm
     assert len(set(ran)) == 1 and len(ran) == len(refused)
 
 
-UNSTORABLE = '''
-from simkit import Consumer
-from simkit.model import Event
-from simkit.ops import Barrier, Commit, Load
-
-
-class Surrogate(Consumer):
-    def run(self):
-        cp = yield Load()
-        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
-                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
-
-
-class Past63Bits(Consumer):
-    def run(self):
-        yield Load()
-        yield Commit(event=Event(id="e9", position=2**70, behavior="ok"), outcome="applied",
-                     applied_position=1, with_effect=True)
-'''
 
 
 @pytest.mark.parametrize("cls, problem", [

@@ -8,6 +8,7 @@ consumer was judged on one store and stopped with a traceback-like line on the o
 from __future__ import annotations
 
 import pytest
+from conftest import UNSTORABLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,33 +119,6 @@ def test_astral_characters_and_edge_positions_are_kept_alike():
     assert stores[0].lookup([Event("e-1", -1)])[1] == {-1: "e-1"}
 
 
-UNSTORABLE = '''
-from simkit import Consumer
-from simkit.model import Event
-from simkit.ops import Barrier, Commit, Load
-
-
-class Surrogate(Consumer):
-    def run(self):
-        cp = yield Load()
-        yield Barrier(cursor=cp.resume_cursor, version=cp.checkpoint_version, next_cursor="\\ud800",
-                      next_version=cp.checkpoint_version + 1, applied_position=cp.applied_position)
-
-
-class Past63Bits(Consumer):
-    def run(self):
-        yield Load()
-        yield Commit(event=Event(id="e9", position=2**70, behavior="ok"), outcome="applied",
-                     applied_position=1, with_effect=True)
-
-
-class DefaultIdPast63(Consumer):
-    """a default id, ``e<position>``: on the memory store, the commit's quick path (the world's journal)"""
-    def run(self):
-        yield Load()
-        yield Commit(event=Event(id=f"e{2**63}", position=2**63, behavior="ok"), outcome="applied",
-                     applied_position=1)
-'''
 
 
 @pytest.mark.parametrize("store", ["memory", "sqlite"])
