@@ -24,7 +24,7 @@ from simkit.model import Reservation, Scenario
 from simkit.ops import crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
-from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed
+from simkit.procedure.strategies import MALFORMED_SIGNS, RAISED, consumer_error, refuse_malformed
 from simkit.store.durable import DurableDict, DurableList, DurableSet, pack, transaction, unpack
 from simkit.store.sqlite import SQLiteStore, connect
 from simkit.truth.log import DecisionRow, EffectRow, ServedRow
@@ -205,7 +205,7 @@ class Driver(driver.Driver):
             raise consumer_error(self.strategy, None, op)
         try:
             return run(self, self.worker, op)
-        except (TypeError, AttributeError, ValueError, KeyError, OverflowError):
+        except MALFORMED_SIGNS:
             refuse_malformed(self.strategy, op)     # a malformed request, or a value no store holds: the
             raise                                   # consumer's line, as in the simulation
 

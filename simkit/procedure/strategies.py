@@ -31,7 +31,7 @@ from .shortcuts import (
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
            "NoVersionCheck", "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES",
            "SHORTCUTS", "scenario_of", "resolve", "strategy_name", "strategy_ref", "consumer_error",
-           "refuse_malformed", "RAISED"]
+           "refuse_malformed", "MALFORMED_SIGNS", "RAISED"]
 
 
 #: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.
@@ -155,6 +155,11 @@ def _one_line(text: str, width: int = 300) -> str:
 #: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real
 #: signal's).
 RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
+#: What a driver's request fails with when the request may be malformed: a driver catching one asks
+#: :func:`refuse_malformed` before it re-raises (the simulation's world and ``simkit live``'s worker alike)
+MALFORMED_SIGNS = (TypeError, AttributeError, ValueError, KeyError, OverflowError)
 
 
 def refuse_malformed(strategy: type, op) -> None:

@@ -21,6 +21,7 @@ import simpy
 from simkit.errors import ScenarioError
 from simkit.model import POLICIES, Fault, Scenario
 from simkit.ops import DECLARED, LOST, Commit, Effect, crash_points
+from simkit.procedure import strategies
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
@@ -212,7 +213,7 @@ class World(TimedRequests):
                             result := now(self, worker, op)
                         ) is LATER:
                             result = yield from self._execute(worker, op)
-                    except (TypeError, AttributeError, ValueError, KeyError, OverflowError):
+                    except strategies.MALFORMED_SIGNS:
                         refuse_malformed(self.strategy, op)
                         raise
             except _Crash:
