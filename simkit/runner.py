@@ -9,6 +9,7 @@ from simkit.errors import ScenarioError, SimkitError, StrategyError, described
 from simkit.judge.checker import Verdict, check
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
+from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.checks import MAX_INT, Checker
 from simkit.scenario.faults import parse_fault
@@ -74,6 +75,7 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
             2**53 either side of 0 (as ``--seed``), ``faults`` no sequence of faults as a ``[[faults]]``
             table allows (``param`` names which).
     """
+    not_rerunning()         # a script's top-level simulate() is not run again inside each life
     strategy = consumer_class(strategy)
     if not isinstance(scenario, Scenario):
         raise SimkitError(f"scenario {described(scenario)}: is no Scenario (simkit.load or simkit.parse "

@@ -8,6 +8,11 @@ module's code is compiled once and run again into a new module object, at the co
 fraction of a millisecond), not of starting a process. This also keeps a run a pure function of its inputs:
 nothing a consumer kept in its class or module during one run leaks into the next.
 
+A module run again stops at its first simulation of its own (:func:`not_rerunning`): a script that defines its
+consumer and then calls ``simulate()`` or ``audit()`` at top level has its definitions run afresh, not its
+simulation again inside each life (which nested an audit in every one of its lives). What the script does
+above that call (a ``print``) runs again with it; a script's ``if __name__ == "__main__":`` block does not.
+
 What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on
 disk). For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life.
 simkit's own strategies keep no class or module state and are used as they are, as is a class defined inside a
@@ -22,7 +27,22 @@ from functools import cache
 from .consumer import Contract
 from .strategies import RAISED, consumer_error
 
-__all__ = ["end", "fresh", "start"]
+__all__ = ["end", "fresh", "not_rerunning", "start"]
+
+
+class _Rerun(BaseException):
+    """A module run afresh reached a simulation of its own: the re-run stops there (:func:`not_rerunning`)."""
+
+
+#: How many modules are being run afresh (:func:`fresh`) right now.
+_RERUNNING = [0]
+
+
+def not_rerunning() -> None:
+    """Called as a world is made: inside a module being run afresh it stops the re-run there, with the
+    definitions above the call in place (the module docstring)."""
+    if _RERUNNING[0]:
+        raise _Rerun
 
 
 @cache
@@ -55,10 +75,15 @@ def fresh(cls: type) -> type:
     again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
+    _RERUNNING[0] += 1
     try:
         exec(_code(path), again.__dict__)
+    except (_Rerun, SystemExit):    # its own simulation, or its sys.exit(): what is defined above is in place
+        pass
     except Exception:               # the module no longer runs as it did when it was loaded: keep the class
         return cls
+    finally:
+        _RERUNNING[0] -= 1
     new: object = again.__dict__
     for part in cls.__qualname__.split("."):
         new = new.get(part) if isinstance(new, dict) else getattr(new, part, None)

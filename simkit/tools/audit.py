@@ -21,6 +21,7 @@ from simkit.errors import SimkitError, described
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
+from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
 from simkit.runner import consumer_class, simulate
 
@@ -274,6 +275,7 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
         StrategyError: ``strategy`` names no consumer.
         SimkitError: a bound is negative.
     """
+    not_rerunning()         # a script's top-level audit() is not run again inside each life
     if seeds < 1 or sweep_seeds < 0:
         raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, "
                           f"{sweep_seeds})")

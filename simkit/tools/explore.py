@@ -44,6 +44,7 @@ from typing import Any
 
 from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
+from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run, simulate
 
@@ -275,6 +276,7 @@ def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pause
            points, ops, dedup, keep_faults, jobs, progress, share_prefixes, stop_if_failing=False
            ) -> tuple[Split, Any]:
     """:func:`explore` up to its subtrees: the split, and the progress bar (still open)."""
+    not_rerunning()         # a script's top-level explore() is not run again inside each life
     base = fault_free(scenario, keep_faults)
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
                    ops)

@@ -1,5 +1,4 @@
-"""The SimPy world: provider, store, sink, external service
-and workers; it executes the requests a consumer yields.
+"""The SimPy world: provider, store, sink, external service and workers; it executes a consumer's requests.
 
 Each worker is a SimPy process driving one consumer generator. Requests take simulated latency, crash points
 fall before and after them (docs/vocabulary.md, "Crash points"), a request can be lost on its way (it takes no
@@ -24,7 +23,7 @@ from simkit.ops import DECLARED, LOST, Commit, Effect, crash_points
 from simkit.procedure import strategies
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
-from simkit.procedure.lives import end, start
+from simkit.procedure.lives import end, not_rerunning, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
 from simkit.store.memory import MemoryStore, refuse_unwritable
 from simkit.store.sqlite import SQLiteStore, make_store
@@ -77,6 +76,7 @@ class World(TimedRequests):
 
     def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int,
                  faults: tuple[Fault, ...] = (), settlement: str | None = None):
+        not_rerunning()
         super().__init__()
         self.scenario = scenario
         self.settlement = scenario.settlement if settlement is None else settlement

@@ -207,6 +207,39 @@ def test_a_script_that_defines_its_consumer_and_simulates_it_runs_once(tmp_path)
     assert done.returncode == 0
 
 
+
+UNGUARDED = '''
+from simkit import Consumer, load, simulate
+from simkit.model import Fault
+
+
+class Remembers(Consumer):
+    handled = set()
+
+    def is_replay(self, event, receipts, applied_position):
+        return event.id in Remembers.handled or super().is_replay(event, receipts, applied_position)
+
+    def apply(self, event, applied_position):
+        Remembers.handled.add(event.id)
+        return (yield from super().apply(event, applied_position))
+
+
+run = simulate(load("retry_walkthrough"), Remembers,
+               faults=[Fault("crash", "before_event_commit", position=107)])
+print("ok" if run.verdict.ok else "NOT ok", run.world.crashes)
+'''
+
+
+def test_a_script_that_simulates_at_top_level_runs_its_simulation_once(tmp_path):
+    """No ``__main__`` guard: each life runs the script's definitions afresh (a crash wipes the class-level
+    set, so e107 is applied, not lost) and stops at its ``simulate()``, which used to run again inside every
+    life (and an ``audit()`` there nested a whole audit in each)."""
+    (tmp_path / "mine.py").write_text(UNGUARDED)
+    done = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.splitlines() == ["ok 1"], done.stdout + done.stderr
+
+
 # -- requests with fields of the wrong type that the world executes -----------------------------------------
 class BoolPosition(Consumer):
     """``resulting_applied_position`` returns True: a Commit whose applied_position is a bool."""
