@@ -148,9 +148,22 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
 
 
 # -- the pytest plugin: pytest_plugins = ["simkit.testing"] --------------------------------------------------
+def _seconds(text: str) -> float:
+    """``--simkit-budget``'s value: seconds, as the audit's ``budget`` takes them (pytest's usage error, not a
+    traceback from the first test that audits)."""
+    import argparse
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 10**6:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds from more than 0 to 10^6")
+    return seconds
+
+
 def pytest_addoption(parser) -> None:
     parser.getgroup("simkit").addoption(
-        "--simkit-budget", type=float, default=None, metavar="SECONDS",
+        "--simkit-budget", type=_seconds, default=None, metavar="SECONDS",
         help=f"seconds of wall time for each simkit_audit (default {BUDGET:g})")
 
 

@@ -65,6 +65,16 @@ def test_a_consumer_authors_pytest_file_fails_on_a_buggy_consumer_with_a_readabl
     assert json.loads(again.stdout)["ok"] is False
 
 
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "soon"])
+def test_a_budget_no_audit_takes_is_pytests_usage_error(tmp_path, value):
+    (tmp_path / "conftest.py").write_text(AUTHOR_CONFTEST)
+    (tmp_path / "test_author.py").write_text(AUTHOR_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--simkit-budget",
+                           value, "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4 and "Traceback" not in done.stderr + done.stdout, done.stderr
+    assert f"argument --simkit-budget: '{value}': seconds from more than 0 to 10^6" in done.stderr
+
 def test_assert_passes_audit_raises_with_the_table_and_passes_safe(tmp_path):
     out = tmp_path / "failure.toml"
     with pytest.raises(AssertionError) as failed:
