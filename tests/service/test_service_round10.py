@@ -54,10 +54,10 @@ def test_a_body_framed_both_by_length_and_by_chunks_is_a_400_that_closes_and_cha
     """``Transfer-Encoding: chunked`` and ``Content-Length`` on one request: a proxy that frames by the length
     and this server, which framed by the chunks, disagree where the request ends (request smuggling: here the
     bytes after the length's 5 held a second request of the proxy's client). The server took the chunked
-    write (200, a checkpoint made) and kept the connection open for what followed, where RFC 9112 (6.1) says
-    it MUST close it, and two ``Content-Length`` lines, the same ambiguity, were already refused. Now it is the
-    service's 400 ``malformed_request``, nothing is written, the connection closes and the request behind it is
-    never read."""
+    write (200, a checkpoint made) and kept the connection open for what followed, where RFC 9112 (6.1)
+    says it MUST close it, and two ``Content-Length`` lines, the same ambiguity, were already refused. Now it
+    is the service's 400 ``malformed_request``, nothing is written, the connection closes and the request
+    behind it is never read."""
     svc, port = served
     before = svc.state_digest()
     first = HEAD + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n" + _chunked(_write("r10-a", 1))
