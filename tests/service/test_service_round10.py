@@ -3,7 +3,10 @@ two ways. Each rejected request is the service's error body and changes no state
 from __future__ import annotations
 
 import json
+import re
 import socket
+import subprocess
+import sys
 
 import pytest
 
@@ -68,3 +71,43 @@ def test_a_body_framed_both_by_length_and_by_chunks_is_a_400_that_closes_and_cha
     assert json.loads(body)["error"]["code"] == "malformed_request"
     assert reply.count(b"HTTP/1.1 ") == 1 and not reply.endswith(b"<kept open>")
     assert svc.state_digest() == before
+
+
+# -- start-up flags whose part after '@' or '#' is empty (an unset shell variable) or no plain number ----
+@pytest.mark.parametrize("text, problem", [
+    ("lose-reply#", "occurrence after '#' must be a positive integer or '*'"),
+    ("lose-reply#\uff12", "occurrence after '#' must be a positive integer or '*'"),
+    ("lose-reply# 2", "occurrence after '#' must be a positive integer or '*'"),
+    ("lose-reply#+2", "occurrence after '#' must be a positive integer or '*'"),
+    ("lose-reply#1_0", "occurrence after '#' must be a positive integer or '*'"),
+    ("lose-reply@", "no route after '@'"),
+    ("lose-reply@#2", "no route after '@'"),
+])
+def test_a_fault_with_nothing_or_no_plain_number_after_its_sign_is_refused(text, problem):
+    """``--fault "lose-reply#$N"`` with ``N`` unset struck the first request, and ``--fault
+    "lose-reply@$ROUTE"`` every route, as if the sign had not been typed (``#`` with a full-width digit, a
+    space or a sign was read as a number too): the grammar is ``KIND[@ROUTE][#N]``, as ``--crash``'s, which
+    refuses ``POINT#``."""
+    from simkit.service.config import ServiceConfigError
+    from simkit.service.options import parse_fault
+    with pytest.raises(ServiceConfigError, match=re.escape(problem)) as caught:
+        parse_fault(text)
+    assert caught.value.param == "faults" and "\n" not in str(caught.value)
+
+
+def test_a_grant_with_nothing_after_its_at_sign_is_refused_not_given_the_dev_scope():
+    """``--grant "alice=memory_read,memory_checkpoint@$SCOPE"`` with ``SCOPE`` unset granted alice the dev
+    scope, the namespace of subject ``dev``: the scope given empty is refused, as an absent one is not."""
+    from simkit.service.config import ServiceConfigError
+    from simkit.service.options import parse_grant_flag
+    with pytest.raises(ServiceConfigError, match="no scope after '@'") as caught:
+        parse_grant_flag("alice=memory_read,memory_checkpoint@")
+    assert caught.value.param == "grants"
+    assert parse_grant_flag("alice=memory_read")[2] == DEV_SCOPE        # a guard: no '@', the dev scope
+
+
+def test_serve_with_an_empty_grant_scope_is_one_line_and_exit_2():
+    proc = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--credential", "a=alice",
+                           "--grant", "alice=memory_read@"], capture_output=True, text=True, timeout=30)
+    assert (proc.returncode, proc.stdout) == (2, "") and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("simkit: --grant 'alice=memory_read@': no scope after '@'")
