@@ -217,3 +217,16 @@ def test_sigterm_while_simkit_imports_is_one_line(tmp_path):
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
     assert (proc.returncode, proc.stdout, proc.stderr) == (143, "", "simkit: terminated by SIGTERM\n")
+
+
+# -- 5. --crash with digits that are no ASCII digits, or a trailing newline ---------------------------------
+@pytest.mark.parametrize("text", ["before_event_commit@\u0661\u0660\u0666", "before_event_commit#\uff11",
+                                  "before_event_commit\n", "before_event_commit@106\n"],
+                         ids=["arabic-indic position", "full-width occurrence", "newline", "newline after @"])
+def test_a_crash_whose_digits_are_not_ascii_or_that_ends_in_a_newline_is_refused(text):
+    """``--crash before_event_commit@١٠٦`` crashed before 106 commits (``\\d`` takes every script's digits,
+    and ``int()`` reads them), and a trailing newline was taken (``$`` matches before one): a scenario file's
+    ``position`` takes neither, and ``--crash`` refuses ``+106`` and ``1_06``."""
+    with pytest.raises(simkit.ScenarioError, match="expected POINT") as caught:
+        simkit.parse_crash_arg(text)
+    assert caught.value.param == "crash" and "\n" not in str(caught.value)
