@@ -55,7 +55,9 @@ def parse_fault(c: Checker, f: dict, where: str) -> Fault:
     )
 
 
-_CRASH_ARG = re.compile(r"^(?P<point>[a-z_]+)(?:@(?P<position>-?\d+))?(?:#(?P<occurrence>\d+))?$")
+# ASCII digits, and the whole text: \d took Arabic-Indic and full-width digits ('@١٠٦' crashed at 106), and $
+# a trailing newline ('before_event_commit\n')
+_CRASH_ARG = re.compile(r"(?P<point>[a-z_]+)(?:@(?P<position>-?[0-9]+))?(?:#(?P<occurrence>[0-9]+))?")
 
 
 def parse_crash_arg(text: str) -> Fault:
@@ -66,7 +68,7 @@ def parse_crash_arg(text: str) -> Fault:
     if not isinstance(text, str):              # None was re's TypeError: expected string or bytes-like object
         raise ScenarioError(f"crash {described(text)}: is of type {type(text).__name__}, not a string "
                             "POINT[@POSITION][#OCCURRENCE]", param="crash")
-    m = _CRASH_ARG.match(text)
+    m = _CRASH_ARG.fullmatch(text)
     if not m or m["point"] not in CRASH_POINTS:
         # escaped and bounded: the text as typed may hold a newline, or be 50,000 characters long
         raise ScenarioError(f"crash {echoed(text)}: expected POINT[@POSITION][#OCCURRENCE] "

@@ -64,11 +64,14 @@ def parse_fault(text: str, where: str = "faults") -> FaultSpec:
 
     ROUTE must be one that can honour KIND (:data:`simkit.service.contract.FAULT_OPS`), and is that one when
     only one can (``crash-mid-write``: ``write``; ``corrupt-journal``: ``changes``)."""
-    spec, _, nth = text.strip().partition("#")
-    kind, _, route = spec.partition("@")
+    spec, hashed, nth = text.strip().partition("#")
+    kind, at, route = spec.partition("@")
     shown = f"{where} {C.show(text)}"
     if kind not in FAULT_KINDS:
         raise ServiceConfigError(f"{shown}: unknown fault {C.show(kind)}; one of {', '.join(FAULT_KINDS)}",
+                                 param=where)
+    if at and not route:        # "lose-reply@$ROUTE", ROUTE unset: it struck every route
+        raise ServiceConfigError(f"{shown}: no route after '@'; one of {', '.join(FAULT_ROUTES)}, or no '@'",
                                  param=where)
     if route and route not in FAULT_ROUTES:
         raise ServiceConfigError(f"{shown}: unknown route {C.show(route)}; one of {', '.join(FAULT_ROUTES)}",
@@ -76,10 +79,9 @@ def parse_fault(text: str, where: str = "faults") -> FaultSpec:
     if nth == "*":
         n = 0
     else:
-        try:
-            n = int(nth) if nth else 1
-        except ValueError:
-            n = -1
+        # ASCII digits only, and some after a '#' ("lose-reply#$N", N unset, struck the 1st request): int()
+        # also read ' 2', '+2', '1_0' and full-width digits
+        n = int(nth) if nth.isascii() and nth.isdigit() else 1 if not hashed else -1
         if n < 1:
             raise ServiceConfigError(f"{shown}: occurrence after '#' must be a positive integer or '*'",
                                      param=where)
@@ -141,12 +143,15 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
     """``SUBJECT=CAP[,CAP...][@SCOPE_JSON]`` (``--grant``; an item of :func:`build_service`'s ``grants``); the
     scope defaults to the dev scope."""
     subject, sep, rest = text.partition("=")
-    caps_text, _, scope_text = rest.partition("@")
+    caps_text, at, scope_text = rest.partition("@")
     caps = [c for c in caps_text.split(",") if c]
     shown = f"grants {C.show(text)}"                 # the value cut short: a scope may be any length
     if not sep or not subject or not caps or not set(caps) <= set(C.CAPABILITIES):
         raise ServiceConfigError(f"{shown}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
                                  f"{', '.join(C.CAPABILITIES)}", param="grants")
+    if at and not scope_text.strip():       # "alice=memory_read@$SCOPE", SCOPE unset: it granted dev's scope
+        raise ServiceConfigError(f"{shown}: no scope after '@' (a JSON object; without '@', the dev scope)",
+                                 param="grants")
     if not scope_text:
         return subject, caps, dict(DEV_SCOPE)
     try:                                        # a key named twice, or NaN: refused as a request body's are

@@ -45,6 +45,23 @@ class _QuietLostReply(logging.Filter):
 
 
 
+class _OneFraming(h11.Connection):
+    """h11's connection, refusing a request framed both by ``Transfer-Encoding`` and by ``Content-Length``.
+
+    h11 reads the chunks and ignores the length (RFC 9112, 6.1), and kept the connection open; a proxy that
+    frames by the length would see another request in the same bytes (request smuggling), the ambiguity two
+    ``Content-Length`` lines are refused for. The :class:`h11.RemoteProtocolError` makes uvicorn answer
+    :meth:`DeadlineH11.send_400_response` and close: the request never reaches the service."""
+
+    def next_event(self):
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            names = {name for name, _ in event.headers}     # h11 gives them in lower case
+            if b"transfer-encoding" in names and b"content-length" in names:
+                raise h11.RemoteProtocolError("both Transfer-Encoding and Content-Length")
+        return event
+
+
 class DeadlineH11(H11Protocol):
     """uvicorn's h11 protocol with a deadline for receiving each request whole.
 
@@ -60,6 +77,7 @@ class DeadlineH11(H11Protocol):
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
+        self.conn.__class__ = _OneFraming       # uvicorn made it; one connection object serves every request
         self._arm()
 
     def data_received(self, data: bytes) -> None:
@@ -75,9 +93,10 @@ class DeadlineH11(H11Protocol):
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
-        """A request that is not HTTP/1.1 at all (two ``Content-Length`` lines, raw non-ASCII bytes in its
-        target, garbage): the service's error body with ``Cache-Control: no-store``, as every other reply,
-        not uvicorn's bare ``text/plain``; the connection closes."""
+        """A request that is not HTTP/1.1 at all (two ``Content-Length`` lines, or one and
+        ``Transfer-Encoding``, raw non-ASCII bytes in its target, garbage): the service's error body with
+        ``Cache-Control: no-store``, as every other reply, not uvicorn's bare ``text/plain``; the connection
+        closes."""
         body = json.dumps(ServiceError(400, "malformed_request", "the request is not valid HTTP/1.1").body(),
                           separators=(",", ":")).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),

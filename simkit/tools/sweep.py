@@ -26,7 +26,7 @@ from statistics import NormalDist
 from simkit.errors import SimkitError, told
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
-from simkit.procedure.strategies import STRATEGIES
+from simkit.procedure.strategies import STRATEGIES, strategy_name
 from simkit.runner import simulate
 from simkit.scenario.read import MAX_INT
 from simkit.truth.derived import effects_count
@@ -47,7 +47,8 @@ def check_seed(option: str, seed: int) -> None:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
-__all__ = ["Sweep", "sweep", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS", "MAX_SEEDS", "MAX_RUNS"]
+__all__ = ["Sweep", "sweep", "configurations", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS",
+           "MAX_SEEDS", "MAX_RUNS"]
 
 #: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
 #: column (:class:`~simkit.judge.verdict.Declared`), the world's.
@@ -76,14 +77,17 @@ def _with_rate(sc: Scenario, crash_rate: float | None) -> Scenario:
     return dataclasses.replace(sc, random_faults=dataclasses.replace(sc.random_faults, crash=crash_rate))
 
 
-def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) -> dict:
-    """One run as one row of the tidy table (:data:`COLUMNS`)."""
+def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None,
+            label: str | None = None) -> dict:
+    """One run as one row of the tidy table (:data:`COLUMNS`); ``label``, if given, names its strategy in the
+    row instead of the verdict's name (:func:`configurations`)."""
     from .schedules import strategy_class
     sc = _with_rate(sc, crash_rate)
     run = simulate(sc, strategy_class(strategy), seed)
     v, w = run.verdict, run.world
-    return {"scenario": sc.name, "strategy": run.strategy, "settlement": getattr(sc, "settlement", "fenced"),
-            "store": getattr(sc, "store", "memory"), "crash_rate": sc.random_faults.crash, "seed": seed,
+    return {"scenario": sc.name, "strategy": label or run.strategy,
+            "settlement": getattr(sc, "settlement", "fenced"), "store": getattr(sc, "store", "memory"),
+            "crash_rate": sc.random_faults.crash, "seed": seed,
             "ok": v.ok, **{f.sweep: (f.sweep_value or count)(f.of(v)) for f in FIELDS if f.sweep},
             "events": len(w.provider.events),
             "faults": len(w.faults.fired), "crashes": w.crashes, "fetches": len(w.provider.log),
@@ -91,10 +95,10 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None) 
 
 
 def _chunk(task) -> list[dict]:
-    sc, strategy, crash_rate, seeds, heartbeat = task
+    sc, strategy, crash_rate, seeds, heartbeat, label = task
     rows = []
     for seed in seeds:
-        rows.append(run_row(sc, strategy, seed, crash_rate))
+        rows.append(run_row(sc, strategy, seed, crash_rate, label))
         _beat(heartbeat)
     return rows
 
@@ -244,6 +248,32 @@ def _check(seeds: int, strategies: tuple, crash_rates: tuple, first_seed: int, j
                           param="seeds")
 
 
+def configurations(strategies, crash_rates) -> list[tuple[object, float | None, str | None]]:
+    """Each configuration of a sweep once, in the order first given: ``(strategy, crash rate, label)``.
+
+    A configuration named twice (``safe`` and ``safe``, or ``simkit.procedure.consumer:Consumer``; rates
+    ``0.1`` and ``0.10``, ``0`` and ``-0``) ran twice, and its runs, pure functions of (scenario, strategy,
+    seed), counted as twice the trials: a confidence interval narrower than the sweep's. ``label`` names the
+    rows of a consumer whose verdict name another consumer of the sweep shares (``a/one.py:MoveOn`` and
+    ``b/two.py:MoveOn`` were one row, a loss rate of neither): the reference as given (``module:Class`` for a
+    class); ``None`` keeps the verdict's name."""
+    from simkit.runner import consumer_class
+
+    from .schedules import strategy_class
+    first: dict[type, object] = {}
+    for s in strategies:
+        first.setdefault(strategy_class(s) if isinstance(s, str) else consumer_class(s), s)
+    names = [strategy_name(cls) for cls in first]
+    labels: list[str | None] = []
+    for (cls, s), name in zip(first.items(), names):
+        ref = s if isinstance(s, str) else f"{cls.__module__}:{cls.__qualname__}"
+        labels.append(ref if names.count(name) > 1 else None)
+    labels = [f"{label} #{i + 1}" if label is not None and labels.count(label) > 1 else label
+              for i, label in enumerate(labels)]
+    rates = list(dict.fromkeys(None if r is None else r + 0.0 for r in crash_rates))  # -0.0 + 0.0 is 0.0
+    return [(s, rate, label) for s, label in zip(first.values(), labels) for rate in rates]
+
+
 def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, crash_rates=(None,), *,
           first_seed: int = 0, jobs: int | None = None, dask_address: str | None = None,
           dask_timeout: float = 10.0, progress: bool = False, chunk: int | None = None,
@@ -271,12 +301,12 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     strategies, crash_rates = tuple(strategies), tuple(crash_rates)
     _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
-    configs = [(s, rate) for s in strategies for rate in crash_rates]
+    configs = configurations(strategies, crash_rates)
     workers = jobs if dask_address is None else 8
     size = chunk or min(50, max(1, -(-seeds * len(configs) // (4 * workers))))
     beat = None if dask_address is not None else heartbeat      # a path of this machine's
-    tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)), beat)
-             for s, rate in configs for a in range(0, seeds, size)]
+    tasks = [(scenario, s, rate, range(first_seed + a, first_seed + min(seeds, a + size)), beat, label)
+             for s, rate, label in configs for a in range(0, seeds, size)]
     from tqdm import tqdm
     bar = tqdm(total=len(configs) * seeds, disable=not progress, file=sys.stderr, unit="run",
                desc=f"sweep {scenario.name}", leave=False)
