@@ -71,7 +71,8 @@ def test_a_budget_no_audit_takes_is_pytests_usage_error(tmp_path, value):
     (tmp_path / "conftest.py").write_text(AUTHOR_CONFTEST)
     (tmp_path / "test_author.py").write_text(AUTHOR_TESTS)
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--simkit-budget",
-                           value, "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                           value, "test_author.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 4 and "Traceback" not in done.stderr + done.stdout, done.stderr
     assert f"argument --simkit-budget: '{value}': seconds from more than 0 to 10^6" in done.stderr
 
