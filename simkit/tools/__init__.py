@@ -15,9 +15,10 @@ audit          anyone's consumer judged on every case, within a budget, in a pro
 audit_cases    what the audit tries: bundled, corner, wide, sweep and explore cases, cheapest first
 bench          the performance benchmark
 bench_memory   its memory figures, each read in a fresh child process
+notebook_run   a notebook executed as the benchmark and the edition's test run it (nbclient, polled)
 pool           how many processes ``jobs`` may start; workers that die with the command
 =============  =========================================================================================
 """
 
 __all__ = ["audit", "audit_cases", "bench", "bench_memory", "exploration", "explore", "fingerprint", "forked",
-           "pool", "scenario_toml", "schedules", "shrink", "sweep"]
+           "notebook_run", "pool", "scenario_toml", "schedules", "shrink", "sweep"]

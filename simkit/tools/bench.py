@@ -209,11 +209,11 @@ def widget_redraw_ms(changes: int) -> float:
 def notebook_seconds(folder: str | None = None, timeout: int = 1800) -> dict[str, float]:
     """Seconds to execute each notebook of ``notebooks/`` (nbclient, in a fresh kernel each, in the notebook's
     own folder), by file name. Minutes in all: ``--notebooks`` asks for it."""
-    import nbclient
     import nbformat
+
+    from .notebook_run import executed
     here = Path(folder) if folder is not None else Path(__file__).resolve().parents[2] / "notebooks"
-    return {path.name: _timed(nbclient.NotebookClient(nbformat.read(path, as_version=4), timeout=timeout,
-                                                      resources={"metadata": {"path": str(here)}}).execute)[0]
+    return {path.name: _timed(lambda path=path: executed(nbformat.read(path, as_version=4), here, timeout))[0]
             for path in sorted(here.glob("*.ipynb"))}
 
 

@@ -7,12 +7,11 @@ needs read through the installed package; it never overwrites an attendee's note
 import json
 import re
 from pathlib import Path
-from queue import Empty
-from time import monotonic
 
 import pytest
 
 from simkit.cli import main
+from simkit.tools.notebook_run import executed
 from simkit.workshop.edition import edition_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,47 +60,16 @@ def test_an_attendees_notebooks_are_not_overwritten_unless_asked(tmp_path, capsy
     assert main(["workshop", str(tmp_path), "--force"]) == 0 and mine.read_text() != "{}"
 
 
-#: The longest one wait for a kernel's message lasts before the channel is polled again (seconds).
-SLICE = 1.0
-
-
-def in_slices(get_msg):
-    """``get_msg`` of a kernel client's channel, with the same timeout, polling at most :data:`SLICE` at a
-    time. nbclient waits for a cell's reply with one poll of the whole timeout, and the wake-up of a reply
-    that arrives while the IOPub task is busy with many messages (a widget's outputs) is sometimes lost in
-    zmq.asyncio: the poll then returns the reply only when the timeout runs out. The explorer's cell of
-    notebook 01, 2 s, took exactly 600 s and passed; the kernel had replied and sat idle. Each slice that
-    ends polls the socket itself, so a lost wake-up costs a slice; the timeout is the cell's, as before."""
-    async def sliced(timeout=None):
-        deadline = None if timeout is None else monotonic() + timeout
-        while True:
-            left = SLICE if deadline is None else min(SLICE, max(0.0, deadline - monotonic()))
-            try:
-                return await get_msg(timeout=left)
-            except Empty:
-                if deadline is not None and monotonic() >= deadline:
-                    raise
-    return sliced
-
-
 @pytest.mark.parametrize("name", [nb.name for nb in edition_notebooks()])
 def test_every_notebook_of_the_edition_runs_in_its_own_folder(tmp_path_factory, name):
     """Each notebook executed in the edition's folder (not the checkout's), as an attendee runs it."""
     import nbformat
-    from nbclient import NotebookClient
 
     folder = tmp_path_factory.getbasetemp() / "edition"
     if not folder.exists():
         main(["workshop", str(folder)])
     nb = nbformat.read(folder / name, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(folder)}})
-
-    def polled_in_slices(notebook):
-        for channel in (client.kc.shell_channel, client.kc.iopub_channel):
-            channel.get_msg = in_slices(channel.get_msg)
-    client.on_notebook_start = polled_in_slices
-    client.execute()
+    executed(nb, folder, timeout=600)           # (a widget cell's lost wake-up costs a second, not 600 s)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors, errors
 
