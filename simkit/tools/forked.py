@@ -286,7 +286,7 @@ def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any
     cls = strategy_class(strategy)
     trim()
     with paused():
-        world = World(base, cls, seed, ())
+        world = World(base, cls, seed, (), keep_trace=False)
         world.faults, plan.world = plan, world
         try:
             world.run()

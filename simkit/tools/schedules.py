@@ -99,7 +99,7 @@ def run_schedule(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...],
     """
     cls = strategy_class(strategy)
     with paused():
-        world = World(base, cls, seed, faults)
+        world = World(base, cls, seed, faults, keep_trace=False)
         plan = world.faults = Plan(base, faults, seed, world, dedup and base.workers == 1, stop)
         plan.record = record
         try:

@@ -39,9 +39,9 @@ _LOGS: dict[str, tuple[tuple[type[Column], ...], tuple[str, ...], str | None]] =
 }
 
 
-def _source() -> str:
+def _source(logs: dict) -> str:
     body, names = [f"default = {Ids.DEFAULT_AT.format(v='event_id', p='position')}"], []
-    for log, (kinds, values, condition) in _LOGS.items():
+    for log, (kinds, values, condition) in logs.items():
         columns = [f"{log}{i}" for i in range(len(kinds))]
         names.append(f"{', '.join(columns)}, = {log}")
         lines = []
@@ -52,12 +52,12 @@ def _source() -> str:
             template = Ids.APPEND_KNOWN if kind is Ids else kind.APPEND
             lines.extend(template.format(c=c, v=v, p="position", d="default").splitlines())
         body.extend(lines if condition is None else [f"if {condition}:", *("    " + x for x in lines)])
-    before = f"{', '.join(f'n{log}' for log in _LOGS)} = {', '.join(f'len({log}0)' for log in _LOGS)}"
+    before = f"{', '.join(f'n{log}' for log in logs)} = {', '.join(f'len({log}0)' for log in logs)}"
     undo = "\n".join(f"_cut(({', '.join(f'{log}{i}' for i in range(len(k)))},), n{log})"
-                     for log, (k, _v, _c) in _LOGS.items())
+                     for log, (k, _v, _c) in logs.items())
     row = (f"def row({', '.join(ROW)}):\n    {before}\n    try:\n" + indent("\n".join(body), "        ")
            + "\n    except BaseException:\n" + indent(undo, "        ") + "\n        raise\n")
-    return f"def bind({', '.join(_LOGS)}):\n" + indent("\n".join(names) + "\n" + row + "return row\n", "    ")
+    return f"def bind({', '.join(logs)}):\n" + indent("\n".join(names) + "\n" + row + "return row\n", "    ")
 
 
 def _cut(columns, n: int) -> None:
@@ -66,12 +66,18 @@ def _cut(columns, n: int) -> None:
         del c[n:]
 
 
-_BIND = compile_function(_source(), "bind", "journal.bind", __name__,
-                         {"default_id": default_id, "default_position": default_position,
-                          "_cut": _cut})
+_GLOBALS = {"default_id": default_id, "default_position": default_position, "_cut": _cut}
+_BIND = compile_function(_source(_LOGS), "bind", "journal.bind", __name__, _GLOBALS)
+#: the same, for a world that keeps no trace (an explored schedule's: nothing reads it)
+_BIND_UNTRACED = compile_function(_source({k: v for k, v in _LOGS.items() if k != "t"}), "bind",
+                                  "journal.bind_untraced", __name__, _GLOBALS)
 
 
-def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog, trace: Trace) -> Callable[..., None]:
-    """The function that writes one commit's rows to these logs, called with :data:`ROW`'s arguments. It binds
-    the logs' columns now: the logs must keep them (each keeps its columns for its life)."""
+def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog,
+            trace: Trace | None) -> Callable[..., None]:
+    """The function that writes one commit's rows to these logs (``trace`` ``None``: to the other three),
+    called with :data:`ROW`'s arguments. It binds the logs' columns now: the logs must keep them (each keeps
+    its columns for its life)."""
+    if trace is None:
+        return _BIND_UNTRACED(effects.columns, receipts.columns, writes.columns)
     return _BIND(effects.columns, receipts.columns, writes.columns, tuple(getattr(trace, c) for c in COLUMNS))

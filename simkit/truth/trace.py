@@ -11,7 +11,7 @@ from .columns import Codes, Column, Ids, Ints, adder
 
 __all__ = ["COLUMNS", "CONFLICT", "CROSSED_REPLY", "CURSOR_REFUSED", "DETAILS", "KINDS", "NO_PAGE",
            "REPLY_LOST", "REQUEST_LOST", "Trace", "commit_step", "crossed_outcome", "fetched_outcome",
-           "is_fetched", "transition_outcome", "validated_outcome"]
+           "is_fetched", "transition_outcome", "untraced", "validated_outcome"]
 
 COLUMNS = ("time", "worker", "step", "event_id", "position", "resume_cursor", "cursor_place",
            "applied_position", "checkpoint_version", "outcome")
@@ -66,6 +66,10 @@ def validated_outcome(action: str, state) -> str:
     """``validate``: the first transaction of ``split_validate_write``
     decided (details ``action``, ``after``)."""
     return f"{action} {state or ''}".strip()
+
+
+def untraced(*_row, **_given) -> None:
+    """A trace row not written: what a world that keeps no trace has for its trace's ``add``."""
 
 
 class Trace:

@@ -18,7 +18,7 @@ from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
 from simkit.ops import DECLARED, Call
 from simkit.procedure.driver import Driver
 from simkit.truth.clock import Clock
-from simkit.truth.trace import crossed_outcome, transition_outcome, validated_outcome
+from simkit.truth.trace import Trace, crossed_outcome, transition_outcome, validated_outcome
 
 from .external import principal_at
 
@@ -35,6 +35,7 @@ class ExternalCalls(Driver, part=True):
     # the world's (:class:`simkit.world.simulation.World`)
     scenario: Scenario
     clock: Clock
+    trace: Trace | None
 
     def principal(self) -> str:
         return principal_at(self.scenario.rotate_at, self.clock.now)
@@ -58,7 +59,7 @@ class ExternalCalls(Driver, part=True):
         if fault is not None and fault.kind == "crossed_reply":
             reply = self.service.crossed(mine, fault.differs)
             self._row(worker, "effect", e, crossed_outcome(reply.identity))
-            self.trace.note(crossed=reply.identity)
+            self._note(crossed=reply.identity)
             return reply
         reply = super().call(worker, op)
         delay = fault.delay if fault is not None else 0.0
@@ -90,10 +91,15 @@ class ExternalCalls(Driver, part=True):
         state = yield from self.settlement_of(worker, event, reservation, observation)
         last = self.store.operations.history[-1]
         self._row(worker, step, event, transition_outcome(last.action, last.before, last.after))
-        self.trace.note(action=last.action, before=last.before, after=last.after)
+        self._note(action=last.action, before=last.before, after=last.after)
         return state
+
+    def _note(self, **details) -> None:
+        """The last trace row's details, where the world keeps a trace."""
+        if self.trace is not None:
+            self.trace.note(**details)
 
     def between_transactions(self, worker, event, decision):
         self._row(worker, "validate", event, validated_outcome(decision.action, decision.state))
-        self.trace.note(action=decision.action, after=decision.state)
+        self._note(action=decision.action, after=decision.state)
         yield from self._latency(self.timing.commit_latency)

@@ -30,7 +30,7 @@ from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
 from simkit.truth.journal import journal
-from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step
+from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step, untraced
 
 from . import provider as providers
 from .external import ExternalService
@@ -75,7 +75,8 @@ class World(TimedRequests):
     service: ExternalService
 
     def __init__(self, scenario: Scenario, strategy: type[Consumer], seed: int,
-                 faults: tuple[Fault, ...] = (), settlement: str | None = None):
+                 faults: tuple[Fault, ...] = (), settlement: str | None = None, keep_trace: bool = True):
+        """``keep_trace`` false: no trace (``trace`` is ``None``), for a run judged and thrown away."""
         not_rerunning()
         super().__init__()
         self.scenario = scenario
@@ -95,13 +96,12 @@ class World(TimedRequests):
             self.provider.events.values() if scenario.initial.receipts else (), self.provider.start)
         for eid in receipts:
             self.sink.record_initial(eid)
-        # docs/scenarios.md: memory | sqlite
         self.store = make_store(scenario.store, start, receipts, self.clock)
         self.service = ExternalService(self.sink, self.clock)
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
         self.faults.record = False
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
-        self.trace = Trace()
+        self.trace, self._row = (Trace(), self._row) if keep_trace else (None, untraced)
         #: one commit's rows in one call (:meth:`_journaled`), where the commit is the memory store's and a
         #: transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
         store = self.store

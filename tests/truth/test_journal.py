@@ -111,3 +111,26 @@ def test_is_default_id_answers_as_parsing_would(position, form, shift):
     from simkit.model import default_position, is_default_id
     event_id = form.format(position + shift)
     assert is_default_id(event_id, position) == (default_position(event_id) == position)
+
+
+
+def _ground(world):
+    """What a run leaves but its trace."""
+    return (list(world.store.receipt_log), list(world.store.writes), list(world.sink.effects),
+            dict(world.sink.effect_count.items()), world.store.checkpoint, dict(world.store.receipts.items()),
+            list(world.store.operations.history), world.halts, world.crashes)
+
+
+@pytest.mark.parametrize("name", bundled())
+def test_a_world_that_keeps_no_trace_leaves_the_same_ground_truth_and_verdict(name):
+    """``keep_trace=False`` (an explored schedule's world): no trace, and every other log, the settlement
+    history (whose rows the trace annotates) and the verdict as a traced run leaves them, the journal's path
+    too."""
+    from simkit.judge.checker import check
+    scenario = load(name)
+    for strategy in ("safe", "no_version_check"):
+        traced = World(scenario, STRATEGIES[strategy], 0).run()
+        untraced = World(scenario, STRATEGIES[strategy], 0, keep_trace=False).run()
+        assert untraced.trace is None and len(traced.trace)
+        assert _ground(untraced) == _ground(traced), (name, strategy)
+        assert check(untraced).as_dict() == check(traced).as_dict(), (name, strategy)
