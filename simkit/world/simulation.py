@@ -26,7 +26,7 @@ from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
-from simkit.store.memory import MemoryStore, refuse_unwritable
+from simkit.store.memory import MemoryStore
 from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
@@ -378,11 +378,11 @@ class World(TimedRequests):
         """:meth:`_commit_at_once` of an event with its default id and no terminal receipt, on the memory
         store: the same state changes as :meth:`Driver.commit` (:meth:`MemoryStore.closed` and
         :meth:`MemoryStore.hold`, invariant 4) and the same rows, written in one call
-        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path."""
+        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path. Its
+        outcome and applied_position are ones ``refuse_unwritable`` admits (ops.WELL_FORMED, in _worker)."""
         e, outcome, applied = op.event, op.outcome, op.applied_position
         eid, position = e.id, e.position
         store: MemoryStore = self.store         # type: ignore[assignment]  # (the journal is the memory store's)
-        refuse_unwritable(outcome, applied)
         if not store.receipts.keeps_by_position(eid, position) or store.closed(eid, position, True):
             return None
         clock = self.clock
