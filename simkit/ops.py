@@ -10,15 +10,19 @@ crash points, its lost op, whether it takes time): :data:`DECLARED` pairs them, 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 from . import requests
+from ._codegen import compile_function
 from .errors import described
 from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
 from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call",
            "Settle", "Commit", "Barrier", "Overwrite", "Wait", "Halt", "REQUESTS", "DECLARED", "CRASH_POINTS",
-           "EVENT_POINTS", "LOST_OPS", "Request", "crash_points", "lost_op", "malformed", "request_table"]
+           "EVENT_POINTS", "LOST_OPS", "Request", "crash_points", "lost_op", "malformed", "WELL_FORMED",
+           "request_table"]
 
 
 class _Sentinel:
@@ -214,35 +218,75 @@ def request_table() -> str:
 #: here. What the stores themselves refuse, before they write anything, is :mod:`simkit.store.limits`'.
 MAX_FIELD = 2**63 - 1
 
-#: What each field annotation of a request admits (``int``: an integer, not a bool); any other, anything.
+#: What each field annotation of a request admits, as a test of its value ``v`` (``int``: an integer, not a
+#: bool); any other annotation, anything. The one declaration of a well-formed field, as the wire's decoder
+#: (:mod:`simkit.procedure.wire`) reads the same annotations: :func:`malformed` and :data:`WELL_FORMED` are
+#: compiled from it.
 _ADMITS = {
-    "str": lambda v: type(v) is str,
-    "int": lambda v: type(v) is int and 0 <= v <= MAX_FIELD,
-    "bool": lambda v: type(v) is bool,
-    "Event": lambda v: isinstance(v, Event),
-    "Reservation": lambda v: isinstance(v, Reservation),
-    "Reply | str": lambda v: isinstance(v, (Reply, str)),
-    "tuple[Event, ...]": lambda v: isinstance(v, (tuple, list)) and all(isinstance(e, Event) for e in v),
+    "str": "type(v) is str",
+    "int": "type(v) is int and 0 <= v <= MAX_FIELD",
+    "bool": "type(v) is bool",
+    "Event": "isinstance(v, Event)",
+    "Reservation": "isinstance(v, Reservation)",
+    "Reply | str": "isinstance(v, (Reply, str))",
+    "tuple[Event, ...]": "isinstance(v, (tuple, list)) and all(isinstance(e, Event) for e in v)",
 }
+#: A request's field that its type does not bound enough: (field, test of its value ``v``, what it must be).
+_ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}")}
+_ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
+        "OUTCOMES": OUTCOMES}
 
 
-def _ANY(v) -> bool:
-    return True
+def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:
+    """``def check(ARG): LINES; return True``, compiled (:func:`simkit._codegen.compile_function`)."""
+    source = f"def check({arg}):\n" + "".join(f"    {line}\n" for line in lines) + "    return True\n"
+    return compile_function(source, "check", qualname, __name__, dict(_ENV))
+
+
+def _rules(cls: type) -> list[tuple[str, str, str | None]]:
+    """(field, test of its value ``v``, what it must be: ``None`` for its annotation) for each rule of
+    record ``cls``, in the order :func:`malformed` reports them (annotations are strings: ``__future__``)."""
+    rules = [(f.name, _ADMITS[str(f.type)], None) for f in dataclasses.fields(cls) if str(f.type) in _ADMITS]
+    return rules + ([_ALSO[cls]] if cls in _ALSO else [])
+
+
+def _well_formed(cls: type) -> Callable[[Any], bool]:
+    """One function testing every rule of request ``cls``
+    at once: no loop, no lookup per field (the hot path)."""
+    tests: dict[str, list[str]] = {}
+    for name, test, _ in _rules(cls):
+        tests.setdefault(name, []).append(f"({test})")
+    lines = [line for name, each in tests.items()
+             for line in (f"v = op.{name}", f"if not ({' and '.join(each)}): return False")]
+    return _compiled("op", lines, f"well_formed.{cls.__name__}")
+
+
+#: Each request's record -> whether a request of it is well-formed (:func:`malformed` would say ``None``):
+#: one compiled test per record, which a driver asks before it executes a request (a False is then
+#: :func:`simkit.procedure.strategies.refuse_malformed`'s).
+WELL_FORMED: dict[type, Callable[[Any], bool]] = {cls: _well_formed(cls) for cls in DECLARED}
+#: each test of :data:`_ADMITS` and :data:`_ALSO`, as a function of ``v`` (:func:`malformed`'s)
+_ADMITTED = {test: _compiled("v", [f"if not ({test}): return False"], f"admits[{test}]")
+             for test in [*_ADMITS.values(), *(rule[1] for rule in _ALSO.values())]}
 
 
 def malformed(op) -> str | None:
-    """The first field of request ``op`` whose value its annotation does not admit, as
+    """The first field of request ``op`` whose value its annotation (or :data:`_ALSO`) does not admit, as
     ``Commit.applied_position is 2.5 (float), not int``; ``None`` if every field is well-formed. A driver asks
-    when a request fails, to blame the consumer's request, not itself."""
+    before it executes a request that :data:`WELL_FORMED` refuses, and when a request fails, to blame the
+    consumer's request, not itself."""
     if not dataclasses.is_dataclass(op):
         return None
-    for f in dataclasses.fields(op):
-        v = getattr(op, f.name)
-        if not _ADMITS.get(str(f.type), _ANY)(v):     # annotations are strings here (``from __future__``)
-            if type(v) is int and str(f.type) == "int":      # an integer field's value out of its range
-                return f"{type(op).__name__}.{f.name} is {described(v)}, not within 0..2**63 - 1"
-            shown = described(v) if type(v) is int else f"{v!r:.60}"   # (an int's repr may be 5,000 digits)
-            return f"{type(op).__name__}.{f.name} is {shown} ({type(v).__name__}), not {f.type}"
-    if type(op) is Commit and op.outcome not in OUTCOMES:
-        return f"Commit.outcome is {op.outcome!r:.60}, not one of {', '.join(OUTCOMES)}"
+    name = type(op).__name__
+    annotations = {f.name: str(f.type) for f in dataclasses.fields(op)}
+    for field, test, must in _rules(type(op)):
+        v = getattr(op, field)
+        if _ADMITTED[test](v):
+            continue
+        if must is not None:
+            return f"{name}.{field} is {v!r:.60}, not {must}"
+        if type(v) is int and annotations[field] == "int":      # an integer field's value out of its range
+            return f"{name}.{field} is {described(v)}, not within 0..2**63 - 1"
+        shown = described(v) if type(v) is int else f"{v!r:.60}"   # (an int's repr may be 5,000 digits)
+        return f"{name}.{field} is {shown} ({type(v).__name__}), not {annotations[field]}"
     return None

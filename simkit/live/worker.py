@@ -21,7 +21,7 @@ from pathlib import Path
 
 from simkit.errors import ConsumerError, told
 from simkit.model import Reservation, Scenario
-from simkit.ops import crash_points
+from simkit.ops import WELL_FORMED, crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import MALFORMED_SIGNS, RAISED, consumer_error, refuse_malformed
@@ -173,7 +173,8 @@ class Driver(driver.Driver):
         os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
 
     def run(self) -> str:
-        """Until caught up (``caught_up``), halted (``halt REASON``) or stopped (``run()`` returned)."""
+        """Until caught up (``caught_up``), halted (``halt REASON``) or stopped (``run()`` returned); a
+        malformed request (:data:`simkit.ops.WELL_FORMED`) is the consumer's one line, never executed."""
         try:
             gen = self.strategy(self.contract).run()
         except RAISED as exc:
@@ -187,6 +188,8 @@ class Driver(driver.Driver):
                     return "stopped"
                 except RAISED as exc:        # the consumer's own code: one line, as in the simulation
                     raise consumer_error(self.strategy, exc) from exc
+                if (ok := WELL_FORMED.get(type(op))) is not None and not ok(op):
+                    refuse_malformed(self.strategy, op)      # before its crash points, as in the simulation
                 before, after = crash_points(op)
                 if before:
                     self._point(before)

@@ -16,8 +16,7 @@ from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 from .limits import MAX_FIELD, refuse_barrier, refuse_event, refuse_overwrite, refuse_unwritable
 from .settlement import Ledger
 
-# refuse_unwritable is declared in .limits, with all else both stores refuse; the world imports it from here
-__all__ = ["MemoryStore", "Receipts", "refuse_unwritable"]
+__all__ = ["MemoryStore", "Receipts"]
 
 
 class Receipts(MutableMapping):

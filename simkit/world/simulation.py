@@ -19,13 +19,13 @@ import simpy
 
 from simkit.errors import ScenarioError
 from simkit.model import POLICIES, Fault, Scenario
-from simkit.ops import DECLARED, LOST, Commit, Effect, crash_points
+from simkit.ops import DECLARED, LOST, WELL_FORMED, Commit, Effect, crash_points
 from simkit.procedure import strategies
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
 from simkit.procedure.lives import end, not_rerunning, start
 from simkit.procedure.strategies import RAISED, consumer_error, refuse_malformed, strategy_ref
-from simkit.store.memory import MemoryStore, refuse_unwritable
+from simkit.store.memory import MemoryStore
 from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
@@ -187,9 +187,9 @@ class World(TimedRequests):
 
     def _worker(self, worker: int):
         """One worker: a consumer driven request by request, restarted from durable state after each crash.
-        A request is executed at once when its method can (:attr:`_at_once`), else through
-        :meth:`_execute`."""
-        at_once = self._at_once
+        A request is refused before it runs when it is malformed (:data:`~simkit.ops.WELL_FORMED`), executed
+        at once when its method can (:attr:`_at_once`), else through :meth:`_execute`."""
+        at_once, well_formed = self._at_once, WELL_FORMED
         left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
             gen = start(self.strategy, self.contract)    # a new life: it remembers nothing
@@ -208,8 +208,10 @@ class World(TimedRequests):
                     if not left:
                         left = GUARD_CHUNK
                         self.guard.chunk(self.clock.now)
+                    if (ok := well_formed.get(t := type(op))) is not None and not ok(op):
+                        refuse_malformed(self.strategy, op)     # (raises: a False is malformed's)
                     try:  # a request the world cannot execute: is it malformed?
-                        if (now := at_once.get(type(op))) is None or (
+                        if (now := at_once.get(t)) is None or (
                             result := now(self, worker, op)
                         ) is LATER:
                             result = yield from self._execute(worker, op)
@@ -270,15 +272,13 @@ class World(TimedRequests):
         return self.faults.request_lost(worker, op, event.position if event is not None else None)
 
     def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
-        """No reply (``reply lost``: it took effect; ``request
-        lost``: it never arrived): the caller times out."""
+        """No reply (``reply lost``: took effect; ``request lost``: never arrived): the caller times out."""
         self._row(worker, step, event, outcome)
         yield from self._latency(self.timing.timeout)
 
     def _row(self, worker, step, event=None, outcome="", position=None):
-        """A trace row, with the durable checkpoint as it stands and its
-        cursor's place in the stream (remembered while the cursor stays);
-        ``position`` is the event's, or for a row without an event one given."""
+        """A trace row, with the durable checkpoint as it stands and its cursor's place in the stream
+        (remembered while the cursor stays); ``position``: the event's, or given for a row without one."""
         cp = self.store.checkpoint
         place = self._place(cp.resume_cursor)
         if event is None:
@@ -378,11 +378,11 @@ class World(TimedRequests):
         """:meth:`_commit_at_once` of an event with its default id and no terminal receipt, on the memory
         store: the same state changes as :meth:`Driver.commit` (:meth:`MemoryStore.closed` and
         :meth:`MemoryStore.hold`, invariant 4) and the same rows, written in one call
-        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path."""
+        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path. Its
+        outcome and applied_position are ones ``refuse_unwritable`` admits (ops.WELL_FORMED, in _worker)."""
         e, outcome, applied = op.event, op.outcome, op.applied_position
         eid, position = e.id, e.position
         store: MemoryStore = self.store         # type: ignore[assignment]  # (the journal is the memory store's)
-        refuse_unwritable(outcome, applied)
         if not store.receipts.keeps_by_position(eid, position) or store.closed(eid, position, True):
             return None
         clock = self.clock

@@ -1,6 +1,6 @@
 """``simkit live`` answers a consumer as the simulation does (review of round 8): the same one line for a
-value no store holds, the same verdict for a ``run()`` that returns; and the library refuses a blank folder
-by name."""
+value no store holds or a field of the wrong type, the same verdict for a ``run()`` that returns; and the
+library refuses a blank folder by name."""
 import json
 
 import pytest
@@ -12,11 +12,30 @@ from simkit.errors import SimkitError
 from simkit.live.run import live
 
 CONSUMERS = UNSTORABLE + '''
+from simkit.ops import Fetch, Wait
+
 
 class ReturnsAtOnce(Consumer):
     """reads its checkpoint and stops (step 7's "stop"): every event left undone"""
     def run(self):
         yield Load()
+
+
+class BoolPosition(Consumer):
+    def resulting_applied_position(self, event, page, applied_position):
+        return True
+
+
+class EffectAsText(Consumer):
+    def apply(self, event, applied_position):
+        return (yield Commit(event, "applied", applied_position, with_effect="no"))
+
+
+class FetchesANumber(Consumer):
+    def run(self):
+        while True:
+            yield Fetch(7)
+            yield Wait("blocked")
 '''
 
 
@@ -34,6 +53,22 @@ def test_a_value_no_store_holds_is_the_consumers_line_as_in_run(consumers, capsy
     assert main(["run", "retry_walkthrough", "--strategy", "consumers.py:Surrogate"]) == 2
     assert capsys.readouterr().err == f"simkit: {line}"
     assert main(["live", "retry_walkthrough", "--strategy", "consumers.py:Surrogate", "--kills", "0"]) == 2
+    assert capsys.readouterr().err == f"simkit: live worker 1: {line}"
+
+
+@pytest.mark.parametrize("cls, problem", [
+    ("BoolPosition", "Commit.applied_position is True (bool), not int"),
+    ("EffectAsText", "Commit.with_effect is 'no' (str), not bool"),
+    ("FetchesANumber", "Fetch.cursor is 7 (int), not str"),
+])
+def test_a_field_of_the_wrong_type_is_refused_before_it_runs_as_in_run(consumers, capsys, cls, problem):
+    """(round 9) live's worker asked ``malformed()`` only when a request raised: a bool ``applied_position``
+    was written as 1 and the run judged, ``Fetch(7)`` was fetched again and again until the timeout."""
+    line = f"strategy consumers.py:{cls}: yielded a malformed request: {problem}\n"
+    assert main(["run", "retry_walkthrough", "--strategy", f"consumers.py:{cls}"]) == 2
+    assert capsys.readouterr().err == f"simkit: {line}"
+    assert main(["live", "retry_walkthrough", "--strategy", f"consumers.py:{cls}", "--kills", "0",
+                 "--timeout", "60"]) == 2                # (FetchesANumber ran until the timeout)
     assert capsys.readouterr().err == f"simkit: live worker 1: {line}"
 
 

@@ -260,10 +260,6 @@ class FetchesANumber(Consumer):
             yield Wait("blocked")
 
 
-@pytest.mark.xfail(strict=True, reason="simkit.ops.malformed() is asked only when a request fails "
-                   "(world/simulation.py); a bool for an int, a str for a bool, an int for a cursor run as "
-                   "given (Commit.applied_position True was written as 1). Fix: the world asks "
-                   "refuse_malformed() before it executes each request, as wire.py refuses the same line")
 @pytest.mark.parametrize("cls", [BoolPosition, EffectAsText, FetchesANumber])
 def test_a_request_whose_field_has_the_wrong_type_is_the_consumers_one_line(cls):
     with pytest.raises(simkit.ConsumerError, match="yielded a malformed request"):
