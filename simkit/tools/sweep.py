@@ -26,6 +26,7 @@ from statistics import NormalDist
 from simkit.errors import SimkitError, told
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
+from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import STRATEGIES, strategy_name
 from simkit.runner import simulate
 from simkit.scenario.read import MAX_INT
@@ -298,6 +299,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     Raises:
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
+    not_rerunning()         # a script's top-level sweep() forks no pool inside each life
     strategies, crash_rates = tuple(strategies), tuple(crash_rates)
     _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
