@@ -78,14 +78,10 @@ def test_two_consumers_of_one_name_are_two_rows_of_a_sweep(tmp_path):
     assert [r["strategy"] for r in result.rows] == [refs[0]] * 2 + [refs[1]] * 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/strategies.py and lives.py: resolve() loads path/STEM.py as module "
-    "'simkit_user_STEM' and registers it in sys.modules, so a second file of the same stem (v1/consumer.py, "
-    "v2/consumer.py) replaces the first; lives.fresh() then runs each life of the first class from "
-    "sys.modules[cls.__module__], the second file: the first consumer is judged by the second's code. "
-    "Name the module after the whole path (a digest of it), or let fresh() take the file of the class's own "
-    "module (inspect.getfile(cls)) and check that the module it runs defines that class"))
 def test_two_consumer_files_of_one_name_are_each_judged_by_their_own_code(tmp_path):
+    """``a/c.py:MoveOn`` then ``b/c.py:MoveOn``: both files loaded as module ``simkit_user_c``, the second
+    replaced the first in ``sys.modules``, and each life of ``a``'s class ran afresh from ``b/c.py``: ``a``
+    was judged by ``b``'s code. A file's module is named after its whole path now."""
     first, second = _two_move_ons(tmp_path, stems=("c", "c"))
     sc = simkit.load("transient_storm")
     a = simkit.resolve(first)
@@ -93,6 +89,24 @@ def test_two_consumer_files_of_one_name_are_each_judged_by_their_own_code(tmp_pa
     b = simkit.resolve(second)
     assert not simkit.simulate(sc, b, 0).verdict.ok
     assert simkit.simulate(sc, a, 0).verdict.ok         # was b's verdict: a's lives ran b/c.py
+
+
+def test_a_life_does_not_run_another_files_module_registered_under_its_classs_module(tmp_path):
+    """The guard of ``lives.fresh()`` itself: where ``sys.modules`` holds, under a class's module name, a
+    module of another file (one that defines another class of that name), each life keeps the class it was
+    given rather than run that other file's code under its name."""
+    from simkit.procedure.lives import fresh
+    for folder, source in MOVE_ON.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "c.py").write_text(f"{source}\n    def mine(self):\n        return {folder!r}\n")
+    a = simkit.resolve(f"{tmp_path / 'a' / 'c.py'}:MoveOn")
+    b = simkit.resolve(f"{tmp_path / 'b' / 'c.py'}:MoveOn")
+    assert fresh(a) is not a and fresh(a).mine(None) == "a"        # run afresh from its own file
+    sys.modules[a.__module__] = sys.modules[b.__module__]         # what one name for both files did
+    try:
+        assert fresh(a) is a
+    finally:
+        del sys.modules[a.__module__]
 
 
 def test_a_sweep_of_distinct_consumers_still_names_them_as_before():
