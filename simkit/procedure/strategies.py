@@ -11,7 +11,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, described, told
+from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, a_or_an, described, told
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
@@ -94,7 +94,7 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         raise refused(f"{where} has no class of that name ({cls_name})")
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
         kind = ("" if isinstance(cls, type) else "a function, " if callable(cls)
-                else f"a {type(cls).__name__}, ")
+                else f"{a_or_an(type(cls).__name__)}, ")
         raise refused(f"{where}:{cls_name} is {kind}not a subclass of simkit.Consumer")
     return cls
 

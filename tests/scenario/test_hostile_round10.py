@@ -186,11 +186,9 @@ def test_a_request_holding_an_object_whose_dunders_raise_is_the_consumers_one_li
 
 
 # -- 3. a request line naming a request with no fields and an unknown key -----------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/wire.py: the message lists a request's fields after 'a NAME has', and for a request "
-    "with none (Load) it reads '(a Load has )'; 'a Event' lacks its article's n. Say '(a Load has no "
-    "field)' and choose 'an' before a vowel"))
 def test_a_load_with_a_key_it_does_not_have_says_load_has_no_field(tmp_path):
+    """``{"op": "load", "x": 1}``: the message listed a request's fields after ``a NAME has``, and Load has
+    none, so it read ``(a Load has )``. It says ``(a Load has no field)``, and ``an`` before a vowel."""
     consumer = tmp_path / "extra.py"
     consumer.write_text("import sys\nsys.stdin.readline()\n"
                         "print('{\"op\": \"load\", \"x\": 1}', flush=True)\nsys.stdin.readline()\n")
