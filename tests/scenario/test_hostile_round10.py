@@ -7,6 +7,7 @@ module outside this round's reach should do (the reason says which and how).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -216,19 +217,48 @@ sys.meta_path.insert(0, Terminate())
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/__init__.py: a SIGTERM (or SIGHUP) while the package imports, before simkit.cli.main installs "
-    "its handlers (0.6 s on an idle machine, seconds on a loaded one), kills the command with the signal and "
-    "no line, where Ctrl-C at that moment is 'simkit: interrupted', 130 (round 8). Install, at the top of "
-    "simkit/__init__.py when the process is the simkit command (as its KeyboardInterrupt branch tests), a "
-    "SIGTERM/SIGHUP handler that writes 'simkit: terminated by SIGTERM' and exits 128 + the signal, "
-    "until the command's own handlers replace it"))
 def test_sigterm_while_simkit_imports_is_one_line(tmp_path):
+    """A supervisor's SIGTERM before ``simkit.cli.main`` installed its handlers killed the command with no
+    line (exit -15): ``simkit._starting`` holds the command's signals from the package's first line."""
     (tmp_path / "sitecustomize.py").write_text(TERMINATES_AN_IMPORT)
     proc = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
     assert (proc.returncode, proc.stdout, proc.stderr) == (143, "", "simkit: terminated by SIGTERM\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize("module", ["simkit.model", "simkit.cli.commands", "simkit.cli.output"])
+def test_a_signal_at_any_moment_of_the_commands_start_is_one_line(tmp_path, sig, module):
+    """The same for SIGHUP and Ctrl-C, and after the package while ``simkit.cli`` imports (Ctrl-C there was a
+    traceback): until the command line's own handlers take over, each is its one line and 128 + it."""
+    hook = TERMINATES_AN_IMPORT.replace('"simkit.model"', repr(module)).replace("signal.SIGTERM",
+                                                                               f"signal.{sig}")
+    (tmp_path / "sitecustomize.py").write_text(hook)
+    proc = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
+    signum = getattr(signal, sig)
+    said = "interrupted" if sig == "SIGINT" else f"terminated by {sig}"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (128 + signum, "", f"simkit: {said}\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
+def test_a_program_importing_simkit_keeps_its_own_signal_handling(tmp_path):
+    """Only the command's start is held: a program that imports simkit keeps the handlers it had, and dies of
+    a SIGTERM during the import as it would without simkit."""
+    program = ("import signal\nmine = lambda signum, frame: None\nsignal.signal(signal.SIGHUP, mine)\n"
+               "import simkit\nprint(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal("
+               "signal.SIGHUP) is mine, signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    shown = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert shown.stdout.split() == ["True"] * 3, shown.stderr
+    (tmp_path / "sitecustomize.py").write_text(TERMINATES_AN_IMPORT)
+    proc = subprocess.run([sys.executable, "-c", "import simkit"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
+    assert (proc.returncode, proc.stderr) == (-signal.SIGTERM, "")
 
 
 # -- 5. --crash with digits that are no ASCII digits, or a trailing newline ---------------------------------
