@@ -14,12 +14,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 __all__ = ["is_command", "install", "early", "replaceable"]
 
 #: signal -> the handler in place where nobody chose one (Python's own for SIGINT, the default action else)
-_DEFAULTS = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL,
-             **({signal.SIGHUP: signal.SIG_DFL} if hasattr(signal, "SIGHUP") else {})}
+_DEFAULTS: dict[int, Any] = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL,
+                             **({signal.SIGHUP: signal.SIG_DFL} if hasattr(signal, "SIGHUP") else {})}
 
 
 def is_command() -> bool:
