@@ -279,22 +279,24 @@ FORKS_AND_EXITS = '''
 import os, sys, time
 sys.stdin.readline()                    # the handshake
 if os.fork() == 0:                      # a helper (a logger, a cache warmer) that inherits stdout
+    with open("helper.pid", "w") as f:
+        f.write(str(os.getpid()))
     time.sleep(30)
     os._exit(0)
+while not os.path.exists("helper.pid"):
+    time.sleep(0.01)
 os._exit(0)                             # run() returned: the worker stopped
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/external.py: a life waits for end of file on the consumer's stdout to see that it "
-    "exited, and a child it forked holds that pipe open, so a consumer that exits 0 (it stopped, "
-    "docs/protocol.md) is reported as silent for SIMKIT_EXEC_TIMEOUT seconds and the run ends with exit 2. "
-    "While waiting for a line, also watch the process itself (a pidfd, or waitpid WNOHANG on each select "
-    "timeout): once it has exited and no whole line is buffered, end the life by its exit status (0: "
-    "stopped), and kill its group as now"))
 def test_a_consumer_that_exits_0_while_its_child_holds_stdout_has_stopped(tmp_path):
+    """It was reported silent after ``SIMKIT_EXEC_TIMEOUT`` and the run ended with exit 2: a life waited for
+    end of file on the consumer's stdout, which the child holds. The process itself is watched now, and the
+    child is killed with its group when the life ends."""
     (tmp_path / "forks.py").write_text(FORKS_AND_EXITS)
     proc = _cli(["run", "retry_walkthrough", "--strategy", f"exec:{sys.executable} forks.py"], tmp_path,
                 env={"SIMKIT_EXEC_TIMEOUT": "3"})
     assert proc.returncode == 0, proc.stderr
     assert "completed: no" in proc.stdout        # it stopped before the stream ended, as without a child
+    helper = Path(f"/proc/{(tmp_path / 'helper.pid').read_text()}/stat")
+    assert not helper.exists() or helper.read_text().split(")")[-1].split()[0] in "ZX"   # its group killed
