@@ -23,9 +23,13 @@ workshop/     the prediction checks and exercises the notebooks call
 cli           the ``simkit`` command line
 ============  ==========================================================================================
 """
-import sys as _sys
-from importlib.metadata import PackageNotFoundError as _NotInstalled
-from importlib.metadata import version as _version
+from simkit import _starting
+
+_starting.install()     # the command's Ctrl-C, SIGTERM and SIGHUP are its one line from here on: first of all
+
+import sys as _sys  # noqa: E402
+from importlib.metadata import PackageNotFoundError as _NotInstalled  # noqa: E402
+from importlib.metadata import version as _version  # noqa: E402
 
 try:
     from simkit import ops
@@ -42,9 +46,9 @@ try:
 except KeyboardInterrupt:
     # Ctrl-C while the ``simkit`` command imports its package, before its own handling is installed
     # (simkit.cli.main): the command's one line and status, as at any later moment; a program importing
-    # simkit gets its KeyboardInterrupt.
-    _argv = getattr(_sys, "argv", None) or [""]
-    if _sys.orig_argv[1:3] == ["-m", "simkit"] or _argv[0].endswith("/simkit"):
+    # simkit gets its KeyboardInterrupt. (The command's Ctrl-C is _starting.early's now: this is one raised
+    # before it was in place.)
+    if _starting.is_command():
         _sys.stderr.write("simkit: interrupted\n")
         raise SystemExit(130) from None
     raise

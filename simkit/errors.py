@@ -6,8 +6,9 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 
 import re
 
-__all__ = ["printable", "echoed", "described", "told", "long_integer", "SimkitError", "ScenarioError",
-           "StrategyError", "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
+__all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "SimkitError",
+           "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut",
+           "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -47,6 +48,21 @@ def described(value, at_most: int = 60) -> str:
     except Exception:                   # noqa: BLE001 -- a caller's object whose repr raises
         text = f"<{type(value).__name__}>"
     return text if len(text) <= at_most else text[:at_most - 1] + "…"
+
+
+def a_or_an(noun: str) -> str:
+    """``noun`` after its indefinite article as a message names a type or record: ``an Event``, ``a Load``
+    (``an`` before a vowel letter)."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def listed(names, noun: str = "field") -> str:
+    """What a thing has, named in a message: ``no field``, ``the field 'cursor'``, ``the fields 'event',
+    'outcome'``."""
+    names = [repr(n) for n in names]
+    if not names:
+        return f"no {noun}"
+    return f"the {noun}{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
 
 def long_integer(text: str) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import signal
 from contextlib import contextmanager
 
+from simkit._starting import replaceable
 from simkit.errors import Interrupted, SimkitError, Terminated
 
 from .commands import COMMANDS, DEMO_SCENARIO, compare
@@ -37,8 +38,8 @@ __all__ = ["main", "build_parser", "COMMANDS", "DESCRIPTION", "DEMO_SCENARIO", "
 def _ctrl_c():
     """Ctrl-C raises :class:`~simkit.errors.Interrupted`, so that a ``KeyboardInterrupt`` a consumer raises
     itself is told apart (its one line, exit 2), not taken for the user's (issue 32). Only where Python's own
-    handler is in place, in the main thread."""
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    handler is in place (or the command's while it started, :mod:`simkit._starting`), in the main thread."""
+    if not replaceable(signal.SIGINT):
         yield
         return
 
@@ -46,14 +47,14 @@ def _ctrl_c():
         raise Interrupted()
 
     try:
-        signal.signal(signal.SIGINT, interrupted)
+        before = signal.signal(signal.SIGINT, interrupted)
     except ValueError:                          # not the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, before)
 
 
 def main(argv=None) -> int:

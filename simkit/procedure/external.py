@@ -54,7 +54,7 @@ LIMIT_ENV = "SIMKIT_EXEC_TIMEOUT"
 DEFAULT_LIMIT = 10.0
 #: The longest line a consumer may write, in bytes.
 MAX_LINE = 1 << 20
-
+_POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
 _PRCTL = None
 if sys.platform.startswith("linux"):
     try:
@@ -187,8 +187,7 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
 def live_processes() -> list[int]:
-    """The process ids of the consumer processes this process
-    has started and not yet killed (a test's check)."""
+    """The ids of the consumer processes this process has started and not yet killed (a test's check)."""
     return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
 
 
@@ -236,8 +235,7 @@ class _Life:
 
     # -- the conversation ------------------------------------------------------------------------------------
     def request(self) -> Any:
-        """The next request, or ``None`` when the process has
-        exited with status 0 (its ``run()`` returned)."""
+        """The next request, or ``None`` when the process exited with status 0 (its ``run()`` returned)."""
         self._own()
         line = self._line()
         if line is None:
@@ -263,8 +261,7 @@ class _Life:
             raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
 
     def _own(self) -> None:
-        """In a forked copy of simkit: a process of this copy's
-        own, brought to where the life is (module doc)."""
+        """In a forked copy of simkit: a process of its own, brought to where the life is (module doc)."""
         if self.owner == os.getpid():
             return
         self.proc = None                    # the parent's: never touched here
@@ -313,20 +310,31 @@ class _Life:
                 self.end()
                 raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
                                     f"{_show(self.out)}")
-            if not self.out_open:
+            if not self.out_open or self._gone():
                 self._exited()
                 return None
+            if b"\n" in self.out:                 # written before it exited
+                break
             left = deadline - time.monotonic()
-            fds = [f for f, o in ((self.proc.stdout, self.out_open), (self.proc.stderr, self.err_open)) if o]
-            ready = select.select(fds, [], [], max(left, 0))[0] if left > 0 else []
-            if not ready:
+            if left <= 0:
                 self.end()
                 raise ConsumerError(f"{self.label} wrote nothing for {self.cls.limit:g} s (wall clock; "
                                     f"{LIMIT_ENV} sets it): killed")
-            for f in ready:
+            fds = [f for f, o in ((self.proc.stdout, self.out_open), (self.proc.stderr, self.err_open)) if o]
+            for f in select.select(fds, [], [], min(left, _POLL))[0]:
                 self._take(f, f is self.proc.stdout)
         line, self.out = self.out.split(b"\n", 1)
         return line
+
+    def _gone(self) -> bool:
+        """Whether the process exited, no whole line left to read (what it wrote is taken first): a child it
+        forked may hold its stdout open, and it has stopped all the same (docs/protocol.md, "Stopping")."""
+        if self.proc.poll() is None:
+            return False
+        while (self.out_open and b"\n" not in self.out and len(self.out) <= MAX_LINE
+               and select.select([self.proc.stdout], [], [], 0)[0]):
+            self._take(self.proc.stdout, True)
+        return b"\n" not in self.out
 
     def _take(self, f, stdout: bool) -> None:
         chunk = os.read(f.fileno(), 65536)
@@ -346,7 +354,8 @@ class _Life:
         sys.stderr.flush()
 
     def _exited(self) -> None:
-        """stdout is closed: a stop (status 0, nothing unfinished), or the run's end with one line."""
+        """stdout closed or the process exited: a stop (status 0, nothing unfinished), or the run's end in one
+        line. :meth:`end` kills what is left of its group (a child it forked)."""
         try:
             status = self.proc.wait(timeout=self.cls.limit)
         except subprocess.TimeoutExpired:

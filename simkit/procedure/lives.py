@@ -20,6 +20,7 @@ function (it has no module body to run again).
 """
 from __future__ import annotations
 
+import os
 import sys
 import types
 from functools import cache
@@ -51,13 +52,34 @@ def _code(path: str):
         return compile(f.read(), path, "exec")
 
 
+def _at(namespace: dict, qualname: str):
+    """What ``qualname`` (``Outer.Inner``) names in a module's ``namespace``, or ``None``."""
+    found: object = namespace
+    for part in qualname.split("."):
+        found = found.get(part) if isinstance(found, dict) else getattr(found, part, None)
+        if found is None:
+            return None
+    return found
+
+
+def _files(cls: type) -> set[str]:
+    """The source files of the functions ``cls`` itself defines (its methods, static and class ones too)."""
+    codes = (getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values())
+    return {os.path.realpath(c.co_filename) for c in codes if isinstance(c, types.CodeType)}
+
+
 def _module_of(cls: type):
-    """The module object and source file that define ``cls``, or ``None`` where it cannot be run again."""
+    """The module object and source file that define ``cls``, or ``None`` where it cannot be run again: also
+    where the module now registered under ``cls.__module__`` is another file's (it holds another class there,
+    and ``cls``'s own methods were written in another file), which would judge that file's code as ``cls``."""
     if cls.__module__.startswith("simkit.") or "<locals>" in cls.__qualname__:
         return None
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
     if module is None or not path or not path.endswith(".py"):
+        return None
+    files = _files(cls)
+    if _at(vars(module), cls.__qualname__) is not cls and files and os.path.realpath(path) not in files:
         return None
     return module, path
 
@@ -84,11 +106,7 @@ def fresh(cls: type) -> type:
         return cls
     finally:
         _RERUNNING[0] -= 1
-    new: object = again.__dict__
-    for part in cls.__qualname__.split("."):
-        new = new.get(part) if isinstance(new, dict) else getattr(new, part, None)
-        if new is None:
-            return cls
+    new = _at(again.__dict__, cls.__qualname__)
     return new if isinstance(new, type) and new.__name__ == cls.__name__ else cls
 
 

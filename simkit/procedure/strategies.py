@@ -3,6 +3,7 @@ in :mod:`.shortcuts`, and user consumers (docs/vocabulary.md, "Unsafe
 shortcuts"; docs/cli.md, "Command line"); a consumer's one-line errors."""
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -10,7 +11,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, described, told
+from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, a_or_an, described, told
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
@@ -70,7 +71,7 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         path = Path(where)
         if (problem := not_a_file(path)) is not None:     # a named pipe would be waited on for ever
             raise refused(f"no such file {where}" if problem == "no such file" else f"{where} {problem}")
-        spec = importlib.util.spec_from_file_location(f"simkit_user_{path.stem}", path)
+        spec = importlib.util.spec_from_file_location(_module_name(path), path)
         if spec is None or spec.loader is None:             # a .py path always has both; mypy cannot know
             raise refused(f"{where} cannot be imported as a Python file")
         module = importlib.util.module_from_spec(spec)
@@ -93,9 +94,18 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
         raise refused(f"{where} has no class of that name ({cls_name})")
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
         kind = ("" if isinstance(cls, type) else "a function, " if callable(cls)
-                else f"a {type(cls).__name__}, ")
+                else f"{a_or_an(type(cls).__name__)}, ")
         raise refused(f"{where}:{cls_name} is {kind}not a subclass of simkit.Consumer")
     return cls
+
+
+def _module_name(path: Path) -> str:
+    """The module name a consumer file loads as: its stem and a digest of its whole resolved path, so that two
+    files of one stem (``v1/consumer.py``, ``v2/consumer.py``) are two modules, each run afresh for a life
+    from its own file (:func:`simkit.procedure.lives.fresh`); the same file resolved again is the same one."""
+    digest = hashlib.sha256(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    stem = "".join(c if c.isalnum() or c == "_" else "_" for c in path.stem)
+    return f"simkit_user_{stem}_{digest}"
 
 
 def strategy_name(cls: type[Consumer]) -> str:

@@ -17,6 +17,7 @@ import types
 import typing
 from typing import Any
 
+from simkit.errors import a_or_an, listed
 from simkit.model import Checkpoint, Page, Reply
 from simkit.ops import BLOCKED, DECLARED, LOST
 
@@ -197,7 +198,7 @@ def _record(cls: type, v: Any, where: str) -> Any:
     if missing or unknown:
         parts = ([f"missing {', '.join(map(repr, missing))}"] if missing else []) + \
                 ([f"unknown {', '.join(map(repr, unknown))}"] if unknown else [])
-        raise WireError(f"{where}: {'; '.join(parts)} (a {cls.__name__} has {', '.join(names)})")
+        raise WireError(f"{where}: {'; '.join(parts)} ({a_or_an(cls.__name__)} has {listed(names)})")
     hints = _hints(cls)
     return cls(**{n: _value(hints[n], v[n], f"{where}.{n}") for n in names})
 

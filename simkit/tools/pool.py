@@ -24,6 +24,7 @@ from collections import deque
 from contextlib import contextmanager, suppress
 from typing import cast
 
+from simkit._starting import replaceable
 from simkit.errors import Note, SimkitError, Terminated
 
 __all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "prctl", "processes", "served",
@@ -105,7 +106,8 @@ def _cancelled_quietly(hook):
 @contextmanager
 def terminated():
     """Within it, SIGTERM and SIGHUP raise :class:`~simkit.errors.Terminated`
-    (where Python's default action is in place, and only in the main thread):
+    (where Python's default action is in place, or the command's while it started, :mod:`simkit._starting`;
+    only in the main thread):
     :func:`pool_map` then ends its workers before the command ends."""
     def stop(signum, frame):
         raise Terminated(signum)
@@ -113,7 +115,7 @@ def terminated():
     before = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
-            if signal.getsignal(sig) is signal.SIG_DFL:
+            if replaceable(sig):            # the default action, or the command's while it started
                 before[sig] = signal.signal(sig, stop)
         except ValueError:                      # not the main thread
             break

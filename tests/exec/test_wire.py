@@ -116,6 +116,10 @@ def test_settle_takes_back_what_call_returned():
      b'"applied_position": 1}', "Barrier.version is boolean true, not integer"),
     (b'{"op": "commit", "event": {"id": "e1", "position": 1}, "outcome": "applied", "applied_position": 1, '
      b'"with_effect": false}', "Commit.event: missing 'behavior'"),
+    (b'{"op": "load", "x": 1}', "Load: unknown 'x' (a Load has no field)"),
+    (b'{"op": "fetch", "page": 2}', "(a Fetch has the field 'cursor')"),
+    (b'{"op": "effect", "event": {"id": "e1", "position": 1, "behavior": "ok", "x": 0}}',
+     "Effect.event: unknown 'x' (an Event has the fields 'id', 'position', 'behavior')"),
 ])
 def test_a_bad_request_is_refused_with_what_is_wrong(line, problem):
     with pytest.raises(wire.WireError) as caught:

@@ -97,3 +97,13 @@ def test_a_plugin_path_too_long_to_look_up_is_one_line(tmp_path, monkeypatch):
     where = "a" * 5000 + ".py"
     with pytest.raises(StrategyError, match=r"\.py cannot be read: File name too long$"):
         resolve(f"{where}:Mine")
+
+
+@pytest.mark.parametrize("value, kind", [("5", "an int"), ("'x'", "a str"), ("object()", "an object"),
+                                         ("{}", "a dict")])
+def test_a_reference_to_no_class_names_what_it_is_with_its_article(tmp_path, monkeypatch, value, kind):
+    """``mine.py:X`` where ``X = 5`` said ``a int``: the article is ``an`` before a vowel."""
+    (tmp_path / "mine.py").write_text(f"X = {value}\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(StrategyError, match=rf"^strategy mine\.py:X: mine\.py:X is {kind}, not a subclass"):
+        resolve("mine.py:X")

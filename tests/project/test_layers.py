@@ -13,6 +13,7 @@ ROOT = Path(simkit.__file__).parent
 #: unit -> rank; lower layers first (docs/architecture.md, "Layers")
 RANKS = {
     "_codegen": -1,         # compiles generated methods (model.record, truth.columns.adder): stdlib only
+    "_starting": -1,        # the simkit command's signals while it imports: stdlib only
     "requests": -0.5,  # the requests declared as data, that model's crash points derive from: stdlib only
     "errors": 0, "model": 0,
     "ops": 1, "truth": 1,

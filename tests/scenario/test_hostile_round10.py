@@ -7,6 +7,7 @@ module outside this round's reach should do (the reason says which and how).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -78,14 +79,10 @@ def test_two_consumers_of_one_name_are_two_rows_of_a_sweep(tmp_path):
     assert [r["strategy"] for r in result.rows] == [refs[0]] * 2 + [refs[1]] * 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/strategies.py and lives.py: resolve() loads path/STEM.py as module "
-    "'simkit_user_STEM' and registers it in sys.modules, so a second file of the same stem (v1/consumer.py, "
-    "v2/consumer.py) replaces the first; lives.fresh() then runs each life of the first class from "
-    "sys.modules[cls.__module__], the second file: the first consumer is judged by the second's code. "
-    "Name the module after the whole path (a digest of it), or let fresh() take the file of the class's own "
-    "module (inspect.getfile(cls)) and check that the module it runs defines that class"))
 def test_two_consumer_files_of_one_name_are_each_judged_by_their_own_code(tmp_path):
+    """``a/c.py:MoveOn`` then ``b/c.py:MoveOn``: both files loaded as module ``simkit_user_c``, the second
+    replaced the first in ``sys.modules``, and each life of ``a``'s class ran afresh from ``b/c.py``: ``a``
+    was judged by ``b``'s code. A file's module is named after its whole path now."""
     first, second = _two_move_ons(tmp_path, stems=("c", "c"))
     sc = simkit.load("transient_storm")
     a = simkit.resolve(first)
@@ -93,6 +90,24 @@ def test_two_consumer_files_of_one_name_are_each_judged_by_their_own_code(tmp_pa
     b = simkit.resolve(second)
     assert not simkit.simulate(sc, b, 0).verdict.ok
     assert simkit.simulate(sc, a, 0).verdict.ok         # was b's verdict: a's lives ran b/c.py
+
+
+def test_a_life_does_not_run_another_files_module_registered_under_its_classs_module(tmp_path):
+    """The guard of ``lives.fresh()`` itself: where ``sys.modules`` holds, under a class's module name, a
+    module of another file (one that defines another class of that name), each life keeps the class it was
+    given rather than run that other file's code under its name."""
+    from simkit.procedure.lives import fresh
+    for folder, source in MOVE_ON.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "c.py").write_text(f"{source}\n    def mine(self):\n        return {folder!r}\n")
+    a = simkit.resolve(f"{tmp_path / 'a' / 'c.py'}:MoveOn")
+    b = simkit.resolve(f"{tmp_path / 'b' / 'c.py'}:MoveOn")
+    assert fresh(a) is not a and fresh(a).mine(None) == "a"        # run afresh from its own file
+    sys.modules[a.__module__] = sys.modules[b.__module__]         # what one name for both files did
+    try:
+        assert fresh(a) is a
+    finally:
+        del sys.modules[a.__module__]
 
 
 def test_a_sweep_of_distinct_consumers_still_names_them_as_before():
@@ -172,11 +187,9 @@ def test_a_request_holding_an_object_whose_dunders_raise_is_the_consumers_one_li
 
 
 # -- 3. a request line naming a request with no fields and an unknown key -----------------------------------
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/wire.py: the message lists a request's fields after 'a NAME has', and for a request "
-    "with none (Load) it reads '(a Load has )'; 'a Event' lacks its article's n. Say '(a Load has no "
-    "field)' and choose 'an' before a vowel"))
 def test_a_load_with_a_key_it_does_not_have_says_load_has_no_field(tmp_path):
+    """``{"op": "load", "x": 1}``: the message listed a request's fields after ``a NAME has``, and Load has
+    none, so it read ``(a Load has )``. It says ``(a Load has no field)``, and ``an`` before a vowel."""
     consumer = tmp_path / "extra.py"
     consumer.write_text("import sys\nsys.stdin.readline()\n"
                         "print('{\"op\": \"load\", \"x\": 1}', flush=True)\nsys.stdin.readline()\n")
@@ -204,19 +217,48 @@ sys.meta_path.insert(0, Terminate())
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/__init__.py: a SIGTERM (or SIGHUP) while the package imports, before simkit.cli.main installs "
-    "its handlers (0.6 s on an idle machine, seconds on a loaded one), kills the command with the signal and "
-    "no line, where Ctrl-C at that moment is 'simkit: interrupted', 130 (round 8). Install, at the top of "
-    "simkit/__init__.py when the process is the simkit command (as its KeyboardInterrupt branch tests), a "
-    "SIGTERM/SIGHUP handler that writes 'simkit: terminated by SIGTERM' and exits 128 + the signal, "
-    "until the command's own handlers replace it"))
 def test_sigterm_while_simkit_imports_is_one_line(tmp_path):
+    """A supervisor's SIGTERM before ``simkit.cli.main`` installed its handlers killed the command with no
+    line (exit -15): ``simkit._starting`` holds the command's signals from the package's first line."""
     (tmp_path / "sitecustomize.py").write_text(TERMINATES_AN_IMPORT)
     proc = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
     assert (proc.returncode, proc.stdout, proc.stderr) == (143, "", "simkit: terminated by SIGTERM\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize("module", ["simkit.model", "simkit.cli.commands", "simkit.cli.output"])
+def test_a_signal_at_any_moment_of_the_commands_start_is_one_line(tmp_path, sig, module):
+    """The same for SIGHUP and Ctrl-C, and after the package while ``simkit.cli`` imports (Ctrl-C there was a
+    traceback): until the command line's own handlers take over, each is its one line and 128 + it."""
+    hook = TERMINATES_AN_IMPORT.replace('"simkit.model"', repr(module)).replace("signal.SIGTERM",
+                                                                               f"signal.{sig}")
+    (tmp_path / "sitecustomize.py").write_text(hook)
+    proc = subprocess.run([sys.executable, "-m", "simkit", "run", "retry_walkthrough"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
+    signum = getattr(signal, sig)
+    said = "interrupted" if sig == "SIGINT" else f"terminated by {sig}"
+    assert (proc.returncode, proc.stdout, proc.stderr) == (128 + signum, "", f"simkit: {said}\n")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals as Linux delivers them")
+def test_a_program_importing_simkit_keeps_its_own_signal_handling(tmp_path):
+    """Only the command's start is held: a program that imports simkit keeps the handlers it had, and dies of
+    a SIGTERM during the import as it would without simkit."""
+    program = ("import signal\nmine = lambda signum, frame: None\nsignal.signal(signal.SIGHUP, mine)\n"
+               "import simkit\nprint(signal.getsignal(signal.SIGTERM) is signal.SIG_DFL, signal.getsignal("
+               "signal.SIGHUP) is mine, signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n")
+    shown = subprocess.run([sys.executable, "-c", program], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert shown.stdout.split() == ["True"] * 3, shown.stderr
+    (tmp_path / "sitecustomize.py").write_text(TERMINATES_AN_IMPORT)
+    proc = subprocess.run([sys.executable, "-c", "import simkit"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])})
+    assert (proc.returncode, proc.stderr) == (-signal.SIGTERM, "")
 
 
 # -- 5. --crash with digits that are no ASCII digits, or a trailing newline ---------------------------------
@@ -237,22 +279,24 @@ FORKS_AND_EXITS = '''
 import os, sys, time
 sys.stdin.readline()                    # the handshake
 if os.fork() == 0:                      # a helper (a logger, a cache warmer) that inherits stdout
+    with open("helper.pid", "w") as f:
+        f.write(str(os.getpid()))
     time.sleep(30)
     os._exit(0)
+while not os.path.exists("helper.pid"):
+    time.sleep(0.01)
 os._exit(0)                             # run() returned: the worker stopped
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/procedure/external.py: a life waits for end of file on the consumer's stdout to see that it "
-    "exited, and a child it forked holds that pipe open, so a consumer that exits 0 (it stopped, "
-    "docs/protocol.md) is reported as silent for SIMKIT_EXEC_TIMEOUT seconds and the run ends with exit 2. "
-    "While waiting for a line, also watch the process itself (a pidfd, or waitpid WNOHANG on each select "
-    "timeout): once it has exited and no whole line is buffered, end the life by its exit status (0: "
-    "stopped), and kill its group as now"))
 def test_a_consumer_that_exits_0_while_its_child_holds_stdout_has_stopped(tmp_path):
+    """It was reported silent after ``SIMKIT_EXEC_TIMEOUT`` and the run ended with exit 2: a life waited for
+    end of file on the consumer's stdout, which the child holds. The process itself is watched now, and the
+    child is killed with its group when the life ends."""
     (tmp_path / "forks.py").write_text(FORKS_AND_EXITS)
     proc = _cli(["run", "retry_walkthrough", "--strategy", f"exec:{sys.executable} forks.py"], tmp_path,
                 env={"SIMKIT_EXEC_TIMEOUT": "3"})
     assert proc.returncode == 0, proc.stderr
     assert "completed: no" in proc.stdout        # it stopped before the stream ended, as without a child
+    helper = Path(f"/proc/{(tmp_path / 'helper.pid').read_text()}/stat")
+    assert not helper.exists() or helper.read_text().split(")")[-1].split()[0] in "ZX"   # its group killed
