@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from . import requests
@@ -228,9 +229,14 @@ _ADMITS = {
     "bool": "type(v) is bool",
     "Event": "isinstance(v, Event)",
     "Reservation": "isinstance(v, Reservation)",
-    "Reply | str": "isinstance(v, (Reply, str))",
+    "Reply | str": "isinstance(v, Reply) or type(v) is str",
     "tuple[Event, ...]": "isinstance(v, (tuple, list)) and all(isinstance(e, Event) for e in v)",
 }
+#: The fields of a record a request carries, held to their exact types too (an event's id of a ``str``
+#: subclass passed ``isinstance(v, Event)`` and raised from its own ``__hash__`` in the store): record ->
+#: (field, type).
+_NESTED = {"Event": (("id", "str"), ("position", "int"))}
+_EXACT = {"str": "type(v) is str", "int": "type(v) is int"}
 #: A request's field that its type does not bound enough: (field, test of its value ``v``, what it must be).
 _ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}")}
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
@@ -246,8 +252,22 @@ def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool
 def _rules(cls: type) -> list[tuple[str, str, str | None]]:
     """(field, test of its value ``v``, what it must be: ``None`` for its annotation) for each rule of
     record ``cls``, in the order :func:`malformed` reports them (annotations are strings: ``__future__``)."""
-    rules = [(f.name, _ADMITS[str(f.type)], None) for f in dataclasses.fields(cls) if str(f.type) in _ADMITS]
+    rules: list[tuple[str, str, str | None]] = []
+    for name, kind in _annotations(cls).items():
+        if "." in name:                             # a carried record's field (:data:`_NESTED`), after it
+            rules.append((name, _EXACT[kind], None))
+        elif kind in _ADMITS:
+            rules.append((name, _ADMITS[kind], None))
     return rules + ([_ALSO[cls]] if cls in _ALSO else [])
+
+
+def _annotations(cls: type) -> dict[str, str]:
+    """Each field of record ``cls`` -> its annotation, each carried record's field (``event.id``) after it."""
+    out = {}
+    for f in dataclasses.fields(cls):
+        out[f.name] = kind = str(f.type)
+        out.update((f"{f.name}.{sub}", t) for sub, t in _NESTED.get(kind, ()))
+    return out
 
 
 def _well_formed(cls: type) -> Callable[[Any], bool]:
@@ -267,7 +287,7 @@ def _well_formed(cls: type) -> Callable[[Any], bool]:
 WELL_FORMED: dict[type, Callable[[Any], bool]] = {cls: _well_formed(cls) for cls in DECLARED}
 #: each test of :data:`_ADMITS` and :data:`_ALSO`, as a function of ``v`` (:func:`malformed`'s)
 _ADMITTED = {test: _compiled("v", [f"if not ({test}): return False"], f"admits[{test}]")
-             for test in [*_ADMITS.values(), *(rule[1] for rule in _ALSO.values())]}
+             for test in [*_ADMITS.values(), *_EXACT.values(), *(rule[1] for rule in _ALSO.values())]}
 
 
 def malformed(op) -> str | None:
@@ -278,9 +298,9 @@ def malformed(op) -> str | None:
     if not dataclasses.is_dataclass(op):
         return None
     name = type(op).__name__
-    annotations = {f.name: str(f.type) for f in dataclasses.fields(op)}
+    annotations = _annotations(type(op))
     for field, test, must in _rules(type(op)):
-        v = getattr(op, field)
+        v = attrgetter(field)(op)
         if _ADMITTED[test](v):
             continue
         if must is not None:

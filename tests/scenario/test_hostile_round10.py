@@ -168,13 +168,6 @@ RAISING = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "simkit/world/simulation.py: World._worker catches only strategies.MALFORMED_SIGNS (TypeError, "
-    "AttributeError, ValueError, KeyError, OverflowError) around a request's execution, so a RuntimeError "
-    "raised by the consumer's own object (its __lt__ in store/limits.refuse_unwritable, its __hash__ in the "
-    "store) escapes as a traceback, exit 1. Catch Exception there and call refuse_malformed first; and let "
-    "simkit.ops.malformed check the exact type of a record's nested fields (an Event's id of a str subclass "
-    "passes it today)"))
 @pytest.mark.parametrize("cls, field", [("OpaquePosition", "Commit.applied_position"),
                                         ("EvilIntPosition", "Commit.applied_position"),
                                         ("EvilEventId", "Commit.event.id")])
