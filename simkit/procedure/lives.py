@@ -8,10 +8,11 @@ module's code is compiled once and run again into a new module object, at the co
 fraction of a millisecond), not of starting a process. This also keeps a run a pure function of its inputs:
 nothing a consumer kept in its class or module during one run leaks into the next.
 
-A module run again stops at its first simulation of its own (:func:`not_rerunning`): a script that defines its
-consumer and then calls ``simulate()`` or ``audit()`` at top level has its definitions run afresh, not its
-simulation again inside each life (which nested an audit in every one of its lives). What the script does
-above that call (a ``print``) runs again with it; a script's ``if __name__ == "__main__":`` block does not.
+A module is run again a top-level statement at a time, and a statement that starts a simulation of its own
+(:func:`not_rerunning`) is passed over, with any after it that fail for want of its result: a script that
+defines its consumers and calls ``simulate()`` or ``audit()`` at top level has its definitions run afresh, not
+its simulations again inside each life (which nested an audit in every one of its lives). What else it does at
+top level (a ``print``) runs again; its ``if __name__ == "__main__":`` block does not.
 
 What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on
 disk). For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life.
@@ -19,7 +20,9 @@ simkit's own strategies keep no class or module state and are used as they are, 
 function (it has no module body to run again).
 """
 from __future__ import annotations
+import __future__
 
+import ast
 import os
 import sys
 import types
@@ -32,7 +35,8 @@ __all__ = ["end", "fresh", "not_rerunning", "start"]
 
 
 class _Rerun(BaseException):
-    """A module run afresh reached a simulation of its own: the re-run stops there (:func:`not_rerunning`)."""
+    """A module run afresh reached a simulation of its own: that statement is passed over
+    (:func:`not_rerunning`)."""
 
 
 #: How many modules are being run afresh (:func:`fresh`) right now.
@@ -40,16 +44,24 @@ _RERUNNING = [0]
 
 
 def not_rerunning() -> None:
-    """Called as a world is made: inside a module being run afresh it stops the re-run there, with the
-    definitions above the call in place (the module docstring)."""
+    """Called as a simulation starts: inside a module being run afresh, the statement that called it is passed
+    over (the module docstring)."""
     if _RERUNNING[0]:
         raise _Rerun
 
 
 @cache
-def _code(path: str):
+def _code(path: str) -> tuple:
+    """The module's top-level statements, each compiled on its own (with the module's ``__future__``
+    features), so that a re-run can pass over one that starts a simulation of its own and go on."""
     with open(path, encoding="utf-8") as f:
-        return compile(f.read(), path, "exec")
+        tree = ast.parse(f.read(), path)
+    flags = 0
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            flags |= sum(getattr(__future__, alias.name).compiler_flag for alias in stmt.names)
+    return tuple(compile(ast.Module([stmt], []), path, "exec", flags=flags, dont_inherit=True)
+                 for stmt in tree.body)
 
 
 def _at(namespace: dict, qualname: str):
@@ -99,11 +111,16 @@ def fresh(cls: type) -> type:
     again.__spec__ = getattr(module, "__spec__", None)
     _RERUNNING[0] += 1
     try:
-        exec(_code(path), again.__dict__)
-    except (_Rerun, SystemExit):    # its own simulation, or its sys.exit(): what is defined above is in place
-        pass
-    except Exception:               # the module no longer runs as it did when it was loaded: keep the class
-        return cls
+        passed = False
+        for statement in _code(path):
+            try:
+                exec(statement, again.__dict__)
+            except (_Rerun, SystemExit):    # its own simulation, or its sys.exit(): passed over
+                passed = True
+            except Exception:
+                if not passed:              # the module no longer runs as it did when it was loaded
+                    return cls
+                # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
         _RERUNNING[0] -= 1
     new = _at(again.__dict__, cls.__qualname__)

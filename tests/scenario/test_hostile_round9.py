@@ -240,6 +240,35 @@ def test_a_script_that_simulates_at_top_level_runs_its_simulation_once(tmp_path)
     assert done.stdout.splitlines() == ["ok 1"], done.stdout + done.stderr
 
 
+
+TWO_CONSUMERS = UNGUARDED + '''
+
+class AlsoRemembers(Consumer):
+    handled = set()
+
+    def is_replay(self, event, receipts, applied_position):
+        return event.id in AlsoRemembers.handled or super().is_replay(event, receipts, applied_position)
+
+    def apply(self, event, applied_position):
+        AlsoRemembers.handled.add(event.id)
+        return (yield from super().apply(event, applied_position))
+
+
+again = simulate(load("retry_walkthrough"), AlsoRemembers,
+                 faults=[Fault("crash", "before_event_commit", position=107)])
+print("ok" if again.verdict.ok else "NOT ok", again.world.crashes, "also")
+'''
+
+
+def test_a_consumer_defined_after_another_ones_top_level_simulation_is_run_afresh_too(tmp_path):
+    """The second class is defined below the first ``simulate()``: its lives run the script again past that
+    call (passed over), so its class-level set is wiped by the crash as the first one's is."""
+    (tmp_path / "mine.py").write_text(TWO_CONSUMERS)
+    done = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.splitlines() == ["ok 1", "ok 1 also"], done.stdout + done.stderr
+
+
 # -- requests with fields of the wrong type that the world executes -----------------------------------------
 class BoolPosition(Consumer):
     """``resulting_applied_position`` returns True: a Commit whose applied_position is a bool."""
