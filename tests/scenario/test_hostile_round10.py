@@ -1,8 +1,8 @@
 """Hostile input, tenth round (a fresh tester): sweeps whose configurations repeat or share a name, consumers
 whose objects raise from their dunder methods while the world executes their requests, request lines of
 odd framing, and signals while simkit imports. Each: one line naming the strategy, file or flag and the
-problem (exit status 2, no traceback), or the figures the same runs give. The strict xfails hold what a
-module outside this round's reach should do (the reason says which and how).
+problem (exit status 2, no traceback), or the figures the same runs give. (What the tester left as strict
+xfails, in modules outside its reach, was fixed after it.)
 """
 from __future__ import annotations
 

@@ -3,8 +3,8 @@
 that runs it, requests with fields of the wrong type), and ``simkit workshop`` / ``simkit demo`` under odd
 folders and environments. Each: one line naming the parameter, file or flag and the problem (a
 :class:`~simkit.SimkitError` with its ``param`` from the library; exit status 2 from the command line),
-nothing written; or the verdict the same run gives. The strict xfails hold what a module outside this round's
-reach should do (the reason says which and how).
+nothing written; or the verdict the same run gives. (What the tester left as strict xfails, in modules outside
+its reach, was fixed after it.)
 """
 from __future__ import annotations
 
