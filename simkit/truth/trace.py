@@ -69,7 +69,7 @@ def validated_outcome(action: str, state) -> str:
 
 
 def untraced(*_row, **_given) -> None:
-    """A trace row not written: what a world that keeps no trace has for its trace's ``add``."""
+    """A trace row not written: the ``_row`` of a world that keeps no trace (``World(keep_trace=False)``)."""
 
 
 class Trace:
