@@ -35,7 +35,9 @@ class Run:
 
     @property
     def trace(self) -> Trace:
-        return self.world.trace
+        trace = self.world.trace
+        assert trace is not None                    # a run of simulate() keeps its trace
+        return trace
 
     def ground_truth(self) -> GroundTruth:
         """The world's ground truth (:class:`~simkit.truth.ground.GroundTruth`), built once per run."""

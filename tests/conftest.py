@@ -13,12 +13,19 @@ long test starts last while the other worker sits idle. The order never decides 
 alone.
 """
 import copy
+import signal
 import tomllib
 
 import pytest
 
 import simkit
 from simkit.scenario.read import SCENARIO_DIR
+
+# The tests send SIGHUP to commands they start, which end with their one line. A suite started under
+# ``nohup`` (or by a runner that ignores SIGHUP) would hand each such command an ignored SIGHUP, which the
+# command keeps, as nohup asks (simkit._starting): each test would wait out its timeout. Children start here
+# from the default.
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 #: The smallest scripted stream (docs/scenarios.md): page C1 carries positions 1 and 2, then C2 is the end.
 TWO_PAGES = """

@@ -140,7 +140,7 @@ def in_steps(events: int, measure) -> dict[str, float]:
         marks["run"] = measure()
         verdict = check(world)
         marks["checker"] = measure()
-    assert verdict.ok and len(world.trace)
+    assert verdict.ok and world.trace is not None and len(world.trace)
     return marks
 
 
@@ -265,7 +265,7 @@ def cost_table(seeds: int = 5) -> list[dict]:
             events += len(w.provider.events)
             fetches += len(w.provider.log)
             crashes += w.crashes
-            replays += sum(1 for s in w.trace.step if s == "replay")
+            replays += sum(1 for s in run.trace.step if s == "replay")
             writes += len(w.store.writes)
             pages += sum(1 for k in w.store.writes if k[3] != "commit")
         rows.append({"strategy": name, "fetches_per_event": fetches / events,

@@ -39,7 +39,9 @@ def executed(nb, folder: Path, timeout: int):
                             resources={"metadata": {"path": str(folder)}})
 
     def polled_in_slices(notebook) -> None:
-        for channel in (client.kc.shell_channel, client.kc.iopub_channel):
+        kc = client.kc
+        assert kc is not None                   # (nbclient starts the kernel's client before this hook)
+        for channel in (kc.shell_channel, kc.iopub_channel):
             channel.get_msg = in_slices(channel.get_msg)
     client.on_notebook_start = polled_in_slices
     client.execute()

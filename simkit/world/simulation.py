@@ -6,8 +6,8 @@ effect) or its reply can be lost (it took effect): either way the caller gets ``
 cannot tell which. A crash discards the consumer with all its memory; the worker restarts after
 ``restart_delay`` from durable state only.
 
-The requests that take simulated time are :mod:`simkit.world.timed`'s, seed 001's external calls
-:mod:`simkit.world.calls`'s (both bases of :class:`World`); the progress guard is :mod:`simkit.world.guard`'s.
+Timed requests: :mod:`~simkit.world.timed`; seed 001's external calls: :mod:`~simkit.world.calls` (both bases
+of :class:`World`); the progress guard: :mod:`~simkit.world.guard`.
 """
 from __future__ import annotations
 
@@ -91,8 +91,7 @@ class World(TimedRequests):
         self.provider = providers.build(scenario, seed)
         self.provider.clock = self.clock
         self.sink = Sink(scenario.sink, scenario.events, self.clock)
-        # (the events are read only to name the initial receipts: none named, none built, seed 000 step 1)
-        start, receipts = scenario.initial.durable(
+        start, receipts = scenario.initial.durable(  # (events name initial receipts: seed 000 step 1)
             self.provider.events.values() if scenario.initial.receipts else (), self.provider.start)
         for eid in receipts:
             self.sink.record_initial(eid)
@@ -101,7 +100,9 @@ class World(TimedRequests):
         self.faults = FaultPlan(tuple(scenario.faults) + tuple(faults), scenario.random_faults, seed)
         self.faults.record = False
         self.contract = Contract(backfills=scenario.backfills, external_sink=self.sink.external)
-        self.trace, self._row = (Trace(), self._row) if keep_trace else (None, untraced)
+        self.trace = Trace() if keep_trace else None
+        if self.trace is None:
+            self._row = untraced  # type: ignore[method-assign]  # (not a bound method kept: a cycle)
         #: one commit's rows in one call (:meth:`_journaled`), where the commit is the memory store's and a
         #: transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
         store = self.store
@@ -344,8 +345,7 @@ class World(TimedRequests):
 
     def finish(self, worker: int, status: str) -> None:
         """``worker`` caught up, stopped or halted. The run is done once every worker has, each at its own
-        moment (docs/verdict.md, ``completed``): a worker that goes on backing off after catching up stays
-        done."""
+        moment (docs/verdict.md, ``completed``): one that backs off after catching up stays done."""
         self._status[worker] = status
         self._finished[worker] = status
         if not self._done.triggered and len(self._finished) == len(self._status):
