@@ -71,6 +71,31 @@ class DefaultIdPast63(Consumer):
 '''
 
 
+
+#: Consumers that yield a request whose field has the wrong type (round 9), as a file's source: a bool
+#: ``applied_position``, a string ``with_effect``, an int cursor; ``run`` and ``live`` refuse each first.
+WRONG_TYPES = '''
+from simkit import Consumer
+from simkit.ops import Commit, Fetch, Wait
+
+
+class BoolPosition(Consumer):
+    def resulting_applied_position(self, event, page, applied_position):
+        return True
+
+
+class EffectAsText(Consumer):
+    def apply(self, event, applied_position):
+        return (yield Commit(event, "applied", applied_position, with_effect="no"))
+
+
+class FetchesANumber(Consumer):
+    def run(self):
+        while True:
+            yield Fetch(7)
+            yield Wait("blocked")
+'''
+
 def scenario_dict(name: str) -> dict:
     """A bundled scenario as a mutable dict, to derive variants inside a test."""
     return tomllib.loads((SCENARIO_DIR / f"{name}.toml").read_text())

@@ -4,14 +4,14 @@ library refuses a blank folder by name."""
 import json
 
 import pytest
-from conftest import UNSTORABLE
+from conftest import UNSTORABLE, WRONG_TYPES
 
 import simkit
 from simkit.cli import main
 from simkit.errors import SimkitError
 from simkit.live.run import live
 
-CONSUMERS = UNSTORABLE + '''
+CONSUMERS = UNSTORABLE + WRONG_TYPES + '''
 from simkit.ops import Fetch, Wait
 
 
@@ -20,22 +20,6 @@ class ReturnsAtOnce(Consumer):
     def run(self):
         yield Load()
 
-
-class BoolPosition(Consumer):
-    def resulting_applied_position(self, event, page, applied_position):
-        return True
-
-
-class EffectAsText(Consumer):
-    def apply(self, event, applied_position):
-        return (yield Commit(event, "applied", applied_position, with_effect="no"))
-
-
-class FetchesANumber(Consumer):
-    def run(self):
-        while True:
-            yield Fetch(7)
-            yield Wait("blocked")
 '''
 
 

@@ -16,11 +16,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import WRONG_TYPES
 from test_hostile import one_line_exit_2
 
 import simkit
 from simkit import Consumer, Fault, ScenarioError, SimkitError, StrategyError
-from simkit.ops import Commit, Fetch, Wait
 from simkit.testing import assert_passes_audit, run_on
 
 REPO = Path(__file__).resolve().parents[2]
@@ -230,14 +230,20 @@ print("ok" if run.verdict.ok else "NOT ok", run.world.crashes)
 '''
 
 
+def printed(tmp_path, script: str) -> list[str]:
+    """What ``python mine.py`` prints, ``script`` its source: the lines of its output."""
+    (tmp_path / "mine.py").write_text(script)
+    done = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    print(done.stderr)                      # (shown by pytest where the caller's assertion fails)
+    return done.stdout.splitlines()
+
+
 def test_a_script_that_simulates_at_top_level_runs_its_simulation_once(tmp_path):
     """No ``__main__`` guard: each life runs the script's definitions afresh (a crash wipes the class-level
     set, so e107 is applied, not lost) and stops at its ``simulate()``, which used to run again inside every
     life (and an ``audit()`` there nested a whole audit in each)."""
-    (tmp_path / "mine.py").write_text(UNGUARDED)
-    done = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert done.stdout.splitlines() == ["ok 1"], done.stdout + done.stderr
+    assert printed(tmp_path, UNGUARDED) == ["ok 1"]
 
 
 
@@ -263,36 +269,18 @@ print("ok" if again.verdict.ok else "NOT ok", again.world.crashes, "also")
 def test_a_consumer_defined_after_another_ones_top_level_simulation_is_run_afresh_too(tmp_path):
     """The second class is defined below the first ``simulate()``: its lives run the script again past that
     call (passed over), so its class-level set is wiped by the crash as the first one's is."""
-    (tmp_path / "mine.py").write_text(TWO_CONSUMERS)
-    done = subprocess.run([sys.executable, "mine.py"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert done.stdout.splitlines() == ["ok 1", "ok 1 also"], done.stdout + done.stderr
+    assert printed(tmp_path, TWO_CONSUMERS) == ["ok 1", "ok 1 also"]
 
 
 # -- requests with fields of the wrong type that the world executes -----------------------------------------
-class BoolPosition(Consumer):
-    """``resulting_applied_position`` returns True: a Commit whose applied_position is a bool."""
-
-    def resulting_applied_position(self, event, page, applied_position):
-        return True
+WRONG: dict = {}
+exec(WRONG_TYPES, WRONG)            # (the consumers live's test writes to a file: tests/conftest.py)
 
 
-class EffectAsText(Consumer):
-    def apply(self, event, applied_position):
-        return (yield Commit(event, "applied", applied_position, with_effect="no"))
-
-
-class FetchesANumber(Consumer):
-    def run(self):
-        while True:
-            yield Fetch(7)
-            yield Wait("blocked")
-
-
-@pytest.mark.parametrize("cls", [BoolPosition, EffectAsText, FetchesANumber])
-def test_a_request_whose_field_has_the_wrong_type_is_the_consumers_one_line(cls):
+@pytest.mark.parametrize("name", ["BoolPosition", "EffectAsText", "FetchesANumber"])
+def test_a_request_whose_field_has_the_wrong_type_is_the_consumers_one_line(name):
     with pytest.raises(simkit.ConsumerError, match="yielded a malformed request"):
-        simkit.simulate(simkit.load("transient_storm"), cls)
+        simkit.simulate(simkit.load("transient_storm"), WRONG[name])
 
 
 class IntegerTarget(Consumer):
