@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 import weakref
+from contextlib import suppress
 from functools import cache
 from typing import Any, ClassVar, cast
 
@@ -95,10 +96,7 @@ class ExternalConsumer(Consumer, metaclass=_Meta):
         """One life: a fresh process, its requests yielded, their results written back; killed in the end."""
         life = _Life(type(self), _worker_of(sys._getframe(1)), self.contract)
         try:
-            while True:
-                op = life.request()
-                if op is None:              # it exited with status 0: run() returned
-                    return
+            while (op := life.request()) is not None:     # None: it exited with status 0, run() returned
                 life.answer((yield op))
         finally:
             life.end()
@@ -228,6 +226,8 @@ class _Life:
                 f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}"
             ) from None
         self.owner = os.getpid()
+        for f in (self.proc.stdin, self.proc.stdout):      # waited on in _write and _line, bounded
+            os.set_blocking(f.fileno(), False)
         self.out, self.err = b"", b""
         self.out_open = self.err_open = True
         _LIVE.add(self)
@@ -278,14 +278,19 @@ class _Life:
 
     # -- the pipes -------------------------------------------------------------------------------------------
     def _write(self, data: bytes) -> None:
-        """``data`` on the consumer's stdin, within the silence limit. A consumer that stops reading (it
-        writes request after request and never reads an answer) fills the pipe: a blocking write waited on it
-        for ever, so the write waits at most :data:`LIMIT_ENV` seconds, passing stderr through meanwhile (a
-        consumer blocked on a full stderr is still heard), and then the consumer is killed with one line."""
-        fd = self.proc.stdin.fileno()
-        view = memoryview(data)
+        """``data`` on the consumer's stdin. A consumer that never reads an answer fills the pipe: that is
+        waited on at most :data:`LIMIT_ENV` seconds (a blocking write waited for ever), passing stderr through
+        (a consumer blocked on a full stderr is still heard); then it is killed with one line."""
+        fd, view = self.proc.stdin.fileno(), memoryview(data)
         deadline = time.monotonic() + self.cls.limit
         while view:
+            try:    # at most PIPE_BUF bytes: all or none, and at once (the fd does not block: _spawn)
+                view = view[os.write(fd, view[:select.PIPE_BUF]):]
+                continue
+            except BlockingIOError:         # the pipe is full: wait for room below
+                pass
+            except (BrokenPipeError, ConnectionResetError):
+                return  # it is gone: the next read finds out how (exit 0 is a stop, whatever the race)
             left = deadline - time.monotonic()
             err = [self.proc.stderr] if self.err_open else []
             readable, writable, _ = select.select(err, [fd], [], max(left, 0)) if left > 0 else ([], [], [])
@@ -296,14 +301,12 @@ class _Life:
                                     "writes its next request")
             if readable:
                 self._take(self.proc.stderr, False)
-            if writable:
-                try:  # at most PIPE_BUF bytes: select() promised that much room, so the write cannot block
-                    view = view[os.write(fd, view[:select.PIPE_BUF]):]
-                except (BrokenPipeError, ConnectionResetError):
-                    return  # it is gone: the next read finds out how (exit 0 is a stop, whatever the race)
 
     def _line(self) -> bytes | None:
         """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""
+        if self.out_open and b"\n" not in self.out:
+            with suppress(BlockingIOError):     # most often the line is there already (stdout does not block)
+                self._take(self.proc.stdout, True)
         deadline = time.monotonic() + self.cls.limit
         while b"\n" not in self.out:
             if len(self.out) > MAX_LINE:
@@ -376,10 +379,8 @@ class _Life:
         proc, self.proc = self.proc, None
         if proc is None or self.owner != os.getpid():
             return
-        try:
+        with suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         proc.wait()
         try:
             while self.err_open and select.select([proc.stderr], [], [], 0.05)[0]:
@@ -388,13 +389,9 @@ class _Life:
             pass
         finally:
             for f in (proc.stdin, proc.stdout, proc.stderr):
-                try:
+                with suppress(OSError):
                     f.close()
-                except OSError:
-                    pass
 
     def __del__(self) -> None:
-        try:
+        with suppress(Exception):           # a finalizer must not raise
             self.end()
-        except Exception:                   # noqa: BLE001 -- a finalizer must not raise
-            pass
