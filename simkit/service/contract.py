@@ -208,10 +208,11 @@ def identity(value, where: str) -> str:
 
 
 def consumer_id(value, where: str) -> str:
-    """A consumer id: an identity (:func:`identity`) in Unicode normalization form C (NFC), else 400
-    ``malformed_identity``. ``"caf\\u00e9"`` and ``"cafe\\u0301"`` print alike and were two consumers with two
-    checkpoints (simkit's decision, docs/service.md "Where seed 004 is silent": refused, not normalized, so
-    that no two ids name one checkpoint and the id a caller sent is the id it reads back)."""
+    """An id that names a checkpoint (a consumer id, a scope's project, mission and agent ids): an identity
+    (:func:`identity`) in Unicode normalization form C (NFC), else 400 ``malformed_identity``.
+    ``"caf\\u00e9"`` and ``"cafe\\u0301"`` print alike and were two consumers with two checkpoints (simkit's
+    decision, docs/service.md "Where seed 004 is silent": refused, not normalized, so that no two ids name one
+    checkpoint and the id a caller sent is the id it reads back)."""
     identity(value, where)
     if not value.isascii() and not unicodedata.is_normalized("NFC", value):
         nfc = unicodedata.normalize("NFC", value)
@@ -236,9 +237,9 @@ def contract_version(value, where: str, allowed=CONTRACT_VERSIONS) -> int:
 def scope(value) -> tuple:
     """A scope as a hashable tuple in ``SCOPE_KEYS`` order."""
     s = _fields(value, "scope", SCOPE_KEYS)
-    out: list[str | None] = [identity(s["project_id"], "scope.project_id")]
+    out: list[str | None] = [consumer_id(s["project_id"], "scope.project_id")]
     for key in ("mission_id", "agent_id"):
-        out.append(None if s[key] is None else identity(s[key], f"scope.{key}"))
+        out.append(None if s[key] is None else consumer_id(s[key], f"scope.{key}"))
     if s["visibility"] not in VISIBILITIES:
         raise bad("malformed_scope", f"scope.visibility must be one of {list(VISIBILITIES)}")
     out.append(s["visibility"])

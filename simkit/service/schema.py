@@ -37,8 +37,8 @@ _NOT_IN_IDENTITY = (
 )
 _IDENTITY_PATTERN = rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$"
 IDENTITY = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN)
-#: A consumer id is an identity in Unicode normalization form C as well (contract.consumer_id), which no
-#: pattern can say
+#: An id that names a checkpoint (a consumer id, a scope's ids) is an identity in Unicode normalization form
+#: C as well (contract.consumer_id), which no pattern can say
 CONSUMER_ID = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
                     description="an identity in Unicode normalization form NFC (any other form is a 400)")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
@@ -49,9 +49,9 @@ class _Strict(BaseModel):
 
 
 class Scope(_Strict):
-    project_id: str = IDENTITY
-    mission_id: str | None = Field(min_length=1, max_length=128)
-    agent_id: str | None = Field(min_length=1, max_length=128)
+    project_id: str = CONSUMER_ID
+    mission_id: str | None = CONSUMER_ID
+    agent_id: str | None = CONSUMER_ID
     visibility: Literal["private", "shared"]
 
 

@@ -1,4 +1,4 @@
-"""Consumer ids in Unicode normalization form C only (issue 32's leftovers).
+"""Consumer ids and scope ids in Unicode normalization form C only (issue 32's leftovers).
 
 ``"caf\\u00e9"`` (NFC) and ``"cafe\\u0301"`` (NFD) print alike, and were two consumers with two checkpoints: a
 client whose library normalized the id one day and not the next lost its progress, or two processes meant to
@@ -89,4 +89,21 @@ def test_a_consumer_id_in_nfc_past_ascii_is_accepted(served):
 def test_the_openapi_document_says_so():
     doc = create_app(dev_service()).openapi()
     text = json.dumps(doc)
-    assert text.count("in Unicode normalization form NFC") == 2      # the read's and the command's
+    # the read's consumer id, the command's, and the scope's project, mission and agent ids
+    assert text.count("in Unicode normalization form NFC") == 5
+
+
+@pytest.mark.parametrize("key", ["project_id", "mission_id", "agent_id"])
+def test_a_scope_id_not_in_nfc_is_a_400_naming_the_field_that_changes_nothing(served, key):
+    """A scope's ids name a checkpoint as the consumer id does: two scopes that print alike were two
+    checkpoints, so the same rule holds for them."""
+    svc, t = served
+    before = svc.state_digest()
+    body = command(svc, NFC)
+    body["scope"] = {**DEV_SCOPE, key: NFD}
+    r = t.post(WRITE, body)
+    assert r.status == 400 and r["error"]["code"] == "malformed_identity"
+    assert r["error"]["message"] == (f"scope.{key} is not in Unicode normalization form NFC: {ascii(NFD)} is "
+                                     f"{ascii(NFC)} in NFC")
+    assert t.post(READ, {**read(NFC), "scope": {**DEV_SCOPE, key: NFD}}).status == 400
+    assert svc.state_digest() == before
