@@ -76,6 +76,8 @@ class LiveRun:
     world: GroundTruth | None = field(repr=False, default=None)
     #: workers that died without being killed by the supervisor: (worker, exit status); each was restarted
     deaths: list = field(default_factory=list)
+    #: the kills asked for (``--kills``): more than :attr:`kills` when the workers caught up first
+    asked: int = 0
 
     def as_dict(self) -> dict:
         """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills
@@ -194,7 +196,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         world, verdict, checked = _judged(where, scenario, provider, t0, sup.halts, completed)
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, checked,
                        "points" if at else "random", sum(w.starts for w in sup.workers.values()),
-                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths)
+                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths,
+                       kills)
 
 
 @contextmanager
@@ -269,7 +272,10 @@ def live_details(run: LiveRun) -> str:
     deaths = (f", {len(run.deaths)} unplanned deaths ("
               + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
               + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
-    return (f"  live: {run.kills} SIGKILLs {how}{deaths}, {run.starts} worker starts, "
+    short = "" if run.kills >= run.asked else (f" of {run.asked} asked (the workers caught up first"
+                                                + (": a pass drawn was never reached)" if run.mode == "points"
+                                                   else ")"))
+    return (f"  live: {run.kills} SIGKILLs{short} {how}{deaths}, {run.starts} worker starts, "
             f"{run.seconds:.1f} s   integrity_check: {run.integrity}")
 
 

@@ -48,8 +48,8 @@ def add_parsers(sub) -> None:
                    help=f"start-up fault: KIND one of {', '.join(FAULT_KINDS)}; ROUTE one of "
                         f"{', '.join(FAULT_ROUTES)}; N the n-th matching request (default 1, '*' every one)")
     p.add_argument("--operator", metavar="TOKEN",
-                   help="add the /_simkit/* operator routes (back up, restore, append), callable only with "
-                        "bearer credential TOKEN (subject 'operator', role operator); off by default")
+                   help="add the /_simkit/* operator routes (back up, restore, append), callable only by "
+                        "subject 'operator' (role operator), whose credential TOKEN is; off by default")
     p.add_argument("--store", default="batched", metavar="STORE",
                    help="how a checkpoint and its receipt are written: batched (seed 004's one batch, "
                         "default), split (checkpoint, then receipt) or split_receipt_first; the "

@@ -5,6 +5,7 @@ and duplicates nothing and leaves the databases intact; ``persist_token_on_fetch
 ``success_before_effect`` lose events under the same schedule. Kills at named crash points (the worker reports
 reaching one and is killed there) hit the shortcuts' windows every time. No test asserts a duration.
 """
+import dataclasses
 import json
 import os
 import signal
@@ -69,6 +70,17 @@ def test_kills_at_named_crash_points(strategy, sink, loses):
     assert r.kills >= 3 and r.mode == "points" and r.integrity == "ok"  # a shortcut may skip the stream's end
     assert bool(r.verdict.lost) is loses
     assert r.verdict.duplicated == [] and r.verdict.completed
+
+
+def test_kills_the_workers_outran_are_reported_as_not_delivered():
+    """retry_walkthrough fetches twice: a kill drawn for a later pass of after_fetch never lands, and the
+    summary says how many of those asked were delivered instead of a bare count."""
+    from simkit.live.run import live_details
+    r = live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), 1, 0, at=("after_fetch",))
+    assert (r.kills, r.asked) == (0, 1) and r.verdict.ok
+    assert "live: 0 SIGKILLs of 1 asked (the workers caught up first: a pass drawn was never reached)" in \
+        live_details(r)
+    assert " of " not in live_details(dataclasses.replace(r, kills=1))     # every kill asked delivered
 
 
 def test_two_workers_share_one_checkpoint():
