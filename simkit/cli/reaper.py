@@ -22,7 +22,6 @@ import os
 import select
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -229,23 +228,15 @@ def adopting():
     SIGKILL its parent), its orphans, the work's processes in sessions of their own among them, come to this
     process, which ends them (:func:`end_adopted`), instead of to init, where they ran on. Yields this
     process's children before (which are not the work's), or None where there is no such thing."""
-    if not sys.platform.startswith("linux"):
-        yield None
-        return
     import ctypes
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        was = ctypes.c_int(0)
-        libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0)
-        if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-            raise OSError(ctypes.get_errno(), "prctl")
-    except (OSError, AttributeError):
+    was = ctypes.c_int(0)
+    if prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was)) != 0 or prctl(_PR_SET_CHILD_SUBREAPER, 1) != 0:
         yield None
         return
     try:
         yield set(children(os.getpid()))
     finally:
-        libc.prctl(_PR_SET_CHILD_SUBREAPER, was.value, 0, 0, 0)
+        prctl(_PR_SET_CHILD_SUBREAPER, was.value)
 
 
 def end_adopted(known: set[int], seconds: float = END_SECONDS) -> None:

@@ -130,13 +130,15 @@ _PR_SET_PDEATHSIG = 1
 _forker = [0]                                   # the pid of the process about to fork (os.register_at_fork)
 
 
-def prctl(option: int, value: int) -> None:
-    """``prctl(option, value)`` where there is one (Linux), else nothing."""
+def prctl(option: int, value) -> int:
+    """``prctl(option, value)`` where there is one (Linux): its result, 0 on success; else -1. ``value`` an
+    integer, or a ``ctypes`` pointer for a ``PR_GET_*`` option to write to."""
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+            return ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
         except (OSError, AttributeError):
             pass
+    return -1
 
 
 def die_with_parent(parent: int) -> None:
