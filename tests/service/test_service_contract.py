@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from served import over, shared_server  # noqa: F401 -- the fixture over uses
 
 from simkit.service import DEV_SCOPE, DEV_TENANT, MAX_REQUEST_BYTES, dev_service
 from simkit.service.checkpoints import ROUTES
 from simkit.service.contract import digest
-from simkit.service.http import create_app, running
-from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
+from simkit.service.transport import ReplyLost
 
 CHANGES, READ, WRITE = (
     "/api/v1/memory/changes",
@@ -24,13 +24,6 @@ CHANGES, READ, WRITE = (
 )
 QUERY = "/api/v1/memory/query"
 OTHER_SCOPE = {**DEV_SCOPE, "agent_id": "other-agent"}
-
-
-@pytest.fixture(scope="module")
-def server():
-    app = create_app(dev_service())
-    with running(app) as url:
-        yield app, url
 
 
 class Env:
@@ -79,16 +72,8 @@ class Env:
 @pytest.fixture(params=["model", "http"])
 def env(request):
     svc = dev_service()
-    if request.param == "model":
-        yield Env(svc, ModelTransport(svc))
-        return
-    app, url = request.getfixturevalue("server")
-    app.state.service = svc
-    transport = HttpTransport(url)
-    try:
+    with over(request, svc) as transport:
         yield Env(svc, transport)
-    finally:
-        transport.close()
 
 
 def code(r):

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from served import over, shared_server  # noqa: F401 -- the fixture over uses
 
 from simkit.cli import main
 from simkit.service import DEV_SCOPE, DEV_TENANT, dev_service
@@ -25,7 +26,7 @@ from simkit.service import server as service_server
 from simkit.service.config import FaultSpec, build_service, has_operator, parse_fault
 from simkit.service.contract import FAULT_KINDS, FAULT_OPS, MAX_JSON_DEPTH, MAX_REQUEST_BYTES
 from simkit.service.http import create_app, running
-from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
+from simkit.service.transport import HttpTransport, ReplyLost
 
 CHANGES, READ, WRITE = (
     "/api/v1/memory/changes",
@@ -239,16 +240,8 @@ def transport(request):
     for sid in ("alice", "bob"):
         svc.add_subject(sid, credentials=[sid])
         svc.grant(sid, DEV_SCOPE, ["memory_read", "memory_checkpoint"])
-    if request.param == "model":
-        t = ModelTransport(svc)
+    with over(request, svc) as t:
         yield svc, t
-        return
-    with running(create_app(svc)) as url:
-        t = HttpTransport(url)
-        try:
-            yield svc, t
-        finally:
-            t.close()
 
 
 @pytest.mark.parametrize("credential, status", [(None, 401), ("nope", 401), ("dev-old", 401), ("eve", 403),

@@ -12,10 +12,10 @@ import json
 import unicodedata
 
 import pytest
+from served import over, shared_server  # noqa: F401 -- the fixture over uses
 
 from simkit.service import DEV_SCOPE, DEV_TENANT, dev_service
-from simkit.service.http import create_app, running
-from simkit.service.transport import HttpTransport, ModelTransport
+from simkit.service.http import create_app
 
 READ, WRITE = "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
 NFC, NFD = "caf\u00e9", "cafe\u0301"
@@ -24,15 +24,8 @@ NFC, NFD = "caf\u00e9", "cafe\u0301"
 @pytest.fixture(params=["model", "http"])
 def served(request):
     svc = dev_service()
-    if request.param == "model":
-        yield svc, ModelTransport(svc)
-        return
-    with running(create_app(svc)) as url:
-        transport = HttpTransport(url)
-        try:
-            yield svc, transport
-        finally:
-            transport.close()
+    with over(request, svc) as transport:
+        yield svc, transport
 
 
 def command(svc, consumer, key="k1", seq=2):

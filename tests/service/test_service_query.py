@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from served import over, shared_server  # noqa: F401 -- the fixture over uses
 
 from simkit.ops import LOST
 from simkit.service import DEV_SCOPE, DEV_TENANT, dev_service
@@ -38,13 +39,6 @@ from simkit.service.transport import HttpTransport, ModelTransport, ReplyLost
 
 CHANGES = "/api/v1/memory/changes"
 OTHER_SCOPE = {**DEV_SCOPE, "agent_id": "other-agent"}
-
-
-@pytest.fixture(scope="module")
-def server():
-    app = create_app(dev_service())
-    with running(app) as url:
-        yield app, url
 
 
 class Env:
@@ -86,16 +80,9 @@ class Env:
 @pytest.fixture(params=["model", "http"])
 def env(request):
     svc = dev_service()
-    if request.param == "model":
-        yield Env(svc, ModelTransport(svc))
-        return
-    app, url = request.getfixturevalue("server")
-    app.state.service = svc
-    transport = HttpTransport(url)
-    try:
+    with over(request, svc) as transport:
+        app = request.getfixturevalue("shared_server")[0] if request.param == "http" else None
         yield Env(svc, transport, app)
-    finally:
-        transport.close()
 
 
 def ids(page):
