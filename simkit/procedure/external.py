@@ -226,8 +226,7 @@ class _Life:
                 f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}"
             ) from None
         self.owner = os.getpid()
-        for f in (self.proc.stdin, self.proc.stdout):      # waited on in _write and _line, bounded
-            os.set_blocking(f.fileno(), False)
+        os.set_blocking(self.proc.stdin.fileno(), False)    # a full pipe is waited on in _write, bounded
         self.out, self.err = b"", b""
         self.out_open = self.err_open = True
         _LIVE.add(self)
@@ -303,29 +302,30 @@ class _Life:
                 self._take(self.proc.stderr, False)
 
     def _line(self) -> bytes | None:
-        """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""
-        if self.out_open and b"\n" not in self.out:
-            with suppress(BlockingIOError):     # most often the line is there already (stdout does not block)
-                self._take(self.proc.stdout, True)
+        """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit. Whether
+        the process has exited is asked only when it has been silent for :data:`_POLL` (a child it forked may
+        hold its stdout open: :meth:`_gone`), not on the way to every answer."""
         deadline = time.monotonic() + self.cls.limit
         while b"\n" not in self.out:
             if len(self.out) > MAX_LINE:
                 self.end()
                 raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
                                     f"{_show(self.out)}")
-            if not self.out_open or self._gone():
+            if not self.out_open:
                 self._exited()
                 return None
-            if b"\n" in self.out:                 # written before it exited
-                break
             left = deadline - time.monotonic()
             if left <= 0:
                 self.end()
                 raise ConsumerError(f"{self.label} wrote nothing for {self.cls.limit:g} s (wall clock; "
                                     f"{LIMIT_ENV} sets it): killed")
             fds = [f for f, o in ((self.proc.stdout, self.out_open), (self.proc.stderr, self.err_open)) if o]
-            for f in select.select(fds, [], [], min(left, _POLL))[0]:
+            ready = select.select(fds, [], [], min(left, _POLL))[0]
+            for f in ready:
                 self._take(f, f is self.proc.stdout)
+            if not ready and self._gone():
+                self._exited()
+                return None
         line, self.out = self.out.split(b"\n", 1)
         return line
 

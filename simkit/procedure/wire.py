@@ -85,13 +85,17 @@ _SCALARS = frozenset((str, int, bool, float, type(None)))
 
 def dumps(message: dict) -> bytes:
     """One line of the protocol: compact JSON, UTF-8, a newline."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return _ENCODER.encode(message).encode() + b"\n"
 
 
 def loads(line: bytes | str) -> dict:
     """A line as a JSON object. Raises :class:`WireError`."""
-    try:
-        message = json.loads(line, object_pairs_hook=unique_keys)
+    try:        # json.loads, without making a decoder per line
+        if isinstance(line, (bytes, bytearray)):
+            line = line.decode(json.detect_encoding(line), "surrogatepass")
+        elif line.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", line, 0)
+        message = _DECODER.decode(line)
     except (ValueError, UnicodeDecodeError) as exc:
         raise WireError(f"not JSON ({exc})") from None
     except RecursionError:                  # arrays in arrays past the stack: still the line's fault
@@ -120,6 +124,11 @@ def unique_keys(pairs: list) -> dict:
                 raise DuplicateKey(key)
             seen.add(key)
     return out
+
+
+#: one of each, made once: ``json.dumps`` and ``json.loads`` with arguments make a new one per call
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_keys)
 
 
 def hello(worker: int, contract: Contract) -> dict:
