@@ -195,9 +195,8 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         completed = sup.run()
         world, verdict, checked = _judged(where, scenario, provider, t0, sup.halts, completed)
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, checked,
-                       "points" if at else "random", sum(w.starts for w in sup.workers.values()),
-                       time.monotonic() - began, {"settlement": scenario.settlement}, world, sup.deaths,
-                       kills)
+                       "points" if at else "random", sup.starts, time.monotonic() - began,
+                       {"settlement": scenario.settlement}, world, sup.deaths, kills)
 
 
 @contextmanager

@@ -82,6 +82,11 @@ class Supervisor:
         self.halts: list[tuple[float, int, str]] = []
         self.plan: list | None = None
 
+    @property
+    def starts(self) -> int:
+        """Worker processes started so far, restarts included."""
+        return sum(w.starts for w in self.workers.values())
+
     def _start(self, wk: _Worker) -> None:
         target = None
         if self.at and self.allotted < self.kills_wanted:

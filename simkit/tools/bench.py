@@ -25,6 +25,7 @@ from simkit.scenario.read import load, parse
 from simkit.truth.collector import paused
 from simkit.world.simulation import World
 
+from .bench_cost import cost_table
 from .bench_memory import own_peak_rss, peak_rss_mb
 
 __all__ = ["FULL", "QUICK", "measure", "run", "add_arguments", "table", "checker_scaling", "prefix_overhead",
@@ -177,11 +178,16 @@ def explore_metrics(events: int) -> tuple[float, float, int]:
     return x.schedules / dt, (dt / x.schedules) / plain, x.schedules
 
 
-def prefix_overhead(name: str) -> dict[str, float]:
+def prefix_overhead(name: str, fresh: bool = True) -> dict[str, float]:
     """``explore_prefix_overhead``: the time per explored schedule of ``simkit explore NAME --max-crashes 1``,
     prefixes shared by forking (:mod:`simkit.tools.forked`), over the time of one plain run of NAME (the best
     of five, taken before and after); ``explore_scratch_overhead``: the same with every schedule run from
-    scratch. One exploration each: the gauntlet's take about half a minute."""
+    scratch. ``fresh``: in a fresh process, as the command runs, not in this one, whose heap the other
+    measurements filled (a fork copies the page tables of all of it: 1.5 ms a fork after the benchmark's runs,
+    0.4 ms in a process that has imported simkit)."""
+    if fresh:
+        return json.loads(_in_child(f"import json, simkit.tools.bench as b\n"
+                                    f"print(json.dumps(b.prefix_overhead({name!r}, fresh=False)))"))
     from .explore import explore
     sc = load(name)
     plain = min(_timed(lambda: simulate(sc))[0] for _ in range(5))
@@ -199,11 +205,16 @@ def widget_redraw_ms(changes: int) -> float:
     not in this one, whose heap the other measurements filled and whose earlier explorers stay
     registered with ipywidgets. An IPython shell runs in the child, so what the widget displays
     is formatted as a kernel formats it (the verdict table as HTML too), not only printed."""
-    code = ("from IPython.core.interactiveshell import InteractiveShell\nInteractiveShell.instance()\n"
-            f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n")
+    return float(_in_child("from IPython.core.interactiveshell import InteractiveShell\n"
+                           "InteractiveShell.instance()\n"
+                           f"import simkit.viz.widgets as w\nprint(w.redraw_ms(changes={changes}))\n"))
+
+
+def _in_child(code: str) -> str:
+    """The last line ``code`` prints, run in a fresh Python process (matplotlib drawing off screen)."""
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
                          env={**os.environ, "MPLBACKEND": "Agg"})
-    return float(out.stdout.split()[-1])
+    return out.stdout.splitlines()[-1]
 
 
 def notebook_seconds(folder: str | None = None, timeout: int = 1800) -> dict[str, float]:
@@ -243,35 +254,6 @@ def cpu_scaling(n: int) -> float:
     with ProcessPoolExecutor(max_workers=2) as pool:
         two, _ = _timed(lambda: list(pool.map(_spin, (n, n))))
     return one / two
-
-
-COST_SCENARIO = {"name": "cost", "sink": "transactional", "generate": {"events": 400, "page_size": 10},
-                 "random_faults": {"crash": 0.02, "max_faults": 1000}}
-
-
-def cost_table(seeds: int = 5) -> list[dict]:
-    """The modelled price of each strategy: fetches per event, events replayed per crash, writes per page.
-
-    One worker, pages of 10, random crashes and nothing else that replays: seed 000 promises ``safe`` at most
-    a page of replay per crash.
-    """
-    sc = parse(COST_SCENARIO)
-    rows = []
-    for name, cls in STRATEGIES.items():
-        events = fetches = replays = crashes = writes = pages = 0
-        for seed in range(seeds):
-            run = simulate(sc, cls, seed)
-            w = run.world
-            events += len(w.provider.events)
-            fetches += len(w.provider.log)
-            crashes += w.crashes
-            replays += sum(1 for s in run.trace.step if s == "replay")
-            writes += len(w.store.writes)
-            pages += sum(1 for k in w.store.writes if k[3] != "commit")
-        rows.append({"strategy": name, "fetches_per_event": fetches / events,
-                     "replayed_per_crash": replays / crashes if crashes else 0.0,
-                     "checkpoint_writes_per_page": writes / pages if pages else 0.0})
-    return rows
 
 
 def audit_seconds(budget: float) -> dict[str, float]:
@@ -323,10 +305,9 @@ def _round(sizes: dict) -> dict:
 
 
 DIGITS = {"simpy_steps_per_s": 0, "events_per_s": 0, "events_per_s_faults": 0, "ratio": 3, "faults_ratio": 2,
-          "ratio_ceiling": 3,
-          "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2, "sweep_scaling": 2,
-          "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2, "explore_prefix_overhead": 2,
-          "explore_scratch_overhead": 2, "widget_redraw_ms": 1}
+          "ratio_ceiling": 3, "explore_schedules_per_s": 1, "explore_schedules": 0, "explore_overhead": 2,
+          "sweep_scaling": 2, "cpu_scaling": 2, "sweep_efficiency": 2, "checker_scaling": 2,
+          "explore_prefix_overhead": 2, "explore_scratch_overhead": 2, "widget_redraw_ms": 1}
 
 
 def measure(sizes: dict = FULL, repeat: int = 1, notebooks: bool = False) -> dict:
