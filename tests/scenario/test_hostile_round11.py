@@ -1,0 +1,102 @@
+"""Hostile input, eleventh round (a fresh tester): the public API's faults held to the scenario as a file's
+are, consumer names too long for a file name, and what a consumer says reaching the terminal. Each: one line
+naming the parameter, flag or strategy and the problem (exit status 2, no traceback), or the verdict the same
+run gives.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import simkit
+from simkit import Fault
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(args, cwd, env=None, timeout=120):
+    """``python -m simkit ARGS`` in a process of its own (so that its imports are its own), bounded."""
+    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+# -- 1. simulate(faults=...) names a worker or a position the scenario does not have ------------------------
+@pytest.mark.parametrize("scenario, fault, problem", [
+    ("retry_walkthrough", Fault("crash", "before_event_commit", worker=2),
+     "faults[0].worker: no worker 2: the scenario has workers = 1"),
+    ("retry_walkthrough", Fault("crash", "before_event_commit", position=108),
+     "faults[0].position: no page carries position 108"),
+    ("default", Fault("lost_response", op="effect", position=601),
+     "faults[0].position: position 601 is outside the generated stream (1..600 for events = 60)"),
+], ids=["worker", "position", "generated position"])
+def test_simulate_with_a_fault_the_scenario_cannot_strike_is_one_line(scenario, fault, problem):
+    """``simulate(sc, faults=(Fault("crash", ..., worker=2),))`` on a one-worker scenario (or at a position no
+    page carries) ran, the fault was never struck, and the verdict said ok: its docstring promises faults
+    checked "as a ``[[faults]]`` table allows", and such a table is refused (``no worker 2: the scenario has
+    workers = 1``), as ``--crash before_event_commit@108`` is."""
+    with pytest.raises(simkit.SimkitError) as caught:
+        simkit.simulate(simkit.load(scenario), "safe", faults=(fault,))
+    assert str(caught.value).startswith(problem) and caught.value.param == "faults"
+    assert "\n" not in str(caught.value)
+
+
+def test_simulate_with_a_fault_the_scenario_can_strike_still_runs():
+    """A guard: the fault of the walkthrough at 106 (a position a page carries) is struck as before."""
+    run = simkit.simulate(simkit.load("retry_walkthrough"), "safe",
+                          faults=[Fault("crash", "before_event_commit", position=106)])
+    assert run.verdict.ok and run.as_dict()["crashes"] == 2
+
+
+# -- 2. audit's default file for a consumer whose name is longer than a file name may be ---------------------
+LONG = "Consumer" + "X" * 300
+MOVE_ON = (f"from simkit import Consumer\n\n\nclass {LONG}(Consumer):\n    def is_terminal(self, decision):\n"
+           "        return decision == 'retry_later'\n")
+
+
+def test_audit_of_a_consumer_whose_name_is_too_long_for_a_file_writes_its_default_file(tmp_path):
+    """``simkit audit mine.py:Consumer<300 X>`` (or ``'exec:sh run ARG'`` with a long argument) was refused at
+    once, ``--out simkit-audit-...toml: cannot write ...: File name too long``: the default file's name held
+    the whole name, past the 255 bytes a file name may have, and the one line blamed an ``--out`` nobody gave.
+    The name is now cut, and ended by a digest of the whole."""
+    (tmp_path / "mine.py").write_text(MOVE_ON)
+    done = _cli(["audit", f"mine.py:{LONG}", "--budget", "10", "--sweep-seeds", "0", "--jobs", "1"], tmp_path,
+                timeout=240)
+    assert done.returncode == 1, done.stderr[-2000:]
+    written = [p.name for p in tmp_path.glob("simkit-audit-*.toml")]
+    assert len(written) == 1 and len(written[0].encode()) <= 255 and written[0] in done.stdout
+    assert "File name too long" not in done.stderr + done.stdout
+
+
+def test_a_short_consumer_name_keeps_its_default_file_name():
+    """A guard: a name that fits is the file name as before (``simkit-audit-CLASS.toml``)."""
+    from simkit.cli.output import file_stem
+    assert file_stem("mine.py:Move On") == "mine.py_Move_On"
+    assert file_stem("X" * 121) != file_stem("X" * 122) and len(file_stem("X" * 5000)) < 140
+
+
+# -- 3. a consumer's halt reason on the terminal -------------------------------------------------------------
+ESCAPES = """from simkit import Consumer
+
+
+class Escapes(Consumer):
+    def validate(self, checkpoint, page, ids_at):
+        return "bad\\n\\x1b[31mRED\\x1b[0m"
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="simkit/judge/report.py (_halt, run_summary) prints Verdict.halted as "
+                                       "the consumer gave it; the fix (printable()/echoed() there) is in "
+                                       "simkit/judge/*, another engineer's")
+def test_a_halt_reason_holding_control_characters_is_printed_as_its_escapes(tmp_path):
+    """A consumer's (or an ``exec:`` program's) ``Halt`` reason holding a newline and an ANSI escape reached
+    the terminal as it is: the summary's line broke in two and the escape coloured it, where a description's
+    control characters are printed as their escapes (round 1). ``--json`` keeps the reason as data."""
+    (tmp_path / "esc.py").write_text(ESCAPES)
+    done = _cli(["run", "retry_walkthrough", "--strategy", "esc.py:Escapes"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "halted: bad\\n\\x1b[31mRED" in done.stdout
