@@ -100,3 +100,27 @@ def test_a_halt_reason_holding_control_characters_is_printed_as_its_escapes(tmp_
     done = _cli(["run", "retry_walkthrough", "--strategy", "esc.py:Escapes"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and "halted: bad\\n\\x1b[31mRED" in done.stdout
+
+
+# -- 4. workshop into a folder that holds a README of its own ------------------------------------------------
+def test_workshop_into_a_folder_with_its_own_readme_is_refused_and_writes_nothing(tmp_path):
+    """``simkit workshop .`` in a project (docs/cli.md suggests ``.`` for the current folder) replaced the
+    project's README.md with the edition's, without a word and without ``--force``: only the notebooks counted
+    as an attendee's work. Now the README is refused as they are, before anything is written."""
+    (tmp_path / "README.md").write_text("# my project\n")
+    done = _cli(["workshop", "."], tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "README.md" in done.stderr
+    assert "Traceback" not in done.stderr and "--force" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]
+    assert (tmp_path / "README.md").read_text() == "# my project\n"
+
+
+def test_workshop_again_over_its_own_edition_needs_force_for_the_notebooks_only(tmp_path):
+    """A guard: the edition's own README is no clash (``--force`` rewrites an edition as before), and
+    ``--force`` replaces a README of the user's too."""
+    assert _cli(["workshop", "ws"], tmp_path).returncode == 0
+    assert _cli(["workshop", "ws", "--force"], tmp_path).returncode == 0
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "README.md").write_text("# mine\n")
+    assert _cli(["workshop", "mine", "--force"], tmp_path).returncode == 0
+    assert (tmp_path / "mine" / "README.md").read_text() == (tmp_path / "ws" / "README.md").read_text()
