@@ -5,6 +5,7 @@ run gives.
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def test_a_short_consumer_name_keeps_its_default_file_name():
     assert file_stem("X" * 121) != file_stem("X" * 122) and len(file_stem("X" * 5000)) < 140
 
 
-# -- 3. a consumer's halt reason on the terminal -------------------------------------------------------------
+# -- 3. what a consumer or its name says, on the terminal ----------------------------------------------------
 ESCAPES = """from simkit import Consumer
 
 
@@ -87,19 +88,42 @@ class Escapes(Consumer):
     def validate(self, checkpoint, page, ids_at):
         return "bad\\n\\x1b[31mRED\\x1b[0m"
 """
+MOVE_ON_AS_IS = "from simkit import Consumer\n\n\nclass MoveOn(Consumer):\n    pass\n"
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/judge/report.py (_halt, run_summary) prints Verdict.halted as "
-                                       "the consumer gave it; the fix (printable()/echoed() there) is in "
-                                       "simkit/judge/*, another engineer's")
-def test_a_halt_reason_holding_control_characters_is_printed_as_its_escapes(tmp_path):
-    """A consumer's (or an ``exec:`` program's) ``Halt`` reason holding a newline and an ANSI escape reached
-    the terminal as it is: the summary's line broke in two and the escape coloured it, where a description's
-    control characters are printed as their escapes (round 1). ``--json`` keeps the reason as data."""
-    (tmp_path / "esc.py").write_text(ESCAPES)
-    done = _cli(["run", "retry_walkthrough", "--strategy", "esc.py:Escapes"], tmp_path)
+def test_sweep_rows_named_as_given_print_their_control_characters_as_escapes(tmp_path):
+    """Two consumers sharing a class name are rows named as their ``--strategy`` was given (round 10): a path
+    holding an escape or a newline (``$'e\\x1b[31m.py:MoveOn'``) coloured the terminal and broke the table
+    in two, printed as it is. The table says the escapes; ``--json`` keeps the names as given."""
+    for name in ("e\x1b[31m.py", "n\nl.py"):
+        (tmp_path / name).write_text(MOVE_ON_AS_IS)
+    args = ["sweep", "retry_walkthrough", "--seeds", "1", "--jobs", "1", "--strategy", "e\x1b[31m.py:MoveOn",
+            "--strategy", "n\nl.py:MoveOn"]
+    done = _cli(args, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "\x1b" not in done.stdout and "halted: bad\\n\\x1b[31mRED" in done.stdout
+    assert "\x1b" not in done.stdout
+    assert "e\\x1b[31m.py:MoveOn" in done.stdout and "n\\nl.py:MoveOn" in done.stdout
+    assert len(done.stdout.strip().splitlines()) == 6       # a head, a blank, two lines of header, two rows
+    rows = json.loads(_cli([*args, "--json"], tmp_path).stdout)["summary"]
+    assert sorted(r["strategy"] for r in rows) == ["e\x1b[31m.py:MoveOn", "n\nl.py:MoveOn"]
+
+
+@pytest.mark.xfail(strict=True, reason="simkit/judge/report.py (_halt, run_summary) prints Verdict.halted "
+                                       "and Run.strategy as given (as simkit/tools/explore.py its header); "
+                                       "the fix, printable() there, is in simkit/judge/*, another engineer's")
+@pytest.mark.parametrize("strategy, said", [
+    ("esc.py:Escapes", "halted: bad\\n\\x1b[31mRED"),
+    (f"exec:{REPO}/examples/consumers/python/run \x1b[31mRED\nX", "run \\x1b[31mRED\\nX · seed 0"),
+], ids=["halt reason", "exec command"])
+def test_what_a_consumer_says_is_printed_as_its_escapes(tmp_path, strategy, said):
+    """A consumer's (or an ``exec:`` program's) ``Halt`` reason holding a newline and an ANSI escape, and an
+    ``exec:`` command holding them (the strategy's name), reached the terminal as they are: the summary's line
+    broke in two and the escape coloured it, where a description's control characters, a scenario's name and
+    a folder's are printed as their escapes (rounds 1, 8, 9). ``--json`` keeps them as data."""
+    (tmp_path / "esc.py").write_text(ESCAPES)
+    done = _cli(["run", "retry_walkthrough", "--strategy", strategy], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and said in done.stdout
 
 
 # -- 4. workshop into a folder that holds a README of its own ------------------------------------------------
