@@ -148,3 +148,81 @@ def test_workshop_again_over_its_own_edition_needs_force_for_the_notebooks_only(
     (tmp_path / "mine" / "README.md").write_text("# mine\n")
     assert _cli(["workshop", "mine", "--force"], tmp_path).returncode == 0
     assert (tmp_path / "mine" / "README.md").read_text() == (tmp_path / "ws" / "README.md").read_text()
+
+
+# -- 5. a Settle or Call holding what no Call gave -----------------------------------------------------------
+FORGERIES = """import dataclasses
+
+from simkit import Consumer
+from simkit.model import COMMITTED, Reservation
+from simkit.ops import Call, Reserve, Settle
+
+
+class SaysSuccess(Consumer):
+    def settle_effect(self, event):
+        op = yield Reserve(event)
+        if op.state == COMMITTED:
+            return COMMITTED
+        return (yield Settle(event, op.reservation, "success"))
+
+
+class ForgesAReservation(Consumer):
+    def settle_effect(self, event):
+        op = yield Reserve(event)
+        if op.state == COMMITTED:
+            return COMMITTED
+        yield Call(event, Reservation(5, None, ["x"], "g"))
+        return COMMITTED
+
+
+class ForgesAReply(Consumer):
+    def settle_effect(self, event):
+        op = yield Reserve(event)
+        if op.state == COMMITTED:
+            return COMMITTED
+        reply = yield Call(event, op.reservation)
+        if isinstance(reply, str):
+            return (yield Settle(event, op.reservation, reply))
+        forged = dataclasses.replace(reply, identity=dataclasses.replace(reply.identity, generation="3"))
+        return (yield Settle(event, op.reservation, forged))
+"""
+
+
+@pytest.mark.parametrize("cls, said", [
+    ("SaysSuccess", "Settle.observation is 'success', not a reply as Call gave it, or one of timeout, "
+                    "cancelled, expired"),
+    ("ForgesAReservation", "Call.reservation.operation_id is 5 (int), not str"),
+    ("ForgesAReply", "Settle.observation.identity.generation is '3' (str), not int"),     # a guard: as before
+])
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_a_settle_or_call_of_values_no_call_gave_is_the_consumers_one_line(tmp_path, cls, said, store):
+    """``Settle(event, reservation, "success")`` (an observation no policy knows: a reply, or ``timeout``,
+    ``cancelled``, ``expired``), a ``Call`` with a reservation of an integer operation id, or a reply whose
+    identity's generation is a string: a ``ValueError`` or ``TypeError`` traceback from the settlement ledger,
+    exit status 1, where a request of a field of the wrong type is the consumer's one line (round 9). (A
+    reply's identity of a string generation was already refused by the ledger, naming its field.)"""
+    (tmp_path / "forge.py").write_text(FORGERIES)
+    done = _cli(["run", "misbound_response", "--strategy", f"forge.py:{cls}", "--store", store], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.count("\n") == 1 and f"strategy forge.py:{cls}: " in done.stderr
+    assert said in done.stderr
+
+
+def test_an_exec_consumer_settling_an_unknown_observation_is_one_line(tmp_path):
+    """The same over the wire: ``{"op": "settle", ..., "observation": "success"}`` decoded (a string), then
+    raised from the ledger."""
+    program = tmp_path / "settle.py"
+    program.write_text(
+        "import json, sys\n"
+        "sys.stdin.readline()\n"
+        "def ask(o):\n"
+        "    print(json.dumps(o), flush=True)\n"
+        "    return json.loads(sys.stdin.readline())['value']\n"
+        "cp = ask({'op': 'load'})\n"
+        "page = ask({'op': 'fetch', 'cursor': cp['resume_cursor']})\n"
+        "event = page['events'][0]\n"
+        "op = ask({'op': 'reserve', 'event': event})\n"
+        "ask({'op': 'settle', 'event': event, 'reservation': op['reservation'], 'observation': 'success'})\n")
+    done = _cli(["run", "late_response", "--strategy", f"exec:{sys.executable} {program}"], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.count("\n") == 1 and "Settle.observation is 'success'" in done.stderr
