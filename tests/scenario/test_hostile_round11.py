@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,57 @@ def test_an_exec_consumer_settling_an_unknown_observation_is_one_line(tmp_path):
     done = _cli(["run", "late_response", "--strategy", f"exec:{sys.executable} {program}"], tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
     assert done.stderr.count("\n") == 1 and "Settle.observation is 'success'" in done.stderr
+
+
+# -- 6. the simulation's SQLite store when the work is killed -----------------------------------------------
+ENDS = """import os
+import time
+
+from simkit import Consumer
+
+
+class Exits(Consumer):
+    def is_replay(self, event, receipts, applied_position):
+        os._exit(3)
+
+
+class Sleeps(Consumer):
+    def is_replay(self, event, receipts, applied_position):
+        time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "retry_walkthrough", "--store", "sqlite", "--strategy", "ends.py:Exits"],
+    ["sweep", "retry_walkthrough", "--store", "sqlite", "--strategy", "ends.py:Exits", "--seeds", "2"],
+    ["explore", "gauntlet", "--store", "sqlite", "--budget", "2", "--max-crashes", "3"],
+], ids=["os._exit", "os._exit in a sweep", "budget"])
+def test_a_killed_work_leaves_no_store_database_behind(tmp_path, argv):
+    """``--store sqlite``: each run's store is a database in a fresh temporary folder, removed with the store;
+    a work that ends without returning (a consumer's ``os._exit``, the budget's SIGKILL) left one folder per
+    run in the system's temporary folder (``/tmp/simkit-store-*``, two for the walkthrough's two lives). The
+    work's temporary files are now in a folder of the command's, removed with the work."""
+    (tmp_path / "ends.py").write_text(ENDS)
+    (tmp_path / "tmp").mkdir()
+    done = _cli(argv, tmp_path, env={"TMPDIR": str(tmp_path / "tmp")}, timeout=180)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_a_sigkill_of_the_command_leaves_no_store_database_behind(tmp_path):
+    """The reaper removes the work's folder when the command itself is killed outright."""
+    (tmp_path / "ends.py").write_text(ENDS)
+    (tmp_path / "tmp").mkdir()
+    full = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "tmp")}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--store", "sqlite",
+                             "--strategy", "ends.py:Sleeps"], cwd=tmp_path, env=full,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list((tmp_path / "tmp").rglob("store.db")):
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").rglob("store.db")), "the run never made its store"
+    proc.kill()
+    proc.wait()
+    while time.monotonic() < deadline and list((tmp_path / "tmp").iterdir()):
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").iterdir()) == []
