@@ -44,7 +44,7 @@ from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .answers import Answers, ended, workers_die
 from .answers import closed as _closed
-from .output import own_stdout
+from .output import own_stdout, standard_fds
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
@@ -80,6 +80,7 @@ def contained(command):
         if sys.platform.startswith("linux") and not _STATE["hooked"]:
             os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
             _STATE["hooked"] = True
+        standard_fds()
         me = os.getpid()
         _STATE["armed"] += 1
         try:

@@ -348,10 +348,9 @@ class _Life:
         if len(self.err) > MAX_LINE:        # no newline in sight: passed through as it is, not held (memory)
             lines.append(self.err)
             self.err = b""
-        for line in lines:
-            if line:
-                sys.stderr.write(f"[worker {self.worker}] {line.decode('utf-8', 'replace')}\n")
-        sys.stderr.flush()
+        if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
+            out.writelines(f"[worker {self.worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
+            out.flush()
 
     def _exited(self) -> None:
         """stdout closed or the process exited: a stop (status 0, nothing unfinished), or the run's end in one

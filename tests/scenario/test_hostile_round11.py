@@ -281,3 +281,34 @@ def test_a_sigkill_of_the_command_leaves_no_store_database_behind(tmp_path):
     while time.monotonic() < deadline and list((tmp_path / "tmp").iterdir()):
         time.sleep(0.1)
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+# -- 7. a command started without its standard files ---------------------------------------------------------
+def _closed(args, cwd, close: tuple[int, ...], stdout=subprocess.PIPE, stderr=subprocess.PIPE):
+    """``simkit ARGS`` started with file descriptors ``close`` closed, as ``<&- >&- 2>&-`` start it."""
+    full = {**os.environ, "PYTHONPATH": str(REPO)}
+    shut = ";".join(f"os.close({fd})" for fd in close)
+    code = (f"import os, sys; {shut}; "
+            "os.execv(sys.executable, [sys.executable, '-m', 'simkit', *sys.argv[1:]])")
+    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=full, stdout=stdout,
+                          stderr=stderr, timeout=120)
+
+
+def test_a_run_started_without_stdin_and_stdout_says_nothing_on_stderr_and_exits_0(tmp_path):
+    """``simkit run retry_walkthrough <&- >&-`` (a daemon's child, a cron job): the first pipe of the work
+    took file descriptors 0 and 1, the work's ``dup2(2, 1)`` replaced its own end of the answer's pipe with
+    stderr, and the answer (a pickle) was written on the terminal, then ``the process doing the work ended
+    (exit status 0) without a result: did the consumer end its own process ...``, exit status 2, for
+    ``safe``."""
+    done = _closed(["run", "retry_walkthrough"], tmp_path, (0, 1), stdout=None)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr[-2000:]
+
+
+def test_an_exec_consumer_run_without_stdin_and_stderr_is_judged(tmp_path):
+    """``simkit run ... --strategy exec:... <&- 2>&-``: Python made ``sys.stderr`` None, and the consumer's
+    stderr, passed through, was ``None.write``: ``strategy exec:... raised AttributeError: 'NoneType' object
+    has no attribute 'flush'``, exit status 2, blamed on the consumer."""
+    done = _closed(["run", "retry_walkthrough", "--json", "--strategy",
+                    f"exec:{REPO}/examples/consumers/python/run"], tmp_path, (0, 2), stderr=None)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["ok"] is True
