@@ -312,3 +312,19 @@ def test_an_exec_consumer_run_without_stdin_and_stderr_is_judged(tmp_path):
                     f"exec:{REPO}/examples/consumers/python/run"], tmp_path, (0, 2), stderr=None)
     assert done.returncode == 0
     assert json.loads(done.stdout)["ok"] is True
+
+
+# -- 8. live --dir holding a link where a database goes ------------------------------------------------------
+@pytest.mark.parametrize("name", ["store.db", "sink.db", "store.db-wal"])
+def test_live_into_a_folder_holding_a_dangling_link_at_a_database_is_refused(tmp_path, name):
+    """``ln -s /elsewhere/victim.db shared/store.db; simkit live ... --dir shared``: the folder was taken as
+    free (a dangling link does not exist), and the run's store was written through the link, a database made
+    where it pointed. As every writer (docs/cli.md), a link there is refused, dangling or not, writing
+    nothing."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / name).symlink_to(tmp_path / "victim.db")
+    done = _cli(["live", "retry_walkthrough", "--kills", "1", "--dir", "shared"], tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-2000:]
+    assert f"{name} is a symbolic link" in done.stderr and "--dir shared" in done.stderr
+    assert not (tmp_path / "victim.db").exists() and not (tmp_path / "victim.db-wal").exists()
+    assert sorted(p.name for p in (tmp_path / "shared").iterdir() if not p.name.startswith(".")) == [name]
