@@ -328,3 +328,24 @@ def test_live_into_a_folder_holding_a_dangling_link_at_a_database_is_refused(tmp
     assert f"{name} is a symbolic link" in done.stderr and "--dir shared" in done.stderr
     assert not (tmp_path / "victim.db").exists() and not (tmp_path / "victim.db-wal").exists()
     assert sorted(p.name for p in (tmp_path / "shared").iterdir() if not p.name.startswith(".")) == [name]
+
+
+# -- 9. a consumer's own ``name`` that is no string --------------------------------------------------------
+NAMED = """from simkit import Consumer
+
+
+class ListName(Consumer):
+    name = ["mine"]
+"""
+
+
+@pytest.mark.parametrize("command", [["run", "retry_walkthrough"], ["sweep", "retry_walkthrough", "--seeds",
+                                                                    "1", "--jobs", "1"]])
+def test_a_consumer_whose_name_attribute_is_unhashable_is_judged_under_its_class_name(tmp_path, command):
+    """``name = ["mine"]`` on a consumer class (``Consumer.name`` is the strategy's name for the built-ins):
+    ``TypeError: unhashable type: 'list'`` from ``strategy_name``'s lookup, a traceback, exit status 1, after
+    the run. ``strategy_ref`` already took a name that is no string for none."""
+    (tmp_path / "named.py").write_text(NAMED)
+    done = _cli([*command, "--strategy", "named.py:ListName"], tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "ListName" in done.stdout
