@@ -349,3 +349,13 @@ def test_a_consumer_whose_name_attribute_is_unhashable_is_judged_under_its_class
     done = _cli([*command, "--strategy", "named.py:ListName"], tmp_path)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "ListName" in done.stdout
+
+
+# -- 10. audit's seeds past their bound ----------------------------------------------------------------------
+@pytest.mark.parametrize("flag", ["--seeds", "--sweep-seeds"])
+def test_audit_seeds_past_their_bound_name_the_flag(tmp_path, flag):
+    """``simkit audit safe --sweep-seeds 1000000000`` said ``audit: seeds and sweep_seeds at most 1000000 (got
+    3, 1000000000)``: the library's parameters, both, where every other bound names the flag that sets it
+    (docs/cli.md)."""
+    done = _cli(["audit", "safe", flag, "1000001"], tmp_path)
+    assert done.returncode == 2 and done.stderr == f"simkit: {flag} 1000001: must be at most 1000000\n"
