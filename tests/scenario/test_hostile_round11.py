@@ -359,3 +359,40 @@ def test_audit_seeds_past_their_bound_name_the_flag(tmp_path, flag):
     (docs/cli.md)."""
     done = _cli(["audit", "safe", flag, "1000001"], tmp_path)
     assert done.returncode == 2 and done.stderr == f"simkit: {flag} 1000001: must be at most 1000000\n"
+
+
+# -- 11. an initial applied_position over events the first page serves without receipts ---------------------
+PAGES = ('[[pages]]\ncursor = "C1"\npositions = [{}]\nnext_cursor = "C2"\n\n'
+         '[[pages]]\ncursor = "C2"\npositions = []\nnext_cursor = "C2"\n')
+
+
+@pytest.mark.parametrize("text, covered", [
+    (PAGES.format("0, 1"), "0 covers position 0,"),
+    ("[initial]\napplied_position = 2\n\n" + PAGES.format("1, 2, 3"), "2 covers position 1, 2,"),
+    ("[initial]\napplied_position = 99\nreceipts = [99]\n\n" + PAGES.format("1, 2, 3"),
+     "99 covers position 1, 2, 3,"),
+    ("[generate]\nevents = 5\n\n[initial]\napplied_position = 20\n", "20 covers position 10, 20,"),
+], ids=["an event at 0", "applied 2", "a receipt beyond the page", "generated"])
+def test_an_initial_applied_position_over_unreceipted_first_events_is_refused(tmp_path, text, covered):
+    """Without backfills, ``[initial] applied_position = 2`` over a first page of 1, 2, 3 and no receipts (or
+    an event at position 0, which docs/scenarios.md allows, under the default 0): ``safe``'s first attempt
+    halts on a gap, nothing served before it, and the verdict was ``NOT ok``: ``halted: gap: e1 ...
+    (unjustified: the provider kept its contract)``, ``completed: no``, a correct consumer blamed for a
+    durable state none reaches (invariant 2). The file is refused, naming the key."""
+    (tmp_path / "s.toml").write_text(text)
+    done = _cli(["run", "s.toml"], tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stdout + done.stderr
+    assert "key 'initial.applied_position': " + covered in done.stderr and "invariant 2" in done.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "[initial]\napplied_position = 2\nreceipts = [1, 2]\n\n" + PAGES.format("1, 2, 3"),
+    "backfills = true\n\n[initial]\napplied_position = 2\n\n" + PAGES.format("1, 2, 3"),
+    "[initial]\napplied_position = 5\n\n" + PAGES.format("6, 7"),
+], ids=["receipts", "backfills", "above"])
+def test_an_initial_state_a_consumer_reaches_is_still_judged_ok(tmp_path, text):
+    """A guard: receipts for what applied_position covers, a provider with backfills, a first page above."""
+    (tmp_path / "s.toml").write_text(text)
+    done = _cli(["run", "s.toml", "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
