@@ -305,8 +305,8 @@ class _Life:
     def _line(self) -> bytes | None:
         """The next line on stdout (passing stderr through meanwhile), or ``None`` at a clean exit."""
         deadline = time.monotonic() + self.cls.limit
-        while b"\n" not in self.out:
-            if len(self.out) > MAX_LINE:
+        while (cut := self.out.find(b"\n")) < 0 or cut > MAX_LINE:     # (a long line's end read with its
+            if (len(self.out) if cut < 0 else cut) > MAX_LINE:           # last chunk was taken whole)
                 self.end()
                 raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
                                     f"{_show(self.out)}")

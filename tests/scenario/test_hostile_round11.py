@@ -396,3 +396,29 @@ def test_an_initial_state_a_consumer_reaches_is_still_judged_ok(tmp_path, text):
     done = _cli(["run", "s.toml", "--json"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True
+
+
+# -- 12. an exec: consumer's line just over 1 MiB ------------------------------------------------------------
+LONG_LINE = """import json, sys
+sys.stdin.readline()
+line = json.dumps({"op": "halt", "reason": "x" * (int(sys.argv[1]) - 28)})
+assert len(line) == int(sys.argv[1]), len(line)
+sys.stdout.write(line + "\\n")
+sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("size, refused", [(2**20, False), (2**20 + 1, True), (2**20 + 50_000, True)])
+def test_a_request_line_over_1_mib_is_refused_however_it_arrives(tmp_path, size, refused):
+    """docs/protocol.md: a line over 1 MiB is refused. Its check ran only while no newline had arrived, so a
+    line whose end came in the same 64 KiB read as the bytes past the bound (up to 1 MiB + 64 KiB) was taken:
+    a halt of 1,098,576 bytes was judged."""
+    (tmp_path / "long.py").write_text(LONG_LINE)
+    done = _cli(["run", "retry_walkthrough", "--json", "--strategy", f"exec:{sys.executable} long.py {size}"],
+                tmp_path)
+    if refused:
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-500:]
+        assert "wrote a line longer than 1048576 bytes" in done.stderr
+    else:
+        assert done.returncode == 0 and json.loads(done.stdout)["halted"] is not None, done.stderr[-500:]
