@@ -17,7 +17,7 @@ from typing import Any
 from . import requests
 from ._codegen import compile_function
 from .errors import described
-from .model import OUTCOMES, TIMEOUT, Event, Reply, Reservation, record
+from .model import OUTCOMES, TIMEOUT, WEAK, Event, Reply, Reservation, record
 from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call",
@@ -235,12 +235,27 @@ _ADMITS = {
 #: The fields of a record a request carries, held to their exact types too (an event's id of a ``str``
 #: subclass passed ``isinstance(v, Event)`` and raised from its own ``__hash__`` in the store): record ->
 #: (field, type).
-_NESTED = {"Event": (("id", "str"), ("position", "int"))}
+_NESTED = {"Event": (("id", "str"), ("position", "int")),
+           "Reservation": (("operation_id", "str"), ("fingerprint", "str"), ("binding", "str"),
+                           ("generation", "int"))}
 _EXACT = {"str": "type(v) is str", "int": "type(v) is int"}
 #: A request's field that its type does not bound enough: (field, test of its value ``v``, what it must be).
-_ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}")}
+#: (A Settle's observation of a string no policy knows, or a reply or reservation of fields of other types,
+#: was a traceback from the ledger, raised as simkit's own error.)
+_ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}"),
+         Settle: ("observation", "type(v) is str and v in WEAK or isinstance(v, Reply) and WELL_REPLY(v)",
+                  f"a reply as Call gave it, or one of {', '.join(WEAK)}")}
+
+
+def _well_reply(r: Reply) -> bool:
+    """Whether reply ``r`` holds what a reply of ``Call`` holds besides its identity (a reservation, whose
+    fields the ledgers refuse one by one: :func:`simkit.store.limits.refuse_settlement`): a request's number,
+    an outcome."""
+    return type(r.request) is int and type(r.outcome) is str and isinstance(r.identity, Reservation)
+
+
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
-        "OUTCOMES": OUTCOMES}
+        "OUTCOMES": OUTCOMES, "WEAK": WEAK, "WELL_REPLY": _well_reply}
 
 
 def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:

@@ -13,6 +13,7 @@ from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.checks import MAX_INT, Checker
 from simkit.scenario.faults import parse_fault
+from simkit.scenario.stream import carried_positions, missing_position
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth
@@ -86,7 +87,7 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
     if type(seed) is not int or abs(seed) > MAX_INT:
         raise SimkitError(f"seed {described(seed)}: must be an integer within {MAX_INT} either side of 0",
                           param="seed")
-    faults = _faults(faults)
+    faults = _faults(faults, scenario)
     with paused():
         world = World(scenario, strategy, seed, faults, settlement).run()
         truth = world.ground_truth()
@@ -95,9 +96,11 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
         return run
 
 
-def _faults(faults) -> tuple[Fault, ...]:
-    """``faults`` as a tuple, each fault checked as a ``[[faults]]`` table is (docs/scenarios.md, "Faults"): a
-    crash at no crash point was never struck, and a string a sequence of characters."""
+def _faults(faults, scenario: Scenario) -> tuple[Fault, ...]:
+    """``faults`` as a tuple, each fault checked as a ``[[faults]]`` table of ``scenario`` is
+    (docs/scenarios.md, "Faults"): a crash at no crash point, at a position no page carries or of a worker the
+    scenario does not have was never struck (and the verdict said ok), and a string a sequence of
+    characters."""
     if isinstance(faults, (str, bytes)) or not isinstance(faults, (tuple, list)):
         raise SimkitError(f"faults {described(faults)}: must be a tuple of simkit.Fault", param="faults")
     for i, f in enumerate(faults):
@@ -109,6 +112,14 @@ def _faults(faults) -> tuple[Fault, ...]:
         except ScenarioError as exc:        # "faults: key '[0].point': PROBLEM" said of the argument
             key, _, problem = str(exc).removeprefix("faults: key '").partition("': ")
             raise SimkitError(f"faults{key}: {problem}", param="faults") from None
+    carried = carried_positions(scenario) if faults else None
+    for i, f in enumerate(faults):          # check_targets' rules for a file's [[faults]], of the argument
+        if f.worker > scenario.workers:
+            raise SimkitError(f"faults[{i}].worker: no worker {f.worker}: the scenario has workers = "
+                              f"{scenario.workers}", param="faults")
+        missing = None if f.position is None else missing_position(scenario, f.position, carried)
+        if missing is not None:
+            raise SimkitError(f"faults[{i}].position: {missing}", param="faults")
     return tuple(faults)
 
 

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from simkit.cli.output import file_stem
 from simkit.errors import SimkitError
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
@@ -100,8 +101,10 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
     if result.ok:
         return result
     result = replace(result, reference=_reference(consumer))
-    name = "".join(c if c.isalnum() or c in "_.-" else "_" for c in result.strategy)
-    path = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="simkit-audit-")) / f"{name}.toml"
+    if out is None:
+        path = Path(tempfile.mkdtemp(prefix="simkit-audit-")) / f"{file_stem(result.strategy)}.toml"
+    else:
+        path = Path(out)
     path.write_text(failure_toml(result, str(path)), encoding="utf-8")
     raise AssertionError("\n" + audit_text(result, str(path)))
 

@@ -338,7 +338,7 @@ def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
     # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
     name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit", args)
-    path = args.out or f"simkit-audit-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.toml"
+    path = args.out or f"simkit-audit-{output.file_stem(name)}.toml"
     out = check_out("--out", path, (".toml",))
 
     def work() -> tuple[bool, str, str | None]:

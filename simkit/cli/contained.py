@@ -27,8 +27,10 @@ import contextlib
 import functools
 import os
 import pickle
+import shutil
 import signal
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -42,7 +44,7 @@ from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .answers import Answers, ended, workers_die
 from .answers import closed as _closed
-from .output import own_stdout
+from .output import own_stdout, standard_fds
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
@@ -78,6 +80,7 @@ def contained(command):
         if sys.platform.startswith("linux") and not _STATE["hooked"]:
             os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
             _STATE["hooked"] = True
+        standard_fds()
         me = os.getpid()
         _STATE["armed"] += 1
         try:
@@ -118,6 +121,9 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
 
 def _within(seconds, work, over, who, memory, stall, leftovers, known):
     parent, fds = os.getpid(), list[int]()
+    # the work's temporary files (the simulation's SQLite stores): a killed work (its budget, a consumer's
+    # os._exit) left them in the system's folder; here they go with the work, and with the reaper's leftovers
+    scratch = tempfile.mkdtemp(prefix="simkit-work-")
     try:
         for _ in range(3):                      # answers (work -> command), control, status (reaper's)
             fds.extend(os.pipe())
@@ -126,6 +132,7 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
     except OSError:                             # EMFILE, EAGAIN, ENOMEM: no child, and no pipe left open
         for fd in fds:
             os.close(fd)
+        shutil.rmtree(scratch, ignore_errors=True)
         raise
     if pid == 0:  # pragma: no cover -- the reaper, measured by its parent's tests
         for fd in (r, cw, sr):
@@ -135,9 +142,10 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
         if pid == 0:                                # (a consumer may lower the recursion limit to it)
             for fd in (cr, sw):
                 os.close(fd)
+            tempfile.tempdir = scratch
             _child(Connection(w, readable=False), reaper_pid, work, who)
         os.close(w)                             # the reaper keeps no end of the answers' pipe
-        reaper(cr, sw, pid, memory, parent, (*leftovers, *((stall.path,) if stall else ())))
+        reaper(cr, sw, pid, memory, parent, (*leftovers, scratch, *((stall.path,) if stall else ())))
     for fd in (w, cr, sw):
         os.close(fd)
     child = _Work(pid, cw, sr, memory, known)
@@ -148,6 +156,7 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
     finally:
         answers.close()
         child.end()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class _Work:

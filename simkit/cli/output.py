@@ -4,6 +4,7 @@ naming the flag where the library named its parameter (docs/cli.md)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import sys
@@ -15,7 +16,8 @@ from pathlib import Path
 from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
-           "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell"]
+           "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell", "file_stem",
+           "standard_fds"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
 #: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's
@@ -50,6 +52,22 @@ def spoken(exc: SimkitError | Note) -> str:
 _LONGEST, _HEAD, _TAIL = 2000, 1200, 600
 
 
+#: The most characters of a name :func:`file_stem` keeps whole (a file name holds at most 255 bytes)
+_STEM = 120
+
+
+def file_stem(name: str) -> str:
+    """``name`` (a consumer's: ``simkit-audit-CLASS.toml``) as part of a file name: ASCII letters, digits,
+    ``_ . -``, every other character ``_``; past :data:`_STEM` characters (a long class name, an ``exec:``
+    command with its arguments) cut there and ended by a digest of the whole. Whole, the file name was too
+    long for the file system: ``audit`` refused an ``--out`` nobody gave, for a consumer it would write
+    nothing of."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    if len(stem) <= _STEM:
+        return stem
+    return f"{stem[:_STEM]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+
+
 @contextmanager
 def notes():
     """Within it, every :class:`~simkit.errors.Note` is printed at once as one line on stderr, ``simkit: ``
@@ -64,6 +82,28 @@ def notes():
             tell(f"simkit: {spoken(message)}")
         warnings.showwarning = note
         yield
+
+
+def standard_fds() -> None:
+    """File descriptors 0, 1 and 2, when the command was started without them (``<&- >&-``, a daemon's
+    children), opened on ``/dev/null``: else the first pipe a command's work made took their numbers, and the
+    work's ``dup2(2, 1)`` put its answer on stderr (pickle bytes on the terminal, and a run of ``safe`` said
+    to have ended "without a result"); and ``sys.stdout``, ``sys.stderr`` on them where Python made them
+    None (an ``exec:`` consumer's stderr was passed to None's ``write``: AttributeError, blamed on the
+    consumer)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            with contextlib.suppress(OSError):
+                opened = os.open(os.devnull, os.O_RDWR)     # the lowest free number: this one
+                if opened != fd:
+                    os.dup2(opened, fd)
+                    os.close(opened)
+    for name, fd in (("stdout", 1), ("stderr", 2)):        # None when Python found no such file at its start
+        if getattr(sys, name) is None:
+            with contextlib.suppress(OSError):
+                setattr(sys, name, open(fd, "w", errors="backslashreplace", closefd=False))  # noqa: SIM115
 
 
 class _Stdout:

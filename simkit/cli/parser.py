@@ -243,9 +243,12 @@ def _audit_bench(sub) -> None:
                                "exploration; exit 1 when it fails")
     p.add_argument("strategy", metavar="FILE.py:Class",
                    help="your consumer (or a strategy name, or module:Class)")
-    p.add_argument("--seeds", type=number("--seeds", minimum=1), default=3, metavar="N",
+    # at most simkit.tools.sweep.MAX_SEEDS (not imported here: the parser is read before any work), as the
+    # library's audit() takes them: past it, its one line named its parameters, not these flags
+    p.add_argument("--seeds", type=number("--seeds", minimum=1, maximum=10**6), default=3, metavar="N",
                    help="seeds per generated bundled scenario (default: 3)")
-    p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0), default=20, metavar="N",
+    p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0, maximum=10**6), default=20,
+                   metavar="N",
                    help="seeds per generated scenario under random faults (default: 20)")
     p.add_argument("--jobs", type=number("--jobs", minimum=1), default=None, metavar="J",
                    help="worker processes running cases (default: one per core)")

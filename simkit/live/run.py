@@ -137,6 +137,18 @@ def integrity(folder: Path) -> str:
     return "; ".join(problems) or "ok"
 
 
+def _unheld(where: Path) -> None:
+    """Refuse a folder that holds a database of a run (or its ``-wal``, ``-shm``, ``-journal``), or a link in
+    its place: a dangling ``store.db`` link was followed, and the run's store written where it pointed."""
+    held = [n for name in FILES for n in (name, f"{name}-wal", f"{name}-shm", f"{name}-journal")
+            if os.path.lexists(where / n)]
+    if link := next((n for n in held if (where / n).is_symlink()), None):
+        raise SimkitError(f"folder {where}: {link} is a symbolic link: neither written through nor replaced; "
+                          "remove the link", param="folder")
+    if held:
+        raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
+
+
 def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
          max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
          timeout: float = 600.0, scratch: str | os.PathLike | None = None) -> LiveRun:
@@ -186,8 +198,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             raise SimkitError(f"folder {where}: cannot create it: {exc.strerror or exc}",
                               param="folder") from None
         stack.enter_context(_owned(where))
-        if any((where / name).exists() for name in FILES):
-            raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
+        _unheld(where)
         began = time.monotonic()
         t0 = time.monotonic()
         _create(where, scenario, provider, LiveClock(t0), "folder" if folder is not None else None, made)

@@ -306,8 +306,8 @@ class _Life:
         the process has exited is asked only when it has been silent for :data:`_POLL` (a child it forked may
         hold its stdout open: :meth:`_gone`), not on the way to every answer."""
         deadline = time.monotonic() + self.cls.limit
-        while b"\n" not in self.out:
-            if len(self.out) > MAX_LINE:
+        while (cut := self.out.find(b"\n")) < 0 or cut > MAX_LINE:     # (a long line's end read with its
+            if (len(self.out) if cut < 0 else cut) > MAX_LINE:           # last chunk was taken whole)
                 self.end()
                 raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
                                     f"{_show(self.out)}")
@@ -351,10 +351,9 @@ class _Life:
         if len(self.err) > MAX_LINE:        # no newline in sight: passed through as it is, not held (memory)
             lines.append(self.err)
             self.err = b""
-        for line in lines:
-            if line:
-                sys.stderr.write(f"[worker {self.worker}] {line.decode('utf-8', 'replace')}\n")
-        sys.stderr.flush()
+        if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
+            out.writelines(f"[worker {self.worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
+            out.flush()
 
     def _exited(self) -> None:
         """stdout closed or the process exited: a stop (status 0, nothing unfinished), or the run's end in one

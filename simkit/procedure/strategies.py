@@ -109,8 +109,10 @@ def _module_name(path: Path) -> str:
 
 
 def strategy_name(cls: type[Consumer]) -> str:
-    """The name a strategy class reports in verdicts."""
-    return cls.name if STRATEGIES.get(cls.name) is cls else cls.__name__
+    """The name a strategy class reports in verdicts: a built-in's name, else the class's (a consumer's own
+    ``name = ["a"]``, unhashable, was a TypeError traceback from the lookup)."""
+    name = getattr(cls, "name", None)
+    return name if isinstance(name, str) and STRATEGIES.get(name) is cls else cls.__name__
 
 
 def strategy_ref(cls: type) -> str:

@@ -20,9 +20,43 @@ def check_start(c: Checker, sc: Scenario) -> None:
     (:func:`_check_passed`)."""
     if sc.generate is not None:
         _check_generated_start(c, sc, sc.generate)
+        size = min(sc.generate["page_size"], sc.generate["events"])
+        first = [10 * (i + 1) for i in range(size) if 10 * (i + 1) <= sc.initial.applied_position]
     else:
         assert sc.pages is not None, "a scenario has [[pages]] or [generate]"
-        _check_passed(c, sc, sc.pages, {p["cursor"]: i for i, p in enumerate(sc.pages)})
+        pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
+        _check_passed(c, sc, sc.pages, pages)
+        first = _first_served(sc.pages, pages, sc.initial.resume_cursor or sc.pages[0]["cursor"])
+    if not sc.backfills:
+        _check_applied(c, sc, first)
+
+
+def _first_served(script: tuple[dict, ...], pages: dict[str, int], cursor: str) -> list[int]:
+    """The positions of the first page from ``cursor`` on that serves any (zero-item pages passed over)."""
+    seen: set[str] = set()
+    while cursor in pages and cursor not in seen:
+        seen.add(cursor)
+        page = script[pages[cursor]]
+        if page["positions"]:
+            return list(page["positions"])
+        cursor = page["next_cursor"]
+    return []
+
+
+def _check_applied(c: Checker, sc: Scenario, first: list[int]) -> None:
+    """Without backfills, an event the first page serves at or below ``[initial] applied_position`` (0 by
+    default: an event at position 0 too) with no receipt is a gap to step 3, before anything was served that
+    it could slip behind: the consumer halts, the halt is judged unjustified and the run incomplete, which
+    blames a correct consumer for a durable state no consumer reaches (invariant 2: the applied prefix never
+    passes an event without a durable outcome). The file is what is wrong."""
+    ap, done = sc.initial.applied_position, set(sc.initial.receipts)
+    behind = sorted({pos for pos in first if pos <= ap and pos not in done})
+    if behind:
+        shown = ", ".join(map(str, behind[:4])) + (", ..." if len(behind) > 4 else "")
+        c.fail("initial.applied_position",
+               f"{ap} covers position {shown}, which the first page serves and no receipt covers: without "
+               "backfills a gap at the first fetch, a state no consumer reaches (invariant 2); list those "
+               "positions in [initial] receipts" + (", or start positions at 1" if ap == 0 else ""))
 
 
 def _check_generated_start(c: Checker, sc: Scenario, generate: dict) -> None:

@@ -23,7 +23,7 @@ from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
 
-from simkit.errors import SimkitError, told
+from simkit.errors import SimkitError, printable, told
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.lives import not_rerunning
@@ -330,7 +330,9 @@ def summary_table(s: Sweep) -> str:
     """What ``simkit sweep`` prints: one line per configuration."""
     from simkit.judge.report import table
     pct = lambda x: f"{100 * x:.2f}%"
-    rows = [(r["strategy"], f"{r['crash_rate']:g}", str(r["runs"]), str(r["ok"]),
+    # a row is named as its --strategy was given when two share a class name: a path's escape or newline
+    # coloured the terminal or broke the table, printed as it is
+    rows = [(printable(r["strategy"]), f"{r['crash_rate']:g}", str(r["runs"]), str(r["ok"]),
              f"{pct(r['loss_rate'])} [{pct(r['loss_ci'][0])}, {pct(r['loss_ci'][1])}]",
              f"{pct(r['dup_rate'])} [{pct(r['dup_ci'][0])}, {pct(r['dup_ci'][1])}]",
              f"{r['lost_events']} of {r['events']}", str(r["duplicated_events"])) for r in s.summary()]

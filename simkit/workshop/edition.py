@@ -45,6 +45,19 @@ def edition_notebooks() -> list:
     return found
 
 
+def _own_readme(out: Path) -> list[str]:
+    """``["README.md"]`` when ``out`` holds a README that is not the edition's own (``simkit workshop .`` in a
+    project replaced the project's README without a word), else ``[]``: an earlier edition's is no clash."""
+    readme, ours = out / "README.md", EDITION_README.encode("utf-8")
+    if not readme.exists() or readme.is_dir():     # a folder there is refused as such, force or not
+        return []
+    try:
+        same = readme.is_file() and readme.stat().st_size == len(ours) and readme.read_bytes() == ours
+    except OSError:
+        same = False
+    return [] if same else ["README.md"]
+
+
 def write_edition(folder, force: bool = False) -> list[Path]:
     """Write the attendee edition into ``folder`` (created if needed); return the files written.
 
@@ -54,8 +67,8 @@ def write_edition(folder, force: bool = False) -> list[Path]:
 
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
-            overwritten) and ``force`` is false, or it is a file, or a file of the edition would replace a
-            folder or a symbolic link.
+            overwritten), or a README.md that is not the edition's, and ``force`` is false, or it is a file,
+            or a file of the edition would replace a folder or a symbolic link.
         OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
@@ -66,7 +79,7 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     if links := [name for name in (*(nb.name for nb in notebooks), "README.md") if (out / name).is_symlink()]:
         raise SimkitError(f"{out / links[0]}: is a symbolic link: neither written through nor replaced; name "
                           "its target, or remove the link")
-    clash = [nb.name for nb in notebooks if (out / nb.name).exists()]
+    clash = [nb.name for nb in notebooks if (out / nb.name).exists()] + _own_readme(out)
     if clash and not force:
         raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to "
                           "overwrite the notebooks there")

@@ -294,7 +294,7 @@ def test_a_300_character_output_name_is_one_line(tmp_path, capsys, option):
     (["explore", "retry_walkthrough", "--max-crashes", str(10**6), "--out", "{tmp}/x.toml"],
      f"--max-crashes {10**6}: at most 50"),
     (["audit", "safe", "--seeds", str(10**8), "--out", "{tmp}/a.toml"],
-     "audit: seeds and sweep_seeds at most 1000000"),
+     f"--seeds {10**8}: must be at most 1000000"),
     (["live", "default", "--kills", "1", "--events", str(10**8)], f"--events {10**8}: at most 1000000"),
 ], ids=["sweep --seeds", "--first-seed", "--seed", "explore --max-crashes", "audit --seeds", "live --events"])
 def test_numeric_options_have_bounds_too(tmp_path, capsys, argv, message):
