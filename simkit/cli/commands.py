@@ -172,11 +172,12 @@ def cmd_demo(args) -> int:
 
 
 def _replay_command(target: str, args, seed: int | None = None, crashes=()) -> str:
-    """:func:`~simkit.tools.shrink.replay_command` for this invocation: the seed, settlement and store
-    overrides only when replaying the bundled scenario (a written file carries them)."""
+    """:func:`~simkit.tools.shrink.replay_command` for this invocation, as it is printed (control characters
+    as their escapes): the seed, settlement and store overrides only when replaying the bundled scenario (a
+    written file carries them)."""
     from simkit.tools.shrink import replay_command
     overrides = {} if seed is None else {o: getattr(args, o, None) for o in ("settlement", "store")}
-    return replay_command(target, args.strategy, seed, crashes=crashes, **overrides)
+    return printable(replay_command(target, args.strategy, seed, crashes=crashes, **overrides))
 
 
 def _write_violation(args, out, sc, seed, x, replay: str) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from simkit.errors import printable
+
 from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count
 
 __all__ = ["HEADERS", "counts_line", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
@@ -56,7 +58,8 @@ def _halt(v) -> str:
     """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md)."""
     if not v.halted:
         return "no"
-    return v.halted + ("" if v.halt_justified else " (unjustified: the provider kept its contract)")
+    unjustified = "" if v.halt_justified else " (unjustified: the provider kept its contract)"
+    return printable(v.halted) + unjustified
 
 
 def _listed(ids, limit: int = 6) -> str:
@@ -143,7 +146,8 @@ def run_summary(run) -> str:
     rules = [f"{f.label}: {_kinds(f, v) or 'none'}" for f in first if f.kinds is not None]
     rules += [f"{f.label}: {count(f.of(v))}" + (f" ({_kinds(f, v)})" if f.kinds else "") for f in _later(v)]
     lines = [
-        f"{run.scenario} · {run.strategy}{settlement} · seed {run.seed}: {'ok' if v.ok else 'NOT ok'}",
+        f"{run.scenario} · {printable(run.strategy)}{settlement} · seed {run.seed}: "
+        f"{'ok' if v.ok else 'NOT ok'}",
         "  " + "   ".join(events),
         "  " + "   ".join([*rules, f"halted: {_halt(v)}", f"pending: {_ids(v.pending, 10)}",
                            f"completed: {'yes' if v.completed else 'no'}"]),

@@ -17,7 +17,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from simkit.errors import SimkitError, described
+from simkit.errors import SimkitError, described, printable
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -379,7 +379,8 @@ def audit_text(result: Audit, path: str | None = None) -> str:
             lines.append(f"first failure kept whole: {result.shrink_error}")
         if path:
             seed = failure_data(result).get("seed", result.failures[0].case.seed)
-            lines.append(f"wrote {path}: replay with {replay_command(path, result.reference, seed)}")
+            replay = printable(replay_command(path, result.reference, seed))
+            lines.append(f"wrote {path}: replay with {replay}")
     return "\n".join(lines)
 
 

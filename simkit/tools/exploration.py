@@ -9,6 +9,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from simkit.errors import printable
 from simkit.judge.checker import Verdict
 from simkit.judge.report import counts_line
 from simkit.judge.verdict import describe_kind, failure_kind
@@ -169,7 +170,7 @@ def summary_text(x: Exploration) -> str:
     requests = f"{sum(x.requests.values())} requests, " if x.lost_requests else ""
     depth = ", ".join(f"{n} fault{'s' if n != 1 else ''}: {c}" for n, c in enumerate(x.by_faults))
     lines = [
-        f"explore {x.scenario} · {x.strategy} · seed {x.seed} · settlement {x.settlement}: "
+        f"explore {x.scenario} · {printable(x.strategy)} · seed {x.seed} · settlement {x.settlement}: "
         + ("no violations" if x.ok
            else f"{x.violations} violating schedule{'s' if x.violations != 1 else ''}"),
         f"  schedules of {space}, over {sum(x.passes.values())} crash-point "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, printable
 from simkit.judge.report import counts_line
 from simkit.model import Scenario, default_id
 from simkit.procedure.strategies import resolve, strategy_name
@@ -115,11 +115,11 @@ class Shrunk:
         """What ``simkit shrink`` prints."""
         a, b = self.original, self.shrunk
         size = lambda d: ", ".join(f"{n} {k[:-1] if n == 1 else k}" for k, n in d.items())
-        lines = [f"shrink {self.scenario} · {self.strategy} · seed {self.seed}: {self.failure}",
+        lines = [f"shrink {self.scenario} · {printable(self.strategy)} · seed {self.seed}: {self.failure}",
                  f"  from {size(a)} to {size(b)} ({self.runs} runs tried)",
                  f"  shrunk run: {counts_line(self.run.verdict, brief=True)}"]
         if out:
-            lines.append(f"  wrote {out}: replay with {self.replay(out)}")
+            lines.append(f"  wrote {out}: replay with {printable(self.replay(out))}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:

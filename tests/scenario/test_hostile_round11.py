@@ -109,9 +109,6 @@ def test_sweep_rows_named_as_given_print_their_control_characters_as_escapes(tmp
     assert sorted(r["strategy"] for r in rows) == ["e\x1b[31m.py:MoveOn", "n\nl.py:MoveOn"]
 
 
-@pytest.mark.xfail(strict=True, reason="simkit/judge/report.py (_halt, run_summary) prints Verdict.halted "
-                                       "and Run.strategy as given (as simkit/tools/explore.py its header); "
-                                       "the fix, printable() there, is in simkit/judge/*, another engineer's")
 @pytest.mark.parametrize("strategy, said", [
     ("esc.py:Escapes", "halted: bad\\n\\x1b[31mRED"),
     (f"exec:{REPO}/examples/consumers/python/run \x1b[31mRED\nX", "run \\x1b[31mRED\\nX · seed 0"),
@@ -125,6 +122,21 @@ def test_what_a_consumer_says_is_printed_as_its_escapes(tmp_path, strategy, said
     done = _cli(["run", "retry_walkthrough", "--strategy", strategy], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout and said in done.stdout
+
+
+@pytest.mark.parametrize("command, strategy, said", [
+    ("explore", f"exec:{REPO}/examples/consumers/python/run \x1b[31mRED", "run \\x1b[31mRED · seed 0"),
+    ("shrink", "e\x1b[31m.py:Escapes", "--strategy 'e\\x1b[31m.py:Escapes'"),
+    ("audit", "e\x1b[31m.py:Escapes", "--strategy 'e\\x1b[31m.py:Escapes'")])
+def test_explore_shrink_and_audit_print_a_strategy_as_its_escapes(tmp_path, command, strategy, said):
+    """The same for ``explore``'s first line, and for the replay command ``shrink`` and ``audit`` print when
+    they write a failing consumer's file (the file's own comment already held the escapes)."""
+    (tmp_path / "e\x1b[31m.py").write_text(ESCAPES)
+    args = {"explore": ["retry_walkthrough", "--strategy", strategy, "--max-crashes", "0"],
+            "shrink": ["retry_walkthrough", "--strategy", strategy, "--out", "x.toml"],
+            "audit": [strategy, "--out", "x.toml", "--budget", "20"]}[command]
+    done = _cli([command, *args], tmp_path)
+    assert "\x1b" not in done.stdout + done.stderr and said in done.stdout, (done.stdout, done.stderr)
 
 
 # -- 4. workshop into a folder that holds a README of its own ------------------------------------------------
