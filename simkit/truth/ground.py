@@ -217,12 +217,18 @@ def as_truth(run) -> GroundTruth:
     """``run``'s ground truth: a :class:`GroundTruth` as it is, anything with
     ``ground_truth()`` (a World, a Run) through it, and any other object shaped like a world
     (a hand-built history: ``provider``, ``store``, ``sink``, ``halts``, ``completed``, and
-    optionally ``service``, ``scenario``, ``contract``, ...) read once."""
+    optionally ``service``, ``scenario``, ``contract``, ...) read once; else :class:`TypeError`, naming what
+    it lacks."""
     if isinstance(run, GroundTruth):
         return run
     method = getattr(run, "ground_truth", None)
     if method is not None:
         return method()
+    missing = [k for k in ("provider", "store", "sink", "halts", "completed") if not hasattr(run, k)]
+    if missing:
+        raise TypeError(f"no ground truth in {type(run).__name__}: a World, a Run, a GroundTruth or a "
+                        "history with provider, store, sink, halts and completed is judged (it lacks "
+                        f"{missing[0]})")
     contract = getattr(run, "contract", None)
     return GroundTruth.build(
         provider=run.provider, store=run.store, sink=run.sink, service=getattr(run, "service", None),

@@ -533,3 +533,10 @@ def test_the_durable_prefix_of_a_history_without_a_scenario_starts_from_the_defa
     from simkit.judge.facts import durable_prefix
     times, positions = durable_prefix(History().correct_run())
     assert positions[-1] == 3 and times == sorted(times)
+
+
+@pytest.mark.parametrize("thing", [None, object(), "retry_walkthrough"], ids=["None", "object", "a name"])
+def test_check_of_something_with_no_ground_truth_is_a_type_error_saying_what_it_takes(thing):
+    """simkit.check(None) was an AttributeError from deep in the ground truth's reading."""
+    with pytest.raises(TypeError, match=r"no ground truth in \w+: a World, a Run, a GroundTruth or a hist"):
+        simkit.check(thing)
