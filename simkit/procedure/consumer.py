@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from inspect import isgeneratorfunction
-from types import GeneratorType
+from inspect import CO_GENERATOR, isgeneratorfunction
+from types import FunctionType, GeneratorType
 
 from simkit.model import COMMITTED, TERMINAL, Checkpoint, Event, Page
 from simkit.ops import (
@@ -91,9 +91,12 @@ def _returned(hook: str, value) -> Generator:
 
 
 def _misused_hook(cls: type) -> str | None:
-    """The first hook of ``cls`` that yields where it must return, as the line to raise; ``None`` if none."""
+    """The first hook of ``cls`` that yields where it must return, as the line to raise; ``None`` if none. (A
+    plain function's flag is read at once: a consumer's module runs again at every worker life, every class in
+    it made anew, and ``isgeneratorfunction`` was half of that.)"""
     for hook in RETURNING:
-        if isgeneratorfunction(getattr(cls, hook, None)):
+        f = getattr(cls, hook, None)
+        if (f.__code__.co_flags & CO_GENERATOR if type(f) is FunctionType else isgeneratorfunction(f)):
             return (f"hook {hook}() yields but must return its answer at once: remove its yield statements "
                     f"(docs/hooks.md#{hook})")
     return None

@@ -90,9 +90,10 @@ def _module_of(cls: type):
     path = getattr(module, "__file__", None)
     if module is None or not path or not path.endswith(".py"):
         return None
-    files = _files(cls)
-    if _at(vars(module), cls.__qualname__) is not cls and files and os.path.realpath(path) not in files:
-        return None
+    if _at(vars(module), cls.__qualname__) is not cls:     # (else the module is its own: no path resolved)
+        files = _files(cls)
+        if files and os.path.realpath(path) not in files:
+            return None
     return module, path
 
 
