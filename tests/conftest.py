@@ -13,8 +13,13 @@ long test starts last while the other worker sits idle. The order never decides 
 alone.
 """
 import copy
+import hashlib
+import inspect
+import os
+import pickle
 import signal
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -133,6 +138,55 @@ def ax():
 def labels(ax) -> list[str]:
     """The legend labels an Axes would show."""
     return ax.get_legend_handles_labels()[1]
+
+
+# -- work several tests compute identically, computed once per run -------------------------------------------
+class Shared:
+    """Results that several tests compute identically, computed once per suite run and shared by every xdist
+    worker: a pickle per call in ``folder``, written under a lock (``flock``) by the first worker to ask, so
+    that another one asking meanwhile waits for it rather than computing it too. Each caller gets its own
+    copy (unpickled). A run is a pure function of its arguments (scenario, strategy, seed, faults, bounds),
+    so a shared result is the one the test would have computed; ``folder`` belongs to this run only."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.memo: dict[str, bytes] = {}
+
+    def get(self, key: str, compute):
+        """``compute()``'s result for ``key``, computed once."""
+        name = hashlib.sha256(key.encode()).hexdigest()[:32]
+        if name not in self.memo:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            path = self.folder / f"{name}.pickle"
+            try:
+                import fcntl
+            except ImportError:                                 # no flock (Windows): computed per process
+                fcntl = None
+            with open(self.folder / f"{name}.lock", "w") as lock:
+                if fcntl is not None:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                if not path.exists():
+                    data = pickle.dumps(compute())
+                    part = path.with_suffix(f".{os.getpid()}")
+                    part.write_bytes(data)
+                    part.replace(path)
+                self.memo[name] = path.read_bytes()
+        return pickle.loads(self.memo[name])
+
+    def explore(self, name: str, strategy="safe", **options):
+        """``explore(simkit.load(name), strategy, **options)``; the key is every argument, defaults bound."""
+        from simkit.tools.explore import explore
+        call = inspect.signature(explore).bind(name, strategy, **options)
+        call.apply_defaults()
+        return self.get(f"explore {sorted(call.arguments.items())!r}",
+                        lambda: explore(simkit.load(name), strategy, **options))
+
+
+@pytest.fixture(scope="session")
+def shared(tmp_path_factory) -> Shared:
+    """This run's :class:`Shared` (its folder is the xdist workers' common base temp)."""
+    base = tmp_path_factory.getbasetemp()
+    return Shared((base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared")
 
 
 # -- the split over pytest-xdist workers (see the module's docstring) ----------------------------------------

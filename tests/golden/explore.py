@@ -60,17 +60,21 @@ def key(name: str, strategy: str, bounds: tuple[int, int, int]) -> str:
     return f"{name}/{strategy}/{'-'.join(map(str, bounds))}"
 
 
-def compute_one(name: str, strategy: str, bounds: tuple[int, int, int], **options) -> dict:
-    """One exploration's ``--json`` object and its fault-free run's counts."""
+def _explore(name: str, strategy: str, **options):
+    return explore(simkit.load(name), strategy, **options)
+
+
+def compute_one(name: str, strategy: str, bounds: tuple[int, int, int], explored=_explore) -> dict:
+    """One exploration's ``--json`` object and its fault-free run's counts. ``explored(name, strategy,
+    **bounds)``: the exploration (the test's is one other tests share, tests/conftest.py's ``shared``)."""
     crashes, replies, requests = bounds
-    x = explore(simkit.load(name), strategy, max_crashes=crashes, lost_responses=replies,
-                lost_requests=requests, **options)
+    x = explored(name, strategy, max_crashes=crashes, lost_responses=replies, lost_requests=requests)
     return {**x.as_dict(), "passes": x.passes, "replies": x.replies, "requests": x.requests}
 
 
-def compute() -> dict[str, dict]:
+def compute(explored=_explore) -> dict[str, dict]:
     """``scenario/strategy/crashes-replies-requests`` -> :func:`compute_one`."""
-    return {key(*case): compute_one(*case) for case in cases()}
+    return {key(*case): compute_one(*case, explored) for case in cases()}
 
 
 def text(golden: dict) -> str:

@@ -105,21 +105,21 @@ def _counting(monkeypatch) -> list:
 @pytest.mark.parametrize("name, kw", [("transient_storm", {"max_crashes": 2}),
                                       ("retry_walkthrough", {"max_crashes": 1, "lost_responses": 1}),
                                       ("late_retry", {"max_crashes": 0, "lost_requests": 2})])
-def test_no_schedule_is_run_twice(monkeypatch, name, kw):
+def test_no_schedule_is_run_twice(monkeypatch, name, kw, shared):
     """Each one-fault schedule is run once: its subtree starts from the extensions that run found. Every run
     is a schedule counted, or one skipped as equivalent (run up to its last crash)."""
     sc = simkit.load(name)
-    whole = explore(sc, "safe", share_prefixes=False, **kw)
+    whole = shared.explore(name, "safe", share_prefixes=False, **kw)
     runs = _counting(monkeypatch)
     again = explore(sc, "safe", share_prefixes=False, **kw)
     assert again.as_dict() == whole.as_dict() and again.digest == whole.digest
     assert len(runs) == len(set(runs)) == whole.schedules + whole.deduplicated
 
 
-def test_an_audited_exploration_runs_each_schedule_once(monkeypatch):
+def test_an_audited_exploration_runs_each_schedule_once(monkeypatch, shared):
     """The fault-free run that decides whether to explore at all is the exploration's own."""
     case = next(c for c in cases(1, 0) if c.name == "transient_storm" and c.bounds == (2, 0, 0))
-    whole = explore(case.scenario, "safe", max_crashes=2, share_prefixes=False)
+    whole = shared.explore(case.name, "safe", max_crashes=2, share_prefixes=False)
     runs = _counting(monkeypatch)
     monkeypatch.setattr(auditor, "simulate", lambda *a, **k: pytest.fail("a run outside the exploration"))
     monkeypatch.setattr(auditor, "_SPLIT_FROM", 10**6)

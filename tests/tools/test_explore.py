@@ -32,32 +32,32 @@ def _without_unsafe_sink(name):
 
 
 @pytest.mark.parametrize("name", [n for n in SCRIPTED if _without_unsafe_sink(n)])
-def test_safe_survives_every_schedule_of_two_faults_on_each_bundled_scenario(name):
+def test_safe_survives_every_schedule_of_two_faults_on_each_bundled_scenario(name, shared):
     """Two crashes anywhere (and pauses, with two workers): nothing lost, duplicated, regressed or broken."""
     sc = simkit.load(name)
-    x = explore(sc, "safe", max_crashes=2, jobs=2 if sc.workers > 1 else 1)
+    x = shared.explore(name, "safe", max_crashes=2, jobs=2 if sc.workers > 1 else 1)
     assert x.violations == 0, (x.kinds, x.first_violation)
     assert x.by_faults[2] > 0
 
 
-def test_safe_on_an_unsafe_sink_duplicates_only_as_the_seed_says():
+def test_safe_on_an_unsafe_sink_duplicates_only_as_the_seed_says(shared):
     """Seed 000, "Limits and validation": the procedure "does not create exactly-once behavior for an external
     sink that lacks transactions or idempotency". A crash between the effect and its receipt replays the
     effect: the only violation is invariant 4's duplicate, and the same world with an idempotent sink has
     none."""
     sc = simkit.load("shortcut_success_before_effect")
     assert sc.sink == "unsafe"
-    x = explore(sc, "safe", max_crashes=2)
+    x = shared.explore("shortcut_success_before_effect", "safe", max_crashes=2)
     assert set(x.kinds) == {"duplicated, invariant 4"}
     assert x.first_violation[0][0].point in ("after_effect", "before_event_commit")
     sc.sink = "idempotent"
     assert explore(sc, "safe", max_crashes=2).violations == 0
 
 
-def test_safe_survives_one_lost_reply_with_a_crash():
+def test_safe_survives_one_lost_reply_with_a_crash(shared):
     for name in ("retry_walkthrough", "quarantine_boundary", "lost_barrier_reply",
                  "shortcut_watermark_only_dedup"):
-        x = explore(simkit.load(name), "safe", max_crashes=1, lost_responses=1)
+        x = shared.explore(name, "safe", max_crashes=1, lost_responses=1)
         assert x.violations == 0, (name, x.first_violation)
         assert sum(x.replies.values()) > 0
 
@@ -79,16 +79,16 @@ def test_safe_survives_every_single_crash_at_the_cursor_points_of_the_gauntlet()
 
 
 @pytest.mark.parametrize("shortcut", simkit.SHORTCUTS)
-def test_each_shortcut_is_caught_on_its_own_scenario(shortcut):
+def test_each_shortcut_is_caught_on_its_own_scenario(shortcut, shared):
     sc = simkit.load(scenario_of(shortcut))
-    x = explore(sc, shortcut, max_crashes=2, jobs=2 if sc.workers > 1 else 1)
+    x = shared.explore(scenario_of(shortcut), shortcut, max_crashes=2, jobs=2 if sc.workers > 1 else 1)
     assert x.violations > 0
     faults, run = x.first_violation
     again = replay(sc, shortcut, faults)
     assert again.as_dict() == run, "the first violation is a replayable fault list"
 
 
-def test_some_shortcuts_lose_or_regress_only_under_a_fault():
+def test_some_shortcuts_lose_or_regress_only_under_a_fault(shared):
     """persist_token_on_fetch and success_before_effect break an invariant in
     every run, but lose an event only when a crash strikes; no_version_check
     regresses the checkpoint only when a worker crashes or stalls."""
@@ -96,7 +96,7 @@ def test_some_shortcuts_lose_or_regress_only_under_a_fault():
                               ("no_version_check", "regressions")):
         sc = simkit.load(scenario_of(shortcut))
         assert failure not in describe_kind(failure_kind(replay(sc, shortcut, ()).verdict))
-        x = explore(sc, shortcut, max_crashes=1)
+        x = shared.explore(scenario_of(shortcut), shortcut, max_crashes=1)
         assert any(k.startswith(failure) for k in x.kinds), x.kinds
 
 
@@ -143,8 +143,8 @@ def test_deduplication_is_sound(name, strategy, lost):
     assert (a.first_violation is None) == (b.first_violation is None)
 
 
-def test_two_workers_are_never_deduplicated_and_pauses_are_in_the_space():
-    x = explore(simkit.load("late_retry"), "safe", max_crashes=1)
+def test_two_workers_are_never_deduplicated_and_pauses_are_in_the_space(shared):
+    x = shared.explore("late_retry", "safe", max_crashes=1)
     assert x.pauses and x.deduplicated == 0
     kinds = {f.kind for f in _extensions(_run(fault_free(simkit.load("late_retry")), "safe", 0, (), True)[2],
                                          _Space(1, 0, True, 20.0, CRASH_POINTS, LOST_OPS), 1, 0)}
@@ -232,12 +232,12 @@ def test_a_run_failing_only_on_settlement_is_described_as_such_not_ok():
     assert describe_kind(failure_kind(simkit.simulate(simkit.load("late_response")).verdict)) == "ok"
 
 
-def test_a_schedule_with_no_budget_left_is_run_and_counted_not_fingerprinted():
+def test_a_schedule_with_no_budget_left_is_run_and_counted_not_fingerprinted(shared):
     """At K = 1 a one-crash schedule has no subtree to skip, so it is counted as run; at K = 2 the same level
     is deduplicated because there a skip saves its subtree."""
     one = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=1)
     assert (one.schedules, one.deduplicated, one.by_faults) == (9, 0, [1, 8])
-    two = explore(simkit.load("retry_walkthrough"), "safe", max_crashes=2)
+    two = shared.explore("retry_walkthrough", "safe", max_crashes=2)
     assert (two.schedules, two.deduplicated, two.by_faults) == (20, 9, [1, 5, 14])      # as in the README
 
 

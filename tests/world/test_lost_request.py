@@ -256,7 +256,7 @@ def test_a_lost_request_round_trips_through_the_file_format(fault):
 
 
 # -- exploration ---------------------------------------------------------------------------------------------
-def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe():
+def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe(shared):
     sc = simkit.load("retry_walkthrough")
     x = explore(sc, TrustsTimedOutCommits, max_crashes=0, lost_requests=1)
     assert x.violations > 0 and x.lost_requests == 1
@@ -265,7 +265,7 @@ def test_explore_finds_what_only_a_lost_request_exposes_and_nothing_for_safe():
     assert run["lost"] == ["e106"] and replay(sc, TrustsTimedOutCommits, faults).as_dict() == run
     assert explore(sc, TrustsTimedOutCommits, max_crashes=1, lost_responses=1).violations == 0
     for name in ("retry_walkthrough", "lost_barrier_reply", "quarantine_boundary", "late_response"):
-        y = explore(simkit.load(name), "safe", max_crashes=1, lost_requests=1)
+        y = shared.explore(name, "safe", max_crashes=1, lost_requests=1)
         assert y.violations == 0, (name, y.first_violation)
         assert sum(y.requests.values()) > 0 and y.by_faults[2] > 0
 
