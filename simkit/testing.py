@@ -28,7 +28,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from simkit.cli.output import file_stem
 from simkit.errors import SimkitError
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
@@ -37,7 +36,7 @@ from simkit.procedure.strategies import resolve, strategy_ref
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
-from simkit.tools.scenario_toml import replay_command
+from simkit.tools.scenario_toml import file_stem, replay_command
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
 

@@ -24,6 +24,7 @@ from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
+from simkit.tools.scenario_toml import file_stem
 from simkit.world.guard import WALL_SECONDS
 
 from . import output
@@ -339,7 +340,7 @@ def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
     # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
     name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit", args)
-    path = args.out or f"simkit-audit-{output.file_stem(name)}.toml"
+    path = args.out or f"simkit-audit-{file_stem(name)}.toml"
     out = check_out("--out", path, (".toml",))
 
     def work() -> tuple[bool, str, str | None]:

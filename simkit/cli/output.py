@@ -4,7 +4,6 @@ naming the flag where the library named its parameter (docs/cli.md)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
-           "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell", "file_stem",
+           "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell",
            "standard_fds"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
@@ -50,22 +49,6 @@ def spoken(exc: SimkitError | Note) -> str:
 
 #: The longest line :func:`spoken` says whole; past it, its first ``_HEAD`` and last ``_TAIL`` characters
 _LONGEST, _HEAD, _TAIL = 2000, 1200, 600
-
-
-#: The most characters of a name :func:`file_stem` keeps whole (a file name holds at most 255 bytes)
-_STEM = 120
-
-
-def file_stem(name: str) -> str:
-    """``name`` (a consumer's: ``simkit-audit-CLASS.toml``) as part of a file name: ASCII letters, digits,
-    ``_ . -``, every other character ``_``; past :data:`_STEM` characters (a long class name, an ``exec:``
-    command with its arguments) cut there and ended by a digest of the whole. Whole, the file name was too
-    long for the file system: ``audit`` refused an ``--out`` nobody gave, for a consumer it would write
-    nothing of."""
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    if len(stem) <= _STEM:
-        return stem
-    return f"{stem[:_STEM]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
 
 
 @contextmanager

@@ -77,16 +77,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--explore", action="store_true",
                    help="run every schedule of up to --max-crashes crashes and --lost-responses lost write "
                         "replies")
-    p.add_argument("--max-crashes", type=int, default=2, metavar="K",
+    p.add_argument("--max-crashes", type=int, default=None, metavar="K",
                    help="crashes per schedule, 0-50 (default: 2)")
-    p.add_argument("--lost-responses", type=int, default=1, metavar="L",
+    p.add_argument("--lost-responses", type=int, default=None, metavar="L",
                    help="lost write replies per schedule, 0-50 (default: 1)")
-    p.add_argument("--horizon", type=int, default=3, metavar="N",
+    p.add_argument("--horizon", type=int, default=None, metavar="N",
                    help="occurrences of each crash point / write to try (default: 3)")
     p.add_argument("--with-scenario-faults", action="store_true",
                    help="explore on top of the scenario's own lost replies and crashes (default: without "
                         "them)")
-    p.add_argument("--budget", type=float, default=EXPLORE_BUDGET, metavar="SECONDS",
+    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
                    help=f"wall time --explore may take; past it, no schedule starts and nothing is reported "
                         f"(default: {EXPLORE_BUDGET:g})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
@@ -118,6 +118,24 @@ def cmd_serve(args) -> int:
     return 0
 
 
+#: the options that bound ``service --explore``: (flag, default)
+EXPLORE_ONLY = {"max_crashes": ("--max-crashes", 2), "lost_responses": ("--lost-responses", 1),
+                "horizon": ("--horizon", 3), "budget": ("--budget", EXPLORE_BUDGET)}
+
+
+def _explore_options(args) -> None:
+    """Refuse an option of ``--explore`` given without it (it was ignored without a word); else fill in the
+    defaults."""
+    from .config import ServiceConfigError
+    given = [flag for key, (flag, _default) in EXPLORE_ONLY.items() if getattr(args, key) is not None]
+    given += ["--with-scenario-faults"] if args.with_scenario_faults else []
+    if given and not args.explore:
+        raise ServiceConfigError(f"{given[0]}: only with --explore, whose schedules it bounds")
+    for key, (_flag, default) in EXPLORE_ONLY.items():
+        if getattr(args, key) is None:
+            setattr(args, key, default)
+
+
 def cmd_service(args) -> int:
     from .clients import CLIENTS
     from .config import ServiceConfigError
@@ -129,6 +147,7 @@ def cmd_service(args) -> int:
         raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
     if args.version is not None and args.version not in CONTRACT_VERSIONS:
         raise ServiceConfigError(f"--contract-version {args.version}: the contract versions are 1 and 2")
+    _explore_options(args)
     if not 0 < args.budget <= MAX_BUDGET:       # nan fails both comparisons
         raise ServiceConfigError(f"--budget {args.budget:g}: seconds from more than 0 to {MAX_BUDGET:g}")
     clients = [args.client] if args.client else list(sc.clients)

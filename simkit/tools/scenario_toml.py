@@ -5,6 +5,8 @@ with them."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import re
 import shlex
 
 from simkit.errors import SimkitError, printable
@@ -22,7 +24,7 @@ from simkit.model import (
 from simkit.runner import Run
 from simkit.truth.trace import CURSOR_REFUSED
 
-__all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command"]
+__all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command", "file_stem"]
 
 
 def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
@@ -209,3 +211,19 @@ def scripted_data(run: Run) -> dict:
     new = dataclasses.replace(sc, pages=tuple(pages), generate=None, events=specs, faults=tuple(faults),
                               random_faults=RandomFaults(), initial=initial)
     return scenario_data(new)
+
+
+#: The most characters of a name :func:`file_stem` keeps whole (a file name holds at most 255 bytes)
+_STEM = 120
+
+
+def file_stem(name: str) -> str:
+    """``name`` (a consumer's: ``simkit-audit-CLASS.toml``) as part of a file name: ASCII letters, digits,
+    ``_ . -``, every other character ``_``; past :data:`_STEM` characters (a long class name, an ``exec:``
+    command with its arguments) cut there and ended by a digest of the whole. Whole, the file name was too
+    long for the file system: ``audit`` refused an ``--out`` nobody gave, for a consumer it would write
+    nothing of."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    if len(stem) <= _STEM:
+        return stem
+    return f"{stem[:_STEM]}-{hashlib.sha256(name.encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"

@@ -76,7 +76,7 @@ def test_audit_of_a_consumer_whose_name_is_too_long_for_a_file_writes_its_defaul
 
 def test_a_short_consumer_name_keeps_its_default_file_name():
     """A guard: a name that fits is the file name as before (``simkit-audit-CLASS.toml``)."""
-    from simkit.cli.output import file_stem
+    from simkit.tools.scenario_toml import file_stem
     assert file_stem("mine.py:Move On") == "mine.py_Move_On"
     assert file_stem("X" * 121) != file_stem("X" * 122) and len(file_stem("X" * 5000)) < 140
 

@@ -338,6 +338,17 @@ def test_service_explore_bounds_are_simkit_explores(capsys, flags, err):
     assert captured.out == "" and captured.err == f"simkit: {err}\n"
 
 
+@pytest.mark.parametrize("flags", [["--max-crashes", "1"], ["--lost-responses", "0"], ["--horizon", "2"],
+                                   ["--budget", "5"], ["--with-scenario-faults"]])
+def test_an_option_of_explore_without_explore_is_refused(capsys, flags):
+    """``service SCENARIO --budget 5`` (or any option that bounds ``--explore``) without ``--explore`` ran the
+    scenario and ignored it without a word."""
+    assert main(["service", "checkpoint_service", *flags]) == 2
+    captured = capsys.readouterr()
+    said = f"simkit: {flags[0]}: only with --explore, whose schedules it bounds\n"
+    assert (captured.out, captured.err) == ("", said)
+
+
 def test_service_explore_with_a_huge_horizon_allocates_nothing_up_front():
     """``--horizon 99999999999`` listed every (point, occurrence) before the first run and grew to 8 GB; now
     the schedules are made as they run. Under a 1 GiB address-space limit, the first three run at once."""
