@@ -19,6 +19,8 @@ import inspect
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -139,6 +141,16 @@ def ax():
 def labels(ax) -> list[str]:
     """The legend labels an Axes would show."""
     return ax.get_legend_handles_labels()[1]
+
+
+# -- the command line in a process of its own ----------------------------------------------------------------
+def simkit_in(args, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
+    """``python -m simkit ARGS`` in ``cwd``, in a process of its own (so that its imports are its own), this
+    checkout first on its path, ``env`` added; ``timeout`` a safety bound (a hang fails the test), not a
+    measure."""
+    full = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=timeout)
 
 
 # -- work several tests compute identically, computed once per run -------------------------------------------

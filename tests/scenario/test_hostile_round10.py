@@ -14,18 +14,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import simkit_in as _cli
 
 import simkit
 from simkit.tools.sweep import sweep
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(args, cwd, env=None, timeout=120):
-    """``python -m simkit ARGS`` in a process of its own (so that its imports are its own), bounded."""
-    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 # -- 1. sweep: one configuration named twice, two consumers of one name --------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WRONG_TYPES
+from conftest import simkit_in as _cli
 from test_hostile import one_line_exit_2
 
 import simkit
@@ -24,13 +25,6 @@ from simkit import Consumer, Fault, ScenarioError, SimkitError, StrategyError
 from simkit.testing import assert_passes_audit, run_on
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(args, cwd, env=None, timeout=120):
-    """``python -m simkit ARGS`` in a process of its own (so that its imports are its own), bounded."""
-    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 # -- simkit.load and simkit.parse: a value of the wrong type, an empty name ----------------------------------
