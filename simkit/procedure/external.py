@@ -38,7 +38,7 @@ import time
 import weakref
 from contextlib import suppress
 from functools import cache
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NoReturn, cast
 
 from simkit.errors import ConsumerError, StrategyError
 
@@ -306,11 +306,9 @@ class _Life:
         the process has exited is asked only when it has been silent for :data:`_POLL` (a child it forked may
         hold its stdout open: :meth:`_gone`), not on the way to every answer."""
         deadline = time.monotonic() + self.cls.limit
-        while (cut := self.out.find(b"\n")) < 0 or cut > MAX_LINE:     # (a long line's end read with its
-            if (len(self.out) if cut < 0 else cut) > MAX_LINE:           # last chunk was taken whole)
-                self.end()
-                raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: "
-                                    f"{_show(self.out)}")
+        while b"\n" not in self.out:
+            if len(self.out) > MAX_LINE:
+                self._too_long(self.out)
             if not self.out_open:
                 self._exited()
                 return None
@@ -327,7 +325,13 @@ class _Life:
                 self._exited()
                 return None
         line, self.out = self.out.split(b"\n", 1)
+        if len(line) > MAX_LINE:            # its end read with the chunk that took it past the bound
+            self._too_long(line)
         return line
+
+    def _too_long(self, line: bytes) -> NoReturn:
+        self.end()
+        raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {_show(line)}")
 
     def _gone(self) -> bool:
         """Whether the process exited, no whole line left to read (what it wrote is taken first): a child it
