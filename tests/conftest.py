@@ -1,8 +1,7 @@
 """Shared helpers: scenarios built from dicts, runs by
 name; and how the suite splits over pytest-xdist workers.
 
-The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``; ``auto`` is half as
-many workers again as cores: :func:`pytest_xdist_auto_num_workers`). ``loadgroup`` hands
+The README's command runs the suite on every core (``pytest -n auto --dist loadgroup``). ``loadgroup`` hands
 out one test at a time, except for the tests of one *group*, which run in order on one worker:
 
 * each notebook under nbval: its cells share one kernel, in order (nbval's documentation asks for that);
@@ -271,10 +270,3 @@ def pytest_configure(config):
     otherwise put the groups with the most tests first."""
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
-
-
-def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: half as many workers again as cores. The tests wait as well as compute (a command's
-    process start, a server's, a kernel's, a budget that runs out): on 2 cores 2 workers kept 1,207 CPU s
-    busy through 1,873 s of test time, and a third worker fills those waits."""
-    return max(2, (os.cpu_count() or 1) * 3 // 2)
