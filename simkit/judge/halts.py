@@ -121,19 +121,24 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
         return out
     events, receipts = provider.events, _Receipts(truth.store.receipt_log)
     initial = truth.scenario.initial.applied_position if truth.scenario is not None else None
+    # one id per position: a page whose first event is above what its worker loaded shows nothing, and its
+    # first position is read from the provider's table, where it knows the page's rows (no id built)
+    ranks = provider.served_ranks if not shared else None
     loaded: dict[int, int] = {}
     reads = ((seq, 0, w, checkpoint.applied_position) for seq, _t, w, checkpoint in truth.store.reads)
-    # (sequence numbers only: a page's ids are built when its row is read, below, not twice)
-    rows = ((seq, 1, k, None) for k, (seq, _w) in enumerate(log.fields(0, 2)))
-    for _seq, kind, who, applied in heapq.merge(reads, rows):
+    rows = ((seq, 1, k, w) for k, (seq, w) in enumerate(log.fields(0, 2)))
+    for _seq, kind, who, value in heapq.merge(reads, rows):
         if kind == 0:
-            loaded[who] = applied
+            loaded[who] = value
             continue
         if who in out:
             continue
-        seq, _t, worker, _cursor, _next, ids = log[who]
-        why = _seen(found, receipts, shared, events, ids, seq,
-                    None if truth.backfills else loaded.get(worker, initial))
+        applied = None if truth.backfills else loaded.get(value, initial)
+        served = ranks(who) if ranks is not None else None
+        if served is not None and (not served or applied is None or events.positions[served[0]] > applied):
+            continue
+        seq, _t, _w, _cursor, _next, ids = log[who]
+        why = _seen(found, receipts, shared, events, ids, seq, applied)
         if why:
             out[who] = why
     return out

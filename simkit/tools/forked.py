@@ -117,6 +117,8 @@ class ForkPlan(Plan):
                  targets: set[int] | None = None, seen: dict | None = None):
         super().__init__(base, (), seed, None, False, None)
         self.space, self.dedup, self.below, self.targets = space, dedup and base.workers == 1, below, targets
+        if self.dedup and base.faults:      # a fingerprint reads the counts of the scenario's faults to come
+            self.count_all()
         self.seen = {} if seen is None else seen
         self.mode, self.left = "top", budget((), space)
         self.faults: tuple[Fault, ...] = ()

@@ -52,6 +52,8 @@ class Plan(FaultPlan):
         self.watch = watch
         self.stop = stop
         self.fingerprint = None
+        if watch and base.faults:           # a fingerprint reads the counts of the scenario's faults to come
+            self.count_all()
         # passes ("p", i), replies ("r", j), requests ("q", k) struck
         self.struck: set[tuple[str, int]] = set()
 

@@ -15,6 +15,14 @@ _FAMILY = {"crash": "point", "pause": "point", "lost_request": "lost_request",
            "lost_response": "lost_response", **{kind: "altered" for kind in REPLY_FAULTS}}
 
 
+def _counted(f: Fault):
+    """What a pass, request or reply that ``f`` may strike is counted under, besides its worker."""
+    family = _FAMILY[f.kind]
+    if family == "point":
+        return f.point
+    return ("request" if family == "lost_request" else "reply", f.op)
+
+
 class PassRow(NamedTuple):
     """A crash-point pass, as :attr:`FaultPlan.passes` records it: a crash or pause there is
     ``Fault(kind, point, position, occurrence, worker)``."""
@@ -67,6 +75,10 @@ class FaultPlan:
     ``record``: keep every pass, request and reply (``passes``, ``requests``, ``replies``) for exploration. A
     plain run turns it off (they stay empty: a tuple per pass was the largest thing a faulty run kept), and
     once no scripted fault is left and no random one can strike, a pass costs nothing (:attr:`quiet`).
+    Without recording, only what a scripted fault can match is counted (``(worker, point)``, a request or a
+    reply of an op, :attr:`_watched`): any other pass, request or reply costs one set lookup, unless
+    :meth:`count_all` (a fingerprint reads every count while scripted faults remain) or a random rate (its
+    faults name the occurrence) asks for them all.
 
     Scripted faults are looked up, not scanned: each is filed under what a pass, request or reply must show to
     match it, ``(family, worker, point or op, position, occurrence)``, and a pass asks two keys, the one for
@@ -85,6 +97,12 @@ class FaultPlan:
             key = (family, f.worker, f.point if family == "point" else f.op, f.position, f.occurrence)
             self._index.setdefault(key, []).append((i, f))
         self._counts: dict[tuple, int] = {}
+        #: the counts a scripted fault is matched against (:meth:`_count`'s first key)
+        self._watched = frozenset((f.worker, _counted(f)) for f in faults)
+        self._count_all = bool(random_faults.crash or random_faults.pause or random_faults.lost_request
+                               or random_faults.lost_response)
+        self._lean = False                  # count only what is watched (see the class doc)
+        self._skipped = False               # a pass, request or reply went uncounted
         self._rf = random_faults
         self._seed = seed
         self._made: random.Random | None = None    # :attr:`_rng`, made at its first draw
@@ -110,8 +128,18 @@ class FaultPlan:
 
     @record.setter
     def record(self, keep: bool) -> None:
+        if keep and self._skipped:
+            raise RuntimeError("FaultPlan.record: passes went uncounted; set it before the run")
         self._record = keep
+        self._lean = not (keep or self._count_all)
         self.quiet = self.idle()
+
+    def count_all(self) -> None:
+        """Count every pass, request and reply from now on, watched or not, so that :meth:`remaining` gives
+        every count (a fingerprint reads them while scripted faults remain). Before the run."""
+        if self._skipped:
+            raise RuntimeError("FaultPlan.count_all: passes went uncounted; call it before the run")
+        self._count_all, self._lean = True, False
 
     def _match(self, family: str, worker, value, position, n_any, n_pos) -> Fault | None:
         """The first scripted fault of ``family`` (:data:`_FAMILY`) that strikes
@@ -158,6 +186,9 @@ class FaultPlan:
         """The crash or pause that strikes this pass of ``point``, if any."""
         if not (self._record or self._left or self._rf.crash or self._rf.pause):
             return None
+        if self._lean and (worker, point) not in self._watched:
+            self._skipped = True
+            return None                     # no fault can strike here, and no one reads the count
         n_any, n_pos = self._count(worker, point, position)
         if self._record:
             self.passes.append(PassRow(worker, point, position, n_pos))
@@ -181,6 +212,9 @@ class FaultPlan:
         """
         if not (self._record or self._left or self._rf.lost_request):
             return False
+        if self._lean and (worker, ("request", op)) not in self._watched:
+            self._skipped = True
+            return False
         n_any, n_pos = self._count(worker, ("request", op), position)
         if self._record:
             self.requests.append(RequestRow(worker, op, position, n_any, n_pos, len(self.passes),
@@ -197,6 +231,9 @@ class FaultPlan:
     def reply_lost(self, worker: int, op: str, position: int | None) -> bool:
         """Is the reply of this request lost (the request itself took effect)?"""
         if not (self._record or self._left or self._rf.lost_response):
+            return False
+        if self._lean and (worker, ("reply", op)) not in self._watched:
+            self._skipped = True
             return False
         n_any, n_pos = self._count(worker, ("reply", op), position)
         if self._record:
@@ -218,7 +255,8 @@ class FaultPlan:
         return self._match("altered", worker, op, position, n_any, n_pos) if self._left else None
 
     def remaining(self) -> tuple[tuple[Fault, ...], dict]:
-        """The scripted faults still to fire and the pass counts they are matched against."""
+        """The scripted faults still to fire and the pass counts (all of them under :meth:`count_all` or
+        :attr:`record`; else those the faults are matched against)."""
         return tuple(f for i, f in enumerate(self._faults) if i not in self._fired_at), dict(self._counts)
 
     def _fired(self, fault: Fault) -> Fault:

@@ -10,7 +10,10 @@ import pytest
 
 import simkit
 from simkit.judge.checker import check
+from simkit.judge.halts import _shared, breaches
+from simkit.judge.outcomes import Outcomes
 from simkit.tools.bench import generated
+from simkit.truth.derived import stream_index
 from simkit.truth.ground import as_truth
 
 #: the bundled scenarios, and generated streams of consecutive events (the ones whose table ranks them:
@@ -33,3 +36,22 @@ def test_judging_by_rank_gives_the_verdicts_of_judging_by_id(strategy):
             ranked += sum(served(k) is not None for k in range(len(truth.provider.log)))
         assert check(truth).as_dict() == check(_without_ranks(truth)).as_dict(), (sc.name, strategy)
     assert ranked, "no page was judged by rank: the comparison proves nothing"
+
+
+def test_a_breach_is_found_as_the_ids_find_it_where_the_first_position_is_read_by_rank():
+    """Step 3's missing halts: with one id per position and no backfills, a page is read only if its first
+    position, from the provider's table, is at or below the ``applied_position`` its worker loaded. The
+    breaches found are those of reading every page's ids, and a gap is among them (or this proves nothing)."""
+    seen = []
+    for sc in SCENARIOS:
+        for strategy in sorted(simkit.STRATEGIES):
+            truth = as_truth(simkit.simulate(sc, simkit.STRATEGIES[strategy], sc.seed).world)
+            found = breaches(truth, _outcomes(truth))
+            assert found == breaches(_without_ranks(truth), _outcomes(truth)), (sc.name, strategy)
+            if truth.provider.served_ranks is not None and _shared(truth.provider.events) == {}:
+                seen += [why for why in found.values() if why.startswith("gap:")]
+    assert seen, "no gap was found where pages are read by rank: the comparison proves nothing"
+
+
+def _outcomes(truth) -> Outcomes:
+    return Outcomes(truth.store.receipt_log, truth.sink.effects, stream_index(truth))
