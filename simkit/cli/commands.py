@@ -123,12 +123,14 @@ def compare(sc, seed):
 
 def cmd_compare(args) -> int:
     sc, seed = _load(args)
-    runs = compare(sc, seed)
-    if args.json:
-        say(json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]}))
-    else:
-        say(f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n")
-        say(table([verdict_row(r) for r in runs]))
+
+    def work() -> str:                  # apart, as run's: a killed command leaves no --store sqlite folder
+        runs = compare(sc, seed)
+        if args.json:
+            return json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]})
+        return (f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n\n"
+                + table([verdict_row(r) for r in runs]))
+    say(_apart(RUN_BUDGET * len(STRATEGIES), work, f"compare {sc.name}", args))
     return 0
 
 

@@ -15,6 +15,7 @@ from simkit.model import CRASH_POINTS
 from simkit.scenario.read import SETTLEMENTS, STORES
 from simkit.service import cli as service_cli
 from simkit.tools import bench
+from simkit.tools.sweep import MAX_SEEDS
 
 __all__ = ["DESCRIPTION", "EXPLORE_BUDGET", "MAX_ARGUMENTS", "MAX_BUDGET", "Parser", "build_parser", "number"]
 
@@ -243,11 +244,10 @@ def _audit_bench(sub) -> None:
                                "exploration; exit 1 when it fails")
     p.add_argument("strategy", metavar="FILE.py:Class",
                    help="your consumer (or a strategy name, or module:Class)")
-    # at most simkit.tools.sweep.MAX_SEEDS (not imported here: the parser is read before any work), as the
-    # library's audit() takes them: past it, its one line named its parameters, not these flags
-    p.add_argument("--seeds", type=number("--seeds", minimum=1, maximum=10**6), default=3, metavar="N",
+    # at most MAX_SEEDS, as the library's audit() takes them: past it, its one line named its parameters
+    p.add_argument("--seeds", type=number("--seeds", minimum=1, maximum=MAX_SEEDS), default=3, metavar="N",
                    help="seeds per generated bundled scenario (default: 3)")
-    p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0, maximum=10**6), default=20,
+    p.add_argument("--sweep-seeds", type=number("--sweep-seeds", minimum=0, maximum=MAX_SEEDS), default=20,
                    metavar="N",
                    help="seeds per generated scenario under random faults (default: 20)")
     p.add_argument("--jobs", type=number("--jobs", minimum=1), default=None, metavar="J",

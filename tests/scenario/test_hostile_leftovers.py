@@ -1,0 +1,53 @@
+"""Issue 32's leftovers of earlier rounds, each found by a tester and left then: a killed ``compare`` and the
+``audit`` flags' bound, held to what the other commands already do."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import simkit_in as _cli
+
+REPO = Path(__file__).resolve().parents[2]
+LONG = '[generate]\nevents = 200000\npage_size = 100\n'
+
+
+def test_a_sigkill_of_compare_leaves_no_store_database_behind(tmp_path):
+    """``simkit compare FILE --store sqlite`` ran its strategies in its own process: a SIGKILL left the run's
+    store folder (``/tmp/simkit-store-*``; the round-11 tester found 141 of them). It now runs them apart,
+    as ``run`` does, and the reaper removes the work's folder when the command is killed outright."""
+    (tmp_path / "long.toml").write_text(LONG)
+    (tmp_path / "tmp").mkdir()
+    full = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "tmp")}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "compare", "long.toml", "--store", "sqlite"],
+                            cwd=tmp_path, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((tmp_path / "tmp").rglob("store.db")):
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").rglob("store.db")), "the runs never made their store"
+    proc.kill()
+    proc.wait()
+    while time.monotonic() < deadline and list((tmp_path / "tmp").iterdir()):
+        time.sleep(0.1)
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_compare_still_answers_as_before(tmp_path):
+    """A guard: the same table, and the same JSON, from the work's process."""
+    done = _cli(["compare", "retry_walkthrough", "--json"], tmp_path)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert '"scenario": "retry_walkthrough"' in done.stdout and done.stdout.count("\n") == 1
+    done = _cli(["compare", "retry_walkthrough"], tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("retry_walkthrough (seed 0, settlement fenced)")
+    assert "\n\nstrategy " in done.stdout
+
+
+def test_audit_seeds_past_the_library_bound_name_the_flag(tmp_path):
+    """``--seeds`` and ``--sweep-seeds`` are bounded by the library's own bound (one constant, not a copy)."""
+    from simkit.tools.sweep import MAX_SEEDS
+    for flag in ("--seeds", "--sweep-seeds"):
+        done = _cli(["audit", "safe", flag, str(MAX_SEEDS + 1)], tmp_path)
+        assert done.returncode == 2
+        assert done.stderr == f"simkit: {flag} {MAX_SEEDS + 1}: must be at most {MAX_SEEDS}\n"
