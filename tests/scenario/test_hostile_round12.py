@@ -1,0 +1,51 @@
+"""Hostile input, twelfth round (a fresh tester): a fault asked of a request the service then rejects, ...
+Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that changes
+no state, or the verdict the same run gives.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from simkit.service import DEV_SCOPE, dev_service
+
+CHANGES = "/api/v1/memory/changes"
+
+
+def _changes(svc, after=None, through=None, faults=()):
+    """One feed page asked of ``svc`` by ``dev``: the reply's status and body."""
+    def at(seq):
+        return None if seq is None else {"journal_id": svc.journals[next(iter(svc.journals))].journal_id,
+                                         "sequence": seq}
+    raw = json.dumps({"contract_version": 1, "scope": DEV_SCOPE,
+                      "query": {"after": at(after), "through": at(through), "limit": 256}}).encode()
+    reply = svc.call(CHANGES, "Bearer dev", raw, faults=faults, content_type="application/json")
+    return reply.status, json.loads(reply.body) if isinstance(reply.body, (bytes, str)) else reply.body
+
+
+# -- 1. corrupt-journal asked of a feed read the service refuses, or whose page is empty ---------------------
+@pytest.mark.parametrize("after, through, status", [(99, None, 409), (5, None, 200), (2, 2, 200)],
+                         ids=["cursor ahead: 409", "caught up: empty page", "after at its fence"])
+def test_corrupt_journal_strikes_only_what_the_page_it_answers_reads(after, through, status):
+    """``X-Simkit-Fault: corrupt-journal`` on a feed read with ``after`` ahead of the journal was answered
+    409 ``cursor_ahead``, and the journal's last entry was corrupted all the same: every later read of the
+    feed was a 500 ``integrity_failure``, from a request the service had rejected (docs/service.md: "a rejected
+    request, whatever its status, changes no state"). On a page with no entries (caught up, or ``after`` at
+    its ``through``) the reply was a 200 and an entry outside the page was corrupted unseen, where the fault
+    alters "a journal entry in the requested range" and the reply is its 500 (simkit/service/http.py). Now a
+    refused read changes nothing and an empty page alters nothing."""
+    svc = dev_service()
+    before = svc.state_digest()
+    got, body = _changes(svc, after, through, faults=("corrupt-journal",))
+    assert got == status, body
+    assert svc.state_digest() == before
+    assert _changes(svc)[0] == 200
+
+
+def test_corrupt_journal_on_a_page_with_entries_is_still_its_500():
+    """A guard: the fault on a page that serves entries corrupts the first and answers 500."""
+    svc = dev_service()
+    got, body = _changes(svc, 1, None, faults=("corrupt-journal",))
+    assert got == 500 and body["error"]["code"] == "integrity_failure"
+    assert _changes(svc)[0] == 500
