@@ -8,6 +8,9 @@ import json
 
 import pytest
 
+import simkit
+from simkit.model import Event
+from simkit.ops import Handle
 from simkit.service import DEV_SCOPE, dev_service
 
 CHANGES = "/api/v1/memory/changes"
@@ -49,3 +52,30 @@ def test_corrupt_journal_on_a_page_with_entries_is_still_its_500():
     got, body = _changes(svc, 1, None, faults=("corrupt-journal",))
     assert got == 500 and body["error"]["code"] == "integrity_failure"
     assert _changes(svc)[0] == 500
+
+
+# -- 2. a consumer that asks the handler about an event under a behaviour of its own -------------------------
+class AsksAsPoison(simkit.Consumer):
+    """Asks the handler about every event as if it were ``poison`` (an ``exec:`` consumer does it by writing
+    ``"behavior": "poison"`` into the event it sends back), then quarantines what it is told to."""
+
+    def run(self):
+        gen, result = super().run(), None
+        while True:
+            request = gen.send(result)
+            if isinstance(request, Handle):
+                request = Handle(Event(request.event.id, request.event.position, "poison"))
+            result = yield request
+
+
+@pytest.mark.xfail(strict=True, reason="the world's handler decides by the behaviour the request carries "
+                   "(World.handle in simkit/world/simulation.py, which this round may not edit): fixed by "
+                   "deciding by the provider's own event, provider.events[op.event.id]")
+def test_a_consumer_that_forges_an_events_behaviour_is_not_judged_ok():
+    """On ``retry_walkthrough`` (every event ``ok``) this consumer quarantined e106 and e107, ran no effect
+    at all, and was judged ok: the handler decided by the ``behavior`` field of the event in the request,
+    which docs/hooks.md says is "the scenario's, for plots: the handler decides, not you", so the decision
+    log (the checker's ground truth) said ``quarantine``. The handler's answer is the scenario's."""
+    run = simkit.simulate(simkit.load("retry_walkthrough"), AsksAsPoison)
+    assert run.as_dict()["effects"] == 0
+    assert not run.verdict.ok
