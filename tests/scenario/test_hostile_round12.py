@@ -1,12 +1,14 @@
-"""Hostile input, twelfth round (a fresh tester): a fault asked of a request the service then rejects, ...
-Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that changes
-no state, or the verdict the same run gives.
+"""Hostile input, twelfth round (a fresh tester): a fault asked of a feed read the service then refuses, a
+consumer that forges an event's behaviour, a consumer module that changes the working folder at import. Each:
+one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that changes no
+state, or the verdict the same run gives.
 """
 from __future__ import annotations
 
 import json
 
 import pytest
+from conftest import simkit_in as _cli
 
 import simkit
 from simkit.model import Event
@@ -33,11 +35,11 @@ def _changes(svc, after=None, through=None, faults=()):
 def test_corrupt_journal_strikes_only_what_the_page_it_answers_reads(after, through, status):
     """``X-Simkit-Fault: corrupt-journal`` on a feed read with ``after`` ahead of the journal was answered
     409 ``cursor_ahead``, and the journal's last entry was corrupted all the same: every later read of the
-    feed was a 500 ``integrity_failure``, from a request the service had rejected (docs/service.md: "a rejected
-    request, whatever its status, changes no state"). On a page with no entries (caught up, or ``after`` at
-    its ``through``) the reply was a 200 and an entry outside the page was corrupted unseen, where the fault
-    alters "a journal entry in the requested range" and the reply is its 500 (simkit/service/http.py). Now a
-    refused read changes nothing and an empty page alters nothing."""
+    feed was a 500 ``integrity_failure``, from a request the service had rejected (docs/service.md: "a
+    rejected request, whatever its status, changes no state"). On a page with no entries (caught up, or
+    ``after`` at its ``through``) the reply was a 200 and an entry outside the page was corrupted unseen,
+    where the fault alters "a journal entry in the requested range" and the reply is its 500
+    (simkit/service/http.py). Now a refused read changes nothing and an empty page alters nothing."""
     svc = dev_service()
     before = svc.state_digest()
     got, body = _changes(svc, after, through, faults=("corrupt-journal",))
@@ -79,3 +81,35 @@ def test_a_consumer_that_forges_an_events_behaviour_is_not_judged_ok():
     run = simkit.simulate(simkit.load("retry_walkthrough"), AsksAsPoison)
     assert run.as_dict()["effects"] == 0
     assert not run.verdict.ok
+
+
+# -- 3. a consumer module that changes the working folder at import -----------------------------------------
+MOVES = """import os
+from simkit import Consumer
+
+os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data"))   # to read its settings
+
+
+class MoveOn(Consumer):
+    def is_terminal(self, decision):
+        return decision == "retry_later"
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["explore", "transient_storm", "--max-crashes", "0"],
+    ["explore", "transient_storm", "--max-crashes", "0", "--jobs", "2"],
+    ["sweep", "transient_storm", "--seeds", "2", "--jobs", "1"],
+    ["shrink", "transient_storm", "--json"],
+], ids=["explore", "explore --jobs 2", "sweep", "shrink --json"])
+def test_a_consumer_that_changes_folder_at_import_is_run_not_said_missing(tmp_path, args):
+    """``os.chdir`` at import (a module that moves to its own folder to read its settings) made ``explore``,
+    ``sweep`` and ``shrink --json`` say ``--strategy mine.py:MoveOn: no such file mine.py``, one line naming a
+    file that is there: each resolved ``mine.py`` once more after the import had moved the folder (``run``,
+    ``shrink`` and ``audit`` resolved it once). Now the reference is resolved once per process and the
+    consumer is run and judged."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "mine.py").write_text(MOVES)
+    done = _cli([*args, "--strategy", "mine.py:MoveOn"], tmp_path, timeout=300)
+    assert "no such file" not in done.stderr and done.returncode == 0, done.stderr
+    assert "MoveOn" in done.stdout
