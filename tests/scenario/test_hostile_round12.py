@@ -6,6 +6,7 @@ state, or the verdict the same run gives.
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from conftest import simkit_in as _cli
@@ -113,3 +114,38 @@ def test_a_consumer_that_changes_folder_at_import_is_run_not_said_missing(tmp_pa
     done = _cli([*args, "--strategy", "mine.py:MoveOn"], tmp_path, timeout=300)
     assert "no such file" not in done.stderr and done.returncode == 0, done.stderr
     assert "MoveOn" in done.stdout
+
+
+# -- 4. a request asking the handler about an event of a behaviour no scenario has ---------------------------
+class AsksOfNoBehaviour(AsksAsPoison):
+    """Asks the handler about every event under a behaviour that is none of docs/scenarios.md's six."""
+
+    def run(self):
+        gen, result = simkit.Consumer.run(self), None
+        while True:
+            request = gen.send(result)
+            if isinstance(request, Handle):
+                request = Handle(Event(request.event.id, request.event.position, "zzz"))
+            result = yield request
+
+
+EXEC_ZZZ = """import json, sys
+sys.stdin.readline()
+print(json.dumps({"op": "handle", "event": {"id": "e106", "position": 106, "behavior": "zzz"}}), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_handle_of_an_event_of_no_behaviour_is_a_malformed_request(tmp_path):
+    """``{"op": "handle", "event": {..., "behavior": "zzz"}}`` was answered ``reversible_hold`` (the handler's
+    last branch took every behaviour it did not know for a hold), and the run judged; an ``outcome`` of no
+    outcome is refused as malformed (docs/protocol.md, "When something is wrong"), and so is this now, from
+    an ``exec:`` consumer and a Python one alike."""
+    with pytest.raises(simkit.SimkitError) as caught:
+        simkit.simulate(simkit.load("retry_walkthrough"), AsksOfNoBehaviour)
+    assert "Handle.event.behavior is 'zzz', not one of ok, ignore, poison, transient, review, hold" in str(
+        caught.value)
+    (tmp_path / "zzz.py").write_text(EXEC_ZZZ)
+    done = _cli(["run", "retry_walkthrough", "--strategy", f"exec:{sys.executable} zzz.py"], tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    assert done.stderr.count("\n") == 1 and "Handle.event.behavior is 'zzz', not one of ok" in done.stderr
