@@ -149,3 +149,62 @@ def test_a_handle_of_an_event_of_no_behaviour_is_a_malformed_request(tmp_path):
     done = _cli(["run", "retry_walkthrough", "--strategy", f"exec:{sys.executable} zzz.py"], tmp_path)
     assert done.returncode == 2 and done.stdout == "", done.stdout
     assert done.stderr.count("\n") == 1 and "Handle.event.behavior is 'zzz', not one of ok" in done.stderr
+
+
+# -- 5. a consumer module that starts a thread that never ends, under --jobs 2 -------------------------------
+THREADED = """import threading, time
+from simkit import Consumer
+
+
+def beat():                             # a heartbeat, a metrics flusher: a thread that never returns
+    while True:
+        time.sleep(0.05)
+
+
+threading.Thread(target=beat).start()
+
+
+class Beating(Consumer):
+    pass
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["explore", "retry_walkthrough", "--max-crashes", "1", "--jobs", "2"],
+    ["sweep", "retry_walkthrough", "--seeds", "4", "--jobs", "2"],
+], ids=["explore", "sweep"])
+def test_a_consumer_thread_that_never_ends_does_not_hold_the_pool(tmp_path, args):
+    """A module that starts a thread (not a daemon) at import: with ``--jobs 1`` the command answered in under
+    a second, with ``--jobs 2`` it answered nothing, until ``explore``'s budget (600 s: "the budget ran out
+    ... none is reported", a line that blames the bounds) or ``sweep``'s stall (1,200 s): each pool worker
+    imported the module too, and at its exit waited for that thread for ever, and the command for the
+    workers. The results are in by then: the workers are ended, as ``audit``'s are."""
+    (tmp_path / "beating.py").write_text(THREADED)
+    done = _cli([*args, "--strategy", "beating.py:Beating"], tmp_path, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "Beating" in done.stdout
+
+
+# -- 6. [initial] receipts past the stream's bound, or one position many times -------------------------------
+END2 = {"cursor": "C2", "positions": [], "next_cursor": "C2"}
+
+
+@pytest.mark.parametrize("receipts, pages, message", [
+    ([1] * 3, [{"cursor": "C1", "positions": [1], "next_cursor": "C2"}, END2],
+     "key 'initial.receipts': position 1 is listed twice: each position once"),
+    (list(range(1, 1_000_002)), [{"cursor": "C1", "positions": [], "next_cursor": "C2"}, END2],
+     "key 'initial.receipts': 1000001 positions; a scenario's stream holds at most 1000000 events"),
+    (list(range(600_001, 1_200_001)),
+     [{"cursor": "C1", "positions": list(range(1, 600_001)), "next_cursor": "C2"}, END2],
+     "key 'initial.receipts': 600000 positions no page carries, each an event of the stream, besides the "
+     "600000 the pages carry: a scenario's stream holds at most 1000000 events"),
+], ids=["one position three times", "past the bound alone", "past it with the pages"])
+def test_initial_receipts_are_held_to_the_streams_bound_and_each_position_once(receipts, pages, message):
+    """``[initial] receipts`` of 1,900,000 positions no page carries (a 14 MB file) was accepted, each one an
+    event of the stream (docs/scenarios.md), and ``simkit run`` took two minutes and 700 MB, where the pages
+    carry at most 1,000,000 positions "as a generated stream's events"; ``receipts = [1, 1, ...]`` seven
+    million times ran 80 s. The receipts now count towards that bound, and a position is listed once."""
+    data = {"initial": {"receipts": receipts, "applied_position": 0, "resume_cursor": "C1"}, "pages": pages}
+    with pytest.raises(simkit.ScenarioError) as caught:
+        simkit.parse(data, source="s")
+    assert str(caught.value) == f"s: {message}"
