@@ -24,6 +24,7 @@ is stderr's: what the work prints never mixes with the answer the command prints
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import pickle
@@ -366,15 +367,20 @@ def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], 
 
 
 def _said_of(exc: BaseException, who: str) -> BaseException:
-    """``exc`` as the command raises it: a RecursionError or MemoryError that reached simkit's own code (a
-    consumer that lowered ``sys.setrecursionlimit``, recursed or allocated without end), or a value of the
-    consumer's that the SQLite store cannot encode, is one line opening with ``who``, not a traceback through
-    the world."""
+    """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
+    code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
+    without end), or a value of the consumer's that the SQLite store cannot encode, is one line opening with
+    ``who``, not a traceback through the world."""
     if isinstance(exc, RecursionError):
         return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
                            "sys.setrecursionlimit, or recurse without end?)")
     if isinstance(exc, MemoryError):
         return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        # a pool's pipes, live's databases: a consumer's module that lowered RLIMIT_NOFILE at import was a
+        # 70-line traceback and exit status 1
+        return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
+                           "files without closing them?)")
     if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
             or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
         # a value no store holds, met where the store writes it (--store sqlite): the consumer's

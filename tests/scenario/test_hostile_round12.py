@@ -208,3 +208,32 @@ def test_initial_receipts_are_held_to_the_streams_bound_and_each_position_once(r
     with pytest.raises(simkit.ScenarioError) as caught:
         simkit.parse(data, source="s")
     assert str(caught.value) == f"s: {message}"
+
+
+# -- 7. a consumer module that lowers the limit of open files at import --------------------------------------
+FEW_FILES = """import resource
+from simkit import Consumer
+
+resource.setrlimit(resource.RLIMIT_NOFILE, (12, 12))      # "no consumer needs more than a few"
+
+
+class Frugal(Consumer):
+    pass
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["explore", "retry_walkthrough", "--max-crashes", "1", "--jobs", "2"],
+    ["sweep", "retry_walkthrough", "--seeds", "4", "--jobs", "2"],
+    ["live", "retry_walkthrough", "--kills", "1"],
+], ids=["explore", "sweep", "live"])
+def test_a_consumer_that_lowers_the_open_files_limit_is_one_line(tmp_path, args):
+    """``resource.setrlimit(RLIMIT_NOFILE, (12, 12))`` at import: ``explore --jobs 2`` and ``sweep --jobs 2``
+    (a pool's pipes) and ``live`` (its databases) ended with a 70-line traceback of ``OSError: [Errno 24] Too
+    many open files`` and exit status 1. A consumer that lowers ``sys.setrecursionlimit`` until simkit's own
+    code fails gets one line (docs/cli.md), and so does this one now: exit status 2, naming the limit."""
+    (tmp_path / "frugal.py").write_text(FEW_FILES)
+    done = _cli([*args, "--strategy", "frugal.py:Frugal"], tmp_path, timeout=120)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "Too many open files (did the consumer lower RLIMIT_NOFILE" in done.stderr
