@@ -366,6 +366,9 @@ def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], 
             return payload
 
 
+_FULL = ("disk I/O error", "database or disk is full")  # SQLite's for a file it cannot grow (--store sqlite)
+
+
 def _said_of(exc: BaseException, who: str) -> BaseException:
     """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
     code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
@@ -377,10 +380,12 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
     if isinstance(exc, MemoryError):
         return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
     if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
-        # a pool's pipes, live's databases: a consumer's module that lowered RLIMIT_NOFILE at import was a
-        # 70-line traceback and exit status 1
+        # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
         return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
                            "files without closing them?)")
+    if f"{type(exc).__module__}.{type(exc).__name__}" == "sqlite3.OperationalError" and told(exc) in _FULL:
+        return SimkitError(f"{who}: the SQLite store cannot write its database: {told(exc)} (a full disk, or "
+                           "a limit on file sizes the consumer set: RLIMIT_FSIZE?)")
     if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
             or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
         # a value no store holds, met where the store writes it (--store sqlite): the consumer's
@@ -391,3 +396,4 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
         return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
                            "and the processes explore forks were reaped before it could wait for them)")
     return exc
+

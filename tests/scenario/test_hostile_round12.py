@@ -237,3 +237,32 @@ def test_a_consumer_that_lowers_the_open_files_limit_is_one_line(tmp_path, args)
     assert "Traceback" not in done.stderr
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "Too many open files (did the consumer lower RLIMIT_NOFILE" in done.stderr
+
+
+# -- 8. a consumer module that limits the size of the files its process may write ----------------------------
+NO_FILES = """import resource
+from simkit import Consumer
+
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))        # "a consumer writes no files"
+
+
+class Writeless(Consumer):
+    pass
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "retry_walkthrough", "--store", "sqlite"],
+    ["explore", "retry_walkthrough", "--max-crashes", "1", "--store", "sqlite"],
+    ["shrink", "transient_storm", "--store", "sqlite"],
+], ids=["run", "explore", "shrink"])
+def test_a_consumer_that_limits_file_sizes_is_one_line_with_the_sqlite_store(tmp_path, args):
+    """``resource.setrlimit(RLIMIT_FSIZE, (0, 0))`` at import, and ``--store sqlite``: the work's database
+    could not be written, and ``run``, ``explore`` and ``shrink`` ended with a 50-line traceback of
+    ``sqlite3.OperationalError: disk I/O error`` and exit status 1 (``live`` said it in one line). Now one
+    line, exit status 2, as for a consumer that lowers another of its process's limits."""
+    (tmp_path / "writeless.py").write_text(NO_FILES)
+    done = _cli([*args, "--strategy", "writeless.py:Writeless"], tmp_path, timeout=120)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "the SQLite store cannot write its database: disk I/O error" in done.stderr
