@@ -266,3 +266,46 @@ def test_a_consumer_that_limits_file_sizes_is_one_line_with_the_sqlite_store(tmp
     assert "Traceback" not in done.stderr
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "the SQLite store cannot write its database: disk I/O error" in done.stderr
+
+
+# -- 9. a consumer whose run() will not close ----------------------------------------------------------------
+UNDYING = """from simkit import Consumer
+
+
+class Undying(Consumer):
+    def run(self):
+        while True:                     # a crash closes the generator: it yields again
+            try:
+                yield from super().run()
+            except GeneratorExit:
+                continue
+"""
+
+
+def test_a_consumer_whose_generator_ignores_generator_exit_at_a_crash_is_one_line(tmp_path):
+    """A ``run()`` that catches GeneratorExit and yields again: at the walkthrough's crash the line
+    ``generator ignored GeneratorExit`` came, but after an ``Exception ignored in: <generator object
+    Undying.run ...>`` and a traceback through simkit's own code, printed when the generator that had
+    refused to close was collected and closed again. Now the one line alone. (``live`` kills the process: no
+    generator is closed there.)"""
+    (tmp_path / "undying.py").write_text(UNDYING)
+    done = _cli(["run", "retry_walkthrough", "--strategy", "undying.py:Undying"], tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "generator ignored GeneratorExit" in done.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="the world drops the last life's generator unclosed at the end of a "
+                   "run (World.run closes its processes, World._worker's frame lets go of it: "
+                   "simkit/world/simulation.py, which this round may not edit); fixed by ending that life "
+                   "through lives.end in World._worker (a finally), which keeps a generator that will not "
+                   "close")
+@pytest.mark.parametrize("args", [["run", "transient_storm"],
+                                  ["explore", "retry_walkthrough", "--max-crashes", "1"]],
+                         ids=["run without a crash", "explore"])
+def test_a_consumer_whose_generator_ignores_generator_exit_at_the_runs_end_says_nothing_more(tmp_path, args):
+    """The same consumer where no crash closes it: the run's verdict (or explore's first crash's line)
+    came after an ``Exception ignored in`` and a traceback on stderr, printed when the world let go of the
+    last life's generator and Python closed it."""
+    (tmp_path / "undying.py").write_text(UNDYING)
+    done = _cli([*args, "--strategy", "undying.py:Undying"], tmp_path)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
