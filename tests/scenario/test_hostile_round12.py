@@ -311,3 +311,15 @@ def test_a_consumer_whose_generator_ignores_generator_exit_at_the_runs_end_says_
     (tmp_path / "undying.py").write_text(UNDYING)
     done = _cli([*args, "--strategy", "undying.py:Undying"], tmp_path)
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+
+
+# -- 10. a sweep whose last seed passes the bound ------------------------------------------------------------
+def test_a_sweep_whose_last_seed_passes_the_bound_says_the_first_seed_as_given(tmp_path):
+    """``sweep --first-seed 9007199254740990 --seeds 10`` said ``--first-seed 9007199254740999: must be within
+    9007199254740992 either side of 0``, a first seed nobody gave (the last one the sweep would run). Now the
+    first seed as given, and the last seed it would reach."""
+    done = _cli(["sweep", "retry_walkthrough", "--strategy", "safe", "--seeds", "10", "--first-seed",
+                 "9007199254740990", "--jobs", "1"], tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == ("simkit: --first-seed 9007199254740990: the last of 10 seeds is 9007199254740999; "
+                           "each seed must be within 9007199254740992 either side of 0\n")
