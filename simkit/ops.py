@@ -17,7 +17,7 @@ from typing import Any
 from . import requests
 from ._codegen import compile_function
 from .errors import described
-from .model import OUTCOMES, TIMEOUT, WEAK, Event, Reply, Reservation, record
+from .model import BEHAVIORS, OUTCOMES, TIMEOUT, WEAK, Event, Reply, Reservation, record
 from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call",
@@ -243,6 +243,8 @@ _EXACT = {"str": "type(v) is str", "int": "type(v) is int"}
 #: (A Settle's observation of a string no policy knows, or a reply or reservation of fields of other types,
 #: was a traceback from the ledger, raised as simkit's own error.)
 _ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}"),
+         # the handler took a behaviour it did not know for a hold: "zzz" was answered reversible_hold
+         Handle: ("event.behavior", "v in BEHAVIORS", f"one of {', '.join(BEHAVIORS)}"),
          Settle: ("observation", "type(v) is str and v in WEAK or isinstance(v, Reply) and WELL_REPLY(v)",
                   f"a reply as Call gave it, or one of {', '.join(WEAK)}")}
 
@@ -255,7 +257,7 @@ def _well_reply(r: Reply) -> bool:
 
 
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
-        "OUTCOMES": OUTCOMES, "WEAK": WEAK, "WELL_REPLY": _well_reply}
+        "OUTCOMES": OUTCOMES, "BEHAVIORS": BEHAVIORS, "WEAK": WEAK, "WELL_REPLY": _well_reply}
 
 
 def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:

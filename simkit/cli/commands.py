@@ -25,6 +25,7 @@ from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
 from simkit.tools.scenario_toml import file_stem
+from simkit.tools.schedules import strategy_class
 from simkit.world.guard import WALL_SECONDS
 
 from . import output
@@ -202,7 +203,9 @@ def cmd_explore(args) -> int:
     sc, seed = _load(args)
 
     def work():
-        resolve(args.strategy)      # here, in the work's process: a module that ends it at import is one line
+        # here, in the work's process: a module that ends it at import is one line; and once (cached), as
+        # explore() takes it: a module that changes the folder at import was then "no such file" (round 12)
+        strategy_class(args.strategy)
         return explore(sc, args.strategy, max_crashes=args.max_crashes, lost_responses=args.lost_responses,
                        lost_requests=args.lost_requests, pauses=args.pauses,
                        pause_duration=args.pause_duration,
@@ -264,7 +267,7 @@ def cmd_sweep(args) -> int:
 
         def work() -> str:
             for s in args.strategy or ():       # here: a module that ends the process at import is one line
-                resolve(s)
+                strategy_class(s)               # (once, as the sweep takes it: see cmd_explore)
             with workers_die(who):
                 result = sweeps.sweep(sc, tuple(args.strategy or STRATEGIES), args.seeds,
                                       tuple(args.crash_rate or (None,)),
@@ -287,7 +290,7 @@ def cmd_shrink(args) -> int:
     def work() -> tuple[str, str | None]:
         """What to print (its end of line too), and the shrunk scenario's text (None: nothing to write)."""
         if args.json:  # a run that does not fail: the one JSON object says so, and nothing to shrink
-            run = simulate(sc, resolve(args.strategy), seed)
+            run = simulate(sc, strategy_class(args.strategy), seed)     # once, as shrink() takes it
             if run.verdict.ok:
                 return json.dumps({"scenario": sc.name, "strategy": run.strategy, "seed": seed,
                                    "failure": None, "original": None, "shrunk": None, "runs": 1,

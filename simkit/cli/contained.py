@@ -24,6 +24,7 @@ is stderr's: what the work prints never mixes with the answer the command prints
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import pickle
@@ -365,16 +366,26 @@ def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], 
             return payload
 
 
+_FULL = ("disk I/O error", "database or disk is full")  # SQLite's for a file it cannot grow (--store sqlite)
+
+
 def _said_of(exc: BaseException, who: str) -> BaseException:
-    """``exc`` as the command raises it: a RecursionError or MemoryError that reached simkit's own code (a
-    consumer that lowered ``sys.setrecursionlimit``, recursed or allocated without end), or a value of the
-    consumer's that the SQLite store cannot encode, is one line opening with ``who``, not a traceback through
-    the world."""
+    """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
+    code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
+    without end), or a value of the consumer's that the SQLite store cannot encode, is one line opening with
+    ``who``, not a traceback through the world."""
     if isinstance(exc, RecursionError):
         return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
                            "sys.setrecursionlimit, or recurse without end?)")
     if isinstance(exc, MemoryError):
         return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
+        return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
+                           "files without closing them?)")
+    if f"{type(exc).__module__}.{type(exc).__name__}" == "sqlite3.OperationalError" and told(exc) in _FULL:
+        return SimkitError(f"{who}: the SQLite store cannot write its database: {told(exc)} (a full disk, or "
+                           "a limit on file sizes the consumer set: RLIMIT_FSIZE?)")
     if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
             or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
         # a value no store holds, met where the store writes it (--store sqlite): the consumer's
@@ -385,3 +396,4 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
         return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
                            "and the processes explore forks were reaped before it could wait for them)")
     return exc
+

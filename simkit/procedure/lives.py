@@ -141,9 +141,15 @@ def start(strategy: type, contract: Contract):
     return gen
 
 
+#: Generators that would not close (a ``run()`` that yields again after GeneratorExit), kept from the
+#: collector: collected, each was closed again, and Python printed "Exception ignored in" and a traceback
+_UNCLOSED: list = []
+
+
 def end(strategy: type, gen) -> None:
     """A life ends (a crash, a halt): the generator is closed, and its own cleanup may not raise."""
     try:
         gen.close()
     except RAISED as exc:
+        _UNCLOSED.append(gen)
         raise consumer_error(strategy, exc) from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from simkit.model import Scenario, default_id
 
-from .checks import Checker, show
+from .checks import MAX_EVENTS, Checker, show
 
 __all__ = ["carried_positions", "check_cursors", "check_targets", "missing_position"]
 
@@ -47,6 +47,11 @@ def check_cursors(c: Checker, sc: Scenario) -> None:
                 c.fail(f"pages[{i}].ids", f"id {show(eid)} at position {pos} here and at position "
                                           f"{first[0]} in {first[1]}: one id belongs to one position")
     carried = {pos for pos, _key in where.values()}
+    served = sum(len(p["positions"]) for p in sc.pages)
+    if (added := sum(pos not in carried for pos in sc.initial.receipts)) and served + added > MAX_EVENTS:
+        c.fail("initial.receipts", f"{added} positions no page carries, each an event of the stream, besides "
+                                   f"the {served} the pages carry: a scenario's stream holds at most "
+                                   f"{MAX_EVENTS} events")
     for pos in sc.initial.receipts:             # a receipt's event no page carries is e<position>
         first = where.get(default_id(pos)) if pos not in carried else None
         if first is not None and first[0] != pos:

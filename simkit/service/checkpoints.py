@@ -181,12 +181,13 @@ class CheckpointService(Access, Maintenance):
             version, sc, after, through, limit = C.changes_request(body)
             ns = self._authorize(subject, sc, op)
             injected += self._faults(subject, op, faults, scheduled)
-            if "corrupt-journal" in injected:
-                journal = self.journals.get(ns)
-                if journal is not None and journal.head:
-                    first = min((after or {}).get("sequence", 0) + 1, journal.head)
-                    self.corrupt_journal(ns[0], C.scope_dict(sc), first)
-            return self._changes(ns, version, after, through, limit)
+            page = self._changes(ns, version, after, through, limit)
+            if "corrupt-journal" in injected and page["changes"]:
+                # an entry of the page it answers (500), once the feed has taken the read: a refused one
+                # (409 cursor_ahead, say) corrupted the journal's last entry, an empty page one it never read
+                self.corrupt_journal(ns[0], C.scope_dict(sc), page["changes"][0]["cursor"]["sequence"])
+                return self._changes(ns, version, after, through, limit)
+            return page
         if op == "query":
             version, sc, limit, scan_limit, after_id = C.query_request(body)
             ns = self._authorize(subject, sc, op)

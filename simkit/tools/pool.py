@@ -84,7 +84,21 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
                 child.kill()
             raise
         finally:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False)
+            _ended(set(multiprocessing.active_children()) - before)
+
+
+def _ended(children, grace: float = 5.0) -> None:
+    """Each of a finished pool's workers, waited for ``grace`` seconds in all and then killed: a worker's exit
+    joins every thread that is not a daemon, and one that a consumer's module starts at import (a heartbeat)
+    never ends, so ``explore --jobs 2`` and ``sweep --jobs 2`` waited for it until their budget or stall,
+    every result in (round 12). :func:`served`'s workers are killed the same way."""
+    deadline = time.monotonic() + grace
+    for child in children:
+        child.join(max(0.0, deadline - time.monotonic()))
+        if child.is_alive():
+            child.kill()
+            child.join()
 
 
 def _cancelled_quietly(hook):

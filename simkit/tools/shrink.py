@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from simkit.errors import SimkitError, printable
 from simkit.judge.report import counts_line
 from simkit.model import Scenario, default_id
-from simkit.procedure.strategies import resolve, strategy_name
+from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run, simulate
 from simkit.scenario.read import parse
 
 from .exploration import describe_kind, failure_kind
 from .scenario_toml import replay_command, scenario_data, scripted_data, toml_text
+from .schedules import strategy_class
 
 __all__ = ["Shrunk", "shrink", "scenario_data", "toml_text", "scripted_data", "replay_command"]
 
@@ -263,7 +264,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
         SimkitError: the run does not fail, or could not be made into a scripted scenario that fails the same
             way.
     """
-    cls = resolve(strategy) if isinstance(strategy, str) else strategy
+    cls = strategy_class(strategy)              # resolved once a process, as explore's (cmd_explore)
     name = strategy_name(cls)
     seed = scenario.seed if seed is None else seed
     original = simulate(scenario, cls, seed)

@@ -233,7 +233,9 @@ def _check(seeds: int, strategies: tuple, crash_rates: tuple, first_seed: int, j
     if seeds > MAX_SEEDS:
         raise SimkitError(f"seeds {seeds}: at most {MAX_SEEDS} per configuration", param="seeds")
     check_seed("first_seed", first_seed)
-    check_seed("first_seed", first_seed + seeds - 1)
+    if abs(last := first_seed + seeds - 1) > MAX_INT:    # said as the last seed: it was named the first one
+        raise SimkitError(f"first_seed {first_seed}: the last of {seeds} seeds is {last}; each seed must be "
+                          f"within {MAX_INT} either side of 0", param="first_seed")
     for rate in crash_rates:
         if rate is not None and not 0.0 <= rate <= 1.0:
             raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
