@@ -98,7 +98,7 @@ class Harness:
                                               "event_ids"),
                                            lambda r: (*r[:5], pack(r[5])),
                                            lambda r: ServedRow(r[0], r[1], r[2], r[3], r[4], unpack(r[5]))))
-        self.sink = sink = Sink(scenario.sink, scenario.events, clock)
+        self.sink = sink = Sink(scenario.sink, scenario.events, clock, provider.events)
         sink.keep_handler_state(DurableDict(self.sdb, "handler_calls"),
                                 DurableDict(self.sdb, "handler_first_seen"))
         _swap(sink, "decisions", DurableList(self.sdb, "decisions",

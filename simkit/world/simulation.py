@@ -4,10 +4,8 @@ Each worker is a SimPy process driving one consumer generator. Requests take sim
 fall before and after them (docs/vocabulary.md, "Crash points"), a request can be lost on its way (it takes no
 effect) or its reply can be lost (it took effect): either way the caller gets ``LOST`` after ``timeout`` and
 cannot tell which. A crash discards the consumer with all its memory; the worker restarts after
-``restart_delay`` from durable state only.
-
-Timed requests: :mod:`~simkit.world.timed`; seed 001's external calls: :mod:`~simkit.world.calls` (both bases
-of :class:`World`); the progress guard: :mod:`~simkit.world.guard`.
+``restart_delay`` from durable state only. Timed requests: :mod:`~simkit.world.timed`; seed 001's external
+calls: :mod:`~simkit.world.calls` (both bases of :class:`World`); progress guard: :mod:`~simkit.world.guard`.
 """
 from __future__ import annotations
 
@@ -90,7 +88,7 @@ class World(TimedRequests):
         self.timing = scenario.timing
         self.provider = providers.build(scenario, seed)
         self.provider.clock = self.clock
-        self.sink = Sink(scenario.sink, scenario.events, self.clock)
+        self.sink = Sink(scenario.sink, scenario.events, self.clock, self.provider.events)
         start, receipts = scenario.initial.durable(  # (events name initial receipts: seed 000 step 1)
             self.provider.events.values() if scenario.initial.receipts else (), self.provider.start)
         for eid in receipts:
@@ -228,6 +226,9 @@ class World(TimedRequests):
             except Halted:
                 end(self.strategy, gen)
                 return
+            except GeneratorExit:       # the run is over (World.run closes its workers): so is this life
+                end(self.strategy, gen)
+                raise
 
     def _execute(self, worker: int, op):
         """A request between its crash points (docs/vocabulary.md, "Crash points"): one that takes simulated
@@ -346,11 +347,9 @@ class World(TimedRequests):
     def finish(self, worker: int, status: str) -> None:
         """``worker`` caught up, stopped or halted. The run is done once every worker has, each at its own
         moment (docs/verdict.md, ``completed``): one that backs off after catching up stays done."""
-        self._status[worker] = status
-        self._finished[worker] = status
+        self._status[worker] = self._finished[worker] = status
         if not self._done.triggered and len(self._finished) == len(self._status):
-            if any(s == "stopped_early" for s in self._finished.values()):
-                self.stopped_early = True
+            self.stopped_early = "stopped_early" in self._finished.values()
             self._done.succeed()
 
     def _at_end(self, worker: int) -> bool:

@@ -23,8 +23,12 @@ class Sink:
     """A sink of kind ``transactional``, ``idempotent`` or ``unsafe`` (the scenario's ``sink``:
     docs/scenarios.md, "Top-level keys")."""
 
-    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: TimeSource | None = None):
+    def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: TimeSource | None = None,
+                 events=None):
         self.kind = kind
+        #: the provider's event table: an event of the stream is decided by its own behaviour, not by the copy
+        #: a request carries (a consumer may send any)
+        self._events = events
         self.external = kind != "transactional"
         self.clock = clock or Clock()
         self._specs = specs or {}
@@ -42,12 +46,17 @@ class Sink:
         ``ignore``, ``quarantine`` or a non-terminal outcome.
 
         Every decision but an ``ok`` event's ``apply`` is logged:
-        it is the ground truth a receipt is judged by."""
-        behavior = event.behavior
+        it is the ground truth a receipt is judged by. An event of the stream is decided by the provider's
+        copy (``events``): the behaviour a request carries is the consumer's word."""
+        table = self._events
+        if table is not None and (row := table.row(event.id)) is not None:
+            behavior, position = table.behaviors[row], table.positions[row]
+        else:                           # no table (a hand-built sink), or an id the stream does not hold
+            behavior, position = event.behavior, event.position
         if behavior == "ok":
             return "apply"              # no state: an ``ok`` event's outcome never depends on its history
         now = self.clock.now
-        spec = self._specs.get(event.position, _DEFAULT)
+        spec = self._specs.get(position, _DEFAULT)
         calls = self._calls[event.id] = self._calls.get(event.id, 0) + 1
         first = self._first_seen.setdefault(event.id, now)
         if behavior == "ignore":

@@ -3,7 +3,7 @@ consumer that forges an event's behaviour, and consumer modules that change thei
 working folder, a thread that never ends, its limits on open files and file sizes) or whose ``run()`` will not
 close; ``[initial] receipts`` past the stream's bound. Each: one line naming the file, key or flag and the
 problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run gives. (What
-the tester left as strict xfails is in modules this round could not edit.)
+the tester left as strict xfails, in modules this round could not edit, was made after it.)
 """
 from __future__ import annotations
 
@@ -73,17 +73,16 @@ class AsksAsPoison(simkit.Consumer):
             result = yield request
 
 
-@pytest.mark.xfail(strict=True, reason="the world's handler decides by the behaviour the request carries "
-                   "(World.handle in simkit/world/simulation.py, which this round may not edit): fixed by "
-                   "deciding by the provider's own event, provider.events[op.event.id]")
 def test_a_consumer_that_forges_an_events_behaviour_is_not_judged_ok():
     """On ``retry_walkthrough`` (every event ``ok``) this consumer quarantined e106 and e107, ran no effect
     at all, and was judged ok: the handler decided by the ``behavior`` field of the event in the request,
     which docs/hooks.md says is "the scenario's, for plots: the handler decides, not you", so the decision
-    log (the checker's ground truth) said ``quarantine``. The handler's answer is the scenario's."""
+    log (the checker's ground truth) said ``quarantine``. The handler's answer is now the scenario's: the
+    forged behaviour decides nothing, and the run is ``safe``'s."""
     run = simkit.simulate(simkit.load("retry_walkthrough"), AsksAsPoison)
-    assert run.as_dict()["effects"] == 0
-    assert not run.verdict.ok
+    safe = simkit.simulate(simkit.load("retry_walkthrough"), "safe")
+    assert run.as_dict()["effects"] == safe.as_dict()["effects"] == 2
+    assert run.trace.digest() == safe.trace.digest() and run.verdict.ok
 
 
 # -- 3. a consumer module that changes the working folder at import -----------------------------------------
@@ -296,11 +295,6 @@ def test_a_consumer_whose_generator_ignores_generator_exit_at_a_crash_is_one_lin
     assert done.stderr.count("\n") == 1 and "generator ignored GeneratorExit" in done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="the world drops the last life's generator unclosed at the end of a "
-                   "run (World.run closes its processes, World._worker's frame lets go of it: "
-                   "simkit/world/simulation.py, which this round may not edit); fixed by ending that life "
-                   "through lives.end in World._worker (a finally), which keeps a generator that will not "
-                   "close")
 @pytest.mark.parametrize("args", [["run", "transient_storm"],
                                   ["explore", "retry_walkthrough", "--max-crashes", "1"]],
                          ids=["run without a crash", "explore"])
