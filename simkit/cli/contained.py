@@ -396,4 +396,3 @@ def _said_of(exc: BaseException, who: str) -> BaseException:
         return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
                            "and the processes explore forks were reaped before it could wait for them)")
     return exc
-
