@@ -14,6 +14,8 @@ from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
 from simkit.truth.log import DecisionLog, EffectLog
 
+from .events import EventTable
+
 __all__ = ["Sink"]
 
 _DEFAULT = EventSpec()
@@ -24,7 +26,7 @@ class Sink:
     docs/scenarios.md, "Top-level keys")."""
 
     def __init__(self, kind: str, specs: dict[int, EventSpec] | None = None, clock: TimeSource | None = None,
-                 events=None):
+                 events: EventTable | None = None):
         self.kind = kind
         #: the provider's event table: an event of the stream is decided by its own behaviour, not by the copy
         #: a request carries (a consumer may send any)
