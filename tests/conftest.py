@@ -20,6 +20,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -150,6 +151,24 @@ def simkit_in(args, cwd, env=None, timeout=120) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), **(env or {})}
     return subprocess.run([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def killed_once_made(args, cwd, tmp: Path, made: str = "store.db", timeout: float = 60) -> tuple[bool, list]:
+    """``python -m simkit ARGS`` in ``cwd`` with ``TMPDIR`` at ``tmp``, killed outright (SIGKILL) as soon as a
+    file named ``made`` is under ``tmp``: whether it appeared, and what is left in ``tmp`` once it empties
+    (or ``timeout`` seconds after the start: a safety bound, not a measure)."""
+    full = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", *args], cwd=cwd, env=full,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not list(tmp.rglob(made)):
+        time.sleep(0.1)
+    appeared = bool(list(tmp.rglob(made)))
+    proc.kill()
+    proc.wait()
+    while time.monotonic() < deadline and list(tmp.iterdir()):
+        time.sleep(0.1)
+    return appeared, list(tmp.iterdir())
 
 
 # -- work several tests compute identically, computed once per run -------------------------------------------

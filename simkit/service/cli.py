@@ -30,6 +30,17 @@ FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "creden
          "max_crashes": "--max-crashes", "lost_replies": "--lost-responses", "horizon": "--horizon"}
 
 
+#: The options that bound ``service --explore``, refused without it (:func:`_explore_options`): parameter ->
+#: (flag, type, metavar, default, what it bounds)
+EXPLORE_ONLY = {
+    "max_crashes": ("--max-crashes", int, "K", 2, "crashes per schedule, 0-50"),
+    "lost_responses": ("--lost-responses", int, "L", 1, "lost write replies per schedule, 0-50"),
+    "horizon": ("--horizon", int, "N", 3, "occurrences of each crash point / write to try"),
+    "budget": ("--budget", float, "SECONDS", EXPLORE_BUDGET,
+               "wall time --explore may take; past it, no schedule starts and nothing is reported"),
+}
+
+
 def add_parsers(sub) -> None:
     text = "the seed 004 checkpoint service and change feed on 127.0.0.1"
     p = sub.add_parser("serve", help=text, description=f"{text[0].upper()}{text[1:]}: checkpoint read and "
@@ -77,18 +88,12 @@ def add_parsers(sub) -> None:
     p.add_argument("--explore", action="store_true",
                    help="run every schedule of up to --max-crashes crashes and --lost-responses lost write "
                         "replies")
-    p.add_argument("--max-crashes", type=int, default=None, metavar="K",
-                   help="crashes per schedule, 0-50 (default: 2)")
-    p.add_argument("--lost-responses", type=int, default=None, metavar="L",
-                   help="lost write replies per schedule, 0-50 (default: 1)")
-    p.add_argument("--horizon", type=int, default=None, metavar="N",
-                   help="occurrences of each crash point / write to try (default: 3)")
+    # default None: not given (refused without --explore, then filled in: _explore_options)
+    for flag, kind, metavar, default, what in EXPLORE_ONLY.values():
+        p.add_argument(flag, type=kind, default=None, metavar=metavar, help=f"{what} (default: {default:g})")
     p.add_argument("--with-scenario-faults", action="store_true",
                    help="explore on top of the scenario's own lost replies and crashes (default: without "
                         "them)")
-    p.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                   help=f"wall time --explore may take; past it, no schedule starts and nothing is reported "
-                        f"(default: {EXPLORE_BUDGET:g})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
 
@@ -118,22 +123,17 @@ def cmd_serve(args) -> int:
     return 0
 
 
-#: the options that bound ``service --explore``: (flag, default)
-EXPLORE_ONLY = {"max_crashes": ("--max-crashes", 2), "lost_responses": ("--lost-responses", 1),
-                "horizon": ("--horizon", 3), "budget": ("--budget", EXPLORE_BUDGET)}
-
-
 def _explore_options(args) -> None:
     """Refuse an option of ``--explore`` given without it (it was ignored without a word); else fill in the
     defaults."""
     from .config import ServiceConfigError
-    given = [flag for key, (flag, _default) in EXPLORE_ONLY.items() if getattr(args, key) is not None]
+    given = [option[0] for key, option in EXPLORE_ONLY.items() if getattr(args, key) is not None]
     given += ["--with-scenario-faults"] if args.with_scenario_faults else []
     if given and not args.explore:
         raise ServiceConfigError(f"{given[0]}: only with --explore, whose schedules it bounds")
-    for key, (_flag, default) in EXPLORE_ONLY.items():
+    for key, option in EXPLORE_ONLY.items():
         if getattr(args, key) is None:
-            setattr(args, key, default)
+            setattr(args, key, option[3])
 
 
 def cmd_service(args) -> int:

@@ -2,15 +2,9 @@
 ``audit`` flags' bound, held to what the other commands already do."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
-
+from conftest import killed_once_made
 from conftest import simkit_in as _cli
 
-REPO = Path(__file__).resolve().parents[2]
 LONG = '[generate]\nevents = 200000\npage_size = 100\n'
 
 
@@ -20,18 +14,10 @@ def test_a_sigkill_of_compare_leaves_no_store_database_behind(tmp_path):
     as ``run`` does, and the reaper removes the work's folder when the command is killed outright."""
     (tmp_path / "long.toml").write_text(LONG)
     (tmp_path / "tmp").mkdir()
-    full = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "tmp")}
-    proc = subprocess.Popen([sys.executable, "-m", "simkit", "compare", "long.toml", "--store", "sqlite"],
-                            cwd=tmp_path, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list((tmp_path / "tmp").rglob("store.db")):
-        time.sleep(0.1)
-    assert list((tmp_path / "tmp").rglob("store.db")), "the runs never made their store"
-    proc.kill()
-    proc.wait()
-    while time.monotonic() < deadline and list((tmp_path / "tmp").iterdir()):
-        time.sleep(0.1)
-    assert list((tmp_path / "tmp").iterdir()) == []
+    made, left = killed_once_made(["compare", "long.toml", "--store", "sqlite"], tmp_path, tmp_path / "tmp",
+                                  timeout=120)
+    assert made, "the runs never made their store"
+    assert left == []
 
 
 def test_compare_still_answers_as_before(tmp_path):

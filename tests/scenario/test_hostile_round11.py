@@ -9,10 +9,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import killed_once_made
 from conftest import simkit_in as _cli
 
 import simkit
@@ -274,19 +274,10 @@ def test_a_sigkill_of_the_command_leaves_no_store_database_behind(tmp_path):
     """The reaper removes the work's folder when the command itself is killed outright."""
     (tmp_path / "ends.py").write_text(ENDS)
     (tmp_path / "tmp").mkdir()
-    full = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / "tmp")}
-    proc = subprocess.Popen([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--store", "sqlite",
-                             "--strategy", "ends.py:Sleeps"], cwd=tmp_path, env=full,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list((tmp_path / "tmp").rglob("store.db")):
-        time.sleep(0.1)
-    assert list((tmp_path / "tmp").rglob("store.db")), "the run never made its store"
-    proc.kill()
-    proc.wait()
-    while time.monotonic() < deadline and list((tmp_path / "tmp").iterdir()):
-        time.sleep(0.1)
-    assert list((tmp_path / "tmp").iterdir()) == []
+    argv = ["run", "retry_walkthrough", "--store", "sqlite", "--strategy", "ends.py:Sleeps"]
+    made, left = killed_once_made(argv, tmp_path, tmp_path / "tmp")
+    assert made, "the run never made its store"
+    assert left == []
 
 
 # -- 7. a command started without its standard files ---------------------------------------------------------

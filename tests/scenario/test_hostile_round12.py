@@ -64,16 +64,18 @@ class AsksAsPoison(simkit.Consumer):
     """Asks the handler about every event as if it were ``poison`` (an ``exec:`` consumer does it by writing
     ``"behavior": "poison"`` into the event it sends back), then quarantines what it is told to."""
 
+    claimed = "poison"
+
     def run(self):
         gen, result = super().run(), None
         while True:
             request = gen.send(result)
             if isinstance(request, Handle):
-                request = Handle(Event(request.event.id, request.event.position, "poison"))
+                request = Handle(Event(request.event.id, request.event.position, self.claimed))
             result = yield request
 
 
-def test_a_consumer_that_forges_an_events_behaviour_is_not_judged_ok():
+def test_a_consumer_that_forges_an_events_behaviour_decides_nothing():
     """On ``retry_walkthrough`` (every event ``ok``) this consumer quarantined e106 and e107, ran no effect
     at all, and was judged ok: the handler decided by the ``behavior`` field of the event in the request,
     which docs/hooks.md says is "the scenario's, for plots: the handler decides, not you", so the decision
@@ -82,6 +84,21 @@ def test_a_consumer_that_forges_an_events_behaviour_is_not_judged_ok():
     run = simkit.simulate(simkit.load("retry_walkthrough"), AsksAsPoison)
     safe = simkit.simulate(simkit.load("retry_walkthrough"), "safe")
     assert run.as_dict()["effects"] == safe.as_dict()["effects"] == 2
+    assert run.trace.digest() == safe.trace.digest() and run.verdict.ok
+
+
+class AsksAsOk(AsksAsPoison):
+    """The other way round: asks about every event as if it were ``ok``."""
+
+    claimed = "ok"
+
+
+def test_a_consumer_that_says_ok_of_a_poison_event_is_still_told_quarantine():
+    """A request that says ``ok`` is applied without a lookup only where every event of the stream is ``ok``;
+    on ``quarantine_boundary`` (a poison event) the handler still answers from the table: ``safe``'s run."""
+    run = simkit.simulate(simkit.load("quarantine_boundary"), AsksAsOk)
+    safe = simkit.simulate(simkit.load("quarantine_boundary"), "safe")
+    assert "quarantine" in [row[4] for row in run.world.sink.decisions]
     assert run.trace.digest() == safe.trace.digest() and run.verdict.ok
 
 
