@@ -55,6 +55,14 @@ class Parser(argparse.ArgumentParser):
                               f"{' '.join(extras)} (see {prog} --help)")
         return parsed
 
+    def _get_value(self, action, arg_string):
+        """As argparse's, but a number (``type=int`` or ``float``) is written in ASCII digits: ``int()`` also
+        reads ``٣``, ``1_0`` and `` 7 ``, which ``--crash`` and the scenario files refuse."""
+        if action.type in (int, float) and not plain_number(arg_string):
+            raise _not_plain(action.option_strings[0] if action.option_strings else action.dest, arg_string,
+                             action.type)
+        return super()._get_value(action, arg_string)
+
     def error(self, message):
         """``simkit: run: argument --seed: invalid int value: 'x' (see simkit run --help)``, from main()."""
         command = self.prog.removeprefix("simkit").strip()
@@ -74,10 +82,22 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
+def plain_number(text: str) -> bool:
+    """Is ``text`` a number as simkit reads one: ASCII, no ``_`` and no blanks around it?"""
+    return text.isascii() and "_" not in text and text == text.strip()
+
+
+def _not_plain(option: str, text: str, kind) -> SimkitError:
+    return SimkitError(f"{option} {_shown(printable(text))}: expected "
+                       f"{'a whole number' if kind is int else 'a number'} in ASCII digits")
+
+
 def number(option: str, kind=int, minimum=None, positive=False, maximum=None):
     """An argparse ``type`` for a finite number of at least ``minimum``
-    (or above 0 when ``positive``) and at most ``maximum``."""
+    (or above 0 when ``positive``) and at most ``maximum``, written as :func:`plain_number` says."""
     def parse(text: str):
+        if not plain_number(text):
+            raise _not_plain(option, text, kind)
         try:
             x = kind(text)
         except ValueError:

@@ -2,8 +2,12 @@
 ``audit`` flags' bound, held to what the other commands already do."""
 from __future__ import annotations
 
+import pytest
 from conftest import killed_once_made
 from conftest import simkit_in as _cli
+
+from simkit.cli.parser import build_parser
+from simkit.errors import SimkitError
 
 LONG = '[generate]\nevents = 200000\npage_size = 100\n'
 
@@ -37,3 +41,22 @@ def test_audit_seeds_past_the_library_bound_name_the_flag(tmp_path):
         done = _cli(["audit", "safe", flag, str(MAX_SEEDS + 1)], tmp_path)
         assert done.returncode == 2
         assert done.stderr == f"simkit: {flag} {MAX_SEEDS + 1}: must be at most {MAX_SEEDS}\n"
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "gauntlet", "--seed", "\u0663"],                 # ARABIC-INDIC DIGIT THREE: int() reads 3
+    ["compare", "gauntlet", "--seed", "1_0"],
+    ["sweep", "gauntlet", "--seeds", "\u0662"],
+    ["sweep", "gauntlet", "--seeds", "2", "--first-seed", " 7"],
+    ["sweep", "gauntlet", "--seeds", "2", "--crash-rate", "0.\u0665"],
+    ["explore", "gauntlet", "--max-crashes", "\u0661"],
+    ["live", "gauntlet", "--kills", "\uff11"],                # FULLWIDTH DIGIT ONE
+    ["serve", "--port", "\u0668\u0660\u0660\u0660"],
+    ["service", "checkpoint_service", "--contract-version", "\u0661"],
+], ids=lambda a: " ".join(a[:1] + [x for x in a if x.startswith("--")]))
+def test_a_number_flag_refuses_digits_that_are_not_ascii(args):
+    """``--seed \u0663`` ran seed 3 (``int()`` reads any Unicode digit, ``_`` and blanks around), while
+    ``--crash`` and the scenario files refuse them: every number a command reads is now ASCII digits, one
+    line naming the flag."""
+    with pytest.raises(SimkitError, match=rf"^{args[-2]} .*: expected a (whole )?number in ASCII digits$"):
+        build_parser().parse_args(args)
