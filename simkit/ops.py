@@ -18,7 +18,7 @@ from . import requests
 from ._codegen import compile_function
 from .errors import described
 from .model import BEHAVIORS, OUTCOMES, TIMEOUT, WEAK, Event, Reply, Reservation, record
-from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, Request
+from .requests import CRASH_POINTS, EVENT_POINTS, LOST_OPS, WAIT_REASONS, Request
 
 __all__ = ["LOST", "BLOCKED", "Load", "Fetch", "Lookup", "Skip", "Handle", "Effect", "Reserve", "Call",
            "Settle", "Commit", "Barrier", "Overwrite", "Wait", "Halt", "REQUESTS", "DECLARED", "CRASH_POINTS",
@@ -147,7 +147,8 @@ class Overwrite:
 
 @record
 class Wait:
-    """Back off before the next attempt; ``reason`` is ``caught_up`` or ``blocked``."""
+    """Back off before the next attempt; ``reason`` is one of
+    :data:`~simkit.requests.WAIT_REASONS` (``caught_up`` or ``blocked``)."""
     reason: str
 
 
@@ -245,6 +246,8 @@ _EXACT = {"str": "type(v) is str", "int": "type(v) is int"}
 _ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}"),
          # the handler took a behaviour it did not know for a hold: "zzz" was answered reversible_hold
          Handle: ("event.behavior", "v in BEHAVIORS", f"one of {', '.join(BEHAVIORS)}"),
+         # a Wait of any other reason was taken for one that is not caught up (a blocked worker's)
+         Wait: ("reason", "v in WAIT_REASONS", f"one of {', '.join(WAIT_REASONS)}"),
          Settle: ("observation", "type(v) is str and v in WEAK or isinstance(v, Reply) and WELL_REPLY(v)",
                   f"a reply as Call gave it, or one of {', '.join(WEAK)}")}
 
@@ -257,7 +260,8 @@ def _well_reply(r: Reply) -> bool:
 
 
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
-        "OUTCOMES": OUTCOMES, "BEHAVIORS": BEHAVIORS, "WEAK": WEAK, "WELL_REPLY": _well_reply}
+        "OUTCOMES": OUTCOMES, "BEHAVIORS": BEHAVIORS, "WAIT_REASONS": WAIT_REASONS, "WEAK": WEAK,
+        "WELL_REPLY": _well_reply}
 
 
 def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["CRASH_POINTS", "EVENT_POINTS", "LOST_OPS", "POINTS", "REQUESTS", "Point", "Request",
-           "crash_point_table"]
+__all__ = ["CRASH_POINTS", "EVENT_POINTS", "LOST_OPS", "POINTS", "REQUESTS", "WAIT_REASONS", "Point",
+           "Request", "crash_point_table"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,9 @@ def _name(point: Point | None) -> str | None:
     return None if point is None else point.name
 
 
+#: why a worker waits (step 7): the reasons ``wait`` takes, and the results of a page attempt that end in one
+WAIT_REASONS = ("caught_up", "blocked")
+
 # the points of two requests each
 _BEFORE_EFFECT = Point("before_effect", "about to call an external sink for one event")
 _AFTER_EFFECT = Point("after_effect", "the external call returned; its receipt not yet committed")
@@ -130,7 +133,7 @@ REQUESTS = (
             does="write the checkpoint without comparing (an unsafe shortcut)",
             before=_BEFORE_BARRIER, after=_AFTER_BARRIER, lost="checkpoint_write", timed=True),
     Request("wait", result="`none`", does="back off before the next attempt (7)",
-            fields_note="(`caught_up` or `blocked`)", timed=True),
+            fields_note=f"(`{'` or `'.join(WAIT_REASONS)}`)", timed=True),
     Request("halt", result="never answered", does="stop for investigation (3)"),
 )
 

@@ -14,7 +14,7 @@ from contextlib import ExitStack
 from importlib.util import find_spec
 from pathlib import Path
 
-from simkit.errors import SimkitError, printable
+from simkit.errors import SimkitError, echoed, printable
 from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
 from simkit.runner import simulate
@@ -136,8 +136,8 @@ def cmd_compare(args) -> int:
 
 
 def _shown(text: str) -> str:
-    """A description as printed: one line, its control characters escaped (a terminal would obey them)."""
-    return printable(" ".join(text.split()))
+    """A description as printed: one line, escaped and cut past 2,000 characters (:func:`echoed`)."""
+    return echoed(" ".join(text.split()), 2000)
 
 
 def _brief(text: str, width: int = 80) -> str:

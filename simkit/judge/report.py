@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simkit.errors import printable
+from simkit.errors import echoed, printable
 
 from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count
 
@@ -59,7 +59,7 @@ def _halt(v) -> str:
     if not v.halted:
         return "no"
     unjustified = "" if v.halt_justified else " (unjustified: the provider kept its contract)"
-    return printable(v.halted) + unjustified
+    return echoed(v.halted, 1000) + unjustified
 
 
 def _listed(ids, limit: int = 6) -> str:
@@ -93,7 +93,8 @@ def verdict_line(verdict) -> str:
     parts = [f"lost {len(verdict.lost)}", f"invariants {verdict.invariants_broken}"]
     parts += [f"{f.label} {count(f.of(verdict))}" for f in FIELDS
               if f.property == SAFETY and f.name not in _HEADLINE and f.failed(f.of(verdict))]
-    parts += [f"completed {verdict.completed}", f"halted {verdict.halted}", f"pending {len(verdict.pending)}"]
+    halted = echoed(verdict.halted, 1000) if verdict.halted else verdict.halted    # a reason is any text
+    parts += [f"completed {verdict.completed}", f"halted {halted}", f"pending {len(verdict.pending)}"]
     return ", ".join(parts)
 
 

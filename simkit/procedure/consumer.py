@@ -54,6 +54,7 @@ from simkit.ops import (
     Skip,
     Wait,
 )
+from simkit.requests import WAIT_REASONS
 
 __all__ = ["Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
 
@@ -131,7 +132,7 @@ class Consumer:
         """Attempt pages forever; back off when caught up or blocked (steps 6 and 7)."""
         while True:
             result = yield from self.attempt()
-            if result in ("caught_up", "blocked"):
+            if result in WAIT_REASONS:
                 yield Wait(result)
             # "advanced", "rejected", "lost": start the next attempt from durable state (step 6)
 

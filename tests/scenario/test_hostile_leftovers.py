@@ -60,3 +60,45 @@ def test_a_number_flag_refuses_digits_that_are_not_ascii(args):
     line naming the flag."""
     with pytest.raises(SimkitError, match=rf"^{args[-2]} .*: expected a (whole )?number in ASCII digits$"):
         build_parser().parse_args(args)
+
+
+CONSUMERS = """\
+from simkit import Consumer
+from simkit.ops import Halt, Wait
+
+
+class Waits(Consumer):
+    def run(self):
+        yield Wait("zzz")
+
+
+class Halts(Consumer):
+    def run(self):
+        yield Halt("x" * 5_000_000)
+"""
+
+
+def test_a_wait_of_a_reason_the_vocabulary_lacks_is_a_malformed_request(tmp_path):
+    """``Wait("zzz")`` was taken as a wait of a worker not caught up: a consumer could wait for ever on a
+    reason nobody declared. A reason is one of ``WAIT_REASONS``, as the protocol's table says."""
+    (tmp_path / "mine.py").write_text(CONSUMERS)
+    done = _cli(["run", "gauntlet", "--strategy", "mine.py:Waits"], tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("simkit: strategy mine.py:Waits: yielded a malformed request: "
+                           "Wait.reason is 'zzz', not one of caught_up, blocked\n")
+
+
+def test_a_halt_reason_and_a_description_of_megabytes_are_printed_as_their_start(tmp_path):
+    """A consumer's halt reason of 5,000,000 characters, and a scenario's description of 3,000,000, were
+    printed whole (``run``'s verdict, ``compare``'s head): their start and length now. ``--json`` keeps
+    them whole, as data."""
+    (tmp_path / "mine.py").write_text(CONSUMERS)
+    (tmp_path / "big.toml").write_text(f'description = "{"d" * 3_000_000}"\n[generate]\nevents = 5\n'
+                                       'page_size = 2\n')
+    done = _cli(["run", "gauntlet", "--strategy", "mine.py:Halts"], tmp_path)
+    assert done.returncode == 0 and len(done.stdout) < 3000, len(done.stdout)
+    assert "x… (5000000 characters) (unjustified" in done.stdout
+    done = _cli(["compare", "big.toml"], tmp_path)
+    assert done.returncode == 0 and len(done.stdout) < 5000 and "d… (3000000 characters)" in done.stdout
+    done = _cli(["run", "gauntlet", "--strategy", "mine.py:Halts", "--json"], tmp_path)
+    assert '"halted": "' + "x" * 5_000_000 + '"' in done.stdout
