@@ -31,7 +31,6 @@ import os
 import select
 import shlex
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -43,10 +42,11 @@ from typing import Any, ClassVar, NoReturn, cast
 from simkit.errors import ConsumerError, StrategyError
 
 from .consumer import Consumer, Contract
+from .programs import not_a_file, not_started
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes", "not_a_file"]
+           "live_processes"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -113,27 +113,6 @@ def _limit() -> float:
     if not 0 < value <= 1e6:                # (select() overflows past about 1e8 s, and blamed the consumer)
         raise StrategyError(f"{LIMIT_ENV}={text!r}: must be a number of seconds above 0 and at most 10^6")
     return value
-
-
-#: What a path that is not a regular file is, by its mode (``stat``, links followed)
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-
-
-def not_a_file(path: str | os.PathLike) -> str | None:
-    """What to say of ``path`` if it is no regular file (links followed): ``no such file``, ``is a named pipe,
-    not a file`` (a FIFO was said to be no such file, and reading one waits for a writer for ever), ``is a
-    directory, not a file``, ``cannot be read: File name too long`` (which was a traceback); ``None`` for a
-    regular file."""
-    try:
-        mode = os.stat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError, ValueError):      # (ValueError: a NUL in the path)
-        return "no such file"
-    except OSError as exc:
-        return f"cannot be read: {exc.strerror or exc}"
-    if stat.S_ISREG(mode):
-        return None
-    return next((f"is {kind}, not a file" for test, kind in _KINDS if test(mode)), "is not a regular file")
 
 
 def exec_consumer(command: str, limit: float | None = None) -> type[ExternalConsumer]:
@@ -223,7 +202,7 @@ class _Life:
                                          preexec_fn=_die_with_parent if _PRCTL is not None else None)
         except OSError as exc:
             raise ConsumerError(
-                f"{self.label}: cannot start {self.cls.argv[0]!r}: {exc.strerror or exc}"
+                f"{self.label}: cannot start {self.cls.argv[0]!r}: {not_started(self.cls.argv[0], exc)}"
             ) from None
         self.owner = os.getpid()
         os.set_blocking(self.proc.stdin.fileno(), False)    # a full pipe is waited on in _write, bounded

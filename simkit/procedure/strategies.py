@@ -15,7 +15,8 @@ from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, 
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
-from .external import PREFIX, ExternalConsumer, exec_consumer, not_a_file
+from .external import PREFIX, ExternalConsumer, exec_consumer
+from .programs import not_a_file
 from .shortcuts import (
     DECLARED,
     CompareTokens,

@@ -102,3 +102,17 @@ def test_a_halt_reason_and_a_description_of_megabytes_are_printed_as_their_start
     assert done.returncode == 0 and len(done.stdout) < 5000 and "d… (3000000 characters)" in done.stdout
     done = _cli(["run", "gauntlet", "--strategy", "mine.py:Halts", "--json"], tmp_path)
     assert '"halted": "' + "x" * 5_000_000 + '"' in done.stdout
+
+
+def test_a_script_whose_interpreter_is_missing_is_told_so(tmp_path):
+    """``exec:./cons`` of a script whose ``#!`` names an interpreter that is not there was "cannot start
+    './cons': No such file or directory", of a file that is there. It now names the interpreter."""
+    script = tmp_path / "cons"
+    script.write_text("#!/usr/bin/no-such-interpreter -u\nprint(1)\n")
+    script.chmod(0o755)
+    done = _cli(["run", "gauntlet", "--strategy", "exec:./cons"], tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("simkit: strategy exec:./cons: worker 1: cannot start './cons': its #! line names "
+                           "/usr/bin/no-such-interpreter, which is not there\n")
+    done = _cli(["run", "gauntlet", "--strategy", "exec:./gone"], tmp_path)
+    assert done.stderr.endswith("cannot start './gone': No such file or directory\n")

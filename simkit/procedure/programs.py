@@ -1,0 +1,50 @@
+"""What a consumer's program path is, said before or when it fails to start (``--strategy path.py:Class``
+and ``exec:COMMAND``, docs/protocol.md): a named pipe, a directory, a script whose ``#!`` interpreter is
+missing."""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+
+from simkit.errors import echoed
+
+__all__ = ["not_a_file", "not_started"]
+
+#: What a path that is not a regular file is, by its mode (``stat``, links followed)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def not_a_file(path: str | os.PathLike) -> str | None:
+    """What to say of ``path`` if it is no regular file (links followed): ``no such file``, ``is a named pipe,
+    not a file`` (a FIFO was said to be no such file, and reading one waits for a writer for ever), ``is a
+    directory, not a file``, ``cannot be read: File name too long`` (which was a traceback); ``None`` for a
+    regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError, ValueError):      # (ValueError: a NUL in the path)
+        return "no such file"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if stat.S_ISREG(mode):
+        return None
+    return next((f"is {kind}, not a file" for test, kind in _KINDS if test(mode)), "is not a regular file")
+
+
+def not_started(program: str, exc: OSError) -> str:
+    """Why ``program`` did not start, from the ``OSError`` of its start: the system's words, but of a script
+    whose ``#!`` line names an interpreter that is not there, which the system says the script itself is
+    ("No such file or directory", of a file that is there)."""
+    path = program if os.sep in program else shutil.which(program)
+    if exc.errno == errno.ENOENT and path and not_a_file(path) is None:
+        try:
+            with open(path, "rb") as f:
+                head = f.readline(4096)
+        except OSError:
+            head = b""
+        if head.startswith(b"#!") and head[2:].split():
+            interpreter = head[2:].split()[0].decode(errors="backslashreplace")
+            return f"its #! line names {echoed(interpreter)}, which is not there"
+    return exc.strerror or str(exc)
