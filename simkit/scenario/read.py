@@ -175,4 +175,7 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     check_start(c, sc)
     sc.random_faults = check_random_faults(c, c.get(data, "random_faults", dict, {}))
     sc.rotate_at = check_auth(c, c.get(data, "auth", dict, {}))
+    if sc.rotate_at and sc.sink == "transactional":         # accepted, and never took effect
+        c.fail("auth.rotate_at", 'rotates the credential of external calls, and a transactional sink makes '
+                                 'none: set sink = "idempotent" or "unsafe"')
     return sc

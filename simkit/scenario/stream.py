@@ -3,7 +3,7 @@ names a page and the pages end in one self-loop, one id belongs to one position,
 entry and fault names a position the stream carries and a worker of the run."""
 from __future__ import annotations
 
-from simkit.model import Scenario, default_id
+from simkit.model import REPLY_FAULTS, Scenario, default_id
 
 from .checks import MAX_EVENTS, Checker, show
 
@@ -78,6 +78,9 @@ def check_targets(c: Checker, sc: Scenario) -> None:
             c.fail(f"faults[{i}].worker", f"no worker {f.worker}: the scenario has workers = {sc.workers}")
         if f.position is not None and (problem := missing_position(sc, f.position, carried)) is not None:
             c.fail(f"faults[{i}].position", problem)
+        if f.kind in REPLY_FAULTS and sc.sink == "transactional":
+            c.fail(f"faults[{i}].kind", f"a {f.kind} strikes an external call's reply, and a transactional "
+                                        'sink makes no call: set sink = "idempotent" or "unsafe"')
 
 
 def carried_positions(sc: Scenario) -> frozenset[int] | None:

@@ -78,6 +78,22 @@ BAD = {
         PAGES + "[[faults]]\nkind = 'lost_request'\nworker = 3\n",
         "key 'faults[0].worker': no worker 3: the scenario has workers = 1",
     ),
+    # seed 001's faults of an external call, and its credential rotation, with a sink that makes no call
+    "late reply, transactional sink": (
+        PAGES + "[[faults]]\nkind = 'late_reply'\ndelay = 3.0\n",
+        "key 'faults[0].kind': a late_reply strikes an external call's reply, and a transactional sink makes "
+        'no call: set sink = "idempotent" or "unsafe"',
+    ),
+    "crossed reply, transactional sink": (
+        PAGES + "[[faults]]\nkind = 'crossed_reply'\ndiffers = 'fingerprint'\n",
+        "key 'faults[0].kind': a crossed_reply strikes an external call's reply, and a transactional sink "
+        'makes no call: set sink = "idempotent" or "unsafe"',
+    ),
+    "rotation, transactional sink": (
+        PAGES + "[auth]\nrotate_at = [1.0]\n",
+        "key 'auth.rotate_at': rotates the credential of external calls, and a transactional sink makes "
+        'none: set sink = "idempotent" or "unsafe"',
+    ),
     "event at a missing position": (
         PAGES + "[[events]]\nposition = 99\nbehavior = 'poison'\n",
         "key 'events[0].position': no page carries position 99",
