@@ -44,7 +44,8 @@ def not_started(program: str, exc: OSError) -> str:
                 head = f.readline(4096)
         except OSError:
             head = b""
-        if head.startswith(b"#!") and head[2:].split():
-            interpreter = head[2:].split()[0].decode(errors="backslashreplace")
+        words = head[2:].split() if head.startswith(b"#!") else []
+        if words:
+            interpreter = words[0].decode(errors="backslashreplace")
             return f"its #! line names {echoed(interpreter)}, which is not there"
     return exc.strerror or str(exc)
