@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import signal
 import socket
 import threading
 import time
@@ -142,7 +143,16 @@ def uvicorn_server(app: FastAPI, log_level: str, request_timeout: float | None =
     import uvicorn
     logging.getLogger("uvicorn.error").addFilter(_QuietLostReply())
     protocol = type("DeadlineH11", (DeadlineH11,), {"request_timeout": request_timeout or REQUEST_TIMEOUT})
-    return uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol))
+    server = uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol))
+    # A signal ignored when simkit started (SIGINT, in a job a shell started in the background) stays
+    # ignored, as in every other command: uvicorn handles it anyway, and shut down with exit status 0.
+    ignored = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is signal.SIG_IGN}
+    if ignored:
+        handle = server.handle_exit
+        # (the handler uvicorn installs is this instance's attribute: read when it starts serving)
+        server.handle_exit = (  # type: ignore[method-assign]
+            lambda sig, frame: None if sig in ignored else handle(sig, frame))
+    return server
 
 
 @contextlib.contextmanager

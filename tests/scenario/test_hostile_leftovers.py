@@ -1,7 +1,15 @@
-"""Issue 32's leftovers of earlier rounds, each found by a tester and left then: a killed ``compare`` and the
-``audit`` flags' bound, held to what the other commands already do."""
+"""Issue 32's leftovers of earlier rounds, each found by a tester and left then: a killed ``compare``, the
+``audit`` flags' bound, number flags in other digits, a wait of no declared reason, halt reasons and
+descriptions of megabytes, a missing ``#!`` interpreter, and ``serve`` started with SIGINT ignored; each held
+to what the other commands already do."""
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
 import pytest
 from conftest import killed_once_made
 from conftest import simkit_in as _cli
@@ -116,3 +124,26 @@ def test_a_script_whose_interpreter_is_missing_is_told_so(tmp_path):
                            "/usr/bin/no-such-interpreter, which is not there\n")
     done = _cli(["run", "gauntlet", "--strategy", "exec:./gone"], tmp_path)
     assert done.stderr.endswith("cannot start './gone': No such file or directory\n")
+
+
+def test_serve_started_with_sigint_ignored_keeps_ignoring_it():
+    """A shell starts a background job with SIGINT ignored; every command keeps ignoring it (``explore``
+    runs on), but ``serve``'s uvicorn handled it anyway and shut down with exit status 0. It now serves
+    on, and SIGTERM still ends it with its one line and 143."""
+    argv = [sys.executable, "-m", "simkit", "serve", "--port", "0", "--log-level", "warning"]
+    proc = subprocess.Popen(argv,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        url = proc.stdout.readline().split()[2]
+        assert httpx.get(f"{url}/openapi.json", timeout=60).status_code == 200   # uvicorn's handlers are in
+        proc.send_signal(signal.SIGINT)
+        time.sleep(2.0)
+        assert proc.poll() is None, "serve ended on a SIGINT it was started ignoring"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert (proc.returncode, err) == (143, "simkit: terminated by SIGTERM\n")
