@@ -1,11 +1,17 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
-count. Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that
+count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt. Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that
 changes no state, or the verdict the same run gives.
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import simkit_in as _cli
+
+from simkit.service import DEV_SCOPE, dev_service
+
+WRITE, READ = "/api/v1/memory/checkpoints", "/api/v1/memory/checkpoints/read"
 
 
 # -- 1. service --explore --horizon past sys.maxsize ----------------------------------------------------------
@@ -21,3 +27,46 @@ def test_a_service_horizon_past_what_len_counts_is_its_budget_line(tmp_path, hor
     assert got.returncode == 2, got.stderr
     assert got.stderr.startswith("simkit: service checkpoint_service --explore: the budget of 1 s (--budget)")
     assert got.stderr.count("\n") == 1 and "Traceback" not in got.stderr and got.stdout == ""
+
+
+# -- 2. corrupt-checkpoint on a checkpoint write the service answers without reading the checkpoint ----------
+def _write(svc, key, revision, sequence, faults=()):
+    """A checkpoint command of ``dev`` for consumer ``c``: the reply's status and error code (or None)."""
+    journal = svc.journals[next(iter(svc.journals))].journal_id
+    raw = json.dumps({"scope": DEV_SCOPE, "command": {
+        "contract_version": 1, "idempotency_key": key, "consumer_id": "c", "expected_revision": revision,
+        "cursor": {"journal_id": journal, "sequence": sequence}}}).encode()
+    reply = svc.call(WRITE, "Bearer dev", raw, faults=faults, content_type="application/json")
+    body = reply.body if isinstance(reply.body, dict) else json.loads(reply.body)
+    return reply.status, body.get("error", {}).get("code")
+
+
+def _read_status(svc) -> int:
+    raw = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "c"}).encode()
+    return svc.call(READ, "Bearer dev", raw, content_type="application/json").status
+
+
+@pytest.mark.parametrize("key, revision, sequence, status, code", [
+    ("k2", 1, 99, 409, "cursor_ahead"), ("k1", 0, 3, 409, "idempotency_conflict"), ("k1", 0, 2, 200, None)],
+    ids=["cursor ahead", "idempotency conflict", "identical retry"])
+def test_corrupt_checkpoint_on_a_write_answered_before_it_reads_the_checkpoint_changes_nothing(
+        key, revision, sequence, status, code):
+    """``X-Simkit-Fault: corrupt-checkpoint`` on a checkpoint write the service then refused (409
+    ``cursor_ahead``, 409 ``idempotency_conflict``) or answered from its receipt (an identical retry, 200)
+    corrupted the stored checkpoint all the same, before the call: every later read of it was a 500
+    ``integrity_failure``, from a request that was refused or told all was well (docs/service.md: "a rejected
+    request, whatever its status, changes no state"; round 12 found the same of ``corrupt-journal``). Now the
+    write alters its checkpoint as it reads it, and one answered before that alters nothing."""
+    svc = dev_service()
+    assert _write(svc, "k1", 0, 2) == (200, None)
+    before = svc.state_digest()
+    assert _write(svc, key, revision, sequence, faults=("corrupt-checkpoint",)) == (status, code)
+    assert svc.state_digest() == before and _read_status(svc) == 200
+
+
+def test_corrupt_checkpoint_on_a_write_that_reads_it_is_still_its_500():
+    """A guard: a write that reads the stored checkpoint (a stale revision here) meets the corruption: 500."""
+    svc = dev_service()
+    assert _write(svc, "k1", 0, 2) == (200, None)
+    assert _write(svc, "k3", 7, 3, faults=("corrupt-checkpoint",)) == (500, "integrity_failure")
+    assert _read_status(svc) == 500
