@@ -62,8 +62,8 @@ from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
-           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg",
-           "carried_positions", "missing_position"]
+           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "scenario_file", "parse", "parse_fault",
+           "parse_crash_arg", "carried_positions", "missing_position"]
 
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A
 # Traversable, a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
@@ -80,6 +80,16 @@ def bundled() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in SCENARIO_DIR.iterdir() if p.name.endswith(".toml"))
 
 
+def scenario_file(ref: str | os.PathLike) -> Path:
+    """The file :func:`load` reads for ``ref``: a path as given, or, for a name with no suffix that is no
+    path, the bundled scenario's file (an output path is checked against it: ``shrink retry_walkthrough --out
+    .../bundled/retry_walkthrough.toml`` replaced the bundled file). It may not exist."""
+    path = Path(ref)
+    if not path.suffix and not path.exists():
+        path = Path(str(SCENARIO_DIR / f"{os.fspath(ref)}.toml"))
+    return path
+
+
 def load(ref: str | Path) -> Scenario:
     """Load a bundled scenario by name, or a scenario file by path.
 
@@ -93,11 +103,9 @@ def load(ref: str | Path) -> Scenario:
     if not os.fspath(ref):                      # Path("") is the current folder, "is a folder" said nothing
         raise ScenarioError("ref '': names no scenario; give a bundled scenario's name or a file's path",
                             param="ref")
-    path = Path(ref)
     name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
-        if not path.suffix and not path.exists():
-            path = Path(str(SCENARIO_DIR / f"{ref}.toml"))
+        path = scenario_file(ref)
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
         # a loop of links, or a link to nothing: not a missing name

@@ -267,10 +267,9 @@ class CheckpointService(Access, Maintenance):
 
     def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False,
                corrupt: bool = False) -> dict:
-        """A checkpoint command; ``corrupt``: its stored checkpoint is altered as the write reads it (500). A
-        write answered before that (an identical retry's receipt, a 409 ``idempotency_conflict`` or
-        ``cursor_ahead``) alters nothing: it corrupted the checkpoint behind a 200 or a 409, and every later
-        read was a 500 (docs/service.md: "a rejected request, whatever its status, changes no state")."""
+        """A checkpoint command; ``corrupt``: its stored checkpoint is altered as the write reads it (500).
+        One answered first (a receipt, 409 ``idempotency_conflict`` or ``cursor_ahead``) alters nothing: it
+        was corrupted behind a 200 or a 409 (docs/service.md: "a rejected request ... changes no state")."""
         version = cmd["contract_version"]
         fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
         rkey = (subject.subject_id, ns, cmd["idempotency_key"])

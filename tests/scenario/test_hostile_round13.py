@@ -1,20 +1,25 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
-count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt. Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that
-changes no state, or the verdict the same run gives.
+count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
+``--out`` onto the bundled scenario a command reads by its name. Each: one line naming the file, key or flag
+and the problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run
+gives.
 """
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from conftest import TWO_PAGES
 from conftest import simkit_in as _cli
 
+from simkit.scenario.read import SCENARIO_DIR
 from simkit.service import DEV_SCOPE, dev_service
 
 WRITE, READ = "/api/v1/memory/checkpoints", "/api/v1/memory/checkpoints/read"
 
 
-# -- 1. service --explore --horizon past sys.maxsize ----------------------------------------------------------
+# -- 1. service --explore --horizon past sys.maxsize ---------------------------------------------------------
 @pytest.mark.parametrize("horizon", [2**62, 10**23])
 def test_a_service_horizon_past_what_len_counts_is_its_budget_line(tmp_path, horizon):
     """``simkit service checkpoint_service --explore --horizon 99999999999999999999999`` was an
@@ -22,8 +27,8 @@ def test_a_service_horizon_past_what_len_counts_is_its_budget_line(tmp_path, hor
     schedules' pool (simkit/service/sim.py) was measured with ``len()``, which stops at ``sys.maxsize``,
     where its docstring says "a huge ``horizon`` costs time, not memory". Now it runs until ``--budget``
     (docs/cli.md, "Bounds"): one line, exit status 2."""
-    got = _cli(["service", "checkpoint_service", "--client", "correct", "--explore", "--horizon", str(horizon),
-                "--budget", "1"], tmp_path)
+    got = _cli(["service", "checkpoint_service", "--client", "correct", "--explore",
+                "--horizon", str(horizon), "--budget", "1"], tmp_path)
     assert got.returncode == 2, got.stderr
     assert got.stderr.startswith("simkit: service checkpoint_service --explore: the budget of 1 s (--budget)")
     assert got.stderr.count("\n") == 1 and "Traceback" not in got.stderr and got.stdout == ""
@@ -70,3 +75,40 @@ def test_corrupt_checkpoint_on_a_write_that_reads_it_is_still_its_500():
     assert _write(svc, "k1", 0, 2) == (200, None)
     assert _write(svc, "k3", 7, 3, faults=("corrupt-checkpoint",)) == (500, "integrity_failure")
     assert _read_status(svc) == 500
+
+
+# -- 3. an output path onto a bundled scenario named by its name ---------------------------------------------
+@pytest.mark.parametrize("command", [
+    ["shrink", "retry_walkthrough", "--strategy", "persist_token_on_fetch"],
+    ["explore", "retry_walkthrough", "--strategy", "persist_token_on_fetch", "--max-crashes", "0"],
+    ["audit", "persist_token_on_fetch", "--budget", "20", "--sweep-seeds", "0", "--jobs", "1"],
+], ids=["shrink", "explore", "audit"])
+def test_an_out_onto_the_bundled_scenario_a_command_reads_is_refused(tmp_path, command):
+    """``simkit shrink retry_walkthrough --strategy persist_token_on_fetch --out
+    .../simkit/scenario/bundled/retry_walkthrough.toml`` wrote the shrunk scenario over the bundled one (an
+    editable install's, a checkout's): ``--out`` is refused when it "is the scenario file itself"
+    (docs/cli.md, "Exit status"), but the check compared it with the argument as a path, and
+    ``retry_walkthrough`` is a name. ``audit`` reads every bundled scenario. Now each is one line naming
+    ``--out``, and the file stays."""
+    bundled = Path(str(SCENARIO_DIR / "retry_walkthrough.toml"))
+    kept = bundled.read_bytes()
+    try:
+        got = _cli([*command, "--out", str(bundled)], tmp_path)
+    finally:
+        written = bundled.read_bytes()
+        bundled.write_bytes(kept)           # a failing run of this test leaves the checkout as it was
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.startswith(f"simkit: --out {bundled}: is the scenario file ")
+    assert got.stderr.count("\n") == 1 and written == kept
+
+
+def test_a_scenario_file_named_as_a_path_is_still_compared_as_before(tmp_path):
+    """A guard: a scenario given by its path, and an ``--out`` elsewhere, as before."""
+    (tmp_path / "mine.toml").write_text(TWO_PAGES)
+    got = _cli(["explore", "mine.toml", "--strategy", "persist_token_on_fetch", "--max-crashes", "0", "--out",
+                "mine.toml"], tmp_path)
+    assert got.returncode == 2 and "is the scenario file 'mine.toml' itself" in got.stderr
+    got = _cli(["explore", "mine.toml", "--strategy", "persist_token_on_fetch", "--max-crashes", "0", "--out",
+                "first.toml"], tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "first.toml").is_file()
