@@ -1,12 +1,13 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
 count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
-``--out`` onto the bundled scenario a command reads by its name. Each: one line naming the file, key or flag
-and the problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run
-gives.
+``--out`` onto the bundled scenario a command reads by its name; a request line with an integer past
+Python's 4,300 digits. Each: one line naming the file, key or flag and the problem (exit status 2, no
+traceback), a reply that changes no state, or the verdict the same run gives.
 """
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,21 @@ def test_a_scenario_file_named_as_a_path_is_still_compared_as_before(tmp_path):
                 "first.toml"], tmp_path)
     assert got.returncode == 0, got.stderr
     assert (tmp_path / "first.toml").is_file()
+
+
+# -- 4. a request line holding an integer past Python's 4,300 digits -----------------------------------------
+def test_a_request_line_with_an_integer_past_4300_digits_is_said_in_the_lines_terms(tmp_path):
+    """An ``exec:`` consumer writing ``{"op": "fetch", "cursor": 999...}`` (5,000 digits) was told ``not JSON
+    (Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; use
+    sys.set_int_max_str_digits() to increase the limit)``: advice to a program in any language to change a
+    setting of simkit's Python. Round 4 found the same of the service's bodies. Now the line is "not JSON (an
+    integer of more than 4300 digits)", one line, exit status 2."""
+    (tmp_path / "s.toml").write_text(TWO_PAGES)
+    (tmp_path / "long.py").write_text(
+        "import sys\nsys.stdin.readline()\n"
+        "sys.stdout.write('{\"op\": \"fetch\", \"cursor\": ' + '9' * 5000 + '}\\n')\nsys.stdout.flush()\n"
+        "sys.stdin.readline()\n")
+    got = _cli(["run", "s.toml", "--strategy", f"exec:{sys.executable} long.py"], tmp_path)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr.rstrip("\n").endswith(": not JSON (an integer of more than 4300 digits)"), got.stderr
+    assert got.stderr.count("\n") == 1 and "set_int_max_str_digits" not in got.stderr
