@@ -1,8 +1,9 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
 count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
 ``--out`` onto the bundled scenario a command reads by its name; a request line with an integer past
-Python's 4,300 digits. Each: one line naming the file, key or flag and the problem (exit status 2, no
-traceback), a reply that changes no state, or the verdict the same run gives.
+Python's 4,300 digits; a live run cut off at its timeout. Each: one line naming the file, key or flag and the
+problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run gives (and
+says truly).
 """
 from __future__ import annotations
 
@@ -131,3 +132,25 @@ def test_a_request_line_with_an_integer_past_4300_digits_is_said_in_the_lines_te
     assert got.returncode == 2, got.stderr
     assert got.stderr.rstrip("\n").endswith(": not JSON (an integer of more than 4300 digits)"), got.stderr
     assert got.stderr.count("\n") == 1 and "set_int_max_str_digits" not in got.stderr
+
+
+# -- 5. a live run cut off at its --timeout ------------------------------------------------------------------
+def test_a_live_run_cut_off_at_its_timeout_says_so_not_that_the_workers_caught_up(tmp_path):
+    """``simkit live retry_walkthrough --kills 1 --timeout 5e-324`` ended at once, its workers nowhere near
+    the end (``completed: no``, two events pending), and its summary said ``0 SIGKILLs of 1 asked (the workers
+    caught up first)``: the one reason it gives for kills not delivered, false here. Now a run that reaches
+    its timeout says ``(cut off at the timeout)``, and no reason that did not happen."""
+    got = _cli(["live", "retry_walkthrough", "--kills", "1", "--timeout", "5e-324"], tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert "completed: no" in got.stdout and "caught up first" not in got.stdout
+    live = next(line for line in got.stdout.splitlines() if line.startswith("  live: "))
+    assert live.startswith("  live: 0 SIGKILLs of 1 asked at random instants")
+    assert "(cut off at the timeout)" in live
+
+
+def test_a_live_run_that_ends_before_its_kills_still_says_the_workers_caught_up(tmp_path):
+    """A guard: kills not delivered because the workers finished first are still said so."""
+    got = _cli(["live", "retry_walkthrough", "--kills", "1", "--at", "after_page_barrier", "--seed", "0"],
+               tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert "completed: yes" in got.stdout and "cut off" not in got.stdout
