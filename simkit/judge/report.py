@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from simkit.errors import printable
 
-from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count
+from .verdict import CONTEXT, FIELDS, NO_REASON, SAFETY, Declared, count
 
 __all__ = ["HEADERS", "counts_line", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
 
@@ -55,11 +55,12 @@ def _cell(fs: tuple[Declared, ...], v) -> str:
 
 
 def _halt(v) -> str:
-    """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md)."""
-    if not v.halted:
+    """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md). A
+    halt whose reason is empty or blank is a halt all the same (it said ``no``): ``(no reason given)``."""
+    if v.halted is None:
         return "no"
     unjustified = "" if v.halt_justified else " (unjustified: the provider kept its contract)"
-    return printable(v.halted) + unjustified
+    return (printable(v.halted) if v.halted.strip() else NO_REASON) + unjustified
 
 
 def _listed(ids, limit: int = 6) -> str:

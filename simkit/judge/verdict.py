@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-__all__ = ["CONTEXT", "FIELDS", "JUDGED", "LIVENESS", "SAFETY", "Declared", "Verdict", "count",
+__all__ = ["CONTEXT", "FIELDS", "JUDGED", "LIVENESS", "NO_REASON", "SAFETY", "Declared", "Verdict", "count",
            "describe_kind", "failure_kind", "harms"]
 
 SAFETY, LIVENESS, CONTEXT = "safety", "liveness", "context"
@@ -88,8 +88,15 @@ def _invariants(violations) -> tuple:
     return tuple(sorted({x["invariant"] for x in violations}))
 
 
+#: what a halt whose reason is empty or blank shows (``Halt("")`` halts: it showed as no halt at all)
+NO_REASON = "(no reason given)"
+
+
 def _halt_cell(v) -> str:
-    return (v.halted + (" (unjustified)" if v.halt_justified is False else "")) if v.halted else "-"
+    if v.halted is None:
+        return "-"
+    unjustified = " (unjustified)" if v.halt_justified is False else ""
+    return (v.halted if v.halted.strip() else NO_REASON) + unjustified
 
 
 @dataclass

@@ -1,20 +1,23 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
 count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
 ``--out`` onto the bundled scenario a command reads by its name; a request line with an integer past
-Python's 4,300 digits; a live run cut off at its timeout. Each: one line naming the file, key or flag and the
-problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run gives (and
-says truly).
+Python's 4,300 digits; a live run cut off at its timeout; a halt with an empty reason. Each: one line naming
+the file, key or flag and the problem (exit status 2, no traceback), a reply that changes no state, or the
+verdict the same run gives (and says truly).
 """
 from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 from conftest import TWO_PAGES
 from conftest import simkit_in as _cli
 
+import simkit
+from simkit.judge.verdict import _halt_cell
 from simkit.scenario.read import SCENARIO_DIR
 from simkit.service import DEV_SCOPE, dev_service
 
@@ -154,3 +157,44 @@ def test_a_live_run_that_ends_before_its_kills_still_says_the_workers_caught_up(
                tmp_path)
     assert got.returncode == 0, got.stderr
     assert "completed: yes" in got.stdout and "cut off" not in got.stdout
+
+
+# -- 6. a halt whose reason is empty -------------------------------------------------------------------------
+HALTS = """from simkit import Consumer
+from simkit.ops import Halt, Load
+
+
+class HaltsSayingNothing(Consumer):
+    reason = ""
+
+    def run(self):
+        yield Load()
+        yield Halt(self.reason)
+
+
+class HaltsSayingBlank(HaltsSayingNothing):
+    reason = "   "
+"""
+
+
+@pytest.mark.parametrize("name", ["HaltsSayingNothing", "HaltsSayingBlank"])
+def test_a_halt_with_an_empty_reason_is_said_to_be_a_halt(tmp_path, name):
+    """A consumer that yields ``Halt("")`` (an ``exec:`` one writing ``{"op": "halt", "reason": ""}``) was
+    reported ``halted: no`` by ``simkit run``, and ``-`` in a table, while ``--json`` said ``"halted": ""``:
+    the summary tested the reason's truth, and an empty string is false, so a halt for investigation read as
+    a worker that simply never completed (``audit`` counted it as stalled). A blank reason printed nothing at
+    all. Now either is ``halted: (no reason given) (unjustified: ...)``."""
+    (tmp_path / "s.toml").write_text(TWO_PAGES)
+    (tmp_path / "halts.py").write_text(HALTS)
+    got = _cli(["run", "s.toml", "--strategy", f"halts.py:{name}"], tmp_path)
+    assert got.returncode == 0, got.stderr
+    assert "halted: (no reason given) (unjustified: the provider kept its contract)" in got.stdout
+    assert "halted: no" not in got.stdout
+    verdict = simkit.simulate(simkit.parse(tomllib.loads(TWO_PAGES)), _halts_class(tmp_path, name)).verdict
+    assert _halt_cell(verdict) == "(no reason given) (unjustified)"
+
+
+def _halts_class(tmp_path, name):
+    namespace: dict = {}
+    exec(compile(HALTS, str(tmp_path / "halts.py"), "exec"), namespace)
+    return namespace[name]
