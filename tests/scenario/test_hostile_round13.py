@@ -1,9 +1,9 @@
 """Hostile input, thirteenth round (a fresh tester): a ``service --explore`` horizon past what ``len()`` can
 count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
 ``--out`` onto the bundled scenario a command reads by its name; a request line with an integer past
-Python's 4,300 digits; a live run cut off at its timeout; a halt with an empty reason. Each: one line naming
-the file, key or flag and the problem (exit status 2, no traceback), a reply that changes no state, or the
-verdict the same run gives (and says truly).
+Python's 4,300 digits; a live run cut off at its timeout; a halt with an empty reason; a page whose cursor is
+empty. Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that
+changes no state, or the verdict the same run gives (and says truly).
 """
 from __future__ import annotations
 
@@ -198,3 +198,43 @@ def _halts_class(tmp_path, name):
     namespace: dict = {}
     exec(compile(HALTS, str(tmp_path / "halts.py"), "exec"), namespace)
     return namespace[name]
+
+
+# -- 7. an empty cursor -------------------------------------------------------------------------------------
+EMPTY_CURSOR = """
+[initial]
+resume_cursor = ""
+receipts = [1, 2]
+applied_position = 2
+
+[[pages]]
+cursor = "C1"
+positions = [1, 2]
+next_cursor = ""
+
+[[pages]]
+cursor = ""
+positions = [3]
+next_cursor = "C3"
+
+[[pages]]
+cursor = "C3"
+positions = []
+next_cursor = "C3"
+"""
+
+
+def test_a_page_whose_cursor_is_empty_is_refused(tmp_path):
+    """A stream with a page at the cursor ``""`` and ``[initial] resume_cursor = ""`` (its events before it
+    receipted) was checked as starting at ``""``, and run from ``C1``: the world reads an empty cursor as
+    "none given" (``Initial.checkpoint``, the provider's start), so the durable state at time 0 was not the
+    file's (three fetches where two are due, a barrier more). An empty string is now refused as a page's
+    cursor (and so as ``resume_cursor``, which names a page), one line naming the key."""
+    (tmp_path / "empty.toml").write_text(EMPTY_CURSOR)
+    got = _cli(["run", "empty.toml"], tmp_path)
+    assert got.returncode == 2 and got.stdout == ""
+    assert got.stderr == ("simkit: empty.toml: key 'pages[0].next_cursor': is empty; a cursor is a token of "
+                          "at least one character\n")
+    named = EMPTY_CURSOR.replace('""', '"C2"')
+    run = simkit.simulate(simkit.parse(tomllib.loads(named)), "safe")
+    assert run.verdict.ok and run.as_dict()["fetches"] == 2      # the same stream, named: started at C2
