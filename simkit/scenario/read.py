@@ -62,8 +62,8 @@ from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
-           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "scenario_file", "parse", "parse_fault",
-           "parse_crash_arg", "carried_positions", "missing_position"]
+           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "read_bytes", "scenario_file", "parse",
+           "parse_fault", "parse_crash_arg", "carried_positions", "missing_position"]
 
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A
 # Traversable, a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
@@ -78,6 +78,21 @@ _TOP = {"name", "description", "sink", "backfills", "workers", "seed", "settleme
 def bundled() -> list[str]:
     """Names of the bundled scenarios (``simkit/scenario/bundled``; ``simkit list``)."""
     return sorted(p.name.removesuffix(".toml") for p in SCENARIO_DIR.iterdir() if p.name.endswith(".toml"))
+
+
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the file at ``path``, opened without blocking: a file regular by its
+    mode that is a stream of the kernel's (``/proc/kmsg``) waited for ever for its next line, where every
+    command ends in a bounded time (docs/cli.md, "Bounds"); now it is ``BlockingIOError``, an OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def scenario_file(ref: str | os.PathLike) -> Path:
@@ -118,7 +133,11 @@ def load(ref: str | Path) -> Scenario:
         name = printable(str(path))
         if (size := path.stat().st_size) > MAX_FILE_BYTES:
             raise ScenarioError(f"{name}: {size} bytes; a scenario file holds at most {MAX_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte order mark is no error
+        if len(raw := read_bytes(path, MAX_FILE_BYTES)) > MAX_FILE_BYTES:    # grown, or a size of 0 (/proc)
+            raise ScenarioError(f"{name}: more than {MAX_FILE_BYTES} bytes; a scenario file holds at most "
+                                f"{MAX_FILE_BYTES}")
+        # a UTF-8 byte order mark is no error; newlines as read_text() translated them
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except OSError as exc:  # unreadable, a name too long, a loop of links
         raise ScenarioError(f"{name}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

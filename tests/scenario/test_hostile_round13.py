@@ -2,12 +2,14 @@
 count; ``corrupt-checkpoint`` asked of a checkpoint write the service refuses or answers from its receipt; an
 ``--out`` onto the bundled scenario a command reads by its name; a request line with an integer past
 Python's 4,300 digits; a live run cut off at its timeout; a halt with an empty reason; a page whose cursor is
-empty. Each: one line naming the file, key or flag and the problem (exit status 2, no traceback), a reply that
-changes no state, or the verdict the same run gives (and says truly).
+empty; a scenario or config file whose read never ends. Each: one line naming the file, key or flag and the
+problem (exit status 2, no traceback), a reply that changes no state, or the verdict the same run gives (and
+says truly).
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 from pathlib import Path
@@ -238,3 +240,29 @@ def test_a_page_whose_cursor_is_empty_is_refused(tmp_path):
     named = EMPTY_CURSOR.replace('""', '"C2"')
     run = simkit.simulate(simkit.parse(tomllib.loads(named)), "safe")
     assert run.verdict.ok and run.as_dict()["fetches"] == 2      # the same stream, named: started at C2
+
+
+# -- 8. a scenario or config file that is a regular file whose read waits for ever ---------------------------
+@pytest.mark.skipif(not os.access("/proc/kmsg", os.R_OK), reason="reading /proc/kmsg needs root on Linux")
+@pytest.mark.parametrize("args, problem", [
+    (["run", "/proc/kmsg"], "simkit: /proc/kmsg: cannot read it: "),
+    (["serve", "--port", "0", "--config", "/proc/kmsg"], "simkit: /proc/kmsg: cannot read config: "),
+], ids=["scenario", "serve --config"])
+def test_a_file_whose_read_never_ends_is_one_line_at_once(tmp_path, args, problem):
+    """``simkit run /proc/kmsg`` (and ``simkit serve --config /proc/kmsg``) waited for ever: the file is
+    regular by its mode (a FIFO or a device is refused before it is opened) and of size 0, and a read of it
+    waits for the kernel's next message, where "every command ends in a bounded time whatever its arguments
+    and files say" (docs/cli.md, "Bounds"). The file is now opened without blocking: one line, exit status
+    2, at once."""
+    got = _cli(args, tmp_path, timeout=30)
+    assert got.returncode == 2 and got.stderr.startswith(problem) and got.stderr.count("\n") == 1, got.stderr
+
+
+def test_a_scenario_file_with_crlf_bare_cr_and_a_byte_order_mark_is_still_read(tmp_path):
+    """A guard: the file's bytes are read as ``read_text()`` read them (a byte order mark dropped, CRLF and a
+    bare CR as newlines)."""
+    text = TWO_PAGES.replace("\n", "\r\n")
+    (tmp_path / "crlf.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "cr.toml").write_bytes(TWO_PAGES.replace("\n", "\r").encode())
+    for name in ("crlf.toml", "cr.toml"):
+        assert simkit.simulate(simkit.load(tmp_path / name), "safe").verdict.ok
