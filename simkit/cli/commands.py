@@ -346,7 +346,7 @@ def cmd_audit(args) -> int:
     # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
     name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit", args)
     path = args.out or f"simkit-audit-{file_stem(name)}.toml"
-    out = check_out("--out", path, (".toml",))
+    out = check_out("--out", path, (".toml",), tuple(scenarios.bundled()))   # the scenarios it reads
 
     def work() -> tuple[bool, str, str | None]:
         """Passed?, what to print, and the first failure's scenario file (None when it passed)."""

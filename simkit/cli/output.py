@@ -244,14 +244,16 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     """``path`` as an output file for ``option``, or a one-line error: it must not
     be a folder or a symbolic link (:data:`LINK`), must end in one of ``suffixes``, go
     into a folder that exists and is writable, and not be one of the files in ``inputs``
-    (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario)."""
+    (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario), a bundled one's
+    named by its name (:func:`~simkit.scenario.read.scenario_file`)."""
+    from simkit.scenario.read import scenario_file
     out = Path(path)
     try:
         problem = _refuse(out, suffixes)
         if problem is None and out.is_file():
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
-                            "elsewhere" for x in inputs if Path(x).is_file() and os.path.samefile(out, x)),
-                           None)
+                            "elsewhere" for x in inputs if (f := scenario_file(x)).is_file()
+                            and os.path.samefile(out, f)), None)
     except OSError as exc:  # a name too long for the system, a loop of symbolic links, ...
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
     if problem is not None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simkit.errors import echoed, printable
+from simkit.errors import printable
 
-from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count
+from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count, halt_reason
 
 __all__ = ["HEADERS", "counts_line", "run_summary", "table", "verdict_cells", "verdict_line", "verdict_row"]
 
@@ -55,11 +55,12 @@ def _cell(fs: tuple[Declared, ...], v) -> str:
 
 
 def _halt(v) -> str:
-    """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md)."""
-    if not v.halted:
+    """``no``, or the reason and whether ground truth justified it (``halt_justified``, docs/verdict.md). A
+    halt whose reason is empty or blank is a halt all the same (it said ``no``): ``(no reason given)``."""
+    if v.halted is None:
         return "no"
     unjustified = "" if v.halt_justified else " (unjustified: the provider kept its contract)"
-    return echoed(v.halted, 1000) + unjustified
+    return halt_reason(v.halted) + unjustified
 
 
 def _listed(ids, limit: int = 6) -> str:
@@ -93,7 +94,7 @@ def verdict_line(verdict) -> str:
     parts = [f"lost {len(verdict.lost)}", f"invariants {verdict.invariants_broken}"]
     parts += [f"{f.label} {count(f.of(verdict))}" for f in FIELDS
               if f.property == SAFETY and f.name not in _HEADLINE and f.failed(f.of(verdict))]
-    halted = echoed(verdict.halted, 1000) if verdict.halted else verdict.halted    # a reason is any text
+    halted = None if verdict.halted is None else halt_reason(verdict.halted)
     parts += [f"completed {verdict.completed}", f"halted {halted}", f"pending {len(verdict.pending)}"]
     return ", ".join(parts)
 

@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
-__all__ = ["CONTEXT", "FIELDS", "JUDGED", "LIVENESS", "SAFETY", "Declared", "Verdict", "count",
-           "describe_kind", "failure_kind", "harms"]
+from simkit.errors import echoed
+
+__all__ = ["CONTEXT", "FIELDS", "JUDGED", "LIVENESS", "NO_REASON", "SAFETY", "Declared", "Verdict", "count",
+           "describe_kind", "failure_kind", "halt_reason", "harms"]
 
 SAFETY, LIVENESS, CONTEXT = "safety", "liveness", "context"
 
@@ -88,8 +90,21 @@ def _invariants(violations) -> tuple:
     return tuple(sorted({x["invariant"] for x in violations}))
 
 
+#: what a halt whose reason is empty or blank shows (``Halt("")`` halts: it showed as no halt at all)
+NO_REASON = "(no reason given)"
+
+
+def halt_reason(halted: str) -> str:
+    """A halt's reason as the text and tables show it: :data:`NO_REASON` when blank, else escaped and, past
+    1,000 characters, its start and length (a consumer's reason is any text, megabytes of it included)."""
+    return echoed(halted, 1000) if halted.strip() else NO_REASON
+
+
 def _halt_cell(v) -> str:
-    return (v.halted + (" (unjustified)" if v.halt_justified is False else "")) if v.halted else "-"
+    if v.halted is None:
+        return "-"
+    unjustified = " (unjustified)" if v.halt_justified is False else ""
+    return halt_reason(v.halted) + unjustified
 
 
 @dataclass

@@ -78,6 +78,8 @@ class LiveRun:
     deaths: list = field(default_factory=list)
     #: the kills asked for (``--kills``): more than :attr:`kills` when the workers caught up first
     asked: int = 0
+    #: the run reached its ``timeout`` before every worker caught up or halted (``completed`` is false)
+    cut_off: bool = False
 
     def as_dict(self) -> dict:
         """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills
@@ -207,7 +209,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         world, verdict, checked = _judged(where, scenario, provider, t0, sup.halts, completed)
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, checked,
                        "points" if at else "random", sup.starts, time.monotonic() - began,
-                       {"settlement": scenario.settlement}, world, sup.deaths, kills)
+                       {"settlement": scenario.settlement}, world, sup.deaths, kills, not completed)
 
 
 @contextmanager
@@ -282,11 +284,13 @@ def live_details(run: LiveRun) -> str:
     deaths = (f", {len(run.deaths)} unplanned deaths ("
               + ", ".join(f"worker {w}: status {code}" for w, code in run.deaths[:4])
               + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
-    short = "" if run.kills >= run.asked else (f" of {run.asked} asked (the workers caught up first"
-                                                + (": a pass drawn was never reached)" if run.mode == "points"
-                                                   else ")"))
+    # a run cut off at its timeout said "the workers caught up first" of the kills it had no time for
+    why = "" if run.cut_off else (" (the workers caught up first"
+                                  + (": a pass drawn was never reached)" if run.mode == "points" else ")"))
+    short = "" if run.kills >= run.asked else f" of {run.asked} asked{why}"
     return (f"  live: {run.kills} SIGKILLs{short} {how}{deaths}, {run.starts} worker starts, "
-            f"{run.seconds:.1f} s   integrity_check: {run.integrity}")
+            f"{run.seconds:.1f} s{' (cut off at the timeout)' if run.cut_off else ''}   "
+            f"integrity_check: {run.integrity}")
 
 
 def live_summary(run: LiveRun) -> str:

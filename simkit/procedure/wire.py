@@ -97,7 +97,9 @@ def loads(line: bytes | str) -> dict:
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", line, 0)
         message = _DECODER.decode(line)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"not JSON ({exc})") from None
+        # Python's limit on int(), in the line's own terms: not advice to call sys.set_int_max_str_digits()
+        why = "an integer of more than 4300 digits" if "integer string conversion" in str(exc) else exc
+        raise WireError(f"not JSON ({why})") from None
     except RecursionError:                  # arrays in arrays past the stack: still the line's fault
         raise WireError("not JSON (nested too deep to read)") from None
     if not isinstance(message, dict):

@@ -218,7 +218,7 @@ def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
         if not isinstance(p, dict):
             c.fail(where, "expected a table")
         c.only(p, ("cursor", "positions", "next_cursor", "ids", "stuck"), where)
-        cursor = c.text(p, "cursor", where=where, required=True)
+        cursor = _token(c, p, "cursor", where)
         if cursor in seen:
             c.fail(f"{where}.cursor", f"duplicate cursor {_show.repr(cursor)}")
         seen.add(cursor)
@@ -241,12 +241,22 @@ def check_pages(c: Checker, pages: list) -> tuple[dict, ...]:
             "cursor": cursor,
             "positions": tuple(positions),
             "ids": tuple(ids),
-            "next_cursor": c.text(p, "next_cursor", where=where, required=True),
+            "next_cursor": _token(c, p, "next_cursor", where),
             "stuck": c.get(p, "stuck", int, 0, where=where, minimum=0),
         })
     if not out:
         c.fail("pages", "at least one page is needed")
     return tuple(out)
+
+
+def _token(c: Checker, page: dict, key: str, where: str) -> str:
+    """A page's ``cursor`` or ``next_cursor``: printable text, not empty. The empty string is no token: the
+    world reads it as "none given" (``[initial] resume_cursor``, a worker that has fetched nothing yet), so a
+    run from ``resume_cursor = ""`` started at the first page, the file's state at time 0 silently not run."""
+    token = c.text(page, key, where=where, required=True)
+    if token == "":
+        c.fail(f"{where}.{key}", "is empty; a cursor is a token of at least one character")
+    return token
 
 
 def check_generate(c: Checker, t: dict) -> dict:

@@ -62,8 +62,8 @@ from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
-           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "parse", "parse_fault", "parse_crash_arg",
-           "carried_positions", "missing_position"]
+           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "read_bytes", "scenario_file", "parse",
+           "parse_fault", "parse_crash_arg", "carried_positions", "missing_position"]
 
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A
 # Traversable, a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
@@ -80,6 +80,31 @@ def bundled() -> list[str]:
     return sorted(p.name.removesuffix(".toml") for p in SCENARIO_DIR.iterdir() if p.name.endswith(".toml"))
 
 
+def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the file at ``path``, opened without blocking: a file regular by its
+    mode that is a stream of the kernel's (``/proc/kmsg``) waited for ever for its next line, where every
+    command ends in a bounded time (docs/cli.md, "Bounds"); now it is ``BlockingIOError``, an OSError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def scenario_file(ref: str | os.PathLike) -> Path:
+    """The file :func:`load` reads for ``ref``: a path as given, or, for a name with no suffix that is no
+    path, the bundled scenario's file (an output path is checked against it: ``shrink retry_walkthrough --out
+    .../bundled/retry_walkthrough.toml`` replaced the bundled file). It may not exist."""
+    path = Path(ref)
+    if not path.suffix and not path.exists():
+        path = Path(str(SCENARIO_DIR / f"{os.fspath(ref)}.toml"))
+    return path
+
+
 def load(ref: str | Path) -> Scenario:
     """Load a bundled scenario by name, or a scenario file by path.
 
@@ -93,11 +118,9 @@ def load(ref: str | Path) -> Scenario:
     if not os.fspath(ref):                      # Path("") is the current folder, "is a folder" said nothing
         raise ScenarioError("ref '': names no scenario; give a bundled scenario's name or a file's path",
                             param="ref")
-    path = Path(ref)
     name = printable(str(ref))                  # a message echoes the name as typed, escaped
     try:
-        if not path.suffix and not path.exists():
-            path = Path(str(SCENARIO_DIR / f"{ref}.toml"))
+        path = scenario_file(ref)
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
         # a loop of links, or a link to nothing: not a missing name
@@ -110,7 +133,11 @@ def load(ref: str | Path) -> Scenario:
         name = printable(str(path))
         if (size := path.stat().st_size) > MAX_FILE_BYTES:
             raise ScenarioError(f"{name}: {size} bytes; a scenario file holds at most {MAX_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8-sig")  # a UTF-8 byte order mark is no error
+        if len(raw := read_bytes(path, MAX_FILE_BYTES)) > MAX_FILE_BYTES:    # grown, or a size of 0 (/proc)
+            raise ScenarioError(f"{name}: more than {MAX_FILE_BYTES} bytes; a scenario file holds at most "
+                                f"{MAX_FILE_BYTES}")
+        # a UTF-8 byte order mark is no error; newlines as read_text() translated them
+        text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except OSError as exc:  # unreadable, a name too long, a loop of links
         raise ScenarioError(f"{name}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -200,11 +200,12 @@ class CheckpointService(Access, Maintenance):
             version, consumer_id = cmd["contract_version"], cmd["consumer_id"]
         ns = self._authorize(subject, sc, op)
         injected += self._faults(subject, op, faults, scheduled)
-        if "corrupt-checkpoint" in injected:
-            self.corrupt_checkpoint(subject.subject_id, C.scope_dict(sc), consumer_id, version)
+        corrupt = "corrupt-checkpoint" in injected
         if op == "read":
+            if corrupt:
+                self.corrupt_stored((subject.subject_id, ns, version, consumer_id))
             return self._read(subject, ns, sc, version, consumer_id)
-        return self._write(subject, ns, cmd, crash="crash-mid-write" in injected)
+        return self._write(subject, ns, cmd, crash="crash-mid-write" in injected, corrupt=corrupt)
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
         """The faults to inject into an authorized call: the
@@ -264,7 +265,11 @@ class CheckpointService(Access, Maintenance):
             )
         return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
 
-    def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False) -> dict:
+    def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False,
+               corrupt: bool = False) -> dict:
+        """A checkpoint command; ``corrupt``: its stored checkpoint is altered as the write reads it (500).
+        One answered first (a receipt, 409 ``idempotency_conflict`` or ``cursor_ahead``) alters nothing: it
+        was corrupted behind a 200 or a 409 (docs/service.md: "a rejected request ... changes no state")."""
         version = cmd["contract_version"]
         fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
         rkey = (subject.subject_id, ns, cmd["idempotency_key"])
@@ -283,6 +288,8 @@ class CheckpointService(Access, Maintenance):
             raise conflict("journal_not_active", "no checkpoint can be created before journal activation")
         seq = journal.locate(cmd["cursor"], "command.cursor", version)
         key = (subject.subject_id, ns, version, cmd["consumer_id"])
+        if corrupt:
+            self.corrupt_stored(key)
         rec = self._stored(key)
         expected = cmd["expected_revision"]
         if rec is None:

@@ -56,6 +56,7 @@ import tomllib
 
 from simkit.errors import long_integer
 from simkit.scenario.keydepth import too_deep
+from simkit.scenario.read import read_bytes
 
 from . import contract as C
 from .checkpoints import STORES, CheckpointService
@@ -237,8 +238,7 @@ def _read_config(path: str) -> bytes:
             raise ServiceConfigError(f"{path}: is "
                                      f"{_FILE_KINDS.get(stat.filemode(mode)[0], 'a special file')}, not a "
                                       "regular file; a config is a TOML file")
-        with open(path, "rb") as f:
-            raw = f.read(MAX_CONFIG_BYTES + 1)
+        raw = read_bytes(path, MAX_CONFIG_BYTES)     # without blocking: /proc/kmsg waited for ever
     except OSError as exc:
         raise ServiceConfigError(f"{path}: cannot read config: {exc.strerror or exc}") from None
     if len(raw) > MAX_CONFIG_BYTES:

@@ -31,7 +31,8 @@ fault counts only requests on routes that can honour it.
 - ``lose-reply``: the request takes effect, then the connection is closed mid-reply (the client sees a
   truncated response, exactly like a reply lost on the network);
 - ``corrupt-checkpoint`` (checkpoint reads and writes only): the caller's stored checkpoint is altered behind
-  its digest before the call (500);
+  its digest as the call reads it (500); a write answered before it reads it (an identical retry's receipt, a
+  409 ``idempotency_conflict`` or ``cursor_ahead``) alters nothing;
 - ``corrupt-journal`` (feed pages only): a journal entry in the requested range is altered behind its digest
   (500);
 - ``crash-mid-write`` (checkpoint writes only): the server dies between writing the checkpoint and writing its

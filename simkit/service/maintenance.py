@@ -158,7 +158,11 @@ class Maintenance:
 
     def corrupt_checkpoint(self, subject_id: str, scope: dict, consumer_id: str, version: int = 1) -> bool:
         """Change a stored checkpoint behind its digest's back (simulated storage corruption)."""
-        key = (subject_id, self.namespace(subject_id, scope), version, consumer_id)
+        return self.corrupt_stored((subject_id, self.namespace(subject_id, scope), version, consumer_id))
+
+    def corrupt_stored(self, key: tuple) -> bool:
+        """:meth:`corrupt_checkpoint` by the checkpoint's key ``(subject_id, namespace, version,
+        consumer_id)``."""
         rec = self.checkpoints.get(key)
         if rec is None:
             return False

@@ -106,7 +106,8 @@ def _schedules(sc: ServiceScenario, client, version, max_crashes, lost_replies, 
 
 class _Occurrences:
     """The faults ``(1, *key, n)`` of worker 1 for each key (in order) and n = 1..``horizon``, except those in
-    ``skip``: a sequence computed item by item, never built, so its length may be any number."""
+    ``skip``: a sequence computed item by item, never built, so its length may be any number: :attr:`size`
+    (``len()`` stops at ``sys.maxsize``, and ``--horizon 10**23`` was an ``OverflowError`` traceback)."""
 
     def __init__(self, keys: tuple[tuple, ...], horizon: int, skip):
         self.keys, self.horizon = keys, horizon
@@ -114,9 +115,10 @@ class _Occurrences:
         #: positions of the skipped faults in the full grid, ascending
         self.holes = sorted({at[f[1:-1]] * horizon + f[-1] - 1 for f in skip
                              if f[0] == 1 and f[1:-1] in at and 1 <= f[-1] <= horizon})
+        self.size = len(keys) * horizon - len(self.holes)
 
     def __len__(self) -> int:
-        return len(self.keys) * self.horizon - len(self.holes)
+        return self.size
 
     def __getitem__(self, i: int) -> tuple:
         for hole in self.holes:                 # the i-th position that is not a hole
@@ -128,8 +130,9 @@ class _Occurrences:
 
 
 def _combinations(pool, k: int):
-    """``itertools.combinations(pool, k)``, in the same order, without copying ``pool`` (a sequence) first."""
-    n = len(pool)
+    """``itertools.combinations(pool, k)``, in the same order, without copying ``pool`` (an
+    :class:`_Occurrences`, of any :attr:`~_Occurrences.size`) first."""
+    n = pool.size
     if k > n:
         return
     idx = list(range(k))

@@ -126,7 +126,8 @@ def _try(case: Case, cls: type[Consumer]):
                   ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
     first = split.result.first_violation
     if first is not None and not first[0]:      # the fault-free run fails: no schedule with a fault was run
-        return "done", _explored(case, split.result), not first[1]["completed"] and not first[1]["halted"]
+        stalled = not first[1]["completed"] and first[1]["halted"] is None     # Halt("") halts too
+        return "done", _explored(case, split.result), stalled
     # a one-fault violation is the first whatever the subtrees hold (they have two faults or more)
     if split.roots and first is None:
         if len(split.roots) >= _SPLIT_FROM:

@@ -20,6 +20,7 @@ from conftest import TWO_PAGES, scenario_dict
 
 import simkit
 from simkit.cli import main
+from simkit.scenario import read as scenario_read
 from simkit.tools.shrink import toml_text
 from simkit.world import simulation as worlds
 
@@ -216,14 +217,14 @@ def test_an_unreadable_scenario_file_is_one_line(tmp_path, capsys, monkeypatch):
     """PermissionError (as root, chmod cannot make a file unreadable: the read itself is made to fail)."""
     path = tmp_path / "locked.toml"
     path.write_text(TWO_PAGES)
-    real = type(path).read_text
+    real = scenario_read.read_bytes
 
-    def refuse(self, *args, **kw):
-        if self.name == "locked.toml":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self, *args, **kw)
+    def refuse(where, *args, **kw):       # the file's one read (simkit.scenario.read.read_bytes)
+        if Path(where).name == "locked.toml":
+            raise PermissionError(13, "Permission denied", str(where))
+        return real(where, *args, **kw)
 
-    monkeypatch.setattr(type(path), "read_text", refuse)
+    monkeypatch.setattr(scenario_read, "read_bytes", refuse)
     one_line_exit_2(capsys, ["run", str(path)], f"simkit: {path}: cannot read it: Permission denied\n")
 
 

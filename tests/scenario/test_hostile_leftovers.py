@@ -14,6 +14,7 @@ import pytest
 from conftest import killed_once_made
 from conftest import simkit_in as _cli
 
+import simkit
 from simkit.cli.parser import build_parser
 from simkit.errors import SimkitError
 
@@ -110,6 +111,20 @@ def test_a_halt_reason_and_a_description_of_megabytes_are_printed_as_their_start
     assert done.returncode == 0 and len(done.stdout) < 5000 and "d… (3000000 characters)" in done.stdout
     done = _cli(["run", "gauntlet", "--strategy", "mine.py:Halts", "--json"], tmp_path)
     assert '"halted": "' + "x" * 5_000_000 + '"' in done.stdout
+
+
+def test_a_halt_reason_of_megabytes_is_cut_in_every_line_and_cell_that_shows_it():
+    """The same in the one-line verdict (explore's and shrink's) and a table's cell (compare's, audit's)."""
+    from simkit.judge.report import verdict_line, verdict_row
+    from simkit.ops import Halt
+
+    class Halts(simkit.Consumer):
+        def run(self):
+            yield Halt("x" * 5_000_000)
+    run = simkit.simulate(simkit.load("gauntlet"), Halts)
+    assert "x… (5000000 characters)" in verdict_line(run.verdict) and len(verdict_line(run.verdict)) < 2000
+    cells = " ".join(verdict_row(run))
+    assert "x… (5000000 characters) (unjustified)" in cells and len(cells) < 2000
 
 
 def test_a_script_whose_interpreter_is_missing_is_told_so(tmp_path):
