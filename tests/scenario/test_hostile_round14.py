@@ -1,9 +1,9 @@
 """Hostile input, fourteenth round (a fresh tester): the Python library as a notebook user calls it, plugin
 consumers written to fool the checker, and figures of odd runs. A consumer defined in a function or a notebook
 cell that keeps its memory in a class attribute through a crash; a Scenario changed after ``simkit.load`` into
-what no scenario file says, and ``explore``, ``shrink`` or ``sweep`` given a name. Each: the verdict
-the same consumer gets from a file, or one line naming the parameter (a :class:`simkit.SimkitError`), never a
-traceback from deep inside.
+what no scenario file says, and ``explore``, ``shrink`` or ``sweep`` given a name; a swimlane up to a moment
+before its run. Each: the verdict the same consumer gets from a file, or one line naming the parameter (a
+:class:`simkit.SimkitError`, or the module's ``ValueError``), never a traceback from deep inside.
 """
 from __future__ import annotations
 
@@ -122,3 +122,20 @@ def test_explore_shrink_and_sweep_of_no_scenario_are_one_line(call, scenario):
 def test_explore_shrink_and_sweep_check_a_changed_scenario(call):
     with pytest.raises(simkit.ScenarioError, match=r"^scenario 'retry_walkthrough': timing expected table"):
         call(_changed("retry_walkthrough", timing=None))
+
+
+# -- 3. a swimlane up to a moment before the run's first row, or up to NaN ---------------------------------
+@pytest.mark.parametrize("until", [-5, -0.5])
+def test_a_swimlane_until_before_the_first_row_draws_empty_lanes(ax, until):
+    """``swimlane(ax, run, until=-5)`` selected no row, took the span of no times (NaN) and raised
+    matplotlib's ``ValueError: Axis limits cannot be NaN or Inf``: now it draws the lanes, empty."""
+    from simkit.viz.swimlane import swimlane
+    swimlane(ax, simkit.simulate(simkit.load("retry_walkthrough")), until=until)
+    assert ax.get_xlim()[1] > 0
+
+
+@pytest.mark.parametrize("until", [math.nan, "5"])
+def test_a_swimlane_until_no_number_is_one_line_naming_until(ax, until):
+    from simkit.viz.swimlane import swimlane
+    with pytest.raises(ValueError, match=r"^until .*: must be a number of simulated time"):
+        swimlane(ax, simkit.simulate(simkit.load("retry_walkthrough")), until=until)
