@@ -3,16 +3,17 @@ so that neither imports the other: the world records ground truth, :func:`simula
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from simkit.errors import ScenarioError, SimkitError, StrategyError, described
 from simkit.judge.checker import Verdict, check
-from simkit.model import Fault, Scenario
+from simkit.model import EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import resolve, strategy_name
 from simkit.scenario.checks import MAX_INT, Checker
 from simkit.scenario.faults import parse_fault
+from simkit.scenario.read import parse
 from simkit.scenario.stream import carried_positions, missing_position
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
@@ -20,7 +21,7 @@ from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import Trace
 from simkit.world.simulation import World
 
-__all__ = ["Run", "consumer_class", "simulate"]
+__all__ = ["Run", "checked", "consumer_class", "judged", "simulate"]
 
 
 @dataclass
@@ -74,11 +75,21 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
     Raises:
         StrategyError: ``strategy`` names no strategy (``strategy sfae: unknown strategy (known: ...)``), or
             is neither a string nor a class.
-        SimkitError: ``scenario`` is no Scenario (``simkit.load`` makes one), ``seed`` no integer within
-            2**53 either side of 0 (as ``--seed``), ``faults`` no sequence of faults as a ``[[faults]]``
-            table allows (``param`` names which).
+        SimkitError: ``scenario`` is no Scenario (``simkit.load`` makes one), or one changed since into what
+            no scenario file says (:func:`checked`: a ScenarioError), ``seed`` no integer within 2**53 either
+            side of 0 (as ``--seed``), ``faults`` no sequence of faults as a ``[[faults]]`` table allows
+            (``param`` names which).
     """
     not_rerunning()         # a script's top-level simulate() is not run again inside each life
+    strategy = consumer_class(strategy)
+    return judged(checked(scenario), strategy, seed, faults, settlement)
+
+
+def judged(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed: int | None = None,
+           faults: tuple[Fault, ...] = (), settlement: str | None = None) -> Run:
+    """:func:`simulate` of a scenario :func:`checked` already (a sweep's, once for all its seeds; an audit's
+    case): the check, run again for each, was up to 5 % of a run of a long scripted stream."""
+    not_rerunning()
     strategy = consumer_class(strategy)
     if not isinstance(scenario, Scenario):
         raise SimkitError(f"scenario {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
@@ -94,6 +105,62 @@ def simulate(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed
         run = Run(scenario.name, strategy_name(strategy), seed, check(truth), world)
         run._truth = truth
         return run
+
+
+def checked(scenario, param: str = "scenario") -> Scenario:
+    """``scenario`` if it is a Scenario whose every field still holds what a scenario file may say (a notebook
+    changes ``workers``, ``timing`` or ``pages`` of one :func:`~simkit.scenario.read.load` made: ``workers =
+    2.0``, ``pages`` of strings or ``timing = None`` were tracebacks from deep in the world, and ``workers =
+    0`` or ``sink = "bogus"`` ran): it is written back as the dict of its file and read again by
+    :func:`~simkit.scenario.read.parse`, whose one line names the key, here as ``param``'s."""
+    if not isinstance(scenario, Scenario):
+        raise SimkitError(f"{param} {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
+                          "makes one)", param=param)
+    name = described(scenario.name)
+    try:
+        parse(_as_data(scenario), source=param, default_name="scenario")
+    except ScenarioError as exc:        # "scenario: key 'timing.backoff': PROBLEM"
+        key, _, problem = str(exc).removeprefix(f"{param}: key '").partition("': ")
+        raise ScenarioError(f"{param} {name}: {key} {problem}", param=param) from None
+    return scenario
+
+
+def _as_data(sc: Scenario) -> dict:
+    """Every field of ``sc`` as the key of a scenario file (docs/scenarios.md) holding it; what no file's key
+    could be read into (``timing = None``, a page that is a string) is left as it is for ``parse`` to name."""
+    def table(value, kind) -> dict:
+        return ({f.name: getattr(value, f.name) for f in fields(kind) if getattr(value, f.name) is not None}
+                if type(value) is kind else value)
+
+    def listed(value):
+        return list(value) if isinstance(value, tuple) else value
+
+    d = {k: getattr(sc, k) for k in ("name", "description", "sink", "backfills", "workers", "seed",
+                                      "settlement", "store")}
+    d["initial"], d["timing"] = table(sc.initial, Initial), table(sc.timing, Timing)
+    d["random_faults"] = table(sc.random_faults, RandomFaults)
+    if type(sc.initial) is Initial:
+        d["initial"]["receipts"] = listed(sc.initial.receipts)
+    if sc.pages is not None:
+        d["pages"] = ([{k: listed(v) for k, v in p.items()} if isinstance(p, dict) else p for p in sc.pages]
+                      if isinstance(sc.pages, (tuple, list)) else sc.pages)
+    if sc.generate is not None:
+        d["generate"] = sc.generate
+    d["events"] = ([{"position": pos, **_changed(spec)} if type(spec) is EventSpec else spec
+                    for pos, spec in sc.events.items()] if isinstance(sc.events, dict) else sc.events)
+    d["faults"] = ([f.as_dict() | {"occurrence": f.occurrence, "worker": f.worker} if isinstance(f, Fault)
+                    else f for f in sc.faults] if isinstance(sc.faults, (tuple, list)) else sc.faults)
+    if sc.rotate_at:
+        d["auth"] = {"rotate_at": listed(sc.rotate_at)}
+    return d
+
+
+def _changed(spec: EventSpec) -> dict:
+    """An event's keys as its file gives them: ``behavior`` and those it changes (``failures`` means nothing
+    for a ``review``: the file leaves it out)."""
+    default = EventSpec()
+    return {f.name: getattr(spec, f.name) for f in fields(EventSpec)
+            if f.name == "behavior" or getattr(spec, f.name) != getattr(default, f.name)}
 
 
 def _faults(faults, scenario: Scenario) -> tuple[Fault, ...]:

@@ -14,15 +14,22 @@ defines its consumers and calls ``simulate()`` or ``audit()`` at top level has i
 its simulations again inside each life (which nested an audit in every one of its lives). What else it does at
 top level (a ``print``) runs again; its ``if __name__ == "__main__":`` block does not.
 
+A class with no module body to run again (defined inside a function, or in a notebook cell) is given to each
+life as a subclass of its own whose class attributes are copies of those it and its user-written bases hold
+(:func:`copied`): a set on the class filled in one life is empty again in the next, as it is for a class from
+a file (and two workers no longer share it, as two processes do not).
+
 What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on
-disk). For a consumer that must be judged as a real process, ``--strategy exec:COMMAND`` starts one per life.
-simkit's own strategies keep no class or module state and are used as they are, as is a class defined inside a
-function (it has no module body to run again).
+disk), and, for a class with no module body to run again, what its methods reach by name (the class itself by
+name, a closure's variable, a notebook's global). For a consumer that must be judged as a real process,
+``--strategy exec:COMMAND`` starts one per life. simkit's own strategies keep no class or module state and are
+used as they are.
 """
 from __future__ import annotations
 import __future__
 
 import ast
+import copy
 import os
 import sys
 import types
@@ -102,7 +109,7 @@ def fresh(cls: type) -> type:
     docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it."""
     found = _module_of(cls)
     if found is None:
-        return cls
+        return copied(cls)
     module, path = found
     # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
     # would run the script again, simulate() and all, in each life) stays behind
@@ -120,12 +127,49 @@ def fresh(cls: type) -> type:
                 passed = True
             except Exception:
                 if not passed:              # the module no longer runs as it did when it was loaded
-                    return cls
+                    return copied(cls)
                 # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
         _RERUNNING[0] -= 1
     new = _at(again.__dict__, cls.__qualname__)
-    return new if isinstance(new, type) and new.__name__ == cls.__name__ else cls
+    return new if isinstance(new, type) and new.__name__ == cls.__name__ else copied(cls)
+
+
+def _state(cls: type) -> dict[str, object]:
+    """The class attributes of ``cls`` and of its bases written outside simkit that are data (not a function,
+    descriptor or class, which a life cannot change without assigning to its class by name), nearest first."""
+    state: dict[str, object] = {}
+    for base in cls.__mro__:
+        if base is object or base.__module__ == "simkit" or base.__module__.startswith("simkit."):
+            continue
+        for name, value in vars(base).items():
+            if (name not in state and not (name.startswith("__") and name.endswith("__"))
+                    and not isinstance(value, type) and not hasattr(value, "__get__")):
+                state[name] = value
+    return state
+
+
+def copied(cls: type) -> type:
+    """``cls`` for one life when its module body cannot run again (the module docstring): a subclass holding
+    a deep copy of each class attribute :func:`_state` finds, so that what one life put in it is gone in the
+    next (one that cannot be copied, a lock, is inherited as it is); ``cls`` itself when none needs a copy (an
+    int, a str, a tuple of them)."""
+    if cls.__module__ == "simkit" or cls.__module__.startswith("simkit."):
+        return cls
+    own = {}
+    for name, value in _state(cls).items():
+        try:
+            if (again := copy.deepcopy(value)) is not value:
+                own[name] = again
+        except Exception:               # noqa: BLE001, S112 -- the caller's object: not copied
+            continue
+    if not own:
+        return cls
+    try:
+        return type(cls)(cls.__name__, (cls,), {**own, "__module__": cls.__module__,
+                                                "__qualname__": cls.__qualname__, "__doc__": cls.__doc__})
+    except Exception:                   # noqa: BLE001 -- a metaclass or __init_subclass__ of its own refused
+        return cls
 
 
 def start(strategy: type, contract: Contract):

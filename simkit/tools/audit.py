@@ -23,7 +23,7 @@ from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import consumer_class, simulate
+from simkit.runner import consumer_class, judged, simulate
 
 from .audit_cases import BOUNDS, SMALL, Case, cases, twins
 from .exploration import Exploration
@@ -114,7 +114,7 @@ def _try(case: Case, cls: type[Consumer]):
     exploration with subtrees left to run (:func:`~simkit.tools.explore.begin`), ``("split", split)``, the
     split without its consumer."""
     if case.bounds is None:
-        run = simulate(case.scenario, cls, case.seed)
+        run = judged(case.scenario, cls, case.seed)      # (a case is simkit's own: checked once, as made)
         v = run.verdict
         return "done", (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
                                                   case.scenario)), False

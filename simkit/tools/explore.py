@@ -46,7 +46,7 @@ from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import Run, simulate
+from simkit.runner import Run, checked, simulate
 
 from . import forked
 from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text
@@ -277,7 +277,7 @@ def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pause
            ) -> tuple[Split, Any]:
     """:func:`explore` up to its subtrees: the split, and the progress bar (still open)."""
     not_rerunning()         # a script's top-level explore() is not run again inside each life
-    base = fault_free(scenario, keep_faults)
+    base = fault_free(checked(scenario), keep_faults)     # ("retry_walkthrough": a TypeError from replace())
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
                    ops)
     seed = scenario.seed if seed is None else seed

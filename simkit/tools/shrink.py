@@ -22,7 +22,7 @@ from simkit.errors import SimkitError, printable
 from simkit.judge.report import counts_line
 from simkit.model import Scenario, default_id
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import Run, simulate
+from simkit.runner import Run, checked, simulate
 from simkit.scenario.read import parse
 
 from .exploration import describe_kind, failure_kind
@@ -266,6 +266,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
     """
     cls = strategy_class(strategy)              # resolved once a process, as explore's (cmd_explore)
     name = strategy_name(cls)
+    checked(scenario)                           # ("retry_walkthrough" was an AttributeError: no seed)
     seed = scenario.seed if seed is None else seed
     original = simulate(scenario, cls, seed)
     if original.verdict.ok:

@@ -28,7 +28,7 @@ from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import STRATEGIES, strategy_name
-from simkit.runner import simulate
+from simkit.runner import checked, judged
 from simkit.scenario.read import MAX_INT
 from simkit.truth.derived import effects_count
 
@@ -84,7 +84,7 @@ def run_row(sc: Scenario, strategy, seed: int, crash_rate: float | None = None,
     row instead of the verdict's name (:func:`configurations`)."""
     from .schedules import strategy_class
     sc = _with_rate(sc, crash_rate)
-    run = simulate(sc, strategy_class(strategy), seed)
+    run = judged(sc, strategy_class(strategy), seed)      # (sweep() checked sc once)
     v, w = run.verdict, run.world
     return {"scenario": sc.name, "strategy": label or run.strategy,
             "settlement": getattr(sc, "settlement", "fenced"), "store": getattr(sc, "store", "memory"),
@@ -303,6 +303,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     """
     not_rerunning()         # a script's top-level sweep() forks no pool inside each life
     strategies, crash_rates = tuple(strategies), tuple(crash_rates)
+    checked(scenario)       # ("retry_walkthrough" was an AttributeError: no name)
     _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)
     configs = configurations(strategies, crash_rates)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from matplotlib.lines import Line2D
 
+from simkit.errors import described
 from simkit.truth.trace import REPLY_LOST, REQUEST_LOST
 
 from .labels import ROWS_AT_MOST, LabelStack
@@ -118,7 +119,7 @@ class _Lanes:
         self.y = {name: -i for i, name in enumerate(self.lanes)}
         self.latency = {"provider": timing.fetch_latency, "store": timing.commit_latency,
                         "external sink": timing.effect_latency}
-        self.span = max(df.time.max(), 1.0)
+        self.span = max(df.time.max(), 1.0) if len(df) else 1.0     # (until before the first row: none)
         self.used: set = set()
         self.labels: list = []          # under the store lane and over a worker's, placed by _Stack
         self.crossed: list = []         # crossed replies drawn
@@ -314,11 +315,15 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     nothing. The wait for a reply that does not come is drawn along the worker's lane up to its timeout; when
     a checkpoint load follows, it says what the store holds. A lost barrier reply is labelled with the
     checkpoint the compare-and-swap made durable, a lost barrier request with the checkpoint the store still
-    holds. A run of more than :data:`TRACE_ROWS_AT_MOST` trace rows is refused (``ValueError``), not drawn.
+    holds. A run of more than :data:`TRACE_ROWS_AT_MOST` trace rows is refused (``ValueError``), not drawn, as
+    is an ``until`` that is no number (NaN, a string); one before the run's first row draws empty lanes.
     Labels under the store lane and the loads' over a worker's are stacked so none overlaps another, each on a
     white box, in at most :data:`ROWS_AT_MOST` rows inside the Axes; those that do not fit are left out, and a
     note says how many (:class:`_Stack`).
     """
+    if until is not None and (type(until) not in (int, float) or until != until):
+        raise ValueError(f"until {described(until)}: must be a number of simulated time (an int or a float, "
+                         "not NaN)")     # (NaN was matplotlib's "Axis limits cannot be NaN or Inf")
     if len(run.trace) > TRACE_ROWS_AT_MOST:
         raise ValueError(f"run: {len(run.trace)} trace rows; a swimlane draws at most {TRACE_ROWS_AT_MOST}")
     full = run.trace.to_frame()
