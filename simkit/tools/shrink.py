@@ -292,5 +292,9 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
     data = {k: data[k] for k in ("name", "description",
                                  *[k for k in data if k not in ("name", "description")])}
     run = simulate(parse(data, source=data["name"]), cls, seed)
+    if (again := failure_kind(run.verdict)) != kind:        # what `simkit run FILE` would show instead
+        raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed}: the shrunk scenario's replay "
+                          f"gives {describe_kind(again)}, not {describe_kind(kind)}: the consumer is not "
+                          "deterministic, and nothing was written")
     return Shrunk(scenario.name, name, seed, describe_kind(kind), before, after, still.runs, data, run,
                   strategy if isinstance(strategy, str) else name)

@@ -162,3 +162,26 @@ def test_serve_started_with_sigint_ignored_keeps_ignoring_it():
             proc.kill()
             proc.communicate()
     assert (proc.returncode, err) == (143, "simkit: terminated by SIGTERM\n")
+
+
+def test_shrink_says_a_consumer_whose_replay_fails_otherwise_is_not_deterministic(monkeypatch):
+    """``shrink`` of a consumer that fails one way, then another (or not at all) on the same input wrote a
+    file whose ``simkit run`` showed another verdict than the one it was shrunk for, and said nothing (round
+    13's tester). Its final replay is now compared: here the consumer passes it, as a nondeterministic one
+    may."""
+    from simkit.tools import shrink as shrinking
+    ran, replayed = shrinking.simulate, []
+
+    def simulate(scenario, *args):
+        if replayed:                                    # the replay after shrinking: this time, it passes
+            return ran(simkit.load("retry_walkthrough"), "safe")
+        return ran(scenario, *args)
+
+    def passes(data, still):                            # nothing smaller: the replay comes next
+        replayed.append(True)
+        return data
+    monkeypatch.setattr(shrinking, "simulate", simulate)
+    monkeypatch.setattr(shrinking, "_passes", passes)
+    with pytest.raises(SimkitError, match=r"replay gives ok, not .*: the consumer is not deterministic, and "
+                                          r"nothing was written$"):
+        shrinking.shrink(simkit.load("retry_walkthrough"), "persist_token_on_fetch")
