@@ -90,13 +90,16 @@ def dumps(message: dict) -> bytes:
 
 def loads(line: bytes | str) -> dict:
     """A line as a JSON object. Raises :class:`WireError`."""
-    try:        # json.loads, without making a decoder per line
+    try:        # json.loads, without making a decoder per line, and UTF-8 only (RFC 8259, 8.1): json.loads
+        # also read UTF-16, UTF-32 and a byte order mark, which the same line as text was refused for
         if isinstance(line, (bytes, bytearray)):
-            line = line.decode(json.detect_encoding(line), "surrogatepass")
-        elif line.startswith("\ufeff"):
+            line = line.decode("utf-8", "surrogatepass")
+        if line.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", line, 0)
         message = _DECODER.decode(line)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        raise WireError(f"not UTF-8 ({exc.reason} at byte {exc.start}): a line is JSON in UTF-8") from None
+    except ValueError as exc:
         # Python's limit on int(), in the line's own terms: not advice to call sys.set_int_max_str_digits()
         why = "an integer of more than 4300 digits" if "integer string conversion" in str(exc) else exc
         raise WireError(f"not JSON ({why})") from None

@@ -122,6 +122,10 @@ def test_settle_takes_back_what_call_returned():
     (b'{"op": "fetch", "page": 2}', "(a Fetch has the field 'cursor')"),
     (b'{"op": "effect", "event": {"id": "e1", "position": 1, "behavior": "ok", "x": 0}}',
      "Effect.event: unknown 'x' (an Event has the fields 'id', 'position', 'behavior')"),
+    # UTF-8 only (RFC 8259, 8.1): json.loads also read these, while the same line as text was refused
+    ('{"op": "load"}'.encode("utf-16"), "not UTF-8 (invalid start byte at byte 0)"),
+    ('{"op": "load"}'.encode("utf-32"), "not UTF-8 (invalid start byte at byte 0)"),
+    (b'\xef\xbb\xbf{"op": "load"}', "not JSON (Unexpected UTF-8 BOM"),
 ])
 def test_a_bad_request_is_refused_with_what_is_wrong(line, problem):
     with pytest.raises(wire.WireError) as caught:
