@@ -322,7 +322,8 @@ def timeline_legend(ax, drawn):
 
 
 def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
-    layers = LAYERS if layers is None else tuple(layers)
+    # one layer's name is a layer, not its letters ("cursor" was refused as layers ['c', 'u', ...])
+    layers = LAYERS if layers is None else (layers,) if isinstance(layers, str) else tuple(layers)
     unknown = [x for x in layers if x not in LAYERS]
     if unknown:
         raise ValueError(f"layers {unknown}: use some of {', '.join(LAYERS)}")

@@ -196,6 +196,10 @@ def test_layers_build_the_picture_up(ax):
     plt.close(fig)
     with pytest.raises(ValueError, match="layers \\['gap'\\]: use some of cursor, applied, memory"):
         plot.timeline(ax, r, layers=["gap"])
+    fig, one = plt.subplots()                   # one layer by its name: not its letters (round 14's tester)
+    plot.timeline(one, r, layers="cursor")
+    assert legend_texts(one) == ["resume_cursor (durable) · page barrier"]
+    plt.close(fig)
 
 
 def test_now_marks_an_instant(ax):
