@@ -36,6 +36,24 @@ def test_workshop_refuses_a_fifo_at_a_notebooks_place(tmp_path, name, force):
     assert sorted(p.name for p in folder.iterdir()) == [name] and (folder / name).is_fifo()
 
 
+# -- 2. a consumer that publishes a cursor of megabytes ------------------------------------------------------
+class PublishesAHugeCursor(simkit.Consumer):
+    """Publishes a cursor of 10**6 characters instead of the page's own."""
+
+    def barrier_target(self, checkpoint, page):
+        return "C" * 10**6
+
+
+def test_a_cursor_of_megabytes_is_cut_in_the_summary_as_a_halts_reason():
+    """``simkit run retry_walkthrough --strategy file.py:Class`` of a consumer whose ``barrier_target`` is 10
+    million characters printed 20 MB: the halt's reason was cut at 1,000 characters (round 13), but the final
+    checkpoint and invariant 3's detail quoted the cursor whole. Now each is its start and its length."""
+    from simkit.judge.report import run_summary
+    text = run_summary(simkit.simulate(simkit.load("retry_walkthrough"), PublishesAHugeCursor))
+    assert len(text) < 5000 and text.count("characters)") == 3
+    assert "final checkpoint: {'resume_cursor': 'CCC" in text and "invariant 3 at t=8.5" in text
+
+
 # -- what held: requests of subclasses, the same request twice, objects changed in place ---------------------
 class SubCommit(Commit):
     pass
