@@ -54,6 +54,23 @@ def test_a_cursor_of_megabytes_is_cut_in_the_summary_as_a_halts_reason():
     assert "final checkpoint: {'resume_cursor': 'CCC" in text and "invariant 3 at t=8.5" in text
 
 
+def test_a_swimlane_of_a_cursor_of_megabytes_labels_its_start():
+    """The same consumer's ``--swimlane`` laid the published cursor out whole as the barrier's label: 22 s
+    and 800 MB for a cursor of 10**6 characters (10**7 was past any memory). Now its start and "…"."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from simkit.viz.swimlane import swimlane
+    fig, ax = plt.subplots()
+    try:
+        swimlane(ax, simkit.simulate(simkit.load("retry_walkthrough"), PublishesAHugeCursor))
+        texts = [t.get_text() for t in ax.texts]
+    finally:
+        plt.close(fig)
+    assert max(map(len, texts)) < 200 and any(t.startswith("C" * 40 + "…") for t in texts)
+
+
 # -- what held: requests of subclasses, the same request twice, objects changed in place ---------------------
 class SubCommit(Commit):
     pass
