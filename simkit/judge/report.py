@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from simkit.errors import printable
+from simkit.errors import echoed, printable
 
 from .verdict import CONTEXT, FIELDS, SAFETY, Declared, count, halt_reason
 
@@ -133,6 +133,12 @@ def table(rows: Sequence[Sequence[str]], headers: tuple[str, ...] = HEADERS) -> 
     return "\n".join([line(headers), line(["-" * w for w in widths]), *map(line, rows)])
 
 
+def _cut(text: str) -> str:
+    """``text`` as it is, or past 1,000 characters its start and length, as a halt's reason (a consumer's
+    cursor is any text, megabytes of it included, and the final checkpoint and invariant 3 quote it)."""
+    return text if len(text) <= 1000 else echoed(text, 1000)
+
+
 def run_summary(run) -> str:
     """A few lines describing one run's verdict: what became of events, which rules were broken, whether it
     completed, then each violation on a line of its own."""
@@ -153,7 +159,8 @@ def run_summary(run) -> str:
         "  " + "   ".join(events),
         "  " + "   ".join([*rules, f"halted: {_halt(v)}", f"pending: {_ids(v.pending, 10)}",
                            f"completed: {'yes' if v.completed else 'no'}"]),
-        f"  final checkpoint: {d['final_checkpoint']}   crashes: {d['crashes']}   fetches: {d['fetches']}"
+        f"  final checkpoint: {_cut(str(d['final_checkpoint']))}   crashes: {d['crashes']}   "
+        f"fetches: {d['fetches']}"
         f"   effects: {d['effects']}",
     ]
     if d.get("stopped"):
@@ -163,7 +170,7 @@ def run_summary(run) -> str:
             continue
         entries = f.of(v)
         for x in entries[:f.rows]:
-            lines.append(f"  {f.row(x)} at t={x['time']:g} (worker {x['worker']}): {x['detail']}")
+            lines.append(f"  {f.row(x)} at t={x['time']:g} (worker {x['worker']}): {_cut(x['detail'])}")
         if f.rows is not None and len(entries) > f.rows:
             lines.append(f"  … and {len(entries) - f.rows} more {f.json.replace('_', ' ')}")
     return "\n".join(lines)

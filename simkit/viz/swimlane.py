@@ -178,6 +178,12 @@ def _arrow(s: _Lanes, row, delayed) -> tuple[float, float, str, bool, bool] | No
     return start, end, color, lost, never
 
 
+def _cut(cursor: str) -> str:
+    """A cursor as a label quotes it: whole up to 40 characters, else its start and "…" (a consumer may
+    publish megabytes of one: laid out whole, a 1 MB cursor took 22 s and 800 MB)."""
+    return cursor if len(cursor) <= 40 else cursor[:40] + "…"
+
+
 def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
     """The label under the store lane of a settlement, a barrier or a rejected barrier."""
     if row.step in _SETTLEMENTS:
@@ -185,16 +191,16 @@ def _label(s: _Lanes, row, start, end, color, lost, never, regressed) -> None:
         s.hang(text, start + (end - start) / 2, _LOST if failed else color, 8 if failed else 7)
     elif row.step == "barrier":
         if lost:  # the compare-and-swap landed before its reply was lost: the row holds it
-            text = f"{row.resume_cursor} (durable), reply lost"
+            text = f"{_cut(row.resume_cursor)} (durable), reply lost"
         elif never:                     # it never reached the store: the row holds what the store still has
-            text = f"request lost: store still holds {row.resume_cursor} v{row.checkpoint_version}"
+            text = f"request lost: store still holds {_cut(row.resume_cursor)} v{row.checkpoint_version}"
         else:
-            text = f"{row.outcome}" + (" ← regression" if regressed else "")
+            text = _cut(f"{row.outcome}") + (" ← regression" if regressed else "")
         s.hang(text, start + (end - start) / 2, _LOST if regressed else color, 8 if regressed else 7,
                "right" if regressed else "center")
     elif row.step == "barrier_rejected":
-        s.hang(f"CAS rejected: store holds {row.resume_cursor} v{row.checkpoint_version}", end, _LOST, 8,
-               "right", -6)                      # clear of the rejection's mark at the lane
+        s.hang(f"CAS rejected: store holds {_cut(row.resume_cursor)} v{row.checkpoint_version}", end, _LOST,
+               8, "right", -6)                      # clear of the rejection's mark at the lane
 
 
 def _messages(s: _Lanes, delayed) -> None:
@@ -240,8 +246,8 @@ def _waits_drawn(s: _Lanes, waits) -> tuple[bool, list, list]:
             timeouts.append((end, row.worker))
         if reload is not None and end <= s.limit:
             reloads.append((end, wy))
-            s.hang(f"load: store holds {reload.resume_cursor} v{reload.checkpoint_version}", end, _RELOAD,
-                   ha="left", dx=6, lane=f"worker {row.worker}", dy=7)
+            s.hang(f"load: store holds {_cut(reload.resume_cursor)} v{reload.checkpoint_version}", end,
+                   _RELOAD, ha="left", dx=6, lane=f"worker {row.worker}", dy=7)
     return waited, timeouts, reloads
 
 

@@ -68,7 +68,7 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
             overwritten), or a README.md that is not the edition's, and ``force`` is false, or it is a file,
-            or a file of the edition would replace a folder or a symbolic link.
+            or a file of the edition would replace a folder, a symbolic link, or a FIFO, socket or device.
         OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
@@ -79,6 +79,11 @@ def write_edition(folder, force: bool = False) -> list[Path]:
     if links := [name for name in (*(nb.name for nb in notebooks), "README.md") if (out / name).is_symlink()]:
         raise SimkitError(f"{out / links[0]}: is a symbolic link: neither written through nor replaced; name "
                           "its target, or remove the link")
+    # renamed over by --force, a FIFO's reader would wait for ever (docs/cli.md: every writer refuses one)
+    if odd := [name for name in (*(nb.name for nb in notebooks), "README.md")
+               if (out / name).exists() and not ((out / name).is_file() or (out / name).is_dir())]:
+        raise SimkitError(f"{out / odd[0]}: is not a regular file (a FIFO, a socket or a device): not "
+                          "replaced, --force or not; remove it, or choose a new folder")
     clash = [nb.name for nb in notebooks if (out / nb.name).exists()] + _own_readme(out)
     if clash and not force:
         raise SimkitError(f"{out} already holds {clash[0]}: choose a new folder, or pass --force to "
