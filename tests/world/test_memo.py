@@ -28,7 +28,9 @@ def test_a_scenario_edited_in_place_is_built_again():
     provider disagreeing with the store and the sink that read the scenario again."""
     sc = simkit.load("retry_walkthrough")
     simkit.simulate(sc, "safe")
-    sc.initial.resume_cursor = "C8"
+    # past page C7, whose events are then receipted (an edit into a state no file may hold is refused:
+    # runner.checked)
+    sc.initial.resume_cursor, sc.initial.receipts, sc.initial.applied_position = "C8", (104, 106, 107), 107
     assert scripted(sc).start == "C8"
     assert _same_run(simkit.simulate(sc, "safe"), simkit.simulate(copy.deepcopy(sc), "safe"))
 
