@@ -19,6 +19,7 @@ from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth
 from simkit.truth.trace import Trace
+from simkit.world.memo import per_scenario
 from simkit.world.simulation import World
 
 __all__ = ["Run", "checked", "consumer_class", "judged", "simulate"]
@@ -116,13 +117,19 @@ def checked(scenario, param: str = "scenario") -> Scenario:
     if not isinstance(scenario, Scenario):
         raise SimkitError(f"{param} {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
                           "makes one)", param=param)
-    name = described(scenario.name)
     try:
-        parse(_as_data(scenario), source=param, default_name="scenario")
+        _read_again(scenario)
     except ScenarioError as exc:        # "scenario: key 'timing.backoff': PROBLEM"
-        key, _, problem = str(exc).removeprefix(f"{param}: key '").partition("': ")
-        raise ScenarioError(f"{param} {name}: {key} {problem}", param=param) from None
+        key, _, problem = str(exc).removeprefix("scenario: key '").partition("': ")
+        raise ScenarioError(f"{param} {described(scenario.name)}: {key} {problem}", param=param) from None
     return scenario
+
+
+@per_scenario(lambda sc: tuple(getattr(sc, f.name) for f in fields(sc)))
+def _read_again(scenario: Scenario) -> None:
+    """:func:`checked`'s reading, once per scenario while none of its fields changes (the world's parts are
+    kept alike): read again, a small scenario's check cost a sixth of its run (``retry_walkthrough``)."""
+    parse(_as_data(scenario), source="scenario", default_name="scenario")
 
 
 def _as_data(sc: Scenario) -> dict:

@@ -87,11 +87,16 @@ def _files(cls: type) -> set[str]:
     return {os.path.realpath(c.co_filename) for c in codes if isinstance(c, types.CodeType)}
 
 
+def _ours(cls: type) -> bool:
+    """Is ``cls`` simkit's own (its strategies keep no class or module state: used as they are)?"""
+    return cls.__module__ == "simkit" or cls.__module__.startswith("simkit.")
+
+
 def _module_of(cls: type):
     """The module object and source file that define ``cls``, or ``None`` where it cannot be run again: also
     where the module now registered under ``cls.__module__`` is another file's (it holds another class there,
     and ``cls``'s own methods were written in another file), which would judge that file's code as ``cls``."""
-    if cls.__module__.startswith("simkit.") or "<locals>" in cls.__qualname__:
+    if _ours(cls) or "<locals>" in cls.__qualname__:
         return None
     module = sys.modules.get(cls.__module__)
     path = getattr(module, "__file__", None)
@@ -140,7 +145,7 @@ def _state(cls: type) -> dict[str, object]:
     descriptor or class, which a life cannot change without assigning to its class by name), nearest first."""
     state: dict[str, object] = {}
     for base in cls.__mro__:
-        if base is object or base.__module__ == "simkit" or base.__module__.startswith("simkit."):
+        if base is object or _ours(base):
             continue
         for name, value in vars(base).items():
             if (name not in state and not (name.startswith("__") and name.endswith("__"))
@@ -154,7 +159,7 @@ def copied(cls: type) -> type:
     a deep copy of each class attribute :func:`_state` finds, so that what one life put in it is gone in the
     next (one that cannot be copied, a lock, is inherited as it is); ``cls`` itself when none needs a copy (an
     int, a str, a tuple of them)."""
-    if cls.__module__ == "simkit" or cls.__module__.startswith("simkit."):
+    if _ours(cls):
         return cls
     own = {}
     for name, value in _state(cls).items():

@@ -127,13 +127,13 @@ def _explore_options(args) -> None:
     """Refuse an option of ``--explore`` given without it (it was ignored without a word); else fill in the
     defaults."""
     from .config import ServiceConfigError
-    given = [option[0] for key, option in EXPLORE_ONLY.items() if getattr(args, key) is not None]
+    given = [flag for key, (flag, *_rest) in EXPLORE_ONLY.items() if getattr(args, key) is not None]
     given += ["--with-scenario-faults"] if args.with_scenario_faults else []
     if given and not args.explore:
         raise ServiceConfigError(f"{given[0]}: only with --explore, whose schedules it bounds")
-    for key, option in EXPLORE_ONLY.items():
+    for key, (_flag, _kind, _metavar, default, _what) in EXPLORE_ONLY.items():
         if getattr(args, key) is None:
-            setattr(args, key, option[3])
+            setattr(args, key, default)
 
 
 def cmd_service(args) -> int:

@@ -22,7 +22,7 @@ from simkit.errors import SimkitError, printable
 from simkit.judge.report import counts_line
 from simkit.model import Scenario, default_id
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import Run, checked, simulate
+from simkit.runner import Run, checked, judged
 from simkit.scenario.read import parse
 
 from .exploration import describe_kind, failure_kind
@@ -150,7 +150,7 @@ class _Oracle:
         if key not in self._cache:
             self.runs += 1
             try:
-                run = simulate(parse(data, source=self.source), self.cls, self.seed)
+                run = judged(parse(data, source=self.source), self.cls, self.seed)   # parsed: checked
                 self._cache[key] = failure_kind(run.verdict) == self.kind
             except SimkitError:
                 self._cache[key] = False
@@ -268,7 +268,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
     name = strategy_name(cls)
     checked(scenario)                           # ("retry_walkthrough" was an AttributeError: no seed)
     seed = scenario.seed if seed is None else seed
-    original = simulate(scenario, cls, seed)
+    original = judged(scenario, cls, seed)
     if original.verdict.ok:
         raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed} does not fail: nothing to shrink")
     kind = failure_kind(original.verdict)
@@ -291,7 +291,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
                            f"{after['pages']}, {after['events']} and {after['faults']}.")
     data = {k: data[k] for k in ("name", "description",
                                  *[k for k in data if k not in ("name", "description")])}
-    run = simulate(parse(data, source=data["name"]), cls, seed)
+    run = judged(parse(data, source=data["name"]), cls, seed)
     if (again := failure_kind(run.verdict)) != kind:        # what `simkit run FILE` would show instead
         raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed}: the shrunk scenario's replay "
                           f"gives {describe_kind(again)}, not {describe_kind(kind)}: the consumer is not "

@@ -32,7 +32,8 @@ def per_scenario(inputs: Callable[[Any], tuple]) -> Callable[[Callable[[Any], T]
             if found is None or found[0] is not sc or found[1] != inputs(sc):
                 if len(kept) >= KEPT:
                     del kept[next(iter(kept))]
-                found = kept[id(sc)] = (sc, copy.deepcopy(inputs(sc)), build(sc))
+                built = build(sc)       # first: a scenario ``build`` refuses is not copied (nor kept)
+                found = kept[id(sc)] = (sc, copy.deepcopy(inputs(sc)), built)
             return found[2]
         cached.kept = kept              # type: ignore[attr-defined]  # (for tests)
         return cached

@@ -170,9 +170,9 @@ def test_shrink_says_a_consumer_whose_replay_fails_otherwise_is_not_deterministi
     13's tester). Its final replay is now compared: here the consumer passes it, as a nondeterministic one
     may."""
     from simkit.tools import shrink as shrinking
-    ran, replayed = shrinking.simulate, []
+    ran, replayed = shrinking.judged, []
 
-    def simulate(scenario, *args):
+    def judged(scenario, *args):
         if replayed:                                    # the replay after shrinking: this time, it passes
             return ran(simkit.load("retry_walkthrough"), "safe")
         return ran(scenario, *args)
@@ -180,7 +180,7 @@ def test_shrink_says_a_consumer_whose_replay_fails_otherwise_is_not_deterministi
     def passes(data, still):                            # nothing smaller: the replay comes next
         replayed.append(True)
         return data
-    monkeypatch.setattr(shrinking, "simulate", simulate)
+    monkeypatch.setattr(shrinking, "judged", judged)
     monkeypatch.setattr(shrinking, "_passes", passes)
     with pytest.raises(SimkitError, match=r"replay gives ok, not .*: the consumer is not deterministic, and "
                                           r"nothing was written$"):

@@ -4,6 +4,8 @@ again."""
 import copy
 import dataclasses
 
+import pytest
+
 import simkit
 from simkit.model import EventSpec
 from simkit.world import memo
@@ -50,3 +52,15 @@ def test_a_replaced_scenario_and_the_oldest_ones_are_dropped():
     for sc in scenarios:
         scripted(sc)
     assert len(kept) == memo.KEPT and [v[0] for v in kept.values()] == scenarios[3:]
+
+
+def test_a_checked_scenario_is_read_again_after_an_edit_in_place():
+    """``simulate`` reads a scenario again once while it stays the same (runner.checked, by this memo): an
+    edit in place after a passing check is still refused, and the edit undone passes again."""
+    sc = simkit.load("retry_walkthrough")
+    simkit.simulate(sc, "safe")
+    sc.initial.resume_cursor = "C8"
+    with pytest.raises(simkit.ScenarioError, match="initial.resume_cursor 'C8' is past pages"):
+        simkit.simulate(sc, "safe")
+    sc.initial.resume_cursor = "C7"
+    assert simkit.simulate(sc, "safe").verdict.ok
