@@ -10,7 +10,7 @@ from collections.abc import ItemsView, MutableMapping
 
 from simkit.model import TERMINAL, Checkpoint, default_id, default_position, is_default_id
 from simkit.truth.clock import Clock, TimeSource
-from simkit.truth.idmap import IdMap
+from simkit.truth.columns import IdMap
 from simkit.truth.log import ReadLog, ReceiptLog, WriteLog
 
 from .limits import MAX_FIELD, refuse_barrier, refuse_event, refuse_overwrite, refuse_unwritable
@@ -22,7 +22,7 @@ __all__ = ["MemoryStore", "Receipts"]
 class Receipts(MutableMapping):
     """The receipt ledger, event id -> (outcome, position), keeping no object per receipt: a receipt whose id
     is the default one of its position (docs/scenarios.md) is its outcome, by position, in ``outcomes``
-    (:class:`~simkit.truth.idmap.IdMap`); any other is a tuple in ``other``, by id."""
+    (:class:`~simkit.truth.columns.IdMap`); any other is a tuple in ``other``, by id."""
 
     __slots__ = ("outcomes", "other")
 

@@ -1,18 +1,16 @@
-"""One committed event, one tuple: the rows a commit leaves in four logs, kept and written in bulk.
+"""One committed event, one call: the rows a commit leaves in four logs, written together.
 
 An event's commit writes its effect (for a transactional sink: :class:`~simkit.truth.log.EffectLog`), its
 receipt (:class:`~simkit.truth.log.ReceiptLog`), the checkpoint change if ``applied_position`` rose
-(:class:`~simkit.truth.log.WriteLog`) and its trace row (:class:`~simkit.truth.trace.Trace`). A
-:class:`Journal` keeps each commit as one tuple of :data:`ROW` and writes what it kept column by column when
-flushed (each kind's ``extend``): the writer must flush before anything else writes to, or reads, those logs.
-The rows are the very rows the four ``add`` calls write (tests/truth/test_journal.py); a value a column
-refuses undoes that commit's rows in every log, and the flush raises. :func:`journal`'s generated function
-writes one commit's rows at once: the flush's fallback, and the reference it is tested against.
+(:class:`~simkit.truth.log.WriteLog`) and its trace row (:class:`~simkit.truth.trace.Trace`). Each log's own
+``add`` would bind its columns, test the event id's form and read the worker's range again; :func:`journal`
+gives one generated function that does the shared work once and inlines every column's append (its kind's
+``APPEND``). The rows are the very rows the four ``add`` calls write (tests/truth/test_journal.py), and a
+value a column refuses undoes the commit's rows in every log.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import compress
 from textwrap import indent
 
 from simkit._codegen import compile_function
@@ -22,7 +20,7 @@ from .columns import Column, Ids
 from .log import EffectLog, ReceiptLog, WriteLog
 from .trace import COLUMNS, KINDS, Trace
 
-__all__ = ["Journal", "journal", "ROW"]
+__all__ = ["journal", "ROW"]
 
 #: The arguments of the function :func:`journal` returns, in order: the effect's sequence number (``None``: no
 #: effect), the receipt's (the checkpoint change's too), the time, the worker, the event, the receipt's
@@ -62,10 +60,10 @@ def _source(logs: dict) -> str:
     return f"def bind({', '.join(logs)}):\n" + indent("\n".join(names) + "\n" + row + "return row\n", "    ")
 
 
-def _cut(columns, n) -> None:
-    """Cut every column back to ``n`` rows (a number, or one per column): the commit's rows are undone."""
-    for c, k in zip(columns, [n] * len(columns) if isinstance(n, int) else n):
-        del c[k:]
+def _cut(columns, n: int) -> None:
+    """Cut every column back to ``n`` rows: the commit's rows are undone."""
+    for c in columns:
+        del c[n:]
 
 
 _GLOBALS = {"default_id": default_id, "default_position": default_position, "_cut": _cut}
@@ -83,66 +81,3 @@ def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog,
     if trace is None:
         return _BIND_UNTRACED(effects.columns, receipts.columns, writes.columns)
     return _BIND(effects.columns, receipts.columns, writes.columns, tuple(getattr(trace, c) for c in COLUMNS))
-
-
-class Journal:
-    """Commits kept as :data:`ROW` tuples (``add``), written to the logs in bulk by :meth:`flush`: each
-    column's values of every kept row in one ``extend``. The logs must keep their columns (each keeps its
-    columns for its life); ``trace`` ``None``: the other three only."""
-
-    __slots__ = ("rows", "add", "_row", "_logs")
-
-    def __init__(self, effects: EffectLog, receipts: ReceiptLog, writes: WriteLog, trace: Trace | None):
-        self.rows: list[tuple] = []
-        #: keep one commit: its :data:`ROW` values as one tuple
-        self.add: Callable[[tuple], None] = self.rows.append
-        self._row = journal(effects, receipts, writes, trace)
-        columns = {"e": effects.columns, "r": receipts.columns, "w": writes.columns,
-                   "t": None if trace is None else tuple(getattr(trace, c) for c in COLUMNS)}
-        self._logs = [(columns[log], kinds, values, condition)
-                      for log, (kinds, values, condition) in _LOGS.items() if columns[log] is not None]
-
-    def flush(self) -> None:
-        """Write every kept commit's rows, in the order kept. A value a column refuses: the commits before
-        it written, its own rows undone in every log, the error raised, nothing kept."""
-        rows = self.rows
-        if not rows:
-            return
-        marks = [len(c) for columns, *_ in self._logs for c in columns]
-        try:
-            self._bulk(rows)
-        except Exception:
-            self._cut(marks)
-            try:
-                for row in rows:            # one by one: the refused commit's rows are undone, and it raises
-                    self._row(*row)
-            finally:
-                rows.clear()
-        except BaseException:               # interrupted: nothing written, everything still kept
-            self._cut(marks)
-            raise
-        rows.clear()
-
-    def _cut(self, marks: list[int]) -> None:
-        _cut([c for columns, *_ in self._logs for c in columns], marks)
-
-    def _bulk(self, rows: list[tuple]) -> None:
-        values = dict(zip(ROW, map(list, zip(*rows))))
-        values["default"] = [type(p) is int and 0 <= p < 1 << 63 and v == default_id(p)
-                             for v, p in zip(values["event_id"], values["position"])]
-        masks = {"raised": values["raised"],
-                 "effect_seq is not None": [s is not None for s in values["effect_seq"]]}
-        for columns, kinds, names, condition in self._logs:
-            mask = masks[condition] if condition is not None else None
-            chosen = (values if mask is None or all(mask)
-                      else {k: list(compress(v, mask)) for k, v in values.items()})
-            n = len(chosen["seq"])
-            if not n:
-                continue
-            for c, kind, name in zip(columns, kinds, names):
-                if name.startswith('"'):                    # a constant
-                    c.extend([name.strip('"')] * n)
-                elif kind is Ids:
-                    c.extend_at(chosen[name], chosen["position"], chosen["default"])
-                else:
-                    c.extend(chosen[name])

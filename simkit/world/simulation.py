@@ -17,7 +17,7 @@ import simpy
 
 from simkit.errors import ScenarioError
 from simkit.model import POLICIES, Fault, Scenario
-from simkit.ops import DECLARED, LOST, WELL_FORMED, Commit, Effect, Handle, crash_points
+from simkit.ops import DECLARED, LOST, WELL_FORMED, Commit, Effect, crash_points
 from simkit.procedure import strategies
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
@@ -27,7 +27,7 @@ from simkit.store.memory import MemoryStore
 from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
-from simkit.truth.journal import Journal
+from simkit.truth.journal import journal
 from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step, untraced
 
 from . import provider as providers
@@ -101,10 +101,10 @@ class World(TimedRequests):
         self.trace = Trace() if keep_trace else None
         if self.trace is None:
             self._row = untraced  # type: ignore[method-assign]  # (not a bound method kept: a cycle)
-        #: commits whose rows are kept, to be written in bulk (:meth:`_journaled`), where the commit is the memory
-        #: store's and a transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
+        #: one commit's rows in one call (:meth:`_journaled`), where the commit is the memory store's and a
+        #: transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
         store = self.store
-        self._journal = (Journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
+        self._journal = (journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
                          if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
                          else None)
         self.halts: list[tuple[float, int, str]] = []
@@ -151,8 +151,6 @@ class World(TimedRequests):
         finally:
             for process in self._processes:  # their frames hold the world: let it be freed by reference count
                 process.close()
-            if self._journal is not None:
-                self._journal.flush()
         self.completed = self._done.triggered and self.stopped is None and not self.stopped_early
         return self
 
@@ -190,9 +188,7 @@ class World(TimedRequests):
         """One worker: a consumer driven request by request, restarted from durable state after each crash.
         A request is refused before it runs when it is malformed (:data:`~simkit.ops.WELL_FORMED`), executed
         at once when its method can (:attr:`_at_once`), else through :meth:`_execute`."""
-        at_once, well_formed, journal = self._at_once, WELL_FORMED, self._journal
-        kept = journal.rows if journal is not None else ()     # commits not yet written: before anything else
-        own = (Commit, Handle) if type(self).handle is World.handle else (Commit,)      # (they flush it)
+        at_once, well_formed = self._at_once, WELL_FORMED
         left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
             gen = start(self.strategy, self.contract)    # a new life: it remembers nothing
@@ -202,7 +198,6 @@ class World(TimedRequests):
                     try:
                         op = gen.send(result)
                     except StopIteration:           # step 7's "stop": the worker is done, at the end or not
-                        kept and journal.flush()    # type: ignore[union-attr]  # (kept: a journal's)
                         self._row(worker, "stopped")
                         self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
                         return
@@ -214,8 +209,6 @@ class World(TimedRequests):
                         self.guard.chunk(self.clock.now)
                     if (ok := well_formed.get(t := type(op))) is not None and not ok(op):
                         refuse_malformed(self.strategy, op)     # (raises: a False is malformed's)
-                    if kept and t not in own:
-                        journal.flush()             # type: ignore[union-attr]
                     try:  # a request the world cannot execute: is it malformed?
                         if (now := at_once.get(t)) is None or (
                             result := now(self, worker, op)
@@ -342,7 +335,6 @@ class World(TimedRequests):
     def handle(self, worker, op):
         decision = self.sink.decide(worker, op.event)      # Driver.handle, inlined on the hot path
         if decision != "apply":
-            self._journal is not None and self._journal.flush()
             self._row(worker, "handle", op.event, decision)
         return decision
 
@@ -367,29 +359,26 @@ class World(TimedRequests):
     def _commit_at_once(self, worker, op):
         """:meth:`commit` with no crash-point pass and no generator when no fault can strike
         (``faults.quiet``) and nothing can interleave, else :data:`LATER`: its latency run ahead, then the
-        base driver's commit (and so :meth:`record_effect`) and its trace row, or the same kept in the journal
-        (:meth:`_journaled`), which every other path flushes first. (Only for the world's own :meth:`commit`:
-        :meth:`at_once_table`.)"""
-        latency, journal = self.timing.commit_latency, self._journal
-        if (not self.faults.quiet or (op.with_effect and self.sink.external) or not self._solo or self._late
-                or self.clock.now + latency >= self.timing.time_limit):   # (:meth:`_ahead`'s test, inlined)
-            journal is not None and journal.flush()     # the commits kept come first
+        base driver's commit (and so :meth:`record_effect`) and its trace row, or the same in one journal row
+        (:meth:`_journaled`). (Only for the world's own :meth:`commit`: :meth:`at_once_table`.)"""
+        if not self.faults.quiet or (op.with_effect and self.sink.external):
             return LATER
+        latency = self.timing.commit_latency
+        if not (self._solo and not self._late and self.clock.now + latency < self.timing.time_limit):
+            return LATER                            # (:meth:`_ahead`'s test, inlined)
         self.clock.ahead += latency
-        if journal is not None:
-            if (done := self._journaled(worker, op, journal.add)) is not None:
-                return done
-            journal.flush()
+        if (row := self._journal) is not None and (done := self._journaled(worker, op, row)) is not None:
+            return done
         ok = Driver.commit(self, worker, op)
         self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
         return ok
 
-    def _journaled(self, worker, op, keep: Callable[[tuple], None]) -> bool | None:
+    def _journaled(self, worker, op, row: Callable[..., None]) -> bool | None:
         """:meth:`_commit_at_once` of an event with its default id and no terminal receipt, on the memory
         store: the same state changes as :meth:`Driver.commit` (:meth:`MemoryStore.closed` and
-        :meth:`MemoryStore.hold`, invariant 4), its rows kept as one tuple (:mod:`simkit.truth.journal`).
-        ``None`` for any other commit, which takes the general path. Its outcome and applied_position are
-        ones ``refuse_unwritable`` admits (ops.WELL_FORMED, in _worker)."""
+        :meth:`MemoryStore.hold`, invariant 4) and the same rows, written in one call
+        (:mod:`simkit.truth.journal`). ``None`` for any other commit, which takes the general path. Its
+        outcome and applied_position are ones ``refuse_unwritable`` admits (ops.WELL_FORMED, in _worker)."""
         e, outcome, applied = op.event, op.outcome, op.applied_position
         eid, position = e.id, e.position
         store: MemoryStore = self.store         # type: ignore[assignment]  # (the journal is the memory store's)
@@ -402,9 +391,9 @@ class World(TimedRequests):
             self.sink.count(eid, position)
         before = store.hold(eid, position, outcome, applied, True)
         cp = store.checkpoint
-        keep((effect_seq, clock.tick(), clock.now, worker, eid, position, outcome, commit_step(outcome),
-              cp.resume_cursor, cp.applied_position, cp.checkpoint_version, self._place(cp.resume_cursor),
-              before is not None))
+        row(effect_seq, clock.tick(), clock.now, worker, eid, position, outcome, commit_step(outcome),
+            cp.resume_cursor, cp.applied_position, cp.checkpoint_version, self._place(cp.resume_cursor),
+            before is not None)
         return True
 
 World._at_once = World.at_once_table()

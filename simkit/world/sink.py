@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from simkit.model import Event, EventSpec
 from simkit.truth.clock import Clock, TimeSource
-from simkit.truth.idmap import IdMap
+from simkit.truth.columns import IdMap
 from simkit.truth.log import DecisionLog, EffectLog
 
 from .events import EventTable
@@ -41,7 +41,7 @@ class Sink:
         self._first_seen: dict[str, float] = {}
         #: (seq, time, worker, event id) for every effect that happened
         self.effects = EffectLog()
-        #: event id -> how many effects it had (an :class:`~simkit.truth.idmap.IdMap`: no id string kept)
+        #: event id -> how many effects it had (an :class:`~simkit.truth.columns.IdMap`: no id string kept)
         self.effect_count: IdMap | dict[str, int] = IdMap()
         #: (seq, time, worker, event id, decision) for every handler decision
         self.decisions = DecisionLog()

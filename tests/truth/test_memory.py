@@ -22,7 +22,7 @@ from simkit.scenario.read import parse
 from simkit.store.limits import Unstorable
 from simkit.store.memory import MemoryStore, Receipts
 from simkit.store.sqlite import make_store
-from simkit.truth.idmap import DENSITY, SPAN, IdMap
+from simkit.truth.columns import DENSITY, SPAN, IdMap
 from simkit.world.events import EventTable
 from simkit.world.simulation import World
 
