@@ -57,3 +57,40 @@ def test_an_edit_undone_with_the_same_types_is_read_once_again():
     twin = copy.deepcopy(sc)
     assert same(sc, twin) and not same(1, True) and not same((1,), (1.0,)) and not same({1: 0}, {True: 0})
     assert same({"a": [1, (2.5, None)]}, {"a": [1, (2.5, None)]}) and not same({"a": 1}, {"b": 1})
+
+
+# -- 2. audit's and sweep's counts of another type ---------------------------------------------------------
+@pytest.mark.parametrize("kwargs, problem", [
+    ({"seeds": "3"}, "seeds '3': must be a whole number (an int), not a str"),
+    ({"seeds": 2.5}, "seeds 2.5: must be a whole number (an int), not a float"),
+    ({"seeds": None}, "seeds None: must be a whole number (an int), not a NoneType"),
+    ({"seeds": True}, "seeds True: must be a whole number (an int), not a bool"),
+    ({"sweep_seeds": 1.5}, "sweep_seeds 1.5: must be a whole number (an int), not a float"),
+    ({"sweep_seeds": 10**7}, "sweep_seeds 10000000: must be at most 1000000"),
+    ({"seeds": 0}, "seeds 0: must be at least 1"),
+])
+def test_audit_counts_of_another_type_name_their_parameter(kwargs, problem):
+    """``simkit.audit(C, seeds="3")`` (or ``seeds=None``) was a bare ``TypeError: '<' not supported between
+    instances of 'str' and 'int'``, ``seeds=2.5`` one from deep in the cases (``'float' object cannot be
+    interpreted as an integer``), and ``seeds=True`` audited as ``seeds=1``, where ``jobs`` and ``budget`` of
+    the same call are a :class:`simkit.SimkitError` naming the parameter (round 9); a bound said ``audit:
+    seeds and sweep_seeds at most ...`` with no parameter. Now each is its parameter's one line, before any
+    case runs (``simkit.testing.assert_passes_audit`` passes them on)."""
+    with pytest.raises(simkit.SimkitError) as refused:
+        simkit.audit("safe", budget=1, jobs=1, **kwargs)
+    assert str(refused.value) == problem and refused.value.param == next(iter(kwargs))
+
+
+@pytest.mark.parametrize("kwargs, param", [
+    ({"seeds": "3"}, "seeds"), ({"seeds": 2.5}, "seeds"), ({"seeds": True}, "seeds"),
+    ({"first_seed": "0"}, "first_seed"), ({"first_seed": 0.5}, "first_seed"),
+    ({"jobs": "2"}, "jobs"), ({"jobs": 1.5}, "jobs"), ({"crash_rates": ("0.1",)}, "crash_rates"),
+])
+def test_sweep_arguments_of_another_type_name_their_parameter(kwargs, param):
+    """``simkit.tools.sweep.sweep(sc, seeds="3")`` (``first_seed="0"``, ``jobs="2"``,
+    ``crash_rates=("0.1",)``) was a bare TypeError from its own bounds check; ``seeds=True`` swept one seed
+    and ``jobs=1.5`` ran. Now one line naming the parameter, as its bounds are."""
+    from simkit.tools.sweep import sweep
+    with pytest.raises(simkit.SimkitError) as refused:
+        sweep(simkit.load("retry_walkthrough"), ("safe",), **{"seeds": 1, **kwargs})
+    assert refused.value.param == param and str(refused.value).startswith(param + " ")
