@@ -1,7 +1,10 @@
 """Hostile input, sixteenth round (a fresh tester): a Scenario edited in place between two ``simulate`` calls
-into a value equal to the one checked but of another type (``True == 1 == 1.0``), ...
-Each: one line naming the parameter, file, key or flag and the problem (a :class:`simkit.SimkitError`, or
-exit status 2 and no traceback), or the verdict the same run earns.
+into a value equal to the one checked but of another type (``True == 1 == 1.0``), and the counts of
+``simkit.audit`` and ``sweep`` given as strings, floats, ``None`` or booleans. Buggy consumers (a commit
+without ``with_effect``, an ``ignore`` committed as ``quarantined``, an ``apply`` as ``ignored``, forged event
+positions over ``exec:``), NaN, Infinity, ``-0`` and 87-bit integers in request lines, odd scenario TOML and
+service bodies were tried and held. Each: one line naming the parameter, file, key or flag and the problem (a
+:class:`simkit.SimkitError`, or exit status 2 and no traceback), or the verdict the same run earns.
 """
 from __future__ import annotations
 
