@@ -6,9 +6,9 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 
 import re
 
-__all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "SimkitError",
-           "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated", "Interrupted", "TimedOut",
-           "SIGNALLED"]
+__all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "whole",
+           "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
+           "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -72,6 +72,19 @@ def long_integer(text: str) -> str:
     return (
         f"{f'line {text.count(chr(10), 0, m.start()) + 1}: ' if m else ''}an integer of more than 4300 digits"
     )
+
+
+def whole(param: str, value, least: int | None, most: int | None = None) -> None:
+    """A library call's count (seeds, processes) held to ``least``..``most``: an ``int``, not a bool, a float
+    or a string (``seeds="3"`` or ``2.5`` were a bare TypeError from deep in the call, ``True`` ran as 1).
+    Raises :class:`SimkitError` naming ``param``; ``None``: no bound on that side."""
+    if type(value) is not int:
+        raise SimkitError(f"{param} {described(value)}: must be a whole number (an int), not "
+                          f"{a_or_an(type(value).__name__)}", param=param)
+    low = least is not None and value < least
+    if low or (most is not None and value > most):
+        bound = f"at least {least}" if low else f"at most {most}"
+        raise SimkitError(f"{param} {described(value)}: must be {bound}", param=param)
 
 
 class SimkitError(Exception):

@@ -125,10 +125,11 @@ def checked(scenario, param: str = "scenario") -> Scenario:
     return scenario
 
 
-@per_scenario(lambda sc: tuple(getattr(sc, f.name) for f in fields(sc)))
+@per_scenario(lambda sc: tuple(getattr(sc, f.name) for f in fields(sc)), strict=True)
 def _read_again(scenario: Scenario) -> None:
-    """:func:`checked`'s reading, once per scenario while none of its fields changes (the world's parts are
-    kept alike): read again, a small scenario's check cost a sixth of its run (``retry_walkthrough``)."""
+    """:func:`checked`'s reading, once per scenario while none of its fields changes, in value or in type
+    (the world's parts are kept alike): read again, a small scenario's check cost a sixth of its run
+    (``retry_walkthrough``)."""
     parse(_as_data(scenario), source="scenario", default_name="scenario")
 
 

@@ -17,7 +17,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from simkit.errors import SimkitError, described, printable
+from simkit.errors import SimkitError, described, printable, whole
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -274,14 +274,11 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
 
     Raises:
         StrategyError: ``strategy`` names no consumer.
-        SimkitError: a bound is negative.
+        SimkitError: a count that is no int, or out of its bounds (naming its parameter).
     """
     not_rerunning()         # a script's top-level audit() is not run again inside each life
-    if seeds < 1 or sweep_seeds < 0:
-        raise SimkitError(f"audit: seeds must be at least 1 and sweep_seeds at least 0 (got {seeds}, "
-                          f"{sweep_seeds})")
-    if max(seeds, sweep_seeds) > MAX_SEEDS:
-        raise SimkitError(f"audit: seeds and sweep_seeds at most {MAX_SEEDS} (got {seeds}, {sweep_seeds})")
+    whole("seeds", seeds, 1, MAX_SEEDS)
+    whole("sweep_seeds", sweep_seeds, 0, MAX_SEEDS)
     if budget is not None and (type(budget) not in (int, float) or not 0 < budget <= 10**6):
         raise SimkitError(f"budget: seconds from more than 0 to 10^6 (got {described(budget)})",
                           param="budget")

@@ -23,7 +23,7 @@ from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
 
-from simkit.errors import SimkitError, printable, told
+from simkit.errors import SimkitError, described, printable, told, whole
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.lives import not_rerunning
@@ -228,19 +228,19 @@ def _dask(tasks, address: str, done, timeout: float):
 def _check(seeds: int, strategies: tuple, crash_rates: tuple, first_seed: int, jobs: int | None,
            dask_address: str | None) -> None:
     """:func:`sweep`'s arguments against their bounds (``SimkitError`` naming the parameter)."""
-    if seeds < 1:
-        raise SimkitError(f"seeds {seeds}: must be at least 1", param="seeds")
+    whole("seeds", seeds, 1)
     if seeds > MAX_SEEDS:
         raise SimkitError(f"seeds {seeds}: at most {MAX_SEEDS} per configuration", param="seeds")
+    whole("first_seed", first_seed, None)
     check_seed("first_seed", first_seed)
     if abs(last := first_seed + seeds - 1) > MAX_INT:    # said as the last seed: it was named the first one
         raise SimkitError(f"first_seed {first_seed}: the last of {seeds} seeds is {last}; each seed must be "
                           f"within {MAX_INT} either side of 0", param="first_seed")
     for rate in crash_rates:
-        if rate is not None and not 0.0 <= rate <= 1.0:
-            raise SimkitError(f"crash_rates {rate}: must be between 0 and 1", param="crash_rates")
-    if jobs is not None and jobs < 1:
-        raise SimkitError(f"jobs {jobs}: must be at least 1", param="jobs")
+        if rate is not None and (type(rate) not in (int, float) or not 0.0 <= rate <= 1.0):
+            raise SimkitError(f"crash_rates {described(rate)}: must be between 0 and 1", param="crash_rates")
+    if jobs is not None:
+        whole("jobs", jobs, 1)
     if dask_address is not None and not dask_address.strip():   # '' ran here, as if no address were given
         raise SimkitError(f"dask_address {dask_address!r}: expected a scheduler's address (tcp://host:8786)",
                           param="dask_address")
