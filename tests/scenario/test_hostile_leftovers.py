@@ -185,3 +185,38 @@ def test_shrink_says_a_consumer_whose_replay_fails_otherwise_is_not_deterministi
     with pytest.raises(SimkitError, match=r"replay gives ok, not .*: the consumer is not deterministic, and "
                                           r"nothing was written$"):
         shrinking.shrink(simkit.load("retry_walkthrough"), "persist_token_on_fetch")
+
+
+# == Leftovers of rounds 13-15 ===============================================================================
+# -- 1. one tolerant writer of a Scenario as the dict of its file --------------------------------------------
+def test_one_writer_of_a_scenario_as_its_file_serves_the_check_and_the_toml():
+    """Before: ``runner._as_data`` (tolerant, for the check of an edited Scenario) and ``scenario_toml.
+    scenario_data`` (for ``shrink`` and ``audit``'s TOML, which assumed a well-formed one: ``pages = "abc"``
+    was a KeyError, neither pages nor generate an AssertionError) were two copies. Now one, in
+    ``simkit.scenario.write``, answered by both; every bundled scenario reads back into itself."""
+    import dataclasses
+    import tomllib
+
+    from simkit import runner
+    from simkit.scenario import write
+    from simkit.tools import scenario_toml, shrink
+    assert scenario_toml.scenario_data is shrink.scenario_data is write.scenario_data
+    assert not hasattr(runner, "_as_data")
+    for name in ("retry_walkthrough", "gauntlet", "late_retry", "quarantine_boundary", "transient_storm"):
+        sc = simkit.load(name)
+        text = scenario_toml.toml_text(write.scenario_data(sc))
+        assert simkit.parse(tomllib.loads(text), source=sc.source) == sc, name
+    broken = dataclasses.replace(simkit.load("retry_walkthrough"), pages="abc", generate=None)
+    assert write.scenario_data(broken)["pages"] == "abc"       # passed through, for parse to name
+
+
+def test_a_timing_value_of_none_is_named_by_the_check_not_a_traceback_from_the_world():
+    """Before: the check's writer left out every ``None`` of ``[timing]``, so ``parse`` took the default and
+    the world raised ``TypeError: '<=' not supported between NoneType and int``. Now it is written as it is
+    and named: one line, the key."""
+    import dataclasses
+    sc = simkit.load("retry_walkthrough")
+    sc = dataclasses.replace(sc, timing=dataclasses.replace(sc.timing, fetch_latency=None))
+    with pytest.raises(simkit.ScenarioError, match=r"^scenario 'retry_walkthrough': timing\.fetch_latency "
+                                                   r"expected float, got NoneType None$"):
+        simkit.simulate(sc)
