@@ -220,3 +220,87 @@ def test_a_timing_value_of_none_is_named_by_the_check_not_a_traceback_from_the_w
     with pytest.raises(simkit.ScenarioError, match=r"^scenario 'retry_walkthrough': timing\.fetch_latency "
                                                    r"expected float, got NoneType None$"):
         simkit.simulate(sc)
+
+
+# -- 2. and 3. a hook's answer it may not give ---------------------------------------------------------------
+class _Sub(str):
+    """A str of its own type."""
+
+
+class FetchZero(simkit.Consumer):
+    def after_fetch(self, checkpoint, page):
+        return 0
+        yield
+
+
+class FetchTypo(simkit.Consumer):
+    def after_fetch(self, checkpoint, page):
+        return "rejectd"
+        yield
+
+
+class FetchSub(simkit.Consumer):
+    def after_fetch(self, checkpoint, page):
+        return _Sub("caught_up")
+        yield
+
+
+class ValidateSub(simkit.Consumer):
+    def validate(self, checkpoint, page, ids_at):
+        return _Sub("bad page")
+
+
+class ValidateFalse(simkit.Consumer):
+    def validate(self, checkpoint, page, ids_at):
+        return False
+
+
+AFTER_FETCH = ("but must return None to go on, or the status that ends the attempt: one of advanced, "
+               "caught_up, blocked, rejected, lost (docs/hooks.md#after_fetch)")
+VALIDATE = 'but must return None (or "") to let the page through, or a str: the reason to halt'
+
+
+@pytest.mark.parametrize("consumer, said", [
+    (FetchZero, f"hook after_fetch() returned 0 (int) {AFTER_FETCH}"),
+    (FetchTypo, f"hook after_fetch() returned 'rejectd' (str) {AFTER_FETCH}"),
+])
+def test_after_fetch_returning_no_status_is_one_line_naming_the_hook(consumer, said):
+    """Before: ``after_fetch`` returning 0 (or a misspelt status) ended the attempt with it; ``run()`` began
+    the next one at once, for ever, until the progress guard stopped the run (10000 fetches) with no word of
+    the hook. Now: one line naming the hook and the value, at the first page."""
+    with pytest.raises(SimkitError) as caught:
+        simkit.simulate(simkit.load("retry_walkthrough"), consumer)
+    assert str(caught.value).endswith(said), str(caught.value)
+
+
+@pytest.mark.parametrize("consumer, said", [
+    (FetchSub, f"hook after_fetch() returned 'caught_up' (_Sub, a subclass of str) {AFTER_FETCH}"),
+    (ValidateSub, f"hook validate() returned 'bad page' (_Sub, a subclass of str) {VALIDATE}"),
+    (ValidateFalse, f"hook validate() returned False (bool) {VALIDATE}"),
+])
+def test_a_str_subclass_or_a_bool_from_a_hook_names_the_hook_not_the_request(consumer, said):
+    """Before: a ``str`` subclass from ``validate`` or ``after_fetch`` was reported as ``Halt.reason`` or
+    ``Wait.reason`` of a malformed request, one the author never wrote; ``validate`` returning ``False`` let
+    the page through unseen. Now the hook and what it returned."""
+    with pytest.raises(SimkitError) as caught:
+        simkit.simulate(simkit.load("retry_walkthrough"), consumer)
+    message = str(caught.value)
+    assert said in message and "reason" not in message.split("returned")[0], message
+
+
+def test_a_bad_hook_answer_is_one_line_and_exit_2_on_the_command_line(tmp_path):
+    """The same on the command line: one line, exit status 2, no traceback."""
+    (tmp_path / "zero.py").write_text("from simkit import Consumer\n\n\nclass Zero(Consumer):\n"
+                                      "    def after_fetch(self, checkpoint, page):\n        return 0\n"
+                                      "        yield\n")
+    done = _cli(["run", "retry_walkthrough", "--strategy", "zero.py:Zero"], tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"simkit: strategy zero.py:Zero: hook after_fetch() returned 0 (int) "
+                           f"{AFTER_FETCH}\n")
+
+
+def test_the_documented_statuses_and_reasons_still_pass():
+    """A guard: ``persist_token_on_fetch`` returns ``"lost"``/``"rejected"``/None from ``after_fetch``; the
+    default ``validate`` its reasons."""
+    assert simkit.simulate(simkit.load("retry_walkthrough"), "persist_token_on_fetch").verdict is not None
+    assert simkit.simulate(simkit.load("gauntlet"), "safe").verdict.ok
