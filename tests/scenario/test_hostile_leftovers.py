@@ -304,3 +304,22 @@ def test_the_documented_statuses_and_reasons_still_pass():
     default ``validate`` its reasons."""
     assert simkit.simulate(simkit.load("retry_walkthrough"), "persist_token_on_fetch").verdict is not None
     assert simkit.simulate(simkit.load("gauntlet"), "safe").verdict.ok
+
+
+# -- 4. simulate from inside a running simulation ------------------------------------------------------------
+class SimulatesInValidate(simkit.Consumer):
+    def validate(self, checkpoint, page, ids_at):
+        simkit.simulate(simkit.load("quarantine_boundary"), "safe")
+        return None
+
+
+def test_simulate_inside_a_hook_says_so_and_names_the_hook():
+    """Before: ``... raised RuntimeError: the garbage collector is already paused: one pause per run, at its
+    outermost place (simkit.truth.collector) in validate (...)``: the collector, not what the author did. Now
+    that simulate was called from inside a running simulation, and the hook."""
+    with pytest.raises(SimkitError) as caught:
+        simkit.simulate(simkit.load("retry_walkthrough"), SimulatesInValidate)
+    message = str(caught.value)
+    assert "simulate() was called from inside a running simulation" in message, message
+    assert " in validate (" in message and "garbage collector" not in message and "\n" not in message
+    assert simkit.simulate(simkit.load("retry_walkthrough")).verdict.ok      # and the next run is fine
