@@ -323,3 +323,23 @@ def test_simulate_inside_a_hook_says_so_and_names_the_hook():
     assert "simulate() was called from inside a running simulation" in message, message
     assert " in validate (" in message and "garbage collector" not in message and "\n" not in message
     assert simkit.simulate(simkit.load("retry_walkthrough")).verdict.ok      # and the next run is fine
+
+
+# -- 5. simkit workshop at a FIFO or a dangling link ---------------------------------------------------------
+def test_workshop_at_a_fifo_or_a_dangling_link_says_what_it_is(tmp_path):
+    """Before: ``simkit workshop FIFO`` said it "is a file"; ``simkit workshop DANGLING_LINK`` "cannot write
+    the notebooks there: File exists". Now each what it is, in one line, exit 2; nothing is written."""
+    import os
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "gone").symlink_to(tmp_path / "nowhere")
+    for args, said in [
+        (["workshop", "pipe"], "simkit: pipe is a FIFO: name a folder for the workshop notebooks\n"),
+        (["workshop", "gone"], f"simkit: gone is a dangling symbolic link (to {str(tmp_path / 'nowhere')!r}, "
+                               "which is not there): name a folder for the workshop notebooks\n"),
+        (["workshop", "gone/sub"], f"simkit: gone/sub: gone is a dangling symbolic link (to "
+                                   f"{str(tmp_path / 'nowhere')!r}, which is not there), not a folder: name "
+                                   "a folder for the workshop notebooks\n"),
+    ]:
+        done = _cli(args, tmp_path)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", said), done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gone", "pipe"]
