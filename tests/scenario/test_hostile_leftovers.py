@@ -343,3 +343,29 @@ def test_workshop_at_a_fifo_or_a_dangling_link_says_what_it_is(tmp_path):
         done = _cli(args, tmp_path)
         assert (done.returncode, done.stdout, done.stderr) == (2, "", said), done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gone", "pipe"]
+
+
+# -- 6. simkit.viz arguments ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, said", [
+    (lambda ax, run: simkit.viz.plot.timeline(ax, run, now=float("nan")), "now nan: must be a finite"),
+    (lambda ax, run: simkit.viz.plot.timeline(ax, run, now=float("inf")), "now inf: must be a finite"),
+    (lambda ax, run: simkit.viz.plot.timeline(ax, run, now=True), "now True: must be a finite"),
+    (lambda ax, run: simkit.viz.plot.fates(ax, run, columns=0), "columns 0: must be an integer of at least"),
+    (lambda ax, run: simkit.viz.plot.fates(ax, run, columns=2.5), "columns 2.5: must be an integer"),
+])
+def test_timeline_now_and_fates_columns_are_checked(call, said):
+    """Before: ``timeline(now=nan)`` drew no line and said nothing, ``fates(columns=0)`` drew one per row.
+    Now a ValueError naming the argument, as ``layers`` of ``timeline`` already was."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    import simkit.viz.plot
+    fig, ax = plt.subplots()
+    try:
+        with pytest.raises(ValueError, match=f"^{said}"):
+            call(ax, simkit.simulate(simkit.load("retry_walkthrough")))
+        simkit.viz.plot.timeline(ax, simkit.simulate(simkit.load("retry_walkthrough")), now=3)  # still fine
+    finally:
+        plt.close(fig)
