@@ -369,3 +369,18 @@ def test_timeline_now_and_fates_columns_are_checked(call, said):
         simkit.viz.plot.timeline(ax, simkit.simulate(simkit.load("retry_walkthrough")), now=3)  # still fine
     finally:
         plt.close(fig)
+
+
+# -- 7. service --contract-version and --version both given --------------------------------------------------
+def test_service_contract_version_and_its_old_name_must_agree(tmp_path):
+    """Before: ``simkit service S --contract-version 1 --version 2`` ran version 2 (the last won, silently).
+    Now two versions given is one line, exit 2; the same version twice is accepted."""
+    for args in (["--contract-version", "1", "--version", "2"],
+                 ["--version", "2", "--contract-version", "1"]):
+        done = _cli(["service", "checkpoint_service", *args, "--json"], tmp_path)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == ("simkit: --contract-version 1 and --version 2: give one (--version is the old "
+                               "name of --contract-version)\n")
+    done = _cli(["service", "checkpoint_service", "--contract-version", "2", "--version", "2", "--json"],
+                tmp_path)
+    assert done.returncode == 0 and '"version": 2' in done.stdout and done.stderr == ""
