@@ -384,3 +384,32 @@ def test_service_contract_version_and_its_old_name_must_agree(tmp_path):
     done = _cli(["service", "checkpoint_service", "--contract-version", "2", "--version", "2", "--json"],
                 tmp_path)
     assert done.returncode == 0 and '"version": 2' in done.stdout and done.stderr == ""
+
+
+# -- 8. a start-up crash-mid-write#N counts the writes it can strike -----------------------------------------
+def test_a_start_up_crash_mid_write_counts_only_writes_that_reach_their_commit():
+    """Before: ``--fault crash-mid-write#2`` counted every authorized checkpoint write: an identical retry
+    answered from its receipt was the 2nd, its reply was lost though nothing crashed, and the next real write
+    was spared. Now (docs/service.md, "Faults") only the writes that reach their commit count."""
+    import json
+
+    pytest.importorskip("fastapi")
+    from simkit.service import DEV_SCOPE, DEV_TENANT
+    from simkit.service.config import build_service
+    from simkit.service.http import _scheduler
+    svc, faults = build_service(store="split", faults=["crash-mid-write#2"])
+    scheduled = _scheduler(faults)
+
+    def write(key, expected, seq):
+        cursor = {"journal_id": svc.journal_id(DEV_TENANT, DEV_SCOPE), "sequence": seq}
+        body = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": key,
+                                                "consumer_id": "cc", "expected_revision": expected,
+                                                "cursor": cursor}}
+        r = svc.call("/api/v1/memory/checkpoints", "Bearer dev", json.dumps(body).encode(),
+                     scheduled=scheduled)
+        return r.status, r.lost
+    assert write("p1", 0, 2) == (200, False)
+    assert write("p1", 0, 2) == (200, False)        # the identical retry: its receipt; not struck
+    assert write("p9", 0, 3) == (409, False)        # refused (revision_conflict): not struck
+    assert write("p2", 1, 4) == (500, True)         # the 2nd write to reach its commit: the crash
+    assert write("p3", 2, 5) == (200, False)
