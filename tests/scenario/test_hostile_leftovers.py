@@ -413,3 +413,35 @@ def test_a_start_up_crash_mid_write_counts_only_writes_that_reach_their_commit()
     assert write("p9", 0, 3) == (409, False)        # refused (revision_conflict): not struck
     assert write("p2", 1, 4) == (500, True)         # the 2nd write to reach its commit: the crash
     assert write("p3", 2, 5) == (200, False)
+
+
+# -- 9. generators that would not close, kept for ever -------------------------------------------------------
+UNDYING_RUNS = """import sys
+import simkit
+from simkit.procedure import lives
+
+for _ in range(lives.KEEP_UNCLOSED + 4):
+    try:
+        simkit.simulate(simkit.load("retry_walkthrough"), "undying.py:Undying")
+    except simkit.SimkitError:
+        pass
+print(len(lives._UNCLOSED))
+"""
+
+
+def test_generators_that_would_not_close_are_kept_at_most_a_few_and_let_go_quietly(tmp_path):
+    """Before: each run of a consumer whose ``run()`` yields again after GeneratorExit left its generator
+    (and its consumer, and all it held) in ``lives._UNCLOSED`` for ever: kept so that the collector did not
+    close it again and print "Exception ignored in" with a traceback. Now at most ``KEEP_UNCLOSED``, the
+    older let go, and at exit all, without that message."""
+    from test_hostile_round12 import UNDYING
+
+    from simkit.procedure.lives import KEEP_UNCLOSED
+    (tmp_path / "undying.py").write_text(UNDYING)
+    (tmp_path / "runs.py").write_text(UNDYING_RUNS)
+    done = subprocess.run([sys.executable, "runs.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300, env={**__import__("os").environ,
+                                            "PYTHONPATH": str(__import__("pathlib").Path(simkit.__file__)
+                                                              .parents[1])})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == f"{KEEP_UNCLOSED}\n"
