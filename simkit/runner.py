@@ -3,11 +3,12 @@ so that neither imports the other: the world records ground truth, :func:`simula
 """
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
 
 from simkit.errors import ScenarioError, SimkitError, StrategyError, described
 from simkit.judge.checker import Verdict, check
-from simkit.model import EventSpec, Fault, Initial, RandomFaults, Scenario, Timing
+from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import resolve, strategy_name
@@ -15,6 +16,7 @@ from simkit.scenario.checks import MAX_INT, Checker
 from simkit.scenario.faults import parse_fault
 from simkit.scenario.read import parse
 from simkit.scenario.stream import carried_positions, missing_position
+from simkit.scenario.write import scenario_data
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
 from simkit.truth.ground import GroundTruth
@@ -22,7 +24,13 @@ from simkit.truth.trace import Trace
 from simkit.world.memo import per_scenario
 from simkit.world.simulation import World
 
-__all__ = ["Run", "checked", "consumer_class", "judged", "simulate"]
+__all__ = ["REENTERED", "Run", "checked", "consumer_class", "judged", "simulate"]
+
+#: What :func:`simulate` says when called while a run of its thread is going on (a consumer's hook calling
+#: it): it spoke of the garbage collector's pause (:mod:`simkit.truth.collector`), which it then met. The
+#: consumer's error line adds the hook it came from (``... in validate (mine.py:12)``).
+REENTERED = ("simulate() was called from inside a running simulation (one run at a time in a thread: a "
+             "consumer's hook cannot start another; run it before or after this one)")
 
 
 @dataclass
@@ -100,7 +108,11 @@ def judged(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed: 
         raise SimkitError(f"seed {described(seed)}: must be an integer within {MAX_INT} either side of 0",
                           param="seed")
     faults = _faults(faults, scenario)
-    with paused():
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(paused())
+        except RuntimeError:            # the pause of the run this call is inside: said of the call itself
+            raise RuntimeError(REENTERED) from None
         world = World(scenario, strategy, seed, faults, settlement).run()
         truth = world.ground_truth()
         run = Run(scenario.name, strategy_name(strategy), seed, check(truth), world)
@@ -130,45 +142,7 @@ def _read_again(scenario: Scenario) -> None:
     """:func:`checked`'s reading, once per scenario while none of its fields changes, in value or in type
     (the world's parts are kept alike): read again, a small scenario's check cost a sixth of its run
     (``retry_walkthrough``)."""
-    parse(_as_data(scenario), source="scenario", default_name="scenario")
-
-
-def _as_data(sc: Scenario) -> dict:
-    """Every field of ``sc`` as the key of a scenario file (docs/scenarios.md) holding it; what no file's key
-    could be read into (``timing = None``, a page that is a string) is left as it is for ``parse`` to name."""
-    def table(value, kind) -> dict:
-        return ({f.name: getattr(value, f.name) for f in fields(kind) if getattr(value, f.name) is not None}
-                if type(value) is kind else value)
-
-    def listed(value):
-        return list(value) if isinstance(value, tuple) else value
-
-    d = {k: getattr(sc, k) for k in ("name", "description", "sink", "backfills", "workers", "seed",
-                                      "settlement", "store")}
-    d["initial"], d["timing"] = table(sc.initial, Initial), table(sc.timing, Timing)
-    d["random_faults"] = table(sc.random_faults, RandomFaults)
-    if type(sc.initial) is Initial:
-        d["initial"]["receipts"] = listed(sc.initial.receipts)
-    if sc.pages is not None:
-        d["pages"] = ([{k: listed(v) for k, v in p.items()} if isinstance(p, dict) else p for p in sc.pages]
-                      if isinstance(sc.pages, (tuple, list)) else sc.pages)
-    if sc.generate is not None:
-        d["generate"] = sc.generate
-    d["events"] = ([{"position": pos, **_changed(spec)} if type(spec) is EventSpec else spec
-                    for pos, spec in sc.events.items()] if isinstance(sc.events, dict) else sc.events)
-    d["faults"] = ([f.as_dict() | {"occurrence": f.occurrence, "worker": f.worker} if isinstance(f, Fault)
-                    else f for f in sc.faults] if isinstance(sc.faults, (tuple, list)) else sc.faults)
-    if sc.rotate_at:
-        d["auth"] = {"rotate_at": listed(sc.rotate_at)}
-    return d
-
-
-def _changed(spec: EventSpec) -> dict:
-    """An event's keys as its file gives them: ``behavior`` and those it changes (``failures`` means nothing
-    for a ``review``: the file leaves it out)."""
-    default = EventSpec()
-    return {f.name: getattr(spec, f.name) for f in fields(EventSpec)
-            if f.name == "behavior" or getattr(spec, f.name) != getattr(default, f.name)}
+    parse(scenario_data(scenario), source="scenario", default_name="scenario")
 
 
 def _faults(faults, scenario: Scenario) -> tuple[Fault, ...]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from inspect import CO_GENERATOR, isgeneratorfunction
 from types import FunctionType, GeneratorType
 
+from simkit.errors import described
 from simkit.model import COMMITTED, TERMINAL, Checkpoint, Event, Page
 from simkit.ops import (
     BLOCKED,
@@ -56,7 +57,7 @@ from simkit.ops import (
 )
 from simkit.requests import WAIT_REASONS
 
-__all__ = ["Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
+__all__ = ["ATTEMPT_STATUSES", "Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
 
 #: The hooks that are generators: they yield requests of :mod:`simkit.ops` and return a result
 #: (docs/hooks.md).
@@ -66,9 +67,15 @@ RETURNING = ("is_replay", "resulting_applied_position", "is_terminal", "is_caugh
              "validate")
 
 
+#: What :meth:`Consumer.attempt` returns (docs/hooks.md#attempt), and so what :meth:`Consumer.after_fetch` may
+#: return to end the attempt with (else ``None``, to go on)
+ATTEMPT_STATUSES = ("advanced", "caught_up", "blocked", "rejected", "lost")
+
+
 class HookError(TypeError):
     """A hook written the wrong way round: one of :data:`YIELDING` returned a value without yielding, or one
-    of :data:`RETURNING` is a generator. Its message is the one line a consumer author sees."""
+    of :data:`RETURNING` is a generator; or a hook's answer is none it may give (:func:`_bad_answer`). Its
+    message is the one line a consumer author sees."""
 
 
 #: How each yielding hook returns its result (the fix :func:`_returned` names)
@@ -89,6 +96,17 @@ def _returned(hook: str, value) -> Generator:
     raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: "
                     f"yield its requests and return the result, as in {how}; with no request to make, put "
                     f"a bare yield after the return (docs/hooks.md#{hook})")
+
+
+def _bad_answer(hook: str, value, must: str) -> HookError:
+    """The :class:`HookError` of ``hook``, which returned ``value`` where it ``must`` return another: an
+    ``after_fetch`` returning 0 began the next attempt for ever, until the progress guard ended the run with
+    no word of the hook; a ``str`` subclass was blamed on the ``Halt`` or ``Wait`` it was put in, a request
+    the author never wrote."""
+    kind = type(value).__name__ + (", a subclass of str" if isinstance(value, str) and type(value) is not str
+                                   else "")
+    return HookError(f"hook {hook}() returned {described(value)} ({kind}) but must return {must} "
+                     f"(docs/hooks.md#{hook})")
 
 
 def _misused_hook(cls: type) -> str | None:
@@ -149,12 +167,19 @@ class Consumer:
         steps = self.after_fetch(checkpoint, page)
         early = yield from (steps if type(steps) is GeneratorType else _returned("after_fetch", steps))
         if early is not None:
+            if type(early) is not str or early not in ATTEMPT_STATUSES:
+                raise _bad_answer("after_fetch", early, "None to go on, or the status that ends the attempt: "
+                                 f"one of {', '.join(ATTEMPT_STATUSES)}")
             return early
         receipts, ids_at = yield Lookup(page.events)
         # Step 3: validate source order and identities before any effect.
         problem = self.validate(checkpoint, page, ids_at)
-        if problem:
-            yield Halt(problem)
+        if problem is not None:
+            if type(problem) is not str:
+                raise _bad_answer("validate", problem, "None (or \"\") to let the page through, or a str: "
+                                 "the reason to halt")
+            if problem:
+                yield Halt(problem)
         # Step 7: an empty page with the request token back is no progress: back off, don't spin.
         if self.is_caught_up(checkpoint, page):
             return "caught_up"

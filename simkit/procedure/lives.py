@@ -29,10 +29,13 @@ from __future__ import annotations
 import __future__
 
 import ast
+import atexit
 import copy
+import gc
 import os
 import sys
 import types
+from collections import deque
 from functools import cache
 
 from .consumer import Contract
@@ -192,7 +195,18 @@ def start(strategy: type, contract: Contract):
 
 #: Generators that would not close (a ``run()`` that yields again after GeneratorExit), kept from the
 #: collector: collected, each was closed again, and Python printed "Exception ignored in" and a traceback
-_UNCLOSED: list = []
+#: after the run's one line. At most :data:`KEEP_UNCLOSED` of them, the latest (each holds its consumer and
+#: whatever it holds, one per run for ever in a notebook or a sweep); an older one is let go by
+#: :func:`_let_go`, without the message.
+_UNCLOSED: deque = deque()
+KEEP_UNCLOSED = 8
+
+
+@atexit.register
+def _let_all_go() -> None:
+    """At exit, where each was collected and its message printed after all the script printed, let all go."""
+    while _UNCLOSED:
+        _let_go(_UNCLOSED)
 
 
 def end(strategy: type, gen) -> None:
@@ -201,4 +215,31 @@ def end(strategy: type, gen) -> None:
         gen.close()
     except RAISED as exc:
         _UNCLOSED.append(gen)
+        del gen
+        while len(_UNCLOSED) > KEEP_UNCLOSED:
+            _let_go(_UNCLOSED)
         raise consumer_error(strategy, exc) from exc
+
+
+def _let_go(unclosed: deque) -> None:
+    """Drop the oldest of ``unclosed``. Freed at once, it is closed again and refuses again: Python's report
+    of that, made to ``sys.unraisablehook`` about this very generator, is passed over; every other report
+    goes on as before. Its run's world may still hold it, in a cycle the collector has not freed yet (a
+    SimPy process's frame): collected first. (One something else still holds is freed later, unwatched.)"""
+    try:
+        gen = unclosed.popleft()
+    except IndexError:                      # another thread's run let it go
+        return
+    if sys.getrefcount(gen) > 2:            # this name and getrefcount's argument
+        gc.collect()
+    mine, before = id(gen), sys.unraisablehook
+
+    def quiet(unraisable) -> None:
+        if unraisable.object is None or id(unraisable.object) != mine:
+            before(unraisable)
+
+    sys.unraisablehook = quiet
+    try:
+        del gen
+    finally:
+        sys.unraisablehook = before

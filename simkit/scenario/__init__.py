@@ -10,7 +10,8 @@ stream        the rules that join tables: cursors name pages, ids keep one posit
               stream carries (:func:`missing_position`)
 faults        :func:`parse_fault` (a ``[[faults]]`` table), :func:`parse_crash_arg` (``--crash POINT@POS#N``)
 start         :func:`check_start`: ``[initial]`` is a state some consumer can have reached in this stream
+write         :func:`scenario_data`: a Scenario back as the dict of its file, what is malformed passed through
 bundled/      the bundled scenarios (``simkit list``), shipped in the wheel
 ============  ==========================================================================================
 """
-__all__ = ["read", "checks", "faults", "start", "stream"]      # the modules are the API
+__all__ = ["read", "checks", "faults", "start", "stream", "write"]      # the modules are the API

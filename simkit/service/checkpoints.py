@@ -47,6 +47,7 @@ checkpoint reads and writes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from simkit.errors import echoed
@@ -61,8 +62,8 @@ from .memory import Record
 from .stored import Backup, Stored, WriteRecord, receipt_digest
 
 __all__ = [
-    "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply", "ServerCrash",
-    "Stored", "Subject", "WriteRecord",
+    "AT_COMMIT", "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply",
+    "ServerCrash", "Stored", "Subject", "WriteRecord",
 ]
 
 ROUTES = {
@@ -76,6 +77,10 @@ ROUTES = {
 #: receipt, ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a
 #: split store loses one of them (:meth:`CheckpointService._commit`).
 STORES = ("batched", "split", "split_receipt_first")
+#: The faults that strike a checkpoint write at its commit: a start-up one's ``#N`` counts only the writes
+#: that reach it (``scheduled(op, at_commit=True)``). One answered from its receipt or refused (a 409) has
+#: nothing to crash in: ``crash-mid-write#2`` counted it, lost its reply, and spared the write after it.
+AT_COMMIT = ("crash-mid-write",)
 
 
 class ServerCrash(Exception):
@@ -150,8 +155,10 @@ class CheckpointService(Access, Maintenance):
         :class:`ServiceError` (it is the reply).
 
         ``faults`` are the fault kinds the caller asks for (``X-Simkit-Fault``); ``scheduled(op)`` returns the
-        start-up faults (``--fault``) due for this request. Both are consulted only once the call has passed
-        every check up to its grant, so a rejected call neither injects a fault nor counts towards ``#N``;
+        start-up faults (``--fault``) due for this request, ``scheduled(op, at_commit=True)`` those of
+        :data:`AT_COMMIT`, asked only of a checkpoint write that reaches its commit. Both are consulted only
+        once the call has passed every check up to its grant, so a rejected call neither injects a fault nor
+        counts towards ``#N``;
         asking for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is
         the HTTP header ("" when absent; None, the default, without HTTP): a body that is not
         ``application/json`` is a 400 ``malformed_content_type``, judged after the credential, where the body
@@ -205,7 +212,15 @@ class CheckpointService(Access, Maintenance):
             if corrupt:
                 self.corrupt_stored((subject.subject_id, ns, version, consumer_id))
             return self._read(subject, ns, sc, version, consumer_id)
-        return self._write(subject, ns, cmd, crash="crash-mid-write" in injected, corrupt=corrupt)
+        return self._write(subject, ns, cmd, crash=lambda: self._at_commit(op, scheduled, injected),
+                           corrupt=corrupt)
+
+    @staticmethod
+    def _at_commit(op: str, scheduled, injected: list) -> bool:
+        """Whether the write now at its commit dies in it: ``crash-mid-write`` asked for, or a start-up one
+        now due (:data:`AT_COMMIT`: counted only here, by the writes that reach their commit)."""
+        injected += [k for k in (scheduled(op, at_commit=True) if scheduled else ()) if k not in injected]
+        return "crash-mid-write" in injected
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
         """The faults to inject into an authorized call: the
@@ -265,11 +280,11 @@ class CheckpointService(Access, Maintenance):
             )
         return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
 
-    def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: bool = False,
+    def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: Callable[[], bool] = lambda: False,
                corrupt: bool = False) -> dict:
-        """A checkpoint command; ``corrupt``: its stored checkpoint is altered as the write reads it (500).
-        One answered first (a receipt, 409 ``idempotency_conflict`` or ``cursor_ahead``) alters nothing: it
-        was corrupted behind a 200 or a 409 (docs/service.md: "a rejected request ... changes no state")."""
+        """A checkpoint command; ``crash()``, asked at its commit: the server dies in it; ``corrupt``: its
+        stored checkpoint is altered as the write reads it (500), unless answered first (a receipt, a 409
+        ``idempotency_conflict`` or ``cursor_ahead``; docs/service.md: a rejected request changes nothing)."""
         version = cmd["contract_version"]
         fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
         rkey = (subject.subject_id, ns, cmd["idempotency_key"])
@@ -322,8 +337,8 @@ class CheckpointService(Access, Maintenance):
         # No journal entry: checkpoint writes cannot create a feedback loop in the feed.
         self._commit(key, new, rkey, (fingerprint, receipt),
                      WriteRecord(0, self.clock.now_millis, subject.subject_id, ns, version,
-                                 cmd["consumer_id"],
-                                 cmd["idempotency_key"], rec.public() if rec else None, new.public()), crash)
+                                 cmd["consumer_id"], cmd["idempotency_key"], rec.public() if rec else None,
+                                 new.public()), crash())
         return {"contract_version": version, "receipt": copy.deepcopy(receipt)}
 
     def _commit(self, key, new: Stored, rkey, receipt_row, record: WriteRecord, crash: bool) -> None:

@@ -78,10 +78,10 @@ def add_parsers(sub) -> None:
                    help="correct, new_key_retry, reset_on_409 or stop_on_empty_page "
                         "(default: the scenario's)")
     # --contract-version, not --version: `simkit --version` is simkit's own; --version stays accepted,
-    # unlisted
+    # unlisted, in a dest of its own: the two given, the last won without a word (_contract_version)
     p.add_argument("--contract-version", type=int, default=None, dest="version", metavar="VERSION",
                    help="contract version 1 or 2 (default: the scenario's)")
-    p.add_argument("--version", type=int, default=None, dest="version", help=argparse.SUPPRESS)
+    p.add_argument("--version", type=int, default=None, dest="old_version", help=argparse.SUPPRESS)
     p.add_argument("--store", default=None, metavar="STORE",
                    help="batched, split or split_receipt_first (default: the scenario's; "
                         "crash_mid_checkpoint_write runs all three side by side)")
@@ -136,6 +136,19 @@ def _explore_options(args) -> None:
             setattr(args, key, default)
 
 
+def _contract_version(args) -> None:
+    """``--contract-version``, or its old name ``--version``: both given, they must agree (the last won, and
+    the other was dropped without a word); the one version is checked and left in ``args.version``."""
+    from .config import ServiceConfigError
+    old = getattr(args, "old_version", None)
+    if old is not None and args.version is not None and old != args.version:
+        raise ServiceConfigError(f"--contract-version {args.version} and --version {old}: give one "
+                                 "(--version is the old name of --contract-version)")
+    args.version = args.version if args.version is not None else old
+    if args.version is not None and args.version not in CONTRACT_VERSIONS:
+        raise ServiceConfigError(f"--contract-version {args.version}: the contract versions are 1 and 2")
+
+
 def cmd_service(args) -> int:
     from .clients import CLIENTS
     from .config import ServiceConfigError
@@ -145,8 +158,7 @@ def cmd_service(args) -> int:
         raise ServiceConfigError(f"--client {args.client!r}: one of {', '.join(CLIENTS)}")
     if args.store is not None and args.store not in STORES:
         raise ServiceConfigError(f"--store {args.store!r}: one of {', '.join(STORES)}")
-    if args.version is not None and args.version not in CONTRACT_VERSIONS:
-        raise ServiceConfigError(f"--contract-version {args.version}: the contract versions are 1 and 2")
+    _contract_version(args)
     _explore_options(args)
     if not 0 < args.budget <= MAX_BUDGET:       # nan fails both comparisons
         raise ServiceConfigError(f"--budget {args.budget:g}: seconds from more than 0 to {MAX_BUDGET:g}")

@@ -1,7 +1,7 @@
 """A scenario as scenario TOML: the scripted form of a run (:func:`scripted_data`), any scenario as a dict
-(:func:`scenario_data`) and as text (:func:`toml_text`), and the ``simkit run`` command that replays it
-(:func:`replay_command`); docs/scenarios.md is the format. :mod:`simkit.tools.shrink` writes what it shrinks
-with them."""
+(:func:`scenario_data`, :mod:`simkit.scenario.write`'s, answered here) and as text (:func:`toml_text`), and
+the ``simkit run`` command that replays it (:func:`replay_command`); docs/scenarios.md is the format.
+:mod:`simkit.tools.shrink` writes what it shrinks with them."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,18 +10,9 @@ import re
 import shlex
 
 from simkit.errors import SimkitError, printable
-from simkit.model import (
-    REPLY_LOST,
-    REQUEST_LOST,
-    EventSpec,
-    Fault,
-    Initial,
-    RandomFaults,
-    Scenario,
-    Timing,
-    default_id,
-)
+from simkit.model import REPLY_LOST, REQUEST_LOST, EventSpec, Fault, RandomFaults
 from simkit.runner import Run
+from simkit.scenario.write import scenario_data
 from simkit.truth.trace import CURSOR_REFUSED
 
 __all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command", "file_stem"]
@@ -98,81 +89,6 @@ def toml_text(data: dict, comment: str = "") -> str:
         for row in rows:
             lines += ["", f"[[{key}]]"] + [f"{k} = {_toml_value(v)}" for k, v in row.items()]
     return "\n".join(lines) + "\n"
-
-
-def _changed(obj, default) -> dict:
-    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)
-            if getattr(obj, f.name) != getattr(default, f.name)}
-
-
-def _fault_data(f: Fault) -> dict:
-    return f.as_dict()
-
-
-def _event_data(position: int, spec: EventSpec) -> dict:
-    return {"position": position, **{k: v for k, v in dataclasses.asdict(spec).items()
-                                     if k == "behavior" or v != getattr(EventSpec(), k)}}
-
-
-_SCENARIO_KEYS = ("name", "description", "sink", "backfills", "workers", "seed", "settlement", "store")
-
-
-def scenario_data(sc: Scenario, faults: tuple[Fault, ...] | None = None) -> dict:
-    """A parsed scenario back as a dict :func:`~simkit.scenario.read.parse`
-    accepts, ``faults`` replacing its own.
-
-    Raises:
-        SimkitError: the scenario has a field this writer does not know how to write.
-    """
-    known = set(_SCENARIO_KEYS) | {"initial", "timing", "pages", "generate", "events", "faults",
-                                   "random_faults", "source", "rotate_at"}
-    for f in dataclasses.fields(sc):
-        if f.name not in known and getattr(sc, f.name) != _default(f):
-            raise SimkitError(f"cannot write scenario field {f.name!r} of {sc.source}")
-    d = {k: getattr(sc, k) for k in _SCENARIO_KEYS if k in ("name", "sink", "workers", "seed")
-         or getattr(sc, k) != getattr(Scenario(name=""), k)}
-    initial = _changed(sc.initial, Initial())
-    if "receipts" in initial:
-        initial["receipts"] = list(initial["receipts"])
-    if initial:
-        d["initial"] = initial
-    timing = _changed(sc.timing, Timing())
-    if timing:
-        d["timing"] = timing
-    if sc.pages is not None:
-        d["pages"] = [_page_data(p) for p in sc.pages]
-    else:
-        assert sc.generate is not None              # parse() gives a scenario its pages or its generate
-        d["generate"] = dict(sc.generate)
-    if sc.events:
-        d["events"] = [_event_data(pos, spec) for pos, spec in sorted(sc.events.items())]
-    faults = sc.faults if faults is None else faults
-    if faults:
-        d["faults"] = [_fault_data(f) for f in faults]
-    random_faults = _changed(sc.random_faults, RandomFaults())
-    if random_faults:
-        d["random_faults"] = random_faults
-    if getattr(sc, "rotate_at", ()):
-        d["auth"] = {"rotate_at": list(sc.rotate_at)}
-    return d
-
-
-def _default(f: dataclasses.Field):
-    """The value of field ``f`` in a scenario that does not
-    set it: its default, or a fresh one from its factory."""
-    if f.default is not dataclasses.MISSING or not callable(f.default_factory):
-        return f.default
-    return f.default_factory()
-
-
-def _page_data(p: dict) -> dict:
-    out = {"cursor": p["cursor"], "positions": list(p["positions"])}
-    if list(p["ids"]) != list(map(default_id, p["positions"])):
-        out["ids"] = list(p["ids"])
-    out["next_cursor"] = p["next_cursor"]
-    if p.get("stuck"):
-        out["stuck"] = p["stuck"]
-    return out
 
 
 # -- a run as a scripted scenario ----------------------------------------------------------------------------

@@ -1,9 +1,12 @@
 """The fates grid: one cell per event in source order, coloured by its fate in ground truth."""
 from __future__ import annotations
 
+from numbers import Integral
+
 from matplotlib.artist import Artist
 from matplotlib.patches import Patch, Rectangle
 
+from simkit.errors import described
 from simkit.judge.checker import FATES, event_fates
 
 from .style import CELL, DARK_FATES, FATE_COLORS, run_title
@@ -50,6 +53,9 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
     drawn (when they are too small for any, the x label gives the positions' range). The grid sits at the top
     of its Axes: room the layout leaves over goes below it.
     ``highlight``: ids whose cells get a thick black frame (the events a crash changed, say)."""
+    # 0 was drawn 1 per row without a word; 2.5 or True is no count of columns
+    if isinstance(columns, bool) or not isinstance(columns, Integral) or columns < 1:
+        raise ValueError(f"columns {described(columns)}: must be an integer of at least 1")
     world = run.world
     fate = event_fates(world, run.verdict)
     ids = sorted(fate, key=lambda e: world.provider.events[e].position)

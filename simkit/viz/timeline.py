@@ -6,11 +6,14 @@ timelines side by side (:func:`compare`). The facts drawn are defined once, in :
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
+from numbers import Real
 
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
+from simkit.errors import described
 from simkit.judge.facts import at_risk, durable_prefix, loss_final
 from simkit.model import NON_TERMINAL, REQUEST_LOST
 from simkit.truth.derived import cursor_history, held_pages
@@ -327,6 +330,9 @@ def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
     unknown = [x for x in layers if x not in LAYERS]
     if unknown:
         raise ValueError(f"layers {unknown}: use some of {', '.join(LAYERS)}")
+    # nan drew no line and said nothing (a bool is no time); a time, as the trace's (a numpy float) is
+    if now is not None and (isinstance(now, bool) or not isinstance(now, Real) or not math.isfinite(now)):
+        raise ValueError(f"now {described(now)}: must be a finite simulated time (a number), or None")
     drawn = _draw(ax, run, layers, annotate, now, span)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.03, y=0.1)

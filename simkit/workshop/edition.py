@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from importlib.resources import files
 from pathlib import Path
 
@@ -58,6 +59,25 @@ def _own_readme(out: Path) -> list[str]:
     return [] if same else ["README.md"]
 
 
+def _not_a_folder(out: Path) -> str | None:
+    """What ``out``, or the nearest of the folders above it that is there, is when it is not a folder (a file,
+    a FIFO, a dangling symbolic link), as the start of the line that refuses it; ``None`` when it is one, or
+    nothing is there. A FIFO was called a file, and a dangling link made ``mkdir`` say "File exists"."""
+    for place in (out, *out.parents):
+        if place.is_symlink() and not place.exists():
+            what = f"a dangling symbolic link (to {os.readlink(place)!r}, which is not there)"
+        elif not place.exists():
+            continue
+        elif place.is_dir():
+            return None
+        else:
+            mode = place.stat().st_mode
+            what = ("a file" if stat.S_ISREG(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device")
+        return f"{out} is {what}" if place == out else f"{out}: {place} is {what}, not a folder"
+    return None
+
+
 def write_edition(folder, force: bool = False) -> list[Path]:
     """Write the attendee edition into ``folder`` (created if needed); return the files written.
 
@@ -67,13 +87,14 @@ def write_edition(folder, force: bool = False) -> list[Path]:
 
     Raises:
         SimkitError: ``folder`` already holds one of the edition's notebooks (an attendee's work would be
-            overwritten), or a README.md that is not the edition's, and ``force`` is false, or it is a file,
-            or a file of the edition would replace a folder, a symbolic link, or a FIFO, socket or device.
+            overwritten), or a README.md that is not the edition's, and ``force`` is false, or it (or a
+            folder above it) is a file, a FIFO, socket or device or a dangling symbolic link, or a file of the
+            edition would replace a folder, a symbolic link, or a FIFO, socket or device.
         OSError: a file cannot be written (``simkit workshop`` makes it one line).
     """
     out = Path(folder)
-    if out.exists() and not out.is_dir():
-        raise SimkitError(f"{out} is a file: name a folder for the workshop notebooks")
+    if (problem := _not_a_folder(out)) is not None:
+        raise SimkitError(f"{problem}: name a folder for the workshop notebooks")
     notebooks = edition_notebooks()
     # as every writer of simkit's (docs/cli.md): a link is neither written through nor replaced
     if links := [name for name in (*(nb.name for nb in notebooks), "README.md") if (out / name).is_symlink()]:
