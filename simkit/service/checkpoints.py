@@ -62,8 +62,8 @@ from .memory import Record
 from .stored import Backup, Stored, WriteRecord, receipt_digest
 
 __all__ = [
-    "AT_COMMIT", "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock", "Reply",
-    "ServerCrash", "Stored", "Subject", "WriteRecord",
+    "COUNTED_WHERE_STRUCK", "NEEDS", "ROUTES", "STORES", "Backup", "CheckpointService", "ManualClock",
+    "Reply", "ServerCrash", "Stored", "Subject", "WriteRecord",
 ]
 
 ROUTES = {
@@ -77,10 +77,12 @@ ROUTES = {
 #: receipt, ``split_receipt_first`` the receipt and then the checkpoint. A crash between the two writes of a
 #: split store loses one of them (:meth:`CheckpointService._commit`).
 STORES = ("batched", "split", "split_receipt_first")
-#: The faults that strike a checkpoint write at its commit: a start-up one's ``#N`` counts only the writes
-#: that reach it (``scheduled(op, at_commit=True)``). One answered from its receipt or refused (a 409) has
-#: nothing to crash in: ``crash-mid-write#2`` counted it, lost its reply, and spared the write after it.
-AT_COMMIT = ("crash-mid-write",)
+#: The faults that strike only a request that reaches what they alter: a start-up one's ``#N`` counts only
+#: those requests (``scheduled(op, kind)``, asked there): ``crash-mid-write`` a checkpoint write at its
+#: commit, ``corrupt-checkpoint`` a stored checkpoint the request reads, ``corrupt-journal`` a feed page with
+#: entries. ``crash-mid-write#2`` counted a write answered from its receipt (or a 409), lost its reply and
+#: spared the write after it; ``corrupt-journal#2`` an empty page, ``corrupt-checkpoint#2`` a read of none.
+COUNTED_WHERE_STRUCK = ("crash-mid-write", "corrupt-checkpoint", "corrupt-journal")
 
 
 class ServerCrash(Exception):
@@ -155,8 +157,8 @@ class CheckpointService(Access, Maintenance):
         :class:`ServiceError` (it is the reply).
 
         ``faults`` are the fault kinds the caller asks for (``X-Simkit-Fault``); ``scheduled(op)`` returns the
-        start-up faults (``--fault``) due for this request, ``scheduled(op, at_commit=True)`` those of
-        :data:`AT_COMMIT`, asked only of a checkpoint write that reaches its commit. Both are consulted only
+        start-up faults (``--fault``) due for this request, ``scheduled(op, kind)`` whether one of
+        :data:`COUNTED_WHERE_STRUCK` is, asked only where it strikes. Both are consulted only
         once the call has passed every check up to its grant, so a rejected call neither injects a fault nor
         counts towards ``#N``;
         asking for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is
@@ -189,7 +191,7 @@ class CheckpointService(Access, Maintenance):
             ns = self._authorize(subject, sc, op)
             injected += self._faults(subject, op, faults, scheduled)
             page = self._changes(ns, version, after, through, limit)
-            if "corrupt-journal" in injected and page["changes"]:
+            if page["changes"] and self._due(op, scheduled, injected, "corrupt-journal"):
                 # an entry of the page it answers (500), once the feed has taken the read: a refused one
                 # (409 cursor_ahead, say) corrupted the journal's last entry, an empty page one it never read
                 self.corrupt_journal(ns[0], C.scope_dict(sc), page["changes"][0]["cursor"]["sequence"])
@@ -207,20 +209,21 @@ class CheckpointService(Access, Maintenance):
             version, consumer_id = cmd["contract_version"], cmd["consumer_id"]
         ns = self._authorize(subject, sc, op)
         injected += self._faults(subject, op, faults, scheduled)
-        corrupt = "corrupt-checkpoint" in injected
         if op == "read":
-            if corrupt:
-                self.corrupt_stored((subject.subject_id, ns, version, consumer_id))
+            key = (subject.subject_id, ns, version, consumer_id)
+            if key in self.checkpoints and self._due(op, scheduled, injected, "corrupt-checkpoint"):
+                self.corrupt_stored(key)
             return self._read(subject, ns, sc, version, consumer_id)
-        return self._write(subject, ns, cmd, crash=lambda: self._at_commit(op, scheduled, injected),
-                           corrupt=corrupt)
+        due = self._due
+        return self._write(subject, ns, cmd, crash=lambda: due(op, scheduled, injected, "crash-mid-write"),
+                           corrupt=lambda: due(op, scheduled, injected, "corrupt-checkpoint"))
 
     @staticmethod
-    def _at_commit(op: str, scheduled, injected: list) -> bool:
-        """Whether the write now at its commit dies in it: ``crash-mid-write`` asked for, or a start-up one
-        now due (:data:`AT_COMMIT`: counted only here, by the writes that reach their commit)."""
-        injected += [k for k in (scheduled(op, at_commit=True) if scheduled else ()) if k not in injected]
-        return "crash-mid-write" in injected
+    def _due(op: str, scheduled, injected: list, kind: str) -> bool:
+        """Whether ``kind`` (of :data:`COUNTED_WHERE_STRUCK`) strikes the request now where it can: asked for,
+        or a start-up one now due (counted only here, by the requests that reach this point)."""
+        injected += [k for k in (scheduled(op, kind) if scheduled else ()) if k not in injected]
+        return kind in injected
 
     def _faults(self, subject: Subject, op: str, requested, scheduled) -> list[str]:
         """The faults to inject into an authorized call: the
@@ -281,9 +284,9 @@ class CheckpointService(Access, Maintenance):
         return {"contract_version": version, "scope": C.scope_dict(sc), "checkpoint": rec.public()}
 
     def _write(self, subject: Subject, ns: tuple, cmd: dict, crash: Callable[[], bool] = lambda: False,
-               corrupt: bool = False) -> dict:
-        """A checkpoint command; ``crash()``, asked at its commit: the server dies in it; ``corrupt``: its
-        stored checkpoint is altered as the write reads it (500), unless answered first (a receipt, a 409
+               corrupt: Callable[[], bool] = lambda: False) -> dict:
+        """A checkpoint command; ``crash()``, asked at its commit: the server dies in it; ``corrupt()``, asked
+        as the write reads its stored checkpoint: it is altered (500), unless answered first (a receipt, a 409
         ``idempotency_conflict`` or ``cursor_ahead``; docs/service.md: a rejected request changes nothing)."""
         version = cmd["contract_version"]
         fingerprint = digest({k: v for k, v in cmd.items() if k != "idempotency_key"})
@@ -303,7 +306,7 @@ class CheckpointService(Access, Maintenance):
             raise conflict("journal_not_active", "no checkpoint can be created before journal activation")
         seq = journal.locate(cmd["cursor"], "command.cursor", version)
         key = (subject.subject_id, ns, version, cmd["consumer_id"])
-        if corrupt:
+        if key in self.checkpoints and corrupt():
             self.corrupt_stored(key)
         rec = self._stored(key)
         expected = cmd["expected_revision"]

@@ -65,7 +65,7 @@ from simkit.errors import echoed
 from . import schema as S
 from .admin import add_operator_routes
 from .apidocs import add_docs
-from .checkpoints import AT_COMMIT, ROUTES, CheckpointService
+from .checkpoints import COUNTED_WHERE_STRUCK, ROUTES, CheckpointService
 from .config import DEV_SCOPE, FaultSpec, has_operator
 from .contract import FAULT_OPS, ServiceError
 from .server import REQUEST_TIMEOUT, DeadlineH11, WallClock, bind, running, uvicorn_server
@@ -86,15 +86,16 @@ ANSWERS = {"changes": (400, 401, 403, 409, 413, 500), "query": (400, 401, 403, 4
 def _scheduler(specs: list[FaultSpec]):
     """``scheduled(op)`` for :meth:`CheckpointService.call`: the start-up faults due for this authorized
     request (each spec counts the authorized requests on its route, or on every route that can honour its
-    kind); ``scheduled(op, at_commit=True)``: those of :data:`~simkit.service.checkpoints.AT_COMMIT`, which
-    count only the checkpoint writes that reach their commit, the requests they can strike."""
+    kind); ``scheduled(op, kind)``: whether one of kind ``kind`` (of
+    :data:`~simkit.service.checkpoints.COUNTED_WHERE_STRUCK`) is due, asked only where it strikes: those count
+    only the requests that reach it."""
     counts: dict[int, int] = {}
 
-    def scheduled(op: str, at_commit: bool = False) -> list[str]:
+    def scheduled(op: str, kind: str | None = None) -> list[str]:
         kinds = []
         for i, spec in enumerate(specs):
             if (spec.route in (None, op) and op in FAULT_OPS[spec.kind]
-                    and (spec.kind in AT_COMMIT) == at_commit):
+                    and (spec.kind == kind if kind else spec.kind not in COUNTED_WHERE_STRUCK)):
                 counts[i] = counts.get(i, 0) + 1
                 if spec.nth == 0 or counts[i] == spec.nth:
                     kinds.append(spec.kind)

@@ -415,6 +415,48 @@ def test_a_start_up_crash_mid_write_counts_only_writes_that_reach_their_commit()
     assert write("p3", 2, 5) == (200, False)
 
 
+def test_start_up_corruptions_count_only_the_requests_they_can_strike():
+    """Before: ``corrupt-checkpoint#2`` counted every authorized read and write, a read of no checkpoint and a
+    write answered from its receipt among them (neither has a stored checkpoint to alter), and
+    ``corrupt-journal#2`` every feed page, an empty one too: the fault struck another request than the
+    ``N``-th it could strike, or none. Now each counts only the requests that reach what it alters."""
+    import json
+
+    pytest.importorskip("fastapi")
+    from simkit.service import DEV_SCOPE, DEV_TENANT
+    from simkit.service.config import build_service
+    from simkit.service.http import _scheduler
+
+    def service(fault):
+        svc, faults = build_service(faults=[fault])
+        scheduled = _scheduler(faults)
+
+        def call(route, body):
+            version = {} if "command" in body else {"contract_version": 1}
+            r = svc.call(route, "Bearer dev", json.dumps({**version, "scope": DEV_SCOPE, **body}).encode(),
+                         scheduled=scheduled)
+            return r.status
+        return svc, call
+
+    svc, call = service("corrupt-checkpoint#2")
+    read = {"consumer_id": "cc"}
+    write = {"command": {"contract_version": 1, "idempotency_key": "p1", "consumer_id": "cc",
+                         "expected_revision": 0,
+                         "cursor": {"journal_id": svc.journal_id(DEV_TENANT, DEV_SCOPE), "sequence": 2}}}
+    assert call("/api/v1/memory/checkpoints/read", read) == 404        # nothing stored: not struck
+    assert call("/api/v1/memory/checkpoints", write) == 200            # creates it: nothing stored before
+    assert call("/api/v1/memory/checkpoints", write) == 200            # answered from its receipt
+    assert call("/api/v1/memory/checkpoints/read", read) == 200        # the 1st that could be struck
+    assert call("/api/v1/memory/checkpoints/read", read) == 500        # the 2nd: struck
+
+    svc, call = service("corrupt-journal#2")
+    head = svc.journals[next(iter(svc.journals))].head
+    end = {"journal_id": svc.journal_id(DEV_TENANT, DEV_SCOPE), "sequence": head}
+    assert call("/api/v1/memory/changes", {"query": {"after": end}}) == 200     # an empty page: not struck
+    assert call("/api/v1/memory/changes", {}) == 200                           # the 1st with entries
+    assert call("/api/v1/memory/changes", {}) == 500                           # the 2nd: struck
+
+
 # -- 9. generators that would not close, kept for ever -------------------------------------------------------
 UNDYING_RUNS = """import sys
 import simkit

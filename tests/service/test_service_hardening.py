@@ -344,16 +344,18 @@ def test_a_fault_the_route_can_honour_is_injected(transport, route, fault):
 
 def test_a_start_up_fault_without_a_route_counts_only_the_routes_that_can_honour_it():
     """``--fault corrupt-checkpoint#2`` was the 2nd authorized request of any route: a feed page took it and
-    it was never injected. Now it is the 2nd checkpoint read or write; ``corrupt-journal`` is the feed's."""
+    it was never injected. Now it is the 2nd checkpoint read or write that reads a stored checkpoint (the
+    first write stores one: nothing to corrupt); ``corrupt-journal`` is the feed's."""
     assert parse_fault("corrupt-journal#2") == FaultSpec("corrupt-journal", "changes", 2)
     svc = dev_service()
     with running(create_app(svc, [parse_fault("corrupt-checkpoint#2")])) as url:
         t = HttpTransport(url)
         try:
-            assert t.post(WRITE, write_body(svc, 2, 0, "k1")).status == 200          # 1st checkpoint call
+            assert t.post(WRITE, write_body(svc, 2, 0, "k1")).status == 200          # nothing stored before
             assert t.post(CHANGES, changes_body()).status == 200                     # not counted
+            assert t.post(READ, read_body()).status == 200                           # 1st to read one
             assert t.post(QUERY, query_body()).status == 200                         # not counted
-            r = t.post(READ, read_body())                                            # 2nd checkpoint call
+            r = t.post(READ, read_body())                                            # 2nd
             assert r.status == 500 and r.body["error"]["code"] == "integrity_failure"
         finally:
             t.close()
