@@ -111,3 +111,37 @@ def test_an_exec_consumer_that_commits_e106_at_position_5_is_kept_at_106(tmp_pat
     world = simkit.simulate(simkit.load("retry_walkthrough"),
                             f"exec:{sys.executable} {script}").world
     assert world.store.id_at(106) == "e106" and world.store.id_at(5) is None
+
+
+# -- 2. a consumer whose base class, in a helper module of its own, keeps memory in a class attribute -------
+HELPER = '''import simkit
+from simkit.ops import LOST, Commit, Effect
+
+
+class Base(simkit.Consumer):
+    """Runs the effect, then commits apart; remembers in a class attribute the effects it ran."""
+
+    ran = set()
+
+    def apply(self, event, applied_position):
+        if event.id not in self.ran:
+            if (yield Effect(event)) is LOST:
+                return LOST
+            self.ran.add(event.id)
+        return (yield Commit(event, "applied", applied_position))
+'''
+
+
+def test_a_class_attribute_of_a_base_in_another_module_is_gone_after_a_crash(tmp_path, monkeypatch):
+    """``mine.py`` (``from helper_r17 import Base; class Mine(Base): pass``), where ``Base`` keeps the effects
+    it ran in ``ran = set()``: each life ran ``mine.py`` afresh, but ``helper_r17`` was imported once, so
+    ``self.ran`` outlived the crash on ``retry_walkthrough`` and hid e107's second effect: ok, where the same
+    classes in one file are NOT ok (duplicated e107). Now each life's class holds its own copy of its imported
+    bases' class attributes, as a class defined in a function does (round 14): NOT ok either way."""
+    (tmp_path / "helper_r17.py").write_text(HELPER)
+    (tmp_path / "mine.py").write_text("from helper_r17 import Base\n\n\nclass Mine(Base):\n    pass\n")
+    (tmp_path / "one.py").write_text(HELPER + "\n\nclass Mine(Base):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for path in ("one.py", "mine.py"):
+        run = simkit.simulate(simkit.load("retry_walkthrough"), f"{tmp_path / path}:Mine")
+        assert run.verdict.duplicated == ["e107"], path
