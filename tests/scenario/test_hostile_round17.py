@@ -1,5 +1,11 @@
 """Hostile input, seventeenth round (a fresh tester): consumers that lie about where an event is (a position
-of their own for an event of the stream, in Python or over ``exec:``).
+of their own for an event of the stream, in Python or over ``exec:``), and a consumer whose base class,
+imported from a helper module of its own, keeps its memory in a class attribute. Forged ids, events the
+stream never served, a forged behaviour in a commit and ``applied_position`` raised past a forged receipt
+were judged as they should be (invariants 2 and 5); consumers raising in ``__init__`` (in a later life too)
+or whose ``run()`` is no generator were one line from ``run`` and ``audit``. Left as documented limits:
+memory in another module's globals, in ``os.environ`` or reached as ``sys.modules[__name__]``
+(docs/verdict.md: ``exec:`` for a real process per life).
 
 Each: the verdict the same run earns, or one line naming the parameter, file, key or flag and the problem (a
 :class:`simkit.SimkitError`, or exit status 2 and no traceback).
