@@ -19,9 +19,14 @@ life as a subclass of its own whose class attributes are copies of those it and 
 (:func:`copied`): a set on the class filled in one life is empty again in the next, as it is for a class from
 a file (and two workers no longer share it, as two processes do not).
 
-What this cannot wipe: state the consumer keeps in *another* module it imports (or in ``builtins``, or on
-disk), and, for a class with no module body to run again, what its methods reach by name (the class itself by
-name, a closure's variable, a notebook's global). For a consumer that must be judged as a real process,
+A base class the consumer imports from another module of its own is not run again: each life's class is a
+subclass holding copies of that base's class attributes, the same way (a helper's ``ran = set()`` filled by
+``self.ran.add`` outlived a crash, where the same code in one file did not: round 17).
+
+What this cannot wipe: state the consumer keeps in *another* module it imports (its globals, or in
+``builtins``, or on disk; its own module reached as ``sys.modules[__name__]`` is the one first loaded), and,
+for a class with no module body to run again, what its methods reach by name (the class itself by name, a
+closure's variable, a notebook's global). For a consumer that must be judged as a real process,
 ``--strategy exec:COMMAND`` starts one per life. simkit's own strategies keep no class or module state and are
 used as they are.
 """
@@ -140,15 +145,19 @@ def fresh(cls: type) -> type:
     finally:
         _RERUNNING[0] -= 1
     new = _at(again.__dict__, cls.__qualname__)
-    return new if isinstance(new, type) and new.__name__ == cls.__name__ else copied(cls)
+    if not (isinstance(new, type) and new.__name__ == cls.__name__):
+        return copied(cls)
+    # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
+    return copied(new, run_again=name)
 
 
-def _state(cls: type) -> dict[str, object]:
+def _state(cls: type, run_again: str | None = None) -> dict[str, object]:
     """The class attributes of ``cls`` and of its bases written outside simkit that are data (not a function,
-    descriptor or class, which a life cannot change without assigning to its class by name), nearest first."""
+    descriptor or class, which a life cannot change without assigning to its class by name), nearest first;
+    none of a class defined by the module ``run_again`` names, whose body ran again for this life."""
     state: dict[str, object] = {}
     for base in cls.__mro__:
-        if base is object or _ours(base):
+        if base is object or _ours(base) or base.__module__ == run_again:
             continue
         for name, value in vars(base).items():
             if (name not in state and not (name.startswith("__") and name.endswith("__"))
@@ -157,15 +166,16 @@ def _state(cls: type) -> dict[str, object]:
     return state
 
 
-def copied(cls: type) -> type:
-    """``cls`` for one life when its module body cannot run again (the module docstring): a subclass holding
-    a deep copy of each class attribute :func:`_state` finds, so that what one life put in it is gone in the
-    next (one that cannot be copied, a lock, is inherited as it is); ``cls`` itself when none needs a copy (an
-    int, a str, a tuple of them)."""
+def copied(cls: type, run_again: str | None = None) -> type:
+    """``cls`` for one life when its module body cannot run again (the module docstring), or its bases' when
+    they are another module's (``run_again``: :func:`_state`): a subclass holding a deep copy of each class
+    attribute :func:`_state` finds, so that what one life put in it is gone in the next (one that cannot be
+    copied, a lock, is inherited as it is); ``cls`` itself when none needs a copy (an int, a str, a tuple of
+    them)."""
     if _ours(cls):
         return cls
     own = {}
-    for name, value in _state(cls).items():
+    for name, value in _state(cls, run_again).items():
         try:
             if (again := copy.deepcopy(value)) is not value:
                 own[name] = again

@@ -10,9 +10,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import ItemsView, Mapping, Sequence, ValuesView
+from dataclasses import replace
 from typing import Literal
 
-from simkit.model import Event, default_id, default_position
+from simkit.model import Event, default_id, default_position, is_default_id
 from simkit.truth.columns import Codes, evenly_spaced
 
 __all__ = ["EventTable"]
@@ -115,6 +116,21 @@ class EventTable(Mapping):
         """The event of row ``i``."""
         return Event(self.ids[i] if self.ids is not None else default_id(self.positions[i]),
                      self.positions[i], self.behaviors[i])
+
+    def placed(self, op):
+        """``op``, a request about one event, with its event where the stream holds it. A consumer may send an
+        event of the stream at a position of its own (an ``exec:`` line, or an ``Event`` it built): the world
+        matches the scenario's faults, keeps the receipt and fingerprints the call by the provider's copy, as
+        the handler decides by its behaviour (:class:`~simkit.world.sink.Sink`). A position of its own dodged
+        the scenario's crash at the event's (round 17). An id the stream does not hold keeps its own."""
+        e = op.event
+        eid, position, plain = e.id, e.position, type(e) is Event
+        if plain and self.ids is None and is_default_id(eid, position):
+            return op                   # a default id at its own position: the stream's event, or none
+        i = self.row(eid)
+        if i is None or (plain and self.positions[i] == position):
+            return op
+        return replace(op, event=Event(eid, self.positions[i], e.behavior))
 
     def by_position(self) -> tuple[Sequence, Sequence]:
         """Ids and positions in position order (ties in the stream's order), as sequences built on read."""

@@ -101,12 +101,11 @@ class World(TimedRequests):
         self.trace = Trace() if keep_trace else None
         if self.trace is None:
             self._row = untraced  # type: ignore[method-assign]  # (not a bound method kept: a cycle)
-        #: one commit's rows in one call (:meth:`_journaled`), where the commit is the memory store's and a
-        #: transactional effect is the sink's own (:meth:`Driver.record_effect` not overridden)
+        #: one commit's rows in one call (:meth:`_journaled`): memory store, sink's own effect, default ids
         store = self.store
         self._journal = (journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
                          if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
-                         else None)
+                         and self.provider.events.ids is None else None)
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
@@ -243,8 +242,10 @@ class World(TimedRequests):
             if (yield from self._execute(worker, Effect(op.event))) is LOST:
                 return LOST
             return (yield from self._execute(worker, Commit(op.event, op.outcome, op.applied_position)))
+        if per_event := DECLARED[t].per_event:  # its faults strike where the stream holds its event
+            op = self.provider.events.placed(op)
+        event = op.event if per_event else None
         before, after = crash_points(op)
-        event = op.event if DECLARED[t].per_event else None
         if before and (pause := self._point(worker, before, event)) is not None:
             yield from self._pause(worker, pause, event)
         result = (yield from run(self, worker, op)) if t in self.timed else run(self, worker, op)
@@ -369,7 +370,7 @@ class World(TimedRequests):
         self.clock.ahead += latency
         if (row := self._journal) is not None and (done := self._journaled(worker, op, row)) is not None:
             return done
-        ok = Driver.commit(self, worker, op)
+        ok = Driver.commit(self, worker, op := self.provider.events.placed(op))     # (a forged position)
         self._row(worker, commit_step(op.outcome), op.event, op.outcome if ok else CONFLICT)
         return ok
 
