@@ -93,3 +93,29 @@ def test_a_newline_in_an_out_path_is_said_as_its_escape(tmp_path, args, name, sa
     escaped = str(out).replace("\n", "\\n")
     assert said.format(escaped) in done.stdout
     assert not any(line.startswith("b.") for line in done.stdout.splitlines())
+
+
+# -- 3. --help and --version onto a standard output that refuses the write -----------------------------------
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "--help"], ["serve", "--help"]])
+def test_help_and_version_onto_a_full_stdout_are_one_line(args):
+    """``simkit list > /dev/full`` is one line and exit status 2 (docs/cli.md: standard output that refuses a
+    write); ``simkit --help > /dev/full`` (and ``--version``, ``run --help``) exited 0 with nothing written
+    and nothing said: argparse drops the OSError of its own write. Now the same line, exit status 2."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "simkit", *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, env=env, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "simkit: standard output: cannot write to it: No space left on device\n"
+
+
+def test_help_to_a_reader_that_goes_away_ends_quietly():
+    """``simkit --help | head -c1``: as before, exit status 0 and nothing on stderr."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "run", "--help"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()
+    assert proc.wait(timeout=120) == 0
+    assert proc.stderr.read() == b""
