@@ -170,9 +170,8 @@ def cmd_demo(args) -> int:
     with atomic("--out", out) as tmp:
         output.save_figure(worst, tmp, "timeline")
     say(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
-    say(table([verdict_row(r) for r in runs]))
-    say(f"\nwrote {printable(args.out)}: the timeline of {worst.strategy}, resume_cursor against "
-        "applied_position")
+    say(table([verdict_row(r) for r in runs]) + f"\n\nwrote {printable(args.out)}: the timeline of "
+        f"{worst.strategy}, resume_cursor against applied_position")
     return 0
 
 

@@ -80,6 +80,7 @@ def test_a_pool_whose_locks_cannot_be_made_is_one_line_naming_jobs(tmp_path, arg
      "wrote {}: one row per run"),
     (["audit", "persist_token_on_fetch", "--budget", "30", "--jobs", "1"], "a\nb.toml",
      "wrote {}: replay with"),
+    (["demo"], "a\nb.png", "wrote {}: the timeline of persist_token_on_fetch"),
 ])
 def test_a_newline_in_an_out_path_is_said_as_its_escape(tmp_path, args, name, said):
     """``--out 'a<newline>b.toml'`` is a file name Linux allows, and it was written; but the summary's
