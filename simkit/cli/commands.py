@@ -30,7 +30,7 @@ from simkit.world.guard import WALL_SECONDS
 
 from . import output
 from .contained import contained, within, workers_die
-from .output import atomic, check_folder, check_out, figure_formats, say, write_text
+from .output import atomic, check_folder, check_out, figure_formats, say, temporary, write_text
 from .reaper import Stall
 
 __all__ = ["COMMANDS", "DEMO_SCENARIO", "compare", "cmd_run", "cmd_compare", "cmd_list", "cmd_demo",
@@ -170,8 +170,8 @@ def cmd_demo(args) -> int:
     with atomic("--out", out) as tmp:
         output.save_figure(worst, tmp, "timeline")
     say(f"simkit demo: every strategy on '{sc.name}' (seed {sc.seed})\n{_shown(sc.description)}\n")
-    say(table([verdict_row(r) for r in runs]))
-    say(f"\nwrote {args.out}: the timeline of {worst.strategy}, resume_cursor against applied_position")
+    say(table([verdict_row(r) for r in runs]) + f"\n\nwrote {printable(args.out)}: the timeline of "
+        f"{worst.strategy}, resume_cursor against applied_position")
     return 0
 
 
@@ -225,7 +225,7 @@ def cmd_explore(args) -> int:
     if x.first_violation is not None:
         crash = crash_args(sc, x.first_violation[0], args.with_scenario_faults)
         if out:
-            say(f"  wrote {args.out}: replay with {replay}")
+            say(f"  wrote {printable(args.out)}: replay with {replay}")
         elif crash is not None:
             say(f"  replay: {_replay_command(args.scenario, args, seed, crash)}")
         else:
@@ -261,9 +261,9 @@ def cmd_sweep(args) -> int:
     with ExitStack() as stack:
         tmp = stack.enter_context(atomic("--out", out)) if out else None
         # bounded by --seeds (sweeps.MAX_RUNS runs at most), and each run by the stall: no clock for the whole
-        stall = stack.enter_context(Stall(SWEEP_STALL, f"{who}: no run ended for {SWEEP_STALL:g} s of "
-                                                       "wall-clock time (a consumer that takes SIGALRM, "
-                                                       "and sleeps or spins?); stopped, nothing reported"))
+        stall = stack.enter_context(temporary(who, lambda: Stall(
+            SWEEP_STALL, f"{who}: no run ended for {SWEEP_STALL:g} s of wall-clock time (a consumer that "
+                         "takes SIGALRM, and sleeps or spins?); stopped, nothing reported")))
 
         def work() -> str:
             for s in args.strategy or ():       # here: a module that ends the process at import is one line
@@ -276,7 +276,7 @@ def cmd_sweep(args) -> int:
             if tmp is not None:                 # written here, renamed into place by the command
                 result.write(tmp)
             return (json.dumps(result.as_dict(args.out)) if args.json else sweeps.summary_table(result)
-                    + (f"\n\nwrote {args.out}: one row per run" if args.out else ""))
+                    + (f"\n\nwrote {printable(args.out)}: one row per run" if args.out else ""))
         text = _apart(math.inf, work, who, args, stall, leftovers=(tmp,) if tmp is not None else ())
     say(text)
     return 0
@@ -335,7 +335,7 @@ def cmd_live(args) -> int:
                    args.timeout, scratch=scratch)
         return json.dumps(run.as_dict()) if args.json else live_summary(run)
     # the temporary folder is this process's: removed however the run's process ends (SIGKILL, its budget)
-    with tempfile.TemporaryDirectory(prefix="simkit-live-") as scratch:
+    with temporary(f"live {sc.name}", lambda: tempfile.TemporaryDirectory(prefix="simkit-live-")) as scratch:
         text = _apart(args.timeout + RUN_BUDGET, work, f"live {sc.name}", args, leftovers=(scratch,))
     say(text)
     return 0

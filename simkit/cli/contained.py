@@ -45,7 +45,7 @@ from simkit.tools.pool import die_with_parent, terminated, worker_start
 
 from .answers import Answers, ended, workers_die
 from .answers import closed as _closed
-from .output import own_stdout, standard_fds
+from .output import own_stdout, standard_fds, temporary
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
@@ -124,17 +124,17 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
     parent, fds = os.getpid(), list[int]()
     # the work's temporary files (the simulation's SQLite stores): a killed work (its budget, a consumer's
     # os._exit) left them in the system's folder; here they go with the work, and with the reaper's leftovers
-    scratch = tempfile.mkdtemp(prefix="simkit-work-")
+    scratch = temporary(who, lambda: tempfile.mkdtemp(prefix="simkit-work-"))
     try:
         for _ in range(3):                      # answers (work -> command), control, status (reaper's)
             fds.extend(os.pipe())
         r, w, cr, cw, sr, sw = fds
         pid = os.fork()
-    except OSError:                             # EMFILE, EAGAIN, ENOMEM: no child, and no pipe left open
+    except OSError as exc:                      # EMFILE, EAGAIN, ENOMEM: no child, and no pipe left open
         for fd in fds:
             os.close(fd)
         shutil.rmtree(scratch, ignore_errors=True)
-        raise
+        raise SimkitError(f"{who}: cannot start the process doing the work: {exc.strerror or exc}") from None
     if pid == 0:  # pragma: no cover -- the reaper, measured by its parent's tests
         for fd in (r, cw, sr):
             os.close(fd)

@@ -16,7 +16,7 @@ from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
            "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell",
-           "standard_fds"]
+           "standard_fds", "temporary"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
 #: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's
@@ -274,6 +274,17 @@ def check_folder(option: str, path: str) -> None:
         raise SimkitError(f"{option} {path}: {name} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SimkitError(f"{option} {path}: cannot write into {name}")
+
+
+def temporary(who: str, make):
+    """``make()``, which makes a command's temporary file or folder (``tempfile``'s): a full disk (or
+    ``RLIMIT_FSIZE``) where ``TMPDIR`` and ``/tmp`` are is one line opening with ``who``, not the traceback of
+    Python's "No usable temporary directory found"."""
+    try:
+        return make()
+    except OSError as exc:
+        raise SimkitError(f"{who}: cannot make a temporary file or folder for the work: "
+                          f"{exc.strerror or exc} (a full disk where TMPDIR or /tmp is?)") from None
 
 
 class CannotWrite(OSError):

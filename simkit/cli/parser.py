@@ -17,6 +17,8 @@ from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools.sweep import MAX_SEEDS
 
+from .output import own_stdout, say
+
 __all__ = ["DESCRIPTION", "EXPLORE_BUDGET", "MAX_ARGUMENTS", "MAX_BUDGET", "Parser", "build_parser", "number"]
 
 DESCRIPTION = """\
@@ -62,6 +64,16 @@ class Parser(argparse.ArgumentParser):
             raise _not_plain(action.option_strings[0] if action.option_strings else action.dest, arg_string,
                              action.type)
         return super()._get_value(action, arg_string)
+
+    def _print_message(self, message, file=None):
+        """``--help`` and ``--version`` written as every command writes its answer (:func:`.output.say`):
+        standard output that refuses the write (a full disk, ``/dev/full``) is one line and exit status 2,
+        where argparse dropped the OSError and exited 0 with nothing written."""
+        if message and (file is None or file is sys.stdout):
+            with own_stdout():
+                say(message, end="")
+        elif message:
+            super()._print_message(message, file)
 
     def error(self, message):
         """``simkit: run: argument --seed: invalid int value: 'x' (see simkit run --help)``, from main()."""

@@ -378,7 +378,7 @@ def audit_text(result: Audit, path: str | None = None) -> str:
         if path:
             seed = failure_data(result).get("seed", result.failures[0].case.seed)
             replay = printable(replay_command(path, result.reference, seed))
-            lines.append(f"wrote {path}: replay with {replay}")
+            lines.append(f"wrote {printable(path)}: replay with {replay}")
     return "\n".join(lines)
 
 

@@ -72,7 +72,11 @@ def pool_map(fn, tasks: list, jobs: int, done=None, chunksize: int | None = None
     before = set(multiprocessing.active_children())
     threading.excepthook = _cancelled_quietly(threading.excepthook)        # the pool's thread may outlive us
     with terminated():
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),))
+        try:        # its locks are files in /dev/shm: a full one (or RLIMIT_FSIZE) refuses them
+            pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),))
+        except OSError as exc:
+            raise SimkitError(f"jobs {jobs}: cannot start a pool of worker processes: {exc.strerror or exc} "
+                              "(a full /dev/shm? or --jobs 1)", param="jobs") from None
         try:
             for result in pool.map(fn, tasks, chunksize=chunksize):
                 if done is not None:

@@ -120,7 +120,7 @@ class Shrunk:
                  f"  from {size(a)} to {size(b)} ({self.runs} runs tried)",
                  f"  shrunk run: {counts_line(self.run.verdict, brief=True)}"]
         if out:
-            lines.append(f"  wrote {out}: replay with {printable(self.replay(out))}")
+            lines.append(f"  wrote {printable(out)}: replay with {printable(self.replay(out))}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
