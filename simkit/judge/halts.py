@@ -10,13 +10,15 @@ behind served positions; or it is the provider refusing a cursor it issued as th
 served (or its start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
 
 *A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed
-(the page's own order, the receipts at the page's positions, the ``applied_position`` it loaded before the
-fetch) and that then commits a receipt or an effect for an event of that page, or a barrier publishing its
-``next_cursor``, before it fetches again, went on where it had to stop. Only breaches a consumer can see count
-here, so that a consumer doing exactly what ``safe`` does is never reported.
+(the page's own order, the receipts at the page's positions, the ``applied_position`` it loaded, or its own
+barrier wrote, before the fetch) and that then commits a receipt or an effect for an event of that page, or
+a barrier publishing its ``next_cursor``, while that page was the one it acted on (the attempt's, or a page
+read ahead it processed), went on where it had to stop. Only breaches a consumer can see count here, so that
+a consumer doing exactly what ``safe`` does is never reported.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 
 from simkit.model import TERMINAL
@@ -125,9 +127,13 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     # first position is read from the provider's table, where it knows the page's rows (no id built)
     ranks = provider.served_ranks if not shared else None
     loaded: dict[int, int] = {}
+    # what a worker holds of the checkpoint: what it last loaded, or the checkpoint its own barrier just wrote
+    # (a consumer may take that as its next attempt identity and load nothing: a gap behind it went unseen)
     reads = ((seq, 0, w, checkpoint.applied_position) for seq, _t, w, checkpoint in truth.store.reads)
+    wrote = ((seq, 0, w, after[1]) for seq, _t, w, kind, _b, after in truth.store.writes.states()
+             if kind != "commit")
     rows = ((seq, 1, k, w) for k, (seq, w) in enumerate(log.fields(0, 2)))
-    for _seq, kind, who, value in heapq.merge(reads, rows):
+    for _seq, kind, who, value in heapq.merge(reads, wrote, rows):
         if kind == 0:
             loaded[who] = value
             continue
@@ -170,56 +176,97 @@ def _seen(found: Outcomes, receipts: _Receipts, shared: dict, events, ids, seq: 
 
 def unhalted(truth, found: Outcomes) -> list[dict]:
     """Step 3's missing halts: for each response :func:`breaches` names, the first receipt or effect its
-    worker wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, before
-    it fetched again. Each as ``{time, worker, detail}``."""
+    worker wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, while
+    that page was the one the write acted on (:class:`_Attempts`). Each as ``{time, worker, detail}``."""
     bad = breaches(truth, found)
     if not bad:
         return []
     log = truth.provider.log
-    after: dict[int, int] = {}          # row -> the seq of its worker's next response, if any
-    last: dict[int, int] = {}
-    for k, (seq, _t, w, _c, _n, _ids) in enumerate(log):
-        if w in last:
-            after[last[w]] = seq
-        last[w] = k
+    watched = {eid for k in bad for eid in log[k][5]}
+    attempts = _Attempts(truth)
+    first: dict[int, tuple[int, float, str]] = {}       # bad row -> its first write: (seq, time, what)
+
+    def note(row, seq: int, time: float, what: str) -> None:
+        if row in bad and (row not in first or seq < first[row][0]):
+            first[row] = (seq, time, what)
+
+    for seq, t, w, eid, outcome in truth.store.receipt_log:
+        if w and eid in watched:
+            note(attempts.page_of(w, seq, eid), seq, t, f"{outcome} receipt for {eid}")
+    for seq, t, w, eid in truth.sink.effects:
+        if w and eid in watched:
+            note(attempts.page_of(w, seq, eid), seq, t, f"effect of {eid}")
+    for seq, t, w, kind, before, after in truth.store.writes.states():
+        if kind != "commit" and after[0] != before[0]:
+            note(attempts.published(w, seq, before[0], after[0]), seq, t, f"{kind} publishing {after[0]!r}")
     out = []
-    for k, why in bad.items():
-        seq, _t, worker, cursor, next_cursor, ids = log[k]
-        end = after.get(k, float("inf"))
-        wrote = _first_write(truth, worker, seq, end, set(ids), next_cursor)
-        if wrote is not None:
-            time, what = wrote
-            out.append(
-                {
-                    "time": time,
-                    "worker": worker,
-                    "detail": f"{what} after page {cursor!r} showed {why}, where step 3 stops the attempt",
-                }
-            )
+    for k, (_seq, time, what) in first.items():
+        _s, _t, worker, cursor, _next, _ids = log[k]
+        detail = f"{what} after page {cursor!r} showed {bad[k]}, where step 3 stops the attempt"
+        out.append({"time": time, "worker": worker, "detail": detail})
     out.sort(key=lambda d: (d["time"], d["worker"]))
     return out
 
 
-def _first_write(truth, worker: int, start: int, end: float, ids: set, next_cursor: str):
-    """The first durable write by ``worker`` with ``start < seq < end`` that acts on the page: ``(time,
-    what)``. Each log is in sequence order: its scan stops at ``end``, or at the first such write."""
-    found = []
-    for seq, t, w, eid, outcome in truth.store.receipt_log:
-        if seq >= end:
-            break
-        if w == worker and seq > start and eid in ids:
-            found.append((seq, t, f"{outcome} receipt for {eid}"))
-            break
-    for seq, t, w, eid in truth.sink.effects:
-        if seq >= end:
-            break
-        if w == worker and seq > start and eid in ids:
-            found.append((seq, t, f"effect of {eid}"))
-            break
-    for seq, t, w, kind, before, after in truth.store.writes.states():
-        if seq >= end:
-            break
-        if w == worker and seq > start and kind != "commit" and after[0] == next_cursor != before[0]:
-            found.append((seq, t, f"{kind} publishing {next_cursor!r}"))
-            break
-    return min(found)[1:] if found else None
+class _Attempts:
+    """Which response a worker's write acted on. A receipt or an effect acts on the worker's latest response
+    to the durable ``resume_cursor`` (the attempt's page) if that serves the event, else on its latest
+    response that served the event (a page read ahead, processed before its turn); a barrier on the latest
+    response fetched with the cursor it replaces that returned the cursor it publishes (else the latest
+    that returned it, as invariant 3 reads it). Not "the writes before the worker fetches again": a
+    consumer that reads the next page ahead fetches before it processes the page it has, so a breach was
+    dodged by a fetch of another page, and a write of the current page was blamed on the page read ahead
+    where the two overlap."""
+
+    def __init__(self, truth):
+        self._log = log = truth.provider.log
+        self._seqs: dict[int, list[int]] = {}           # worker -> the seqs of its responses, in order
+        self._rows: dict[int, list[int]] = {}           # worker -> their rows in the provider's log
+        for k, (seq, w) in enumerate(log.fields(0, 2)):
+            self._seqs.setdefault(w, []).append(seq)
+            self._rows.setdefault(w, []).append(k)
+        self._write_seqs, self._cursors = [], []      # each write's seq and the durable cursor before it
+        for seq, _t, _w, _kind, before, _after in truth.store.writes.states():
+            self._write_seqs.append(seq)
+            self._cursors.append(before[0])
+        self._final = truth.store.checkpoint.resume_cursor
+
+    def _cursor_at(self, seq: int) -> str:
+        """The durable ``resume_cursor`` when the write at ``seq`` was made (a commit keeps it)."""
+        i = bisect.bisect_left(self._write_seqs, seq)
+        return self._cursors[i] if i < len(self._cursors) else self._final
+
+    def _before(self, worker: int, seq: int):
+        """The rows of ``worker``'s responses before ``seq``, the latest first."""
+        rows = self._rows.get(worker, [])
+        return reversed(rows[:bisect.bisect_left(self._seqs.get(worker, []), seq)])
+
+    def page_of(self, worker: int, seq: int, eid: str) -> int | None:
+        """The row of the response the receipt or effect of ``eid`` at ``seq`` acted on, if any."""
+        cursor, attempt_seen, serving = self._cursor_at(seq), False, None
+        for k in self._before(worker, seq):
+            _s, _t, _w, c, _n, ids = self._log[k]
+            serves = eid in ids
+            if c == cursor and not attempt_seen:
+                if serves:
+                    return k
+                if serving is not None:
+                    return serving
+                attempt_seen = True
+            elif serves and serving is None:
+                if attempt_seen:
+                    return k
+                serving = k
+        return serving
+
+    def published(self, worker: int, seq: int, cursor: str, next_cursor: str) -> int | None:
+        """The row of the response whose ``next_cursor`` the write at ``seq`` published from ``cursor``."""
+        returned = None
+        for k in self._before(worker, seq):
+            _s, _t, _w, c, n, _ids = self._log[k]
+            if n == next_cursor:
+                if c == cursor:
+                    return k
+                if returned is None:
+                    returned = k
+        return returned

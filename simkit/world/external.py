@@ -74,7 +74,7 @@ class ExternalService:
         if self.sink.kind == "idempotent" and key in self._ran:
             return self._log(worker, identity, "deduplicated")
         self._ran.add(key)
-        self.sink.record(worker, identity.operation_id)
+        self.sink.record(worker, self.sink.effect_of(identity.operation_id, identity.fingerprint))
         return self._log(worker, identity, "ran")
 
     def crossed(self, identity: Reservation, differs: str) -> Reply:

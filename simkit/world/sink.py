@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from simkit.model import Event, EventSpec
+from simkit.model import Event, EventSpec, canonical_request, fingerprint
 from simkit.truth.clock import Clock, TimeSource
 from simkit.truth.columns import IdMap
 from simkit.truth.log import DecisionLog, EffectLog
@@ -45,6 +45,8 @@ class Sink:
         self.effect_count: IdMap | dict[str, int] = IdMap()
         #: (seq, time, worker, event id, decision) for every handler decision
         self.decisions = DecisionLog()
+        #: event id -> the fingerprint of its canonical request (:meth:`effect_of`), as first asked
+        self._canonical: dict[str, str] = {}
 
     def decide(self, worker: int, event: Event) -> str:
         """The handler's outcome for ``event`` now: ``apply``,
@@ -117,6 +119,22 @@ class Sink:
         the latest decision per event. Its logs are history, left out."""
         calls, seen = self.handler_state(events)
         return dict(self.effect_count.items()), calls, seen, {rec[3]: rec[4] for rec in self.decisions}
+
+    def effect_of(self, operation_id: str, request_fingerprint: str) -> str:
+        """Whose effect a request the external service ran is: ``operation_id``, the event's, when it carries
+        the fingerprint of the event's canonical request (or the id is none of the stream's); else another
+        request's that reused the operation id, kept as ``"<id>/<fingerprint's first 12 digits>"``, an effect
+        no handler decided. (A consumer that called with a tuple of its own, a request body that is not the
+        event's, had the effect credited to the event: its ``applied`` receipt held, and the run was ok.)"""
+        table = self._events
+        if table is None or (row := table.row(operation_id)) is None:
+            return operation_id
+        canonical = self._canonical.get(operation_id)
+        if canonical is None:
+            canonical = self._canonical[operation_id] = fingerprint(canonical_request(table.event(row)))
+        if request_fingerprint == canonical:
+            return operation_id
+        return f"{operation_id}/{request_fingerprint[:12]}"
 
     def record(self, worker: int, event_id: str) -> None:
         self.effects.add(self.clock.tick(), self.clock.now, worker, event_id)
