@@ -3,7 +3,6 @@ so that neither imports the other: the world records ground truth, :func:`simula
 """
 from __future__ import annotations
 
-from contextlib import ExitStack
 from dataclasses import dataclass, field, fields
 
 from simkit.errors import ScenarioError, SimkitError, StrategyError, described
@@ -24,13 +23,7 @@ from simkit.truth.trace import Trace
 from simkit.world.memo import per_scenario
 from simkit.world.simulation import World
 
-__all__ = ["REENTERED", "Run", "checked", "consumer_class", "judged", "simulate"]
-
-#: What :func:`simulate` says when called while a run of its thread is going on (a consumer's hook calling
-#: it): it spoke of the garbage collector's pause (:mod:`simkit.truth.collector`), which it then met. The
-#: consumer's error line adds the hook it came from (``... in validate (mine.py:12)``).
-REENTERED = ("simulate() was called from inside a running simulation (one run at a time in a thread: a "
-             "consumer's hook cannot start another; run it before or after this one)")
+__all__ = ["Run", "checked", "consumer_class", "judged", "simulate"]
 
 
 @dataclass
@@ -108,11 +101,7 @@ def judged(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed: 
         raise SimkitError(f"seed {described(seed)}: must be an integer within {MAX_INT} either side of 0",
                           param="seed")
     faults = _faults(faults, scenario)
-    with ExitStack() as stack:
-        try:
-            stack.enter_context(paused())
-        except RuntimeError:            # the pause of the run this call is inside: said of the call itself
-            raise RuntimeError(REENTERED) from None
+    with paused():                      # refused inside a run of this thread (a hook's simulate): one line
         world = World(scenario, strategy, seed, faults, settlement).run()
         truth = world.ground_truth()
         run = Run(scenario.name, strategy_name(strategy), seed, check(truth), world)

@@ -216,7 +216,7 @@ KEEP_UNCLOSED = 8
 def _let_all_go() -> None:
     """At exit, where each was collected and its message printed after all the script printed, let all go."""
     while _UNCLOSED:
-        _let_go(_UNCLOSED)
+        _let_go()
 
 
 def end(strategy: type, gen) -> None:
@@ -227,17 +227,17 @@ def end(strategy: type, gen) -> None:
         _UNCLOSED.append(gen)
         del gen
         while len(_UNCLOSED) > KEEP_UNCLOSED:
-            _let_go(_UNCLOSED)
+            _let_go()
         raise consumer_error(strategy, exc) from exc
 
 
-def _let_go(unclosed: deque) -> None:
-    """Drop the oldest of ``unclosed``. Freed at once, it is closed again and refuses again: Python's report
-    of that, made to ``sys.unraisablehook`` about this very generator, is passed over; every other report
-    goes on as before. Its run's world may still hold it, in a cycle the collector has not freed yet (a
+def _let_go() -> None:
+    """Drop the oldest of :data:`_UNCLOSED`. Freed at once, it is closed again and refuses again: Python's
+    report of that, made to ``sys.unraisablehook`` about this very generator, is passed over; every other
+    report goes on as before. Its run's world may still hold it, in a cycle the collector has not freed yet (a
     SimPy process's frame): collected first. (One something else still holds is freed later, unwatched.)"""
     try:
-        gen = unclosed.popleft()
+        gen = _UNCLOSED.popleft()
     except IndexError:                      # another thread's run let it go
         return
     if sys.getrefcount(gen) > 2:            # this name and getrefcount's argument

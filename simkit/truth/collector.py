@@ -17,7 +17,12 @@ import gc
 import threading
 from contextlib import contextmanager
 
-__all__ = ["paused", "is_paused"]
+__all__ = ["REENTERED", "paused", "is_paused"]
+
+#: Why a pause inside another of the same thread is refused: a run started inside a running one (a consumer's
+#: hook calling ``simulate``), whatever started it; the consumer's error line adds the hook it came from
+REENTERED = ("simulate() was called from inside a running simulation (one run at a time in a thread, one "
+             "pause per run: a consumer's hook cannot start another; run it before or after this one)")
 
 _lock = threading.Lock()
 _holders = 0  # paused() blocks running now, one per thread at most (a dask or thread pool's runs)
@@ -40,8 +45,7 @@ def paused():
     """
     global _holders, _was_on
     if getattr(_mine, "held", False):
-        raise RuntimeError("the garbage collector is already paused: one pause per run, at its outermost "
-                           "place (simkit.truth.collector)")
+        raise RuntimeError(REENTERED)
     with _lock:
         if _holders == 0:
             _was_on = gc.isenabled()
