@@ -21,7 +21,7 @@ from pathlib import Path
 
 from simkit.errors import ConsumerError, told
 from simkit.model import Reservation, Scenario
-from simkit.ops import WELL_FORMED, crash_points
+from simkit.ops import DECLARED, WELL_FORMED, crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import MALFORMED_SIGNS, RAISED, consumer_error, refuse_malformed
@@ -202,10 +202,13 @@ class Driver(driver.Driver):
             return str(done)
 
     def execute(self, op):
-        """One request, by its type (:attr:`~simkit.procedure.driver.Driver.dispatch`)."""
-        run = self.dispatch.get(type(op))
+        """One request, by its type (:attr:`~simkit.procedure.driver.Driver.dispatch`); a request about one
+        event with the event where the stream holds it, as in the simulation (``EventTable.placed``)."""
+        run = self.dispatch.get(t := type(op))
         if run is None:
             raise consumer_error(self.strategy, None, op)
+        if DECLARED[t].per_event:
+            op = self.provider.events.placed(op)
         try:
             return run(self, self.worker, op)
         except MALFORMED_SIGNS:

@@ -12,7 +12,22 @@ from simkit.errors import SimkitError
 from simkit.live.run import live
 
 CONSUMERS = UNSTORABLE + WRONG_TYPES + '''
+import dataclasses
 from simkit.ops import Fetch, Wait
+from simkit.model import Event
+
+
+class ForgesEveryPosition(Consumer):
+    """``safe``, sending every request about one event with the event 1,000 positions on"""
+    def run(self):
+        gen, result = super().run(), None
+        while True:
+            request = gen.send(result)
+            event = getattr(request, "event", None)
+            if isinstance(event, Event):
+                request = dataclasses.replace(request, event=Event(event.id, event.position + 1000,
+                                                                   event.behavior))
+            result = yield request
 
 
 class ReturnsAtOnce(Consumer):
@@ -75,3 +90,14 @@ def test_the_library_refuses_a_folder_of_nothing_by_name(tmp_path, monkeypatch, 
     with pytest.raises(SimkitError, match="^folder .*: names no folder$") as refused:
         live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), folder=folder)
     assert refused.value.param == "folder" and list(tmp_path.iterdir()) == []
+
+
+def test_a_forged_position_decides_nothing_as_in_run(consumers, capsys):
+    """(round 17's in the simulation) live kept the receipt of ``Commit(Event("e3", 1003), ...)`` at 1003: the
+    next ``Lookup`` showed no holder at 3, the consumer's own step 3 saw a gap and halted, NOT ok. Now live's
+    driver takes the event where the stream holds it, as the world does: the run is ``safe``'s."""
+    verdicts = []
+    for strategy in ("consumers.py:ForgesEveryPosition", "safe"):
+        assert main(["live", "ignored_event", "--strategy", strategy, "--kills", "0", "--json"]) == 0
+        verdicts.append({k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "strategy"})
+    assert verdicts[0] == verdicts[1] and verdicts[0]["ok"] is True
