@@ -1,0 +1,169 @@
+"""Hostile input, twentieth round (a fresh tester): wrong verdicts. Step 4 ("process events in source order
+... stop at the first outcome that is not durable and terminal") was judged only through invariant 2: a
+consumer that processed each page newest first, or went on past a failure, a review or a hold and came back
+for it, was ok as long as it kept ``applied_position`` at the prefix until the barrier, in Python and over
+``exec:``.
+Now the first receipt or effect written for an event while an earlier event of its page had none, and got one
+later, is reported in ``unhalted`` (the procedure's "went on where it had to stop").
+
+Held: the correct consumers that are not ``safe`` (reading ahead, before or after processing, a remembered
+identity, receipts only, extra polls) on every bundled, corner, wide and sweep case the audit runs, a backfill
+done after the events above it, and the golden verdicts.
+
+Each: the verdict the same run earns.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import simkit
+from simkit.ops import BLOCKED, LOST, Handle, Skip
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutants.correct import ReadAhead  # noqa: E402
+from mutants.unseen import PipelinedReadAhead  # noqa: E402
+
+_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
+
+
+def _scenario(tmp_path: Path, name: str, pages: list[tuple[str, list[int], str]],
+              head: tuple[str, ...] = (), tail: tuple[str, ...] = ()) -> simkit.Scenario:
+    lines = [f'description = "{name}"', *head]
+    for cursor, positions, next_cursor in pages:
+        lines += ["[[pages]]", f'cursor = "{cursor}"', f"positions = {positions}",
+                  f'next_cursor = "{next_cursor}"']
+    path = tmp_path / f"{name}.toml"
+    path.write_text("\n".join([*lines, *tail]) + "\n")
+    return simkit.load(str(path))
+
+
+def _step4(v: dict) -> list[str]:
+    return [d["detail"] for d in v["unhalted"] if "where step 4 processes events in source" in d["detail"]]
+
+
+# -- 1. a page processed newest first, applied_position held at the prefix until the barrier -----------------
+class CarefulNewestFirst(simkit.Consumer):
+    """Unsafe (step 4): walks each page in reverse; no commit raises ``applied_position``, the barrier raises
+    it once every event is done, so invariant 2 never sees it."""
+
+    def process(self, checkpoint, page, receipts):
+        held = checkpoint.applied_position
+        for event in reversed(page.events):
+            if self.is_replay(event, receipts, held):
+                yield Skip(event)
+                continue
+            decision = yield Handle(event)
+            if decision not in ("apply", "ignore", "quarantine"):
+                return "blocked", held
+            result = yield from getattr(self, decision)(event, held)
+            if result is LOST or result is BLOCKED:
+                return ("lost" if result is LOST else "blocked"), held
+        return "done", max([held, *(e.position for e in page.events)])
+
+
+def test_a_page_processed_newest_first_is_not_ok(tmp_path):
+    """C1 serves 1, 2, 3. The consumer above applies 3, 2, 1 and passes the barrier with 3: nothing lost, no
+    invariant broken, and it was ok. Now ``unhalted`` says "effect of e3 before e1 (position 1), earlier in
+    page 'C1', had a terminal receipt or an effect, where step 4 processes events in source order"."""
+    sc = _scenario(tmp_path, "three", [("C1", [1, 2, 3], "C2"), ("C2", [], "C2")])
+    v = simkit.simulate(sc, CarefulNewestFirst).as_dict()
+    assert not v["ok"] and not v["lost"] and not v["invariant_violations"], v
+    assert _step4(v) == ["effect of e3 before e1 (position 1), earlier in page 'C1', had a terminal receipt "
+                         "or an effect, where step 4 processes events in source order and stops at the first "
+                         "outcome that is not durable and terminal"]
+    assert simkit.simulate(sc, "safe").as_dict()["ok"]
+
+
+# -- 2. going on past a failure, and coming back for it -----------------------------------------------------
+class GoesPastFailures(simkit.Consumer):
+    """Unsafe (step 4): on a non-terminal outcome it goes on with the rest of the page, holding
+    ``applied_position`` at the prefix before the failure; the barrier waits, and a later attempt retries the
+    failure (the later events are replays by their receipts)."""
+
+    def process(self, checkpoint, page, receipts):
+        applied, blocked = checkpoint.applied_position, False
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = applied if blocked else max(applied, event.position)
+                continue
+            decision = yield Handle(event)
+            target = applied if blocked else max(applied, event.position)
+            if decision not in ("apply", "ignore", "quarantine"):
+                blocked = True
+                continue
+            result = yield from getattr(self, decision)(event, target)
+            if result is LOST:
+                return "lost", applied
+            if result is BLOCKED:
+                blocked = True
+                continue
+            applied = target
+        return ("blocked" if blocked else "done"), applied
+
+
+def test_going_on_past_a_failure_and_coming_back_is_not_ok(tmp_path):
+    """C1 serves 1, 2, 3; e2 fails once (``retry_later``). The consumer commits e3 while e2 has nothing, holds
+    the prefix at 1, backs off and applies e2 on its next attempt: ok before, as nothing was lost. Now NOT ok,
+    "effect of e3 before e2 (position 2) ..." in ``unhalted``."""
+    sc = _scenario(tmp_path, "transient", [("C1", [1, 2, 3], "C2"), ("C2", [], "C2")],
+                   tail=("[[events]]", "position = 2", 'behavior = "transient"'))
+    v = simkit.simulate(sc, GoesPastFailures).as_dict()
+    assert not v["ok"] and not v["lost"] and not v["invariant_violations"] and v["completed"], v
+    assert [d.split(",")[0] for d in _step4(v)] == ["effect of e3 before e2 (position 2)"]
+    assert simkit.simulate(sc, "safe").as_dict()["ok"]
+
+
+# -- 3. the same over exec:, with an external sink ----------------------------------------------------------
+_NEWEST_FIRST = """
+import sys
+sys.path.insert(0, {folder!r})
+from consumer import BLOCKED, LOST, Procedure, main
+
+
+class NewestFirst(Procedure):
+    def process(self, checkpoint, page, receipts):
+        held = checkpoint["applied_position"]
+        for event in reversed(page["events"]):
+            if self.is_replay(event, receipts, held):
+                self.ask("skip", event=event)
+                continue
+            _, decision = self.ask("handle", event=event)
+            if decision == "apply":
+                result = self.apply(event, held)
+            elif decision in ("ignore", "quarantine"):
+                result = self.commit(event, {{"ignore": "ignored"}}.get(decision, "quarantined"), held)
+            else:
+                return "blocked", held
+            if result in (LOST, BLOCKED):
+                return result, held
+        return "done", max([held] + [e["position"] for e in page["events"]])
+
+
+main(lambda contract, _buggy: NewestFirst(contract))
+"""
+
+
+def test_an_exec_consumer_calling_the_service_newest_first_is_not_ok(tmp_path):
+    """Over ``exec:`` with an idempotent external sink: each page's calls are made, settled and committed
+    newest first, ``applied_position`` held until the barrier. It was ok; now NOT ok, reported in
+    ``unhalted`` from the service's effects."""
+    sc = _scenario(tmp_path, "external", [("C1", [1, 2], "C2"), ("C2", [], "C2")],
+                   head=('sink = "idempotent"',))
+    script = tmp_path / "newest_first.py"
+    script.write_text(_NEWEST_FIRST.format(folder=str(_EXAMPLE)))
+    v = simkit.simulate(sc, simkit.resolve(f"exec:{sys.executable} {script}")).as_dict()
+    assert not v["ok"] and not v["lost"] and not v["invariant_violations"], v
+    assert [d.split(",")[0] for d in _step4(v)] == ["effect of e2 before e1 (position 1)"]
+
+
+# -- held: a backfill done after the events above it --------------------------------------------------------
+def test_a_backfill_done_after_the_events_above_it_is_no_inversion(tmp_path):
+    """With backfills, C2 serves e15 behind e20, which C1 served: ``safe`` and the correct readers ahead apply
+    it after e20, in the order the pages came. ok, every one."""
+    sc = _scenario(tmp_path, "backfill", [("C1", [10, 20], "C2"), ("C2", [15, 30], "C3"), ("C3", [], "C3")],
+                   head=("backfills = true",))
+    for consumer in ("safe", ReadAhead, PipelinedReadAhead):
+        v = simkit.simulate(sc, consumer).as_dict()
+        assert v["ok"] and v["unhalted"] == [], (consumer, v)
