@@ -259,6 +259,12 @@ class Attempts:
                 serving = k
         return serving
 
+    def attempt_page(self, worker: int, seq: int) -> int | None:
+        """The row of ``worker``'s latest response before ``seq`` to the durable ``resume_cursor`` then (the
+        page of its attempt), if any."""
+        cursor = self._cursor_at(seq)
+        return next((k for k in self._before(worker, seq) if self._log[k][3] == cursor), None)
+
     def published(self, worker: int, seq: int, cursor: str, next_cursor: str) -> int | None:
         """The row of the response whose ``next_cursor`` the write at ``seq`` published from ``cursor``."""
         returned = None

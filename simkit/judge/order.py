@@ -3,16 +3,16 @@
 
 *An inversion is a broken step 4.* A worker that writes an event's terminal receipt or effect (its first: a
 claim the judge counts as no outcome still shows where the worker went) while an earlier event of the page it
-acted on (:class:`~simkit.judge.halts.Attempts`) has neither, and gets one only later, went past that event
-where the procedure stops: it processed the page newest first, or went on past a failure, a review or a hold
-and came back for it. Nothing need be lost, and a consumer careful to keep ``applied_position`` at the prefix
-breaks no invariant, so this is the only field that can say so. An earlier event that never gets a write is
-``lost`` or ``pending`` already; a page served out of order is step 3's
-(:func:`~simkit.judge.halts.unhalted`).
+acted on, or of its attempt's page (:class:`~simkit.judge.halts.Attempts`), has neither, and gets one only
+later, went past that event where the procedure stops: it processed the page newest first, or the page it read
+ahead before its attempt's, or went on past a failure, a review or a hold and came back for it. Nothing need
+be lost, and a consumer careful to keep ``applied_position`` at the prefix breaks no invariant, so this is the
+only field that can say so. An earlier event that never gets a write is ``lost`` or ``pending`` already; a
+page served out of order is step 3's (:func:`~simkit.judge.halts.unhalted`).
 
 ``safe``'s first writes come in position order but for events that join the stream late (a backfill, done
 after the events above it, served first): an inversion is looked for only where they are not in order, and
-blamed only within the page the write acted on.
+blamed only within the two pages named.
 """
 from __future__ import annotations
 
@@ -81,8 +81,9 @@ def _writes(truth, seqs: set[int]) -> dict[int, tuple[float, int, str, str]]:
 
 def inversions(truth, found: Outcomes, attempts: Attempts | None = None) -> list[dict]:
     """Step 4's inversions: per page, the first terminal receipt or effect a worker wrote for an event of it
-    while an earlier event of that page (by position; not a page served out of order) had neither, and got one
-    later. Each as ``{time, worker, detail}``, as :func:`~simkit.judge.halts.unhalted` gives step 3's."""
+    while an earlier event (by position) of that page or of its attempt's page (not one served out of order)
+    had neither, and got one later. Each as ``{time, worker, detail}``, as
+    :func:`~simkit.judge.halts.unhalted` gives step 3's."""
     stream = found.stream
     if _in_lockstep(truth, stream):
         return []
@@ -93,7 +94,7 @@ def inversions(truth, found: Outcomes, attempts: Attempts | None = None) -> list
     writes = _writes(truth, {at[i] for i in ranks})
     attempts = attempts or Attempts(truth)
     log, disordered, positions = truth.provider.log, disordered_pages(truth), stream.positions
-    served: dict[int, list[int]] = {}       # a page's row -> the ranks it served (none: served out of order)
+    served: dict[int | None, list[int]] = {None: []}   # a page's row -> the ranks it served, in order
     first: dict[int, tuple[int, dict]] = {}
     for i in ranks:
         seq = at[i]
@@ -101,14 +102,23 @@ def inversions(truth, found: Outcomes, attempts: Attempts | None = None) -> list
         row = attempts.page_of(worker, seq, eid) if worker and eid == ids[i] else None
         if row is None or (row in first and first[row][0] < seq):
             continue
-        if row not in served:
-            _s, _t, _w, cursor, _n, page = log[row]
-            served[row] = [] if cursor in disordered else [k for k in map(stream.rank, page) if k is not None]
-        earlier = next((k for k in served[row] if positions[k] < positions[i] and at[k] > seq), None)
+        attempt = attempts.attempt_page(worker, seq)
+        for k in (row, attempt):
+            if k not in served:
+                served[k] = _ranks(log[k], stream, disordered)
+        earlier = next(((k, page) for page in (row, attempt) for k in served[page]
+                        if positions[k] < positions[i] and at[k] > seq), None)
         if earlier is not None:
-            first[row] = (seq, {"time": time, "worker": worker,
-                                "detail": f"{what} before {ids[earlier]} (position {positions[earlier]}), "
-                                          f"earlier in page {log[row][3]!r}, had a terminal receipt or an "
-                                          f"effect, where step 4 processes events in source order and stops "
-                                          f"at the first outcome that is not durable and terminal"})
+            k, page = earlier
+            detail = (f"{what} before {ids[k]} (position {positions[k]}), earlier in page {log[page][3]!r}, "
+                      f"had a terminal receipt or an effect, where step 4 processes events in source order "
+                      f"and stops at the first outcome that is not durable and terminal")
+            first[row] = (seq, {"time": time, "worker": worker, "detail": detail})
     return [entry for _seq, entry in first.values()]
+
+
+def _ranks(response, stream, disordered) -> list[int]:
+    """The ranks of the events a response served, in its order; none for a page served out of order (where
+    "earlier" is step 3's business)."""
+    _s, _t, _w, cursor, _n, page = response
+    return [] if cursor in disordered else [r for r in map(stream.rank, page) if r is not None]

@@ -1,10 +1,11 @@
 """Hostile input, twentieth round (a fresh tester): wrong verdicts. Step 4 ("process events in source order
 ... stop at the first outcome that is not durable and terminal") was judged only through invariant 2: a
-consumer that processed each page newest first, or went on past a failure, a review or a hold and came back
-for it, was ok as long as it kept ``applied_position`` at the prefix until the barrier, in Python and over
-``exec:``.
-Now the first receipt or effect written for an event while an earlier event of its page had none, and got one
-later, is reported in ``unhalted`` (the procedure's "went on where it had to stop").
+consumer that processed each page newest first, or the page it read ahead before its attempt's, or went on
+past a failure, a review or a hold and came back for it, was ok as long as it kept ``applied_position`` at the
+prefix until the barrier, in Python and over ``exec:``.
+Now the first receipt or effect written for an event while an earlier event of its page, or of its attempt's
+page, had none, and got one later, is reported in ``unhalted`` (the procedure's "went on where it had to
+stop").
 
 Held: the correct consumers that are not ``safe`` (reading ahead, before or after processing, a remembered
 identity, receipts only, extra polls) on every bundled, corner, wide and sweep case the audit runs, a backfill
@@ -18,7 +19,8 @@ import sys
 from pathlib import Path
 
 import simkit
-from simkit.ops import BLOCKED, LOST, Handle, Skip
+from simkit.model import Page
+from simkit.ops import BLOCKED, LOST, Fetch, Handle, Skip
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutants.correct import ReadAhead  # noqa: E402
@@ -115,7 +117,34 @@ def test_going_on_past_a_failure_and_coming_back_is_not_ok(tmp_path):
     assert simkit.simulate(sc, "safe").as_dict()["ok"]
 
 
-# -- 3. the same over exec:, with an external sink ----------------------------------------------------------
+# -- 3. the page read ahead processed before the attempt's own ----------------------------------------------
+class NextPageFirst(simkit.Consumer):
+    """Unsafe (step 4): reads the next page ahead and applies its events first, ``applied_position`` held
+    at the prefix, then processes its attempt's page and passes the barrier; the next attempt finds the
+    read-ahead page's events replays."""
+
+    def after_fetch(self, checkpoint, page):
+        if page.next_cursor == checkpoint.resume_cursor:
+            return None
+        ahead = yield Fetch(page.next_cursor)
+        for event in ahead.events if isinstance(ahead, Page) else ():
+            if (yield Handle(event)) == "apply":
+                yield from self.apply(event, checkpoint.applied_position)
+        return None
+
+
+def test_the_page_read_ahead_processed_first_is_not_ok(tmp_path):
+    """C1 serves 1, 2; C2 serves 3, 4. The consumer applies e3 and e4 (read ahead) before e1 and e2, with
+    ``applied_position`` 0 until C1's barrier: ok before (a write was judged only against the page it acted
+    on). Now NOT ok: "effect of e3 before e1 (position 1), earlier in page 'C1'" (its attempt's page)."""
+    sc = _scenario(tmp_path, "two_pages", [("C1", [1, 2], "C2"), ("C2", [3, 4], "C3"), ("C3", [], "C3")])
+    v = simkit.simulate(sc, NextPageFirst).as_dict()
+    assert not v["ok"] and not v["lost"] and not v["invariant_violations"] and v["completed"], v
+    assert [d.split(", had")[0] for d in _step4(v)] == [
+        "effect of e3 before e1 (position 1), earlier in page 'C1'"]
+
+
+# -- 4. the same over exec:, with an external sink ----------------------------------------------------------
 _NEWEST_FIRST = """
 import sys
 sys.path.insert(0, {folder!r})
