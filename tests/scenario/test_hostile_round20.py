@@ -196,3 +196,42 @@ def test_a_backfill_done_after_the_events_above_it_is_no_inversion(tmp_path):
     for consumer in ("safe", ReadAhead, PipelinedReadAhead):
         v = simkit.simulate(sc, consumer).as_dict()
         assert v["ok"] and v["unhalted"] == [], (consumer, v)
+
+
+# -- 5. the audit had no ignored event on an external sink ---------------------------------------------------
+class IgnoreThroughTheService(simkit.Consumer):
+    """Unsafe (invariant 1's "intentionally ignored"): with an external sink, an ignored event is settled
+    through the service like an applied one ("it dedupes anyway"), then receipted ``ignored``: an effect the
+    handler never decided."""
+
+    def ignore(self, event, applied_position):
+        if self.contract.external_sink:
+            settled = yield from self.settle_effect(event)
+            if settled != "committed":
+                return settled
+        return (yield from super().ignore(event, applied_position))
+
+
+class IgnoreInMemoryWhenExternal(simkit.Consumer):
+    """Unsafe (invariant 1): with an external sink, nothing is called for an ignored event, so nothing is
+    written either."""
+
+    def ignore(self, event, applied_position):
+        if self.contract.external_sink:
+            return True
+        return (yield from super().ignore(event, applied_position))
+
+
+def test_the_audit_has_an_ignored_event_on_an_external_sink():
+    """The only ``ignore`` events the audit ran were ``ignored_event``'s, on a transactional sink (generated
+    streams have none): both consumers above passed ``simkit audit``. Now the wide case ``ignored_external``
+    (explored too) judges them NOT ok (invariant 5; lost, invariant 1), and ``safe`` ok."""
+    from simkit.tools.audit_cases import cases, wide
+
+    sc = wide("ignored_external")
+    assert {c.kind for c in cases(1, 0) if c.name == "ignored_external"} == {"wide", "explore"}
+    assert simkit.simulate(sc, "safe").as_dict()["ok"]
+    through = simkit.simulate(sc, IgnoreThroughTheService).as_dict()
+    assert not through["ok"] and [d["invariant"] for d in through["invariant_violations"]] == [5], through
+    in_memory = simkit.simulate(sc, IgnoreInMemoryWhenExternal).as_dict()
+    assert not in_memory["ok"] and in_memory["lost"] == ["e2"], in_memory
