@@ -2,14 +2,25 @@
 ... stop at the first outcome that is not durable and terminal") was judged only through invariant 2: a
 consumer that processed each page newest first, or the page it read ahead before its attempt's, or went on
 past a failure, a review or a hold and came back for it, was ok as long as it kept ``applied_position`` at the
-prefix until the barrier, in Python and over ``exec:``.
-Now the first receipt or effect written for an event while an earlier event of its page, or of its attempt's
-page, had none, and got one later, is reported in ``unhalted`` (the procedure's "went on where it had to
-stop").
+prefix until the barrier, in Python and over ``exec:``. Now the first receipt or effect written for an event
+while an earlier event of its page, or of its attempt's page, had none, and got one later, is reported in
+``unhalted`` (the procedure's "went on where it had to stop"). And ``simkit audit`` ran ``ignore`` events only
+on a transactional sink: a consumer that mishandled them only with an external sink passed it.
 
 Held: the correct consumers that are not ``safe`` (reading ahead, before or after processing, a remembered
-identity, receipts only, extra polls) on every bundled, corner, wide and sweep case the audit runs, a backfill
-done after the events above it, and the golden verdicts.
+identity, receipts only, rereading before a halt, extra polls) in their audits; they and a reload before every
+event, a prefix held until the barrier, a lookup before the barrier and a second reserve on every bundled,
+corner, wide and sweep case; a backfill done after the events above it; the golden verdicts and explorations;
+a barrier publishing the ``next_cursor`` of the page after its own (invariants 1 and 3, lost); strict wire
+forms (``true`` or ``1.0`` for an integer, ``1`` for a boolean, an unknown key in an event).
+
+Left alone: ``safe`` paused between its ``Reserve`` and its ``Call`` across a credential rotation sends the
+reservation it holds, bound to the principal no longer in force, and is NOT ok (``stale_binding``); no
+consumer can avoid it (it cannot see the pause), but allowing it needs the worker's own reservations, which
+the ledger does not log when a reserve reuses a record, or a service that refuses a stale principal (a change
+of seed 001's world and of golden traces). No audit case has an ``ignore`` event with two workers (a case
+with two workers, explored, costs the audit about 10 s). A consumer that reads ahead to a later page that
+breaks the contract and halts there (round 19's leftover) is still ok.
 
 Each: the verdict the same run earns.
 """
