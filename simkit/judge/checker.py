@@ -23,6 +23,7 @@ from simkit.truth.ground import GroundTruth, as_truth
 from .claims import unjustified_writes
 from .facts import FATES, event_fates, lost_at
 from .halts import halt_justified, unhalted
+from .order import inversions
 from .outcomes import NONE, Outcomes, outcome_since, terminal_since, void_claims
 from .settlement import SETTLEMENT_KINDS, settlement_violations
 from .verdict import Verdict
@@ -117,7 +118,9 @@ def _check(truth: GroundTruth) -> Verdict:
     _judge_duplicates(truth, found, v)
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
     v.settlement_violations = settlement_violations(truth.store.operations, truth.service, truth.scenario)
-    v.unhalted = unhalted(truth, found)
+    # steps 3 and 4: where the procedure stops, and the worker went on
+    v.unhalted = sorted(unhalted(truth, found) + inversions(truth, found),
+                        key=lambda d: (d["time"], d["worker"]))
     return v
 
 

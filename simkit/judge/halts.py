@@ -26,7 +26,7 @@ from simkit.truth.derived import disordered_pages, late_arrivals
 
 from .outcomes import NONE, Outcomes
 
-__all__ = ["breaches", "halt_justified", "unhalted"]
+__all__ = ["Attempts", "breaches", "halt_justified", "unhalted"]
 
 _DISORDER = "a source-order regression or two ids at one position inside the page"
 
@@ -177,13 +177,13 @@ def _seen(found: Outcomes, receipts: _Receipts, shared: dict, events, ids, seq: 
 def unhalted(truth, found: Outcomes) -> list[dict]:
     """Step 3's missing halts: for each response :func:`breaches` names, the first receipt or effect its
     worker wrote for an event of that page, or barrier it passed publishing the page's ``next_cursor``, while
-    that page was the one the write acted on (:class:`_Attempts`). Each as ``{time, worker, detail}``."""
+    that page was the one the write acted on (:class:`Attempts`). Each as ``{time, worker, detail}``."""
     bad = breaches(truth, found)
     if not bad:
         return []
     log = truth.provider.log
     watched = {eid for k in bad for eid in log[k][5]}
-    attempts = _Attempts(truth)
+    attempts = Attempts(truth)
     first: dict[int, tuple[int, float, str]] = {}       # bad row -> its first write: (seq, time, what)
 
     def note(row, seq: int, time: float, what: str) -> None:
@@ -208,7 +208,7 @@ def unhalted(truth, found: Outcomes) -> list[dict]:
     return out
 
 
-class _Attempts:
+class Attempts:
     """Which response a worker's write acted on. A receipt or an effect acts on the worker's latest response
     to the durable ``resume_cursor`` (the attempt's page) if that serves the event, else on its latest
     response that served the event (a page read ahead, processed before its turn); a barrier on the latest
@@ -258,6 +258,12 @@ class _Attempts:
                     return k
                 serving = k
         return serving
+
+    def attempt_page(self, worker: int, seq: int) -> int | None:
+        """The row of ``worker``'s latest response before ``seq`` to the durable ``resume_cursor`` then (the
+        page of its attempt), if any."""
+        cursor = self._cursor_at(seq)
+        return next((k for k in self._before(worker, seq) if self._log[k][3] == cursor), None)
 
     def published(self, worker: int, seq: int, cursor: str, next_cursor: str) -> int | None:
         """The row of the response whose ``next_cursor`` the write at ``seq`` published from ``cursor``."""

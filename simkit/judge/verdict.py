@@ -130,8 +130,9 @@ class Verdict:
     settlement_violations: list[dict] = declare(
         SAFETY, short="settlement", kinds=lambda x: tuple(sorted({s["kind"] for s in x})),
         table="invariants broken", row=lambda x: x["kind"])
-    #: step 3: ``{time, worker, detail}`` for each attempt that went on after a page breaking the provider
-    #: contract (:func:`simkit.judge.halts.unhalted`)
+    #: steps 3 and 4: ``{time, worker, detail}`` for each attempt that went on after a page breaking the
+    #: provider contract (:func:`simkit.judge.halts.unhalted`), or past an event of its page without an
+    #: outcome (:func:`simkit.judge.order.inversions`)
     unhalted: list[dict] = declare(SAFETY, table="invariants broken", row=lambda x: "unhalted")
 
     @property

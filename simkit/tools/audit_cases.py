@@ -4,8 +4,9 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, 2,000 events
-   behind 400 barriers, blocks that last dozens of attempts, a credential rotation between a lost reply and
-   its retry, and crossed replies differing in each field of the reservation tuple;
+   behind 400 barriers, blocks that last dozens of attempts, an ignored event on an external sink, a
+   credential rotation between a lost reply and its retry, and crossed replies differing in each field of the
+   reservation tuple;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -112,6 +113,11 @@ WIDE: dict[str, dict] = {
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
                    {"position": 6, "behavior": "transient", "failures": 20}]},
+    "ignored_external": {
+        "description": "An event the handler ignores on an external sink, between two applied ones: a "
+                       "durable ignored receipt, no call to the service (no other case has both)",
+        "sink": "idempotent", "pages": _pages([1, 2, 3]),
+        "events": [{"position": 2, "behavior": "ignore"}]},
     "rotation_before_retry": {
         "description": "Seed 001: the credential rotates between a lost reply and its retry",
         "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
@@ -127,7 +133,7 @@ WIDE: dict[str, dict] = {
 
 
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
-_EXPLORED_WIDE = ("rotation_before_retry", "crossed_each_field")
+_EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
 #: Corners no bundled scenario has, as scenario files, by name.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {

@@ -1,0 +1,124 @@
+"""Seed 000 step 4 judged from ground truth (docs/verdict.md, ``unhalted``): "Process events in source order
+... Stop at the first outcome that is not durable and terminal".
+
+*An inversion is a broken step 4.* A worker that writes an event's terminal receipt or effect (its first: a
+claim the judge counts as no outcome still shows where the worker went) while an earlier event of the page it
+acted on, or of its attempt's page (:class:`~simkit.judge.halts.Attempts`), has neither, and gets one only
+later, went past that event where the procedure stops: it processed the page newest first, or the page it read
+ahead before its attempt's, or went on past a failure, a review or a hold and came back for it. Nothing need
+be lost, and a consumer careful to keep ``applied_position`` at the prefix breaks no invariant, so this is the
+only field that can say so. An earlier event that never gets a write is ``lost`` or ``pending`` already; a
+page served out of order is step 3's (:func:`~simkit.judge.halts.unhalted`).
+
+``safe``'s first writes come in position order but for events that join the stream late (a backfill, done
+after the events above it, served first): an inversion is looked for only where they are not in order, and
+blamed only within the two pages named.
+"""
+from __future__ import annotations
+
+from array import array
+from itertools import compress, repeat
+from operator import gt, le
+
+from simkit.model import TERMINAL
+from simkit.truth.derived import disordered_pages
+from simkit.truth.ground import View
+
+from .halts import Attempts
+from .outcomes import NONE, Outcomes
+
+__all__ = ["inversions"]
+
+
+def _in_lockstep(truth, stream) -> bool:
+    """The usual run, told without a Python call per row: each receipt written with its event's effect, in
+    stream order (a transactional sink's commits), so that no first write comes before an earlier event's."""
+    receipts, effects = stream.ranks(View(truth.store.receipt_log)), stream.ranks(View(truth.sink.effects))
+    return receipts == effects and all(map(le, receipts, receipts[1:]))
+
+
+def _first_writes(truth, stream) -> array:
+    """By rank in the stream, the sequence number of each event's first terminal receipt or effect, whoever
+    wrote it, or :data:`NONE`."""
+    first = array("q", [NONE]) * len(stream)
+    receipts, effects = View(truth.store.receipt_log), View(truth.sink.effects)
+    for (seq, outcome), i in zip(receipts.fields(0, 4), stream.ranks(receipts)):
+        if i >= 0 and outcome in TERMINAL and (first[i] == NONE or seq < first[i]):
+            first[i] = seq
+    for (seq, _w), i in zip(effects.fields(0, 2), stream.ranks(effects)):
+        if i >= 0 and (first[i] == NONE or seq < first[i]):
+            first[i] = seq
+    return first
+
+
+def _later_done(at) -> list[int]:
+    """The ranks whose first write (by a worker: sequence number above 0) came before the first write of an
+    event at a lower rank; none when they are in stream order (checked without a Python call per event)."""
+    done = list(compress(at, map(gt, at, repeat(0))))
+    if all(map(le, done, done[1:])):
+        return []
+    out, high = [], 0
+    for i, s in enumerate(at):
+        if s > 0:
+            if s < high:
+                out.append(i)
+            elif s > high:
+                high = s
+    return out
+
+
+def _writes(truth, seqs: set[int]) -> dict[int, tuple[float, int, str, str]]:
+    """The receipt or effect rows at ``seqs``: seq -> (time, worker, event id, what it was)."""
+    out: dict[int, tuple[float, int, str, str]] = {}
+    for seq, t, w, eid, outcome in View(truth.store.receipt_log):
+        if seq in seqs:
+            out[seq] = (t, w, eid, f"{outcome} receipt for {eid}")
+    for seq, t, w, eid in View(truth.sink.effects):
+        if seq in seqs:
+            out[seq] = (t, w, eid, f"effect of {eid}")
+    return out
+
+
+def inversions(truth, found: Outcomes, attempts: Attempts | None = None) -> list[dict]:
+    """Step 4's inversions: per page, the first terminal receipt or effect a worker wrote for an event of it
+    while an earlier event (by position) of that page or of its attempt's page (not one served out of order)
+    had neither, and got one later. Each as ``{time, worker, detail}``, as
+    :func:`~simkit.judge.halts.unhalted` gives step 3's."""
+    stream = found.stream
+    if _in_lockstep(truth, stream):
+        return []
+    at, ids = _first_writes(truth, stream), stream.ids
+    ranks = _later_done(at)
+    if not ranks:
+        return []
+    writes = _writes(truth, {at[i] for i in ranks})
+    attempts = attempts or Attempts(truth)
+    log, disordered, positions = truth.provider.log, disordered_pages(truth), stream.positions
+    served: dict[int | None, list[int]] = {None: []}   # a page's row -> the ranks it served, in order
+    first: dict[int, tuple[int, dict]] = {}
+    for i in ranks:
+        seq = at[i]
+        time, worker, eid, what = writes.get(seq, (0.0, 0, ids[i], ""))
+        row = attempts.page_of(worker, seq, eid) if worker and eid == ids[i] else None
+        if row is None or (row in first and first[row][0] < seq):
+            continue
+        attempt = attempts.attempt_page(worker, seq)
+        for k in (row, attempt):
+            if k not in served:
+                served[k] = _ranks(log[k], stream, disordered)
+        earlier = next(((k, page) for page in (row, attempt) for k in served[page]
+                        if positions[k] < positions[i] and at[k] > seq), None)
+        if earlier is not None:
+            k, page = earlier
+            detail = (f"{what} before {ids[k]} (position {positions[k]}), earlier in page {log[page][3]!r}, "
+                      f"had a terminal receipt or an effect, where step 4 processes events in source order "
+                      f"and stops at the first outcome that is not durable and terminal")
+            first[row] = (seq, {"time": time, "worker": worker, "detail": detail})
+    return [entry for _seq, entry in first.values()]
+
+
+def _ranks(response, stream, disordered) -> list[int]:
+    """The ranks of the events a response served, in its order; none for a page served out of order (where
+    "earlier" is step 3's business)."""
+    _s, _t, _w, cursor, _n, page = response
+    return [] if cursor in disordered else [r for r in map(stream.rank, page) if r is not None]
