@@ -66,8 +66,9 @@ class _OneFraming(h11.Connection):
 class DeadlineH11(H11Protocol):
     """uvicorn's h11 protocol with a deadline for receiving each request whole.
 
-    The deadline starts with the connection and again with the first byte of each later request, and ends once
-    the request's body is complete (``their_state`` DONE); then the app runs, however long it takes. Between
+    The deadline starts with the connection and again with the first byte of each later request (one pipelined
+    behind a request still being answered included), and ends once the request's body is complete
+    (``their_state`` DONE); then the app runs, however long it takes. Between
     requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
     connection: the half-sent request never reaches the service, or the app sees a disconnect mid-body (400,
     changing nothing).
@@ -75,6 +76,8 @@ class DeadlineH11(H11Protocol):
 
     request_timeout = REQUEST_TIMEOUT
     _deadline = None
+    #: the deadline running is that of a request pipelined behind one the app has
+    _pipelined = False
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -83,11 +86,35 @@ class DeadlineH11(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()           # uvicorn has just read the request pipelined behind the one answered
+
+    def _track(self) -> None:
+        """Arm the deadline while a request is part-way in, disarm it once the request is whole.
+
+        A request pipelined behind one being answered (its bytes buffered, their state ``DONE``) starts its
+        own deadline at its first byte: uvicorn reads it only once the reply is sent, from
+        :meth:`on_response_complete`, and cancels its keep-alive timeout there, so a pipelined request whose
+        body never came held its connection for ever."""
+        state, (buffered, _closed) = self.conn.their_state, self.conn.trailing_data
+        if self.transport.is_closing() or state not in (h11.IDLE, h11.SEND_BODY, h11.DONE):
+            self._disarm()                              # the connection is over
+        elif state is h11.DONE:                         # the request arrived whole: the app has it
+            if not buffered:
+                self._disarm()
+            elif not self._pipelined:                   # the first byte of the next request
+                self._disarm()
+                self._arm()
+                self._pipelined = True
+        elif state is h11.SEND_BODY or buffered:        # a request part-way in
+            self._pipelined = False
             if self._deadline is None:
-                self._arm()                             # the first byte of a request
+                self._arm()
         else:
-            self._disarm()                              # the request arrived whole, or the connection is over
+            self._disarm()                              # between requests: uvicorn's keep-alive timeout
 
     def connection_lost(self, exc) -> None:
         self._disarm()
@@ -111,6 +138,7 @@ class DeadlineH11(H11Protocol):
         self._deadline = self.loop.call_later(self.request_timeout, self._expired)
 
     def _disarm(self) -> None:
+        self._pipelined = False
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None

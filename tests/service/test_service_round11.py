@@ -1,0 +1,87 @@
+"""The service, eleventh round of hostile input (hostile round 21, a fresh tester).
+
+Found: a request pipelined behind one being answered, its body never sent, held its connection for ever (the
+deadline ran only for requests read as their bytes came, and uvicorn cancels its keep-alive timeout when it
+reads the pipelined one).
+
+Held: half-sent, trickled, oversized and chunked bodies (one chunk past 64 KiB, then 413); a chunked
+trailer naming ``X-Simkit-Fault`` (ignored); a negative or doubled ``Content-Length``; ``Transfer-Encoding:
+gzip, chunked``; dot segments, doubled slashes, ``;params``, a ``%00`` and absolute-form targets (404, nothing
+served); traversal out of ``/_docs`` (404); every ``simkit serve`` flag past its bounds (one line, exit 2).
+
+Each test names the status, or the line, the request must earn; a rejected request changes no state.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import pytest
+
+from simkit.service import DEV_SCOPE
+from simkit.service.config import build_service
+from simkit.service.http import create_app, running
+
+READ, WRITE = "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+JOURNAL = "00000000-0000-4000-8000-000000000001"
+
+
+@pytest.fixture(scope="module")
+def served():
+    """``(svc, port)``: a server whose request deadline is 1 s."""
+    svc, _ = build_service()
+    with running(create_app(svc), request_timeout=1) as url:
+        yield svc, int(url.rsplit(":", 1)[1])
+
+
+def _raw(port: int, data: bytes, wait: float = 5) -> tuple[bytes, float]:
+    """Everything the server sends back for ``data`` until it closes the connection, and how long that took
+    (``<kept open>`` after ``wait`` seconds of silence: the failure, not a hang of the test)."""
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except TimeoutError:
+            out += b"<kept open>"
+    return out, time.monotonic() - start
+
+
+def _request(path: str, body: bytes, length: int | None = None) -> bytes:
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
+
+
+def _write(key: str, sequence: int) -> bytes:
+    return json.dumps({"scope": DEV_SCOPE, "command": {
+        "contract_version": 1, "idempotency_key": key, "consumer_id": "r21", "expected_revision": 0,
+        "cursor": {"journal_id": JOURNAL, "sequence": sequence}}}).encode()
+
+
+# -- 1. a pipelined request whose body never comes ------------------------------------------------------------
+def test_a_pipelined_request_whose_body_never_comes_is_cut_off_at_the_deadline_and_changes_nothing(served):
+    """A whole request, and behind it on the same connection a write whose body stops part way: the first is
+    answered, the second is cut off at the deadline (1 s here), as a request sent alone is, and writes
+    nothing. The connection was held for ever: the server reads a pipelined request only once the reply before
+    it is sent, where no deadline ran, and uvicorn cancels its keep-alive timeout there."""
+    svc, port = served
+    before = svc.state_digest()
+    read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
+    body = _write("r21-pipelined", 1)
+    reply, took = _raw(port, _request(READ, read) + _request(WRITE, body[:20], len(body)))
+    assert not reply.endswith(b"<kept open>") and took < 4, (took, reply[-80:])
+    assert reply.count(b"HTTP/1.1 ") == 1 and b"checkpoint_not_found" in reply
+    assert svc.state_digest() == before
+
+
+def test_pipelined_requests_that_arrive_whole_are_all_answered(served):
+    """The deadline of a pipelined request ends when it arrives whole: three reads on one connection, the last
+    asking to close it, get three replies."""
+    _svc, port = served
+    read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
+    last = _request(READ, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
+    reply, _took = _raw(port, _request(READ, read) * 2 + last)
+    assert reply.count(b"HTTP/1.1 404 ") == 3 and not reply.endswith(b"<kept open>")
