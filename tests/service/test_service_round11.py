@@ -20,6 +20,7 @@ import time
 import pytest
 
 from simkit.service import DEV_SCOPE
+from simkit.service.contract import digest
 from simkit.service.config import build_service
 from simkit.service.http import create_app, running
 
@@ -85,3 +86,24 @@ def test_pipelined_requests_that_arrive_whole_are_all_answered(served):
     last = _request(READ, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
     reply, _took = _raw(port, _request(READ, read) * 2 + last)
     assert reply.count(b"HTTP/1.1 404 ") == 3 and not reply.endswith(b"<kept open>")
+
+
+# -- 2. a feed page's cost ---------------------------------------------------------------------------------
+def test_a_feed_page_verifies_the_entries_it_serves_not_the_journal_behind_it(monkeypatch):
+    """A page of one entry from a journal of 2,000 computes a few digests, not two per entry up to the fence:
+    each page verified the whole journal, so a page of the 100,000 changes a config may hold took 1.5 s with
+    the server deaf to everyone else, and reading the feed through was quadratic. A corrupt entry still
+    answers 500, with no partial page, on the page that would serve it."""
+    import simkit.service.feed as feed
+    svc, _ = build_service()
+    for i in range(2000):
+        svc.append("tenant", DEV_SCOPE, "updated", f"note-{i % 7}")
+    calls = []
+    monkeypatch.setattr(feed, "digest", lambda value: calls.append(1) or digest(value))
+    body = json.dumps({"contract_version": 2, "scope": DEV_SCOPE, "query": {"limit": 1}}).encode()
+    reply = svc.call("/api/v1/memory/changes", "Bearer dev", body)
+    assert reply.status == 200 and len(reply.body["changes"]) == 1 and reply.body["complete"] is False
+    assert len(calls) <= 4, len(calls)
+    svc.corrupt_journal("tenant", DEV_SCOPE, 1)
+    reply = svc.call("/api/v1/memory/changes", "Bearer dev", body)
+    assert reply.status == 500 and reply.body["error"]["code"] == "integrity_failure"
