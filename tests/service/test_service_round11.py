@@ -107,3 +107,34 @@ def test_a_feed_page_verifies_the_entries_it_serves_not_the_journal_behind_it(mo
     svc.corrupt_journal("tenant", DEV_SCOPE, 1)
     reply = svc.call("/api/v1/memory/changes", "Bearer dev", body)
     assert reply.status == 500 and reply.body["error"]["code"] == "integrity_failure"
+
+
+# -- 3. an encoded slash in the path ---------------------------------------------------------------------
+@pytest.mark.parametrize("path", ["/api/v1/memory/checkpoints%2Fread", "/api/v1/memory/checkpoints%2fread",
+                                  "/api%2Fv1%2Fmemory%2Fchanges"])
+def test_an_encoded_slash_is_no_route_404(served, path):
+    """``%2F`` is data, not a separator (RFC 3986, 2.2): ``POST /api/v1/memory/checkpoints%2Fread`` is the
+    service's 404 ``route_not_found``, naming the path as sent. It was served as the checkpoint read (uvicorn
+    decodes the whole path), a route a proxy's rule by path prefix would not have recognised."""
+    _svc, port = served
+    read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
+    reply, _took = _raw(port, _request(path, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"404", reply[:300]
+    error = json.loads(body)["error"]
+    assert error["code"] == "route_not_found" and "%2F" in error["message"], error
+
+
+def test_an_encoded_slash_reaches_no_operator_route_and_changes_nothing():
+    """``POST /_simkit%2Fbackup`` with the operator's credential is a 404 and takes no backup (it took one);
+    ``/%5Fsimkit/backup``, an unreserved character encoded, is the same path as ``/_simkit/backup`` (RFC 3986,
+    6.2.2.2) and is served."""
+    svc, _ = build_service(operator="op-secret")
+    app = create_app(svc, admin=True)
+    with running(app) as url:
+        port = int(url.rsplit(":", 1)[1])
+        head = b"Host: x\r\nAuthorization: Bearer op-secret\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        reply, _took = _raw(port, b"POST /_simkit%2Fbackup HTTP/1.1\r\n" + head)
+        assert reply.split()[1] == b"404" and b"route_not_found" in reply and app.state.backups == []
+        reply, _took = _raw(port, b"POST /%5Fsimkit/backup HTTP/1.1\r\n" + head)
+        assert reply.split()[1] == b"200" and len(app.state.backups) == 1
