@@ -15,8 +15,8 @@ from starlette.requests import ClientDisconnect
 from . import schema as S
 from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError
 
-__all__ = ["FAULT_HEADER", "LOST", "EncodedSlashes", "NoStore", "asgi", "error", "joined", "read_body", "request_body",
-           "responses"]
+__all__ = ["FAULT_HEADER", "LOST", "EncodedSlashes", "NoStore", "asgi", "error", "joined", "read_body",
+           "request_body", "responses"]
 
 FAULT_HEADER = "x-simkit-fault"
 #: The ASGI scope key a route sets to drop its reply (the ``lose-reply`` and ``crash-mid-write`` faults).

@@ -20,11 +20,12 @@ import time
 import pytest
 
 from simkit.service import DEV_SCOPE
-from simkit.service.contract import digest
 from simkit.service.config import build_service
+from simkit.service.contract import digest
 from simkit.service.http import create_app, running
 
 READ, WRITE = "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
+CHANGES = "/api/v1/memory/changes"
 JOURNAL = "00000000-0000-4000-8000-000000000001"
 
 
@@ -52,7 +53,8 @@ def _raw(port: int, data: bytes, wait: float = 5) -> tuple[bytes, float]:
 
 
 def _request(path: str, body: bytes, length: int | None = None) -> bytes:
-    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\nContent-Type: application/json\r\n"
+    return (f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer dev\r\n"
+            f"Content-Type: application/json\r\n"
             f"Content-Length: {len(body) if length is None else length}\r\n\r\n").encode() + body
 
 
@@ -62,7 +64,7 @@ def _write(key: str, sequence: int) -> bytes:
         "cursor": {"journal_id": JOURNAL, "sequence": sequence}}}).encode()
 
 
-# -- 1. a pipelined request whose body never comes ------------------------------------------------------------
+# -- 1. a pipelined request whose body never comes ----------------------------------------------------------
 def test_a_pipelined_request_whose_body_never_comes_is_cut_off_at_the_deadline_and_changes_nothing(served):
     """A whole request, and behind it on the same connection a write whose body stops part way: the first is
     answered, the second is cut off at the deadline (1 s here), as a request sent alone is, and writes
@@ -101,11 +103,11 @@ def test_a_feed_page_verifies_the_entries_it_serves_not_the_journal_behind_it(mo
     calls = []
     monkeypatch.setattr(feed, "digest", lambda value: calls.append(1) or digest(value))
     body = json.dumps({"contract_version": 2, "scope": DEV_SCOPE, "query": {"limit": 1}}).encode()
-    reply = svc.call("/api/v1/memory/changes", "Bearer dev", body)
+    reply = svc.call(CHANGES, "Bearer dev", body)
     assert reply.status == 200 and len(reply.body["changes"]) == 1 and reply.body["complete"] is False
     assert len(calls) <= 4, len(calls)
     svc.corrupt_journal("tenant", DEV_SCOPE, 1)
-    reply = svc.call("/api/v1/memory/changes", "Bearer dev", body)
+    reply = svc.call(CHANGES, "Bearer dev", body)
     assert reply.status == 500 and reply.body["error"]["code"] == "integrity_failure"
 
 
@@ -118,7 +120,8 @@ def test_an_encoded_slash_is_no_route_404(served, path):
     decodes the whole path), a route a proxy's rule by path prefix would not have recognised."""
     _svc, port = served
     read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
-    reply, _took = _raw(port, _request(path, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
+    closing = _request(path, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
+    reply, _took = _raw(port, closing)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.split()[1] == b"404", reply[:300]
     error = json.loads(body)["error"]
@@ -138,3 +141,43 @@ def test_an_encoded_slash_reaches_no_operator_route_and_changes_nothing():
         assert reply.split()[1] == b"404" and b"route_not_found" in reply and app.state.backups == []
         reply, _took = _raw(port, b"POST /%5Fsimkit/backup HTTP/1.1\r\n" + head)
         assert reply.split()[1] == b"200" and len(app.state.backups) == 1
+
+
+# -- 4. a digest the OpenAPI document refuses ------------------------------------------------------------
+def _v2(svc, body: dict, route: str = WRITE):
+    return svc.call(route, "Bearer dev", json.dumps(body).encode())
+
+
+@pytest.mark.parametrize("spoil", [lambda d: d[:7] + d[7:].upper(), lambda d: "sha256:" + "\u00e9" * 64,
+                                   lambda d: "sha256:" + "g" * 64], ids=["upper-case", "e-acute", "not-hex"])
+def test_a_digest_that_is_not_lower_case_hex_is_a_400_as_the_openapi_document_says(spoil):
+    """A version 2 ``history_digest`` or ``expected_digest`` of ``sha256:`` and 64 characters that are not
+    lower-case hex digits (the right digest upper-cased, 64 ``é``) is a 400 naming the field, as the OpenAPI
+    pattern ``^sha256:[0-9a-f]{64}$`` says; it is refused by that document and was accepted, to meet a 409
+    ``divergent_history`` or ``digest_conflict``: a client told its history diverged reconciles for nothing.
+    Nothing changes."""
+    from simkit.service import schema as S
+    svc, _ = build_service()
+    page = _v2(svc, {"contract_version": 2, "scope": DEV_SCOPE, "query": {"limit": 2}}, CHANGES)
+    at = page.body["next_cursor"]
+    command = {"contract_version": 2, "idempotency_key": "r21-a", "consumer_id": "r21",
+               "expected_revision": 0, "expected_digest": None, "cursor": at}
+    made = _v2(svc, {"scope": DEV_SCOPE, "command": command})
+    assert made.status == 200
+    before = svc.state_digest()
+    bad_cursor = {**at, "history_digest": spoil(at["history_digest"])}
+    with pytest.raises(ValueError):
+        S.Cursor.model_validate(bad_cursor)
+    reply = _v2(svc, {"contract_version": 2, "scope": DEV_SCOPE, "query": {"after": bad_cursor}}, CHANGES)
+    assert (reply.status, reply.body["error"]["code"]) == (400, "malformed_cursor"), reply.body
+    assert "query.after.history_digest" in reply.body["error"]["message"]
+    digest_now = made.body["receipt"]["checkpoint"]["checkpoint_digest"]
+    advance = {**command, "expected_revision": 1, "expected_digest": digest_now}
+    reply = _v2(svc, {"scope": DEV_SCOPE, "command": {**advance, "idempotency_key": "r21-b",
+                                                      "cursor": bad_cursor}})
+    assert (reply.status, reply.body["error"]["code"]) == (400, "malformed_cursor"), reply.body
+    spoilt = {**advance, "idempotency_key": "r21-c", "expected_digest": spoil(digest_now)}
+    reply = _v2(svc, {"scope": DEV_SCOPE, "command": spoilt})
+    assert (reply.status, reply.body["error"]["code"]) == (400, "malformed_revision"), reply.body
+    assert "command.expected_digest" in reply.body["error"]["message"]
+    assert svc.state_digest() == before
