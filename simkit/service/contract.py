@@ -153,7 +153,6 @@ def _why(exc: ValueError) -> str:
     return text
 
 
-
 def _shallow(value, limit: int) -> bool:
     """No array or object in ``value`` is more than ``limit`` levels deep (iterative: no recursion)."""
     stack = [(value, 1)]
@@ -353,15 +352,17 @@ def write_request(body: dict) -> tuple[tuple, dict]:
 
 
 def bearer(authorization: str | None) -> str:
-    """The token of an ``Authorization: Bearer <token>`` header; 401 when missing or malformed."""
+    """The token of ``Authorization: Bearer <token>``, or 401. Only HTTP's spaces and tabs around it are
+    dropped: a no-break space or NEL is the token's (``Bearer dev\xa0`` acted as ``dev``)."""
     if not authorization:
         raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
     scheme, _, token = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip(" \t")
+    if scheme.lower() != "bearer" or not token:
         raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
     if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
         raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
-    return token.strip()
+    return token
 
 
 # -- the operator routes of ``simkit serve`` (not seed 004) --------------------------------------------------

@@ -181,3 +181,27 @@ def test_a_digest_that_is_not_lower_case_hex_is_a_400_as_the_openapi_document_sa
     assert (reply.status, reply.body["error"]["code"]) == (400, "malformed_revision"), reply.body
     assert "command.expected_digest" in reply.body["error"]["message"]
     assert svc.state_digest() == before
+
+
+# -- 5. a credential with a character HTTP does not call whitespace ---------------------------------------
+@pytest.mark.parametrize("header", [b"Bearer dev\xa0", b"Bearer \xa0dev", b"Bearer dev\x85"],
+                         ids=["no-break-space-after", "no-break-space-before", "next-line"])
+def test_a_token_with_a_no_break_space_or_nel_is_401_invalid_credential_and_changes_nothing(served, header):
+    """``Authorization: Bearer dev<NBSP>``: a header carries the byte 0xA0 (or 0x85) as a character, not as
+    whitespace, so the token is not ``dev`` and no credential has it: 401 ``invalid_credential``. Python's
+    ``str.strip()`` dropped it and the write was made as subject ``dev``. Spaces and tabs around the token are
+    still HTTP's whitespace (``Bearer  dev`` is ``dev``)."""
+    svc, port = served
+    before = svc.state_digest()
+    body = _write("r21-nbsp", 1)
+    request = _request(WRITE, body).replace(b"Bearer dev", header).replace(b"Host: x\r\n",
+                                                                          b"Host: x\r\nConnection: close\r\n")
+    reply, _took = _raw(port, request)
+    head, _, answer = reply.partition(b"\r\n\r\n")
+    assert head.split()[1] == b"401" and json.loads(answer)["error"]["code"] == "invalid_credential", reply
+    assert svc.state_digest() == before
+    read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
+    request = _request(READ, read)
+    reply, _took = _raw(port, request.replace(b"Bearer dev", b"Bearer  dev\t").replace(
+        b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
+    assert reply.split()[1] == b"404"
