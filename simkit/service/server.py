@@ -3,7 +3,8 @@ background server for tests and notebooks (:func:`running`), and a deadline for 
 
 A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
 first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body)
-would otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection.
+would otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection, and one whose
+client reads its replies so slowly that the server's writes back up for as long.
 """
 from __future__ import annotations
 
@@ -64,20 +65,20 @@ class _OneFraming(h11.Connection):
 
 
 class DeadlineH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for receiving each request whole.
+    """uvicorn's h11 protocol with a deadline for receiving each request whole, and one for reading a reply.
 
-    The deadline starts with the connection and again with the first byte of each later request (one pipelined
-    behind a request still being answered included), and ends once the request's body is complete
-    (``their_state`` DONE); then the app runs, however long it takes. Between
-    requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
+    The deadline starts with the connection and again with the first byte of each later request (for a request
+    pipelined behind one being answered: when the server starts reading it, once that reply is sent), and ends
+    once the request's body is complete (``their_state`` DONE); then the app runs, however long it takes.
+    Between requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
     connection: the half-sent request never reaches the service, or the app sees a disconnect mid-body (400,
-    changing nothing).
+    changing nothing). A reply the client does not read, so that the server's writes back up, gets as long;
+    then the connection is dropped with what was left unsent.
     """
 
     request_timeout = REQUEST_TIMEOUT
     _deadline = None
-    #: the deadline running is that of a request pipelined behind one the app has
-    _pipelined = False
+    _unread = None
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -90,34 +91,32 @@ class DeadlineH11(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._track()           # uvicorn has just read the request pipelined behind the one answered
+        self._track()           # uvicorn has just read the request pipelined behind the one answered, if any
 
     def _track(self) -> None:
-        """Arm the deadline while a request is part-way in, disarm it once the request is whole.
+        """Arm the deadline while a request is being read part-way, disarm it once the request is whole.
 
-        A request pipelined behind one being answered (its bytes buffered, their state ``DONE``) starts its
-        own deadline at its first byte: uvicorn reads it only once the reply is sent, from
-        :meth:`on_response_complete`, and cancels its keep-alive timeout there, so a pipelined request whose
-        body never came held its connection for ever."""
+        A pipelined request is read from :meth:`on_response_complete`, where uvicorn also cancels its
+        keep-alive timeout: one whose body never came held its connection for ever."""
         state, (buffered, _closed) = self.conn.their_state, self.conn.trailing_data
-        if self.transport.is_closing() or state not in (h11.IDLE, h11.SEND_BODY, h11.DONE):
-            self._disarm()                              # the connection is over
-        elif state is h11.DONE:                         # the request arrived whole: the app has it
-            if not buffered:
-                self._disarm()
-            elif not self._pipelined:                   # the first byte of the next request
-                self._disarm()
-                self._arm()
-                self._pipelined = True
-        elif state is h11.SEND_BODY or buffered:        # a request part-way in
-            self._pipelined = False
+        if not self.transport.is_closing() and (state is h11.SEND_BODY or (state is h11.IDLE and buffered)):
             if self._deadline is None:
-                self._arm()
+                self._arm()                 # a request's first byte, or the server's first look at it
         else:
-            self._disarm()                              # between requests: uvicorn's keep-alive timeout
+            self._disarm()          # the request is whole, the connection over, or idle: uvicorn's keep-alive
+
+    def pause_writing(self) -> None:
+        """The client does not read its replies as fast as they come: it has one deadline to catch up."""
+        super().pause_writing()
+        if self._unread is None:
+            self._unread = self.loop.call_later(self.request_timeout, self._drop, "did not read its reply")
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._disarm(unread=True)
 
     def connection_lost(self, exc) -> None:
-        self._disarm()
+        self._disarm(unread=True)
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
@@ -135,20 +134,23 @@ class DeadlineH11(H11Protocol):
         self.transport.close()
 
     def _arm(self) -> None:
-        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+        self._deadline = self.loop.call_later(self.request_timeout, self._drop,
+                                              "did not send its request whole")
 
-    def _disarm(self) -> None:
-        self._pipelined = False
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+    def _disarm(self, unread: bool = False) -> None:
+        """Cancel the request's deadline (``unread``: and the reply's)."""
+        for timer in (self._deadline, self._unread if unread else None):
+            if timer is not None:
+                timer.cancel()
+        self._deadline, self._unread = None, None if unread else self._unread
 
-    def _expired(self) -> None:
-        self._deadline = None
-        if not self.transport.is_closing():
-            self.logger.warning("simkit: closed a connection whose request did not arrive whole within %gs",
-                                self.request_timeout)
-            self.transport.close()
+    def _drop(self, why: str) -> None:
+        """Close the connection now: ``abort``, since ``close`` waits for unsent replies to drain, for ever if
+        the client reads nothing."""
+        self._deadline = self._unread = None
+        self.logger.warning("simkit: dropped a connection whose client %s within %gs", why,
+                            self.request_timeout)
+        self.transport.abort()
 
 
 def bind(port: int, host: str = "127.0.0.1") -> socket.socket:

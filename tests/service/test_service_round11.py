@@ -90,6 +90,39 @@ def test_pipelined_requests_that_arrive_whole_are_all_answered(served):
     assert reply.count(b"HTTP/1.1 404 ") == 3 and not reply.endswith(b"<kept open>")
 
 
+
+def test_a_client_that_does_not_read_its_replies_is_dropped_at_the_deadline():
+    """Pipelined feed pages of 80 KB each, none of their replies read: the server's writes back up, and once
+    they have for the deadline (1 s here) the connection is dropped. It was held for ever, replies waiting
+    to be sent (a ``close`` waits for them to drain)."""
+    svc, _ = build_service()
+    for i in range(256):
+        svc.append("tenant", DEV_SCOPE, "updated", f"note-{i}")
+    body = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "query": {"limit": 256}}).encode()
+    with running(create_app(svc), request_timeout=1) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", port))
+            s.settimeout(0.5)
+            try:
+                for _ in range(2000):
+                    s.sendall(_request(CHANGES, body))
+            except TimeoutError:
+                pass                                    # the server stopped reading: its replies backed up
+            time.sleep(2.5)
+            s.settimeout(2)
+            read, ended = 0, "kept open"
+            try:
+                while (chunk := s.recv(1 << 20)) and read < 50 << 20:
+                    read += len(chunk)
+                ended = "closed" if not chunk else "kept sending"
+            except ConnectionResetError:
+                ended = "closed"
+            except TimeoutError:
+                pass
+    assert ended == "closed", (ended, read)
+
 # -- 2. a feed page's cost ---------------------------------------------------------------------------------
 def test_a_feed_page_verifies_the_entries_it_serves_not_the_journal_behind_it(monkeypatch):
     """A page of one entry from a journal of 2,000 computes a few digests, not two per entry up to the fence:
