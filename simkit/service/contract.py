@@ -326,11 +326,9 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     """``POST /api/v1/memory/checkpoints``: (scope, command); version 2 commands carry ``expected_digest``."""
     _fields(body, "request", ("scope", "command"))
     sc = scope(body["scope"])
-    raw = body["command"]
-    if not isinstance(raw, dict):
-        raise bad("malformed_request", "command must be a JSON object")
-    version = contract_version(raw.get("contract_version"), "command.contract_version")
     common = ("contract_version", "idempotency_key", "consumer_id", "expected_revision", "cursor")
+    raw = _fields(body["command"], "command", common[:1], common[1:] + ("expected_digest",))  # absent: 400
+    version = contract_version(raw["contract_version"], "command.contract_version")
     cmd = _fields(raw, "command", common + (("expected_digest",) if version == 2 else ()))
     identity(cmd["idempotency_key"], "command.idempotency_key")
     consumer_id(cmd["consumer_id"], "command.consumer_id")

@@ -238,3 +238,19 @@ def test_a_token_with_a_no_break_space_or_nel_is_401_invalid_credential_and_chan
     reply, _took = _raw(port, request.replace(b"Bearer dev", b"Bearer  dev\t").replace(
         b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
     assert reply.split()[1] == b"404"
+
+
+# -- 6. a command without its contract version -------------------------------------------------------------
+def test_a_command_without_contract_version_is_400_missing_field_naming_it():
+    """A checkpoint command with no ``contract_version`` is a 400 ``missing_field``, "command: missing field
+    'contract_version'", as every other missing field is; it was ``unsupported_contract``, "... got None", a
+    null the client never sent. A null one is still ``unsupported_contract``."""
+    svc, _ = build_service()
+    command = json.loads(_write("r21-v", 1))
+    del command["command"]["contract_version"]
+    reply = svc.call(WRITE, "Bearer dev", json.dumps(command).encode())
+    assert reply.status == 400 and reply.body["error"]["code"] == "missing_field"
+    assert reply.body["error"]["message"] == "command: missing field 'contract_version'"
+    command["command"]["contract_version"] = None
+    reply = svc.call(WRITE, "Bearer dev", json.dumps(command).encode())
+    assert reply.body["error"]["code"] == "unsupported_contract" and reply.status == 400
