@@ -110,11 +110,12 @@ def _scope(value, where: str) -> dict:
     return sc
 
 
-def _tables(data: dict, key: str, where: str, at_most: int) -> list[dict]:
-    """``data[key]`` as an array of at most ``at_most`` tables (``[[key]]``), or one clear error."""
+def _tables(data: dict, key: str, where: str, at_most: int, header: str | None = None) -> list[dict]:
+    """``data[key]`` as an array of at most ``at_most`` tables, or one clear error naming the header they are
+    written under (``header``, default ``key``: ``[[subjects.grants]]``, not ``[[grants]]``, which is no key)."""
     value = data.get(key, [])
     if not isinstance(value, list):
-        raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{key}]]), "
+        raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{header or key}]]), "
                                  f"got {type(value).__name__} {C.show(value)}")
     if len(value) > at_most:
         raise ServiceConfigError(f"{where}: {key}: {len(value)} tables; at most {at_most}")
@@ -169,7 +170,7 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     if not set(roles) <= set(C.ROLES):
         raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
                                  f"one of {', '.join(C.ROLES)}")
-    grants = _tables(s, "grants", w, MAX_CONFIG_GRANTS)
+    grants = _tables(s, "grants", w, MAX_CONFIG_GRANTS, "subjects.grants")
     svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
     for key, tokens in (("credentials", credentials), ("revoked", revoked)):
         for k, token in enumerate(tokens):

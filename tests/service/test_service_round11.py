@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -254,3 +256,17 @@ def test_a_command_without_contract_version_is_400_missing_field_naming_it():
     command["command"]["contract_version"] = None
     reply = svc.call(WRITE, "Bearer dev", json.dumps(command).encode())
     assert reply.body["error"]["code"] == "unsupported_contract" and reply.status == 400
+
+
+# -- 7. a config's grants written as one table -----------------------------------------------------------
+def test_a_grant_written_as_one_table_names_the_header_it_belongs_under(tmp_path):
+    """``[subjects.grants]`` (one table) where ``[[subjects.grants]]`` is meant: one line, exit 2, whose fix
+    is the header the file needs. It said ``([[grants]])``, a top-level key the config refuses."""
+    path = tmp_path / "serve.toml"
+    path.write_text('[[subjects]]\nid = "alice"\ncredentials = ["alice-token"]\n'
+                    '[subjects.grants]\nscope = {project_id = "p"}\ncapabilities = ["memory_read"]\n')
+    run = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--config", str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == "", run
+    assert run.stderr.count("\n") == 1 and "([[subjects.grants]])" in run.stderr, run.stderr
+    assert f"{path}: subjects[0]: grants: expected an array of tables" in run.stderr
