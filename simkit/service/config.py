@@ -112,7 +112,7 @@ def _scope(value, where: str) -> dict:
 
 def _tables(data: dict, key: str, where: str, at_most: int, header: str | None = None) -> list[dict]:
     """``data[key]`` as an array of at most ``at_most`` tables, or one clear error naming the header they are
-    written under (``header``, default ``key``: ``[[subjects.grants]]``, not ``[[grants]]``, which is no key)."""
+    written under (``header``, default ``key``: ``[[subjects.grants]]``, not ``[[grants]]``, no key)."""
     value = data.get(key, [])
     if not isinstance(value, list):
         raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{header or key}]]), "
