@@ -327,7 +327,7 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     _fields(body, "request", ("scope", "command"))
     sc = scope(body["scope"])
     common = ("contract_version", "idempotency_key", "consumer_id", "expected_revision", "cursor")
-    raw = _fields(body["command"], "command", common[:1], common[1:] + ("expected_digest",))  # absent: missing
+    raw = _fields(body["command"], "command", common[:1], common[1:] + ("expected_digest",))
     version = contract_version(raw["contract_version"], "command.contract_version")
     cmd = _fields(raw, "command", common + (("expected_digest",) if version == 2 else ()))
     identity(cmd["idempotency_key"], "command.idempotency_key")
