@@ -270,3 +270,43 @@ def test_a_grant_written_as_one_table_names_the_header_it_belongs_under(tmp_path
     assert run.returncode == 2 and run.stdout == "", run
     assert run.stderr.count("\n") == 1 and "([[subjects.grants]])" in run.stderr, run.stderr
     assert f"{path}: subjects[0]: grants: expected an array of tables" in run.stderr
+
+
+# -- 8. a schedule replayed in the library ---------------------------------------------------------------
+def test_the_failing_schedule_explore_prints_replays_as_printed_and_fails():
+    """``simkit service --explore --json`` prints its first failing schedule in lists (``"lost_writes": [[1,
+    2]]``); given as printed to :func:`run_service_scenario`, the schedule ran without its faults (a list
+    never equals the tuple the world looks for) and the wrong client was judged ok. It is NOT ok, as it is
+    with tuples."""
+    from simkit.service.sim import run_service_scenario
+    run = subprocess.run([sys.executable, "-m", "simkit", "service", "checkpoint_service", "--client",
+                          "new_key_retry", "--explore", "--max-crashes", "0", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    failing = json.loads(run.stdout)["explore"][0]["first_failing"]
+    assert failing["lost_writes"] == [[1, 2]] and failing["ok"] is False
+    replayed = run_service_scenario("checkpoint_service", "new_key_retry", lost_writes=failing["lost_writes"],
+                                    crashes=failing["crashes"])
+    assert replayed.verdict.ok is False and replayed.verdict.duplicate_acks == failing["duplicate_acks"]
+
+
+@pytest.mark.parametrize("given, line", [
+    ({"crashes": [(1, "after_effect", 1)]}, "crashes[0] (1, 'after_effect', 1): expected (worker, point, n)"),
+    ({"crashes": [(3, "after_apply", 1)]},
+     "crashes[0] (3, 'after_apply', 1): expected (worker, point, n) with worker 1-2"),
+    ({"lost_writes": [(1, 0)]}, "lost_writes[0] (1, 0): expected (worker, n) with worker 1-2 and n a whole "
+                                "number from 1"),
+    ({"lost_writes": [2]}, "lost_writes[0] 2: expected (worker, n)"),
+    ({"lost_writes": 2}, "lost_writes 2: a list of (worker, n)"),
+    ({"version": True}, "version True: the contract versions are 1 and 2"),
+    ({"version": 1.0}, "version 1.0: the contract versions are 1 and 2"),
+], ids=["no-such-point", "no-such-worker", "zeroth-write", "not-a-pair", "not-a-list", "bool", "float"])
+def test_a_fault_or_version_the_world_cannot_have_is_one_error_naming_the_parameter(given, line):
+    """A crash at a point the world has not (``after_effect``), of a worker it has not, a lost reply to a
+    0th write, or ``version=True``: one :class:`ServiceConfigError` naming the parameter. The faults were
+    dropped without a word (the correct client ok, as if it survived them), ``lost_writes=2`` was a
+    ``TypeError``, and ``version=True`` or ``1.0`` judged the correct client NOT ok."""
+    from simkit.service.config import ServiceConfigError
+    from simkit.service.sim import run_service_scenario
+    with pytest.raises(ServiceConfigError) as raised:
+        run_service_scenario("checkpoint_service", "correct", **given)
+    assert str(raised.value).startswith(line) and raised.value.param == next(iter(given))
