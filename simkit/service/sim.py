@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from simkit.model import MAX_FAULTS
 
-from .canonical import show
 from .checkpoints import STORES
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError
+from .scenario_check import faults
 from .scenarios import CRASH_POINTS, RECORD_STATES, SCENARIOS, ServiceScenario, scenario
 from .simworld import ServiceWorld
 from .verdict import ServiceVerdict, acknowledged_twice, broken_receipts, effect_fate, judge, missed_records
@@ -53,46 +53,17 @@ def run_service_scenario(name="checkpoint_service", client: str = "correct", ver
     overrides the scenario's (:data:`simkit.service.checkpoints.STORES`)."""
     sc = scenario(name)
     if version is not None:
-        if not _whole(version) or version not in (1, 2):      # True, 1.0: the correct client NOT ok
-            raise ServiceConfigError(f"version {show(version)}: the contract versions are 1 and 2",
-                                     param="version")
-        sc = replace(sc, version=version)
+        sc = replace(sc, version=version)          # checked with the rest (scenario_check.checked)
     if store is not None:
         if store not in STORES:
             raise ServiceConfigError(f"store {store!r}: one of {', '.join(STORES)}")
         sc = replace(sc, store=store)
     if lost_writes is not None:
-        sc = replace(sc, lost_writes=_faults("lost_writes", lost_writes, len(sc.workers)))
+        sc = replace(sc, lost_writes=faults("lost_writes", lost_writes, len(sc.workers)))
     if crashes is not None:
-        sc = replace(sc, crashes=_faults("crashes", crashes, len(sc.workers)))
+        sc = replace(sc, crashes=faults("crashes", crashes, len(sc.workers)))
     world = ServiceWorld(sc, client).run()
     return ServiceRun(sc.name, client, sc.version, judge(world), world)
-
-
-def _whole(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _faults(param: str, value, workers: int) -> tuple:
-    """``lost_writes`` (``(worker, n)`` each) or ``crashes`` (``(worker, point, n)`` each, ``point`` one of
-    :data:`CRASH_POINTS`) as a tuple of tuples, or a :class:`ServiceConfigError` naming the parameter. A
-    list is read as a tuple: ``simkit service --explore --json`` prints a schedule in lists, and a list never
-    equals the tuple the world looks for, so a failing schedule replayed ran without its faults (and was
-    ok), as did a fault at no crash point or of no worker."""
-    shape = "(worker, point, n)" if param == "crashes" else "(worker, n)"
-    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
-        raise ServiceConfigError(f"{param} {show(value)}: a list of {shape}", param=param)
-    out = []
-    for i, item in enumerate(value):
-        fault = tuple(item) if isinstance(item, (list, tuple)) else ()
-        if (len(fault) != len(shape.split(",")) or not all(_whole(x) for x in (fault[0], fault[-1]))
-                or not 1 <= fault[0] <= workers or fault[-1] < 1
-                or (param == "crashes" and fault[1] not in CRASH_POINTS)):
-            raise ServiceConfigError(f"{param}[{i}] {show(item)}: expected {shape} with worker 1-{workers}"
-                                     + (f", point one of {', '.join(CRASH_POINTS)}" if param == "crashes"
-                                        else "") + " and n a whole number from 1", param=param)
-        out.append(fault)
-    return tuple(out)
 
 
 def explore_service(name="checkpoint_service", client: str = "correct", version: int | None = None,

@@ -310,3 +310,44 @@ def test_a_fault_or_version_the_world_cannot_have_is_one_error_naming_the_parame
     with pytest.raises(ServiceConfigError) as raised:
         run_service_scenario("checkpoint_service", "correct", **given)
     assert str(raised.value).startswith(line) and raised.value.param == next(iter(given))
+
+
+# -- 9. a scenario the world cannot run ------------------------------------------------------------------
+@pytest.mark.parametrize("field, value, line", [
+    ("limit", 0, "limit 0: a whole number 1-256"),
+    ("version", 3, "version 3: the contract versions are 1 and 2"),
+    ("workers", (), "workers (): a tuple of None (the client under test) or correct"),
+    ("scan_limit", 0, "scan_limit 0: a whole number 1-4,096"),
+    ("time_limit", float("inf"), "time_limit inf: simulated seconds, a finite number above 0"),
+    ("append_every", 0, "append_every 0: simulated seconds, a finite number above 0"),
+    ("call_latency", -1, "call_latency -1: simulated seconds, a finite number above 0"),
+    ("time_limit", 10**6, "time_limit 1000000: at most 10,000 calls' time"),
+    ("initial_changes", 10**7, "initial_changes 10000000: a whole number 0-2,000"),
+    ("restore_at", 3.0, "backup_at None: simulated seconds, a finite number from 0"),
+    ("server_crashes", ((1, "x"),), "server_crashes[0] (1, 'x'): expected (worker, n)"),
+], ids=lambda v: str(v)[:20])
+def test_a_scenario_the_world_cannot_run_is_one_error_naming_the_field(field, value, line):
+    """A :class:`ServiceScenario` built with a field the world cannot honour is one
+    :class:`ServiceConfigError` naming the field, before anything runs. ``limit=0`` and ``version=3`` halted
+    the correct client on the service's own 400 (NOT ok); ``time_limit=inf`` and ``append_every=0`` never
+    ended, a ``time_limit`` of a million calls nor 10 million ``initial_changes`` soon; a negative latency
+    or a ``restore_at`` without ``backup_at`` was a bare ``ValueError`` or ``TypeError`` from SimPy; a
+    malformed server crash was dropped."""
+    from dataclasses import replace
+
+    from simkit.service.config import ServiceConfigError
+    from simkit.service.sim import SCENARIOS, run_service_scenario
+    start = time.monotonic()
+    with pytest.raises(ServiceConfigError) as raised:
+        run_service_scenario(replace(SCENARIOS["checkpoint_service"], **{field: value}), "correct")
+    assert str(raised.value).startswith(line), str(raised.value)
+    assert raised.value.param == ("backup_at" if field == "restore_at" else field)
+    assert time.monotonic() - start < 2
+
+
+def test_every_bundled_scenario_passes_the_check_unchanged():
+    """The check refuses nothing a bundled scenario holds, and changes nothing in it but lists to tuples."""
+    from simkit.service.scenario_check import checked
+    from simkit.service.sim import SCENARIOS
+    for sc in SCENARIOS.values():
+        assert checked(sc) == sc
