@@ -101,7 +101,7 @@ def checked(sc: ServiceScenario) -> ServiceScenario:
     if sc.restore_at is not None:
         for name in ("backup_at", "restore_at"):
             _seconds(sc, name)
-        if sc.restore_at < sc.backup_at:
+        if sc.backup_at is None or sc.restore_at < sc.backup_at:      # (None: refused by _seconds)
             _refuse("restore_at", sc.restore_at, f"after backup_at {show(sc.backup_at)}")
     p = sc.pause
     if p is not None and not (isinstance(p, tuple) and len(p) == 3 and _whole(p[0])
