@@ -113,10 +113,11 @@ class DeadlineH11(H11Protocol):
 
     def resume_writing(self) -> None:
         super().resume_writing()
-        self._disarm(unread=True)
+        self._read_up()
 
     def connection_lost(self, exc) -> None:
-        self._disarm(unread=True)
+        self._disarm()
+        self._read_up()
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
@@ -137,12 +138,16 @@ class DeadlineH11(H11Protocol):
         self._deadline = self.loop.call_later(self.request_timeout, self._drop,
                                               "did not send its request whole")
 
-    def _disarm(self, unread: bool = False) -> None:
-        """Cancel the request's deadline (``unread``: and the reply's)."""
-        for timer in (self._deadline, self._unread if unread else None):
-            if timer is not None:
-                timer.cancel()
-        self._deadline, self._unread = None, None if unread else self._unread
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _read_up(self) -> None:
+        """The client has read its replies (or is gone): no deadline for them."""
+        if self._unread is not None:
+            self._unread.cancel()
+            self._unread = None
 
     def _drop(self, why: str) -> None:
         """Close the connection now: ``abort``, since ``close`` waits for unsent replies to drain, for ever if
