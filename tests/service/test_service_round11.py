@@ -1,24 +1,25 @@
 """The service, eleventh round of hostile input (hostile round 21, a fresh tester).
 
-Found: a request pipelined behind one being answered, its body never sent, held its connection for ever (uvicorn
-reads it once the reply before it is sent, where no deadline ran, and cancels its keep-alive timeout there), as
-did a client that never reads its replies (``close`` waits for them to drain); a feed page verified the whole
-journal up to its fence (1.5 s a page of a 100,000-change journal, the server deaf meanwhile); ``%2F`` in a path
-was a separator (``checkpoints%2Fread`` served as the read route, ``/_simkit%2Fbackup`` as the backup); a
-version 2 digest of any 64 characters met a 409 where the OpenAPI pattern refuses it; ``Bearer dev`` followed
-by a no-break space or NEL acted as ``dev``; a command without ``contract_version`` was ``got None``; a config's
-``[subjects.grants]`` was told to be ``[[grants]]``; a failing schedule printed by ``service --explore --json``
-replayed without its faults (lists never equal tuples) and was ok, and a hand-built ``ServiceScenario`` ran
-whatever it held (``limit=0``: the correct client NOT ok; ``time_limit=inf``: no end).
+Found: a request pipelined behind one being answered, its body never sent, held its connection for ever
+(uvicorn reads it once the reply before it is sent, where no deadline ran, and cancels its keep-alive timeout
+there), as did a client that never reads its replies (``close`` waits for them to drain); a feed page verified
+the whole journal up to its fence (1.5 s a page of a 100,000-change journal, the server deaf meanwhile);
+``%2F`` in a path was a separator (``checkpoints%2Fread`` served as the read route, ``/_simkit%2Fbackup`` as
+the backup); a version 2 digest of any 64 characters met a 409 where the OpenAPI pattern refuses it; ``Bearer
+dev`` followed by a no-break space or NEL acted as ``dev``; a command without ``contract_version`` was ``got
+None``; a config's ``[subjects.grants]`` was told to be ``[[grants]]``; a failing schedule printed by
+``service --explore --json`` replayed without its faults (lists never equal tuples) and was ok, and a
+hand-built ``ServiceScenario`` ran whatever it held (``limit=0``: the correct client NOT ok;
+``time_limit=inf``: no end).
 
 Held: half-sent, trickled, oversized and chunked bodies (one chunk past 64 KiB, then 413); a chunked trailer
 naming ``X-Simkit-Fault`` (ignored); a negative or doubled ``Content-Length``; ``Transfer-Encoding: gzip,
 chunked``; 8,000 connections each holding half a request line (all cut at the deadline, a request meanwhile
-answered at once); ``Bearer  dev`` (two spaces), ``bearer``/``BEARER``, ``Bearer DEV``, ``Basic``, a trailing
+answered at once); ``Bearer dev`` (two spaces), ``bearer``/``BEARER``, ``Bearer DEV``, ``Basic``, a trailing
 comma, two credentials joined; dot segments, doubled slashes, ``;params``, ``%00``, ``%5F`` (an unreserved
 character: the same path) and absolute-form targets; traversal out of ``/_docs``; a ``Content-Type`` charset
-other than UTF-8 (the body is read as UTF-8, RFC 8259); every ``simkit serve`` and ``simkit service`` flag past
-its bounds and 20 malformed config files (one line, exit 2).
+other than UTF-8 (the body is read as UTF-8, RFC 8259); every ``simkit serve`` and ``simkit service`` flag
+past its bounds and 20 malformed config files (one line, exit 2).
 
 Left alone: a declared ``Content-Length`` over 64 KiB is answered 413 only once 64 KiB has come (or the
 connection dropped at the deadline), and ``Expect: 100-continue`` is answered 100 first; ``Content-Encoding``
