@@ -3,19 +3,19 @@
 Found: a request pipelined behind one being answered, its body never sent, held its connection for ever
 (uvicorn reads it once the reply before it is sent, where no deadline ran, and cancels its keep-alive timeout
 there), as did a client that never reads its replies (``close`` waits for them to drain); a feed page verified
-the whole journal up to its fence (1.5 s a page of a 100,000-change journal, the server deaf meanwhile);
-``%2F`` in a path was a separator (``checkpoints%2Fread`` served as the read route, ``/_simkit%2Fbackup`` as
-the backup); a version 2 digest of any 64 characters met a 409 where the OpenAPI pattern refuses it; ``Bearer
-dev`` followed by a no-break space or NEL acted as ``dev``; a command without ``contract_version`` was ``got
-None``; a config's ``[subjects.grants]`` was told to be ``[[grants]]``; a failing schedule printed by
-``service --explore --json`` replayed without its faults (lists never equal tuples) and was ok, and a
-hand-built ``ServiceScenario`` ran whatever it held (``limit=0``: the correct client NOT ok;
-``time_limit=inf``: no end).
+the whole journal up to its fence (1.5 s a page of a 100,000-change journal, the server deaf meanwhile), and a
+memory query page sorted every record id of its namespace; ``%2F`` in a path was a separator
+(``checkpoints%2Fread`` served as the read route, ``/_simkit%2Fbackup`` as the backup); a version 2 digest of
+any 64 characters met a 409 where the OpenAPI pattern refuses it; ``Bearer dev`` followed by a no-break space
+or NEL acted as ``dev``; a command without ``contract_version`` was ``got None``; a config's
+``[subjects.grants]`` was told to be ``[[grants]]``; a failing schedule printed by ``service --explore
+--json`` replayed without its faults (lists never equal tuples) and was ok, and a hand-built
+``ServiceScenario`` ran whatever it held (``limit=0``: the correct client NOT ok; ``time_limit=inf``: no end).
 
 Held: half-sent, trickled, oversized and chunked bodies (one chunk past 64 KiB, then 413); a chunked trailer
 naming ``X-Simkit-Fault`` (ignored); a negative or doubled ``Content-Length``; ``Transfer-Encoding: gzip,
 chunked``; 8,000 connections each holding half a request line (all cut at the deadline, a request meanwhile
-answered at once); ``Bearer dev`` (two spaces), ``bearer``/``BEARER``, ``Bearer DEV``, ``Basic``, a trailing
+answered at once); two spaces after ``Bearer``, ``bearer``/``BEARER``, ``Bearer DEV``, ``Basic``, a trailing
 comma, two credentials joined; dot segments, doubled slashes, ``;params``, ``%00``, ``%5F`` (an unreserved
 character: the same path) and absolute-form targets; traversal out of ``/_docs``; a ``Content-Type`` charset
 other than UTF-8 (the body is read as UTF-8, RFC 8259); every ``simkit serve`` and ``simkit service`` flag
@@ -23,10 +23,9 @@ past its bounds and 20 malformed config files (one line, exit 2).
 
 Left alone: a declared ``Content-Length`` over 64 KiB is answered 413 only once 64 KiB has come (or the
 connection dropped at the deadline), and ``Expect: 100-continue`` is answered 100 first; ``Content-Encoding``
-is ignored (a gzip body is a 400 "not JSON"); the operator's backups are kept without a bound; a memory query
-page sorts every record id of its namespace (records grow only by the operator's appends); a correct client
-given a ``time_limit`` too short to catch up is NOT ok (``completed`` false); a config subject or tenant id is
-not held to the identity rule.
+is ignored (a gzip body is a 400 "not JSON"); the operator's backups are kept without a bound; a correct
+client given a ``time_limit`` too short to catch up is NOT ok (``completed`` false); a config subject or
+tenant id is not held to the identity rule.
 
 Each test names the status, or the line, the request must earn; a rejected request changes no state.
 """
@@ -164,6 +163,33 @@ def test_a_feed_page_verifies_the_entries_it_serves_not_the_journal_behind_it(mo
     reply = svc.call(CHANGES, "Bearer dev", body)
     assert reply.status == 500 and reply.body["error"]["code"] == "integrity_failure"
 
+
+
+def test_a_memory_query_page_does_not_sort_the_namespace_again(monkeypatch):
+    """A scan of 2,000 records one candidate a page sorts their ids once, not once a page (a page cost the
+    whole namespace, and the scan N²·log N), and records added between pages still come in id order; the
+    pages are the same as before."""
+    import simkit.service.memory as memory
+    svc, _ = build_service()
+    for i in range(2000):
+        svc.append("tenant", DEV_SCOPE, "created", f"rec-{(i * 7919) % 2000:04d}")
+    sorts = []
+    monkeypatch.setattr(memory, "sorted", lambda items: sorts.append(1) or sorted(items), raising=False)
+    seen, after = [], None
+    while True:
+        body = {"contract_version": 1, "scope": DEV_SCOPE, "filter": {"scan_limit": 1, "next_after": after}}
+        page = svc.call("/api/v1/memory/query", "Bearer dev", json.dumps(body).encode()).body
+        seen += [r["record_id"] for r in page["records"]]
+        if len(seen) == 1000:
+            svc.append("tenant", DEV_SCOPE, "created", "rec-0999~")     # sorts after the page just read
+            svc.append("tenant", DEV_SCOPE, "created", "rec-0000~")     # sorts before it: never seen
+        if page["next_after"] is None:
+            break
+        after = page["next_after"]
+    assert len(sorts) <= 2, len(sorts)
+    expected = sorted(rid for rid, r in svc.records[("tenant", tuple(DEV_SCOPE.values()))].items()
+                      if r.available_to("dev") and rid != "rec-0000~")
+    assert seen == expected
 
 # -- 3. an encoded slash in the path ---------------------------------------------------------------------
 @pytest.mark.parametrize("path", ["/api/v1/memory/checkpoints%2Fread", "/api/v1/memory/checkpoints%2fread",
