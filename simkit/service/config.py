@@ -70,6 +70,7 @@ from .options import (
     FaultSpec,
     ServiceConfigError,
     add_operator,
+    check_name,
     check_token,
     dev_service,
     has_operator,
@@ -133,12 +134,12 @@ def _only(table: dict, allowed: tuple, where: str) -> None:
 
 
 def _name(table: dict, key: str, default, where: str) -> str:
-    """A non-empty string (a subject id or a tenant)."""
+    """A subject id or a tenant: a non-empty string, and an identity (:func:`check_name`)."""
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
         raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, "
                                  f"got {type(value).__name__} {C.show(value)}")
-    return value
+    return check_name(value, f"{where}.{key}")
 
 
 def _strings(table: dict, key: str, where: str) -> list[str]:
@@ -156,7 +157,7 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
     if not isinstance(s.get("id"), str) or not s["id"]:
         raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
-    sid = s["id"]
+    sid = check_name(s["id"], f"{w}.id")
     if sid in seen:
         raise ServiceConfigError(f"{w}.id: duplicate subject {C.show(sid)} ({seen[sid]})")
     seen[sid] = f"subjects[{i}] already adds it"

@@ -8,9 +8,10 @@ memory query page sorted every record id of its namespace; ``%2F`` in a path was
 (``checkpoints%2Fread`` served as the read route, ``/_simkit%2Fbackup`` as the backup); a version 2 digest of
 any 64 characters met a 409 where the OpenAPI pattern refuses it; ``Bearer dev`` followed by a no-break space
 or NEL acted as ``dev``; a command without ``contract_version`` was ``got None``; a config's
-``[subjects.grants]`` was told to be ``[[grants]]``; a failing schedule printed by ``service --explore
---json`` replayed without its faults (lists never equal tuples) and was ok, and a hand-built
-``ServiceScenario`` ran whatever it held (``limit=0``: the correct client NOT ok; ``time_limit=inf``: no end).
+``[subjects.grants]`` was told to be ``[[grants]]``, and a subject id or tenant with a control character or of
+200 bytes was taken; a failing schedule printed by ``service --explore --json`` replayed without its faults
+(lists never equal tuples) and was ok, and a hand-built ``ServiceScenario`` ran whatever it held (``limit=0``:
+the correct client NOT ok; ``time_limit=inf``: no end).
 
 Held: half-sent, trickled, oversized and chunked bodies (one chunk past 64 KiB, then 413); a chunked trailer
 naming ``X-Simkit-Fault`` (ignored); a negative or doubled ``Content-Length``; ``Transfer-Encoding: gzip,
@@ -24,8 +25,7 @@ past its bounds and 20 malformed config files (one line, exit 2).
 Left alone: a declared ``Content-Length`` over 64 KiB is answered 413 only once 64 KiB has come (or the
 connection dropped at the deadline), and ``Expect: 100-continue`` is answered 100 first; ``Content-Encoding``
 is ignored (a gzip body is a 400 "not JSON"); the operator's backups are kept without a bound; a correct
-client given a ``time_limit`` too short to catch up is NOT ok (``completed`` false); a config subject or
-tenant id is not held to the identity rule.
+client given a ``time_limit`` too short to catch up is NOT ok (``completed`` false).
 
 Each test names the status, or the line, the request must earn; a rejected request changes no state.
 """
@@ -396,3 +396,33 @@ def test_every_bundled_scenario_passes_the_check_unchanged():
     from simkit.service.sim import SCENARIOS
     for sc in SCENARIOS.values():
         assert checked(sc) == sc
+
+
+# -- 10. a subject or tenant no request could name -------------------------------------------------------
+@pytest.mark.parametrize("config, line", [
+    ('[[subjects]]\nid = "a\\u0000b"\ncredentials = ["t"]\n', "subjects[0].id contains a control character"),
+    ('[[subjects]]\nid = "a"\ntenant = "\\u0007"\ncredentials = ["t"]\n',
+     "subjects[0].tenant contains a control character"),
+    ('[[journals]]\ntenant = "  "\nscope = {project_id = "p"}\n', "journals[0].tenant is blank"),
+    (f'[[subjects]]\nid = "{"s" * 129}"\ncredentials = ["t"]\n',
+     "subjects[0].id must be 1-128 UTF-8 bytes, got 129"),
+], ids=["nul-in-id", "bell-in-tenant", "blank-tenant", "long-id"])
+def test_a_config_subject_or_tenant_no_request_could_name_is_one_line_and_exit_2(tmp_path, config, line):
+    """A subject id or a tenant of the config (or ``--credential TOKEN=SUBJECT``) is held to the identity rule
+    a request's ``private_to`` and ``tenant`` are (1-128 UTF-8 bytes, no control characters, not blank): one
+    line naming the file and key, exit 2. It was taken, a subject or namespace no operator request could
+    name."""
+    from simkit.service.config import ServiceConfigError, build_service
+    path = tmp_path / "serve.toml"
+    path.write_text(config)
+    with pytest.raises(ServiceConfigError) as raised:
+        build_service(config=str(path))
+    assert str(raised.value) == f"{path}: {line}"
+
+
+def test_a_credential_flag_for_a_subject_no_request_could_name_is_refused():
+    """``--credential tok=a<SOH>b``: one line naming the flag, exit 2, before it listens (it served)."""
+    argv = [sys.executable, "-m", "simkit", "serve", "--port", "0", "--credential", "tok=a\x01b"]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == "simkit: --credential 'tok=a\\x01b': subject contains a control character\n"
