@@ -143,6 +143,7 @@ class CheckpointService(Access, Maintenance):
         self.restores: list[tuple[int, int]] = []
         self._seq = 0
         self._journal_count = 0
+        self._order = memory.Order()          # each namespace's record ids in order, for the query's pages
 
     @property
     def seq(self) -> int:
@@ -257,8 +258,9 @@ class CheckpointService(Access, Maintenance):
                after: str | None) -> dict:
         """One page of the initial memory query scan (:mod:`simkit.service.memory`), with the feed's high
         watermark as of this page (``feed_cursor``; null before the journal is active)."""
-        found, scanned, nxt = memory.scan(self.records.get(ns, {}), subject.subject_id, after, limit,
-                                          scan_limit)
+        records = self.records.get(ns, {})
+        found, scanned, nxt = memory.scan(records, subject.subject_id, after, limit, scan_limit,
+                                          self._order.ids(ns, records))
         journal = self.journals.get(ns)
         return {"contract_version": version, "records": [r.as_dict() for r in found], "scanned": scanned,
                 "next_after": nxt, "feed_cursor": None if journal is None

@@ -70,6 +70,7 @@ from .options import (
     FaultSpec,
     ServiceConfigError,
     add_operator,
+    check_name,
     check_token,
     dev_service,
     has_operator,
@@ -110,11 +111,12 @@ def _scope(value, where: str) -> dict:
     return sc
 
 
-def _tables(data: dict, key: str, where: str, at_most: int) -> list[dict]:
-    """``data[key]`` as an array of at most ``at_most`` tables (``[[key]]``), or one clear error."""
+def _tables(data: dict, key: str, where: str, at_most: int, header: str | None = None) -> list[dict]:
+    """``data[key]`` as an array of at most ``at_most`` tables, or one clear error naming the header they are
+    written under (``header``, default ``key``: ``[[subjects.grants]]``, not ``[[grants]]``, no key)."""
     value = data.get(key, [])
     if not isinstance(value, list):
-        raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{key}]]), "
+        raise ServiceConfigError(f"{where}: {key}: expected an array of tables ([[{header or key}]]), "
                                  f"got {type(value).__name__} {C.show(value)}")
     if len(value) > at_most:
         raise ServiceConfigError(f"{where}: {key}: {len(value)} tables; at most {at_most}")
@@ -132,12 +134,12 @@ def _only(table: dict, allowed: tuple, where: str) -> None:
 
 
 def _name(table: dict, key: str, default, where: str) -> str:
-    """A non-empty string (a subject id or a tenant)."""
+    """A subject id or a tenant: a non-empty string, and an identity (:func:`check_name`)."""
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
         raise ServiceConfigError(f"{where}.{key}: expected a non-empty string, "
                                  f"got {type(value).__name__} {C.show(value)}")
-    return value
+    return check_name(value, f"{where}.{key}")
 
 
 def _strings(table: dict, key: str, where: str) -> list[str]:
@@ -155,7 +157,7 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     _only(s, ("id", "tenant", "credentials", "revoked", "tenant_admin", "roles", "grants"), w)
     if not isinstance(s.get("id"), str) or not s["id"]:
         raise ServiceConfigError(f"{w}: needs a non-empty string 'id'")
-    sid = s["id"]
+    sid = check_name(s["id"], f"{w}.id")
     if sid in seen:
         raise ServiceConfigError(f"{w}.id: duplicate subject {C.show(sid)} ({seen[sid]})")
     seen[sid] = f"subjects[{i}] already adds it"
@@ -169,7 +171,7 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
     if not set(roles) <= set(C.ROLES):
         raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "
                                  f"one of {', '.join(C.ROLES)}")
-    grants = _tables(s, "grants", w, MAX_CONFIG_GRANTS)
+    grants = _tables(s, "grants", w, MAX_CONFIG_GRANTS, "subjects.grants")
     svc.add_subject(sid, tenant, tenant_admin=admin, roles=roles)
     for key, tokens in (("credentials", credentials), ("revoked", revoked)):
         for k, token in enumerate(tokens):

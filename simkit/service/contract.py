@@ -153,7 +153,6 @@ def _why(exc: ValueError) -> str:
     return text
 
 
-
 def _shallow(value, limit: int) -> bool:
     """No array or object in ``value`` is more than ``limit`` levels deep (iterative: no recursion)."""
     stack = [(value, 1)]
@@ -250,6 +249,16 @@ def scope_dict(scope_tuple: tuple) -> dict:
     return dict(zip(SCOPE_KEYS, scope_tuple))
 
 
+#: A digest as :func:`~simkit.service.canonical.digest` writes it, and as the OpenAPI document's pattern says.
+_DIGEST, _DIGEST_FORM = re.compile("sha256:[0-9a-f]{64}"), "'sha256:' and 64 lower-case hex digits"
+
+
+def _is_digest(value) -> bool:
+    """A digest, not just its prefix and length: 64 of any character (upper-case hex, ``é``) met a 409
+    ``divergent_history`` or ``digest_conflict``, a malformed value told as diverged history."""
+    return isinstance(value, str) and _DIGEST.fullmatch(value) is not None
+
+
 def cursor(value, where: str, version: int) -> dict:
     """A cursor ``{journal_id, sequence}``; version 2 adds the exact-history ``history_digest``."""
     keys = ("journal_id", "sequence", "history_digest") if version == 2 else ("journal_id", "sequence")
@@ -257,10 +266,8 @@ def cursor(value, where: str, version: int) -> dict:
     identity(c["journal_id"], f"{where}.journal_id")
     if not _is_int(c["sequence"]) or not 0 <= c["sequence"] <= MAX_SEQUENCE:
         raise bad("malformed_cursor", f"{where}.sequence must be an unsigned 64-bit integer")
-    if version == 2 and not (isinstance(c["history_digest"], str)
-                             and c["history_digest"].startswith("sha256:")
-                             and len(c["history_digest"]) == 71):
-        raise bad("malformed_cursor", f"{where}.history_digest must be a sha256 digest")
+    if version == 2 and not _is_digest(c["history_digest"]):
+        raise bad("malformed_cursor", f"{where}.history_digest must be a digest: {_DIGEST_FORM}")
     return {k: c[k] for k in keys}
 
 
@@ -319,11 +326,9 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     """``POST /api/v1/memory/checkpoints``: (scope, command); version 2 commands carry ``expected_digest``."""
     _fields(body, "request", ("scope", "command"))
     sc = scope(body["scope"])
-    raw = body["command"]
-    if not isinstance(raw, dict):
-        raise bad("malformed_request", "command must be a JSON object")
-    version = contract_version(raw.get("contract_version"), "command.contract_version")
     common = ("contract_version", "idempotency_key", "consumer_id", "expected_revision", "cursor")
+    raw = _fields(body["command"], "command", common[:1], common[1:] + ("expected_digest",))
+    version = contract_version(raw["contract_version"], "command.contract_version")
     cmd = _fields(raw, "command", common + (("expected_digest",) if version == 2 else ()))
     identity(cmd["idempotency_key"], "command.idempotency_key")
     consumer_id(cmd["consumer_id"], "command.consumer_id")
@@ -337,22 +342,25 @@ def write_request(body: dict) -> tuple[tuple, dict]:
         if rev == 0 and d is not None:
             raise bad("malformed_revision",
                       "command.expected_digest must be null when expected_revision is 0")
-        if rev > 0 and not (isinstance(d, str) and d.startswith("sha256:") and len(d) == 71):
-            raise bad("malformed_revision", "command.expected_digest must be the current checkpoint_digest")
+        if rev > 0 and not _is_digest(d):
+            raise bad("malformed_revision", f"command.expected_digest must be the current checkpoint_digest: "
+                                            f"{_DIGEST_FORM}")
         out["expected_digest"] = d
     return sc, out
 
 
 def bearer(authorization: str | None) -> str:
-    """The token of an ``Authorization: Bearer <token>`` header; 401 when missing or malformed."""
+    """The token of ``Authorization: Bearer <token>``, or 401. Only HTTP's spaces and tabs around it are
+    dropped: a no-break space or NEL is the token's (``Bearer dev\xa0`` acted as ``dev``)."""
     if not authorization:
         raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
     scheme, _, token = authorization.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+    token = token.strip(" \t")
+    if scheme.lower() != "bearer" or not token:
         raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
     if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
         raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
-    return token.strip()
+    return token
 
 
 # -- the operator routes of ``simkit serve`` (not seed 004) --------------------------------------------------

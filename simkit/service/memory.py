@@ -43,9 +43,11 @@ Pure: no clock, no I/O.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 from dataclasses import dataclass
 
-__all__ = ["Record", "scan"]
+__all__ = ["Order", "Record", "scan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,21 +78,44 @@ class Record:
         return {**self.as_dict(), "private_to": self.private_to}
 
 
+class Order:
+    """The record ids of each namespace in id order, kept as records are added: a page sorted every id of its
+    namespace, so a scan of N records, ``scan_limit`` s a page, cost N²/s·log N. A namespace's records are
+    never removed (a deletion is a tombstone) and a restore replaces their dict, so the ids added since the
+    last page are the dict's last ones (it keeps insertion order)."""
+
+    def __init__(self):
+        self._held: dict[tuple, tuple[dict, int, list[str]]] = {}
+
+    def ids(self, ns: tuple, records: dict[str, Record]) -> list[str]:
+        held = self._held.get(ns)
+        if held is None or held[0] is not records or held[1] > len(records):
+            order = sorted(records)
+        else:
+            order = held[2]
+            for rid in itertools.islice(records, held[1], None):
+                bisect.insort(order, rid)
+        self._held[ns] = (records, len(records), order)
+        return order
+
+
 def scan(records: dict[str, Record], subject_id: str, after: str | None, limit: int,
-         scan_limit: int) -> tuple[list[Record], int, str | None]:
+         scan_limit: int, order: list[str] | None = None) -> tuple[list[Record], int, str | None]:
     """One query page over ``records`` (record id -> record): ``(found, scanned, next_after)``.
 
     Examines candidates in record id order after ``after`` until ``scan_limit`` were examined or ``limit``
     were found; ``next_after`` is the last one examined if any candidate remains after it, else ``None``.
+    ``order``: the ids of ``records`` in order (:class:`Order`), else sorted here.
     """
-    candidates = sorted(rid for rid in records if after is None or rid > after)
+    ids = sorted(records) if order is None else order
+    start = 0 if after is None else bisect.bisect_right(ids, after)
     found: list[Record] = []
     scanned = 0
-    for rid in candidates:
+    for rid in itertools.islice(ids, start, None):
         if scanned == scan_limit or len(found) == limit:
             break
         scanned += 1
         if records[rid].available_to(subject_id):
             found.append(records[rid])
-    more = scanned < len(candidates)
-    return found, scanned, (candidates[scanned - 1] if scanned else after) if more else None
+    more = start + scanned < len(ids)
+    return found, scanned, (ids[start + scanned - 1] if scanned else after) if more else None

@@ -21,8 +21,8 @@ from .checkpoints import CheckpointService, ManualClock
 
 __all__ = [
     "DEV_CHANGES", "DEV_RECORDS", "DEV_SCOPE", "DEV_TENANT", "FAULT_KINDS", "FAULT_ROUTES", "FaultSpec",
-    "ServiceConfigError", "add_operator", "check_token", "dev_service", "has_operator", "issue_token",
-    "parse_credential_flag", "parse_fault", "parse_grant_flag",
+    "ServiceConfigError", "add_operator", "check_name", "check_token", "dev_service", "has_operator",
+    "issue_token", "parse_credential_flag", "parse_fault", "parse_grant_flag",
 ]
 
 DEV_SCOPE = {"project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}
@@ -136,7 +136,17 @@ def parse_credential_flag(text: str) -> tuple[str, str]:
     token, sep, subject = text.partition("=")
     if not sep or not token or not subject:
         raise ServiceConfigError(f"credentials {C.show(text)}: expected TOKEN=SUBJECT", param="credentials")
-    return token, subject
+    return token, check_name(subject, f"credentials {C.show(text)}: subject", "credentials")
+
+
+def check_name(name: str, where: str, param: str | None = None) -> str:
+    """A subject id or tenant held to the identity rule (1-128 UTF-8 bytes, no control characters, not blank),
+    as a request's ``private_to`` and ``tenant`` are: a subject or tenant with a control character or 200
+    bytes was taken, and no operator request could name it."""
+    try:
+        return C.identity(name, where)
+    except C.ServiceError as exc:
+        raise ServiceConfigError(exc.message, param=param) from None
 
 
 def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:

@@ -3,7 +3,8 @@ background server for tests and notebooks (:func:`running`), and a deadline for 
 
 A request must arrive whole within ``request_timeout`` seconds of its first byte (of the connection, for the
 first): uvicorn's only timeout, keep-alive, runs between requests, so a half-sent request (headers or body)
-would otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection.
+would otherwise hold its connection forever. :class:`DeadlineH11` closes such a connection, and one whose
+client reads its replies so slowly that the server's writes back up for as long.
 """
 from __future__ import annotations
 
@@ -64,17 +65,20 @@ class _OneFraming(h11.Connection):
 
 
 class DeadlineH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline for receiving each request whole.
+    """uvicorn's h11 protocol with a deadline for receiving each request whole, and one for reading a reply.
 
-    The deadline starts with the connection and again with the first byte of each later request, and ends once
-    the request's body is complete (``their_state`` DONE); then the app runs, however long it takes. Between
-    requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
+    The deadline starts with the connection and again with the first byte of each later request (for a request
+    pipelined behind one being answered: when the server starts reading it, once that reply is sent), and ends
+    once the request's body is complete (``their_state`` DONE); then the app runs, however long it takes.
+    Between requests uvicorn's keep-alive timeout closes an idle connection. A deadline that passes closes the
     connection: the half-sent request never reaches the service, or the app sees a disconnect mid-body (400,
-    changing nothing).
+    changing nothing). A reply the client does not read, so that the server's writes back up, gets as long;
+    then the connection is dropped with what was left unsent.
     """
 
     request_timeout = REQUEST_TIMEOUT
     _deadline = None
+    _unread = None
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
@@ -83,14 +87,37 @@ class DeadlineH11(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()           # uvicorn has just read the request pipelined behind the one answered, if any
+
+    def _track(self) -> None:
+        """Arm the deadline while a request is being read part-way, disarm it once the request is whole.
+
+        A pipelined request is read from :meth:`on_response_complete`, where uvicorn also cancels its
+        keep-alive timeout: one whose body never came held its connection for ever."""
+        state, (buffered, _closed) = self.conn.their_state, self.conn.trailing_data
+        if not self.transport.is_closing() and (state is h11.SEND_BODY or (state is h11.IDLE and buffered)):
             if self._deadline is None:
-                self._arm()                             # the first byte of a request
+                self._arm()                 # a request's first byte, or the server's first look at it
         else:
-            self._disarm()                              # the request arrived whole, or the connection is over
+            self._disarm()          # the request is whole, the connection over, or idle: uvicorn's keep-alive
+
+    def pause_writing(self) -> None:
+        """The client does not read its replies as fast as they come: it has one deadline to catch up."""
+        super().pause_writing()
+        if self._unread is None:
+            self._unread = self.loop.call_later(self.request_timeout, self._drop, "did not read its reply")
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._read_up()
 
     def connection_lost(self, exc) -> None:
         self._disarm()
+        self._read_up()
         super().connection_lost(exc)
 
     def send_400_response(self, msg: str) -> None:
@@ -108,19 +135,27 @@ class DeadlineH11(H11Protocol):
         self.transport.close()
 
     def _arm(self) -> None:
-        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
+        self._deadline = self.loop.call_later(self.request_timeout, self._drop,
+                                              "did not send its request whole")
 
     def _disarm(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
-    def _expired(self) -> None:
-        self._deadline = None
-        if not self.transport.is_closing():
-            self.logger.warning("simkit: closed a connection whose request did not arrive whole within %gs",
-                                self.request_timeout)
-            self.transport.close()
+    def _read_up(self) -> None:
+        """The client has read its replies (or is gone): no deadline for them."""
+        if self._unread is not None:
+            self._unread.cancel()
+            self._unread = None
+
+    def _drop(self, why: str) -> None:
+        """Close the connection now: ``abort``, since ``close`` waits for unsent replies to drain, for ever if
+        the client reads nothing."""
+        self._deadline = self._unread = None
+        self.logger.warning("simkit: dropped a connection whose client %s within %gs", why,
+                            self.request_timeout)
+        self.transport.abort()
 
 
 def bind(port: int, host: str = "127.0.0.1") -> socket.socket:

@@ -14,6 +14,7 @@ from simkit.model import MAX_FAULTS
 
 from .checkpoints import STORES
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError
+from .scenario_check import faults
 from .scenarios import CRASH_POINTS, RECORD_STATES, SCENARIOS, ServiceScenario, scenario
 from .simworld import ServiceWorld
 from .verdict import ServiceVerdict, acknowledged_twice, broken_receipts, effect_fate, judge, missed_records
@@ -52,17 +53,15 @@ def run_service_scenario(name="checkpoint_service", client: str = "correct", ver
     overrides the scenario's (:data:`simkit.service.checkpoints.STORES`)."""
     sc = scenario(name)
     if version is not None:
-        if version not in (1, 2):
-            raise ServiceConfigError(f"version {version!r}: the contract versions are 1 and 2")
-        sc = replace(sc, version=version)
+        sc = replace(sc, version=version)          # checked with the rest (scenario_check.checked)
     if store is not None:
         if store not in STORES:
             raise ServiceConfigError(f"store {store!r}: one of {', '.join(STORES)}")
         sc = replace(sc, store=store)
     if lost_writes is not None:
-        sc = replace(sc, lost_writes=tuple(lost_writes))
+        sc = replace(sc, lost_writes=faults("lost_writes", lost_writes, len(sc.workers)))
     if crashes is not None:
-        sc = replace(sc, crashes=tuple(crashes))
+        sc = replace(sc, crashes=faults("crashes", crashes, len(sc.workers)))
     world = ServiceWorld(sc, client).run()
     return ServiceRun(sc.name, client, sc.version, judge(world), world)
 

@@ -7,7 +7,9 @@ comes), crashes at named points (the client's memory is gone; its durable effect
 concurrent writer appending to the feed, other workers sharing the same consumer id, an operator
 restoring an older backup mid-run, records from before the journal that a consumer must scan for
 (many of them deleted or private to another subject), and the server dying between a checkpoint
-command's two writes (``server_crashes``, with the store of :data:`STORES` the scenario names).
+command's two writes (``server_crashes``, with the store of
+:data:`~simkit.service.checkpoints.STORES` the scenario names). A scenario is checked before it runs
+(:mod:`simkit.service.scenario_check`).
 
 It records the ground truth the checker (:mod:`simkit.service.verdict`) judges: effects, the client's durable
 ledger, checkpoint write replies, query pages, reconciliations and every call.
@@ -18,9 +20,10 @@ import simpy
 
 from simkit.ops import LOST
 
-from .checkpoints import STORES, CheckpointService, ManualClock
+from .checkpoints import CheckpointService, ManualClock
 from .clients import CLIENTS, QUERY, WRITE, Apply, ApplyRecord, Call, Halt, Reconcile, Wait
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, dev_service
+from .scenario_check import checked
 from .scenarios import RECORD_STATES, ServiceScenario
 from .transport import ModelTransport, ReplyLost
 
@@ -43,12 +46,7 @@ class ServiceWorld:
     def __init__(self, sc: ServiceScenario, client: str = "correct"):
         if client not in CLIENTS:
             raise ServiceConfigError(f"unknown client {client!r}; one of {', '.join(CLIENTS)}")
-        if sc.store not in STORES:
-            raise ServiceConfigError(f"unknown store {sc.store!r}; one of {', '.join(STORES)}")
-        unknown = set(sc.existing_records) - set(RECORD_STATES)
-        if unknown:
-            raise ServiceConfigError(f"existing_records: unknown state {sorted(unknown)[0]!r}; one of "
-                                     f"{', '.join(RECORD_STATES)}")
+        sc = checked(sc)                                # every field, before anything runs
         self.sc, self.client = sc, client
         self.env = simpy.Environment()
         self.clock = ManualClock()

@@ -5,6 +5,8 @@ further than the 64 KiB limit, and the OpenAPI ``responses`` and ``requestBody``
 from __future__ import annotations
 
 import logging
+import re
+from urllib.parse import unquote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -13,8 +15,8 @@ from starlette.requests import ClientDisconnect
 from . import schema as S
 from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError
 
-__all__ = ["FAULT_HEADER", "LOST", "NoStore", "asgi", "error", "joined", "read_body", "request_body",
-           "responses"]
+__all__ = ["FAULT_HEADER", "LOST", "EncodedSlashes", "NoStore", "asgi", "error", "joined", "read_body",
+           "request_body", "responses"]
 
 FAULT_HEADER = "x-simkit-fault"
 #: The ASGI scope key a route sets to drop its reply (the ``lose-reply`` and ``crash-mid-write`` faults).
@@ -61,6 +63,23 @@ class NoStore:
             return
         for message in held:
             await send(message)
+
+
+class EncodedSlashes:
+    """Pure ASGI wrapper: an encoded slash (``%2F``) in a request's path is a character of its segment, not a
+    separator (RFC 3986, 2.2: a reserved character percent-encoded is data), so it names no route (404).
+    uvicorn decodes it with the rest of the path, and ``POST /api/v1/memory/checkpoints%2Fread`` was served as
+    the checkpoint read, ``/_simkit%2Fbackup`` as the backup: a path a proxy's rule by prefix does not see."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        raw = scope.get("raw_path") or b""
+        if scope["type"] == "http" and b"%2f" in raw.lower():
+            parts = re.split("%2[fF]", raw.decode("latin-1"))
+            scope = {**scope, "path": "%2F".join(unquote(part) for part in parts)}
+        return await self.app(scope, receive, send)
 
 
 def joined(request: Request, name: str) -> str | None:
@@ -118,6 +137,7 @@ def request_body(model, example: dict, required: bool = True) -> dict:
 
 
 def asgi(app: FastAPI):
-    """The ASGI application uvicorn serves: ``app`` behind the no-store and lost-reply wrapper."""
-    return NoStore(app)
+    """The ASGI application uvicorn serves: ``app`` behind the no-store and lost-reply wrapper, its paths'
+    encoded slashes kept in their segments."""
+    return NoStore(EncodedSlashes(app))
 
