@@ -1,0 +1,90 @@
+"""Hostile input, twenty-second round (a fresh tester): the command line and the files outside the service.
+Initial states no consumer reaches that a file could still describe (a ``resume_cursor`` off the chain of
+the first page, a page no ``next_cursor`` leads to, an ``applied_position`` over events a later page serves
+in order) were run, and ``safe`` was judged ``NOT ok`` for what the file had made impossible.
+
+Each: one line naming the file, key or flag and the problem (exit status 2, no traceback, nothing written),
+or the verdict the same run earns.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import simkit_in as _cli
+
+CHAIN = ('[[pages]]\ncursor = "C1"\npositions = [1]\nnext_cursor = "C2"\n\n'
+         '[[pages]]\ncursor = "C2"\npositions = [2]\nnext_cursor = "C2"\n\n'
+         '[[pages]]\ncursor = "C3"\npositions = [3]\nnext_cursor = "C2"\n')
+#: ``CHAIN`` ending in an empty page, as a stream ends
+ENDED = CHAIN.replace('positions = [2]\nnext_cursor = "C2"', 'positions = [2]\nnext_cursor = "C4"') + (
+    '\n[[pages]]\ncursor = "C4"\npositions = []\nnext_cursor = "C4"\n')
+
+
+# -- 1. pages a run from its start never reaches ------------------------------------------------------------
+@pytest.mark.parametrize("head, message", [
+    ('[initial]\nresume_cursor = "C3"\n\n',
+     "key 'initial.resume_cursor': 'C3' is off the chain of pages from pages[0]: pages[0] ('C1') holds 'e1' "
+     "at 1, which no page from 'C3' serves and no receipt covers"),
+    ("", "key 'pages[2].cursor': 'C3' is reached by no next_cursor from 'C1', where the run starts: its 'e3' "
+         "at 3 would never be served"),
+], ids=["resume off the chain", "a page nothing leads to"])
+def test_an_event_no_run_is_served_is_refused_not_judged_lost(tmp_path, head, message):
+    """A page no ``next_cursor`` from the run's start leads to (``C3`` with the default start ``C1``, or
+    ``C1`` under ``resume_cursor = "C3"``, which leads on to ``C2``) holds an event no run is ever served:
+    ``safe`` was ``NOT ok``, ``lost: 1 (e3)`` or ``lost: 1 (e1)``.
+    Now the file is refused, naming the key."""
+    (tmp_path / "s.toml").write_text(head + ENDED)
+    done = _cli(["run", "s.toml"], tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith(f"simkit: s.toml: {message}") and done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("head", [
+    '[initial]\nresume_cursor = "C3"\nreceipts = [1]\n\n',
+    "[initial]\nreceipts = [3]\n\n",
+], ids=["resume off the chain", "a page nothing leads to"])
+def test_an_unserved_page_whose_events_hold_receipts_is_still_judged_ok(tmp_path, head):
+    """A guard: receipts for the events no page from the start serves make the state one a consumer has."""
+    (tmp_path / "s.toml").write_text(head + ENDED)
+    done = _cli(["run", "s.toml", "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+
+
+# -- 2. an applied_position over events a later page serves in order ----------------------------------------
+@pytest.mark.parametrize("text, covered", [
+    ("[initial]\napplied_position = 1000\nreceipts = [10]\n\n[generate]\nevents = 5\npage_size = 1\n",
+     "1000 covers position 20, 30, 40, 50, which the provider serves in order"),
+    ('[initial]\napplied_position = 100\nreceipts = [10]\n\n[[pages]]\ncursor = "C1"\npositions = [10]\n'
+     'next_cursor = "C2"\n\n[[pages]]\ncursor = "C2"\npositions = [20]\nnext_cursor = "C3"\n\n'
+     '[[pages]]\ncursor = "C3"\npositions = []\nnext_cursor = "C3"\n',
+     "100 covers position 20, which the provider serves in order"),
+], ids=["generated", "scripted"])
+def test_an_initial_applied_position_over_a_later_pages_events_is_refused(tmp_path, text, covered):
+    """Without backfills, ``applied_position = 1000`` over a stream whose first page (10) holds a receipt and
+    whose next pages serve 20, 30, ... in order: ``safe`` halted on a gap at 20, judged ``(unjustified: the
+    provider kept its contract)``, ``NOT ok``; only the first page's events were checked against it. Now the
+    file is refused, naming the key (invariant 2)."""
+    (tmp_path / "s.toml").write_text(text)
+    done = _cli(["run", "s.toml"], tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert f"key 'initial.applied_position': {covered}" in done.stderr and "invariant 2" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("text", [
+    "[initial]\napplied_position = 1000\nreceipts = [10, 20, 30, 40, 50]\n\n[generate]\nevents = 5\n"
+    "page_size = 1\n",
+    '[initial]\napplied_position = 10\n\n[[pages]]\ncursor = "C1"\npositions = []\nnext_cursor = "C2"\n\n'
+    '[[pages]]\ncursor = "C2"\npositions = [20]\nnext_cursor = "C3"\n\n[[pages]]\ncursor = "C3"\n'
+    'positions = [5]\nnext_cursor = "C4"\n\n[[pages]]\ncursor = "C4"\npositions = []\nnext_cursor = "C4"\n',
+], ids=["every event receipted", "a gap the provider makes"])
+def test_an_applied_position_over_receipts_or_a_real_gap_is_still_judged_ok(tmp_path, text):
+    """A guard: every event covered holds a receipt, or the one behind it is a gap the provider made (5 after
+    20), on which the halt is justified."""
+    (tmp_path / "s.toml").write_text(text)
+    done = _cli(["run", "s.toml", "--json"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+
