@@ -88,3 +88,22 @@ def test_an_applied_position_over_receipts_or_a_real_gap_is_still_judged_ok(tmp_
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True
 
+
+
+# -- 3. an output path that names a folder by its spelling --------------------------------------------------
+@pytest.mark.parametrize("args, out", [
+    (["shrink", "shortcut_persist_token_on_fetch", "--strategy", "persist_token_on_fetch", "--out"],
+     "new.toml/"),
+    (["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--jobs", "1", "--out"],
+     "runs.csv/."),
+    (["run", "retry_walkthrough", "--timeline"], "t.png/"),
+], ids=["shrink", "sweep", "run"])
+def test_an_output_path_ending_in_a_slash_is_refused_not_written_as_a_file(tmp_path, args, out):
+    """``--out new.toml/`` names a folder (POSIX: a path ending in ``/`` resolves only to one); ``pathlib``
+    drops the slash, and the command wrote the file ``new.toml`` and said ``wrote new.toml/``. Now: one line
+    naming the flag, exit status 2, nothing written."""
+    done = _cli([*args, out], tmp_path)
+    flag = args[-1]
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr == f"simkit: {flag} {out}: names a folder (a trailing '/'), not a file\n"
+    assert list(tmp_path.iterdir()) == []
