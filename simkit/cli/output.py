@@ -28,6 +28,7 @@ FLAGS = {
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
     "repeat": "--repeat", "timeout": "--timeout", "budget": "--budget", "ref": "SCENARIO",
+    "events": "--events",
 }
 
 

@@ -107,3 +107,34 @@ def test_an_output_path_ending_in_a_slash_is_refused_not_written_as_a_file(tmp_p
     assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
     assert done.stderr == f"simkit: {flag} {out}: names a folder (a trailing '/'), not a file\n"
     assert list(tmp_path.iterdir()) == []
+
+
+# -- 4. live --events under the file's positions -------------------------------------------------------------
+@pytest.mark.parametrize("head, message", [
+    ("[initial]\nreceipts = [400]\n\n",
+     "key 'initial.receipts': position 400 is not an event of the generated stream: its positions are 10, "
+     "20, ..., 100"),
+    ("[[events]]\nposition = 300\nbehavior = 'poison'\n\n",
+     "key 'events[0].position': position 300 is outside the generated stream (1..100 for events = 10)"),
+], ids=["a receipt", "an event"])
+def test_live_events_cutting_the_stream_under_a_named_position_is_one_line(tmp_path, head, message):
+    """``simkit live s.toml --events 10`` over a ``[generate]`` stream of 40 whose ``[initial] receipts`` name
+    position 400: the override was not read again with the file, and the workers' databases were made from
+    it: a ``KeyError: 400`` traceback, exit status 1. Now the stream cut short is read as its file would be:
+    one line naming ``--events`` and the key, exit status 2, no process started."""
+    (tmp_path / "s.toml").write_text(head + "[generate]\nevents = 40\n")
+    done = _cli(["live", "s.toml", "--kills", "1", "--events", "10"], tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith(f"simkit: --events 10: s.toml: {message}") and done.stderr.count("\n") == 1
+
+
+def test_live_of_a_scenario_edited_into_what_no_file_says_is_one_line():
+    """The library's ``simkit.live.run.live`` reads an edited Scenario again, as ``simulate``, ``explore``,
+    ``shrink`` and ``sweep`` do: ``generate["events"]`` cut under ``[initial] receipts`` was the same
+    ``KeyError`` from the databases. Now a :class:`simkit.SimkitError` naming the key."""
+    import simkit
+    from simkit.live.run import live
+    sc = simkit.parse({"generate": {"events": 40}, "initial": {"receipts": [400]}})
+    sc.generate["events"] = 10
+    with pytest.raises(simkit.SimkitError, match=r"initial\.receipts position 400 is not an event"):
+        live(sc, kills=0)
