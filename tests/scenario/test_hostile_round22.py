@@ -3,6 +3,10 @@ Initial states no consumer reaches that a file could still describe (a ``resume_
 the first page, a page no ``next_cursor`` leads to, an ``applied_position`` over events a later page serves
 in order) were run, and ``safe`` was judged ``NOT ok`` for what the file had made impossible.
 
+A page off the chain whose event holds no receipt was one of ``test_hostile.py``'s cases "the contract
+allows": it now holds a receipt there. ``live --events`` cut a stream under the file's receipts (a traceback);
+an output path ending in ``/`` was written as a file; 64 workers over a million events passed 3 GB.
+
 Each: one line naming the file, key or flag and the problem (exit status 2, no traceback, nothing written),
 or the verdict the same run earns.
 """
@@ -138,3 +142,31 @@ def test_live_of_a_scenario_edited_into_what_no_file_says_is_one_line():
     sc.generate["events"] = 10
     with pytest.raises(simkit.SimkitError, match=r"initial\.receipts position 400 is not an event"):
         live(sc, kills=0)
+
+
+# -- 5. many workers over a long stream ---------------------------------------------------------------------
+@pytest.mark.parametrize("data, message", [
+    ({"workers": 64, "pages": [{"cursor": "C1", "positions": list(range(1, 1_000_001)), "next_cursor": "C2"},
+                               {"cursor": "C2", "positions": [], "next_cursor": "C2"}]},
+     "64 workers over a stream of 1000000 events: each worker walks the whole stream, and a run walks at most "
+     "2000000 events in all (workers times events); at most 2 workers here"),
+    ({"workers": 21, "generate": {"events": 100_000}},
+     "21 workers over a stream of 100000 events: each worker walks the whole stream, and a run walks at most "
+     "2000000 events in all (workers times events); at most 20 workers here"),
+], ids=["a page of a million", "generated"])
+def test_workers_times_events_past_the_bound_are_refused(data, message):
+    """``workers = 64`` over one page of 1,000,000 events (each bound alone kept): every worker holds and walks
+    the page, and ``safe``'s run passed 3 GB in five minutes, stopped at ``--max-memory`` with ``did the
+    consumer allocate without bound?``; 64 workers over 100,000 generated events took 66 s. The stream's bound
+    held a run at 0.5 GB only for one or two workers. Now the file is refused, naming ``workers``."""
+    import simkit
+    with pytest.raises(simkit.SimkitError) as caught:
+        simkit.parse(data, source="s.toml")
+    assert str(caught.value) == f"s.toml: key 'workers': {message}"
+
+
+def test_workers_times_events_at_the_bound_are_still_run():
+    """A guard: 20 workers over 100,000 events, and two over a million, are read as before."""
+    import simkit
+    assert simkit.parse({"workers": 20, "generate": {"events": 100_000}}).workers == 20
+    assert simkit.parse({"workers": 2, "generate": {"events": 1_000_000}}).workers == 2
