@@ -145,20 +145,23 @@ def test_live_of_a_scenario_edited_into_what_no_file_says_is_one_line():
 
 
 # -- 5. many workers over a long stream ---------------------------------------------------------------------
+MILLION = [{"cursor": "C1", "positions": list(range(1, 1_000_001)), "next_cursor": "C2"},
+           {"cursor": "C2", "positions": [], "next_cursor": "C2"}]
+WALKED = ("each worker walks the whole stream, and a run walks at most 2000000 events in all (workers times "
+          "events)")
+
+
 @pytest.mark.parametrize("data, message", [
-    ({"workers": 64, "pages": [{"cursor": "C1", "positions": list(range(1, 1_000_001)), "next_cursor": "C2"},
-                               {"cursor": "C2", "positions": [], "next_cursor": "C2"}]},
-     "64 workers over a stream of 1000000 events: each worker walks the whole stream, and a run walks at most "
-     "2000000 events in all (workers times events); at most 2 workers here"),
+    ({"workers": 64, "pages": MILLION},
+     f"64 workers over a stream of 1000000 events: {WALKED}; at most 2 workers here"),
     ({"workers": 21, "generate": {"events": 100_000}},
-     "21 workers over a stream of 100000 events: each worker walks the whole stream, and a run walks at most "
-     "2000000 events in all (workers times events); at most 20 workers here"),
+     f"21 workers over a stream of 100000 events: {WALKED}; at most 20 workers here"),
 ], ids=["a page of a million", "generated"])
 def test_workers_times_events_past_the_bound_are_refused(data, message):
-    """``workers = 64`` over one page of 1,000,000 events (each bound alone kept): every worker holds and walks
-    the page, and ``safe``'s run passed 3 GB in five minutes, stopped at ``--max-memory`` with ``did the
-    consumer allocate without bound?``; 64 workers over 100,000 generated events took 66 s. The stream's bound
-    held a run at 0.5 GB only for one or two workers. Now the file is refused, naming ``workers``."""
+    """``workers = 64`` over one page of 1,000,000 events (each bound alone kept): every worker holds and
+    walks the page, and ``safe``'s run passed 3 GB in five minutes, stopped at ``--max-memory`` with ``did the
+    consumer allocate without bound?``; 64 workers over 100,000 generated events took 66 s. The stream's
+    bound held a run at 0.5 GB only for one or two workers. Now the file is refused, naming ``workers``."""
     import simkit
     with pytest.raises(simkit.SimkitError) as caught:
         simkit.parse(data, source="s.toml")
