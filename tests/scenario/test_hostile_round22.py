@@ -173,3 +173,19 @@ def test_workers_times_events_at_the_bound_are_still_run():
     import simkit
     assert simkit.parse({"workers": 20, "generate": {"events": 100_000}}).workers == 20
     assert simkit.parse({"workers": 2, "generate": {"events": 1_000_000}}).workers == 2
+
+
+# -- 6. a timeline of a long stream --------------------------------------------------------------------------
+def test_a_timeline_of_a_stream_past_its_bound_is_refused_before_drawing(tmp_path):
+    """``simkit run s.toml --timeline t.png`` of 30,000 generated events a page: the run took 2 s, its
+    timeline's at-risk spans (every event against every barrier) over 200 s, and 300,000 events past ten
+    minutes, the command's budget the only bound. Now a timeline, as a swimlane, has its bound: one line
+    naming ``--timeline``, exit status 2, no figure."""
+    (tmp_path / "s.toml").write_text("[generate]\nevents = 10001\npage_size = 1\n\n"
+                                     "[timing]\ntime_limit = 5.0\n")
+    done = _cli(["run", "s.toml", "--timeline", "t.png"], tmp_path)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    assert done.stderr.startswith("simkit: --timeline t.png: the run has ") and done.stderr.count("\n") == 1
+    assert done.stderr.endswith("rows over a stream of 10001 events, and a timeline draws at most 20000 rows "
+                                "and 10000 events; use a shorter stream\n")
+    assert not (tmp_path / "t.png").exists()
