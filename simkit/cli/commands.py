@@ -19,7 +19,6 @@ from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
 from simkit.runner import simulate
 from simkit.scenario import read as scenarios
-from simkit.scenario.checks import too_many_pages
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
@@ -312,20 +311,14 @@ def cmd_shrink(args) -> int:
 
 
 def cmd_live(args) -> int:
-    from simkit.live.run import live, live_summary
+    from simkit.live.run import live, live_summary, stretched
     if args.dir is not None:
         check_folder("--dir", args.dir)
     sc, seed = _load(args)
     if args.store == "memory":
         raise SimkitError("--store memory: live mode needs a store that outlives its workers; use sqlite")
     if args.events is not None:
-        if sc.generate is None or args.events < 1:
-            raise SimkitError(f"--events {args.events}: needs a [generate] scenario and a positive count")
-        if args.events > scenarios.MAX_EVENTS:
-            raise SimkitError(f"--events {args.events}: at most {scenarios.MAX_EVENTS}, as [generate] events")
-        if (problem := too_many_pages(args.events, sc.generate["empty_pages"])) is not None:
-            raise SimkitError(f"--events {args.events}: generate.empty_pages {problem}")  # the page bound too
-        sc.generate["events"] = args.events
+        sc = stretched(sc, args.events)
 
     def work() -> str:
         """The run, in a process of its own (its workers are that process's children): a module that ends

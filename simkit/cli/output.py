@@ -16,7 +16,8 @@ from simkit.errors import Note, SimkitError, printable
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
            "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell",
-           "standard_fds", "temporary"]
+           "standard_fds", "temporary", "TIMELINE_ROWS_AT_MOST",
+           "TIMELINE_EVENTS_AT_MOST"]
 
 #: The flag that sets each parameter a library error may name (``SimkitError.param``): explore's
 #: ``max_crashes``, :func:`~simkit.procedure.strategies.resolve`'s ``strategy``, live's ``folder``, sweep's
@@ -28,6 +29,7 @@ FLAGS = {
     "max_crashes": "--max-crashes", "lost_responses": "--lost-responses", "lost_requests": "--lost-requests",
     "points": "--point", "kills": "--kills", "max_delay": "--max-delay", "at": "--at", "folder": "--dir",
     "repeat": "--repeat", "timeout": "--timeout", "budget": "--budget", "ref": "SCENARIO",
+    "events": "--events",
 }
 
 
@@ -247,9 +249,11 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario), a bundled one's
     named by its name (:func:`~simkit.scenario.read.scenario_file`)."""
     from simkit.scenario.read import scenario_file
-    out = Path(path)
+    out = Path(path)        # (which drops a trailing "/": ``--out new.toml/`` wrote the file new.toml)
     try:
         problem = _refuse(out, suffixes)
+        if _folder_named(path):
+            problem = "names a folder (a trailing '/'), not a file"
         if problem is None and out.is_file():
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
                             "elsewhere" for x in inputs if (f := scenario_file(x)).is_file()
@@ -259,6 +263,12 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     if problem is not None:
         raise SimkitError(f"{option} {path}: {problem}")
     return out
+
+
+def _folder_named(path: str) -> bool:
+    """Does ``path`` name a folder by its spelling (``x.toml/``, ``x.toml/.``), whatever is there?"""
+    seps = tuple(x for x in (os.sep, os.altsep) if x)
+    return path.endswith(seps) or path.endswith(tuple(x + "." for x in seps))
 
 
 def check_folder(option: str, path: str) -> None:
@@ -324,16 +334,29 @@ def write_text(option: str, path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+#: The most trace rows, and events of the stream, a timeline is drawn of: its at-risk spans
+#: (:func:`simkit.judge.facts.at_risk`) take time that grows with the events times the barriers (3,000 events
+#: a page, 12,003 rows: 12 s; 6,000, 20,001 rows: 34 s; 30,000, whose run took 2 s: over 200 s, and 300,000
+#: past ten minutes).
+TIMELINE_ROWS_AT_MOST, TIMELINE_EVENTS_AT_MOST = 20_000, 10_000
+
+
 def check_figures(run, figures: dict) -> None:
-    """Refuse, before anything is drawn, a swimlane of a run longer than it draws (``figures``: kind ->
-    (option, path), as ``run`` checked them): one line naming ``--swimlane`` and the limit."""
-    if "swimlane" not in figures:
-        return
+    """Refuse, before anything is drawn, a figure of a run longer than it draws (``figures``: kind ->
+    (option, path), as ``run`` checked them): one line naming ``--swimlane`` or ``--timeline`` and its
+    limit."""
     from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
-    if (rows := len(run.trace)) > TRACE_ROWS_AT_MOST:
+    rows = len(run.trace)
+    if "swimlane" in figures and rows > TRACE_ROWS_AT_MOST:
         option, path = figures["swimlane"]
         raise SimkitError(f"{option} {path}: the run has {rows} trace rows and a swimlane draws at most "
                           f"{TRACE_ROWS_AT_MOST}; use --timeline, or a shorter stream")
+    events = len(run.world.provider.events)
+    if "timeline" in figures and (rows > TIMELINE_ROWS_AT_MOST or events > TIMELINE_EVENTS_AT_MOST):
+        option, path = figures["timeline"]
+        raise SimkitError(f"{option} {path}: the run has {rows} trace rows over a stream of {events} events, "
+                          f"and a timeline draws at most {TIMELINE_ROWS_AT_MOST} rows and "
+                          f"{TIMELINE_EVENTS_AT_MOST} events; use a shorter stream")
 
 
 def save_figure(run, path: Path, kind: str) -> None:

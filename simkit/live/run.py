@@ -36,12 +36,16 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from simkit.errors import SimkitError, Terminated, told
+from simkit.errors import ScenarioError, SimkitError, Terminated, told
 from simkit.judge.checker import Verdict, check
 from simkit.judge.report import run_summary
 from simkit.model import CRASH_POINTS, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import strategy_name
+from simkit.runner import checked as read_again
+from simkit.scenario.checks import MAX_EVENTS, too_many_pages
+from simkit.scenario.read import parse
+from simkit.scenario.write import scenario_data
 from simkit.store.sqlite import SQLiteStore, connect
 from simkit.truth.collector import paused
 from simkit.truth.derived import effects_count
@@ -51,7 +55,7 @@ from simkit.world import provider as providers
 from .supervisor import Supervisor
 from .worker import FILES, LONGEST_SLEEP, Harness, LiveClock
 
-__all__ = ["LiveRun", "MAX_SECONDS", "integrity", "live", "live_details", "live_summary"]
+__all__ = ["LiveRun", "MAX_SECONDS", "integrity", "live", "live_details", "live_summary", "stretched"]
 
 #: The longest ``timeout`` or ``max_delay`` a live run takes: 11.6 days, well inside what select() and sleep()
 #: accept (the longest a worker sleeps for one latency too).
@@ -151,6 +155,25 @@ def _unheld(where: Path) -> None:
         raise SimkitError(f"folder {where}: already holds a live run's databases", param="folder")
 
 
+def stretched(scenario: Scenario, events: int) -> Scenario:
+    """``scenario``, a ``[generate]`` one, with a stream of ``events`` (``simkit live --events``), read again
+    as its file would be: held to the file's bounds (``[generate] events``, and the pages its ``empty_pages``
+    makes), and every key that names a position of the stream within it (``[initial] receipts = [400]`` over a
+    stream cut to 10 events was a KeyError traceback from the workers' databases, exit 1)."""
+    if scenario.generate is None or events < 1:
+        raise SimkitError(f"events {events}: needs a [generate] scenario and a positive count",
+                          param="events")
+    if events > MAX_EVENTS:
+        raise SimkitError(f"events {events}: at most {MAX_EVENTS}, as [generate] events", param="events")
+    if (problem := too_many_pages(events, scenario.generate["empty_pages"])) is not None:
+        raise SimkitError(f"events {events}: generate.empty_pages {problem}", param="events")
+    data = scenario_data(replace(scenario, generate={**scenario.generate, "events": events}))
+    try:
+        return parse(data, source=scenario.source)
+    except ScenarioError as exc:                # "NAME.toml: key 'initial.receipts': position 400 is ..."
+        raise SimkitError(f"events {events}: {exc}", param="events") from None
+
+
 def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
          max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
          timeout: float = 600.0, scratch: str | os.PathLike | None = None) -> LiveRun:
@@ -188,6 +211,7 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
     if folder is not None and not str(folder).strip():      # Path("") is the current folder
         raise SimkitError(f"folder {str(folder)!r}: names no folder", param="folder")
+    scenario = read_again(scenario)     # an edited one: as simulate, explore, shrink and sweep read it
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
     with ExitStack() as stack, _terminate_as_interrupt():

@@ -59,7 +59,7 @@ from .checks import (
 from .faults import parse_crash_arg, parse_fault
 from .keydepth import too_deep
 from .start import check_start
-from .stream import carried_positions, check_cursors, check_targets, missing_position
+from .stream import carried_positions, check_cursors, check_targets, check_walked, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
            "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "read_bytes", "scenario_file", "parse",
@@ -199,6 +199,7 @@ def parse(data: dict, source: str = "<scenario>", default_name: str = "scenario"
     sc.faults = tuple(parse_fault(c, f, f"faults[{i}]")
                       for i, f in enumerate(c.get(data, "faults", list, [])))
     check_targets(c, sc)
+    check_walked(c, sc)
     check_start(c, sc)
     sc.random_faults = check_random_faults(c, c.get(data, "random_faults", dict, {}))
     sc.rotate_at = check_auth(c, c.get(data, "auth", dict, {}))

@@ -4,6 +4,7 @@ the pages, or the generated stream, and the events are read."""
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Iterable, Iterator
 
 from simkit.model import Scenario
 
@@ -17,46 +18,99 @@ _show.maxstring = _show.maxother = 60
 
 def check_start(c: Checker, sc: Scenario) -> None:
     """``[initial]`` of a generated stream (:func:`_check_generated_start`) or of a scripted one
-    (:func:`_check_passed`)."""
+    (:func:`_check_passed`, :func:`_check_reached`); without backfills, its ``applied_position`` against
+    every event the provider serves in order (:func:`_check_applied`)."""
     if sc.generate is not None:
         _check_generated_start(c, sc, sc.generate)
-        size = min(sc.generate["page_size"], sc.generate["events"])
-        first = [10 * (i + 1) for i in range(size) if 10 * (i + 1) <= sc.initial.applied_position]
+        # regular events are 10, 20, ... served in that order; a backfill lands behind served positions
+        top = min(sc.initial.applied_position, 10 * sc.generate["events"])
+        in_order: Iterable[int] = range(10, top + 1, 10)
     else:
         assert sc.pages is not None, "a scenario has [[pages]] or [generate]"
         pages = {p["cursor"]: i for i, p in enumerate(sc.pages)}
+        start = sc.initial.resume_cursor or sc.pages[0]["cursor"]
         _check_passed(c, sc, sc.pages, pages)
-        first = _first_served(sc.pages, pages, sc.initial.resume_cursor or sc.pages[0]["cursor"])
+        _check_reached(c, sc, sc.pages, pages, start)
+        in_order = _served_in_order(sc.pages, pages, start)
     if not sc.backfills:
-        _check_applied(c, sc, first)
+        _check_applied(c, sc, in_order)
 
 
-def _first_served(script: tuple[dict, ...], pages: dict[str, int], cursor: str) -> list[int]:
-    """The positions of the first page from ``cursor`` on that serves any (zero-item pages passed over)."""
+def _chain(script: tuple[dict, ...], pages: dict[str, int], cursor: str) -> Iterator[dict]:
+    """The pages from ``cursor`` on, following ``next_cursor`` until a cursor repeats (the end page)."""
     seen: set[str] = set()
     while cursor in pages and cursor not in seen:
         seen.add(cursor)
         page = script[pages[cursor]]
-        if page["positions"]:
-            return list(page["positions"])
+        yield page
         cursor = page["next_cursor"]
-    return []
 
 
-def _check_applied(c: Checker, sc: Scenario, first: list[int]) -> None:
-    """Without backfills, an event the first page serves at or below ``[initial] applied_position`` (0 by
-    default: an event at position 0 too) with no receipt is a gap to step 3, before anything was served that
-    it could slip behind: the consumer halts, the halt is judged unjustified and the run incomplete, which
-    blames a correct consumer for a durable state no consumer reaches (invariant 2: the applied prefix never
-    passes an event without a durable outcome). The file is what is wrong."""
+def _served_in_order(script: tuple[dict, ...], pages: dict[str, int], start: str) -> Iterator[int]:
+    """The positions of the events the chain from ``start`` first serves above every position an earlier
+    page served: not late arrivals (:func:`simkit.truth.derived.first_late`, a backfill or a new id behind
+    served positions), so a halt on one is no provider's breach."""
+    seen: set[str] = set()
+    highest = None
+    for page in _chain(script, pages, start):
+        top = highest
+        for eid, pos in zip(page["ids"], page["positions"]):
+            if eid not in seen:
+                seen.add(eid)
+                if highest is None or pos > highest:
+                    yield pos
+            top = pos if top is None or pos > top else top
+        highest = top
+
+
+def _check_reached(c: Checker, sc: Scenario, script: tuple[dict, ...], pages: dict[str, int],
+                   start: str) -> None:
+    """Every event of a page is served from where the run starts (``[initial] resume_cursor``, or the first
+    page), or holds a receipt: an event of a page no ``next_cursor`` from there leads to is never served, and
+    ground truth judged it lost (a correct consumer ``NOT ok``, ``completed: no`` at the time limit). Pages
+    passed on the first page's chain are :func:`_check_passed`'s."""
+    reached = {page["cursor"] for page in _chain(script, pages, start)}
+    served = {eid for cursor in reached for eid in script[pages[cursor]]["ids"]}
+    first = {page["cursor"] for page in _chain(script, pages, script[0]["cursor"])}
+    done = set(sc.initial.receipts)
+    for i, page in enumerate(script):
+        left = [f"{_show.repr(eid)} at {pos}" for eid, pos in zip(page["ids"], page["positions"])
+                if eid not in served and pos not in done]
+        if not left:
+            continue
+        shown = ", ".join(left[:4]) + (", ..." if len(left) > 4 else "")
+        if page["cursor"] in first:         # on the first page's chain, which the resume_cursor left
+            c.fail("initial.resume_cursor",
+                   f"{_show.repr(start)} is off the chain of pages from pages[0]: pages[{i}] "
+                   f"({_show.repr(page['cursor'])}) holds {shown}, which no page from "
+                   f"{_show.repr(start)} serves and no receipt covers: a durable state no consumer "
+                   "reaches; resume on that chain, or list those positions in [initial] receipts")
+        c.fail(f"pages[{i}].cursor",
+               f"{_show.repr(page['cursor'])} is reached by no next_cursor from {_show.repr(start)}, where "
+               f"the run starts: its {shown} would never be served, and no receipt covers them; link the "
+               "page into the chain, or list those positions in [initial] receipts")
+
+
+def _check_applied(c: Checker, sc: Scenario, in_order: Iterable[int]) -> None:
+    """Without backfills, an event the provider serves in order (:func:`_served_in_order`) at or below
+    ``[initial] applied_position`` (0 by default: an event at position 0 too) with no receipt is a gap to
+    step 3 the provider never made: the consumer halts, the halt is judged unjustified and the run incomplete,
+    which blames a correct consumer for a durable state no consumer reaches (invariant 2: the applied prefix
+    never passes an event without a durable outcome). The first page was checked; a later one (a generated
+    stream of pages of one event, ``applied_position = 1000``) was not. The file is what is wrong."""
     ap, done = sc.initial.applied_position, set(sc.initial.receipts)
-    behind = sorted({pos for pos in first if pos <= ap and pos not in done})
+    behind: list[int] = []
+    for pos in in_order:
+        if pos <= ap and pos not in done:
+            behind.append(pos)
+            if len(behind) > 4:
+                break
     if behind:
-        shown = ", ".join(map(str, behind[:4])) + (", ..." if len(behind) > 4 else "")
+        shown = ", ".join(map(str, sorted(behind)[:4])) + (", ..." if len(behind) > 4 else "")
         c.fail("initial.applied_position",
-               f"{ap} covers position {shown}, which the first page serves and no receipt covers: without "
-               "backfills a gap at the first fetch, a state no consumer reaches (invariant 2); list those "
-               "positions in [initial] receipts" + (", or start positions at 1" if ap == 0 else ""))
+               f"{ap} covers position {shown}, which the provider serves in order and no receipt covers: "
+               "without backfills a gap it never made, a state no consumer reaches (invariant 2); list "
+               "those positions in [initial] receipts" + (", or start positions at 1" if ap == 0 else ""))
 
 
 def _check_generated_start(c: Checker, sc: Scenario, generate: dict) -> None:

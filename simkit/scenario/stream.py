@@ -7,7 +7,13 @@ from simkit.model import REPLY_FAULTS, Scenario, default_id
 
 from .checks import MAX_EVENTS, Checker, show
 
-__all__ = ["carried_positions", "check_cursors", "check_targets", "missing_position"]
+#: Events times workers: each worker walks the whole stream (a run of 10**6 events takes about 20 s and 0.5
+#: GB with one worker or two; 64 workers over one page of 10**6 passed 3 GB in five minutes, and 64 over 10**5
+#: took 66 s), so :data:`MAX_EVENTS` bounds a run only with this.
+MAX_WALKED = 2 * MAX_EVENTS
+
+__all__ = ["MAX_WALKED", "carried_positions", "check_cursors", "check_targets", "check_walked",
+           "missing_position"]
 
 
 def check_cursors(c: Checker, sc: Scenario) -> None:
@@ -112,3 +118,19 @@ def missing_position(sc: Scenario, pos: int, carried: frozenset[int] | None = No
         return (f"position {pos} is not in the generated stream: with backfill = 0 its positions are "
                 f"10, 20, ..., {top}")
     return None
+
+
+def check_walked(c: Checker, sc: Scenario) -> None:
+    """``workers`` times the stream's events (a generated stream's ``events``; the positions the pages carry,
+    a position carried twice twice, and ``[initial] receipts`` no page carries) at most :data:`MAX_WALKED`."""
+    if sc.generate is not None:
+        events = sc.generate["events"]
+    else:
+        assert sc.pages is not None, "a scenario has [[pages]] or [generate]"
+        carried = {x for p in sc.pages for x in p["positions"]}
+        events = sum(len(p["positions"]) for p in sc.pages)
+        events += sum(x not in carried for x in sc.initial.receipts)
+    if sc.workers * events > MAX_WALKED:
+        c.fail("workers", f"{sc.workers} workers over a stream of {events} events: each worker walks the "
+                          f"whole stream, and a run walks at most {MAX_WALKED} events in all (workers times "
+                          f"events); at most {max(1, MAX_WALKED // events)} workers here")
