@@ -15,9 +15,11 @@ Held (no false positive): ``safe`` and the correct consumers (reading ahead, pip
 fresh receipts, receipts only) with two to four workers racing on one page, pausing or crashing mid-page, late
 barriers, lost commit replies, overlaps, backfills after the events above them, initial receipts, empty and
 stuck pages, ignore and quarantine decisions, transient failures, an idempotent sink with late and crossed
-replies and a rotation; 1,100 generated scenarios (one to four workers, every sink, heavy random faults) and
-every schedule of one crash or pause and one lost reply on six small scripted ones, none flagged; the golden
-verdicts; the mutant gallery's correct consumers on every bundled scenario.
+replies and a rotation; 1,500 generated scenarios (one to four workers, every sink, heavy random faults) and
+every schedule of one crash or pause and one lost reply on six small scripted ones (on one, with a lost
+request too: 70,242 schedules), none flagged; the audits of ``ReadAhead`` and ``PipelinedReadAhead``; the
+golden verdicts; the mutant gallery's correct consumers on every bundled scenario (its buggy ones only gain
+entries where they already failed).
 
 Left alone: a consumer that settles each external call ``committed`` and writes the receipts afterwards, in
 order, is not flagged (the committed record is durable). Two workers cooperating through a channel outside the
