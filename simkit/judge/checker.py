@@ -119,7 +119,7 @@ def _check(truth: GroundTruth) -> Verdict:
     v.invariant_violations.sort(key=lambda d: (d["time"], d["invariant"]))
     v.settlement_violations = settlement_violations(truth.store.operations, truth.service, truth.scenario)
     # steps 3 and 4: where the procedure stops, and the worker went on
-    v.unhalted = sorted(unhalted(truth, found) + inversions(truth, found),
+    v.unhalted = sorted(unhalted(truth, found) + inversions(truth, found, halted=v.halt_justified is True),
                         key=lambda d: (d["time"], d["worker"]))
     return v
 

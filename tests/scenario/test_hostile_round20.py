@@ -78,13 +78,13 @@ class CarefulNewestFirst(simkit.Consumer):
 def test_a_page_processed_newest_first_is_not_ok(tmp_path):
     """C1 serves 1, 2, 3. The consumer above applies 3, 2, 1 and passes the barrier with 3: nothing lost, no
     invariant broken, and it was ok. Now ``unhalted`` says "effect of e3 before e1 (position 1), earlier in
-    page 'C1', had a terminal receipt or an effect, where step 4 processes events in source order"."""
+    page 'C1', had a durable outcome, where step 4 processes events in source order"."""
     sc = _scenario(tmp_path, "three", [("C1", [1, 2, 3], "C2"), ("C2", [], "C2")])
     v = simkit.simulate(sc, CarefulNewestFirst).as_dict()
     assert not v["ok"] and not v["lost"] and not v["invariant_violations"], v
-    assert _step4(v) == ["effect of e3 before e1 (position 1), earlier in page 'C1', had a terminal receipt "
-                         "or an effect, where step 4 processes events in source order and stops at the first "
-                         "outcome that is not durable and terminal"]
+    assert _step4(v) == ["effect of e3 before e1 (position 1), earlier in page 'C1', had a durable outcome, "
+                         "where step 4 processes events in source order and stops at the first outcome that "
+                         "is not durable and terminal"]
     assert simkit.simulate(sc, "safe").as_dict()["ok"]
 
 
