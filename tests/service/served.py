@@ -1,5 +1,7 @@
 """A fresh service behind either transport, for the service's tests: a module that imports :func:`over`
 imports :func:`shared_server` too, so that its HTTP cases share one server."""
+import socket
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -32,3 +34,19 @@ def over(request, svc):
         yield transport
     finally:
         transport.close()
+
+
+def raw(port: int, data: bytes, wait: float = 5) -> tuple[bytes, float]:
+    """Everything the server sends back for ``data``, sent as it is on a fresh connection, until it closes the
+    connection, and how long that took (``<kept open>`` after ``wait`` seconds of silence: the failure, not a
+    hang of the test)."""
+    start = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        s.sendall(data)
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except TimeoutError:
+            out += b"<kept open>"
+    return out, time.monotonic() - start

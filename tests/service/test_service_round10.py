@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
 
 import pytest
+from served import raw
 
 from simkit.service import DEV_SCOPE
 from simkit.service.config import build_service
@@ -23,20 +23,6 @@ def served():
     svc, _ = build_service()
     with running(create_app(svc)) as url:
         yield svc, int(url.rsplit(":", 1)[1])
-
-
-def _raw(port: int, data: bytes) -> bytes:
-    """Everything the server sends back for ``data`` until it closes the connection (or 5 s of silence: a
-    connection kept open for more is the failure, not a hang of the test)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-        s.sendall(data)
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except TimeoutError:
-            out += b"<kept open>"
-    return out
 
 
 def _write(key: str, sequence: int) -> bytes:
@@ -65,7 +51,7 @@ def test_a_body_framed_both_by_length_and_by_chunks_is_a_400_that_closes_and_cha
     before = svc.state_digest()
     first = HEAD + b"Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n" + _chunked(_write("r10-a", 1))
     second = HEAD + b"Content-Length: %d\r\n\r\n" % len(_write("r10-b", 2)) + _write("r10-b", 2)
-    reply = _raw(port, first + second)
+    reply, _took = raw(port, first + second)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.split()[1] == b"400", reply[:300]
     assert json.loads(body)["error"]["code"] == "malformed_request"

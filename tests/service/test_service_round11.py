@@ -38,6 +38,7 @@ import sys
 import time
 
 import pytest
+from served import raw
 
 from simkit.service import DEV_SCOPE
 from simkit.service.config import build_service
@@ -55,21 +56,6 @@ def served():
     svc, _ = build_service()
     with running(create_app(svc), request_timeout=1) as url:
         yield svc, int(url.rsplit(":", 1)[1])
-
-
-def _raw(port: int, data: bytes, wait: float = 5) -> tuple[bytes, float]:
-    """Everything the server sends back for ``data`` until it closes the connection, and how long that took
-    (``<kept open>`` after ``wait`` seconds of silence: the failure, not a hang of the test)."""
-    start = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
-        s.sendall(data)
-        out = b""
-        try:
-            while chunk := s.recv(65536):
-                out += chunk
-        except TimeoutError:
-            out += b"<kept open>"
-    return out, time.monotonic() - start
 
 
 def _request(path: str, body: bytes, length: int | None = None) -> bytes:
@@ -94,7 +80,7 @@ def test_a_pipelined_request_whose_body_never_comes_is_cut_off_at_the_deadline_a
     before = svc.state_digest()
     read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
     body = _write("r21-pipelined", 1)
-    reply, took = _raw(port, _request(READ, read) + _request(WRITE, body[:20], len(body)))
+    reply, took = raw(port, _request(READ, read) + _request(WRITE, body[:20], len(body)))
     assert not reply.endswith(b"<kept open>") and took < 4, (took, reply[-80:])
     assert reply.count(b"HTTP/1.1 ") == 1 and b"checkpoint_not_found" in reply
     assert svc.state_digest() == before
@@ -106,7 +92,7 @@ def test_pipelined_requests_that_arrive_whole_are_all_answered(served):
     _svc, port = served
     read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
     last = _request(READ, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
-    reply, _took = _raw(port, _request(READ, read) * 2 + last)
+    reply, _took = raw(port, _request(READ, read) * 2 + last)
     assert reply.count(b"HTTP/1.1 404 ") == 3 and not reply.endswith(b"<kept open>")
 
 
@@ -201,7 +187,7 @@ def test_an_encoded_slash_is_no_route_404(served, path):
     _svc, port = served
     read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
     closing = _request(path, read).replace(b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n")
-    reply, _took = _raw(port, closing)
+    reply, _took = raw(port, closing)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.split()[1] == b"404", reply[:300]
     error = json.loads(body)["error"]
@@ -217,9 +203,9 @@ def test_an_encoded_slash_reaches_no_operator_route_and_changes_nothing():
     with running(app) as url:
         port = int(url.rsplit(":", 1)[1])
         head = b"Host: x\r\nAuthorization: Bearer op-secret\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-        reply, _took = _raw(port, b"POST /_simkit%2Fbackup HTTP/1.1\r\n" + head)
+        reply, _took = raw(port, b"POST /_simkit%2Fbackup HTTP/1.1\r\n" + head)
         assert reply.split()[1] == b"404" and b"route_not_found" in reply and app.state.backups == []
-        reply, _took = _raw(port, b"POST /%5Fsimkit/backup HTTP/1.1\r\n" + head)
+        reply, _took = raw(port, b"POST /%5Fsimkit/backup HTTP/1.1\r\n" + head)
         assert reply.split()[1] == b"200" and len(app.state.backups) == 1
 
 
@@ -276,13 +262,13 @@ def test_a_token_with_a_no_break_space_or_nel_is_401_invalid_credential_and_chan
     body = _write("r21-nbsp", 1)
     request = _request(WRITE, body).replace(b"Bearer dev", header).replace(b"Host: x\r\n",
                                                                           b"Host: x\r\nConnection: close\r\n")
-    reply, _took = _raw(port, request)
+    reply, _took = raw(port, request)
     head, _, answer = reply.partition(b"\r\n\r\n")
     assert head.split()[1] == b"401" and json.loads(answer)["error"]["code"] == "invalid_credential", reply
     assert svc.state_digest() == before
     read = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "r21"}).encode()
     request = _request(READ, read)
-    reply, _took = _raw(port, request.replace(b"Bearer dev", b"Bearer  dev\t").replace(
+    reply, _took = raw(port, request.replace(b"Bearer dev", b"Bearer  dev\t").replace(
         b"Host: x\r\n", b"Host: x\r\nConnection: close\r\n"))
     assert reply.split()[1] == b"404"
 

@@ -11,6 +11,7 @@ import time
 
 import httpx
 import pytest
+from served import raw
 
 from simkit.service import DEV_SCOPE
 from simkit.service.config import ServiceConfigError, build_service, has_operator, load_config
@@ -30,12 +31,7 @@ def served():
 
 def _raw(port: int, data: bytes) -> bytes:
     """What the server answers ``data``, sent as it is on a fresh connection, up to its close."""
-    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
-        s.sendall(data)
-        out = b""
-        while chunk := s.recv(65536):
-            out += chunk
-    return out
+    return raw(port, data, 15)[0]
 
 
 def _request(route: str, *headers: str, body: bytes = BODY) -> bytes:
