@@ -2,6 +2,7 @@
 value no store holds or a field of the wrong type, the same verdict for a ``run()`` that returns; and the
 library refuses a blank folder by name."""
 import json
+from pathlib import Path
 
 import pytest
 from conftest import UNSTORABLE, WRONG_TYPES
@@ -11,23 +12,10 @@ from simkit.cli import main
 from simkit.errors import SimkitError
 from simkit.live.run import live
 
+FORGED = Path(__file__).resolve().parents[1] / "mutants" / "forged.py"
+
 CONSUMERS = UNSTORABLE + WRONG_TYPES + '''
-import dataclasses
 from simkit.ops import Fetch, Wait
-from simkit.model import Event
-
-
-class ForgesEveryPosition(Consumer):
-    """``safe``, sending every request about one event with the event 1,000 positions on"""
-    def run(self):
-        gen, result = super().run(), None
-        while True:
-            request = gen.send(result)
-            event = getattr(request, "event", None)
-            if isinstance(event, Event):
-                request = dataclasses.replace(request, event=Event(event.id, event.position + 1000,
-                                                                   event.behavior))
-            result = yield request
 
 
 class ReturnsAtOnce(Consumer):
@@ -97,7 +85,7 @@ def test_a_forged_position_decides_nothing_as_in_run(consumers, capsys):
     next ``Lookup`` showed no holder at 3, the consumer's own step 3 saw a gap and halted, NOT ok. Now live's
     driver takes the event where the stream holds it, as the world does: the run is ``safe``'s."""
     verdicts = []
-    for strategy in ("consumers.py:ForgesEveryPosition", "safe"):
+    for strategy in (f"{FORGED}:ForgesEveryPosition", "safe"):
         assert main(["live", "ignored_event", "--strategy", strategy, "--kills", "0", "--json"]) == 0
         verdicts.append({k: v for k, v in json.loads(capsys.readouterr().out).items() if k != "strategy"})
     assert verdicts[0] == verdicts[1] and verdicts[0]["ok"] is True

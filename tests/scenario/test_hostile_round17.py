@@ -12,7 +12,6 @@ Each: the verdict the same run earns, or one line naming the parameter, file, ke
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -25,6 +24,8 @@ from simkit.model import Event
 from simkit.ops import LOST, Commit, Effect
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from mutants.forged import ForgesEveryPosition  # noqa: E402
 
 
 # -- 1. an event of the stream sent back at a position of the consumer's own --------------------------------
@@ -60,20 +61,6 @@ def test_a_position_of_the_consumers_own_does_not_dodge_the_scenarios_crash():
     assert honest["duplicated"] == ["e107"] and honest["crashes"] == 1
     assert {k: v for k, v in liar.items() if k != "strategy"} == {k: v for k, v in honest.items()
                                                                     if k != "strategy"}
-
-
-class ForgesEveryPosition(simkit.Consumer):
-    """``safe``, sending back every event of every request about one event at a position 1,000 on."""
-
-    def run(self):
-        gen, result = super().run(), None
-        while True:
-            request = gen.send(result)
-            event = getattr(request, "event", None)
-            if isinstance(event, Event):
-                request = dataclasses.replace(request, event=Event(event.id, event.position + 1000,
-                                                                   event.behavior))
-            result = yield request
 
 
 @pytest.mark.parametrize("name", ["ignored_event", "transient_storm", "misbound_response", "gauntlet"])
