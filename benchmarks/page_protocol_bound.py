@@ -8,8 +8,8 @@ same verdict). What it saves over ``World`` is all the second protocol could sav
 
 Run: ``python benchmarks/page_protocol_bound.py [EVENTS] [ROUNDS]`` (the two runs timed in turn, best of
 ``ROUNDS``); or count instructions, which a shared machine does not disturb, with
-``WHICH=page|world|none valgrind --tool=callgrind python3.11 benchmarks/page_protocol_bound.py 20000``
-(``none``: build the world and do not run it, the part to subtract).
+``WHICH=page|world|notrace|none valgrind --tool=callgrind python3.11 benchmarks/page_protocol_bound.py 20000``
+(``notrace``: ``World`` keeping no trace; ``none``: build the world and do not run it, the part to subtract).
 """
 import os
 import sys
@@ -67,8 +67,9 @@ if __name__ == "__main__":
     events = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     if "WHICH" in os.environ:                               # one run under callgrind
         with paused():
-            w = (PageWorld if os.environ["WHICH"] == "page" else World)(parse(generated(events)),
-                                                                         STRATEGIES["safe"], 0)
+            which = os.environ["WHICH"]
+            w = (PageWorld if which == "page" else World)(parse(generated(events)), STRATEGIES["safe"], 0,
+                                                          keep_trace=which != "notrace")
             if os.environ["WHICH"] != "none":
                 w.run()
         sys.exit()

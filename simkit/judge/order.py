@@ -98,7 +98,7 @@ def _writes(truth, seqs: set[int]) -> dict[int, tuple[float, int, str, str]]:
     return out
 
 
-def inversions(truth, found: Outcomes, attempts: Attempts | None = None, halted: bool = False) -> list[dict]:
+def inversions(truth, found: Outcomes, halted: bool = False) -> list[dict]:
     """Step 4's inversions: per page, the first terminal receipt or effect a worker wrote for an event of it
     while an earlier event (by position) of that page or of its attempt's page (not one served out of order)
     had no terminal receipt, and got one later, or never did in a run a justified halt ended (``halted``).
@@ -113,7 +113,7 @@ def inversions(truth, found: Outcomes, attempts: Attempts | None = None, halted:
     if not ranks:
         return []
     writes = _writes(truth, {at[i] for i in ranks})
-    attempts = attempts or Attempts(truth)
+    attempts = Attempts(truth)
     log, disordered, positions = truth.provider.log, disordered_pages(truth), stream.positions
     served: dict[int | None, list[int]] = {None: []}   # a page's row -> the ranks it served, in order
     first: dict[int, tuple[int, dict]] = {}
