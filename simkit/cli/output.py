@@ -334,10 +334,8 @@ def write_text(option: str, path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-#: The most trace rows, and events of the stream, a timeline is drawn of: its at-risk spans
-#: (:func:`simkit.judge.facts.at_risk`) take time that grows with the events times the barriers (3,000 events
-#: a page, 12,003 rows: 12 s; 6,000, 20,001 rows: 34 s; 30,000, whose run took 2 s: over 200 s, and 300,000
-#: past ten minutes).
+#: The most trace rows, and events of the stream, a timeline is drawn of: past them its marks are no longer
+#: legible, and its drawing grows with them (the facts it draws, :mod:`simkit.judge.facts`, are near linear).
 TIMELINE_ROWS_AT_MOST, TIMELINE_EVENTS_AT_MOST = 20_000, 10_000
 
 

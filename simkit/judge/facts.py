@@ -9,7 +9,8 @@ reads (a World, a Run).
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right, insort
+from heapq import heappop, heappush
 
 from simkit.model import Initial
 from simkit.truth.derived import cursor_history, held_pages, joined_at
@@ -86,18 +87,24 @@ def durable_prefix(run) -> tuple[list[float], list[int]]:
     events = sorted(truth.provider.events.values(), key=lambda e: (e.position, e.id))
     done, known = outcome_times(truth), joined_at(truth)
     initial = (truth.scenario.initial if truth.scenario is not None else Initial()).applied_position
+    empty = min(initial, events[0].position - 1 if events else initial)
+    ends = [done.get(e.id, math.inf) for e in events]
+    joins = sorted((known[e.id], i) for i, e in enumerate(events) if known[e.id] != math.inf)
     changes = sorted(t for t in {0.0, *done.values(), *known.values()} if t != math.inf)
+    joined: list[int] = []      # the events joined so far, by rank in the stream
+    undone: list[int] = []      # a heap of those not yet done (the first one bounds the prefix)
+    j = 0
     times: list[float] = []
     values: list[int] = []
     for t in changes:
-        prefix = None
-        for e in events:
-            if known[e.id] > t:
-                continue
-            if done.get(e.id, math.inf) > t:
-                break
-            prefix = e.position
-        value = prefix if prefix is not None else min(initial, events[0].position - 1 if events else initial)
+        while j < len(joins) and joins[j][0] <= t:
+            insort(joined, joins[j][1])
+            heappush(undone, joins[j][1])
+            j += 1
+        while undone and ends[undone[0]] <= t:
+            heappop(undone)
+        k = bisect_left(joined, undone[0] if undone else len(events)) - 1
+        value = events[joined[k]].position if k >= 0 else empty
         if not values or values[-1] != value:
             times.append(t)
             values.append(value)
@@ -111,19 +118,27 @@ def at_risk(run) -> dict[str, list[tuple[float, float]]]:
     gets its outcome, when the cursor can deliver it again, or (a lost event's last one) at the run's end:
     :func:`loss_final` says when that loss became final."""
     truth = as_truth(run)
-    deliverable = truth.provider.deliverable
+    provider = truth.provider
     done, known = outcome_times(truth), joined_at(truth)
     history = cursor_history(truth)
     bounds = [t for t, *_ in history[1:]] + [math.inf]
+    ranks = [provider.cursor_rank(cursor) for _t, cursor, _kind in history]
     trace = truth.trace
     end = trace.time[-1] if trace is not None and len(trace) else 0.0
+    forward = all(a <= b for a, b in zip(ranks, ranks[1:]))     # no cursor write went back on the chain
     out: dict[str, list[tuple[float, float]]] = {}
-    for eid in truth.provider.events:
-        finish = done.get(eid, math.inf)
+    for eid in provider.events:
+        finish, last = done.get(eid, math.inf), provider.last_rank(eid)
         spans: list[tuple[float, float]] = []
-        for (t0, cursor, _kind), t1 in zip(history, bounds):
+        # only the cursors durable after the event joined (a span ending then is empty) and before it is done;
+        # on a chain walked forward, from the first past the event's last page
+        start = bisect_right(bounds, known[eid])
+        for j in range(max(start, bisect_right(ranks, last)) if forward else start, len(history)):
+            t0, t1 = history[j][0], bounds[j]
             a, b = max(t0, known[eid]), min(t1, finish)
-            if a >= finish or (a >= b and b != math.inf) or deliverable(eid, cursor):
+            if a >= finish:
+                break
+            if (a >= b and b != math.inf) or last >= ranks[j]:
                 continue
             if spans and spans[-1][1] == a:
                 spans[-1] = (spans[-1][0], b)
@@ -178,23 +193,21 @@ def unsafe_rows(run) -> list[bool]:
     truth = as_truth(run)
     done, known = outcome_times(truth), joined_at(truth)
     provider = truth.provider
-    windows: dict[str, tuple[list[float], list[float]]] = {}
-    out = []
-    for time, cursor in zip(truth.trace.time, truth.trace.resume_cursor):
-        if cursor not in windows:
-            # the moments during which some event this cursor can no longer deliver is known and not yet done
-            spans = sorted((known[e], done.get(e, math.inf)) for e in provider.events
-                           if not provider.deliverable(e, cursor) and known[e] < done.get(e, math.inf))
-            starts: list[float] = []
-            ends: list[float] = []
-            for a, b in spans:
-                if ends and a <= ends[-1]:
-                    ends[-1] = max(ends[-1], b)
-                else:
-                    starts.append(a)
-                    ends.append(b)
-            windows[cursor] = (starts, ends)
-        starts, ends = windows[cursor]
-        i = bisect_right(starts, time) - 1
-        out.append(i >= 0 and time < ends[i])
+    # each event from when it joins until it is done: (from, until, the last chain place that delivers it)
+    spans = sorted((known[e], done.get(e, math.inf), provider.last_rank(e)) for e in provider.events
+                   if known[e] < done.get(e, math.inf))
+    times, cursors = truth.trace.time, truth.trace.resume_cursor
+    rank = {c: provider.cursor_rank(c) for c in set(cursors)}
+    out = [False] * len(times)
+    open_: list[tuple[float, float]] = []   # a heap of the joined spans: (last place, until)
+    j = 0
+    for row in sorted(range(len(times)), key=times.__getitem__):
+        time = times[row]
+        while j < len(spans) and spans[j][0] <= time:
+            heappush(open_, (spans[j][2], spans[j][1]))
+            j += 1
+        while open_ and open_[0][1] <= time:
+            heappop(open_)
+        # the least place still open is what the durable cursor must not be past
+        out[row] = bool(open_) and open_[0][0] < rank[cursors[row]]
     return out

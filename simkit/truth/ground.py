@@ -100,6 +100,10 @@ class ProviderTruth:
     at_end: Callable[[str], bool]
     #: ``script()``: every page as ``(cursor, events, next_cursor, stuck)``, the chain from ``start`` first
     script: Callable[[], list]
+    #: ``cursor_rank(cursor)`` and ``last_rank(event_id)``: the cursor's place on the page chain and the last
+    #: place whose page carries the event; the cursor can deliver it while the first is at most the second
+    cursor_rank: Callable[[str], float]
+    last_rank: Callable[[str], float]
     #: ``disordered()`` and ``late()``: the cursors whose page breaks the source order inside itself (step 3)
     #: and the events that join the stream late, where the provider reads them from its own table (else
     #: ``None``: :func:`~simkit.truth.derived.disordered_pages` and
@@ -113,7 +117,7 @@ class ProviderTruth:
     @classmethod
     def of(cls, provider) -> ProviderTruth:
         return cls(_mapping(provider.events), View(provider.log), provider.start, provider.deliverable,
-                   provider.place, provider.at_end, provider.script,
+                   provider.place, provider.at_end, provider.script, provider.cursor_rank, provider.last_rank,
                    getattr(provider, "disordered", None), getattr(provider, "late", None),
                    getattr(provider, "served_ranks", None))
 

@@ -25,6 +25,7 @@ from .events import EventTable
 from .memo import per_scenario
 
 __all__ = ["Provider", "ServedLog", "scripted", "generated", "build"]
+_INF = float("inf")
 
 
 @dataclass(slots=True)
@@ -262,13 +263,20 @@ class Provider:
     # -- ground truth, for the checker and plots only --------------------------------------------------
     def deliverable(self, event_id: str, cursor: str) -> bool:
         """Can ``cursor`` (or the cursors that follow it) still deliver this event?"""
+        return self.last_rank(event_id) >= self.cursor_rank(cursor)
+
+    def cursor_rank(self, cursor: str) -> float:
+        """``cursor``'s place on the page chain (``inf`` off it: it delivers nothing)."""
         k = self._index.get(cursor)
+        return _INF if k is None else k
+
+    def last_rank(self, event_id: str) -> float:
+        """The last place on the chain whose page carries the event (``-inf``: none does, or no such event):
+        a cursor delivers it while its :meth:`cursor_rank` is at most this."""
         i = self.events.row(event_id)
-        if k is None or i is None:
-            return False
         if self._last is None:
             self._last = self._places(self._chain)[0]
-        return self._last[i] >= k
+        return -_INF if i is None or self._last[i] < 0 else self._last[i]
 
     def place(self, cursor: str | None) -> int:
         """Where in the stream ``cursor`` stands: the highest position it can no longer deliver."""
