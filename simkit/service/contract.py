@@ -34,7 +34,7 @@ __all__ = [
     "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
     "changes_request", "conflict", "consumer_id", "contract_version", "cursor", "digest", "identity",
     "json_media_type", "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope",
-    "scope_dict", "show", "write_request",
+    "scope_dict", "show", "too_large", "write_request",
 ]
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -120,8 +120,7 @@ def parse_body(raw: bytes) -> dict:
     The 413 names the limit, not the size: the server stops reading a body soon after the limit
     (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it."""
     if len(raw) > MAX_REQUEST_BYTES:
-        raise ServiceError(413, "request_too_large",
-                           f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
+        raise too_large()
     deep = False
     try:
         body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=not_json)
@@ -137,6 +136,12 @@ def parse_body(raw: bytes) -> dict:
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
+
+
+def too_large() -> ServiceError:
+    """The 413 of a body over 64 KiB, whether its ``Content-Length`` says so or its bytes do."""
+    return ServiceError(413, "request_too_large",
+                        f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
 
 
 def not_json(name: str):
