@@ -74,3 +74,23 @@ def test_after_an_early_413_the_declared_body_is_skipped_and_the_connection_serv
     nxt = b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
     out = _replies(port, _head(CHANGES, "dev", len(body)) + body + nxt, count=2)
     assert out.startswith(b"HTTP/1.1 413 ") and b"HTTP/1.1 404 " in out, out[-300:]
+
+
+# -- 2. the 404 names the operator routes the server has --------------------------------------------------
+def test_the_404_of_a_server_with_operator_routes_names_them_too(served):
+    """``POST /_simkit/backups`` (a typo) on a server with operator routes: the 404 listed only the four seed
+    routes, as if ``/_simkit/backup`` did not exist; it now lists every POST route the server has."""
+    svc, port = served
+    out = _replies(port, _head("/_simkit/backups", "ops", 0))
+    assert out.startswith(b"HTTP/1.1 404 "), out[-300:]
+    message = json.loads(out.split(b"\r\n\r\n", 1)[1])["error"]["message"]
+    for route in (BACKUP, RESTORE, APPEND, READ, WRITE, CHANGES, QUERY):
+        assert f"POST {route}" in message, message
+
+
+def test_the_404_of_a_server_without_operator_routes_does_not_name_them():
+    """Without an operator the routes do not exist (docs/service.md), and the 404 does not offer them."""
+    svc, _ = build_service()
+    with running(create_app(svc)) as url:
+        out = _replies(int(url.rsplit(":", 1)[1]), _head("/nope", "dev", 0))
+    assert out.startswith(b"HTTP/1.1 404 ") and b"/_simkit" not in out and READ.encode() in out, out[-300:]
