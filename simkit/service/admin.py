@@ -47,7 +47,7 @@ async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[
     svc = app.state.service
     subject = svc.authenticate(joined(request, "authorization"))
     svc.require_role(subject, C.OPERATOR)
-    C.json_media_type(joined(request, "content-type") or "", raw)
+    C.json_media_type(joined(request, "content-type") or "", raw, joined(request, "content-encoding"))
     body = parse_body(raw) if raw.strip() else {}
     asked = [k.strip() for k in ",".join(request.headers.getlist(FAULT_HEADER)).split(",") if k.strip()]
     if asked:

@@ -102,12 +102,20 @@ def conflict(code: str, message: str) -> ServiceError:
 
 
 # -- validation ----------------------------------------------------------------------------------------------
-def json_media_type(content_type: str | None, raw: bytes) -> None:
+def json_media_type(content_type: str | None, raw: bytes, content_encoding: str | None = None) -> None:
     """400 ``malformed_content_type`` unless a body with content says it is JSON (``application/json`` or
     ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model
-    called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse."""
+    called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse.
+
+    400 ``malformed_content_encoding`` for a body sent with a ``Content-Encoding`` other than ``identity``:
+    the service decodes none, and a gzip body was answered "not JSON: 'utf-8' codec can't decode byte 0x8b",
+    which told the caller nothing of what to change."""
     if content_type is None or not raw.strip():
         return
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+    if any(c not in ("", "identity") for c in codings):
+        raise bad("malformed_content_encoding", f"Content-Encoding is {show((content_encoding or '')[:80])}; "
+                                                f"send the body unencoded (identity), as plain JSON")
     media = content_type.split(";", 1)[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         shown = show(content_type[:80]) if content_type else "missing"

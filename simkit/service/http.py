@@ -151,7 +151,8 @@ def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: 
             with app.state.lock:
                 reply = app.state.service.call(path, joined(request, "authorization"), raw, faults=asked,
                                                scheduled=scheduled,
-                                               content_type=joined(request, "content-type") or "")
+                                               content_type=joined(request, "content-type") or "",
+                                               content_encoding=joined(request, "content-encoding"))
             if reply.lost:
                 request.scope[LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)

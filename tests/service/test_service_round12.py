@@ -5,17 +5,26 @@ service's ``state_digest`` before and after).
 """
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 
 import pytest
 
+from simkit.service import DEV_SCOPE
 from simkit.service.config import build_service
 from simkit.service.http import create_app, running
 
 READ, WRITE = "/api/v1/memory/checkpoints/read", "/api/v1/memory/checkpoints"
 CHANGES, QUERY = "/api/v1/memory/changes", "/api/v1/memory/query"
 BACKUP, RESTORE, APPEND = "/_simkit/backup", "/_simkit/restore", "/_simkit/append"
+JOURNAL = "00000000-0000-4000-8000-000000000001"
+
+
+def _write(key: str, sequence: int, consumer: str = "r27", revision: int = 0) -> dict:
+    return {"scope": DEV_SCOPE, "command": {
+        "contract_version": 1, "idempotency_key": key, "consumer_id": consumer, "expected_revision": revision,
+        "cursor": {"journal_id": JOURNAL, "sequence": sequence}}}
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +103,33 @@ def test_the_404_of_a_server_without_operator_routes_does_not_name_them():
     with running(create_app(svc)) as url:
         out = _replies(int(url.rsplit(":", 1)[1]), _head("/nope", "dev", 0))
     assert out.startswith(b"HTTP/1.1 404 ") and b"/_simkit" not in out and READ.encode() in out, out[-300:]
+
+
+# -- 3. a body with a Content-Encoding ----------------------------------------------------------------------
+@pytest.mark.parametrize("path,token,body", [(WRITE, "dev", _write("gz", 1)), (APPEND, "ops", {"record_id": "gz"}),
+                                             (BACKUP, "ops", {})])
+@pytest.mark.parametrize("coding", ["gzip", "br", "identity, gzip"])
+def test_a_body_with_a_content_encoding_is_a_400_naming_the_header_and_changes_nothing(served, path, token,
+                                                                                        body, coding):
+    """A gzip body (or any coding the service does not decode) was answered "request body is not JSON:
+    'utf-8' codec can't decode byte 0x8b", which names neither the header nor the fix; now the 400
+    ``malformed_content_encoding`` names ``Content-Encoding`` and asks for the body unencoded, and changes
+    nothing (judged after the credential, as the ``Content-Type`` is)."""
+    svc, port = served
+    before = svc.state_digest()
+    data = gzip.compress(json.dumps(body).encode())
+    out = _replies(port, _head(path, token, len(data), f"Content-Encoding: {coding}") + data)
+    assert out.startswith(b"HTTP/1.1 400 "), out[-300:]
+    error = json.loads(out.split(b"\r\n\r\n", 1)[1])["error"]
+    assert error["code"] == "malformed_content_encoding" and "Content-Encoding" in error["message"], error
+    assert svc.state_digest() == before
+    wrong = _replies(port, _head(path, "nope", len(data), f"Content-Encoding: {coding}") + data)
+    assert wrong.startswith(b"HTTP/1.1 401 "), wrong[-300:]
+
+
+def test_an_identity_content_encoding_is_read_as_plain_json(served):
+    """``Content-Encoding: identity`` is no coding at all (RFC 9110, 8.4.1): the body is read."""
+    svc, port = served
+    data = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "nobody"}).encode()
+    out = _replies(port, _head(READ, "dev", len(data), "Content-Encoding: identity") + data)
+    assert out.startswith(b"HTTP/1.1 404 ") and b"checkpoint_not_found" in out, out[-300:]
