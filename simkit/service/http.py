@@ -179,7 +179,8 @@ def _route_errors(app: FastAPI) -> None:
     """An unknown route (404) or method (405) answers the service's error body ``{"error": {status, code,
     message}}``, not the framework's ``{"detail": ...}``; the ``Allow`` header of a 405 is kept. The 404 lists
     every POST route the app has, the operator routes too when it has them (they were left out)."""
-    posts = sorted((getattr(r, "path", "") for r in app.routes if "POST" in (getattr(r, "methods", None) or ())),
+    posts = sorted((getattr(r, "path", "") for r in app.routes
+                    if "POST" in (getattr(r, "methods", None) or ())),
                    key=lambda path: (path.startswith("/_simkit/"), path))        # the seed's routes first
 
     @app.exception_handler(StarletteHTTPException)

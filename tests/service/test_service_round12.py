@@ -106,8 +106,8 @@ def test_the_404_of_a_server_without_operator_routes_does_not_name_them():
 
 
 # -- 3. a body with a Content-Encoding ----------------------------------------------------------------------
-@pytest.mark.parametrize("path,token,body", [(WRITE, "dev", _write("gz", 1)), (APPEND, "ops", {"record_id": "gz"}),
-                                             (BACKUP, "ops", {})])
+@pytest.mark.parametrize("path,token,body", [(WRITE, "dev", _write("gz", 1)),
+                                             (APPEND, "ops", {"record_id": "gz"}), (BACKUP, "ops", {})])
 @pytest.mark.parametrize("coding", ["gzip", "br", "identity, gzip"])
 def test_a_body_with_a_content_encoding_is_a_400_naming_the_header_and_changes_nothing(served, path, token,
                                                                                         body, coding):
