@@ -133,6 +133,12 @@ class Maintenance:
                       self.clock.now_millis, {ns: dict(r) for ns, r in self.records.items()},
                       copy.deepcopy(self.mutations))
 
+    def stored_values(self) -> int:
+        """How many values a backup copies: journal entries, checkpoints, receipts, records, mutation
+        receipts (the operator's backups are bounded by it: :data:`simkit.service.admin.MAX_BACKUP_VALUES`)."""
+        return (sum(len(j.entries) for j in self.journals.values()) + len(self.checkpoints)
+                + len(self.receipts) + sum(len(r) for r in self.records.values()) + len(self.mutations))
+
     def restore(self, backup: Backup) -> None:
         """Put the stored data back as it was when ``backup`` was taken (seed 004 "Recovery and limits")."""
         self.journals = copy.deepcopy(backup.journals)

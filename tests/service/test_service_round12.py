@@ -133,3 +133,43 @@ def test_an_identity_content_encoding_is_read_as_plain_json(served):
     data = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "nobody"}).encode()
     out = _replies(port, _head(READ, "dev", len(data), "Content-Encoding: identity") + data)
     assert out.startswith(b"HTTP/1.1 404 ") and b"checkpoint_not_found" in out, out[-300:]
+
+
+# -- 4. the operator's backups are bounded ----------------------------------------------------------------
+def test_backups_past_the_count_bound_are_a_409_that_copies_nothing():
+    """Every ``POST /_simkit/backup`` kept another copy of the stored data in memory, without bound: a loop
+    of them filled the server's memory. Past ``MAX_BACKUPS`` (here lowered to 3) the backup is a 409
+    ``backup_limit`` saying the bound, the stored data and the backups unchanged, and a backup still
+    restores."""
+    from simkit.service.admin import MAX_BACKUPS
+    import httpx
+    svc, _ = build_service(operator="ops")
+    app = create_app(svc, admin=True)
+    assert app.state.max_backups == MAX_BACKUPS == 32
+    app.state.max_backups = 3
+    auth = {"Authorization": "Bearer ops"}
+    with running(app) as url, httpx.Client(base_url=url, timeout=10) as c:
+        assert [c.post(BACKUP, headers=auth).json() for _ in range(3)] == [{"backup": n} for n in (1, 2, 3)]
+        before = svc.state_digest()
+        r = c.post(BACKUP, headers=auth)
+        assert r.status_code == 409 and r.json()["error"]["code"] == "backup_limit", r.text
+        assert "at most 3 backups" in r.json()["error"]["message"]
+        assert svc.state_digest() == before and len(app.state.backups) == 3
+        assert c.post(RESTORE, headers=auth, json={"backup": 3}).status_code == 200
+
+
+def test_a_backup_that_would_pass_the_bound_on_stored_values_is_a_409():
+    """The count alone does not bound memory (a backup is as large as the stored data): the backups hold at
+    most ``MAX_BACKUP_VALUES`` stored values together; the dev data holds 11 (5 journal entries, 6 records)."""
+    import httpx
+    svc, _ = build_service(operator="ops")
+    app = create_app(svc, admin=True)
+    assert svc.stored_values() == 11
+    app.state.max_backup_values = 30
+    auth = {"Authorization": "Bearer ops"}
+    with running(app) as url, httpx.Client(base_url=url, timeout=10) as c:
+        assert c.post(BACKUP, headers=auth).status_code == 200
+        assert c.post(BACKUP, headers=auth).status_code == 200
+        r = c.post(BACKUP, headers=auth)
+        assert r.status_code == 409 and "22 values" in r.json()["error"]["message"], r.text
+        assert len(app.state.backups) == 2
