@@ -102,8 +102,9 @@ def add_operator_routes(app: FastAPI, bearer) -> None:
     @op_route("/_simkit/backup", S.BackupResponse, S.BackupRequest, {}, "Operator: back up the stored data",
               "Snapshots journals, checkpoints and receipts (not identities or grants) and answers its "
               "number. "
-              + _ROLE + f" At most {MAX_BACKUPS} backups, of {MAX_BACKUP_VALUES:,} stored values together, are "
-              "kept (in memory): past that, 409 backup_limit.", required=False, codes=(400, 401, 403, 409, 413))
+              + _ROLE + f" At most {MAX_BACKUPS} backups, of {MAX_BACKUP_VALUES:,} stored values together, "
+              "are kept (in memory): past that, 409 backup_limit.", required=False,
+              codes=(400, 401, 403, 409, 413))
     def backup(body: dict) -> dict:
         C.backup_request(body)
         svc, most, room = app.state.service, app.state.max_backups, app.state.max_backup_values

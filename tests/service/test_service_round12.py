@@ -141,8 +141,9 @@ def test_backups_past_the_count_bound_are_a_409_that_copies_nothing():
     of them filled the server's memory. Past ``MAX_BACKUPS`` (here lowered to 3) the backup is a 409
     ``backup_limit`` saying the bound, the stored data and the backups unchanged, and a backup still
     restores."""
-    from simkit.service.admin import MAX_BACKUPS
     import httpx
+
+    from simkit.service.admin import MAX_BACKUPS
     svc, _ = build_service(operator="ops")
     app = create_app(svc, admin=True)
     assert app.state.max_backups == MAX_BACKUPS == 32
@@ -160,7 +161,8 @@ def test_backups_past_the_count_bound_are_a_409_that_copies_nothing():
 
 def test_a_backup_that_would_pass_the_bound_on_stored_values_is_a_409():
     """The count alone does not bound memory (a backup is as large as the stored data): the backups hold at
-    most ``MAX_BACKUP_VALUES`` stored values together; the dev data holds 11 (5 journal entries, 6 records)."""
+    most ``MAX_BACKUP_VALUES`` stored values together; the dev data holds 11 (5 journal entries and 6
+    records)."""
     import httpx
     svc, _ = build_service(operator="ops")
     app = create_app(svc, admin=True)
