@@ -135,7 +135,7 @@ class Maintenance:
 
     def stored_values(self) -> int:
         """How many values a backup copies: journal entries, checkpoints, receipts, records, mutation
-        receipts (the operator's backups are bounded by it, :data:`simkit.service.admin.MAX_BACKUP_VALUES`)."""
+        receipts (what bounds the operator's backups: :data:`simkit.service.admin.MAX_BACKUP_VALUES`)."""
         return (sum(len(j.entries) for j in self.journals.values()) + len(self.checkpoints)
                 + len(self.receipts) + sum(len(r) for r in self.records.values()) + len(self.mutations))
 
