@@ -20,7 +20,7 @@ __all__ = ["Maintenance", "MillisClock"]
 
 
 def _journals(journals: dict[tuple, Journal]) -> dict[tuple, Journal]:
-    """``journals`` copied for a backup or a restore: new lists of the same frozen entries (no write changes an
+    """``journals`` copied for a backup or a restore: new lists of the same frozen entries (nothing changes an
     entry in place; :meth:`Maintenance.corrupt_journal` replaces one in its journal's own list)."""
     return {ns: Journal(j.journal_id, list(j.entries)) for ns, j in journals.items()}
 

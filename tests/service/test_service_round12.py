@@ -181,7 +181,7 @@ def test_a_backup_and_a_restore_of_a_long_journal_do_not_copy_its_entries():
     """A backup deep-copied every journal entry, under the lock that serves every request: 2.7 s and about
     100 MB for a 100,000-entry journal (the config's bound), the server deaf meanwhile, and a restore as much
     again. Entries are frozen values: the copies share them, and both cost a list of references (measured in
-    memory here, 20,000 entries: far below the 20 MB the deep copies took)."""
+    memory here, 8,000 entries: far below the 6 MB the deep copies took)."""
     import tracemalloc
 
     from simkit.service import DEV_SCOPE
