@@ -347,7 +347,9 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     consumer_id(cmd["consumer_id"], "command.consumer_id")
     rev = cmd["expected_revision"]
     if not _is_int(rev) or not 0 <= rev <= MAX_SEQUENCE:
-        raise bad("malformed_revision", "command.expected_revision must be a non-negative integer")
+        # the bound too: 2**64 "must be a non-negative integer" was told to be what it is
+        raise bad("malformed_revision", f"command.expected_revision must be an integer 0-{MAX_SEQUENCE} "
+                                        f"(unsigned 64-bit)")
     out = {k: cmd[k] for k in common}
     out["cursor"] = cursor(cmd["cursor"], "command.cursor", version)
     if version == 2:

@@ -202,3 +202,17 @@ def test_a_backup_and_a_restore_of_a_long_journal_do_not_copy_its_entries():
     svc.corrupt_journal("tenant", DEV_SCOPE, 3)  # corrupting the live journal leaves the backup whole
     svc.restore(backup)
     assert svc.state_digest() == before
+
+
+# -- 6. a revision past its bound is told the bound -------------------------------------------------------
+@pytest.mark.parametrize("revision", [2**64, 10**30, -1, 1.0, True, "1"])
+def test_an_expected_revision_out_of_range_is_a_400_that_says_the_range(revision):
+    """``expected_revision`` 2**64 was refused as "must be a non-negative integer", which it is: the line
+    did not say the bound it broke (an unsigned 64-bit integer, the OpenAPI document's ``maximum``)."""
+    svc, _ = build_service()
+    before = svc.state_digest()
+    r = svc.call(WRITE, "Bearer dev", json.dumps(_write("rev", 1, revision=revision)).encode())
+    assert r.status == 400 and r.body["error"]["code"] == "malformed_revision", r.body
+    assert r.body["error"]["message"] == ("command.expected_revision must be an integer "
+                                          "0-18446744073709551615 (unsigned 64-bit)")
+    assert svc.state_digest() == before
