@@ -129,6 +129,8 @@ def parse_body(raw: bytes) -> dict:
     (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it."""
     if len(raw) > MAX_REQUEST_BYTES:
         raise too_large()
+    if not raw.strip():             # ``curl -X POST`` without ``-d``, or HTTP/1.0 without a Content-Length
+        raise bad("malformed_json", "request body is empty; send a JSON object")
     deep = False
     try:
         body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=not_json)

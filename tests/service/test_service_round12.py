@@ -216,3 +216,18 @@ def test_an_expected_revision_out_of_range_is_a_400_that_says_the_range(revision
     assert r.body["error"]["message"] == ("command.expected_revision must be an integer "
                                           "0-18446744073709551615 (unsigned 64-bit)")
     assert svc.state_digest() == before
+
+
+# -- 7. an empty body says so -----------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [b"HTTP/1.1", b"HTTP/1.0"])
+def test_an_empty_body_is_a_400_that_says_it_is_empty(served, version):
+    """A POST with no body (``curl -X POST`` without ``-d``; HTTP/1.0 without a ``Content-Length``) was
+    "request body is not JSON: Expecting value: line 1 column 1 (char 0)"; it now says the body is empty."""
+    svc, port = served
+    before = svc.state_digest()
+    head = b"POST " + READ.encode() + b" " + version + b"\r\nHost: x\r\nAuthorization: Bearer dev\r\n"
+    out = _replies(port, head + b"Content-Type: application/json\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 400 "), out[-300:]
+    assert json.loads(out.split(b"\r\n\r\n", 1)[1])["error"] == {
+        "status": 400, "code": "malformed_json", "message": "request body is empty; send a JSON object"}
+    assert svc.state_digest() == before
