@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import socket
+import time
 
 import pytest
 
@@ -230,4 +231,28 @@ def test_an_empty_body_is_a_400_that_says_it_is_empty(served, version):
     assert out.startswith(b"HTTP/1.1 400 "), out[-300:]
     assert json.loads(out.split(b"\r\n\r\n", 1)[1])["error"] == {
         "status": 400, "code": "malformed_json", "message": "request body is empty; send a JSON object"}
+    assert svc.state_digest() == before
+
+
+# -- 8. the server's own shutdown -------------------------------------------------------------------------
+def test_stopping_the_server_drops_a_half_sent_request_at_once_and_changes_nothing():
+    """A write whose body is half sent when the server is told to stop (as ``SIGTERM`` does to ``simkit
+    serve``): uvicorn waited for the body, so the server stayed up for the whole request deadline (60 s
+    here; 10 s by default) after the signal. The connection is dropped at once now, and the write, which never
+    arrived whole, changes nothing. (The 20 s timeout bounds a hang; the server stops in well under one.)"""
+    svc, _ = build_service()
+    before = svc.state_digest()
+    body = json.dumps(_write("half", 1)).encode()
+    with running(create_app(svc), request_timeout=60) as url:
+        conn = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=20)
+        conn.sendall(_head(WRITE, "dev", len(body)) + body[:20])
+        time.sleep(0.2)                             # the server has read the headers and waits for the body
+    try:
+        assert conn.recv(65536) == b""              # closed by the server, no reply: the request never came
+    except ConnectionResetError:
+        pass                                        # aborted: as good
+    except TimeoutError:
+        pytest.fail("the connection is still open 20 s after the server was told to stop")
+    finally:
+        conn.close()
     assert svc.state_digest() == before
