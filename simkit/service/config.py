@@ -167,6 +167,10 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
         raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, "
                                  f"got {type(admin).__name__} {C.show(admin)}")
     credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
+    both = [token for token in revoked if token in credentials]
+    if both:                        # it was revoked, silently: the file said two things of one credential
+        raise ServiceConfigError(f"{w}.revoked: credential {C.show(both[0])} is also in its credentials; a "
+                                 f"credential is issued or revoked, not both")
     roles = _strings(s, "roles", w)
     if not set(roles) <= set(C.ROLES):
         raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "

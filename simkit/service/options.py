@@ -124,6 +124,10 @@ def issue_token(svc: CheckpointService, token: str, subject: str, where: str,
     """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
     (issuing it again would silently take it from its holder)."""
     holder = svc.credentials.get(token)
+    if token in svc.revoked:        # a flag after the file's ``revoked`` put it back in service, silently
+        raise ServiceConfigError(f"{where}: credential {C.show(token)} is revoked in the config file "
+                                 f"(subject {C.show(holder)}); a credential is issued or revoked, not both",
+                                 param=param)
     if holder is not None and holder != subject:
         raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject "
                                  f"{C.show(holder)}",

@@ -256,3 +256,35 @@ def test_stopping_the_server_drops_a_half_sent_request_at_once_and_changes_nothi
     finally:
         conn.close()
     assert svc.state_digest() == before
+
+
+# -- 9. a credential both issued and revoked ----------------------------------------------------------------
+def test_a_credential_both_issued_and_revoked_in_one_subject_is_one_line_and_exit_2(tmp_path):
+    """``credentials = ["t"]`` and ``revoked = ["t"]`` in one subject: it was silently revoked, the file
+    saying two things of one credential. Now one line names the file, the key and the problem, exit 2."""
+    config = tmp_path / "serve.toml"
+    config.write_text('[[subjects]]\nid = "alice"\ncredentials = ["t"]\nrevoked = ["t"]\n')
+    from simkit.service.config import ServiceConfigError
+    with pytest.raises(ServiceConfigError) as err:
+        build_service(config=str(config))
+    assert str(err.value) == (f"{config}: subjects[0].revoked: credential 't' is also in its credentials; "
+                              f"a credential is issued or revoked, not both")
+
+
+@pytest.mark.parametrize("flags,line", [
+    (["--credential", "old=alice"], "--credential 'old=alice': credential 'old' is revoked in the config "
+                                    "file (subject 'alice'); a credential is issued or revoked, not both"),
+    (["--operator", "old"], "--operator 'old': credential 'old' is revoked in the config file (subject "
+                            "'alice'); a credential is issued or revoked, not both"),
+])
+def test_a_flag_cannot_put_back_a_credential_the_config_file_revoked(tmp_path, flags, line):
+    """``revoked = ["old"]`` in the file, then ``--credential old=alice``: the flag took the credential out of
+    the revoked set, silently, and ``old`` authenticated again. ``simkit serve`` now refuses, one line naming
+    the flag, exit 2, before it listens."""
+    import subprocess
+    import sys
+    config = tmp_path / "serve.toml"
+    config.write_text('[[subjects]]\nid = "alice"\ncredentials = ["new"]\nrevoked = ["old"]\n')
+    done = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--config", str(config),
+                           *flags], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", f"simkit: {line}\n")
