@@ -31,7 +31,7 @@ __all__ = [
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
     "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
-    "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
+    "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "canonical",
     "changes_request", "conflict", "consumer_id", "contract_version", "cursor", "digest", "identity",
     "json_media_type", "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope",
     "scope_dict", "show", "too_large", "write_request",
@@ -106,10 +106,8 @@ def json_media_type(content_type: str | None, raw: bytes, content_encoding: str 
     """400 ``malformed_content_type`` unless a body with content says it is JSON (``application/json`` or
     ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model
     called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse.
-
-    400 ``malformed_content_encoding`` for a body sent with a ``Content-Encoding`` other than ``identity``:
-    the service decodes none, and a gzip body was answered "not JSON: 'utf-8' codec can't decode byte 0x8b",
-    which told the caller nothing of what to change."""
+    400 ``malformed_content_encoding`` for a ``Content-Encoding`` but ``identity``: the service decodes none
+    (a gzip body was "not JSON: 'utf-8' codec can't decode byte 0x8b", naming neither header nor fix)."""
     if content_type is None or not raw.strip():
         return
     codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
@@ -364,20 +362,6 @@ def write_request(body: dict) -> tuple[tuple, dict]:
                                             f"{_DIGEST_FORM}")
         out["expected_digest"] = d
     return sc, out
-
-
-def bearer(authorization: str | None) -> str:
-    """The token of ``Authorization: Bearer <token>``, or 401. Only HTTP's spaces and tabs around it are
-    dropped: a no-break space or NEL is the token's (``Bearer dev\xa0`` acted as ``dev``)."""
-    if not authorization:
-        raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip(" \t")
-    if scheme.lower() != "bearer" or not token:
-        raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
-    if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
-        raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
-    return token
 
 
 # -- the operator routes of ``simkit serve`` (not seed 004) --------------------------------------------------
