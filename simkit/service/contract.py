@@ -370,9 +370,9 @@ def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict
     :meth:`simkit.service.checkpoints.CheckpointService.mutate` (``tenant``, ``scope``, ``kind``,
     ``record_id``, ``idempotency_key``, ``private_to``). Every field optional; ``tenant``, ``record_id``,
     ``idempotency_key`` and ``private_to`` checked like the seed's identities (1–128 UTF-8 bytes, no control
-    characters, not blank)."""
+    characters, not blank), ``tenant`` and ``private_to`` (a subject) in NFC as subject ids are."""
     _fields(body, "request", (), ("tenant", "scope", "kind", "record_id", "idempotency_key", "private_to"))
-    tenant = identity(body.get("tenant", default_tenant), "tenant")
+    tenant = consumer_id(body.get("tenant", default_tenant), "tenant")
     sc = scope(body.get("scope", default_scope))
     kind = body.get("kind", "created")
     if kind not in KINDS:
@@ -381,7 +381,7 @@ def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict
     return {"tenant": tenant, "scope": scope_dict(sc), "kind": kind,
             "record_id": identity(body.get("record_id", "note"), "record_id"),
             "idempotency_key": None if key is None else identity(key, "idempotency_key"),
-            "private_to": None if private is None else identity(private, "private_to")}
+            "private_to": None if private is None else consumer_id(private, "private_to")}
 
 
 def backup_request(body: dict) -> None:

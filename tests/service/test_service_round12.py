@@ -288,3 +288,48 @@ def test_a_flag_cannot_put_back_a_credential_the_config_file_revoked(tmp_path, f
     done = subprocess.run([sys.executable, "-m", "simkit", "serve", "--port", "0", "--config", str(config),
                            *flags], capture_output=True, text=True, timeout=30)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", f"simkit: {line}\n")
+
+
+# -- 10. a subject or tenant that prints like another -------------------------------------------------------
+NFD, NFC = "jose\u0301", "jos\u00e9"
+
+
+def test_an_append_private_to_or_for_a_tenant_not_in_nfc_is_a_400_that_changes_nothing(served):
+    """``private_to: "jose\\u0301"`` when the subject is ``"jos\\u00e9"``: the record was made private to a
+    subject that does not exist, so visible to nobody, with a 200. Subject ids and tenants are held to NFC,
+    as consumer ids are (they name checkpoints too): a 400 ``malformed_identity`` naming both forms."""
+    import httpx
+    svc, port = served
+    ops = {"Authorization": "Bearer ops"}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c:
+        for body, field in (({"record_id": "r", "private_to": NFD}, "private_to"),
+                            ({"tenant": NFD}, "tenant")):
+            before = svc.state_digest()
+            error = c.post(APPEND, json=body, headers=ops).json()["error"]
+            assert (error["status"], error["code"]) == (400, "malformed_identity"), error
+            assert error["message"].startswith(f"{field} is not in Unicode normalization form NFC"), error
+            assert svc.state_digest() == before
+            assert c.post(APPEND, json={**body, field: NFC}, headers=ops).status_code == 200   # NFC: taken
+
+
+@pytest.mark.parametrize("config,key", [
+    (f'[[subjects]]\nid = "{NFD}"\ncredentials = ["j"]\n', "subjects[0].id"),
+    (f'[[subjects]]\nid = "j"\ntenant = "{NFD}"\ncredentials = ["j"]\n', "subjects[0].tenant"),
+])
+def test_a_config_subject_or_tenant_not_in_nfc_is_refused(tmp_path, config, key):
+    """A config subject ``"jose\\u0301"`` beside ``"jos\\u00e9"`` was a second subject printing as the first,
+    with checkpoints of its own; now one line naming the file and key, as a consumer id would be."""
+    from simkit.service.config import ServiceConfigError
+    path = tmp_path / "serve.toml"
+    path.write_text(config, encoding="utf-8")
+    with pytest.raises(ServiceConfigError) as err:
+        build_service(config=str(path))
+    assert f"{key} is not in Unicode normalization form NFC" in str(err.value)
+
+
+def test_a_credential_flag_for_a_subject_not_in_nfc_is_refused():
+    """``--credential t=jose\\u0301``: refused with the subject's two forms, as the config file's subject."""
+    from simkit.service.config import ServiceConfigError
+    with pytest.raises(ServiceConfigError) as err:
+        build_service(credentials=[f"t={NFD}"])
+    assert "is not in Unicode normalization form NFC" in str(err.value)
