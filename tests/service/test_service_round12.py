@@ -333,3 +333,20 @@ def test_a_credential_flag_for_a_subject_not_in_nfc_is_refused():
     with pytest.raises(ServiceConfigError) as err:
         build_service(credentials=[f"t={NFD}"])
     assert "is not in Unicode normalization form NFC" in str(err.value)
+
+
+# -- 11. the Python client's transport --------------------------------------------------------------------
+def test_a_reply_that_never_comes_is_reply_lost_over_http():
+    """A server that takes the request and never answers: ``HttpTransport.post`` raised httpx's
+    ``ReadTimeout``, where the transport promises ``ReplyLost`` for a reply that never came (the request may
+    have taken effect: the caller retries the identical command)."""
+    from simkit.service.transport import HttpTransport, ReplyLost
+    with socket.socket() as deaf:
+        deaf.bind(("127.0.0.1", 0))
+        deaf.listen(1)
+        transport = HttpTransport(f"http://127.0.0.1:{deaf.getsockname()[1]}", timeout=0.5)
+        try:
+            with pytest.raises(ReplyLost):
+                transport.post(WRITE, _write("deaf", 1))
+        finally:
+            transport.close()
