@@ -112,7 +112,8 @@ def add_operator_routes(app: FastAPI, bearer) -> None:
         if len(backups) >= most or sum(sizes) + size > room:
             raise C.conflict("backup_limit", f"the server keeps at most {most} backups of {room:,} stored "
                                              f"values together ({len(backups)} taken, {sum(sizes):,} values; "
-                                             f"this one would add {size:,}); restore one or restart it")
+                                             f"this one would add {size:,}); none is ever dropped: restart "
+                                             f"the server for more")
         backups.append(svc.backup())
         sizes.append(size)
         return {"backup": len(backups)}
