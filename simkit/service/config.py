@@ -32,8 +32,8 @@ subjects, credentials, grants, roles, journals and faults::
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in
 the file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service
 already has it, so extend it with ``--credential``/``--grant``) or a value of the wrong type; so is a
-credential both issued and revoked (in one subject's ``credentials`` and ``revoked``, or revoked in the file
-and given again by ``--credential`` or ``--operator``).
+credential the file revokes given again by ``--credential`` or ``--operator`` (one in both a subject's
+``credentials`` and ``revoked`` is revoked).
 
 At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals
 together (:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`,
@@ -169,10 +169,6 @@ def _add_config_subject(svc: CheckpointService, s: dict, w: str, seen: dict, i: 
         raise ServiceConfigError(f"{w}.tenant_admin: expected true or false, "
                                  f"got {type(admin).__name__} {C.show(admin)}")
     credentials, revoked = _strings(s, "credentials", w), _strings(s, "revoked", w)
-    both = [token for token in revoked if token in credentials]
-    if both:                        # it was revoked, silently: the file said two things of one credential
-        raise ServiceConfigError(f"{w}.revoked: credential {C.show(both[0])} is also in its credentials; a "
-                                 f"credential is issued or revoked, not both")
     roles = _strings(s, "roles", w)
     if not set(roles) <= set(C.ROLES):
         raise ServiceConfigError(f"{w}.roles: unknown role {C.show(sorted(set(roles) - set(C.ROLES))[0])}; "

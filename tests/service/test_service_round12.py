@@ -258,19 +258,7 @@ def test_stopping_the_server_drops_a_half_sent_request_at_once_and_changes_nothi
     assert svc.state_digest() == before
 
 
-# -- 9. a credential both issued and revoked ----------------------------------------------------------------
-def test_a_credential_both_issued_and_revoked_in_one_subject_is_one_line_and_exit_2(tmp_path):
-    """``credentials = ["t"]`` and ``revoked = ["t"]`` in one subject: it was silently revoked, the file
-    saying two things of one credential. Now one line names the file, the key and the problem, exit 2."""
-    config = tmp_path / "serve.toml"
-    config.write_text('[[subjects]]\nid = "alice"\ncredentials = ["t"]\nrevoked = ["t"]\n')
-    from simkit.service.config import ServiceConfigError
-    with pytest.raises(ServiceConfigError) as err:
-        build_service(config=str(config))
-    assert str(err.value) == (f"{config}: subjects[0].revoked: credential 't' is also in its credentials; "
-                              f"a credential is issued or revoked, not both")
-
-
+# -- 9. a credential the config file revoked ----------------------------------------------------------------
 @pytest.mark.parametrize("flags,line", [
     (["--credential", "old=alice"], "--credential 'old=alice': credential 'old' is revoked in the config "
                                     "file (subject 'alice'); a credential is issued or revoked, not both"),
