@@ -1,5 +1,25 @@
 """The service, twelfth round of hostile input (hostile round 27, a fresh tester).
 
+Found: a ``Content-Length`` over 64 KiB was answered only once 64 KiB came (a client waiting for an answer
+before sending was dropped at the deadline, answered nothing); a gzip body was "not JSON: 'utf-8' codec can't
+decode byte 0x8b"; the operator's backups were kept without bound, each a deep copy (2.7 s and ~100 MB for a
+100,000-entry journal, the server deaf meanwhile); the 404 left out the operator routes; ``expected_revision``
+2**64 was "must be a non-negative integer"; an empty body was "Expecting value: line 1 column 1"; a half-sent
+request held a stopping server up for the whole deadline; a flag put a credential the config file revoked back
+in service; subject ids, tenants and ``private_to`` in NFD printed as others (a record private to nobody);
+``HttpTransport`` raised httpx's ``ReadTimeout`` for a reply that never came.
+
+Held: twenty threads appending with one key and two bodies (one entry, the rest 409); forged, foreign, stale
+and huge cursors (409 or 400, never a reset), version 1 and 2 cursors crossed; ``expected_revision`` and
+sequences at 2**64-1; HEAD, OPTIONS, ``BREW``, ``OPTIONS *``, the HTTP/2 preface; 3,000 headers, a 100 KB
+header, 100 fault headers, two ``Host`` lines, ``Transfer-Encoding: identity``, upgrade requests; 3,000 byte
+ranges on a docs asset; percent-encoded route parts; ``--explore`` at its bounds (its budget ends it).
+
+Left alone: an absolute-form target is a 404 (RFC 9112 asks servers to accept it; routing by its path would
+let a proxy's prefix rule miss ``/_simkit``); obs-fold header lines are unfolded (RFC 9112 allows it); a
+restore's receipts are still deep-copied (they can be corrupted in place); a non-JSON reply (a proxy's 502) is
+a ``JSONDecodeError`` from ``HttpTransport``; idempotency and record ids are not held to NFC.
+
 Each test names the status, or the line, the request must earn; a rejected request changes no state (the
 service's ``state_digest`` before and after).
 """
