@@ -284,7 +284,7 @@ def test_stopping_the_server_drops_a_half_sent_request_at_once_and_changes_nothi
                                     "file (subject 'alice'); a credential is issued or revoked, not both"),
     (["--operator", "old"], "--operator 'old': credential 'old' is revoked in the config file (subject "
                             "'alice'); a credential is issued or revoked, not both"),
-])
+], ids=["credential", "operator"])
 def test_a_flag_cannot_put_back_a_credential_the_config_file_revoked(tmp_path, flags, line):
     """``revoked = ["old"]`` in the file, then ``--credential old=alice``: the flag took the credential out of
     the revoked set, silently, and ``old`` authenticated again. ``simkit serve`` now refuses, one line naming
