@@ -124,14 +124,15 @@ def parse_body(raw: bytes) -> dict:
     """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object).
 
     The 413 names the limit, not the size: the server stops reading a body soon after the limit
-    (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it."""
+    (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it. A leading byte order mark
+    is ignored, as RFC 8259 (8.1) allows: it was refused, telling the caller to "decode using utf-8-sig"."""
     if len(raw) > MAX_REQUEST_BYTES:
         raise too_large()
     if not raw.strip():             # ``curl -X POST`` without ``-d``, or HTTP/1.0 without a Content-Length
         raise bad("malformed_json", "request body is empty; send a JSON object")
     deep = False
     try:
-        body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=not_json)
+        body = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=unique_keys, parse_constant=not_json)
     except DuplicateKey as exc:
         raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
