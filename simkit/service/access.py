@@ -6,12 +6,13 @@ the 401 and 403 checks of every call (docs/service.md, "simkit serve").
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import contract as C
 from .contract import ServiceError
 
-__all__ = ["NEEDS", "Access", "Subject", "credential_problem"]
+__all__ = ["NEEDS", "Access", "Subject", "bearer", "credential_problem"]
 
 #: The capabilities each operation of :data:`simkit.service.checkpoints.ROUTES` needs on the exact scope.
 NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_READ}),
@@ -19,9 +20,23 @@ NEEDS = {"changes": frozenset({C.MEMORY_READ}), "query": frozenset({C.MEMORY_REA
          "write": frozenset({C.MEMORY_READ, C.MEMORY_CHECKPOINT})}
 
 
+def bearer(authorization: str | None) -> str:
+    """The token of ``Authorization: Bearer <token>``, or 401. Only HTTP's spaces and tabs around it are
+    dropped: a no-break space or NEL is the token's (``Bearer dev\xa0`` acted as ``dev``)."""
+    if not authorization:
+        raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip(" \t")
+    if scheme.lower() != "bearer" or not token:
+        raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
+    if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
+        raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
+    return token
+
+
 def credential_problem(token: str) -> str | None:
     """Why no client could present ``token`` as a credential, or ``None``: it must be one token of visible
-    ASCII characters. ``Authorization: Bearer <token>`` (:func:`simkit.service.contract.bearer`) loses spaces
+    ASCII characters. ``Authorization: Bearer <token>`` (:func:`bearer`) loses spaces
     around the token, a header cannot carry control characters, and the server reads header bytes as Latin-1,
     so a UTF-8 token arrives as other characters: any other token could never authenticate over HTTP."""
     if not token or any(ord(ch) < 0x21 or ord(ch) == 0x7f for ch in token):
@@ -104,7 +119,7 @@ class Access:
 
     def _authenticate(self, authorization: str | None) -> Subject:
         """Checked on every call, retries included: unknown or revoked credentials are 401."""
-        token = C.bearer(authorization)
+        token = bearer(authorization)
         if token in self.revoked:
             raise ServiceError(401, "revoked_credential", "the credential has been revoked")
         subject_id = self.credentials.get(token)

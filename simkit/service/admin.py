@@ -19,7 +19,14 @@ from .config import DEV_SCOPE, DEV_TENANT
 from .contract import MAX_REQUEST_BYTES, ServiceError, parse_body
 from .web import FAULT_HEADER, LOST, error, joined, read_body, request_body, responses
 
-__all__ = ["add_operator_routes"]
+__all__ = ["MAX_BACKUPS", "MAX_BACKUP_VALUES", "add_operator_routes"]
+
+#: The backups ``simkit serve`` keeps (each a copy of the stored data, in memory; none on disk): at most this
+#: many, holding at most :data:`MAX_BACKUP_VALUES` stored values together. Past either, a backup is a 409
+#: ``backup_limit`` that copies nothing (``app.state.max_backups`` and ``app.state.max_backup_values`` hold
+#: them, for tests).
+MAX_BACKUPS = 32
+MAX_BACKUP_VALUES = 1_000_000
 
 _ROLE = (
     "Needs a bearer credential whose subject holds the operator role (401 without one, 403 without the role)."
@@ -47,7 +54,7 @@ async def _operator_body(app: FastAPI, request: Request, faults: bool) -> tuple[
     svc = app.state.service
     subject = svc.authenticate(joined(request, "authorization"))
     svc.require_role(subject, C.OPERATOR)
-    C.json_media_type(joined(request, "content-type") or "", raw)
+    C.json_media_type(joined(request, "content-type") or "", raw, joined(request, "content-encoding"))
     body = parse_body(raw) if raw.strip() else {}
     asked = [k.strip() for k in ",".join(request.headers.getlist(FAULT_HEADER)).split(",") if k.strip()]
     if asked:
@@ -83,18 +90,32 @@ def _op_route(app: FastAPI, bearer, path: str, ok_model, request_model, example:
 
 def add_operator_routes(app: FastAPI, bearer) -> None:
     """Operator tools for workshops: back up the stored data, restore a backup, append a journal entry to any
-    namespace. The backups are kept in ``app.state.backups``, numbered from 1."""
+    namespace. The backups are kept in ``app.state.backups``, numbered from 1, at most
+    ``app.state.max_backups`` of them holding ``app.state.max_backup_values`` stored values together: every
+    backup was kept, and an operator's loop of them filled the server's memory with copies."""
     backups: list = []
+    sizes: list[int] = []
     app.state.backups = backups
+    app.state.max_backups, app.state.max_backup_values = MAX_BACKUPS, MAX_BACKUP_VALUES
     op_route = partial(_op_route, app, bearer)
 
     @op_route("/_simkit/backup", S.BackupResponse, S.BackupRequest, {}, "Operator: back up the stored data",
               "Snapshots journals, checkpoints and receipts (not identities or grants) and answers its "
               "number. "
-              + _ROLE, required=False)
+              + _ROLE + f" At most {MAX_BACKUPS} backups, of {MAX_BACKUP_VALUES:,} stored values together, "
+              "are kept (in memory): past that, 409 backup_limit.", required=False,
+              codes=(400, 401, 403, 409, 413))
     def backup(body: dict) -> dict:
         C.backup_request(body)
-        backups.append(app.state.service.backup())
+        svc, most, room = app.state.service, app.state.max_backups, app.state.max_backup_values
+        size = svc.stored_values()
+        if len(backups) >= most or sum(sizes) + size > room:
+            raise C.conflict("backup_limit", f"the server keeps at most {most} backups of {room:,} stored "
+                                             f"values together ({len(backups)} taken, {sum(sizes):,} values; "
+                                             f"this one would add {size:,}); none is ever dropped: restart "
+                                             f"the server for more")
+        backups.append(svc.backup())
+        sizes.append(size)
         return {"backup": len(backups)}
 
     @op_route("/_simkit/restore", S.RestoreResponse, S.RestoreRequest, {"backup": 1},

@@ -153,7 +153,7 @@ class CheckpointService(Access, Maintenance):
 
     # -- calls --------------------------------------------------------------------------------------------
     def call(self, route: str, authorization: str | None, raw: bytes, faults=(), scheduled=None,
-             content_type: str | None = None) -> Reply:
+             content_type: str | None = None, content_encoding: str | None = None) -> Reply:
         """One request: ``route`` is a path of :data:`ROUTES`; ``raw`` the body bytes. Never raises a
         :class:`ServiceError` (it is the reply).
 
@@ -165,7 +165,8 @@ class CheckpointService(Access, Maintenance):
         asking for a fault needs the ``inject_faults`` role (403) and known kinds (400). ``content_type`` is
         the HTTP header ("" when absent; None, the default, without HTTP): a body that is not
         ``application/json`` is a 400 ``malformed_content_type``, judged after the credential, where the body
-        is parsed.
+        is parsed; ``content_encoding`` (the header; None when absent) other than ``identity`` a 400
+        ``malformed_content_encoding`` there too.
         """
         op = ROUTES.get(route)
         if op is None:
@@ -173,7 +174,8 @@ class CheckpointService(Access, Maintenance):
             return Reply(404, ServiceError(404, "route_not_found", f"no route {echoed(route)}").body())
         injected: list[str] = []
         try:
-            body = self._handle(op, authorization, raw, faults, scheduled, injected, content_type)
+            body = self._handle(op, authorization, raw, faults, scheduled, injected, content_type,
+                                content_encoding)
         except ServiceError as exc:
             return Reply(exc.status, exc.body(), faults=tuple(injected))
         except ServerCrash as crash:                      # nobody hears this reply (Reply.lost)
@@ -181,11 +183,11 @@ class CheckpointService(Access, Maintenance):
         return Reply(200, body, faults=tuple(injected))
 
     def _handle(self, op: str, authorization: str | None, raw: bytes, faults, scheduled, injected: list,
-                content_type: str | None = None) -> dict:
+                content_type: str | None = None, content_encoding: str | None = None) -> dict:
         if len(raw) > C.MAX_REQUEST_BYTES:
             C.parse_body(raw)                       # raises 413
         subject = self._authenticate(authorization)
-        C.json_media_type(content_type, raw)
+        C.json_media_type(content_type, raw, content_encoding)
         body = C.parse_body(raw)
         if op == "changes":
             version, sc, after, through, limit = C.changes_request(body)

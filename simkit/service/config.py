@@ -31,7 +31,9 @@ subjects, credentials, grants, roles, journals and faults::
 
 A credential belongs to one subject: giving one a subject already holds (``dev``'s included) to another, in
 the file or with ``--credential``, is an error, as is a subject added twice (``dev`` included: the service
-already has it, so extend it with ``--credential``/``--grant``) or a value of the wrong type.
+already has it, so extend it with ``--credential``/``--grant``) or a value of the wrong type; so is a
+credential the file revokes given again by ``--credential`` or ``--operator`` (one in both a subject's
+``credentials`` and ``revoked`` is revoked).
 
 At most 1000 ``[[subjects]]``, 100 grants each, 100 ``[[journals]]`` and 100,000 changes in all journals
 together (:data:`MAX_CONFIG_SUBJECTS`, :data:`MAX_CONFIG_GRANTS`, :data:`MAX_CONFIG_JOURNALS`,

@@ -31,10 +31,10 @@ __all__ = [
     "INJECT_FAULTS", "KINDS", "LOST_REPLY_FAULTS", "MAX_IDENTITY_BYTES", "MAX_JSON_DEPTH", "MAX_LIMIT",
     "MAX_REQUEST_BYTES", "MAX_SCAN_LIMIT", "MAX_SEQUENCE", "MEMORY_CHECKPOINT", "MEMORY_READ", "MEMORY_WRITE",
     "MIN_LIMIT", "MIN_SCAN_LIMIT", "NO_STORE", "OPERATOR", "ROLES", "SCOPE_KEYS", "TENANT_ADMIN",
-    "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "bearer", "canonical",
+    "VISIBILITIES", "ServiceError", "append_request", "backup_request", "bad", "canonical",
     "changes_request", "conflict", "consumer_id", "contract_version", "cursor", "digest", "identity",
     "json_media_type", "not_json", "parse_body", "query_request", "read_request", "restore_request", "scope",
-    "scope_dict", "show", "write_request",
+    "scope_dict", "show", "too_large", "write_request",
 ]
 
 #: The version 1 contract (seed 004) and the verified version 2 ("Verified progress in version 2").
@@ -102,12 +102,18 @@ def conflict(code: str, message: str) -> ServiceError:
 
 
 # -- validation ----------------------------------------------------------------------------------------------
-def json_media_type(content_type: str | None, raw: bytes) -> None:
+def json_media_type(content_type: str | None, raw: bytes, content_encoding: str | None = None) -> None:
     """400 ``malformed_content_type`` unless a body with content says it is JSON (``application/json`` or
     ``application/*+json``, any parameters); an empty body, or ``content_type`` None (no HTTP: the model
-    called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse."""
+    called directly), passes. A ``text/plain`` body is not read as JSON just because it happens to parse.
+    400 ``malformed_content_encoding`` for a ``Content-Encoding`` but ``identity``: the service decodes none
+    (a gzip body was "not JSON: 'utf-8' codec can't decode byte 0x8b", naming neither header nor fix)."""
     if content_type is None or not raw.strip():
         return
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",")]
+    if any(c not in ("", "identity") for c in codings):
+        raise bad("malformed_content_encoding", f"Content-Encoding is {show((content_encoding or '')[:80])}; "
+                                                f"send the body unencoded (identity), as plain JSON")
     media = content_type.split(";", 1)[0].strip().lower()
     if media != "application/json" and not (media.startswith("application/") and media.endswith("+json")):
         shown = show(content_type[:80]) if content_type else "missing"
@@ -118,13 +124,15 @@ def parse_body(raw: bytes) -> dict:
     """The JSON object in ``raw``, or 413 (over 64 KiB) / 400 (not a JSON object).
 
     The 413 names the limit, not the size: the server stops reading a body soon after the limit
-    (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it."""
+    (:func:`simkit.service.web.read_body`), so ``raw`` may be only the start of it. A leading byte order mark
+    is ignored, as RFC 8259 (8.1) allows: it was refused, telling the caller to "decode using utf-8-sig"."""
     if len(raw) > MAX_REQUEST_BYTES:
-        raise ServiceError(413, "request_too_large",
-                           f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
+        raise too_large()
+    if not raw.strip():             # ``curl -X POST`` without ``-d``, or HTTP/1.0 without a Content-Length
+        raise bad("malformed_json", "request body is empty; send a JSON object")
     deep = False
     try:
-        body = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys, parse_constant=not_json)
+        body = json.loads(raw.decode("utf-8-sig"), object_pairs_hook=unique_keys, parse_constant=not_json)
     except DuplicateKey as exc:
         raise bad("malformed_json", f"request body names {show(exc.args[0])} twice in one object") from None
     except (UnicodeDecodeError, ValueError) as exc:
@@ -137,6 +145,12 @@ def parse_body(raw: bytes) -> dict:
     if not isinstance(body, dict):
         raise bad("malformed_json", "request body must be a JSON object")
     return body
+
+
+def too_large() -> ServiceError:
+    """The 413 of a body over 64 KiB, whether its ``Content-Length`` says so or its bytes do."""
+    return ServiceError(413, "request_too_large",
+                        f"request body exceeds the limit of {MAX_REQUEST_BYTES} bytes (64 KiB)")
 
 
 def not_json(name: str):
@@ -334,7 +348,9 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     consumer_id(cmd["consumer_id"], "command.consumer_id")
     rev = cmd["expected_revision"]
     if not _is_int(rev) or not 0 <= rev <= MAX_SEQUENCE:
-        raise bad("malformed_revision", "command.expected_revision must be a non-negative integer")
+        # the bound too: 2**64 "must be a non-negative integer" was told to be what it is
+        raise bad("malformed_revision", f"command.expected_revision must be an integer 0-{MAX_SEQUENCE} "
+                                        f"(unsigned 64-bit)")
     out = {k: cmd[k] for k in common}
     out["cursor"] = cursor(cmd["cursor"], "command.cursor", version)
     if version == 2:
@@ -349,29 +365,15 @@ def write_request(body: dict) -> tuple[tuple, dict]:
     return sc, out
 
 
-def bearer(authorization: str | None) -> str:
-    """The token of ``Authorization: Bearer <token>``, or 401. Only HTTP's spaces and tabs around it are
-    dropped: a no-break space or NEL is the token's (``Bearer dev\xa0`` acted as ``dev``)."""
-    if not authorization:
-        raise ServiceError(401, "unauthenticated", "missing credential: send Authorization: Bearer <token>")
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip(" \t")
-    if scheme.lower() != "bearer" or not token:
-        raise ServiceError(401, "unauthenticated", "malformed credential: send Authorization: Bearer <token>")
-    if re.search(r",\s*bearer\s", token, re.IGNORECASE):     # two headers, joined (simkit.service.http)
-        raise ServiceError(401, "unauthenticated", "two credentials: send one Authorization: Bearer <token>")
-    return token
-
-
 # -- the operator routes of ``simkit serve`` (not seed 004) --------------------------------------------------
 def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict:
     """``POST /_simkit/append``: a memory mutation, as keyword arguments of
     :meth:`simkit.service.checkpoints.CheckpointService.mutate` (``tenant``, ``scope``, ``kind``,
     ``record_id``, ``idempotency_key``, ``private_to``). Every field optional; ``tenant``, ``record_id``,
     ``idempotency_key`` and ``private_to`` checked like the seed's identities (1–128 UTF-8 bytes, no control
-    characters, not blank)."""
+    characters, not blank), ``tenant`` and ``private_to`` (a subject) in NFC as subject ids are."""
     _fields(body, "request", (), ("tenant", "scope", "kind", "record_id", "idempotency_key", "private_to"))
-    tenant = identity(body.get("tenant", default_tenant), "tenant")
+    tenant = consumer_id(body.get("tenant", default_tenant), "tenant")
     sc = scope(body.get("scope", default_scope))
     kind = body.get("kind", "created")
     if kind not in KINDS:
@@ -380,7 +382,7 @@ def append_request(body: dict, default_tenant: str, default_scope: dict) -> dict
     return {"tenant": tenant, "scope": scope_dict(sc), "kind": kind,
             "record_id": identity(body.get("record_id", "note"), "record_id"),
             "idempotency_key": None if key is None else identity(key, "idempotency_key"),
-            "private_to": None if private is None else identity(private, "private_to")}
+            "private_to": None if private is None else consumer_id(private, "private_to")}
 
 
 def backup_request(body: dict) -> None:

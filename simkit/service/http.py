@@ -151,7 +151,8 @@ def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: 
             with app.state.lock:
                 reply = app.state.service.call(path, joined(request, "authorization"), raw, faults=asked,
                                                scheduled=scheduled,
-                                               content_type=joined(request, "content-type") or "")
+                                               content_type=joined(request, "content-type") or "",
+                                               content_encoding=joined(request, "content-encoding"))
             if reply.lost:
                 request.scope[LOST] = True
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
@@ -176,8 +177,11 @@ def create_app(svc: CheckpointService, faults: Sequence[FaultSpec] = (), admin: 
 
 def _route_errors(app: FastAPI) -> None:
     """An unknown route (404) or method (405) answers the service's error body ``{"error": {status, code,
-    message}}``, not the framework's ``{"detail": ...}``; the ``Allow`` header of a 405 is kept."""
-    posts = sorted(ROUTES)
+    message}}``, not the framework's ``{"detail": ...}``; the ``Allow`` header of a 405 is kept. The 404 lists
+    every POST route the app has, the operator routes too when it has them (they were left out)."""
+    posts = sorted((getattr(r, "path", "") for r in app.routes
+                    if "POST" in (getattr(r, "methods", None) or ())),
+                   key=lambda path: (path.startswith("/_simkit/"), path))        # the seed's routes first
 
     @app.exception_handler(StarletteHTTPException)
     async def route_error(request: Request, exc: StarletteHTTPException):

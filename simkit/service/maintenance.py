@@ -19,6 +19,12 @@ from .stored import Backup, Stored, mutation_digest
 __all__ = ["Maintenance", "MillisClock"]
 
 
+def _journals(journals: dict[tuple, Journal]) -> dict[tuple, Journal]:
+    """``journals`` copied for a backup or a restore: new lists of the same frozen entries (nothing changes an
+    entry in place; :meth:`Maintenance.corrupt_journal` replaces one in its journal's own list)."""
+    return {ns: Journal(j.journal_id, list(j.entries)) for ns, j in journals.items()}
+
+
 class MillisClock(Protocol):
     """What the service reads of a clock: :class:`~simkit.service.checkpoints.ManualClock` in the model, the
     server's wall clock under ``simkit serve``."""
@@ -129,13 +135,22 @@ class Maintenance:
 
     # -- backup, restore, integrity faults -------------------------------------------------------------------
     def backup(self) -> Backup:
-        return Backup(copy.deepcopy(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
+        """A copy of the stored data. Journal entries are frozen values, shared with the copy (each journal's
+        list is copied): a deep copy of a 100,000-entry journal took the server 2.7 s, deaf to every other
+        client, and 100 MB a backup; a restore as much again."""
+        return Backup(_journals(self.journals), dict(self.checkpoints), copy.deepcopy(self.receipts),
                       self.clock.now_millis, {ns: dict(r) for ns, r in self.records.items()},
                       copy.deepcopy(self.mutations))
 
+    def stored_values(self) -> int:
+        """How many values a backup copies: journal entries, checkpoints, receipts, records, mutation
+        receipts (what bounds the operator's backups: :data:`simkit.service.admin.MAX_BACKUP_VALUES`)."""
+        return (sum(len(j.entries) for j in self.journals.values()) + len(self.checkpoints)
+                + len(self.receipts) + sum(len(r) for r in self.records.values()) + len(self.mutations))
+
     def restore(self, backup: Backup) -> None:
         """Put the stored data back as it was when ``backup`` was taken (seed 004 "Recovery and limits")."""
-        self.journals = copy.deepcopy(backup.journals)
+        self.journals = _journals(backup.journals)
         self.checkpoints = dict(backup.checkpoints)
         self.receipts = copy.deepcopy(backup.receipts)
         self.records = {ns: dict(r) for ns, r in backup.records.items()}

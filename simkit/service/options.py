@@ -124,6 +124,10 @@ def issue_token(svc: CheckpointService, token: str, subject: str, where: str,
     """Give ``token`` to ``subject``; a credential names one subject, so one held by another is an error
     (issuing it again would silently take it from its holder)."""
     holder = svc.credentials.get(token)
+    if token in svc.revoked:        # a flag after the file's ``revoked`` put it back in service, silently
+        raise ServiceConfigError(f"{where}: credential {C.show(token)} is revoked in the config file "
+                                 f"(subject {C.show(holder)}); a credential is issued or revoked, not both",
+                                 param=param)
     if holder is not None and holder != subject:
         raise ServiceConfigError(f"{where}: credential {C.show(token)} already belongs to subject "
                                  f"{C.show(holder)}",
@@ -142,9 +146,11 @@ def parse_credential_flag(text: str) -> tuple[str, str]:
 def check_name(name: str, where: str, param: str | None = None) -> str:
     """A subject id or tenant held to the identity rule (1-128 UTF-8 bytes, no control characters, not blank),
     as a request's ``private_to`` and ``tenant`` are: a subject or tenant with a control character or 200
-    bytes was taken, and no operator request could name it."""
+    bytes was taken, and no operator request could name it. In NFC too, as a consumer id
+    (:func:`simkit.service.contract.consumer_id`): both name checkpoints, and ``"cafe\u0301"`` and
+    ``"caf\u00e9"`` were two subjects that print alike."""
     try:
-        return C.identity(name, where)
+        return C.consumer_id(name, where)
     except C.ServiceError as exc:
         raise ServiceConfigError(exc.message, param=param) from None
 

@@ -120,6 +120,18 @@ class DeadlineH11(H11Protocol):
         self._read_up()
         super().connection_lost(exc)
 
+    def shutdown(self) -> None:
+        """The server is stopping (``SIGTERM``, ``SIGINT``): a request still arriving is dropped now, as at
+        its deadline; it never reached the service whole, so nothing changes. uvicorn waited for its body,
+        and a client that sent half a request held ``simkit serve`` up for the whole deadline after the
+        signal."""
+        cycle = self.cycle
+        if self.conn.their_state is h11.SEND_BODY and cycle is not None and not cycle.response_complete:
+            self._disarm()
+            self._drop("was still sending its request when the server stopped", timed=False)
+            return
+        super().shutdown()
+
     def send_400_response(self, msg: str) -> None:
         """A request that is not HTTP/1.1 at all (two ``Content-Length`` lines, or one and
         ``Transfer-Encoding``, raw non-ASCII bytes in its target, garbage): the service's error body with
@@ -149,12 +161,12 @@ class DeadlineH11(H11Protocol):
             self._unread.cancel()
             self._unread = None
 
-    def _drop(self, why: str) -> None:
+    def _drop(self, why: str, timed: bool = True) -> None:
         """Close the connection now: ``abort``, since ``close`` waits for unsent replies to drain, for ever if
         the client reads nothing."""
         self._deadline = self._unread = None
-        self.logger.warning("simkit: dropped a connection whose client %s within %gs", why,
-                            self.request_timeout)
+        self.logger.warning("simkit: dropped a connection whose client %s%s", why,
+                            f" within {self.request_timeout:g}s" if timed else "")
         self.transport.abort()
 
 

@@ -83,9 +83,12 @@ class HttpTransport:
             headers["Authorization"] = _bearer(credential)
         if faults:
             headers["X-Simkit-Fault"] = ",".join(faults)
+        x = self._httpx
         try:
             r = self.client.post(route, content=_encode(body), headers=headers)
-        except (self._httpx.RemoteProtocolError, self._httpx.ReadError) as exc:
+        except (x.RemoteProtocolError, x.ReadError, x.WriteError, x.ReadTimeout, x.WriteTimeout) as exc:
+            # sent, or partly: it may have taken effect. A reply that never came within the timeout raised
+            # httpx's ReadTimeout, which no caller of a transport expects, where it is what ReplyLost means.
             raise ReplyLost(route) from exc
         return Response(r.status_code, r.json(), {k.lower(): v for k, v in r.headers.items()})
 

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from starlette.requests import ClientDisconnect
 
 from . import schema as S
-from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError
+from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError, too_large
 
 __all__ = ["FAULT_HEADER", "LOST", "EncodedSlashes", "NoStore", "asgi", "error", "joined", "read_body",
            "request_body", "responses"]
@@ -98,7 +98,14 @@ def error(exc: ServiceError, headers: dict | None = None) -> JSONResponse:
 async def read_body(request: Request) -> bytes:
     """The body, read no further than one chunk past the 64 KiB limit (enough
     for ``parse_body``'s 413); a client gone before its body was complete
-    (closed, or cut off by the request deadline) is a 400 nobody reads."""
+    (closed, or cut off by the request deadline) is a 400 nobody reads.
+
+    A ``Content-Length`` above the limit is the 413 at once, before a byte of the body is read (or a
+    ``100 Continue`` invites it): the server waited for 64 KiB to arrive, and a client that sent the headers
+    and waited for an answer before the body was dropped at the request deadline with no answer at all."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_REQUEST_BYTES:
+        raise too_large()
     raw = bytearray()
     try:
         async for chunk in request.stream():

@@ -193,7 +193,8 @@ def test_unknown_route_and_wrong_method_answer_the_service_error_body():
                 "code": "route_not_found",
                 "message": "no route POST /api/v1/memory/nope; the routes are POST "
                 "/api/v1/memory/changes, POST /api/v1/memory/checkpoints, "
-                "POST /api/v1/memory/checkpoints/read, POST /api/v1/memory/query",
+                "POST /api/v1/memory/checkpoints/read, POST /api/v1/memory/query, "
+                "POST /_simkit/append, POST /_simkit/backup, POST /_simkit/restore",
             }
         }
         wrong = c.get("/api/v1/memory/changes")

@@ -93,7 +93,7 @@ ANSWERS = {
     "/api/v1/memory/query": {400, 401, 403, 413},
     "/api/v1/memory/checkpoints/read": {400, 401, 403, 404, 413, 500},
     "/api/v1/memory/checkpoints": {400, 401, 403, 409, 413, 500},
-    "/_simkit/backup": {400, 401, 403, 413},
+    "/_simkit/backup": {400, 401, 403, 409, 413},
     "/_simkit/restore": {400, 401, 403, 413},
     "/_simkit/append": {400, 401, 403, 409, 413},
 }
@@ -138,7 +138,8 @@ def _witnesses(svc) -> dict:
                                             404: ({**read, "consumer_id": "nobody"}, "dev", None),
                                             500: (read, "dev", "corrupt-checkpoint")},
         "/_simkit/backup": {200: ({}, "ops", None), 400: ({"x": 1}, "ops", None), 401: ({}, None, None),
-                            403: ({}, "dev", None), 413: (big, "ops", None)},
+                            403: ({}, "dev", None), 413: (big, "ops", None),
+                            409: ({}, "ops", None)},       # past app.state.max_backups, 1 here
         "/_simkit/restore": {200: ({"backup": 1}, "ops", None), 400: ({"backup": 9}, "ops", None),
                              401: ({"backup": 1}, None, None), 403: ({"backup": 1}, "dev", None),
                              413: (big, "ops", None)},
@@ -158,6 +159,7 @@ def test_each_route_documents_exactly_the_statuses_it_can_answer():
     svc = dev_service()
     svc.add_subject("ops", credentials=["ops"], roles=["operator"])
     app = create_app(svc, admin=True)
+    app.state.max_backups = 1                     # the backup's 409: a second backup
     documented = {path: {int(code) for code in item["post"]["responses"]}
                   for path, item in app.openapi()["paths"].items()}
     assert documented == {path: codes | {200} for path, codes in ANSWERS.items()}
