@@ -1,0 +1,84 @@
+"""Hostile consumers, twenty-fourth round (a fresh tester): "``simkit audit MYCONSUMER`` passes means my
+consumer keeps the rules", attacked as an adversary and as a careless colleague
+(``tests/mutants/round24.py``).
+
+Found:
+
+- the audit's only page out of order was 5, 4, 6 (a regression at the page's first pair): a validator that
+  compares every event with the page's first one (``OrderAgainstFirst``), or that sees a regression only in a
+  position *lower* than the one before (``StrictlyBackwards``: two ids at one position pass), passed every
+  case. Corners now serve a regression in a page's middle, in its last pair, and two ids at one position
+  inside a page;
+- a correct consumer that fetched the next page before validating the one it had
+  (``PrefetchBeforeValidating``: seed 000 allows reading ahead) and halted on the bad page was judged
+  unjustified, ``completed`` false and NOT ok: a halt was judged by the worker's last fetch only. It is now
+  judged by that, or by the worker's latest response to the durable ``resume_cursor`` (its attempt's page).
+
+Each: the verdict the same run earns, on the smallest scenario that shows it.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import simkit
+from simkit.tools.audit_cases import CORNERS, cases, wide
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from mutants import correct, round24, unseen, validation  # noqa: E402
+
+#: The corners a partial step 3 slips through, and the validators each catches
+_NEW_CORNERS = {"regression_mid_page": (round24.OrderAgainstFirst,),
+                "regression_last_pair": (round24.OrderAgainstFirst,),
+                "two_ids_one_position": (round24.OrderAgainstFirst, round24.StrictlyBackwards)}
+
+
+@pytest.mark.parametrize("name", sorted(_NEW_CORNERS))
+def test_a_validator_checking_part_of_a_page_fails_a_corner(name):
+    """Seed 000 step 3: a regression anywhere in a page, or two ids at one position inside it, stops the
+    attempt. ``safe`` halts (justified) on each corner; a validator that checks only part of the page applies
+    the page and is caught; and the audit runs the corner."""
+    assert name in CORNERS and any(c.kind == "corner" and c.name == name for c in cases(1, 0))
+    safe = simkit.simulate(wide(name), simkit.Consumer).verdict
+    assert safe.ok and safe.halt_justified is True
+    for cls in _NEW_CORNERS[name]:
+        v = simkit.simulate(wide(name), cls).verdict
+        assert not v.ok and v.unhalted and v.lost, (cls.__name__, v)
+
+
+def test_the_partial_validators_pass_the_corner_that_was_there():
+    """What let them through: on the audit's first corner (5, 4, 6) each halts, justified, as ``safe``."""
+    for cls in (round24.OrderAgainstFirst, round24.StrictlyBackwards):
+        v = simkit.simulate(wide("page_out_of_order"), cls).verdict
+        assert v.ok and v.halt_justified is True
+
+
+@pytest.mark.parametrize("scenario", ["page_out_of_order", "overlap_new_identity", "gap_behind_applied"])
+def test_a_halt_after_fetching_the_next_page_is_justified_by_the_attempts_page(scenario):
+    """Seed 000 step 3 with read-ahead (invariant 3 allows it): the worker halts on the page fetched with the
+    durable ``resume_cursor`` after it fetched the page after it. The halt is justified by the attempt's page
+    (a regression, a conflicting identity, a gap), and the run is ok, as ``safe``'s."""
+    sc = wide(scenario) if scenario in CORNERS else simkit.load(scenario)
+    v = simkit.simulate(sc, round24.PrefetchBeforeValidating).verdict
+    assert v.ok and v.halted and v.halt_justified is True and v.completed, v
+
+
+def test_a_halt_on_a_good_page_after_fetching_the_next_one_is_still_unjustified():
+    """The other side: a halt whose attempt's page and last fetch are both fine is a halt for nothing."""
+
+    class HaltOnOverlapAfterPrefetch(round24.PrefetchBeforeValidating, validation.HaltOnOverlap):
+        pass
+
+    v = simkit.simulate(simkit.load("default"), HaltOnOverlapAfterPrefetch, seed=7).verdict
+    assert v.halted and v.halt_justified is False and not v.ok
+
+
+@pytest.mark.parametrize("cls", [correct.ReadAhead, correct.RereadsBeforeHalting, unseen.PipelinedReadAhead,
+                                 simkit.Consumer])
+def test_correct_consumers_halt_justified_on_every_corner(cls):
+    """No false positive from the new corners or the halt rule: the correct consumers halt, justified."""
+    for name in CORNERS:
+        v = simkit.simulate(wide(name), cls).verdict
+        assert v.ok and v.halt_justified is True, (cls.__name__, name, v)

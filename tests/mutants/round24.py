@@ -1,0 +1,72 @@
+"""Round 24's consumers (outside the gallery: ``tests/judge/test_mutants.py`` does not import them), each
+run by ``tests/judge/test_hostile_round24.py`` on the smallest scenario that shows what it does. Written
+against the public API only."""
+from __future__ import annotations
+
+from simkit import Consumer
+from simkit.ops import Fetch
+
+
+def _identity_and_gap(consumer: Consumer, checkpoint, page, ids_at) -> str | None:
+    """The rest of ``safe``'s step 3, as the two validators below keep it: two ids at one position across
+    receipts, and (without backfills) a gap behind the applied prefix."""
+    for e in page.events:
+        holder = ids_at.get(e.position)
+        if holder is not None and holder != e.id:
+            return f"conflicting identity at position {e.position}"
+        if holder is None and not consumer.contract.backfills and e.position <= checkpoint.applied_position:
+            return f"gap at position {e.position}"
+    return None
+
+
+class OrderAgainstFirst(Consumer):
+    """"A page must not reach back before where it starts: check every event against the first one."
+
+    Halts on a page whose second event is below its first (the audit's only page out of order, 5 then 4),
+    but not on 4, 6, 5, 7, where no event is below the first: it applies 6 before 5.
+
+    Breaks seed 000 step 3: "Validate that new events respect the source order ... An unexpected regression
+    ... stops the attempt for investigation".
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        events = page.events
+        for e in events[1:]:
+            if e.position <= events[0].position:
+                return f"source-order regression: position {e.position} at or before {events[0].position}"
+        return _identity_and_gap(self, checkpoint, page, ids_at)
+
+
+class StrictlyBackwards(Consumer):
+    """"A regression is a position lower than the one before it."
+
+    Compares with ``<`` where ``safe`` compares with ``<=``: two ids at one position inside a page (e5, then
+    x5) pass, and both are applied. The audit had no page holding two ids at one position.
+
+    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap
+    that violates the provider contract stops the attempt for investigation".
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        previous = None
+        for e in page.events:
+            if previous is not None and e.position < previous:
+                return f"source-order regression: position {e.position} after {previous}"
+            previous = e.position
+        return _identity_and_gap(self, checkpoint, page, ids_at)
+
+
+class PrefetchBeforeValidating(Consumer):
+    """Correct. As soon as a page arrives, fetches the page after it (to warm the provider's cache for the
+    next attempt) and drops it, then goes on as ``safe``: validates the page it has, and halts on it when it
+    breaks the provider contract, before any effect.
+
+    Seed 000 lets a worker read ahead (invariant 3); the halt is about the page of the attempt, fetched with
+    the durable ``resume_cursor``. It was judged unjustified (``completed`` false) because the page it fetched
+    last, the one after, is fine.
+    """
+
+    def after_fetch(self, checkpoint, page):
+        if page.next_cursor != checkpoint.resume_cursor:
+            yield Fetch(page.next_cursor)
+        return None
