@@ -3,12 +3,13 @@ regression, conflicting identity at the same position, or a gap that violates th
 attempt for investigation".
 
 *A halt is a claim that the provider broke its contract.* It is justified only by what the halting worker was
-itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing), or
-by its latest fetch with the durable ``resume_cursor`` (its attempt's page, when it read the next one ahead):
-that response has a regression inside the page, two ids at one position (within the page, or an id already
-served or holding a receipt at that position), or, under a contract without backfills, an event slipped in
-behind served positions; or it is the provider refusing a cursor it issued as the ``next_cursor`` of a page it
-served (or its start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
+itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing),
+or by its latest fetch with the durable ``resume_cursor`` (its attempt's page, when it read the next one
+ahead): that response has a regression inside the page, two ids at one position (within the page, or an id
+already served or holding a receipt at that position), or, under a contract without backfills, an event
+slipped in behind served positions; or it is the provider refusing a cursor it issued as the ``next_cursor``
+of a page it served (or its start). A refused cursor is never "issued": a refusal's row carries no
+``next_cursor``.
 
 *A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed
 (the page's own order, the receipts at the page's positions, the ``applied_position`` it loaded, or its own
