@@ -3,10 +3,10 @@ search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position);
-2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, 2,000 events
-   behind 400 barriers, blocks that last dozens of attempts, an ignored event on an external sink, a
-   credential rotation between a lost reply and its retry, and crossed replies differing in each field of the
-   reservation tuple;
+2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
+   2,000 events behind 400 barriers, blocks that last dozens of attempts, an ignored event on an external
+   sink, a credential rotation between a lost reply and its retry, and crossed replies differing in each field
+   of the reservation tuple;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -105,6 +105,11 @@ WIDE: dict[str, dict] = {
                        "tokens",
         "sink": "transactional", "backfills": True,
         "generate": {"events": 2000, "page_size": 5, **_GENERATED}},
+    "big_page": {
+        "description": "A page of 1,500 events, a transient failure near its end, then a page of 100: wider "
+                       "than a bulk limit a consumer might cut a page to (the other pages hold at most 50)",
+        "sink": "idempotent", "pages": _pages(list(range(1, 1501)), list(range(1501, 1601))),
+        "events": [{"position": 1400, "behavior": "transient", "failures": 2}]},
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
                        "after 250, a hold released after 250, then 20 transient failures",

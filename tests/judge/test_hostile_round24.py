@@ -12,7 +12,9 @@ Found:
 - a correct consumer that fetched the next page before validating the one it had
   (``PrefetchBeforeValidating``: seed 000 allows reading ahead) and halted on the bad page was judged
   unjustified, ``completed`` false and NOT ok: a halt was judged by the worker's last fetch only. It is now
-  judged by that, or by the worker's latest response to the durable ``resume_cursor`` (its attempt's page).
+  judged by that, or by the worker's latest response to the durable ``resume_cursor`` (its attempt's page);
+- a consumer that cut every page to its first 100 events (``BulkOfAHundred``, a bulk API's limit) and passed
+  the barrier passed every case: the widest pages held 50 events. The wide case ``big_page`` holds 1,500.
 
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
@@ -82,3 +84,15 @@ def test_correct_consumers_halt_justified_on_every_corner(cls):
     for name in CORNERS:
         v = simkit.simulate(wide(name), cls).verdict
         assert v.ok and v.halt_justified is True, (cls.__name__, name, v)
+
+
+def test_a_consumer_cutting_a_page_to_a_bulk_of_a_hundred_fails_the_big_page():
+    """Seed 000 invariant 1 on a page wider than a bulk limit: ``BulkOfAHundred`` passes the barrier after the
+    first 100 events of a page. It passed every case (the widest pages held 50); the audit's ``big_page`` (a
+    page of 1,500) loses the rest, where ``safe`` is ok."""
+    assert any(c.kind == "wide" and c.name == "big_page" for c in cases(1, 0))
+    assert simkit.simulate(wide("big_page"), simkit.Consumer).verdict.ok
+    v = simkit.simulate(wide("big_page"), round24.BulkOfAHundred).verdict
+    assert not v.ok and "e101" in v.lost and "e100" not in v.lost
+    for name in ("wide_pages", "long_stream"):
+        assert simkit.simulate(wide(name), round24.BulkOfAHundred).verdict.ok

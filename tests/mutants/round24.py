@@ -4,7 +4,8 @@ against the public API only."""
 from __future__ import annotations
 
 from simkit import Consumer
-from simkit.ops import Fetch
+from simkit.model import Page
+from simkit.ops import LOST, Fetch, Halt, Load, Lookup, Wait
 
 
 def _identity_and_gap(consumer: Consumer, checkpoint, page, ids_at) -> str | None:
@@ -70,3 +71,38 @@ class PrefetchBeforeValidating(Consumer):
         if page.next_cursor != checkpoint.resume_cursor:
             yield Fetch(page.next_cursor)
         return None
+
+
+class BulkOfAHundred(Consumer):
+    """"The sink's bulk API takes at most 100 events a call: hand it the first 100 of the page, then move on."
+
+    ``safe`` but for step 4 on a page of more than 100 events: it processes the first 100 and passes the page
+    barrier, so the rest are never processed. The audit's widest pages held 50 events.
+
+    Breaks seed 000 invariant 1: "A returned continuation token remains pending until every event in that
+    response is durably classified".
+    """
+
+    BULK = 100
+
+    def run(self):
+        while True:
+            checkpoint = yield Load()
+            page = yield Fetch(checkpoint.resume_cursor)
+            if page is LOST:
+                continue
+            if page is None:
+                yield Halt(f"provider refused cursor {checkpoint.resume_cursor!r}")
+            receipts, ids_at = yield Lookup(page.events)
+            problem = self.validate(checkpoint, page, ids_at)
+            if problem:
+                yield Halt(problem)
+            if self.is_caught_up(checkpoint, page):
+                yield Wait("caught_up")
+                continue
+            bulk = Page(page.cursor, page.events[:self.BULK], page.next_cursor)
+            status, applied = yield from self.process(checkpoint, bulk, receipts)
+            if status == "blocked":
+                yield Wait("blocked")
+            elif status == "done":
+                yield from self.page_barrier(checkpoint, page, applied)
