@@ -13,6 +13,9 @@ Found:
   (``PrefetchBeforeValidating``: seed 000 allows reading ahead) and halted on the bad page was judged
   unjustified, ``completed`` false and NOT ok: a halt was judged by the worker's last fetch only. It is now
   judged by that, or by the worker's latest response to the durable ``resume_cursor`` (its attempt's page);
+- a correct consumer backing off as ``blocked`` at the end of the stream too (``BackOffAsBlocked``, safe's
+  durable writes) ran to the time limit and was judged incomplete, NOT ok: only ``Wait("caught_up")`` counted.
+  A worker that backs off after its last fetch reached the end, with the durable cursor there, is caught up;
 - a consumer that cut every page to its first 100 events (``BulkOfAHundred``, a bulk API's limit) and passed
   the barrier passed every case: the widest pages held 50 events. The wide case ``big_page`` holds 1,500.
 
@@ -96,3 +99,22 @@ def test_a_consumer_cutting_a_page_to_a_bulk_of_a_hundred_fails_the_big_page():
     assert not v.ok and "e101" in v.lost and "e100" not in v.lost
     for name in ("wide_pages", "long_stream"):
         assert simkit.simulate(wide(name), round24.BulkOfAHundred).verdict.ok
+
+
+@pytest.mark.parametrize("name", ["retry_walkthrough", "transient_storm", "fence_race", "late_response"])
+def test_backing_off_as_blocked_at_the_end_of_the_stream_is_caught_up(name):
+    """Seed 000 step 7, judged from ground truth: a worker whose last fetch reached the end of the stream,
+    with the durable ``resume_cursor`` there, and that backs off, is caught up whatever its ``Wait`` says.
+    The run ends as ``safe``'s does (same fetches), not at the time limit."""
+    sc = simkit.load(name)
+    safe = simkit.simulate(sc, simkit.Consumer)
+    run = simkit.simulate(sc, round24.BackOffAsBlocked)
+    assert run.verdict.ok and run.verdict.completed, run.verdict
+    assert run.as_dict()["fetches"] == safe.as_dict()["fetches"]
+
+
+def test_a_blocked_worker_that_read_ahead_to_the_end_is_not_caught_up():
+    """The other side: a worker blocked on a page, whose last fetch read the end of the stream ahead, is not
+    caught up (the durable cursor is not at the end): the run goes on until the page is done."""
+    v = simkit.simulate(simkit.load("transient_storm"), unseen.PipelinedReadAhead).verdict
+    assert v.ok and not v.pending

@@ -106,3 +106,16 @@ class BulkOfAHundred(Consumer):
                 yield Wait("blocked")
             elif status == "done":
                 yield from self.page_barrier(checkpoint, page, applied)
+
+
+class BackOffAsBlocked(Consumer):
+    """Correct. Backs off the same way whatever the attempt said, as ``blocked`` (one metric, one log line):
+    at the end of the stream too, where ``safe`` says ``caught_up``. Its durable writes are ``safe``'s, in the
+    same order; seed 000 step 7 asks only that it "stop or back off instead of spinning". It was judged
+    incomplete: the run went on to its time limit, the worker never counted as caught up."""
+
+    def run(self):
+        while True:
+            result = yield from self.attempt()
+            if result in ("caught_up", "blocked"):
+                yield Wait("blocked")
