@@ -2,7 +2,8 @@
 search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
-   bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position);
+   bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position; a
+   gap after a page's first event);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an ignored event on an external
    sink, a credential rotation between a lost reply and its retry, and crossed replies differing in each field
@@ -140,7 +141,8 @@ WIDE: dict[str, dict] = {
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
-#: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``).
+#: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
+#: gap at the page's first event only).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -159,6 +161,10 @@ CORNERS: dict[str, dict] = {
                   {"cursor": "C2", "positions": [4, 5, 5, 6], "ids": ["e4", "e5", "x5", "e6"],
                    "next_cursor": "C3"},
                   {"cursor": "C3", "positions": [], "next_cursor": "C3"}]},
+    "gap_mid_page": {
+        "description": "Step 3, no backfills: the second page serves 2 again (a replay), then 3, behind "
+                       "applied_position 5 with no receipt: a gap after the page's first event",
+        "sink": "transactional", "pages": _pages([1, 2, 5], [2, 3, 6])},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)

@@ -7,8 +7,9 @@ Found:
 - the audit's only page out of order was 5, 4, 6 (a regression at the page's first pair): a validator that
   compares every event with the page's first one (``OrderAgainstFirst``), or that sees a regression only in a
   position *lower* than the one before (``StrictlyBackwards``: two ids at one position pass), passed every
-  case. Corners now serve a regression in a page's middle, in its last pair, and two ids at one position
-  inside a page;
+  case; so did one looking for a gap at a page's first event only (``GapAtPageStart``: the only gap was
+  there). Corners now serve a regression in a page's middle, in its last pair, two ids at one position inside
+  a page, and a gap after a replay;
 - a correct consumer that fetched the next page before validating the one it had
   (``PrefetchBeforeValidating``: seed 000 allows reading ahead) and halted on the bad page was judged
   unjustified, ``completed`` false and NOT ok: a halt was judged by the worker's last fetch only. It is now
@@ -37,7 +38,8 @@ from mutants import correct, round24, unseen, validation  # noqa: E402
 #: The corners a partial step 3 slips through, and the validators each catches
 _NEW_CORNERS = {"regression_mid_page": (round24.OrderAgainstFirst,),
                 "regression_last_pair": (round24.OrderAgainstFirst,),
-                "two_ids_one_position": (round24.OrderAgainstFirst, round24.StrictlyBackwards)}
+                "two_ids_one_position": (round24.OrderAgainstFirst, round24.StrictlyBackwards),
+                "gap_mid_page": (round24.GapAtPageStart,)}
 
 
 @pytest.mark.parametrize("name", sorted(_NEW_CORNERS))
@@ -54,10 +56,13 @@ def test_a_validator_checking_part_of_a_page_fails_a_corner(name):
 
 
 def test_the_partial_validators_pass_the_corner_that_was_there():
-    """What let them through: on the audit's first corner (5, 4, 6) each halts, justified, as ``safe``."""
+    """What let them through: on the audit's first corner (5, 4, 6), and the bundled gap, each halts,
+    justified, as ``safe``."""
     for cls in (round24.OrderAgainstFirst, round24.StrictlyBackwards):
         v = simkit.simulate(wide("page_out_of_order"), cls).verdict
         assert v.ok and v.halt_justified is True
+    v = simkit.simulate(simkit.load("gap_behind_applied"), round24.GapAtPageStart).verdict
+    assert v.ok and v.halt_justified is True
 
 
 @pytest.mark.parametrize("scenario", ["page_out_of_order", "overlap_new_identity", "gap_behind_applied"])

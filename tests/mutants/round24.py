@@ -119,3 +119,29 @@ class BackOffAsBlocked(Consumer):
             result = yield from self.attempt()
             if result in ("caught_up", "blocked"):
                 yield Wait("blocked")
+
+
+class GapAtPageStart(Consumer):
+    """"A gap shows where the page starts: if its first event is behind the prefix with no receipt, halt."
+
+    Checks order and identities as ``safe`` does, but looks for a gap at the page's first event only. A page
+    that overlaps (2 again, a replay) before the gap (3, behind applied_position 5, no receipt) passes: 3 is
+    taken for a replay by the watermark, and lost. The audit's only gap was a page's first event.
+
+    Breaks seed 000 step 3: "a gap that violates the provider contract stops the attempt for investigation".
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        previous = None
+        for e in page.events:
+            if previous is not None and e.position <= previous:
+                return f"source-order regression: position {e.position} after {previous}"
+            previous = e.position
+            holder = ids_at.get(e.position)
+            if holder is not None and holder != e.id:
+                return f"conflicting identity at position {e.position}"
+        first = page.events[0] if page.events else None
+        behind = first is not None and first.position <= checkpoint.applied_position
+        if behind and not self.contract.backfills and first.position not in ids_at:
+            return f"gap at position {first.position}"
+        return None
