@@ -142,7 +142,7 @@ WIDE: dict[str, dict] = {
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
-#: gap at the page's first event only).
+#: gap at the page's first event only, nothing before the first checkpoint write).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -152,8 +152,9 @@ CORNERS: dict[str, dict] = {
                        "below its first",
         "sink": "transactional", "pages": _pages([1, 2, 3], [4, 6, 5, 7])},
     "regression_last_pair": {
-        "description": "Step 3: the second page serves 4, 5, 7, 6: a regression in its last pair",
-        "sink": "transactional", "pages": _pages([1, 2, 3], [4, 5, 7, 6])},
+        "description": "Step 3: the first page serves 1, 2, 4, 3: a regression in its last pair, before any "
+                       "checkpoint write",
+        "sink": "transactional", "pages": _pages([1, 2, 4, 3], [5, 6])},
     "two_ids_one_position": {
         "description": "Step 3: the second page serves e5 and x5, two ids at one position inside the page",
         "sink": "transactional",

@@ -8,8 +8,9 @@ Found:
   compares every event with the page's first one (``OrderAgainstFirst``), or that sees a regression only in a
   position *lower* than the one before (``StrictlyBackwards``: two ids at one position pass), passed every
   case; so did one looking for a gap at a page's first event only (``GapAtPageStart``: the only gap was
-  there). Corners now serve a regression in a page's middle, in its last pair, two ids at one position inside
-  a page, and a gap after a replay;
+  there), and one skipping step 3 at checkpoint version 0 (``FreshStartTrustsThePage``: every bad page came
+  after a barrier). Corners now serve a regression in a page's middle, in the first page's last pair, two ids
+  at one position inside a page, and a gap after a replay;
 - a correct consumer that fetched the next page before validating the one it had
   (``PrefetchBeforeValidating``: seed 000 allows reading ahead) and halted on the bad page was judged
   unjustified, ``completed`` false and NOT ok: a halt was judged by the worker's last fetch only. It is now
@@ -37,7 +38,7 @@ from mutants import correct, round24, unseen, validation  # noqa: E402
 
 #: The corners a partial step 3 slips through, and the validators each catches
 _NEW_CORNERS = {"regression_mid_page": (round24.OrderAgainstFirst,),
-                "regression_last_pair": (round24.OrderAgainstFirst,),
+                "regression_last_pair": (round24.OrderAgainstFirst, round24.FreshStartTrustsThePage),
                 "two_ids_one_position": (round24.OrderAgainstFirst, round24.StrictlyBackwards),
                 "gap_mid_page": (round24.GapAtPageStart,)}
 
@@ -58,7 +59,7 @@ def test_a_validator_checking_part_of_a_page_fails_a_corner(name):
 def test_the_partial_validators_pass_the_corner_that_was_there():
     """What let them through: on the audit's first corner (5, 4, 6), and the bundled gap, each halts,
     justified, as ``safe``."""
-    for cls in (round24.OrderAgainstFirst, round24.StrictlyBackwards):
+    for cls in (round24.OrderAgainstFirst, round24.StrictlyBackwards, round24.FreshStartTrustsThePage):
         v = simkit.simulate(wide("page_out_of_order"), cls).verdict
         assert v.ok and v.halt_justified is True
     v = simkit.simulate(simkit.load("gap_behind_applied"), round24.GapAtPageStart).verdict
