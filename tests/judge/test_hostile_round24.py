@@ -21,6 +21,20 @@ Found:
 - a consumer that cut every page to its first 100 events (``BulkOfAHundred``, a bulk API's limit) and passed
   the barrier passed every case: the widest pages held 50 events. The wide case ``big_page`` holds 1,500.
 
+Held (caught, or ok where correct): a consumer that validates a reply's tuple in memory and skips the
+settlement write (duplicated on the unsafe sink after a crash before its receipt, explored); one that never
+trusts a receipt for a replay (it calls the service again for an initial receipt: duplicated); a remembered
+identity taking a lost barrier reply as swapped, and one fetching each page twice, ok; the correct consumers
+and ``safe`` on every bundled scenario and corner after each change; the audits of ``ReadAhead`` and
+``PipelinedReadAhead`` with the new cases.
+
+Left alone: a consumer that never raises ``applied_position`` (commits and barriers keep the loaded one) is
+ok everywhere, though without backfills it no longer sees a gap behind the real prefix
+(``gap_behind_applied``: it applies e3 instead of halting): an understated prefix claims nothing false, and
+whether seed 000 requires the prefix to be kept is a question for the maintainers. A page whose
+``next_cursor`` is its own cursor and that serves events is not the end of the stream for the provider, and
+``safe`` is incomplete there.
+
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
 from __future__ import annotations
