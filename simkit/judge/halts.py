@@ -3,11 +3,13 @@ regression, conflicting identity at the same position, or a gap that violates th
 attempt for investigation".
 
 *A halt is a claim that the provider broke its contract.* It is justified only by what the halting worker was
-itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing):
-that response has a regression inside the page, two ids at one position (within the page, or an id already
-served or holding a receipt at that position), or, under a contract without backfills, an event slipped in
-behind served positions; or it is the provider refusing a cursor it issued as the ``next_cursor`` of a page it
-served (or its start). A refused cursor is never "issued": a refusal's row carries no ``next_cursor``.
+itself served by its last fetch before the halt (any number of ``Load`` requests in between change nothing),
+or by its latest fetch with the durable ``resume_cursor`` (its attempt's page, when it read the next one
+ahead): that response has a regression inside the page, two ids at one position (within the page, or an id
+already served or holding a receipt at that position), or, under a contract without backfills, an event
+slipped in behind served positions; or it is the provider refusing a cursor it issued as the ``next_cursor``
+of a page it served (or its start). A refused cursor is never "issued": a refusal's row carries no
+``next_cursor``.
 
 *A missing halt is a broken step 3.* A worker served a page whose breach it could see in what it was handed
 (the page's own order, the receipts at the page's positions, the ``applied_position`` it loaded, or its own
@@ -37,19 +39,38 @@ def _refused(next_cursor: str, ids) -> bool:
 
 
 def halt_justified(halt: tuple[float, int, str], truth) -> bool:
-    """Did what the worker was last served before ``halt``
-    (``(time, worker, reason)``) give it cause to stop?"""
-    provider = truth.provider
+    """Did what the worker was served before ``halt`` (``(time, worker, reason)``) give it cause to stop: its
+    last response, or its latest response to the durable ``resume_cursor`` then, the page of its attempt (a
+    consumer that read the next page ahead, or fetched it before validating, halts on the page it has:
+    seed 000 allows read-ahead)?"""
     time, worker, _reason = halt
-    response = None
-    for row in provider.log:
-        _s, served_at, served_to, _c, _n, _ids = row
+    cursor = _durable_cursor(truth, time)
+    last = attempt = None
+    for row in truth.provider.log:
+        _s, served_at, served_to, served_cursor, _n, _ids = row
         if served_at > time:
             break
         if served_to == worker:
-            response = row
-    if response is None:                                  # it stopped before it was served anything
+            last = row
+            if served_cursor == cursor:
+                attempt = row
+    if last is None:                                      # it stopped before it was served anything
         return False
+    return _shows_breach(last, time, truth) or (attempt is not None and attempt is not last
+                                                 and _shows_breach(attempt, time, truth))
+
+
+def _durable_cursor(truth, time: float) -> str:
+    """The durable ``resume_cursor`` at ``time``: the last checkpoint write's by then."""
+    for _s, t, _w, _k, before, _a in truth.store.writes.states():
+        if t > time:
+            return before[0]
+    return truth.store.checkpoint.resume_cursor
+
+
+def _shows_breach(response, time: float, truth) -> bool:
+    """Does this response (a row of the provider's log) show a breach of the provider contract by ``time``?"""
+    provider = truth.provider
     seq, _t, _w, cursor, next_cursor, ids = response
     if _refused(next_cursor, ids):
         return cursor == provider.start or any(n == cursor and not _refused(n, page)

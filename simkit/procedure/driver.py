@@ -72,6 +72,8 @@ class Store(Protocol):
 
     @property
     def operations(self) -> Any: ...     # the settlement ledger (:class:`simkit.store.settlement.Ledger`)
+    @property
+    def checkpoint(self) -> Checkpoint: ...     # the durable checkpoint, read without a logged Load
     def load(self, worker: int, /) -> Checkpoint: ...
     def lookup(self, events, /) -> Any: ...
     def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
@@ -199,9 +201,14 @@ class Driver:
         return self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
 
     def wait(self, worker: int, op: Wait) -> None:
-        """Step 7: a worker caught up on the last page it
-        fetched, at the end of the stream, is done for now."""
-        if op.reason == "caught_up" and self.provider.is_end(self._fetched.get(worker, "")):
+        """Step 7: a worker that backs off after its last fetch reached the end of the stream is caught up,
+        done for now: saying so (``caught_up``), or backing off as ``blocked`` where the durable
+        ``resume_cursor`` is that end too (one that said ``blocked`` there, with exactly ``safe``'s durable
+        writes, ran to the time limit, incomplete; a page read ahead to the end is no end while its attempt
+        is blocked)."""
+        fetched = self._fetched.get(worker, "")
+        if self.provider.is_end(fetched) and (op.reason == "caught_up"
+                                              or self.store.checkpoint.resume_cursor == fetched):
             self.finish(worker, "caught_up")
 
     def halt(self, worker: int, op: Halt):
