@@ -66,6 +66,16 @@ def test_gallery_shape():
     assert set(NEEDS) <= {c.__name__ for c in MUTANTS}
 
 
+def test_the_readme_counts_the_gallery_as_it_is():
+    """README.md's gallery table and sentence say how many mutants and correct consumers there are."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| buggy: [^|]+\| (\d+) \| (\d+) caught \|$", readme, re.M)
+    correct = re.findall(r"^\| correct, [^|]+\| (\d+) \| none flagged \|$", readme, re.M)
+    assert sum(int(n) for n, _ in rows) == sum(int(m) for _, m in rows) == len(MUTANTS)
+    assert correct == [str(len(CORRECT))]
+    assert f"tested this way: {len(MUTANTS)} buggy consumers" in " ".join(readme.split())
+
+
 def test_safe_passes_every_case():
     """The search's baseline: every case counts (none skipped because safe itself fails it)."""
     a = simkit.audit("safe", sweep_seeds=SWEEP_SEEDS, shrink_first=False, jobs=2)
