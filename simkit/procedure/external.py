@@ -56,6 +56,7 @@ DEFAULT_LIMIT = 10.0
 #: The longest line a consumer may write, in bytes.
 MAX_LINE = 1 << 20
 _POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
+_DRAIN = 0.5    #: how long (seconds) a life's end passes through what is left on its stderr, at most
 _PRCTL = None
 if sys.platform.startswith("linux"):
     try:
@@ -322,12 +323,13 @@ class _Life:
             self._take(self.proc.stdout, True)
         return b"\n" not in self.out
 
-    def _take(self, f, stdout: bool) -> None:
+    def _take(self, f, stdout: bool) -> int:
+        """One read of stdout (kept) or stderr (passed through, line by line); how many bytes it read."""
         chunk = os.read(f.fileno(), 65536)
         if stdout:
             self.out += chunk
             self.out_open = bool(chunk)
-            return
+            return len(chunk)
         self.err_open = bool(chunk)
         self.err += chunk if chunk else b"\n"
         *lines, self.err = self.err.split(b"\n")
@@ -337,6 +339,17 @@ class _Life:
         if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
             out.writelines(f"[worker {self.worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
             out.flush()
+        return len(chunk)
+
+    def _drain(self, err) -> None:
+        """What the killed group left on stderr, passed through: at most :data:`MAX_LINE` bytes and
+        :data:`_DRAIN` seconds of it. A process it forked into a session of its own, which no SIGKILL of the
+        group reaches, may hold stderr open and write without end: the life's end read it for ever (the run
+        never ended; the CLI's reaper kills such a process only once the command ends)."""
+        deadline, taken = time.monotonic() + _DRAIN, 0
+        while self.err_open and taken <= MAX_LINE and (left := deadline - time.monotonic()) > 0 \
+                and select.select([err], [], [], min(left, 0.05))[0]:
+            taken += self._take(err, False)
 
     def _exited(self) -> None:
         """stdout closed or the process exited: a stop (status 0, nothing unfinished), or the run's end in one
@@ -365,8 +378,7 @@ class _Life:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         try:
-            while self.err_open and select.select([proc.stderr], [], [], 0.05)[0]:
-                self._take(proc.stderr, False)
+            self._drain(proc.stderr)
         except (OSError, ValueError):
             pass
         finally:
