@@ -46,7 +46,7 @@ from .programs import not_a_file, not_started
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes"]
+           "live_processes", "wrote"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -167,6 +167,15 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 def live_processes() -> list[int]:
     """The ids of the consumer processes this process has started and not yet killed (a test's check)."""
     return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
+
+
+def wrote(cls: type, worker: int) -> str | None:
+    """``strategy exec:CMD: worker N wrote 'LINE'``, the last request of ``worker``'s life of ``cls``, for a
+    request refused once read (a field out of range, a value no store holds); ``None`` if no life runs."""
+    for life in list(_LIVE):
+        if life.cls is cls and life.worker == worker and life.said:
+            return f"{life.label} wrote {_show(life.said[-1][0])}"
+    return None
 
 
 @atexit.register

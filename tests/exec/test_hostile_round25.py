@@ -3,9 +3,12 @@ sloppy programs. Each test names the promise it keeps; helper programs are in ``
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent / "consumers"
@@ -31,3 +34,23 @@ def test_a_daemon_flooding_the_consumers_stderr_does_not_hold_the_lifes_end():
     done = simkit_cli("run", "retry_walkthrough", "--json", "--strategy", python("stderr_daemon.py"),
                       timeout=90, stderr=subprocess.DEVNULL)
     assert done.returncode == 0 and '"ok": true' in done.stdout
+
+
+# -- 2. a request refused once read names its worker and line ------------------------------------------------
+@pytest.mark.parametrize("worker, field, value, problem", [
+    ("2", "applied_position", "-1", "Barrier.applied_position is -1, not within 0..2**63 - 1"),
+    ("1", "next_version", str(2**63), f"Barrier.next_version is {2**63}, not within 0..2**63 - 1"),
+    ("2", "next_cursor", '"\\udc00"', "Barrier.next_cursor '\\udc00' holds a lone surrogate (U+DC00), which "
+                                      "no store can hold: text is kept as UTF-8"),
+])
+def test_a_request_out_of_range_names_the_worker_and_the_line_it_wrote(worker, field, value, problem):
+    """docs/protocol.md: every bad line ends the run with one line naming the worker. A request well formed as
+    JSON whose value no store holds (a negative ``applied_position``, a version past 2**63 - 1, a cursor with
+    a lone surrogate) was ``strategy exec:...: yielded a malformed request: ...``: which of late_retry's two
+    workers, and which line, went unsaid (and "yielded" is Python's word, not the protocol's)."""
+    strategy = python("worker_writes.py", worker, "barrier", field, shlex.quote(value))
+    done = simkit_cli("run", "late_retry", "--strategy", strategy)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    head = f"simkit: strategy {strategy}: worker {worker} wrote '{{\"op\": \"barrier\", "
+    assert done.stderr.startswith(head) and done.stderr.endswith(f"': {problem}\n"), done.stderr
+    assert done.stderr.count("\n") == 1
