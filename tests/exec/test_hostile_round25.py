@@ -54,3 +54,23 @@ def test_a_request_out_of_range_names_the_worker_and_the_line_it_wrote(worker, f
     head = f"simkit: strategy {strategy}: worker {worker} wrote '{{\"op\": \"barrier\", "
     assert done.stderr.startswith(head) and done.stderr.endswith(f"': {problem}\n"), done.stderr
     assert done.stderr.count("\n") == 1
+
+
+# -- 3. a settlement of a reservation no reserve gave --------------------------------------------------------
+NO_SUCH = '{"operation_id": "nope", "fingerprint": "f", "binding": "b", "generation": 1}'
+
+
+@pytest.mark.parametrize("args", [["--store", "memory"], ["--store", "sqlite"],
+                                  ["--settlement", "split_validate_write"], ["--settlement", "unfenced"]])
+def test_a_settle_of_a_reservation_no_reserve_gave_is_the_consumers_one_line(args):
+    """``{"op": "settle", ..., "reservation": {"operation_id": "nope", ...}}``, an operation id with no record
+    in the ledger (seed 001: a settlement compares and sets the record a reservation made), was a
+    ``KeyError: 'nope'`` traceback, exit 1, on either store and every policy (a Python consumer's ``Settle``
+    too): now the consumer's one line naming the field, exit 2."""
+    strategy = python("worker_writes.py", "1", "settle", "reservation", shlex.quote(NO_SUCH))
+    done = simkit_cli("run", "late_response", "--strategy", strategy, *args)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"simkit: strategy {strategy}: worker 1 wrote")
+    assert done.stderr.endswith(": Settle.reservation.operation_id is 'nope', which no Reserve gave: settle "
+                                "a reservation as Reserve returned it\n")
