@@ -204,22 +204,24 @@ class Ledger:
         if policy == "split_validate_write":
             return self.write(worker, self.validate(worker, reservation, observation))
         fenced, monotonic = _RULES[policy]
-        return self._apply(worker, decide(self._record(reservation), reservation, observation, fenced=fenced,
-                                          monotonic=monotonic))
+        decision = decide(self.record_of(reservation), reservation, observation, fenced=fenced,
+                          monotonic=monotonic)
+        return self._apply(worker, decision)
 
     def validate(self, worker: int, reservation: Reservation, observation) -> Decision:
         """``split_validate_write``, first transaction: the fenced rules, evaluated now, written later."""
         refuse_settlement(reservation, observation)
-        return decide(self._record(reservation), reservation, observation)
+        return decide(self.record_of(reservation), reservation, observation)
 
-    def _record(self, reservation: Reservation) -> Operation:
-        """The record a settlement goes to. One for an operation id no ``Reserve`` made is the consumer's
-        malformed request (one line), before anything is decided: there is no record to compare and set
-        (it was a ``KeyError`` traceback, exit 1, from either store)."""
+    def record_of(self, reservation: Reservation) -> Operation:
+        """The record a call or a settlement under ``reservation`` goes to. A reservation of an operation id
+        no ``Reserve`` made is the consumer's malformed request (one line), before anything runs: there is no
+        record to compare and set, now or when a late reply arrives (it was a ``KeyError`` traceback, exit 1,
+        from either store)."""
         record = self.records.get(reservation.operation_id)
         if record is None:
             raise Unstorable("reservation.operation_id", f"is {described(reservation.operation_id)}, which "
-                             "no Reserve gave: settle a reservation as Reserve returned it")
+                             "no Reserve gave: call and settle with a reservation as Reserve returned it")
         return record
 
     def write(self, worker: int, decision: Decision) -> str:

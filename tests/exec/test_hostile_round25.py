@@ -56,21 +56,25 @@ def test_a_request_out_of_range_names_the_worker_and_the_line_it_wrote(worker, f
     assert done.stderr.count("\n") == 1
 
 
-# -- 3. a settlement of a reservation no reserve gave --------------------------------------------------------
+# -- 3. a call or settlement of a reservation no reserve gave -----------------------------------------------
 NO_SUCH = '{"operation_id": "nope", "fingerprint": "f", "binding": "b", "generation": 1}'
 
 
-@pytest.mark.parametrize("args", [["--store", "memory"], ["--store", "sqlite"],
-                                  ["--settlement", "split_validate_write"], ["--settlement", "unfenced"]])
-def test_a_settle_of_a_reservation_no_reserve_gave_is_the_consumers_one_line(args):
+@pytest.mark.parametrize("op, args", [
+    ("settle", ["--store", "memory"]), ("settle", ["--store", "sqlite"]),
+    ("settle", ["--settlement", "split_validate_write"]), ("settle", ["--settlement", "unfenced"]),
+    ("call", ["--store", "memory"]), ("call", ["--store", "sqlite"]),
+])
+def test_a_reservation_no_reserve_gave_is_the_consumers_one_line(op, args):
     """``{"op": "settle", ..., "reservation": {"operation_id": "nope", ...}}``, an operation id with no record
     in the ledger (seed 001: a settlement compares and sets the record a reservation made), was a
     ``KeyError: 'nope'`` traceback, exit 1, on either store and every policy (a Python consumer's ``Settle``
-    too): now the consumer's one line naming the field, exit 2."""
-    strategy = python("worker_writes.py", "1", "settle", "reservation", shlex.quote(NO_SUCH))
+    too); and a ``call`` under it whose reply came late (late_response) was the same traceback when the world
+    settled the late reply. Now the consumer's one line naming the field, exit 2, before the call runs."""
+    strategy = python("worker_writes.py", "1", op, "reservation", shlex.quote(NO_SUCH))
     done = simkit_cli("run", "late_response", "--strategy", strategy, *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert done.stderr.count("\n") == 1
-    assert done.stderr.startswith(f"simkit: strategy {strategy}: worker 1 wrote")
-    assert done.stderr.endswith(": Settle.reservation.operation_id is 'nope', which no Reserve gave: settle "
-                                "a reservation as Reserve returned it\n")
+    assert done.stderr.startswith(f"simkit: strategy {strategy}: worker 1 wrote '{{\"op\": \"{op}\"")
+    assert done.stderr.endswith(f": {op.title()}.reservation.operation_id is 'nope', which no Reserve gave: "
+                                "call and settle with a reservation as Reserve returned it\n")
