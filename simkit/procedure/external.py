@@ -18,15 +18,14 @@ the worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A 
 stderr, each line prefixed with its worker.
 
 Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot
-share the parent's process. So a life keeps its transcript, and a copy that finds itself in a new process
-starts a process of its own and replays the transcript to it, checking that it asks for the same requests: a
-deterministic consumer is where its parent's was, and a nondeterministic one is named as such.
+share the parent's process. So there a life keeps its transcript (:func:`transcribed`), and a copy in a new
+process starts a process of its own and replays the transcript to it, checking that it asks for the same
+requests: a nondeterministic consumer is named as such.
 """
 from __future__ import annotations
 
 import atexit
 import copyreg
-import ctypes
 import os
 import select
 import shlex
@@ -35,18 +34,18 @@ import subprocess
 import sys
 import time
 import weakref
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from functools import cache
 from typing import Any, ClassVar, NoReturn, cast
 
 from simkit.errors import ConsumerError, StrategyError
 
 from .consumer import Consumer, Contract
-from .programs import not_a_file, not_started
-from .wire import WireError, decode_request, dumps, encode_result, hello, loads
+from .programs import die_with_parent, not_a_file, not_started
+from .wire import WireError, decode_request, dumps, encode_result, hello, loads, shown
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes", "wrote"]
+           "live_processes", "wrote", "transcribed"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -57,19 +56,6 @@ DEFAULT_LIMIT = 10.0
 MAX_LINE = 1 << 20
 _POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
 _DRAIN = 0.5    #: how long (seconds) a life's end passes through what is left on its stderr, at most
-_PRCTL = None
-if sys.platform.startswith("linux"):
-    try:
-        _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):       # no libc to ask: the process is still killed at every life's end
-        pass
-
-
-def _die_with_parent() -> None:             # runs in the child between fork and exec: keep it minimal
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
-
-
 class _Meta(type):
     """The class of :class:`ExternalConsumer` classes: they pickle by their command (a pool's worker process
     makes its own)."""
@@ -162,6 +148,18 @@ def _worker_of(frame) -> int:
 
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+_TRANSCRIBE = [False]                       #: whether a life started now keeps its transcript
+
+
+@contextmanager
+def transcribed():
+    """Lives started within keep their transcript for a forked copy to replay (:mod:`simkit.tools.forked`);
+    elsewhere only the last request line (a page of 2,000 events fetched 3,000 times held 300 MB)."""
+    was, _TRANSCRIBE[0] = _TRANSCRIBE[0], True
+    try:
+        yield
+    finally:
+        _TRANSCRIBE[0] = was
 
 
 def live_processes() -> list[int]:
@@ -173,8 +171,8 @@ def wrote(cls: type, worker: int) -> str | None:
     """``strategy exec:CMD: worker N wrote 'LINE'``, the last request of ``worker``'s life of ``cls``, for a
     request refused once read (a field out of range, a value no store holds); ``None`` if no life runs."""
     for life in list(_LIVE):
-        if life.cls is cls and life.worker == worker and life.said:
-            return f"{life.label} wrote {_show(life.said[-1][0])}"
+        if life.cls is cls and life.worker == worker and life.last is not None:
+            return f"{life.label} wrote {shown(life.last)}"
     return None
 
 
@@ -184,20 +182,17 @@ def _kill_all() -> None:
         life.end()
 
 
-def _show(line: bytes) -> str:
-    text = line.decode("utf-8", "replace").rstrip("\n")
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return repr(text if len(text) <= 120 else text[:119] + "…")
-
-
 class _Life:
-    """One worker life's process: started at once, the handshake written; its transcript kept for a replay."""
+    """One worker life's process: started at once, the handshake written; its transcript kept for a replay
+    where one may come (:func:`transcribed`)."""
 
     def __init__(self, cls: type[ExternalConsumer], worker: int, contract: Contract):
         self.cls, self.worker = cls, worker
         self.label = f"strategy {cls.__qualname__}: worker {worker}"
         self.hello = dumps(hello(worker, Contract(contract.backfills, contract.external_sink)))
-        self.said: list[list[Any]] = []     # [request line, request, result line or None], in order
+        # [request line, request, result line or None], in order; its last request line
+        self.said: list[list[Any]] | None = [] if _TRANSCRIBE[0] else None
+        self.last: bytes | None = None
         self.proc: Any = None               # the subprocess.Popen while it runs
         self.owner = 0
         self._spawn()
@@ -209,7 +204,7 @@ class _Life:
         try:
             self.proc = subprocess.Popen(self.cls.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
-                                         preexec_fn=_die_with_parent if _PRCTL is not None else None)
+                                         preexec_fn=die_with_parent)
         except OSError as exc:
             raise ConsumerError(
                 f"{self.label}: cannot start {self.cls.argv[0]!r}: {not_started(self.cls.argv[0], exc)}"
@@ -229,7 +224,9 @@ class _Life:
         if line is None:
             return None
         op = self._decode(line)
-        self.said.append([line, op, None])
+        self.last = line
+        if self.said is not None:
+            self.said.append([line, op, None])
         return op
 
     def answer(self, result: Any) -> None:
@@ -238,7 +235,8 @@ class _Life:
             line = dumps(encode_result(result))
         except WireError as exc:            # a driver's result with no form: simkit's bug, said in one line
             raise ConsumerError(f"{self.label}: {exc}") from None
-        self.said[-1][2] = line
+        if self.said is not None:
+            self.said[-1][2] = line
         self._write(line)
 
     def _decode(self, line: bytes) -> Any:
@@ -246,21 +244,23 @@ class _Life:
             return decode_request(loads(line))
         except WireError as exc:
             self.end()
-            raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
+            raise ConsumerError(f"{self.label} wrote {shown(line)}: {exc}") from None
 
     def _own(self) -> None:
         """In a forked copy of simkit: a process of its own, brought to where the life is (module doc)."""
         if self.owner == os.getpid():
             return
         self.proc = None                    # the parent's: never touched here
+        if self.said is None:               # forked outside transcribed(): no life to replay
+            raise ConsumerError(f"{self.label}: a copy of simkit forked in a life cannot replay it")
         self._spawn()
         for n, (line, op, result) in enumerate(self.said, 1):
             again = self._line()
             if again is None or self._decode(again) != op:
                 self.end()
-                wrote = "nothing" if again is None else _show(again)
+                wrote = "nothing" if again is None else shown(again)
                 raise ConsumerError(f"{self.label}: replayed, it wrote {wrote} as request {n} where it "
-                                    f"first wrote {_show(line)}: the consumer is not deterministic")
+                                    f"first wrote {shown(line)}: the consumer is not deterministic")
             if result is not None:
                 self._write(result)
 
@@ -320,7 +320,7 @@ class _Life:
 
     def _too_long(self, line: bytes) -> NoReturn:
         self.end()
-        raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {_show(line)}")
+        raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {shown(line)}")
 
     def _gone(self) -> bool:
         """Whether the process exited, no whole line left to read (what it wrote is taken first): a child it
@@ -373,7 +373,7 @@ class _Life:
             return None
         how = ("closed its output but did not exit" if status is None else
                f"was killed by signal {-status}" if status < 0 else f"exited with status {status}")
-        tail = f" after writing an unfinished line {_show(unfinished)}" if unfinished else ""
+        tail = f" after writing an unfinished line {shown(unfinished)}" if unfinished else ""
         raise ConsumerError(f"{self.label} {how}{tail}")
 
     def end(self) -> None:

@@ -2,6 +2,7 @@
 sloppy programs. Each test names the promise it keeps; helper programs are in ``consumers/``."""
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -78,3 +79,20 @@ def test_a_reservation_no_reserve_gave_is_the_consumers_one_line(op, args):
     assert done.stderr.startswith(f"simkit: strategy {strategy}: worker 1 wrote '{{\"op\": \"{op}\"")
     assert done.stderr.endswith(f": {op.title()}.reservation.operation_id is 'nope', which no Reserve gave: "
                                 "call and settle with a reservation as Reserve returned it\n")
+
+
+# -- 4. a long life's transcript -----------------------------------------------------------------------------
+def test_a_long_life_keeps_no_transcript_outside_exploration(tmp_path):
+    """A life kept every line it read and wrote, for a forked copy of simkit to replay (explore), in every
+    command: a consumer fetching one page of 4,000 events 600 times in one life held about 45 MB more than
+    in-process (300 MB for 3,000 fetches of 2,000), and ``--max-memory 90`` stopped the run, exit 2, where a
+    Python consumer doing the same is judged. Now only exploration's forking runs keep one (the replay tests
+    of test_exec_consumers.py still pass); memory bounded whatever the consumer asks."""
+    wide = tmp_path / "wide.toml"
+    wide.write_text('name = "wide"\ndescription = "a page of 4,000 events"\n[timing]\nfetch_latency = 0.001\n'
+                    f'[[pages]]\ncursor = "C1"\npositions = {list(range(1, 4001))}\nnext_cursor = "C2"\n'
+                    '[[pages]]\ncursor = "C2"\npositions = []\nnext_cursor = "C2"\n')
+    done = simkit_cli("run", str(wide), "--json", "--max-memory", "90",
+                      "--strategy", python("refetch.py", "600"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["fetches"] == 600
