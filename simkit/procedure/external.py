@@ -8,14 +8,12 @@ writes the handshake, then reads a request line, yields it as the request of :mo
 (:mod:`simkit.procedure.wire`), and writes the result back. When the world ends the life (a crash, a halt:
 :func:`simkit.procedure.lives.end` closes the generator), when the run ends or when anything raises, the
 process's whole group gets SIGKILL and is reaped, so the next life starts from durable state only: a crash is
-a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``), so nothing outlives a simkit
-killed outright.
+a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``).
 
-A line that is not a valid request, a process that exits with a failure, or one that writes nothing for
-:data:`LIMIT_ENV` seconds (default :data:`DEFAULT_LIMIT`; then it is killed) ends the run with one line naming
-the worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A process that exits with status
-0 where a request was due has returned from ``run()``: it *stopped*. What it writes on stderr goes to simkit's
-stderr, each line prefixed with its worker.
+A line that is not a valid request, a process that exits with a failure, or one silent for :data:`LIMIT_ENV`
+seconds (then killed) ends the run with one line naming the worker, the line and the problem
+(:class:`~simkit.errors.ConsumerError`). A process that exits with status 0 where a request was due has
+returned from ``run()``: it *stopped*. Its stderr goes to simkit's, each line prefixed with its worker.
 
 Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot
 share the parent's process. So there a life keeps its transcript (:func:`transcribed`), and a copy in a new
@@ -52,7 +50,7 @@ PREFIX = "exec:"
 #: The environment variable that sets how many wall-clock seconds a consumer may stay silent.
 LIMIT_ENV = "SIMKIT_EXEC_TIMEOUT"
 DEFAULT_LIMIT = 10.0
-#: The longest line a consumer may write, in bytes.
+#: The longest line a consumer may write, in bytes, plus four times the longest it read (a lookup's page)
 MAX_LINE = 1 << 20
 _POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
 _DRAIN = 0.5    #: how long (seconds) a life's end passes through what is left on its stderr, at most
@@ -193,6 +191,7 @@ class _Life:
         # [request line, request, result line or None], in order; its last request line
         self.said: list[list[Any]] | None = [] if _TRANSCRIBE[0] else None
         self.last: bytes | None = None
+        self.longest = MAX_LINE             # the longest line it may write (:data:`MAX_LINE`)
         self.proc: Any = None               # the subprocess.Popen while it runs
         self.owner = 0
         self._spawn()
@@ -237,6 +236,7 @@ class _Life:
             raise ConsumerError(f"{self.label}: {exc}") from None
         if self.said is not None:
             self.said[-1][2] = line
+        self.longest = max(self.longest, MAX_LINE + 4 * len(line))   # (its \u escapes, its spaces)
         self._write(line)
 
     def _decode(self, line: bytes) -> Any:
@@ -296,7 +296,7 @@ class _Life:
         hold its stdout open: :meth:`_gone`), not on the way to every answer."""
         deadline = time.monotonic() + self.cls.limit
         while b"\n" not in self.out:
-            if len(self.out) > MAX_LINE:
+            if len(self.out) > self.longest:
                 self._too_long(self.out)
             if not self.out_open:
                 self._exited()
@@ -314,20 +314,20 @@ class _Life:
                 self._exited()
                 return None
         line, self.out = self.out.split(b"\n", 1)
-        if len(line) > MAX_LINE:            # its end read with the chunk that took it past the bound
+        if len(line) > self.longest:        # its end read with the chunk that took it past the bound
             self._too_long(line)
         return line
 
     def _too_long(self, line: bytes) -> NoReturn:
         self.end()
-        raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {shown(line)}")
+        raise ConsumerError(f"{self.label} wrote a line longer than {self.longest} bytes: {shown(line)}")
 
     def _gone(self) -> bool:
         """Whether the process exited, no whole line left to read (what it wrote is taken first): a child it
         forked may hold its stdout open, and it has stopped all the same (docs/protocol.md, "Stopping")."""
         if self.proc.poll() is None:
             return False
-        while (self.out_open and b"\n" not in self.out and len(self.out) <= MAX_LINE
+        while (self.out_open and b"\n" not in self.out and len(self.out) <= self.longest
                and select.select([self.proc.stdout], [], [], 0)[0]):
             self._take(self.proc.stdout, True)
         return b"\n" not in self.out

@@ -96,3 +96,16 @@ def test_a_long_life_keeps_no_transcript_outside_exploration(tmp_path):
                       "--strategy", python("refetch.py", "600"))
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout)["fetches"] == 600
+
+
+# -- 5. a lookup of a page over 1 MiB ------------------------------------------------------------------------
+def test_a_lookup_of_a_page_over_a_mebibyte_is_no_bad_line(tmp_path):
+    """docs/protocol.md, step 3: look up every page's events. A page of 25,000 events is 1.1 MB as simkit
+    writes it and 1.2 MB as ``json.dumps`` sends it back: the lookup of a correct consumer was refused,
+    ``wrote a line longer than 1048576 bytes``, exit 2, where a Python consumer is judged. Now a line may be
+    1 MiB plus four times the longest line the consumer was given (its spaces, its ``\\u`` escapes)."""
+    fat = tmp_path / "fat.toml"
+    fat.write_text('name = "fat"\ndescription = "one page"\n[generate]\nevents = 25000\npage_size = 25000\n')
+    done = simkit_cli("run", str(fat), "--json", "--strategy", python("looks_up.py"))
+    assert done.returncode == 0 and "longer than" not in done.stderr, done.stderr[-2000:]
+    assert json.loads(done.stdout)["fetches"] == 1
