@@ -189,7 +189,7 @@ class Driver(driver.Driver):
                 except RAISED as exc:        # the consumer's own code: one line, as in the simulation
                     raise consumer_error(self.strategy, exc) from exc
                 if (ok := WELL_FORMED.get(type(op))) is not None and not ok(op):
-                    refuse_malformed(self.strategy, op)      # before its crash points, as in the simulation
+                    refuse_malformed(self.strategy, op, self.worker)  # before its crash points, as simulated
                 before, after = crash_points(op)
                 if before:
                     self._point(before)
@@ -212,8 +212,8 @@ class Driver(driver.Driver):
         try:
             return run(self, self.worker, op)
         except MALFORMED_SIGNS:
-            refuse_malformed(self.strategy, op)     # a malformed request, or a value no store holds: the
-            raise                                   # consumer's line, as in the simulation
+            refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no store
+            raise                                   # holds: the consumer's line, as in the simulation
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1

@@ -181,6 +181,7 @@ class Driver:
         return replace(record, reservation=replace(record.reservation))
 
     def call(self, worker: int, op: Call):
+        self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
         return self.service.execute(worker, op.reservation)
 
     def settle(self, worker: int, op: Settle) -> str:

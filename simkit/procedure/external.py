@@ -8,25 +8,22 @@ writes the handshake, then reads a request line, yields it as the request of :mo
 (:mod:`simkit.procedure.wire`), and writes the result back. When the world ends the life (a crash, a halt:
 :func:`simkit.procedure.lives.end` closes the generator), when the run ends or when anything raises, the
 process's whole group gets SIGKILL and is reaped, so the next life starts from durable state only: a crash is
-a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``), so nothing outlives a simkit
-killed outright.
+a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``).
 
-A line that is not a valid request, a process that exits with a failure, or one that writes nothing for
-:data:`LIMIT_ENV` seconds (default :data:`DEFAULT_LIMIT`; then it is killed) ends the run with one line naming
-the worker, the line and the problem (:class:`~simkit.errors.ConsumerError`). A process that exits with status
-0 where a request was due has returned from ``run()``: it *stopped*. What it writes on stderr goes to simkit's
-stderr, each line prefixed with its worker.
+A line that is not a valid request, a process that exits with a failure, or one silent for :data:`LIMIT_ENV`
+seconds (then killed) ends the run with one line naming the worker, the line and the problem
+(:class:`~simkit.errors.ConsumerError`). A process that exits with status 0 where a request was due has
+returned from ``run()``: it *stopped*. Its stderr goes to simkit's, each line prefixed with its worker.
 
 Exploration forks simkit in the middle of a run (:mod:`simkit.tools.forked`); a forked copy of a life cannot
-share the parent's process. So a life keeps its transcript, and a copy that finds itself in a new process
-starts a process of its own and replays the transcript to it, checking that it asks for the same requests: a
-deterministic consumer is where its parent's was, and a nondeterministic one is named as such.
+share the parent's process. So there a life keeps its transcript (:func:`transcribed`), and a copy in a new
+process starts a process of its own and replays the transcript to it, checking that it asks for the same
+requests: a nondeterministic consumer is named as such.
 """
 from __future__ import annotations
 
 import atexit
 import copyreg
-import ctypes
 import os
 import select
 import shlex
@@ -35,40 +32,28 @@ import subprocess
 import sys
 import time
 import weakref
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from functools import cache
 from typing import Any, ClassVar, NoReturn, cast
 
 from simkit.errors import ConsumerError, StrategyError
 
 from .consumer import Consumer, Contract
-from .programs import not_a_file, not_started
-from .wire import WireError, decode_request, dumps, encode_result, hello, loads
+from .programs import die_with_parent, not_a_file, not_started
+from .wire import WireError, decode_request, dumps, encode_result, hello, loads, shown
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes"]
+           "live_processes", "wrote", "transcribed"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
 #: The environment variable that sets how many wall-clock seconds a consumer may stay silent.
 LIMIT_ENV = "SIMKIT_EXEC_TIMEOUT"
 DEFAULT_LIMIT = 10.0
-#: The longest line a consumer may write, in bytes.
+#: The longest line a consumer may write, in bytes, plus four times the longest it read (a lookup's page)
 MAX_LINE = 1 << 20
 _POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
-_PRCTL = None
-if sys.platform.startswith("linux"):
-    try:
-        _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):       # no libc to ask: the process is still killed at every life's end
-        pass
-
-
-def _die_with_parent() -> None:             # runs in the child between fork and exec: keep it minimal
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
-
-
+_DRAIN = 0.5    #: how long (seconds) a life's end passes through what is left on its stderr, at most
 class _Meta(type):
     """The class of :class:`ExternalConsumer` classes: they pickle by their command (a pool's worker process
     makes its own)."""
@@ -161,11 +146,32 @@ def _worker_of(frame) -> int:
 
 
 _LIVE: weakref.WeakSet = weakref.WeakSet()
+_TRANSCRIBE = [False]                       #: whether a life started now keeps its transcript
+
+
+@contextmanager
+def transcribed():
+    """Lives started within keep their transcript for a forked copy to replay (:mod:`simkit.tools.forked`);
+    elsewhere only the last request line (a page of 2,000 events fetched 3,000 times held 300 MB)."""
+    was, _TRANSCRIBE[0] = _TRANSCRIBE[0], True
+    try:
+        yield
+    finally:
+        _TRANSCRIBE[0] = was
 
 
 def live_processes() -> list[int]:
     """The ids of the consumer processes this process has started and not yet killed (a test's check)."""
     return [life.proc.pid for life in list(_LIVE) if life.proc is not None and life.owner == os.getpid()]
+
+
+def wrote(cls: type, worker: int) -> str | None:
+    """``strategy exec:CMD: worker N wrote 'LINE'``, the last request of ``worker``'s life of ``cls``, for a
+    request refused once read (a field out of range, a value no store holds); ``None`` if no life runs."""
+    for life in list(_LIVE):
+        if life.cls is cls and life.worker == worker and life.last is not None:
+            return f"{life.label} wrote {shown(life.last)}"
+    return None
 
 
 @atexit.register
@@ -174,20 +180,18 @@ def _kill_all() -> None:
         life.end()
 
 
-def _show(line: bytes) -> str:
-    text = line.decode("utf-8", "replace").rstrip("\n")
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return repr(text if len(text) <= 120 else text[:119] + "…")
-
-
 class _Life:
-    """One worker life's process: started at once, the handshake written; its transcript kept for a replay."""
+    """One worker life's process: started at once, the handshake written; its transcript kept for a replay
+    where one may come (:func:`transcribed`)."""
 
     def __init__(self, cls: type[ExternalConsumer], worker: int, contract: Contract):
         self.cls, self.worker = cls, worker
         self.label = f"strategy {cls.__qualname__}: worker {worker}"
         self.hello = dumps(hello(worker, Contract(contract.backfills, contract.external_sink)))
-        self.said: list[list[Any]] = []     # [request line, request, result line or None], in order
+        # [request line, request, result line or None], in order; its last request line
+        self.said: list[list[Any]] | None = [] if _TRANSCRIBE[0] else None
+        self.last: bytes | None = None
+        self.longest = MAX_LINE             # the longest line it may write (:data:`MAX_LINE`)
         self.proc: Any = None               # the subprocess.Popen while it runs
         self.owner = 0
         self._spawn()
@@ -199,7 +203,7 @@ class _Life:
         try:
             self.proc = subprocess.Popen(self.cls.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
-                                         preexec_fn=_die_with_parent if _PRCTL is not None else None)
+                                         preexec_fn=die_with_parent)
         except OSError as exc:
             raise ConsumerError(
                 f"{self.label}: cannot start {self.cls.argv[0]!r}: {not_started(self.cls.argv[0], exc)}"
@@ -219,7 +223,9 @@ class _Life:
         if line is None:
             return None
         op = self._decode(line)
-        self.said.append([line, op, None])
+        self.last = line
+        if self.said is not None:
+            self.said.append([line, op, None])
         return op
 
     def answer(self, result: Any) -> None:
@@ -228,7 +234,9 @@ class _Life:
             line = dumps(encode_result(result))
         except WireError as exc:            # a driver's result with no form: simkit's bug, said in one line
             raise ConsumerError(f"{self.label}: {exc}") from None
-        self.said[-1][2] = line
+        if self.said is not None:
+            self.said[-1][2] = line
+        self.longest = max(self.longest, MAX_LINE + 4 * len(line))   # (its \u escapes, its spaces)
         self._write(line)
 
     def _decode(self, line: bytes) -> Any:
@@ -236,21 +244,23 @@ class _Life:
             return decode_request(loads(line))
         except WireError as exc:
             self.end()
-            raise ConsumerError(f"{self.label} wrote {_show(line)}: {exc}") from None
+            raise ConsumerError(f"{self.label} wrote {shown(line)}: {exc}") from None
 
     def _own(self) -> None:
         """In a forked copy of simkit: a process of its own, brought to where the life is (module doc)."""
         if self.owner == os.getpid():
             return
         self.proc = None                    # the parent's: never touched here
+        if self.said is None:               # forked outside transcribed(): no life to replay
+            raise ConsumerError(f"{self.label}: a copy of simkit forked in a life cannot replay it")
         self._spawn()
         for n, (line, op, result) in enumerate(self.said, 1):
             again = self._line()
             if again is None or self._decode(again) != op:
                 self.end()
-                wrote = "nothing" if again is None else _show(again)
+                wrote = "nothing" if again is None else shown(again)
                 raise ConsumerError(f"{self.label}: replayed, it wrote {wrote} as request {n} where it "
-                                    f"first wrote {_show(line)}: the consumer is not deterministic")
+                                    f"first wrote {shown(line)}: the consumer is not deterministic")
             if result is not None:
                 self._write(result)
 
@@ -286,7 +296,7 @@ class _Life:
         hold its stdout open: :meth:`_gone`), not on the way to every answer."""
         deadline = time.monotonic() + self.cls.limit
         while b"\n" not in self.out:
-            if len(self.out) > MAX_LINE:
+            if len(self.out) > self.longest:
                 self._too_long(self.out)
             if not self.out_open:
                 self._exited()
@@ -304,30 +314,31 @@ class _Life:
                 self._exited()
                 return None
         line, self.out = self.out.split(b"\n", 1)
-        if len(line) > MAX_LINE:            # its end read with the chunk that took it past the bound
+        if len(line) > self.longest:        # its end read with the chunk that took it past the bound
             self._too_long(line)
         return line
 
     def _too_long(self, line: bytes) -> NoReturn:
         self.end()
-        raise ConsumerError(f"{self.label} wrote a line longer than {MAX_LINE} bytes: {_show(line)}")
+        raise ConsumerError(f"{self.label} wrote a line longer than {self.longest} bytes: {shown(line)}")
 
     def _gone(self) -> bool:
         """Whether the process exited, no whole line left to read (what it wrote is taken first): a child it
         forked may hold its stdout open, and it has stopped all the same (docs/protocol.md, "Stopping")."""
         if self.proc.poll() is None:
             return False
-        while (self.out_open and b"\n" not in self.out and len(self.out) <= MAX_LINE
+        while (self.out_open and b"\n" not in self.out and len(self.out) <= self.longest
                and select.select([self.proc.stdout], [], [], 0)[0]):
             self._take(self.proc.stdout, True)
         return b"\n" not in self.out
 
-    def _take(self, f, stdout: bool) -> None:
+    def _take(self, f, stdout: bool) -> int:
+        """One read of stdout (kept) or stderr (passed through, line by line); how many bytes it read."""
         chunk = os.read(f.fileno(), 65536)
         if stdout:
             self.out += chunk
             self.out_open = bool(chunk)
-            return
+            return len(chunk)
         self.err_open = bool(chunk)
         self.err += chunk if chunk else b"\n"
         *lines, self.err = self.err.split(b"\n")
@@ -337,6 +348,17 @@ class _Life:
         if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
             out.writelines(f"[worker {self.worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
             out.flush()
+        return len(chunk)
+
+    def _drain(self, err) -> None:
+        """What the killed group left on stderr, passed through: at most :data:`MAX_LINE` bytes and
+        :data:`_DRAIN` seconds of it. A process it forked into a session of its own, which no SIGKILL of the
+        group reaches, may hold stderr open and write without end: the life's end read it for ever (the run
+        never ended; the CLI's reaper kills such a process only once the command ends)."""
+        deadline, taken = time.monotonic() + _DRAIN, 0
+        while self.err_open and taken <= MAX_LINE and (left := deadline - time.monotonic()) > 0 \
+                and select.select([err], [], [], min(left, 0.05))[0]:
+            taken += self._take(err, False)
 
     def _exited(self) -> None:
         """stdout closed or the process exited: a stop (status 0, nothing unfinished), or the run's end in one
@@ -351,7 +373,7 @@ class _Life:
             return None
         how = ("closed its output but did not exit" if status is None else
                f"was killed by signal {-status}" if status < 0 else f"exited with status {status}")
-        tail = f" after writing an unfinished line {_show(unfinished)}" if unfinished else ""
+        tail = f" after writing an unfinished line {shown(unfinished)}" if unfinished else ""
         raise ConsumerError(f"{self.label} {how}{tail}")
 
     def end(self) -> None:
@@ -365,8 +387,7 @@ class _Life:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         try:
-            while self.err_open and select.select([proc.stderr], [], [], 0.05)[0]:
-                self._take(proc.stderr, False)
+            self._drain(proc.stderr)
         except (OSError, ValueError):
             pass
         finally:

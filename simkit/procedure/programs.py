@@ -1,16 +1,35 @@
 """What a consumer's program path is, said before or when it fails to start (``--strategy path.py:Class``
 and ``exec:COMMAND``, docs/protocol.md): a named pipe, a directory, a script whose ``#!`` interpreter is
-missing."""
+missing; and what makes a consumer's process die with simkit on Linux."""
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import shutil
+import signal
 import stat
+import sys
 
 from simkit.errors import echoed
 
-__all__ = ["not_a_file", "not_started"]
+__all__ = ["not_a_file", "not_started", "die_with_parent"]
+
+_PRCTL = None
+if sys.platform.startswith("linux"):
+    try:
+        _PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):       # no libc to ask: the process is still killed at every life's end
+        pass
+
+
+def _die_with_parent() -> None:             # runs in the child between fork and exec: keep it minimal
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
+
+
+#: a ``preexec_fn`` that makes an ``exec:`` consumer's process die with simkit (``None`` off Linux)
+die_with_parent = _die_with_parent if _PRCTL is not None else None
 
 #: What a path that is not a regular file is, by its mode (``stat``, links followed)
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),

@@ -15,7 +15,7 @@ from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, 
 from simkit.ops import malformed
 
 from .consumer import Consumer, HookError
-from .external import PREFIX, ExternalConsumer, exec_consumer
+from .external import PREFIX, ExternalConsumer, exec_consumer, wrote
 from .programs import not_a_file
 from .shortcuts import (
     DECLARED,
@@ -175,18 +175,23 @@ RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
 MALFORMED_SIGNS = (TypeError, AttributeError, ValueError, KeyError, OverflowError)
 
 
-def refuse_malformed(strategy: type, op) -> None:
-    """For a request ``op`` that failed: raise the consumer's one-line error if one of its fields is malformed
-    (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor) or holds a value the
-    store refused to hold (the one line of the exception being handled, a SimkitError naming the field:
-    :class:`simkit.store.limits.Unstorable`, ``event.position is an integer of 71 bits, ...``, the same on
-    either store); else return (the failure is the driver's own, and its caller re-raises it)."""
+def refuse_malformed(strategy: type, op, worker: int | None = None) -> None:
+    """For a request ``op`` of ``worker`` that failed: raise the consumer's one-line error if one of its
+    fields is malformed (:func:`simkit.ops.malformed`: a float ``applied_position``, a list for a cursor) or
+    holds a value the store refused to hold (the one line of the exception being handled, a SimkitError naming
+    the field: :class:`simkit.store.limits.Unstorable`, ``event.position is an integer of 71 bits, ...``, the
+    same on either store); else return (the failure is the driver's own, and its caller re-raises it). An
+    ``exec:`` consumer's line names the worker and the line it wrote, as its other bad lines do
+    (docs/protocol.md, "When something is wrong")."""
     problem = malformed(op)
     refused = sys.exception()
     if problem is None and isinstance(refused, SimkitError) and getattr(refused, "field", None):
         problem = f"{type(op).__name__}.{told(refused)}"
-    if problem is not None:
-        raise consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
+    if problem is None:
+        return
+    if issubclass(strategy, ExternalConsumer) and worker is not None and (said := wrote(strategy, worker)):
+        raise ConsumerError(f"{said}: {problem}")
+    raise consumer_error(strategy, None, op, f"yielded a malformed request: {problem}")
 
 
 def consumer_error(strategy: type, exc: BaseException | None, op=None,

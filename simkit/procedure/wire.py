@@ -25,7 +25,7 @@ from .consumer import Contract
 
 __all__ = ["PROTOCOL", "REQUEST_TYPES", "RESULT_TYPES", "DuplicateKey", "Receipts", "WireError", "hello",
            "encode_request", "unique_keys", "decode_request", "encode_result", "decode_result", "dumps",
-           "loads"]
+           "loads", "shown"]
 
 #: The protocol's version: the handshake's ``protocol``. A change of any form below is a new version.
 PROTOCOL = 1
@@ -86,6 +86,13 @@ _SCALARS = frozenset((str, int, bool, float, type(None)))
 def dumps(message: dict) -> bytes:
     """One line of the protocol: compact JSON, UTF-8, a newline."""
     return _ENCODER.encode(message).encode() + b"\n"
+
+
+def shown(line: bytes) -> str:
+    """A line as a message quotes it: printable (escapes for the rest), at most 120 characters."""
+    text = line.decode("utf-8", "replace").rstrip("\n")
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return repr(text if len(text) <= 120 else text[:119] + "…")
 
 
 def loads(line: bytes | str) -> dict:

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from simkit.errors import described
 from simkit.model import (
     COMMITTED,
     FIELDS,
@@ -49,7 +50,7 @@ from simkit.model import (
 )
 from simkit.truth.clock import Clock, TimeSource
 
-from .limits import refuse_settlement, refuse_text
+from .limits import Unstorable, refuse_settlement, refuse_text
 
 # the settlement vocabulary, the policy names (POLICIES) among it, lives in simkit.model (the consumer's
 # requests and the scenario key name it too); it is answered here as well
@@ -203,14 +204,25 @@ class Ledger:
         if policy == "split_validate_write":
             return self.write(worker, self.validate(worker, reservation, observation))
         fenced, monotonic = _RULES[policy]
-        record = self.records[reservation.operation_id]
-        return self._apply(worker, decide(record, reservation, observation, fenced=fenced,
-                                          monotonic=monotonic))
+        decision = decide(self.record_of(reservation), reservation, observation, fenced=fenced,
+                          monotonic=monotonic)
+        return self._apply(worker, decision)
 
     def validate(self, worker: int, reservation: Reservation, observation) -> Decision:
         """``split_validate_write``, first transaction: the fenced rules, evaluated now, written later."""
         refuse_settlement(reservation, observation)
-        return decide(self.records[reservation.operation_id], reservation, observation)
+        return decide(self.record_of(reservation), reservation, observation)
+
+    def record_of(self, reservation: Reservation) -> Operation:
+        """The record a call or a settlement under ``reservation`` goes to. A reservation of an operation id
+        no ``Reserve`` made is the consumer's malformed request (one line), before anything runs: there is no
+        record to compare and set, now or when a late reply arrives (it was a ``KeyError`` traceback, exit 1,
+        from either store)."""
+        record = self.records.get(reservation.operation_id)
+        if record is None:
+            raise Unstorable("reservation.operation_id", f"is {described(reservation.operation_id)}, which "
+                             "no Reserve gave: call and settle with a reservation as Reserve returned it")
+        return record
 
     def write(self, worker: int, decision: Decision) -> str:
         """``split_validate_write``, second transaction: write

@@ -31,6 +31,7 @@ from typing import Any
 
 from simkit.judge.checker import check
 from simkit.model import REPLY_FAULTS, Fault, Scenario
+from simkit.procedure.external import transcribed
 from simkit.truth.collector import paused
 from simkit.world.simulation import World
 
@@ -287,7 +288,7 @@ def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any
     at its targets; ``{index: what the child found}``."""
     cls = strategy_class(strategy)
     trim()
-    with paused():
+    with paused(), transcribed():           # a forked child replays an exec: consumer's life
         world = World(base, cls, seed, (), keep_trace=False)
         world.faults, plan.world = plan, world
         try:

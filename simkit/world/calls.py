@@ -47,6 +47,7 @@ class ExternalCalls(Driver, part=True):
         return record
 
     def call(self, worker, op):
+        self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
         yield from self._latency(self.timing.effect_latency)
         e, mine, name = op.event, op.reservation, _CALL
         if self._unsent(worker, name, e):  # the service never runs it: nothing to settle late either

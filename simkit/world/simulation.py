@@ -207,14 +207,14 @@ class World(TimedRequests):
                         left = GUARD_CHUNK
                         self.guard.chunk(self.clock.now)
                     if (ok := well_formed.get(t := type(op))) is not None and not ok(op):
-                        refuse_malformed(self.strategy, op)     # (raises: a False is malformed's)
+                        refuse_malformed(self.strategy, op, worker)     # (raises: a False is malformed's)
                     try:  # a request the world cannot execute: is it malformed?
                         if (now := at_once.get(t)) is None or (
                             result := now(self, worker, op)
                         ) is LATER:
                             result = yield from self._execute(worker, op)
                     except strategies.MALFORMED_SIGNS:
-                        refuse_malformed(self.strategy, op)
+                        refuse_malformed(self.strategy, op, worker)
                         raise
             except _Crash:
                 end(self.strategy, gen)
