@@ -1,0 +1,59 @@
+"""Hostile input, twenty-sixth round (a fresh tester): the command line as a whole, what it reads, writes and
+starts.
+
+Each: one line naming the file, key or flag and the problem (exit status 2, no traceback, nothing written),
+or the verdict the same run earns.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from conftest import simkit_in as _cli
+
+
+# -- 1. an input path spelled as a folder ------------------------------------------------------------------
+@pytest.mark.parametrize("ref", ["new.toml/", "new.toml/.", "retry_walkthrough/"])
+def test_an_input_path_ending_in_a_slash_is_refused_not_read_as_the_file(tmp_path, ref):
+    """``simkit run new.toml/`` ran the file ``new.toml`` (``Path`` drops the ``/``, which the system would
+    refuse: no folder is there), as ``--out new.toml/`` wrote it until round 22. Now one line naming it."""
+    (tmp_path / "new.toml").write_text('[[pages]]\ncursor = "C1"\npositions = []\nnext_cursor = "C1"\n')
+    done = _cli(["run", ref], tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stdout + done.stderr
+    assert done.stderr == (f"simkit: {ref}: names a folder (a trailing '/'), and there is none; name the "
+                           "file without it\n")
+
+
+# -- 2. the replay hint for a name a shell must be given escaped -------------------------------------------
+def _words(line: str) -> list[bytes]:
+    """The arguments bash makes of ``line``, as bytes."""
+    done = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, timeout=30,
+                          check=True)
+    return done.stdout.split(b"\0")[:-1]
+
+
+@pytest.mark.parametrize("arg", ["plain.toml", "it's.toml", "a\nb.toml", "\udcff.toml", "x\udce9\t\\'y",
+                                 "\u2028é.toml", "\x1b[31m"])
+def test_a_shell_word_is_taken_back_by_the_shell_as_the_argument(arg):
+    """:func:`~simkit.tools.scenario_toml.shell_word` is printable, on one line, and bash takes it back as the
+    bytes of ``arg``."""
+    from simkit.tools.scenario_toml import shell_word
+    word = shell_word(arg)
+    assert word.isprintable()
+    assert _words(word) == [os.fsencode(arg)]
+
+
+def test_the_replay_hint_for_a_name_that_is_no_utf8_replays_it(tmp_path):
+    """``explore --out`` to a file whose name is no UTF-8 (byte 0xff, read by Python as ``\\udcff``) and
+    holds a newline wrote it, and printed ``replay with simkit run '\\udcff\\nx.toml' ...``: a name no shell
+    turns back into the file's (the escape of a quoted word, quoted). Now ``$'\\xff\\nx.toml'``, which bash,
+    zsh and ksh read as the file's own bytes."""
+    name = os.fsdecode(b"\xff\nx.toml")
+    done = _cli(["explore", "retry_walkthrough", "--strategy", "persist_token_on_fetch", "--max-crashes", "1",
+                 "--out", name], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / name).is_file()
+    hint = next(line for line in done.stdout.splitlines() if "replay with" in line)
+    command = hint.split("replay with ", 1)[1]
+    assert _words(command)[:3] == [b"simkit", b"run", b"\xff\nx.toml"]
