@@ -230,7 +230,7 @@ def cmd_explore(args) -> int:
         else:
             say("  replay: add --out FILE to write it as a scenario for simkit run")
     elif out:
-        say(f"  no violation: {args.out} not written")
+        say(f"  no violation: {printable(args.out)} not written")
     return 0
 
 

@@ -57,3 +57,15 @@ def test_the_replay_hint_for_a_name_that_is_no_utf8_replays_it(tmp_path):
     hint = next(line for line in done.stdout.splitlines() if "replay with" in line)
     command = hint.split("replay with ", 1)[1]
     assert _words(command)[:3] == [b"simkit", b"run", b"\xff\nx.toml"]
+
+
+# -- 3. explore --out with no violation, named as typed --------------------------------------------------
+def test_explore_without_a_violation_says_the_out_path_as_its_escape(tmp_path):
+    """``explore --out 'a<newline>b<ESC>[31m.toml'`` with no violation printed ``no violation: a`` and a
+    second line ``b`` that turned the terminal red: the path raw, where every other line says it as its escape
+    (round 18's ``wrote ...``). Now one line, escaped, and no file."""
+    name = "a\nb\x1b[31m.toml"
+    done = _cli(["explore", "retry_walkthrough", "--max-crashes", "1", "--out", name], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "  no violation: a\\nb\\x1b[31m.toml not written"
+    assert "\x1b" not in done.stdout and not (tmp_path / name).exists()
