@@ -6,6 +6,7 @@ or the verdict the same run earns.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 
@@ -69,3 +70,70 @@ def test_explore_without_a_violation_says_the_out_path_as_its_escape(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "  no violation: a\\nb\\x1b[31m.toml not written"
     assert "\x1b" not in done.stdout and not (tmp_path / name).exists()
+
+
+# -- 4. a consumer that reads the terminal ---------------------------------------------------------------
+READS = '''import sys
+from simkit import Consumer
+
+
+class ReadsStdin(Consumer):
+    """Reads a line of standard input at each fetch, as a debugger's prompt would."""
+
+    def after_fetch(self, checkpoint, page):
+        sys.stdin.readline()
+        return None
+        yield
+'''
+
+
+def _on_a_terminal(args, cwd, timeout: float) -> tuple[int | None, str]:
+    """``python -m simkit ARGS`` with a terminal (a pty) as its controlling terminal and standard streams, as
+    from an interactive shell: its exit status (None if it had not ended after ``timeout`` seconds, a bound
+    for a hang, when it is killed) and what it wrote."""
+    import pty
+    import select
+    import signal
+    import sys
+    import time
+    from pathlib import Path
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover -- the child
+        os.chdir(cwd)
+        os.execve(sys.executable, [sys.executable, "-m", "simkit", *args], env)
+    out, deadline, status = b"", time.monotonic() + timeout, None
+    try:
+        while status is None and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                with contextlib.suppress(OSError):      # the terminal's other end closed
+                    out += os.read(fd, 65536)
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                status = os.waitstatus_to_exitcode(raw)
+        if status is None:
+            os.killpg(pid, signal.SIGKILL)              # the command, its reaper and work: the pty's session
+            os.waitpid(pid, 0)
+        while select.select([fd], [], [], 0.2)[0]:
+            try:
+                if not (chunk := os.read(fd, 65536)):
+                    break
+            except OSError:
+                break
+            out += chunk
+    finally:
+        os.close(fd)
+    return status, out.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_a_consumer_reading_the_terminal_reads_nothing_and_is_judged(tmp_path):
+    """A consumer that reads standard input (``input()``, ``breakpoint()``), run from a terminal: its process,
+    in a process group of its own, was stopped by SIGTTIN, and the command waited silently for its budget
+    (1,200 s) before one line said it did not end. Now its standard input is ``/dev/null``: it reads nothing,
+    and the run is judged (``breakpoint()`` is one line: the consumer raised BdbQuit)."""
+    (tmp_path / "reads.py").write_text(READS)
+    status, out = _on_a_terminal(["run", "retry_walkthrough", "--strategy", "reads.py:ReadsStdin"], tmp_path,
+                                 timeout=90)
+    assert status == 0, out
+    assert out.startswith("retry_walkthrough · ReadsStdin · seed 0: ok\n"), out
