@@ -87,20 +87,25 @@ class ReadsStdin(Consumer):
 '''
 
 
-def _on_a_terminal(args, cwd, timeout: float) -> tuple[int | None, str]:
+def _on_a_terminal(args, cwd, timeout: float, tostop: bool = False) -> tuple[int | None, str]:
     """``python -m simkit ARGS`` with a terminal (a pty) as its controlling terminal and standard streams, as
-    from an interactive shell: its exit status (None if it had not ended after ``timeout`` seconds, a bound
-    for a hang, when it is killed) and what it wrote."""
+    from an interactive shell (``tostop``: after ``stty tostop``): its exit status (None if it had not ended
+    after ``timeout`` seconds, a bound for a hang, when it is killed) and what it wrote."""
     import pty
     import select
     import signal
     import sys
+    import termios
     import time
     from pathlib import Path
 
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover -- the child
+        if tostop:
+            mode = termios.tcgetattr(0)
+            mode[3] |= termios.TOSTOP
+            termios.tcsetattr(0, termios.TCSANOW, mode)
         os.chdir(cwd)
         os.execve(sys.executable, [sys.executable, "-m", "simkit", *args], env)
     out, deadline, status = b"", time.monotonic() + timeout, None
@@ -137,3 +142,23 @@ def test_a_consumer_reading_the_terminal_reads_nothing_and_is_judged(tmp_path):
                                  timeout=90)
     assert status == 0, out
     assert out.startswith("retry_walkthrough · ReadsStdin · seed 0: ok\n"), out
+
+
+@pytest.mark.parametrize("args", [
+    ["explore", "retry_walkthrough", "--max-crashes", "1"],
+    ["sweep", "retry_walkthrough", "--seeds", "3", "--strategy", "safe", "--jobs", "2"],
+    ["run", "retry_walkthrough", "--strategy", "prints.py:Prints"],
+], ids=["explore's progress", "sweep's progress", "a consumer's print"])
+def test_a_terminal_under_tostop_does_not_stop_the_work(tmp_path, args):
+    """Under ``stty tostop`` a process outside the terminal's foreground process group that writes to it is
+    stopped (SIGTTOU), and the work runs in a process group of its own: ``simkit explore`` on a terminal (its
+    progress bar), ``sweep`` and a consumer that prints stopped at their first write, and the command waited
+    for its budget (``explore``: 600 s, then "the budget ran out", for an exploration of a second). Now the
+    work ignores SIGTTOU, which lets it write, and the command ends with its answer."""
+    (tmp_path / "prints.py").write_text(
+        "from simkit import Consumer\n\n\nclass Prints(Consumer):\n"
+        "    def after_fetch(self, checkpoint, page):\n        print('fetched', page.next_cursor)\n"
+        "        return None\n        yield\n")
+    status, out = _on_a_terminal(args, tmp_path, timeout=90, tostop=True)
+    assert status == 0, out
+    assert "Traceback" not in out and "simkit:" not in out, out
