@@ -14,7 +14,7 @@ import pytest
 from conftest import simkit_in as _cli
 
 
-# -- 1. an input path spelled as a folder ------------------------------------------------------------------
+# -- 1. an input path spelled as a folder --------------------------------------------------------------------
 @pytest.mark.parametrize("ref", ["new.toml/", "new.toml/.", "retry_walkthrough/"])
 def test_an_input_path_ending_in_a_slash_is_refused_not_read_as_the_file(tmp_path, ref):
     """``simkit run new.toml/`` ran the file ``new.toml`` (``Path`` drops the ``/``, which the system would
@@ -26,7 +26,7 @@ def test_an_input_path_ending_in_a_slash_is_refused_not_read_as_the_file(tmp_pat
                            "file without it\n")
 
 
-# -- 2. the replay hint for a name a shell must be given escaped -------------------------------------------
+# -- 2. the replay hint for a name a shell must be given escaped ---------------------------------------------
 def _words(line: str) -> list[bytes]:
     """The arguments bash makes of ``line``, as bytes."""
     done = subprocess.run(["bash", "-c", f"printf '%s\\0' {line}"], capture_output=True, timeout=30,
@@ -60,7 +60,7 @@ def test_the_replay_hint_for_a_name_that_is_no_utf8_replays_it(tmp_path):
     assert _words(command)[:3] == [b"simkit", b"run", b"\xff\nx.toml"]
 
 
-# -- 3. explore --out with no violation, named as typed --------------------------------------------------
+# -- 3. explore --out with no violation, named as typed ------------------------------------------------------
 def test_explore_without_a_violation_says_the_out_path_as_its_escape(tmp_path):
     """``explore --out 'a<newline>b<ESC>[31m.toml'`` with no violation printed ``no violation: a`` and a
     second line ``b`` that turned the terminal red: the path raw, where every other line says it as its escape
@@ -72,7 +72,7 @@ def test_explore_without_a_violation_says_the_out_path_as_its_escape(tmp_path):
     assert "\x1b" not in done.stdout and not (tmp_path / name).exists()
 
 
-# -- 4. a consumer that reads the terminal ---------------------------------------------------------------
+# -- 4. the work on a terminal: reading it, writing it under tostop ------------------------------------------
 READS = '''import sys
 from simkit import Consumer
 
@@ -162,3 +162,22 @@ def test_a_terminal_under_tostop_does_not_stop_the_work(tmp_path, args):
     status, out = _on_a_terminal(args, tmp_path, timeout=90, tostop=True)
     assert status == 0, out
     assert "Traceback" not in out and "simkit:" not in out, out
+
+
+# -- 5. an option named by a prefix of another's name --------------------------------------------------------
+@pytest.mark.parametrize("args, extra", [
+    (["sweep", "retry_walkthrough", "--strategy", "safe", "--jobs", "1", "--seeds", "10", "--seed", "3"],
+     "--seed 3"),
+    (["audit", "safe", "--budget", "1", "--seed", "7"], "--seed 7"),
+    (["run", "retry_walkthrough", "--strat", "persist_token_on_fetch"], "--strat persist_token_on_fetch"),
+], ids=["sweep --seed", "audit --seed", "run --strat"])
+def test_an_option_is_not_taken_by_a_prefix_of_its_name(tmp_path, args, extra):
+    """argparse took an option by any prefix of its name: ``sweep --seeds 10 --seed 3`` (``--seed`` as ``run``
+    has it) ran 3 seeds from 0, and ``audit safe --seed 7`` 7 seeds per generated scenario, without a word: a
+    flag of one command read as another's. Now an option is taken by its full name only; any other word is one
+    line naming it, exit 2, nothing run."""
+    done = _cli([*args, "--json"], tmp_path)
+    command = args[0]
+    assert (done.returncode, done.stdout) == (2, ""), done.stdout
+    assert done.stderr == (f"simkit: {command}: unrecognized arguments: {extra} (see simkit {command} --help)"
+                           "\n")
