@@ -249,6 +249,8 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario), a bundled one's
     named by its name (:func:`~simkit.scenario.read.scenario_file`)."""
     from simkit.scenario.read import folder_spelled, scenario_file
+    if not path:            # ``--out "$UNSET"``: explore, shrink and sweep wrote nothing and said nothing
+        raise SimkitError(f"{option} '': names no file; give one, or leave {option} out")
     out = Path(path)        # (which drops a trailing "/": ``--out new.toml/`` wrote the file new.toml)
     try:
         problem = _refuse(out, suffixes)

@@ -181,3 +181,23 @@ def test_an_option_is_not_taken_by_a_prefix_of_its_name(tmp_path, args, extra):
     assert (done.returncode, done.stdout) == (2, ""), done.stdout
     assert done.stderr == (f"simkit: {command}: unrecognized arguments: {extra} (see simkit {command} --help)"
                            "\n")
+
+
+# -- 6. an empty output path ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, option", [
+    (["explore", "retry_walkthrough", "--strategy", "persist_token_on_fetch", "--max-crashes", "1"], "--out"),
+    (["shrink", "retry_walkthrough", "--strategy", "persist_token_on_fetch"], "--out"),
+    (["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--jobs", "1"], "--out"),
+    (["audit", "persist_token_on_fetch", "--budget", "5", "--jobs", "1"], "--out"),
+    (["demo"], "--out"),
+    (["run", "retry_walkthrough"], "--timeline"),
+], ids=["explore", "shrink", "sweep", "audit", "demo", "run --timeline"])
+def test_an_empty_output_path_is_refused_not_ignored(tmp_path, args, option):
+    """``--out "$UNSET"`` (an empty path) was taken for no ``--out`` at all: ``explore`` then said "add --out
+    FILE", ``shrink`` printed the scenario, ``sweep`` wrote nothing, and said nothing of it; ``audit`` wrote
+    its default file; ``demo --out ''`` and ``--timeline ''`` said "is a folder" (``Path('')`` is the current
+    one). Now one line saying it names no file, as ``live --dir ''`` does; exit 2, nothing written."""
+    done = _cli([*args, f"{option}="], tmp_path)
+    assert (done.returncode, done.stdout) == (2, ""), done.stdout
+    assert done.stderr == f"simkit: {option} '': names no file; give one, or leave {option} out\n"
+    assert list(tmp_path.iterdir()) == []
