@@ -201,3 +201,23 @@ def test_an_empty_output_path_is_refused_not_ignored(tmp_path, args, option):
     assert (done.returncode, done.stdout) == (2, ""), done.stdout
     assert done.stderr == f"simkit: {option} '': names no file; give one, or leave {option} out\n"
     assert list(tmp_path.iterdir()) == []
+
+
+# -- 7. an exec: consumer whose path is no UTF-8 -------------------------------------------------------------
+def test_an_exec_consumer_at_a_path_that_is_no_utf8_runs(tmp_path):
+    """``--strategy exec:'python3 ./c<0xff>'``, a file Linux allows, could not run at all: its class, named
+    after the command, was a UnicodeEncodeError (a class's name is UTF-8), which the command said was "a value
+    the consumer gave that a store cannot hold". Now the class is named with the byte's escape (``\\xff``)
+    and the run judged; the replay hint gives the command back as bash takes it (``$'...\\xff'``)."""
+    from pathlib import Path
+    source = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "consumer.py"
+    (tmp_path / os.fsdecode(b"c\xff")).write_bytes(source.read_bytes())
+    strategy = os.fsdecode(b"exec:python3 ./c\xff --publish-token-on-fetch")
+    done = _cli(["shrink", "retry_walkthrough", "--strategy", strategy, "--out", "s.toml"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("shrink retry_walkthrough · exec:python3 ./c\\xff --publish-token-on-fetch "
+                                  "· seed 0: lost"), done.stdout
+    hint = done.stdout.splitlines()[-1].split("replay with ", 1)[1]
+    assert _words(hint)[3:5] == [b"--strategy", b"exec:python3 ./c\xff --publish-token-on-fetch"]
+    again = _cli(["run", "s.toml", "--strategy", strategy], tmp_path)
+    assert again.returncode == 0 and ": NOT ok\n" in again.stdout, again.stderr
