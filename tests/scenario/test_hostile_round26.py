@@ -1,5 +1,21 @@
 """Hostile input, twenty-sixth round (a fresh tester): the command line as a whole, what it reads, writes and
-starts.
+starts. Found: ``simkit run new.toml/`` read ``new.toml``; the replay hint for a name that is no UTF-8 (or
+holds a newline) was an escape no shell undoes; ``explore --out`` with no violation printed the path raw; a
+consumer reading the terminal (SIGTTIN), or any write of the work under ``stty tostop`` (SIGTTOU: explore's
+progress bar), stopped the work silently until its budget; an option taken by a prefix of its name
+(``sweep --seed 3`` as ``--seeds 3``); an empty ``--out`` taken for none; an ``exec:`` path that is no UTF-8.
+
+Held: SIGINT, SIGTERM and SIGHUP of ``sweep``, ``explore``, ``audit`` (``--jobs 2``), ``demo`` and ``bench
+--quick`` at 0.5 to 10 s, to the process or its group (no process, no file, no temporary folder left);
+``| head -c5`` of every command; ``ulimit -f``; ``HOME`` unset, ``TMPDIR`` missing; ``--out`` onto the
+scenario (by ``./``, a hard link, a ``.csv`` scenario for ``sweep``); number flags at their bounds (``nan``,
+``inf``, ``-0.0``, 23 digits, ``1e-300``); ``--dask`` at nothing; files that ``shrink`` and ``explore --out``
+wrote (every settlement, pauses, lost requests, late and crossed replies, ids and cursors of quotes, ``#``,
+``[[pages]]``, emoji, positions at 2**53) read back to the same verdict.
+
+Left alone: a single-valued option given twice takes the last (argparse's, and scripts append overrides);
+matplotlib's own warnings on stderr (``--timeline t.eps``: no transparency; an unwritable ``MPLCONFIGDIR``);
+``--timeline t.svgz`` embeds the temporary file's name in its gzip header.
 
 Each: one line naming the file, key or flag and the problem (exit status 2, no traceback, nothing written),
 or the verdict the same run earns.
