@@ -198,7 +198,7 @@ def _write_violation(args, out, sc, seed, x, replay: str) -> None:
 
 def cmd_explore(args) -> int:
     from simkit.tools.explore import crash_args, explore, summary_text
-    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
+    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out is not None else None
     sc, seed = _load(args)
 
     def work():
@@ -230,7 +230,7 @@ def cmd_explore(args) -> int:
         else:
             say("  replay: add --out FILE to write it as a scenario for simkit run")
     elif out:
-        say(f"  no violation: {args.out} not written")
+        say(f"  no violation: {printable(args.out)} not written")
     return 0
 
 
@@ -250,7 +250,7 @@ SWEEP_STALL = RUN_BUDGET
 
 
 def cmd_sweep(args) -> int:
-    out = check_out("--out", args.out, sweeps.FORMATS, (args.scenario,)) if args.out else None
+    out = check_out("--out", args.out, sweeps.FORMATS, (args.scenario,)) if args.out is not None else None
     if out:
         sweeps.check_out(args.out)                # the Parquet engine, before any run
     if args.dask:
@@ -283,7 +283,7 @@ def cmd_sweep(args) -> int:
 
 def cmd_shrink(args) -> int:
     from simkit.tools.shrink import shrink
-    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out else None
+    out = check_out("--out", args.out, (".toml",), (args.scenario,)) if args.out is not None else None
     sc, seed = _load(args)
 
     def work() -> tuple[str, str | None]:
@@ -338,7 +338,7 @@ def cmd_audit(args) -> int:
     from simkit.tools.audit import audit, audit_text, failure_toml
     # audit's own argument, not a --strategy flag; imported in a process of its own, as the work is
     name = _apart(RUN_BUDGET, lambda: strategy_name(resolve(args.strategy, param=None)), "audit", args)
-    path = args.out or f"simkit-audit-{file_stem(name)}.toml"
+    path = f"simkit-audit-{file_stem(name)}.toml" if args.out is None else args.out
     out = check_out("--out", path, (".toml",), tuple(scenarios.bundled()))   # the scenarios it reads
 
     def work() -> tuple[bool, str, str | None]:

@@ -19,7 +19,7 @@ line. The child's :class:`~simkit.errors.Note` warnings reach the command as the
 without a result (a consumer's ``os._exit``, a signal) is one line too (SIGTERM and SIGHUP the command's
 own), and so is a pool's worker that does (:func:`workers_die`); so is a RecursionError or MemoryError that a
 consumer caused in simkit's own code (a lowered ``sys.setrecursionlimit``). In the child, file descriptor 1
-is stderr's: what the work prints never mixes with the answer the command prints (``--json``: one object).
+is stderr's (``--json``: one object) and 0 is ``/dev/null``'s.
 """
 from __future__ import annotations
 
@@ -260,7 +260,7 @@ def _child(pipe: Connection, parent: int, work, who: str) -> None:
     try:
         os.setpgid(0, 0)
         worker_start(parent)
-        _stdout_to_stderr()
+        _own_streams()
 
         def send(kind: str, payload) -> None:
             if os.getpid() != me:               # a copy a consumer forked: the answer is the child's to give
@@ -289,11 +289,13 @@ def _child(pipe: Connection, parent: int, work, who: str) -> None:
         os._exit(0)
 
 
-def _stdout_to_stderr() -> None:
-    """In the child: what the work prints (``print``, a process it starts, a write to fd 1) goes to stderr, so
-    that the command's standard output holds its answer alone (``--json``: one object)."""
+def _own_streams() -> None:
+    """In the child: fd 1 is stderr's (the command's standard output holds its answer alone), fd 0 /dev/null's
+    (in a process group of its own, a read of the terminal, ``breakpoint()``, stopped it, SIGTTIN)."""
     with contextlib.suppress(OSError):
         os.dup2(2, 1)
+        os.dup2(null := os.open(os.devnull, os.O_RDONLY), 0)
+        os.close(null)
 
 
 def _flush() -> None:

@@ -248,11 +248,13 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     into a folder that exists and is writable, and not be one of the files in ``inputs``
     (the command's scenario: ``shrink my.toml --out my.toml`` replaced the scenario), a bundled one's
     named by its name (:func:`~simkit.scenario.read.scenario_file`)."""
-    from simkit.scenario.read import scenario_file
+    from simkit.scenario.read import folder_spelled, scenario_file
+    if not path:            # ``--out "$UNSET"``: explore, shrink and sweep wrote nothing and said nothing
+        raise SimkitError(f"{option} '': names no file; give one, or leave {option} out")
     out = Path(path)        # (which drops a trailing "/": ``--out new.toml/`` wrote the file new.toml)
     try:
         problem = _refuse(out, suffixes)
-        if _folder_named(path):
+        if folder_spelled(path):
             problem = "names a folder (a trailing '/'), not a file"
         if problem is None and out.is_file():
             problem = next((f"is the scenario file {printable(str(x))!r} itself: it would be replaced; write "
@@ -263,12 +265,6 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
     if problem is not None:
         raise SimkitError(f"{option} {path}: {problem}")
     return out
-
-
-def _folder_named(path: str) -> bool:
-    """Does ``path`` name a folder by its spelling (``x.toml/``, ``x.toml/.``), whatever is there?"""
-    seps = tuple(x for x in (os.sep, os.altsep) if x)
-    return path.endswith(seps) or path.endswith(tuple(x + "." for x in seps))
 
 
 def check_folder(option: str, path: str) -> None:

@@ -37,6 +37,11 @@ MAX_ARGUMENTS = 4096
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        """No option by a prefix of its name: ``sweep --seeds 10 --seed 3`` ran 3 seeds (``--seed``, which
+        ``run`` has, read as ``sweep``'s ``--seeds``), ``audit --seed 7`` 7 per scenario, without a word."""
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
+
     def parse_args(self, args=None, namespace=None):
         """As argparse's, but an unrecognized argument names the command it
         was given to: ``simkit: run: unrecognized arguments: --out x (see

@@ -124,7 +124,9 @@ def _made(command: str, limit: float) -> type[ExternalConsumer]:
         raise StrategyError(str(exc)) from None
     if not argv:
         raise StrategyError("no command")
-    ref = PREFIX + command
+    # a class's name is UTF-8: a path that is none (``exec:./c$'\xff'``, read as ``\udcff``) was a
+    # UnicodeEncodeError, said to be a value the consumer gave; named here as the bytes' escapes (``\xff``)
+    ref = PREFIX + command.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     made = _Meta(ref, (ExternalConsumer,), {"command": command, "argv": argv, "limit": limit, "name": ref,
                                             "__module__": __name__, "__qualname__": ref,
                                             "__doc__": f"The consumer process started by {command!r}."})

@@ -62,8 +62,9 @@ from .start import check_start
 from .stream import carried_positions, check_cursors, check_targets, check_walked, missing_position
 
 __all__ = ["SCENARIO_DIR", "SETTLEMENTS", "STORES", "GENERATE_DEFAULTS", "MAX_INT", "MAX_EVENTS",
-           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "read_bytes", "scenario_file", "parse",
-           "parse_fault", "parse_crash_arg", "carried_positions", "missing_position"]
+           "MAX_WORKERS", "MAX_FILE_BYTES", "bundled", "load", "read_bytes", "scenario_file",
+           "folder_spelled", "parse", "parse_fault", "parse_crash_arg", "carried_positions",
+           "missing_position"]
 
 # Package data (pyproject.toml): found the same way in a wheel, a zip and the editable checkout. A
 # Traversable, a Path when installed as files: use /, iterdir(), is_file(), read_text() and name only.
@@ -95,6 +96,13 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
         os.close(fd)
 
 
+def folder_spelled(path: str | os.PathLike) -> bool:
+    """Does ``path`` name a folder by its spelling (``x.toml/``, ``x.toml/.``), whatever is there? ``Path``
+    drops the ending: ``simkit run new.toml/`` read the file ``new.toml``, which the system would not open."""
+    text, seps = os.fsdecode(path), tuple(x for x in (os.sep, os.altsep) if x)
+    return text.endswith(seps) or text.endswith(tuple(x + "." for x in seps))
+
+
 def scenario_file(ref: str | os.PathLike) -> Path:
     """The file :func:`load` reads for ``ref``: a path as given, or, for a name with no suffix that is no
     path, the bundled scenario's file (an output path is checked against it: ``shrink retry_walkthrough --out
@@ -123,6 +131,9 @@ def load(ref: str | Path) -> Scenario:
         path = scenario_file(ref)
         if path.is_dir():
             raise ScenarioError(f"{name}: is a folder, not a scenario file")
+        if folder_spelled(ref):
+            raise ScenarioError(f"{name}: names a folder (a trailing '/'), and there is none; name the file "
+                                "without it")
         # a loop of links, or a link to nothing: not a missing name
         if not path.exists() and path.is_symlink():
             path.stat()                                 # raises the OSError that says which

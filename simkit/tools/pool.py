@@ -169,8 +169,11 @@ def die_with_parent(parent: int) -> None:
 
 def worker_start(parent: int) -> None:
     """A pool worker's first act: Ctrl-C is the command's to handle, SIGTERM and SIGHUP kill (not the handlers
-    the command had when it forked), and this process, and each one it forks, dies with its parent."""
+    the command had when it forked), and this process, and each one it forks, dies with its parent. SIGTTOU is
+    ignored (and so by what it starts): under ``stty tostop`` a write to the terminal (explore's progress bar,
+    a consumer's print) from the work's process group, not the terminal's, stopped it until its budget."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     die_with_parent(parent)

@@ -15,7 +15,7 @@ from simkit.runner import Run
 from simkit.scenario.write import scenario_data
 from simkit.truth.trace import CURSOR_REFUSED
 
-__all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command", "file_stem"]
+__all__ = ["scenario_data", "toml_text", "scripted_data", "replay_command", "shell_word", "file_stem"]
 
 
 def replay_command(target: str, strategy: str, seed: int | None = None, settlement: str | None = None,
@@ -30,7 +30,30 @@ def replay_command(target: str, strategy: str, seed: int | None = None, settleme
         if value:
             cmd += [f"--{opt}", value]
     cmd += [x for c in crashes for x in ("--crash", c)]
-    return shlex.join(cmd)
+    return " ".join(shell_word(x) for x in cmd)
+
+
+def shell_word(arg: str) -> str:
+    """``arg`` as a shell takes it back, on one line of printable characters: ``shlex.quote``'s, or, for an
+    argument with a character a terminal would obey or a byte that is no UTF-8 (a file name Python read as a
+    lone surrogate, ``\\udcff``), bash's ``$'...'`` with that byte or character as ``\\xNN`` escapes:
+    :func:`~simkit.errors.printable` of the quoted word printed ``'\\udcff.toml'``, a name no shell undoes."""
+    if arg.isprintable() and not any(0xD800 <= ord(c) <= 0xDFFF for c in arg):
+        return shlex.quote(arg)
+    out = []
+    for c in arg:
+        o = ord(c)
+        if c in "'\\":
+            out.append("\\" + c)
+        elif 0xDC80 <= o <= 0xDCFF:             # surrogateescape's stand-in for the byte o - 0xDC00
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif 0xD800 <= o <= 0xDFFF:             # no byte stands behind it: its code point, as bash spells it
+            out.append(f"\\u{o:04x}")
+        elif c.isprintable():
+            out.append(c)
+        else:
+            out.append("".join(f"\\x{b:02x}" for b in c.encode("utf-8")))
+    return "$'" + "".join(out) + "'"
 
 
 # -- scenarios as TOML ---------------------------------------------------------------------------------------
