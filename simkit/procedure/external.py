@@ -1,5 +1,4 @@
-"""``--strategy exec:COMMAND``: a consumer in any language,
-one real process per worker life (docs/protocol.md).
+"""``--strategy exec:COMMAND``: a consumer in any language, one process per worker life (docs/protocol.md).
 
 :func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its
 :meth:`~ExternalConsumer.run` is the same generator as every consumer's, and the process behind it does the
@@ -124,8 +123,7 @@ def _made(command: str, limit: float) -> type[ExternalConsumer]:
         raise StrategyError(str(exc)) from None
     if not argv:
         raise StrategyError("no command")
-    # a class's name is UTF-8: a path that is none (``exec:./c$'\xff'``, read as ``\udcff``) was a
-    # UnicodeEncodeError, said to be a value the consumer gave; named here as the bytes' escapes (``\xff``)
+    # named by its bytes' escapes (``exec:./c\xff``): a class's name that is no UTF-8 was a UnicodeEncodeError
     ref = PREFIX + command.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     made = _Meta(ref, (ExternalConsumer,), {"command": command, "argv": argv, "limit": limit, "name": ref,
                                             "__module__": __name__, "__qualname__": ref,
