@@ -1,4 +1,5 @@
-"""``--strategy exec:COMMAND``: a consumer in any language, one process per worker life (docs/protocol.md).
+"""``--strategy exec:COMMAND``: a consumer in any language,
+one real process per worker life (docs/protocol.md).
 
 :func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its
 :meth:`~ExternalConsumer.run` is the same generator as every consumer's, and the process behind it does the
@@ -38,7 +39,7 @@ from typing import Any, ClassVar, NoReturn, cast
 from simkit.errors import ConsumerError, StrategyError
 
 from .consumer import Consumer, Contract
-from .programs import die_with_parent, not_a_file, not_started
+from .programs import die_with_parent, not_a_file, not_started, passed_through
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads, shown
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
@@ -53,6 +54,8 @@ DEFAULT_LIMIT = 10.0
 MAX_LINE = 1 << 20
 _POLL = 0.1     #: how often (seconds) a life waiting for a line looks whether its process has exited
 _DRAIN = 0.5    #: how long (seconds) a life's end passes through what is left on its stderr, at most
+
+
 class _Meta(type):
     """The class of :class:`ExternalConsumer` classes: they pickle by their command (a pool's worker process
     makes its own)."""
@@ -340,14 +343,7 @@ class _Life:
             self.out_open = bool(chunk)
             return len(chunk)
         self.err_open = bool(chunk)
-        self.err += chunk if chunk else b"\n"
-        *lines, self.err = self.err.split(b"\n")
-        if len(self.err) > MAX_LINE:        # no newline in sight: passed through as it is, not held (memory)
-            lines.append(self.err)
-            self.err = b""
-        if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
-            out.writelines(f"[worker {self.worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
-            out.flush()
+        self.err = passed_through(self.worker, self.err + (chunk or b"\n"), MAX_LINE)
         return len(chunk)
 
     def _drain(self, err) -> None:

@@ -1,6 +1,6 @@
 """What a consumer's program path is, said before or when it fails to start (``--strategy path.py:Class``
 and ``exec:COMMAND``, docs/protocol.md): a named pipe, a directory, a script whose ``#!`` interpreter is
-missing; and what makes a consumer's process die with simkit on Linux."""
+missing; what makes a consumer's process die with simkit on Linux; and its stderr passed through."""
 from __future__ import annotations
 
 import ctypes
@@ -13,7 +13,7 @@ import sys
 
 from simkit.errors import echoed
 
-__all__ = ["not_a_file", "not_started", "die_with_parent"]
+__all__ = ["not_a_file", "not_started", "die_with_parent", "passed_through"]
 
 _PRCTL = None
 if sys.platform.startswith("linux"):
@@ -68,3 +68,17 @@ def not_started(program: str, exc: OSError) -> str:
             interpreter = words[0].decode(errors="backslashreplace")
             return f"its #! line names {echoed(interpreter)}, which is not there"
     return exc.strerror or str(exc)
+
+
+def passed_through(worker: int, err: bytes, most: int) -> bytes:
+    """The whole lines of ``err`` (what a consumer wrote on its stderr) written to simkit's stderr, each
+    prefixed with its worker; the unfinished line left is returned, or passed through too past ``most`` bytes
+    (no newline in sight: not held, for memory)."""
+    *lines, err = err.split(b"\n")
+    if len(err) > most:
+        lines.append(err)
+        err = b""
+    if (out := sys.stderr) is not None:     # None: Python found no stderr at its start (<&- 2>&-)
+        out.writelines(f"[worker {worker}] {x.decode('utf-8', 'replace')}\n" for x in lines if x)
+        out.flush()
+    return err
