@@ -1,0 +1,60 @@
+"""Hostile consumers, twenty-ninth round (a fresh tester): "``simkit audit MYCONSUMER`` passes means my
+consumer keeps the rules", attacked on seed 001's fenced settlement and on workers sharing one checkpoint
+(``tests/mutants/round29.py``).
+
+Found:
+
+- a consumer that remembers its own timeouts and, on the retry, calls the service again whatever the record
+  says (``RetryWhatTimedOut``) passed every case: the only late reply (``late_response``) came after the retry
+  had been made, and on an idempotent sink with no rotation a call after committed success shows nowhere. When
+  the late reply commits the record before the retry and the credential rotates, that call goes out bound to
+  the old principal (a committed record keeps its reservation). The wide case ``late_reply_before_retry``
+  serves it, on an idempotent sink: on an unsafe one, a correct consumer retrying at once, before the late
+  reply (``RetryCallInAttempt``), would run the effect twice as ``safe`` does after a lost reply.
+
+Held (caught, or ok where correct): see the end of this module's tests.
+
+Each: the verdict the same run earns, on the smallest scenario that shows it.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import simkit
+from simkit.tools.audit_cases import cases, wide
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from mutants import correct, round24, round29, unseen  # noqa: E402
+
+#: The correct consumers every new case is run with: safe, the gallery's, round 24's and this round's
+_CORRECT = (simkit.Consumer, correct.ReadAhead, correct.RememberedIdentity,
+            correct.FreshReceiptsPatientBackoff, correct.ReceiptsOnly, correct.RereadsBeforeHalting,
+            correct.ExtraPolls, unseen.PipelinedReadAhead, round24.PrefetchBeforeValidating,
+            round24.BackOffAsBlocked, round29.RetryCallInAttempt, round29.NoProvisionalWrite,
+            round29.YieldsToTheOther)
+
+
+def test_a_call_after_committed_success_runs_the_effect_twice():
+    """Seed 001 step 4 (committed success is absorbing): the late reply commits e1's record between its
+    timeout and the blocked page's retry, and the credential rotates. ``RetryWhatTimedOut`` calls again, with
+    the committed record's reservation: bound to the principal rotated out. The audit runs the case."""
+    assert any(c.kind == "wide" and c.name == "late_reply_before_retry" for c in cases(1, 0))
+    v = simkit.simulate(wide("late_reply_before_retry"), round29.RetryWhatTimedOut).verdict
+    assert not v.ok and [d["kind"] for d in v.settlement_violations] == ["stale_binding"]
+
+
+def test_where_the_late_reply_came_after_the_retry_it_passed():
+    """What let it through: the bundled late reply lands after the retry was made, as ``safe``'s."""
+    v = simkit.simulate(simkit.load("late_response"), round29.RetryWhatTimedOut).verdict
+    assert v.ok
+
+
+@pytest.mark.parametrize("cls", _CORRECT, ids=lambda c: c.__name__)
+def test_correct_consumers_pass_the_new_case(cls):
+    """No correct consumer is flagged on ``late_reply_before_retry``: it reads the committed record and
+    commits the receipt without a second call."""
+    v = simkit.simulate(wide("late_reply_before_retry"), cls).verdict
+    assert v.ok, v

@@ -1,0 +1,86 @@
+"""Round 29's consumers (outside the gallery: ``tests/judge/test_mutants.py`` does not import them), each
+run by ``tests/judge/test_hostile_round29.py`` on the smallest scenario that shows what it does: seed 001's
+fenced settlement and workers sharing one checkpoint. Written against the public API only."""
+from __future__ import annotations
+
+from simkit import Consumer
+from simkit.model import COMMITTED, TIMEOUT
+from simkit.ops import BLOCKED, LOST, Call, Load, Reserve, Settle
+
+
+class RetryWhatTimedOut(Consumer):
+    """"We know that call timed out: on the retry, call again; the record can only say what we wrote."
+
+    Remembers (in memory) each event whose call timed out, and on the next attempt calls the service again
+    with the reservation ``Reserve`` gives, whatever the record's state. When the late reply came between the
+    timeout and the retry, the record is already ``committed``: the retry runs the effect a second time on a
+    sink that is not idempotent, and after a credential rotation it goes out bound to the old principal (a
+    committed record keeps its reservation).
+
+    Breaks seed 001 step 4: "Make committed success absorbing for that tuple"; and seed 000 invariant 4,
+    "Replaying an event cannot repeat an unsafe effect".
+    """
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.timed_out: set[str] = set()
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED and event.id not in self.timed_out:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        if reply == TIMEOUT:
+            self.timed_out.add(event.id)
+        else:
+            self.timed_out.discard(event.id)
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+
+class RetryCallInAttempt(Consumer):
+    """Correct. Retries an unsettled call at once, up to three times in one attempt, each time reading the
+    record again (``Reserve``) and calling with the tuple it gives: seed 001 step 2 reuses the tuple for every
+    retry, and committed success stays absorbing."""
+
+    def settle_effect(self, event):
+        for _ in range(3):
+            operation = yield Reserve(event)
+            if operation.state == COMMITTED:
+                return COMMITTED
+            reply = yield Call(event, operation.reservation)
+            if (yield Settle(event, operation.reservation, reply)) == COMMITTED:
+                return COMMITTED
+        return BLOCKED
+
+
+class NoProvisionalWrite(Consumer):
+    """Correct. Never settles a timeout: the record stays ``pending`` and the next attempt retries with the
+    same tuple. Seed 001 step 5 *permits* a timeout to write the provisional state; it does not require it."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        if reply == TIMEOUT:
+            return BLOCKED
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+
+class YieldsToTheOther(Consumer):
+    """Correct. Reads the checkpoint before each effect; when another worker has moved it since the attempt
+    began, it leaves the page to that worker and starts again from durable state (as after a lost reply). A
+    receipt another worker wrote first (its commit refused) ends the attempt the same way."""
+
+    def process(self, checkpoint, page, receipts):
+        self._attempt = (checkpoint.resume_cursor, checkpoint.checkpoint_version)
+        return (yield from super().process(checkpoint, page, receipts))
+
+    def apply(self, event, applied_position):
+        now = yield Load()
+        if (now.resume_cursor, now.checkpoint_version) != self._attempt:
+            return LOST
+        done = yield from super().apply(event, applied_position)
+        return LOST if done is False else done
