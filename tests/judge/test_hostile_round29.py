@@ -11,6 +11,9 @@ Found:
   the old principal (a committed record keeps its reservation). The wide case ``late_reply_before_retry``
   serves it, on an idempotent sink: on an unsafe one, a correct consumer retrying at once, before the late
   reply (``RetryCallInAttempt``), would run the effect twice as ``safe`` does after a lost reply.
+- a consumer that takes the effect as done after the fifth timeout of one call (``OutageIsOver``: a retry
+  budget) passed every case: explorations lose at most three requests of one operation in a row, and the
+  sweep's random lost requests never five of one event. The wide case ``long_outage`` drops e2's first 25.
 
 Held (caught, or ok where correct): see the end of this module's tests.
 
@@ -52,9 +55,19 @@ def test_where_the_late_reply_came_after_the_retry_it_passed():
     assert v.ok
 
 
+def test_a_receipt_after_five_timeouts_of_dropped_requests_is_lost():
+    """Seed 001 step 5 (a timeout writes only the provisional state): the service drops e2's first 25
+    requests; ``OutageIsOver`` commits e2's receipt after the fifth timeout, with no effect, and passes the
+    barrier. The audit runs the case."""
+    assert any(c.kind == "wide" and c.name == "long_outage" for c in cases(1, 0))
+    v = simkit.simulate(wide("long_outage"), round29.OutageIsOver).verdict
+    assert not v.ok and v.lost == ["e2"]
+
+
+@pytest.mark.parametrize("name", ["late_reply_before_retry", "long_outage"])
 @pytest.mark.parametrize("cls", _CORRECT, ids=lambda c: c.__name__)
-def test_correct_consumers_pass_the_new_case(cls):
-    """No correct consumer is flagged on ``late_reply_before_retry``: it reads the committed record and
-    commits the receipt without a second call."""
-    v = simkit.simulate(wide("late_reply_before_retry"), cls).verdict
+def test_correct_consumers_pass_the_new_cases(cls, name):
+    """No correct consumer is flagged on a new case: it reads the committed record and commits the receipt
+    without a second call; it retries the dropped call with the same tuple until the effect runs."""
+    v = simkit.simulate(wide(name), cls).verdict
     assert v.ok, v

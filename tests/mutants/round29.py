@@ -84,3 +84,32 @@ class YieldsToTheOther(Consumer):
             return LOST
         done = yield from super().apply(event, applied_position)
         return LOST if done is False else done
+
+
+class OutageIsOver(Consumer):
+    """"Five timeouts in a row on the same request: the service is slow, not down, and the call went in."
+
+    Counts (in memory) the timeouts of each event's call, and after the fifth takes the effect as done and
+    commits the receipt, settling nothing. When the service dropped every one of those requests, the receipt
+    claims an effect that never ran, and the barrier passes the event: it is lost. The audit lost at most
+    three requests of one operation in a row.
+
+    Breaks seed 001 step 5: "Permit timeout, cancellation, or expiry to write only the defined provisional
+    state"; and seed 000 invariant 1 (the event has no durable outcome when its page's token is published).
+    """
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.timeouts: dict[str, int] = {}
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        if reply == TIMEOUT:
+            self.timeouts[event.id] = self.timeouts.get(event.id, 0) + 1
+            if self.timeouts[event.id] >= 5:
+                return COMMITTED
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
