@@ -5,10 +5,10 @@ search, listed cheapest first so that a budget leaves out the dearest.
    bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position; a
    gap after a page's first event);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
-   2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service that drops one
-   event's first 25 requests, an ignored event on an external sink, a credential rotation between a lost reply
-   and its retry, a late reply that commits before the retry, and crossed replies differing in each field of
-   the reservation tuple;
+   2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
+   drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
+   lost reply and its retry, a late reply that commits before the retry, and crossed replies differing in each
+   field of the reservation tuple;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -121,11 +121,11 @@ WIDE: dict[str, dict] = {
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
                    {"position": 6, "behavior": "transient", "failures": 20}]},
     "long_outage": {
-        "description": "Seed 001: the service drops e2's first 25 requests (a long outage): 25 timeouts of "
-                       "one reservation before its effect runs",
+        "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
+                       "reservation before its effect runs, seed 001), and the store e3's first 25 commits",
         "sink": "idempotent", "pages": _pages([1, 2, 3]),
-        "faults": [{"kind": "lost_request", "op": "effect", "position": 2, "occurrence": k}
-                   for k in range(1, 26)]},
+        "faults": [{"kind": "lost_request", "op": op, "position": p, "occurrence": k}
+                   for op, p in (("effect", 2), ("checkpoint_write", 3)) for k in range(1, 26)]},
     "ignored_external": {
         "description": "An event the handler ignores on an external sink, between two applied ones: a "
                        "durable ignored receipt, no call to the service (no other case has both)",

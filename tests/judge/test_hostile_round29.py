@@ -13,7 +13,9 @@ Found:
   reply (``RetryCallInAttempt``), would run the effect twice as ``safe`` does after a lost reply.
 - a consumer that takes the effect as done after the fifth timeout of one call (``OutageIsOver``: a retry
   budget) passed every case: explorations lose at most three requests of one operation in a row, and the
-  sweep's random lost requests never five of one event. The wide case ``long_outage`` drops e2's first 25.
+  sweep's random lost requests never five of one event; so did one taking a commit as done after its fifth
+  lost reply in a row (``FifthLostCommitMeansDone``, the gallery's ``ThirdLostCommitMeansDone`` with a bigger
+  budget). The wide case ``long_outage`` drops e2's first 25 calls and e3's first 25 commits.
 
 Held (caught, or ok where correct): taking a ``provisional`` record for committed, always or from a second
 timeout on (sweeps); a reservation kept in memory across attempts (``rotation_before_retry``: stale binding);
@@ -79,6 +81,13 @@ def test_a_receipt_after_five_timeouts_of_dropped_requests_is_lost():
     assert any(c.kind == "wide" and c.name == "long_outage" for c in cases(1, 0))
     v = simkit.simulate(wide("long_outage"), round29.OutageIsOver).verdict
     assert not v.ok and v.lost == ["e2"]
+
+
+def test_a_commit_taken_as_done_after_five_lost_ones_is_lost():
+    """Seed 000 invariant 1: the store drops e3's first 25 commits; ``FifthLostCommitMeansDone`` takes the
+    fifth lost one as done and passes the barrier over e3, which has no receipt."""
+    v = simkit.simulate(wide("long_outage"), round29.FifthLostCommitMeansDone).verdict
+    assert not v.ok and v.lost == ["e3"] and {d["invariant"] for d in v.invariant_violations} == {1, 2}
 
 
 @pytest.mark.parametrize("name", ["late_reply_before_retry", "long_outage"])
