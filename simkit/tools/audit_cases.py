@@ -5,9 +5,10 @@ search, listed cheapest first so that a budget leaves out the dearest.
    bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position; a
    gap after a page's first event);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
-   2,000 events behind 400 barriers, blocks that last dozens of attempts, an ignored event on an external
-   sink, a credential rotation between a lost reply and its retry, and crossed replies differing in each field
-   of the reservation tuple;
+   2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
+   drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
+   lost reply and its retry, a late reply that commits before the retry, and crossed replies differing in each
+   field of the reservation tuple;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -119,6 +120,12 @@ WIDE: dict[str, dict] = {
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
                    {"position": 6, "behavior": "transient", "failures": 20}]},
+    "long_outage": {
+        "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
+                       "reservation before its effect runs, seed 001), and the store e3's first 25 commits",
+        "sink": "idempotent", "pages": _pages([1, 2, 3]),
+        "faults": [{"kind": "lost_request", "op": op, "position": p, "occurrence": k}
+                   for op, p in (("effect", 2), ("checkpoint_write", 3)) for k in range(1, 26)]},
     "ignored_external": {
         "description": "An event the handler ignores on an external sink, between two applied ones: a "
                        "durable ignored receipt, no call to the service (no other case has both)",
@@ -129,6 +136,13 @@ WIDE: dict[str, dict] = {
         "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
         "pages": _pages([1, 2]),
         "faults": [{"kind": "lost_response", "op": "effect", "position": 1}]},
+    "late_reply_before_retry": {
+        "description": "Seed 001: e1's reply comes after its timeout but before the blocked page's retry, "
+                       "and commits the record; the credential rotates in between: a retry that calls again "
+                       "after committed success goes out bound to the old principal (the committed record "
+                       "keeps its reservation)",
+        "sink": "idempotent", "auth": {"rotate_at": [16.0]}, "pages": _pages([1, 2]),
+        "faults": [{"kind": "late_reply", "position": 1, "delay": 12.0}]},
     "crossed_each_field": {
         "description": "Seed 001: crossed replies, each differing from its request's tuple in one field",
         "sink": "idempotent", "auth": {"rotate_at": [2.0]},
