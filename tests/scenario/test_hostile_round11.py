@@ -120,11 +120,12 @@ def test_what_a_consumer_says_is_printed_as_its_escapes(tmp_path, strategy, said
 
 @pytest.mark.parametrize("command, strategy, said", [
     ("explore", f"exec:{REPO}/examples/consumers/python/run \x1b[31mRED", "run \\x1b[31mRED · seed 0"),
-    ("shrink", "e\x1b[31m.py:Escapes", "--strategy 'e\\x1b[31m.py:Escapes'"),
-    ("audit", "e\x1b[31m.py:Escapes", "--strategy 'e\\x1b[31m.py:Escapes'")])
+    ("shrink", "e\x1b[31m.py:Escapes", "--strategy $'e\\x1b[31m.py:Escapes'"),
+    ("audit", "e\x1b[31m.py:Escapes", "--strategy $'e\\x1b[31m.py:Escapes'")])
 def test_explore_shrink_and_audit_print_a_strategy_as_its_escapes(tmp_path, command, strategy, said):
     """The same for ``explore``'s first line, and for the replay command ``shrink`` and ``audit`` print when
-    they write a failing consumer's file (the file's own comment already held the escapes)."""
+    they write a failing consumer's file (the file's own comment already held the escapes), as a word a shell
+    takes back (bash's ``$'...'``: round 26)."""
     (tmp_path / "e\x1b[31m.py").write_text(ESCAPES)
     args = {"explore": ["retry_walkthrough", "--strategy", strategy, "--max-crashes", "0"],
             "shrink": ["retry_walkthrough", "--strategy", strategy, "--out", "x.toml"],
