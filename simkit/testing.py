@@ -23,12 +23,13 @@ option ``--simkit-budget SECONDS`` (the audit's budget for every test that uses 
 from __future__ import annotations
 
 import inspect
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, described
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
@@ -92,9 +93,8 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
             and the ``simkit run`` line that replays the first failure from ``out``.
     """
     __tracebackhide__ = True            # pytest shows the test's line and this message, not simkit's source
-    if out is not None and (Path(out).is_dir() or not Path(out).parent.is_dir()):   # before minutes of audit
-        problem = "is a folder" if Path(out).is_dir() else "goes into a folder that does not exist"
-        raise SimkitError(f"out {out}: {problem}; give a .toml file to write", param="out")
+    if out is not None:
+        _writable(out)                  # before minutes of audit
     result = audit(_consumer(consumer), seeds=seeds, sweep_seeds=sweep_seeds, first_only=first_only,
                    jobs=jobs, budget=budget)
     if result.ok:
@@ -104,13 +104,55 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
         path = Path(tempfile.mkdtemp(prefix="simkit-audit-")) / f"{file_stem(result.strategy)}.toml"
     else:
         path = Path(out)
-    path.write_text(failure_toml(result, str(path)), encoding="utf-8")
+    _write(path, failure_toml(result, str(path)))
     raise AssertionError("\n" + audit_text(result, str(path)))
+
+
+def _writable(out) -> None:
+    """``out`` as a file :func:`assert_passes_audit` may write its failure to, as ``simkit audit --out`` takes
+    one (docs/cli.md, "Exit status"): a path, not a folder, in a folder that exists, and neither a symbolic
+    link (it was written through, replacing whatever file the link names) nor a FIFO, socket or device (a
+    FIFO no one reads held the test for ever). One line naming ``out``."""
+    if not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str):
+        raise SimkitError(f"out {described(out)}: must be a path (a str or a pathlib.Path) of a .toml file",
+                          param="out")
+    path = Path(out)
+    if path.is_symlink():
+        problem = ("is a symbolic link: neither written through nor replaced; name its target, or remove "
+                   "the link")
+    elif path.is_dir():
+        problem = "is a folder; give a .toml file to write"
+    elif not path.parent.is_dir():
+        problem = "goes into a folder that does not exist; give a .toml file to write"
+    elif path.exists() and not path.is_file():
+        problem = "is not a regular file (a FIFO, a socket or a device): not replaced; name a file"
+    else:
+        return
+    raise SimkitError(f"out {out}: {problem}", param="out")
+
+
+def _write(path: Path, text: str) -> None:
+    """``text`` written to a file of its own beside ``path`` and renamed over it: whole or not at all; a disk
+    that refuses it is one line naming ``out``."""
+    name = None
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=".toml")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(name, path)
+    except OSError as exc:
+        raise SimkitError(f"out {path}: cannot write it: {exc.strerror or exc}", param="out") from None
+    finally:
+        if name is not None:
+            Path(name).unlink(missing_ok=True)
 
 
 def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
     """(how ``simkit run`` names the scenario, the run) for each scenario and seed."""
     cls = _consumer(consumer)
+    if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (tuple, list, range))):
+        raise SimkitError(f"seeds {described(seeds)}: must be a tuple of seeds (seeds=(3,) for one)",
+                          param="seeds")      # an int was a TypeError: 'int' object is not iterable
     runs = []
     for given in scenarios or ("retry_walkthrough",):
         scenario = given if isinstance(given, Scenario) else load(given)

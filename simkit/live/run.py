@@ -36,14 +36,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from simkit.errors import ScenarioError, SimkitError, Terminated, told
+from simkit.errors import ScenarioError, SimkitError, Terminated, a_or_an, described, told, whole
 from simkit.judge.checker import Verdict, check
 from simkit.judge.report import run_summary
 from simkit.model import CRASH_POINTS, Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import strategy_name
 from simkit.runner import checked as read_again
-from simkit.scenario.checks import MAX_EVENTS, too_many_pages
+from simkit.runner import consumer_class
+from simkit.scenario.checks import MAX_EVENTS, MAX_INT, too_many_pages
 from simkit.scenario.read import parse
 from simkit.scenario.write import scenario_data
 from simkit.store.sqlite import SQLiteStore, connect
@@ -174,13 +175,15 @@ def stretched(scenario: Scenario, events: int) -> Scenario:
         raise SimkitError(f"events {events}: {exc}", param="events") from None
 
 
-def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 30, seed: int | None = None,
-         max_delay: float | None = None, at: tuple[str, ...] = (), folder: str | os.PathLike | None = None,
-         timeout: float = 600.0, scratch: str | os.PathLike | None = None) -> LiveRun:
+def live(scenario: Scenario, strategy: type[Consumer] | str = Consumer, kills: int = 30,
+         seed: int | None = None, max_delay: float | None = None, at: tuple[str, ...] = (),
+         folder: str | os.PathLike | None = None, timeout: float = 600.0,
+         scratch: str | os.PathLike | None = None) -> LiveRun:
     """Run ``strategy`` on ``scenario`` in real worker
     processes on SQLite, kill them ``kills`` times, and judge.
 
     Args:
+        strategy: a Consumer subclass, or a strategy's name as :func:`~simkit.simulate` takes it.
         kills: SIGKILLs to deliver (fewer if the workers catch up first).
         seed: the provider's seed and the kill schedule's (default: the scenario's).
         max_delay: random mode, the longest a worker runs before its kill, in seconds (default: twice the
@@ -193,29 +196,20 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
             its own, which it removes however the run ends (the run's process may be killed).
 
     Raises:
-        SimkitError: bad arguments, or a ``folder`` that cannot be created (one line).
+        SimkitError: bad arguments, named by ``param`` (a StrategyError for the strategy), or a ``folder``
+            that cannot be created (one line).
     """
-    if kills < 0:
-        raise SimkitError(f"kills {kills}: must be at least 0", param="kills")
-    if max_delay is not None and not math.isfinite(max_delay):
-        raise SimkitError(f"max_delay {max_delay}: must be a finite number", param="max_delay")
-    if max_delay is not None and max_delay <= 0:
-        raise SimkitError(f"max_delay {max_delay}: must be positive", param="max_delay")
-    if max_delay is not None and max_delay > MAX_SECONDS:
-        raise SimkitError(f"max_delay {max_delay}: must be at most {MAX_SECONDS} seconds", param="max_delay")
-    if not (0 < timeout <= MAX_SECONDS):        # the selector's and the clock's limits are near 2**31 ms
-        raise SimkitError(f"timeout {timeout}: must be positive and at most {MAX_SECONDS} seconds",
-                          param="timeout")
-    for point in at:
-        if point not in CRASH_POINTS:
-            raise SimkitError(f"at {point}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
-    if folder is not None and not str(folder).strip():      # Path("") is the current folder
-        raise SimkitError(f"folder {str(folder)!r}: names no folder", param="folder")
+    strategy, at = _arguments(strategy, kills, seed, max_delay, at, timeout, folder)
     scenario = read_again(scenario)     # an edited one: as simulate, explore, shrink and sweep read it
     seed = scenario.seed if seed is None else seed
     provider = providers.build(scenario, seed)
     with ExitStack() as stack, _terminate_as_interrupt():
-        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="simkit-live-", dir=scratch))
+        try:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="simkit-live-", dir=scratch))
+        except OSError as exc:          # a scratch folder missing, a file, full: a traceback
+            problem = exc.strerror or exc
+            raise SimkitError(f"scratch {scratch}: cannot make a temporary folder in it: {problem}",
+                              param="scratch") from None
         where = Path(folder) if folder is not None else Path(tmp)
         made = not where.exists()
         try:
@@ -234,6 +228,52 @@ def live(scenario: Scenario, strategy: type[Consumer] = Consumer, kills: int = 3
         return LiveRun(scenario.name, strategy_name(strategy), seed, verdict, sup.kills, checked,
                        "points" if at else "random", sup.starts, time.monotonic() - began,
                        {"settlement": scenario.settlement}, world, sup.deaths, kills, not completed)
+
+
+def _arguments(strategy, kills, seed, max_delay, at, timeout,
+               folder) -> tuple[type[Consumer], tuple[str, ...]]:
+    """What ``simkit live`` checks of its flags, checked of :func:`live`'s arguments and said naming the
+    parameter (docs/cli.md): a strategy by name as :func:`~simkit.simulate` takes it, a whole ``kills``, a
+    ``seed`` as ``--seed`` (a str, a float or 2**100 ran), seconds that are numbers, ``at`` a sequence of
+    crash points (one str was read a character at a time), a ``folder`` that is a path. The strategy as a
+    class, and ``at`` as a tuple."""
+    strategy = consumer_class(strategy)
+    whole("kills", kills, 0)
+    if seed is not None and (type(seed) is not int or abs(seed) > MAX_INT):
+        raise SimkitError(f"seed {described(seed)}: must be an integer within {MAX_INT} either side of 0",
+                          param="seed")
+    if max_delay is not None:
+        _seconds("max_delay", max_delay)
+    _seconds("timeout", timeout)
+    if isinstance(at, (str, bytes)) or not isinstance(at, (tuple, list)):
+        raise SimkitError(f"at {described(at)}: must be a tuple of crash points' names", param="at")
+    for point in at:
+        if point not in CRASH_POINTS:
+            said = point if isinstance(point, str) else described(point)
+            raise SimkitError(f"at {said}: not a crash point (one of {', '.join(CRASH_POINTS)})", param="at")
+    path = os.fspath(folder) if isinstance(folder, os.PathLike) else folder
+    if folder is not None and not isinstance(path, str):
+        raise SimkitError(f"folder {described(folder)}: must be a path (a str or a pathlib.Path)",
+                          param="folder")
+    if folder is not None and not str(folder).strip():      # Path("") is the current folder
+        raise SimkitError(f"folder {str(folder)!r}: names no folder", param="folder")
+    return strategy, tuple(at)
+
+
+def _seconds(param: str, value) -> None:
+    """``max_delay`` or ``timeout``: a number of seconds, finite, positive and at most :data:`MAX_SECONDS`
+    (the selector's and the clock's limits are near 2**31 ms)."""
+    if type(value) not in (int, float):
+        raise SimkitError(f"{param} {described(value)}: must be a number of seconds, not "
+                          f"{a_or_an(type(value).__name__)}", param=param)
+    if not math.isfinite(value):
+        raise SimkitError(f"{param} {value}: must be a finite number", param=param)
+    if param == "max_delay" and value <= 0:
+        raise SimkitError(f"max_delay {value}: must be positive", param=param)
+    if param == "max_delay" and value > MAX_SECONDS:
+        raise SimkitError(f"max_delay {value}: must be at most {MAX_SECONDS} seconds", param=param)
+    if not 0 < value <= MAX_SECONDS:
+        raise SimkitError(f"{param} {value}: must be positive and at most {MAX_SECONDS} seconds", param=param)
 
 
 @contextmanager
