@@ -38,6 +38,7 @@ from simkit.runner import Run, simulate
 from simkit.scenario.read import load
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
 from simkit.tools.scenario_toml import file_stem, replay_command
+from simkit.tools.writing import write_text
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
 
@@ -104,7 +105,7 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
         path = Path(tempfile.mkdtemp(prefix="simkit-audit-")) / f"{file_stem(result.strategy)}.toml"
     else:
         path = Path(out)
-    _write(path, failure_toml(result, str(path)))
+    write_text("out", path, failure_toml(result, str(path)))     # whole or not at all
     raise AssertionError("\n" + audit_text(result, str(path)))
 
 
@@ -129,22 +130,6 @@ def _writable(out) -> None:
     else:
         return
     raise SimkitError(f"out {out}: {problem}", param="out")
-
-
-def _write(path: Path, text: str) -> None:
-    """``text`` written to a file of its own beside ``path`` and renamed over it: whole or not at all; a disk
-    that refuses it is one line naming ``out``."""
-    name = None
-    try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=".toml")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(name, path)
-    except OSError as exc:
-        raise SimkitError(f"out {path}: cannot write it: {exc.strerror or exc}", param="out") from None
-    finally:
-        if name is not None:
-            Path(name).unlink(missing_ok=True)
 
 
 def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:

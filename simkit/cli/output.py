@@ -7,12 +7,12 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
 from simkit.errors import Note, SimkitError, printable
+from simkit.tools.writing import CannotWrite, atomic, write_text
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
            "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell",
@@ -291,43 +291,6 @@ def temporary(who: str, make):
     except OSError as exc:
         raise SimkitError(f"{who}: cannot make a temporary file or folder for the work: "
                           f"{exc.strerror or exc} (a full disk where TMPDIR or /tmp is?)") from None
-
-
-class CannotWrite(OSError):
-    """A writer's failure that is not an OSError (a plotting backend's, say), for :func:`atomic` to report."""
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-@contextmanager
-def atomic(option: str, path: Path):
-    """A temporary file of its own beside ``path`` to write to (a short name, so any name ``path`` may have
-    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so
-    no half-written file is ever left behind."""
-    try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=path.suffix)
-        os.close(fd)
-    except OSError as exc:
-        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
-    tmp = Path(name)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())          # the mode a plain open() would give, not mkstemp's 0600
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-
-
-def write_text(option: str, path: Path, text: str) -> None:
-    with atomic(option, path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
 
 
 #: The most trace rows, and events of the stream, a timeline is drawn of: past them its marks are no longer
