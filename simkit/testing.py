@@ -38,7 +38,7 @@ from simkit.runner import Run, simulate
 from simkit.scenario.read import load
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
 from simkit.tools.scenario_toml import file_stem, replay_command
-from simkit.tools.writing import write_text
+from simkit.tools.writing import refusal, write_text
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
 
@@ -117,17 +117,11 @@ def _writable(out) -> None:
     if not isinstance(out, (str, os.PathLike)) or not isinstance(os.fspath(out), str):
         raise SimkitError(f"out {described(out)}: must be a path (a str or a pathlib.Path) of a .toml file",
                           param="out")
-    path = Path(out)
-    if path.is_symlink():
-        problem = ("is a symbolic link: neither written through nor replaced; name its target, or remove "
-                   "the link")
-    elif path.is_dir():
-        problem = "is a folder; give a .toml file to write"
-    elif not path.parent.is_dir():
-        problem = "goes into a folder that does not exist; give a .toml file to write"
-    elif path.exists() and not path.is_file():
-        problem = "is not a regular file (a FIFO, a socket or a device): not replaced; name a file"
-    else:
+    try:
+        problem = refusal(Path(out))      # as every writer of the command line refuses one
+    except OSError as exc:                # a name too long for the system, a loop of links
+        problem = f"cannot write it: {exc.strerror or exc}"
+    if problem is None:
         return
     raise SimkitError(f"out {out}: {problem}", param="out")
 

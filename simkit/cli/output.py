@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from simkit.errors import Note, SimkitError, printable
-from simkit.tools.writing import CannotWrite, atomic, write_text
+from simkit.tools.writing import LINK, CannotWrite, atomic, refusal, write_text
 
 __all__ = ["FLAGS", "LINK", "spoken", "notes", "figure_formats", "check_out", "check_folder", "CannotWrite",
            "atomic", "write_text", "save_figure", "check_figures", "own_stdout", "say", "tell",
@@ -210,38 +210,6 @@ def figure_formats() -> tuple[str, ...]:
     return tuple(f".{x}" for x in sorted(FigureCanvasBase.get_supported_filetypes()) if x != "pgf")
 
 
-def _refuse(out: Path, suffixes: tuple[str, ...]) -> str | None:
-    """Why ``out`` cannot be written as an output file ending in one of ``suffixes``, or ``None``."""
-    if out.is_symlink():                        # every writer's: a link is neither followed nor replaced
-        return LINK
-    if out.is_dir():
-        return "is a folder, not a file"
-    if out.exists() and not out.is_file():      # renamed over, a FIFO's reader waited for ever
-        return "is not a regular file (a FIFO, a socket or a device): not replaced; name a file"
-    if out.suffix.lower() not in suffixes:
-        problem = f"unsupported extension {out.suffix!r}" if out.suffix else "no file extension"
-        return f"{problem}; use {', '.join(suffixes)}"
-    folder = out.parent
-    if not folder.is_dir():
-        return (f"{str(folder)!r} is a file, not a folder" if folder.exists()
-                else f"no such folder {str(folder)!r}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        return f"cannot write into folder {str(folder)!r}"
-    if len(os.fsencode(out.name)) > (most := os.pathconf(folder, "PC_NAME_MAX")):
-        return f"file name too long ({len(os.fsencode(out.name))} bytes; at most {most} here)"
-    if out.exists() and not (out.stat().st_mode & 0o222 and os.access(out, os.W_OK)):
-        # a read-only file is one its owner chose to keep: replacing it (a new file, by rename) would
-        # succeed in a writable folder, and silently
-        return "is read-only; not replaced (remove it or make it writable)"
-    return None
-
-
-#: What every writer of simkit's says of an output path that is a symbolic link (docs/cli.md, "Exit status"):
-#: written through, it could replace any file the link names (a link planted in a shared folder); replaced,
-#: the link a user made is gone. Either is a surprise: refused, the user chooses.
-LINK = "is a symbolic link: neither written through nor replaced; name its target, or remove the link"
-
-
 def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[str, ...] = ()) -> Path:
     """``path`` as an output file for ``option``, or a one-line error: it must not
     be a folder or a symbolic link (:data:`LINK`), must end in one of ``suffixes``, go
@@ -253,7 +221,7 @@ def check_out(option: str, path: str, suffixes: tuple[str, ...], inputs: tuple[s
         raise SimkitError(f"{option} '': names no file; give one, or leave {option} out")
     out = Path(path)        # (which drops a trailing "/": ``--out new.toml/`` wrote the file new.toml)
     try:
-        problem = _refuse(out, suffixes)
+        problem = refusal(out, suffixes)
         if folder_spelled(path):
             problem = "names a folder (a trailing '/'), not a file"
         if problem is None and out.is_file():

@@ -24,7 +24,7 @@ import bisect
 import heapq
 
 from simkit.model import TERMINAL
-from simkit.truth.derived import disordered_pages, late_arrivals
+from simkit.truth.derived import cursor_history, disordered_pages, late_arrivals
 
 from .outcomes import NONE, Outcomes
 
@@ -62,10 +62,8 @@ def halt_justified(halt: tuple[float, int, str], truth) -> bool:
 
 def _durable_cursor(truth, time: float) -> str:
     """The durable ``resume_cursor`` at ``time``: the last checkpoint write's by then."""
-    for _s, t, _w, _k, before, _a in truth.store.writes.states():
-        if t > time:
-            return before[0]
-    return truth.store.checkpoint.resume_cursor
+    history = cursor_history(truth)
+    return history[bisect.bisect_right([t for t, *_ in history], time) - 1][1]
 
 
 def _shows_breach(response, time: float, truth) -> bool:

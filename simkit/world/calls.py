@@ -62,7 +62,7 @@ class ExternalCalls(Driver, part=True):
             self._row(worker, "effect", e, crossed_outcome(reply.identity))
             self._note(crossed=reply.identity)
             return reply
-        reply = super().call(worker, op)
+        reply = self.service.execute(worker, mine)      # (Driver.call's check is done above)
         delay = fault.delay if fault is not None else 0.0
         if lost or delay >= self.timing.timeout:
             self._row(worker, "effect", e, REPLY_LOST)
