@@ -24,7 +24,8 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
     saw (a reply the caller made up: step 6's "do not expose its result"). ``stale_binding``: a reservation,
     or a request that reached the service, bound to a principal that was not in force (step 2: "a changed
     request or authorization context requires a new reservation"; a request is allowed the binding in force
-    when it was sent, ``effect_latency`` before it arrived).
+    when its worker issued it: a rotation during its latency, or a pause at its crash point, is after the
+    worker's last choice).
     """
     out: list[dict] = []
     if ledger is None:
@@ -55,9 +56,8 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
                                       f"reservation {t.reservation} (differs in "
                                       f"{', '.join(t.reservation.differs(true))})"})
     if service is not None and rotations:
-        latency = getattr(getattr(scenario, "timing", None), "effect_latency", 0.0)
         for r in service.requests:
-            allowed = {principal_at(rotations, r.time), principal_at(rotations, r.time - latency)}
+            allowed = {principal_at(rotations, r.time), principal_at(rotations, r.sent)}
             if r.worker and r.fate != "foreign" and r.identity.binding not in allowed:
                 out.append({"kind": "stale_binding", "time": r.time, "worker": r.worker,
                             "detail": f"operation {r.identity.operation_id}: request {r.seq} bound to "

@@ -72,7 +72,7 @@ def _swap(obj, name: str, container):
 
 def _request(r: Request) -> tuple:
     return (r.seq, r.time, r.worker, pack([r.identity.operation_id, r.identity.fingerprint,
-                                           r.identity.binding, r.identity.generation]), r.fate)
+                                           r.identity.binding, r.identity.generation]), r.fate, r.sent)
 
 
 def _key(item) -> str:
@@ -110,8 +110,8 @@ class Harness:
             _swap(sink, "effect_count", DurableDict(self.sdb, "effect_count"))
         self.service = ExternalService(sink, clock)
         _swap(self.service, "requests", DurableList(
-            self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate"), _request,
-            lambda r: Request(r[0], r[1], r[2], Reservation(*unpack(r[3])), r[4])))
+            self.sdb, "service_requests", ("seq", "time", "worker", "identity", "fate", "sent"), _request,
+            lambda r: Request(r[0], r[1], r[2], Reservation(*unpack(r[3])), r[4], r[5])))
         # the service's memory of what it ran: only ever added to and asked about, whatever its keys are
         self.service.keep_ran(DurableSet(self.sdb, "service_ran", _key))
 
@@ -253,9 +253,10 @@ class Driver(driver.Driver):
             return super().effect(worker, op)
 
     def call(self, worker, op):
+        sent = self.h.clock.now
         self._spend(self.timing.effect_latency)
         with transaction(self.h.sdb):
-            return super().call(worker, op)
+            return super().call(worker, op, sent)
 
     def barrier(self, worker, op):
         swapped = super().barrier(worker, op)

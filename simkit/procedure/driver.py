@@ -101,7 +101,7 @@ class Provider(Protocol):
 class Service(Protocol):
     """What a driver asks of its external service (:class:`simkit.world.external.ExternalService`)."""
 
-    def execute(self, worker: int, identity: Reservation, /) -> Reply: ...
+    def execute(self, worker: int, identity: Reservation, sent: float | None = None, /) -> Reply: ...
 
 
 class Driver:
@@ -180,9 +180,10 @@ class Driver:
         # a copy: the record stays the store's
         return replace(record, reservation=replace(record.reservation))
 
-    def call(self, worker: int, op: Call):
+    def call(self, worker: int, op: Call, sent: float | None = None):
+        """The service executes the call, issued at ``sent`` (by default now: seed 001's binding in force)."""
         self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
-        return self.service.execute(worker, op.reservation)
+        return self.service.execute(worker, op.reservation, sent)
 
     def settle(self, worker: int, op: Settle) -> str:
         return at_once(self.settlement_of(worker, op.event, op.reservation, op.observation))

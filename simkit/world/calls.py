@@ -9,18 +9,19 @@ process of its own and settled by the policy when it arrives, whatever became of
 names no op for them): they always arrive and always answer.
 
 :class:`ExternalCalls` is a part of :class:`~simkit.world.simulation.World` (its base): it uses the world's
-``_latency``, ``_sync``, ``_row``, ``_unsent`` and ``_start``, and its ``_late`` count of late replies on
-their way. Settlement follows docs/vocabulary.md, "Settlement".
+``_latency``, ``_sync``, ``_row`` and ``_start``, and its ``_late`` count of late replies on their way;
+faults around a request are its base's (:mod:`~simkit.world.points`). Settlement follows docs/vocabulary.md,
+"Settlement".
 """
 from __future__ import annotations
 
 from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
 from simkit.ops import DECLARED, Call
-from simkit.procedure.driver import Driver
 from simkit.truth.clock import Clock
 from simkit.truth.trace import Trace, crossed_outcome, transition_outcome, validated_outcome
 
 from .external import principal_at
+from .points import FaultPoints
 
 __all__ = ["ExternalCalls"]
 
@@ -28,7 +29,7 @@ __all__ = ["ExternalCalls"]
 _CALL = DECLARED[Call].lost
 
 
-class ExternalCalls(Driver, part=True):
+class ExternalCalls(FaultPoints, part=True):
     """``Reserve``, ``Call`` and ``Settle`` as the world executes them, and late replies settled on arrival (a
     part of the world: :class:`~simkit.procedure.driver.Driver` checks its methods in the world's class)."""
 
@@ -62,7 +63,7 @@ class ExternalCalls(Driver, part=True):
             self._row(worker, "effect", e, crossed_outcome(reply.identity))
             self._note(crossed=reply.identity)
             return reply
-        reply = self.service.execute(worker, mine)      # (Driver.call's check is done above)
+        reply = self.service.execute(worker, mine, self.issued[worker])     # (Driver.call's check is above)
         delay = fault.delay if fault is not None else 0.0
         if lost or delay >= self.timing.timeout:
             self._row(worker, "effect", e, REPLY_LOST)

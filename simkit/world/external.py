@@ -34,13 +34,15 @@ def principal_at(rotations: tuple[float, ...], now: float) -> str:
 class Request:
     """One request the service saw: ``fate`` is ``ran`` (the effect ran), ``deduplicated`` (same operation id
     and fingerprint as an earlier request: answered again, no effect) or ``foreign`` (another client's request
-    whose reply crossed into one of ours; its effect is not in this sink)."""
+    whose reply crossed into one of ours; its effect is not in this sink). ``time`` is when it arrived,
+    ``sent`` when its worker issued it (before its latency, and any pause at its crash point)."""
 
     seq: int
     time: float
     worker: int
     identity: Reservation
     fate: str
+    sent: float
 
 
 class ExternalService:
@@ -62,20 +64,20 @@ class ExternalService:
         request it saw and the logical requests it ran."""
         return tuple(self.requests), frozenset(self._ran)
 
-    def _log(self, worker: int, identity: Reservation, fate: str) -> Reply:
-        seq = self.clock.tick()
-        self.requests.append(Request(seq, self.clock.now, worker, identity, fate))
+    def _log(self, worker: int, identity: Reservation, fate: str, sent: float | None = None) -> Reply:
+        seq, now = self.clock.tick(), self.clock.now
+        self.requests.append(Request(seq, now, worker, identity, fate, now if sent is None else sent))
         return Reply(identity, seq)
 
-    def execute(self, worker: int, identity: Reservation) -> Reply:
-        """The request arrives: run the effect unless the
-        idempotent service already ran this logical request."""
+    def execute(self, worker: int, identity: Reservation, sent: float | None = None) -> Reply:
+        """The request arrives, issued at ``sent`` (by default now): run the effect unless the idempotent
+        service already ran this logical request."""
         key = (identity.operation_id, identity.fingerprint)
         if self.sink.kind == "idempotent" and key in self._ran:
-            return self._log(worker, identity, "deduplicated")
+            return self._log(worker, identity, "deduplicated", sent)
         self._ran.add(key)
         self.sink.record(worker, self.sink.effect_of(identity.operation_id, identity.fingerprint))
-        return self._log(worker, identity, "ran")
+        return self._log(worker, identity, "ran", sent)
 
     def crossed(self, identity: Reservation, differs: str) -> Reply:
         """A reply carrying another request's identity: another client's request that

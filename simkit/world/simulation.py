@@ -5,7 +5,8 @@ fall before and after them (docs/vocabulary.md, "Crash points"), a request can b
 effect) or its reply can be lost (it took effect): either way the caller gets ``LOST`` after ``timeout`` and
 cannot tell which. A crash discards the consumer with all its memory; the worker restarts after
 ``restart_delay`` from durable state only. Timed requests: :mod:`~simkit.world.timed`; seed 001's external
-calls: :mod:`~simkit.world.calls` (both bases of :class:`World`); progress guard: :mod:`~simkit.world.guard`.
+calls: :mod:`~simkit.world.calls`; crash points and lost replies: :mod:`~simkit.world.points` (the bases of
+:class:`World`); progress guard: :mod:`~simkit.world.guard`.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from simkit.store.sqlite import SQLiteStore, make_store
 from simkit.truth.clock import Clock
 from simkit.truth.ground import GroundTruth
 from simkit.truth.journal import journal
-from simkit.truth.trace import CONFLICT, REPLY_LOST, Trace, commit_step, untraced
+from simkit.truth.trace import CONFLICT, Trace, commit_step, untraced
 
 from . import provider as providers
 from .external import ExternalService
@@ -43,14 +44,11 @@ from .guard import (
     earned_budget,
     wall_clock,
 )
+from .points import Crash
 from .sink import Sink
 from .timed import TimedRequests
 
 __all__ = ["GUARD_CHUNK", "LATER", "STALL_STEPS", "STEPS_PER_ITEM", "STEP_BASE", "Guard", "World"]
-
-
-class _Crash(Exception):
-    """A crash point struck: the worker's consumer is discarded with all its memory."""
 
 
 #: What :meth:`World._commit_at_once` answers when the commit must take the timed path (crash points, faults).
@@ -121,6 +119,7 @@ class World(TimedRequests):
         self.guard = Guard(self.step_budget(),
                            partial(earned_budget, scenario.workers, self.store, self.provider))
         self._processes: list = []              # the generators of every SimPy process this world started
+        self.issued = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -216,7 +215,7 @@ class World(TimedRequests):
                     except strategies.MALFORMED_SIGNS:
                         refuse_malformed(self.strategy, op, worker)
                         raise
-            except _Crash:
+            except Crash:
                 end(self.strategy, gen)
                 self.crashes += 1
                 self._status[worker] = "active"
@@ -235,6 +234,7 @@ class World(TimedRequests):
         sink is the call, then the commit: no external sink joins the store's transaction (invariant 4 offers
         one only where the sink has one), so the crash points of both fall between them."""
         t = type(op)
+        self.issued[worker] = self.clock.now
         run = self.dispatch.get(t)
         if run is None:
             raise consumer_error(self.strategy, None, op)
@@ -252,32 +252,6 @@ class World(TimedRequests):
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
             yield from self._pause(worker, pause, event)
         return result
-
-    def _point(self, worker: int, point: str, event):
-        """Pass a crash point: a crash raises, a pause is returned for the caller to take (:meth:`_pause`)."""
-        fault = self.faults.at_point(worker, point, event.position if event is not None else None)
-        if fault is not None and fault.kind == "crash":
-            self._row(worker, "crash", event, point)
-            raise _Crash
-        return fault
-
-    def _pause(self, worker: int, fault, event):
-        self._row(worker, "pause", event, fault.point)
-        yield from self._latency(fault.duration)
-        self._row(worker, "resume", event, fault.point)
-
-    def _lost(self, worker: int, op: str, event, lost: bool = False) -> bool:
-        """Is the reply of this request, which took effect, lost? (Then :meth:`_no_reply`.)"""
-        return self.faults.reply_lost(worker, op, event.position if event is not None else None) or lost
-
-    def _unsent(self, worker: int, op: str, event) -> bool:
-        """Is this request lost on its way (no effect; then :meth:`_no_reply`)? Asked after its latency."""
-        return self.faults.request_lost(worker, op, event.position if event is not None else None)
-
-    def _no_reply(self, worker: int, step: str, event, outcome: str = REPLY_LOST):
-        """No reply (``reply lost``: took effect; ``request lost``: never arrived): the caller times out."""
-        self._row(worker, step, event, outcome)
-        yield from self._latency(self.timing.timeout)
 
     def _row(self, worker, step, event=None, outcome="", position=None):
         """A trace row, with the durable checkpoint as it stands and its cursor's place in the stream

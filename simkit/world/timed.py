@@ -6,9 +6,9 @@ on its way (it takes no effect) or lose its reply (it took effect): either
 way the caller gets ``LOST`` after ``timeout``. Each writes its trace row.
 
 :class:`TimedRequests` is a part of :class:`~simkit.world.simulation.World` (its base, above
-:class:`~simkit.world.calls.ExternalCalls`): it uses the world's ``_ahead``, ``_wait``, ``_sync``,
-``_unsent``, ``_lost``, ``_no_reply`` and ``_row``. The requests executed at once, and ``Commit``'s quick
-path, are the world's.
+:class:`~simkit.world.calls.ExternalCalls` and :class:`~simkit.world.points.FaultPoints`, whose ``_unsent``,
+``_lost`` and ``_no_reply`` it uses): it uses the world's ``_ahead``, ``_wait``, ``_sync`` and ``_row``.
+The requests executed at once, and ``Commit``'s quick path, are the world's.
 """
 from __future__ import annotations
 

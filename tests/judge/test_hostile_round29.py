@@ -28,24 +28,24 @@ each effect and leaving the page to a worker that moved it (full audits, and 300
 each with late, crossed and lost replies, crashes, pauses, rotations and one or two workers, against
 ``safe``'s verdict on the same run).
 
-Left alone: a worker paused between its ``Reserve`` and its ``Call`` (a pause at ``before_effect``) across a
-rotation sends the call bound to the principal rotated out, and ``stale_binding`` fails the run, ``safe``'s
-too, and at random any consumer's under rotations with random pauses (generated, three workers, three
-rotations: 13 of 72 correct runs, where ``safe`` passed the same seed). No consumer can avoid it (the pause
-strikes after its last request), and the audit skips those schedules as ``safe`` fails them. Excusing it needs
-the pauses in ground truth (the judge reads no trace: an audit keeps none), a change to the world's module
-(at 400 lines) and the truth's; left for the lead with this reproduction.
+Left alone here, mended after (the last two tests): a worker paused between its ``Reserve`` and its ``Call``
+(a pause at ``before_effect``) across a rotation sends the call bound to the principal rotated out, and
+``stale_binding`` failed the run, ``safe``'s too, and at random any consumer's under rotations with random
+pauses. No consumer can avoid it: the pause strikes after its last request. The service's log now keeps when
+each request was issued (``Request.sent``), and a request is judged by the binding in force then.
 
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
 import pytest
 
 import simkit
+from simkit.model import RandomFaults
 from simkit.tools.audit_cases import cases, wide
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
@@ -97,3 +97,28 @@ def test_correct_consumers_pass_the_new_cases(cls, name):
     without a second call; it retries the dropped call with the same tuple until the effect runs."""
     v = simkit.simulate(wide(name), cls).verdict
     assert v.ok, v
+
+
+def _paused_before_the_call(position: int) -> simkit.Scenario:
+    """``misbound_response`` (a rotation at t=3.2) with a pause at ``before_effect`` across it."""
+    sc = simkit.load("misbound_response")
+    return dataclasses.replace(sc, faults=(*sc.faults, simkit.Fault("pause", "before_effect", position,
+                                                                     duration=5.0)))
+
+
+@pytest.mark.parametrize("strategy", _CORRECT[:3])
+def test_a_pause_between_reserve_and_call_is_not_the_consumers_stale_binding(strategy):
+    """Seed 001 step 2 binds what the worker chooses: its call went out under the binding in force when it was
+    issued; the pause after it is the world's, as latency is. ``safe`` was judged ``stale_binding`` here."""
+    run = simkit.simulate(_paused_before_the_call(1), strategy)
+    assert "pause" in set(run.trace.to_frame().step) and run.verdict.ok, run.verdict.settlement_violations
+
+
+@pytest.mark.parametrize("seed", [0, 1, 4, 5])
+@pytest.mark.parametrize("sink", ["idempotent", "unsafe"])
+def test_random_pauses_under_rotations_leave_safe_unflagged(sink, seed):
+    """The generated reproduction: three workers, three rotations, random pauses (each seed here was judged
+    ``stale_binding`` for ``safe``)."""
+    sc = dataclasses.replace(simkit.load("default"), workers=3, sink=sink, rotate_at=(40.0, 90.0, 150.0),
+                             random_faults=RandomFaults(crash=0.02, lost_response=0.02, pause=0.05))
+    assert simkit.simulate(sc, simkit.Consumer, seed=seed).verdict.settlement_violations == []
