@@ -131,13 +131,19 @@ def _in_order(events, ids) -> list[str]:
 
 def _judge_events(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
     """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still
-    deliver them; and ``completed`` false for a run caught up in memory only."""
-    provider, final_cursor = truth.provider, truth.store.checkpoint.resume_cursor
+    deliver them; and ``completed`` false for a run caught up in memory only, or whose durable
+    ``applied_position`` stayed behind the work it made durable ("the applied position says what work is
+    durably complete": with every event done, that is the stream's last position)."""
+    provider, final = truth.provider, truth.store.checkpoint
     for eid in _in_order(provider.events, found.undone()):
-        (v.pending if provider.deliverable(eid, final_cursor) else v.lost).append(eid)
-    if not truth.halts and not (provider.at_end(final_cursor) and not v.pending):
-        # caught up in memory only: the durable checkpoint must say so too ("the cursor says where to fetch"),
-        # with nothing left pending, unless a justified halt stopped the stream
+        (v.pending if provider.deliverable(eid, final.resume_cursor) else v.lost).append(eid)
+    if truth.halts:
+        return
+    positions = found.stream.positions
+    if not (provider.at_end(final.resume_cursor) and not v.pending) or (
+            not v.lost and positions and final.applied_position < positions[-1]):
+        # caught up in memory only: the durable checkpoint must say so too ("the cursor says where to fetch",
+        # "the applied position says what work is durably complete"), unless a justified halt stopped it
         v.completed = False
 
 

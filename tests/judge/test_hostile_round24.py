@@ -28,10 +28,10 @@ identity taking a lost barrier reply as swapped, and one fetching each page twic
 and ``safe`` on every bundled scenario and corner after each change; the audits of ``ReadAhead`` and
 ``PipelinedReadAhead`` with the new cases.
 
-Left alone: a consumer that never raises ``applied_position`` (commits and barriers keep the loaded one) is
-ok everywhere, though without backfills it no longer sees a gap behind the real prefix
-(``gap_behind_applied``: it applies e3 instead of halting): an understated prefix claims nothing false, and
-whether seed 000 requires the prefix to be kept is a question for the maintainers. A page whose
+Left alone here, mended after (the last test): a consumer that never raises ``applied_position``
+(``NeverRaisesApplied``: commits and barriers keep the loaded one) was ok everywhere, though without
+backfills it no longer sees a gap behind the real prefix (``gap_behind_applied``: it applies e3 instead of
+halting). A run whose durable ``applied_position`` ends behind the work it made durable is now incomplete. A page whose
 ``next_cursor`` is its own cursor and that serves events is not the end of the stream for the provider, and
 ``safe`` is incomplete there.
 
@@ -138,3 +138,21 @@ def test_a_blocked_worker_that_read_ahead_to_the_end_is_not_caught_up():
     caught up (the durable cursor is not at the end): the run goes on until the page is done."""
     v = simkit.simulate(simkit.load("transient_storm"), unseen.PipelinedReadAhead).verdict
     assert v.ok and not v.pending
+
+
+def test_an_applied_position_left_behind_the_durable_work_is_incomplete():
+    """Seed 000: "the applied position says what work is durably complete", "the greatest position in the
+    source-ordered prefix whose events have durable outcomes". ``NeverRaisesApplied`` was ok on every bundled
+    scenario; it now fails each one where ``safe`` raises ``applied_position`` and does not halt (a justified
+halt may leave the prefix behind), and ``gap_behind_applied``."""
+    raised, caught = set(), set()
+    for name in simkit.bundled():
+        sc = simkit.load(name)
+        safe = simkit.simulate(sc, simkit.Consumer)
+        if safe.verdict.halted is None and safe.world.store.checkpoint.applied_position > \
+                sc.initial.applied_position:
+            raised.add(name)
+        if not simkit.simulate(sc, round24.NeverRaisesApplied).verdict.ok:
+            caught.add(name)
+    assert len(raised) > 10 and raised <= caught, raised - caught
+    assert "gap_behind_applied" in caught      # where ``safe`` halts, it applies the event behind the prefix

@@ -161,3 +161,15 @@ class FreshStartTrustsThePage(Consumer):
         if checkpoint.checkpoint_version == 0:
             return None
         return super().validate(checkpoint, page, ids_at)
+
+
+class NeverRaisesApplied(Consumer):
+    """Buggy (seed 000, "keep two kinds of progress"): commits and barriers keep the ``applied_position`` it
+    loaded, so the checkpoint never says what work is durably complete, and (without backfills) step 3 no
+    longer sees an event slipped in behind the real prefix (``gap_behind_applied``: it applies it)."""
+
+    def resulting_applied_position(self, event, page, applied_position):
+        return applied_position
+
+    def page_barrier(self, checkpoint, page, applied):
+        return super().page_barrier(checkpoint, page, checkpoint.applied_position)
