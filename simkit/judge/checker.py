@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import math
 from array import array
 
 from simkit.model import NON_TERMINAL
@@ -132,19 +133,28 @@ def _in_order(events, ids) -> list[str]:
 def _judge_events(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:
     """``lost`` and ``pending``: the events without an outcome, by whether the durable cursor can still
     deliver them; and ``completed`` false for a run caught up in memory only, or whose durable
-    ``applied_position`` stayed behind the work it made durable ("the applied position says what work is
-    durably complete": with every event done, that is the stream's last position)."""
+    ``applied_position`` stayed below an event whose outcome the run made durable ("the applied position says
+    what work is durably complete": with every event done, the whole stream)."""
     provider, final = truth.provider, truth.store.checkpoint
     for eid in _in_order(provider.events, found.undone()):
         (v.pending if provider.deliverable(eid, final.resume_cursor) else v.lost).append(eid)
     if truth.halts:
         return
-    positions = found.stream.positions
     if not (provider.at_end(final.resume_cursor) and not v.pending) or (
-            not v.lost and positions and final.applied_position < positions[-1]):
+            not v.lost and final.applied_position < _last_done_by_run(found)):
         # caught up in memory only: the durable checkpoint must say so too ("the cursor says where to fetch",
         # "the applied position says what work is durably complete"), unless a justified halt stopped it
         v.completed = False
+
+
+def _last_done_by_run(found: Outcomes) -> float:
+    """The greatest position of an event of the stream whose terminal outcome this run wrote (an initial
+    receipt's sequence number is 0), or -inf."""
+    at, positions = found.at, found.stream.positions
+    for i in range(len(positions) - 1, -1, -1):
+        if at[i] > 0:
+            return positions[i]
+    return -math.inf
 
 
 def _judge_duplicates(truth: GroundTruth, found: Outcomes, v: Verdict) -> None:

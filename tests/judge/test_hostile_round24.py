@@ -31,9 +31,9 @@ and ``safe`` on every bundled scenario and corner after each change; the audits 
 Left alone here, mended after (the last test): a consumer that never raises ``applied_position``
 (``NeverRaisesApplied``: commits and barriers keep the loaded one) was ok everywhere, though without
 backfills it no longer sees a gap behind the real prefix (``gap_behind_applied``: it applies e3 instead of
-halting). A run whose durable ``applied_position`` ends behind the work it made durable is now incomplete. A page whose
-``next_cursor`` is its own cursor and that serves events is not the end of the stream for the provider, and
-``safe`` is incomplete there.
+halting). A run whose durable ``applied_position`` ends behind the work it made durable is now incomplete.
+A page whose ``next_cursor`` is its own cursor and that serves events is not the end of the stream for the
+provider, and ``safe`` is incomplete there.
 
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
@@ -156,3 +156,14 @@ halt may leave the prefix behind), and ``gap_behind_applied``."""
             caught.add(name)
     assert len(raised) > 10 and raised <= caught, raised - caught
     assert "gap_behind_applied" in caught      # where ``safe`` halts, it applies the event behind the prefix
+
+
+def test_an_initial_applied_position_behind_initial_receipts_is_not_the_consumers(tmp_path):
+    """The other side: the file's own checkpoint may understate its receipts (a state a lagging writer left);
+    ``safe`` resuming at the end has no work to write, so nothing of it is behind: complete."""
+    (f := tmp_path / "understated.toml").write_text(
+        '[initial]\nresume_cursor = "C2"\napplied_position = 0\nreceipts = [1, 2, 3]\n\n'
+        '[[pages]]\ncursor = "C1"\npositions = [1, 2, 3]\nnext_cursor = "C2"\n\n'
+        '[[pages]]\ncursor = "C2"\npositions = []\nnext_cursor = "C2"\n')
+    v = simkit.simulate(simkit.load(str(f)), simkit.Consumer).verdict
+    assert v.ok and v.completed
