@@ -27,7 +27,7 @@ from functools import partial
 from inspect import isgeneratorfunction
 from typing import Any, ClassVar, Protocol
 
-from simkit.model import Checkpoint, Event, Page, Reply, Reservation, canonical_request, fingerprint
+from simkit.model import Checkpoint, Event, Page, Reply, Reservation, canonical_request, fingerprint, owned
 from simkit.ops import (
     DECLARED,
     REQUESTS,
@@ -177,8 +177,8 @@ class Driver:
         e = op.event
         record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)),
                                                self.principal())
-        # a copy: the record stays the store's
-        return replace(record, reservation=replace(record.reservation))
+        # a copy, its reply too: the record stays the store's
+        return replace(record, reservation=owned(record.reservation), result=owned(record.result))
 
     def call(self, worker: int, op: Call):
         self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line

@@ -164,10 +164,11 @@ def _one_line(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-#: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): ``sys.exit()``, a
-#: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real
-#: signal's).
-RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+#: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): anything,
+#: ``sys.exit()``, a ``KeyboardInterrupt``, a ``GeneratorExit`` or a ``BaseException`` subclass of its own too
+#: (which ``simulate`` raised as it was, a traceback from inside SimPy); :func:`consumer_error` re-raises a
+#: real signal's.
+RAISED = (BaseException,)
 
 
 #: What a driver's request fails with when the request may be malformed: a driver catching one asks

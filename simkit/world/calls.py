@@ -14,7 +14,7 @@ their way. Settlement follows docs/vocabulary.md, "Settlement".
 """
 from __future__ import annotations
 
-from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
+from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario, owned
 from simkit.ops import DECLARED, Call
 from simkit.procedure.driver import Driver
 from simkit.truth.clock import Clock
@@ -49,7 +49,8 @@ class ExternalCalls(Driver, part=True):
     def call(self, worker, op):
         self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
         yield from self._latency(self.timing.effect_latency)
-        e, mine, name = op.event, op.reservation, _CALL
+        # the world's own tuple from here on (a late reply settles it): not the one the consumer holds
+        e, mine, name = op.event, owned(op.reservation), _CALL
         if self._unsent(worker, name, e):  # the service never runs it: nothing to settle late either
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
-from simkit.model import Reply, Reservation, fingerprint
+from simkit.model import Reply, Reservation, fingerprint, owned
 from simkit.truth.clock import TimeSource
 
 from .sink import Sink
@@ -64,7 +64,8 @@ class ExternalService:
 
     def _log(self, worker: int, identity: Reservation, fate: str) -> Reply:
         seq = self.clock.tick()
-        self.requests.append(Request(seq, self.clock.now, worker, identity, fate))
+        # the log keeps its own tuple: the one the caller holds (and gets back in the reply) is the caller's
+        self.requests.append(Request(seq, self.clock.now, worker, owned(identity), fate))
         return Reply(identity, seq)
 
     def execute(self, worker: int, identity: Reservation) -> Reply:
