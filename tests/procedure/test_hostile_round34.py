@@ -14,6 +14,9 @@ that attack the checker's independence through it (``tests/mutants/round34.py``)
   an id of a ``str`` subclass whose ``__hash__`` raises, or a ``list`` subclass whose ``__iter__`` does, was a
   traceback (exit 1). A ``Handle``'s behaviour whose ``__eq__`` raises, and a request's field whose
   ``__repr__`` raises (raised again while its refusal was written), were tracebacks too;
+- a consumer whose ``__init__`` set ``simkit.Consumer.is_terminal`` (``MoveOnAndPatch``) made ``safe`` fail
+  with it: ``simkit audit`` said "passes (0 of 28 cases failed; 22 skipped, where safe itself fails)". A
+  worker life now starts only while ``simkit.Consumer`` is as defined;
 - a hook raising a ``BaseException`` subclass of its own escaped ``simulate`` as itself, a traceback from
   inside SimPy (the command line said "the consumer's code raised", naming no hook).
 
@@ -25,11 +28,11 @@ bits, strings and ``-1``; hooks raising ``SystemExit`` of odd codes, ``KeyboardI
 ``None`` or a list; a ``name`` attribute that is a class. The checkpoint, page, events and receipts a hook is
 handed are copies (round 15).
 
-Left alone: a Python consumer is code in simkit's own process, and one that rewrites simkit itself
-(monkeypatches ``simkit.Consumer``, so that ``safe`` fails every case it fails and the audit counts none; the
-judge; or walks ``gc`` and frames to the world's logs) can forge any verdict: docs/verdict.md says so, and
-``exec:`` runs a consumer in a process of its own. ``simkit.check`` of no run is a ``TypeError`` (as
-``tests/judge/test_checker.py`` asks).
+Left alone: a Python consumer is code in simkit's own process, and one that rewrites simkit beyond
+``simkit.Consumer`` (the judge, the store, ``simkit.ops.WELL_FORMED``; or walks ``gc`` and frames to the
+world's logs) can forge any verdict: docs/verdict.md says so, and ``exec:`` runs a consumer in a process of
+its own. ``simkit.check`` of no run is a ``TypeError`` (as ``tests/judge/test_checker.py`` asks). A class
+whose ``__module__`` is ``None`` is one line blaming ``_ours (lives.py:100)``: no file defines a class so.
 
 Each: the verdict the same run earns, or one line naming the strategy and the problem (a
 :class:`simkit.SimkitError`, or exit status 2 and no traceback).
@@ -213,3 +216,28 @@ def test_a_baseexception_of_a_hooks_own_is_its_one_line():
 def test_a_lookup_and_handle_as_safe_writes_them_still_run():
     """The exact classes refuse nothing ``safe`` yields (its requests are built of the world's records)."""
     assert simkit.simulate(simkit.parse(POISON), "safe").verdict.ok
+
+
+# -- 5. simkit's own Consumer changed by a consumer ----------------------------------------------------------
+@pytest.fixture
+def restored(monkeypatch):
+    """simkit.Consumer as it was after the test, whatever a consumer did to it."""
+    for name, value in vars(Consumer).items():
+        if not name.startswith("__"):
+            monkeypatch.setattr(Consumer, name, value)
+
+
+def test_an_audit_of_a_consumer_that_changes_simkits_consumer_is_refused_not_passed(restored):
+    """``simkit audit`` of ``MoveOnAndPatch`` said "passes (0 of 28 cases failed; 22 skipped, where safe
+    itself fails)"."""
+    with pytest.raises(simkit.SimkitError, match=r"MoveOnAndPatch: simkit\.Consumer\.is_terminal has been "
+                                                 r"changed in this process .*\(docs/hooks\.md\)$"):
+        simkit.audit(round34.MoveOnAndPatch, budget=20)
+
+
+def test_a_change_made_in_a_hook_is_found_as_the_next_life_starts(restored):
+    """Its next life (after ``retry_walkthrough``'s crash), and every run after it in the process."""
+    sc = simkit.load("retry_walkthrough")
+    for strategy, named in ((round34.PatchesInAHook, r"mutants\.round34:PatchesInAHook"), ("safe", "safe")):
+        with pytest.raises(simkit.SimkitError, match=rf"strategy {named}: simkit\.Consumer\.is_caught_up "):
+            simkit.simulate(sc, strategy)
