@@ -17,6 +17,8 @@ that attack the checker's independence through it (``tests/mutants/round34.py``)
 - a consumer whose ``__init__`` set ``simkit.Consumer.is_terminal`` (``MoveOnAndPatch``) made ``safe`` fail
   with it: ``simkit audit`` said "passes (0 of 28 cases failed; 22 skipped, where safe itself fails)". A
   worker life now starts only while ``simkit.Consumer`` is as defined;
+- ``simkit.testing.assert_ok_on(buggy, scenario, seeds=())`` passed: no run, so no failure. An empty
+  ``seeds`` is one line naming it now;
 - a hook raising a ``BaseException`` subclass of its own escaped ``simulate`` as itself, a traceback from
   inside SimPy (the command line said "the consumer's code raised", naming no hook).
 
@@ -241,3 +243,12 @@ def test_a_change_made_in_a_hook_is_found_as_the_next_life_starts(restored):
     for strategy, named in ((round34.PatchesInAHook, r"mutants\.round34:PatchesInAHook"), ("safe", "safe")):
         with pytest.raises(simkit.SimkitError, match=rf"strategy {named}: simkit\.Consumer\.is_caught_up "):
             simkit.simulate(sc, strategy)
+
+
+# -- 6. simkit.testing asked to judge nothing ---------------------------------------------------------------
+@pytest.mark.parametrize("seeds", [(), [], range(0)])
+def test_assert_ok_on_no_seed_is_one_line_not_a_pass(seeds):
+    """``assert_ok_on(in_memory_quarantine, "quarantine_boundary", seeds=())`` passed: no run, no failure."""
+    from simkit.testing import assert_ok_on
+    with pytest.raises(simkit.SimkitError, match=r"^seeds .*: names no seed, so nothing would be run"):
+        assert_ok_on(simkit.resolve("in_memory_quarantine"), "quarantine_boundary", seeds=seeds)
