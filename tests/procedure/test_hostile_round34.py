@@ -17,8 +17,9 @@ that attack the checker's independence through it (``tests/mutants/round34.py``)
 - a consumer whose ``__init__`` set ``simkit.Consumer.is_terminal`` (``MoveOnAndPatch``) made ``safe`` fail
   with it: ``simkit audit`` said "passes (0 of 28 cases failed; 22 skipped, where safe itself fails)". A
   worker life now starts only while ``simkit.Consumer`` is as defined;
-- ``simkit.testing.assert_ok_on(buggy, scenario, seeds=())`` passed: no run, so no failure. An empty
-  ``seeds`` is one line naming it now;
+- ``simkit.testing.assert_ok_on(buggy, scenario, seeds=())`` passed: no run, so no failure; and an audit
+  whose budget ran out before its first case said "passes (0 of 0 cases failed)", exit 0
+  (``assert_passes_audit`` too). Each is one line naming ``seeds`` or ``budget`` now;
 - a hook raising a ``BaseException`` subclass of its own escaped ``simulate`` as itself, a traceback from
   inside SimPy (the command line said "the consumer's code raised", naming no hook).
 
@@ -252,3 +253,12 @@ def test_assert_ok_on_no_seed_is_one_line_not_a_pass(seeds):
     from simkit.testing import assert_ok_on
     with pytest.raises(simkit.SimkitError, match=r"^seeds .*: names no seed, so nothing would be run"):
         assert_ok_on(simkit.resolve("in_memory_quarantine"), "quarantine_boundary", seeds=seeds)
+
+
+def test_an_audit_whose_budget_judges_no_case_is_one_line_not_a_pass():
+    """``simkit audit in_memory_quarantine --budget 0.000001`` said "passes (0 of 0 cases failed ...)", exit
+    0, and so did ``assert_passes_audit``: nothing was judged."""
+    from simkit.testing import assert_passes_audit
+    with pytest.raises(simkit.SimkitError, match=r"^budget: 1e-09 s ran out before a case was judged") as e:
+        assert_passes_audit("in_memory_quarantine", budget=1e-9)
+    assert e.value.param == "budget"
