@@ -93,9 +93,9 @@ def _returned(hook: str, value) -> Generator:
     if isinstance(value, Generator):
         return value
     how = _HOW.get(hook, "return (yield request)")
-    raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: "
-                    f"yield its requests and return the result, as in {how}; with no request to make, put "
-                    f"a bare yield after the return (docs/hooks.md#{hook})")
+    raise HookError(f"hook {hook}() returned {described(value)} ({type(value).__name__}) but must be a "
+                    f"generator: yield its requests and return the result, as in {how}; with no request to "
+                    f"make, put a bare yield after the return (docs/hooks.md#{hook})")
 
 
 def _bad_answer(hook: str, value, must: str) -> HookError:

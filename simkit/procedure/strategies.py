@@ -208,8 +208,9 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None,
     if problem is not None:
         return ConsumerError(f"strategy {ref}: {problem}")
     if exc is None:
-        return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), "
-                              "which is not a request of simkit.ops")
+        shown = _one_line(described(op, 80), 80)      # (an object's own repr may raise)
+        return ConsumerError(f"strategy {ref} yielded {shown} ({type(op).__name__}), which is not a request "
+                             "of simkit.ops")
     if isinstance(exc, SIGNALLED):  # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
         raise exc
     message = _one_line(told(exc))

@@ -12,8 +12,9 @@ that attack the checker's independence through it (``tests/mutants/round34.py``)
   must be of its exact class now (a malformed request, one line);
 - a ``Lookup``'s events were checked for their class only: an ``int`` id or a ``float`` position was read, and
   an id of a ``str`` subclass whose ``__hash__`` raises, or a ``list`` subclass whose ``__iter__`` does, was a
-  traceback (exit 1). A ``Handle``'s behaviour whose ``__eq__`` raises, and a request's field whose
-  ``__repr__`` raises (raised again while its refusal was written), were tracebacks too;
+  traceback (exit 1). A ``Handle``'s behaviour whose ``__eq__`` raises, and a request's field, a yielded
+  non-request or a yielding hook's returned value whose ``__repr__`` raises (raised again while its refusal
+  was written), were tracebacks too;
 - a consumer whose ``__init__`` set ``simkit.Consumer.is_terminal`` (``MoveOnAndPatch``) made ``safe`` fail
   with it: ``simkit audit`` said "passes (0 of 28 cases failed; 22 skipped, where safe itself fails)". A
   worker life now starts only while ``simkit.Consumer`` is as defined;
@@ -262,3 +263,30 @@ def test_an_audit_whose_budget_judges_no_case_is_one_line_not_a_pass():
     with pytest.raises(simkit.SimkitError, match=r"^budget: 1e-09 s ran out before a case was judged") as e:
         assert_passes_audit("in_memory_quarantine", budget=1e-9)
     assert e.value.param == "budget"
+
+
+# -- 7. what a consumer yields or returns, whose repr raises ------------------------------------------------
+class NoRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr")
+
+
+class YieldsNoRepr(Consumer):
+    def run(self):
+        yield NoRepr()
+
+
+class ReturnsNoRepr(Consumer):
+    def apply(self, event, applied_position):
+        return NoRepr()
+
+
+@pytest.mark.parametrize("cls, said", [
+    (YieldsNoRepr, "yielded <NoRepr> (NoRepr), which is not a request of simkit.ops"),
+    (ReturnsNoRepr, "hook apply() returned <NoRepr> (NoRepr) but must be a generator"),
+])
+def test_a_non_request_whose_repr_raises_is_its_one_line(cls, said):
+    """A traceback from the line that was to say so (the second, blamed on simkit's own ``_returned``)."""
+    with pytest.raises(simkit.SimkitError) as e:
+        simkit.simulate(simkit.load("retry_walkthrough"), cls)
+    assert said in str(e.value) and "RuntimeError" not in str(e.value)
