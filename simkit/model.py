@@ -16,8 +16,8 @@ __all__ = [
     "LOST_FAULTS", "REPLY_LOST", "REQUEST_LOST", "REPLY_FAULTS", "LOST_OPS", "MAX_FAULTS", "record",
     "default_id", "default_position", "is_default_id", "Event", "Page", "Checkpoint", "Fault", "EventSpec",
     "Timing", "RandomFaults", "Initial", "Scenario", "PENDING", "PROVISIONAL", "COMMITTED", "STATES",
-    "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply", "canonical_request",
-    "fingerprint",
+    "POLICIES", "WEAK", "TIMEOUT", "FIELDS", "CROSSED_FIELDS", "Reservation", "Reply", "owned",
+    "canonical_request", "fingerprint",
 ]
 
 #: Outcomes a receipt may bind to an event id (docs/vocabulary.md, "Outcomes").
@@ -297,6 +297,19 @@ class Reply:
     identity: Reservation
     request: int
     outcome: str = "success"
+
+
+def owned(value):
+    """A copy of a :class:`Reservation` or :class:`Reply` (its identity copied too) that no one else holds;
+    any other value as it is. What ground truth keeps of a consumer's request is its own, and so is what it
+    hands back: a consumer that rewrote the tuple it had called with after the call (``object.__setattr__``)
+    rewrote the service's log, and a stale binding passed as the one in force (docs/verdict.md, "Crashes are
+    real": every value handed to a consumer is a copy or immutable)."""
+    if isinstance(value, Reservation):
+        return Reservation(value.operation_id, value.fingerprint, value.binding, value.generation)
+    if isinstance(value, Reply):
+        return Reply(owned(value.identity), value.request, value.outcome)
+    return value
 
 
 def canonical_request(event: Event) -> dict:

@@ -228,10 +228,12 @@ _ADMITS = {
     "str": "type(v) is str",
     "int": "type(v) is int and 0 <= v <= MAX_FIELD",
     "bool": "type(v) is bool",
-    "Event": "isinstance(v, Event)",
-    "Reservation": "isinstance(v, Reservation)",
-    "Reply | str": "isinstance(v, Reply) or type(v) is str",
-    "tuple[Event, ...]": "isinstance(v, (tuple, list)) and all(isinstance(e, Event) for e in v)",
+    # a record of these exact classes, not a subclass: one whose field is a property of its own read as one
+    # event or tuple when checked and as another when executed (the handler's decision logged for another id)
+    "Event": "type(v) is Event",
+    "Reservation": "type(v) is Reservation",
+    "Reply | str": "type(v) is Reply or type(v) is str",
+    "tuple[Event, ...]": "type(v) in (tuple, list) and all(WELL_EVENT(e) for e in v)",
 }
 #: The fields of a record a request carries, held to their exact types too (an event's id of a ``str``
 #: subclass passed ``isinstance(v, Event)`` and raised from its own ``__hash__`` in the store): record ->
@@ -244,8 +246,9 @@ _EXACT = {"str": "type(v) is str", "int": "type(v) is int"}
 #: (A Settle's observation of a string no policy knows, or a reply or reservation of fields of other types,
 #: was a traceback from the ledger, raised as simkit's own error.)
 _ALSO = {Commit: ("outcome", "v in OUTCOMES", f"one of {', '.join(OUTCOMES)}"),
-         # the handler took a behaviour it did not know for a hold: "zzz" was answered reversible_hold
-         Handle: ("event.behavior", "v in BEHAVIORS", f"one of {', '.join(BEHAVIORS)}"),
+         # the handler took a behaviour it did not know for a hold: "zzz" was answered reversible_hold (a str:
+         # an object's own __eq__ raised from this very test)
+         Handle: ("event.behavior", "type(v) is str and v in BEHAVIORS", f"one of {', '.join(BEHAVIORS)}"),
          # a Wait of any other reason was taken for one that is not caught up (a blocked worker's)
          Wait: ("reason", "v in WAIT_REASONS", f"one of {', '.join(WAIT_REASONS)}"),
          Settle: ("observation", "type(v) is str and v in WEAK or isinstance(v, Reply) and WELL_REPLY(v)",
@@ -256,12 +259,19 @@ def _well_reply(r: Reply) -> bool:
     """Whether reply ``r`` holds what a reply of ``Call`` holds besides its identity (a reservation, whose
     fields the ledgers refuse one by one: :func:`simkit.store.limits.refuse_settlement`): a request's number,
     an outcome."""
-    return type(r.request) is int and type(r.outcome) is str and isinstance(r.identity, Reservation)
+    return type(r.request) is int and type(r.outcome) is str and type(r.identity) is Reservation
+
+
+def _well_event(e) -> bool:
+    """Whether ``e``, one of a ``Lookup``'s events, is an :class:`Event` whose id and position are those the
+    stores hold, as :data:`_NESTED` asks of a request's one event (an id of a ``str`` subclass raised from its
+    own ``__hash__`` in the store, a traceback)."""
+    return type(e) is Event and type(e.id) is str and type(e.position) is int and 0 <= e.position <= MAX_FIELD
 
 
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
         "OUTCOMES": OUTCOMES, "BEHAVIORS": BEHAVIORS, "WAIT_REASONS": WAIT_REASONS, "WEAK": WEAK,
-        "WELL_REPLY": _well_reply}
+        "WELL_REPLY": _well_reply, "WELL_EVENT": _well_event}
 
 
 def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:
@@ -324,10 +334,14 @@ def malformed(op) -> str | None:
         v = attrgetter(field)(op)
         if _ADMITTED[test](v):
             continue
+        # described(): an int's repr may be 5,000 digits, and a consumer's object's repr may raise
         if must is not None:
-            return f"{name}.{field} is {v!r:.60}, not {must}"
+            return f"{name}.{field} is {described(v)}, not {must}"
         if type(v) is int and annotations[field] == "int":      # an integer field's value out of its range
             return f"{name}.{field} is {described(v)}, not within 0..2**63 - 1"
-        shown = described(v) if type(v) is int else f"{v!r:.60}"   # (an int's repr may be 5,000 digits)
-        return f"{name}.{field} is {shown} ({type(v).__name__}), not {annotations[field]}"
+        if type(v) in (tuple, list) and annotations[field] == "tuple[Event, ...]":     # one event of them
+            i = next(i for i, e in enumerate(v) if not _well_event(e))
+            return (f"{name}.{field}[{i}] is {described(v[i])} ({type(v[i]).__name__}), not an Event of a "
+                    "str id and an int position within 0..2**63 - 1")
+        return f"{name}.{field} is {described(v)} ({type(v).__name__}), not {annotations[field]}"
     return None

@@ -132,6 +132,9 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
     if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (tuple, list, range))):
         raise SimkitError(f"seeds {described(seeds)}: must be a tuple of seeds (seeds=(3,) for one)",
                           param="seeds")      # an int was a TypeError: 'int' object is not iterable
+    if seeds is not None and not len(seeds):        # assert_ok_on(buggy, seeds=()) passed, judging nothing
+        raise SimkitError(f"seeds {described(seeds)}: names no seed, so nothing would be run: give one at "
+                          "least, or None for each scenario's own", param="seeds")
     runs = []
     for given in scenarios or ("retry_walkthrough",):
         scenario = given if isinstance(given, Scenario) else load(given)

@@ -57,7 +57,7 @@ from simkit.ops import (
 )
 from simkit.requests import WAIT_REASONS
 
-__all__ = ["ATTEMPT_STATUSES", "Contract", "Consumer", "HookError", "RETURNING", "YIELDING"]
+__all__ = ["ATTEMPT_STATUSES", "Contract", "Consumer", "HookError", "RETURNING", "YIELDING", "tampered"]
 
 #: The hooks that are generators: they yield requests of :mod:`simkit.ops` and return a result
 #: (docs/hooks.md).
@@ -93,9 +93,9 @@ def _returned(hook: str, value) -> Generator:
     if isinstance(value, Generator):
         return value
     how = _HOW.get(hook, "return (yield request)")
-    raise HookError(f"hook {hook}() returned {value!r} ({type(value).__name__}) but must be a generator: "
-                    f"yield its requests and return the result, as in {how}; with no request to make, put "
-                    f"a bare yield after the return (docs/hooks.md#{hook})")
+    raise HookError(f"hook {hook}() returned {described(value)} ({type(value).__name__}) but must be a "
+                    f"generator: yield its requests and return the result, as in {how}; with no request to "
+                    f"make, put a bare yield after the return (docs/hooks.md#{hook})")
 
 
 def _bad_answer(hook: str, value, must: str) -> HookError:
@@ -325,3 +325,19 @@ class Consumer:
         if swapped is LOST:
             return "lost"
         return "advanced" if swapped else "rejected"
+
+
+#: simkit's own :class:`Consumer` as defined: every consumer inherits its hooks, and ``safe`` (the audit's
+#: reference, whose failures excuse a case) is it
+_AS_DEFINED = dict(vars(Consumer))
+
+
+def tampered() -> str | None:
+    """The first attribute of simkit's own :class:`Consumer` that code in this process has assigned, added or
+    deleted since it was defined (``None`` if none). A consumer's ``__init__`` that set
+    ``simkit.Consumer.is_terminal`` made ``safe`` move on past a retry too: it failed every case the consumer
+    failed, and ``simkit audit`` counted none of them, "passes" (docs/verdict.md, "Crashes are real")."""
+    now = vars(Consumer)
+    if len(now) == len(_AS_DEFINED) and all(now.get(k, now) is v for k, v in _AS_DEFINED.items()):
+        return None
+    return min(k for k in now.keys() | _AS_DEFINED.keys() if now.get(k, now) is not _AS_DEFINED.get(k, now))

@@ -27,7 +27,7 @@ from functools import partial
 from inspect import isgeneratorfunction
 from typing import Any, ClassVar, Protocol
 
-from simkit.model import Checkpoint, Event, Page, Reply, Reservation, canonical_request, fingerprint
+from simkit.model import Checkpoint, Event, Page, Reply, Reservation, canonical_request, fingerprint, owned
 from simkit.ops import (
     DECLARED,
     REQUESTS,
@@ -177,8 +177,8 @@ class Driver:
         e = op.event
         record = self.store.operations.reserve(worker, e.id, fingerprint(canonical_request(e)),
                                                self.principal())
-        # a copy: the record stays the store's
-        return replace(record, reservation=replace(record.reservation))
+        # a copy, its reply too: the record stays the store's
+        return replace(record, reservation=owned(record.reservation), result=owned(record.result))
 
     def call(self, worker: int, op: Call, sent: float | None = None):
         """The service executes the call, issued at ``sent`` (by default now: seed 001's binding in force)."""

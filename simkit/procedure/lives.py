@@ -43,7 +43,7 @@ import types
 from collections import deque
 from functools import cache
 
-from .consumer import Contract
+from .consumer import Contract, tampered
 from .strategies import RAISED, consumer_error
 
 __all__ = ["end", "fresh", "not_rerunning", "start"]
@@ -198,6 +198,11 @@ def start(strategy: type, contract: Contract):
         gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
     except RAISED as exc:
         raise consumer_error(strategy, exc) from exc
+    if (changed := tampered()) is not None:     # by this life's __init__, or by any code before it
+        raise consumer_error(strategy, None, problem=f"simkit.Consumer.{changed} has been changed in this "
+                             "process (found as this strategy started a worker life): safe and every "
+                             "consumer's inherited hooks are no longer seed 000's; override a hook in your "
+                             "own class (docs/hooks.md)")
     if not hasattr(gen, "send"):
         raise consumer_error(strategy, None, problem=f"run() returned {type(gen).__name__}, not a generator")
     return gen

@@ -164,10 +164,11 @@ def _one_line(text: str, width: int = 300) -> str:
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
-#: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): ``sys.exit()``, a
-#: ``KeyboardInterrupt`` or a ``GeneratorExit`` of its own too (:func:`consumer_error` re-raises a real
-#: signal's).
-RAISED = (Exception, SystemExit, KeyboardInterrupt, GeneratorExit)
+#: What a consumer's own code may raise that simkit reports as its one-line error (exit 2): anything,
+#: ``sys.exit()``, a ``KeyboardInterrupt``, a ``GeneratorExit`` or a ``BaseException`` subclass of its own too
+#: (which ``simulate`` raised as it was, a traceback from inside SimPy); :func:`consumer_error` re-raises a
+#: real signal's.
+RAISED = (BaseException,)
 
 
 #: What a driver's request fails with when the request may be malformed: a driver catching one asks
@@ -207,8 +208,9 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None,
     if problem is not None:
         return ConsumerError(f"strategy {ref}: {problem}")
     if exc is None:
-        return ConsumerError(f"strategy {ref} yielded {_one_line(repr(op), 80)} ({type(op).__name__}), "
-                              "which is not a request of simkit.ops")
+        shown = _one_line(described(op, 80), 80)      # (an object's own repr may raise)
+        return ConsumerError(f"strategy {ref} yielded {shown} ({type(op).__name__}), which is not a request "
+                             "of simkit.ops")
     if isinstance(exc, SIGNALLED):  # Ctrl-C or SIGTERM while the consumer ran: the user's, not its
         raise exc
     message = _one_line(told(exc))

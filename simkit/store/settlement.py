@@ -47,6 +47,7 @@ from simkit.model import (
     Reservation,
     canonical_request,
     fingerprint,
+    owned,
 )
 from simkit.truth.clock import Clock, TimeSource
 
@@ -201,6 +202,7 @@ class Ledger:
     def settle(self, policy: str, worker: int, reservation: Reservation, observation) -> str:
         """Step 3: validate and transition in one atomic compare-and-set. Returns the record's state after."""
         refuse_settlement(reservation, observation)
+        observation = owned(observation)        # the history keeps its own reply, not the consumer's
         if policy == "split_validate_write":
             return self.write(worker, self.validate(worker, reservation, observation))
         fenced, monotonic = _RULES[policy]
@@ -211,7 +213,7 @@ class Ledger:
     def validate(self, worker: int, reservation: Reservation, observation) -> Decision:
         """``split_validate_write``, first transaction: the fenced rules, evaluated now, written later."""
         refuse_settlement(reservation, observation)
-        return decide(self.record_of(reservation), reservation, observation)
+        return decide(self.record_of(reservation), reservation, owned(observation))
 
     def record_of(self, reservation: Reservation) -> Operation:
         """The record a call or a settlement under ``reservation`` goes to. A reservation of an operation id

@@ -302,6 +302,8 @@ def audit(strategy, *, seeds: int = 3, sweep_seeds: int = 20, first_only: bool =
                 bar.set_postfix_str(f"budget {max(0.0, deadline - time.monotonic()):.0f} s left")
             if first_only and status == "fail":
                 break
+    if todo and not done:       # it said "passes (0 of 0 cases failed)", exit 0, having judged nothing
+        raise SimkitError(f"budget: {budget:g} s ran out before a case was judged: give more", param="budget")
     _tally(result, todo, done)
     if first_only:
         del result.failures[1:]

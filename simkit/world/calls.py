@@ -15,7 +15,7 @@ faults around a request are its base's (:mod:`~simkit.world.points`). Settlement
 """
 from __future__ import annotations
 
-from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario
+from simkit.model import REPLY_LOST, REQUEST_LOST, TIMEOUT, Scenario, owned
 from simkit.ops import DECLARED, Call
 from simkit.truth.clock import Clock
 from simkit.truth.trace import Trace, crossed_outcome, transition_outcome, validated_outcome
@@ -50,7 +50,8 @@ class ExternalCalls(FaultPoints, part=True):
     def call(self, worker, op):
         self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
         yield from self._latency(self.timing.effect_latency)
-        e, mine, name = op.event, op.reservation, _CALL
+        # the world's own tuple from here on (a late reply settles it): not the one the consumer holds
+        e, mine, name = op.event, owned(op.reservation), _CALL
         if self._unsent(worker, name, e):  # the service never runs it: nothing to settle late either
             self._row(worker, "effect", e, REQUEST_LOST)
             yield from self._latency(self.timing.timeout)

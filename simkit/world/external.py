@@ -16,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, replace
 
-from simkit.model import Reply, Reservation, fingerprint
+from simkit.model import Reply, Reservation, fingerprint, owned
 from simkit.truth.clock import TimeSource
 
 from .sink import Sink
@@ -66,7 +66,8 @@ class ExternalService:
 
     def _log(self, worker: int, identity: Reservation, fate: str, sent: float | None = None) -> Reply:
         seq, now = self.clock.tick(), self.clock.now
-        self.requests.append(Request(seq, now, worker, identity, fate, now if sent is None else sent))
+        # the log keeps its own tuple: the one the caller holds (and gets back in the reply) is the caller's
+        self.requests.append(Request(seq, now, worker, owned(identity), fate, now if sent is None else sent))
         return Reply(identity, seq)
 
     def execute(self, worker: int, identity: Reservation, sent: float | None = None) -> Reply:
