@@ -1,0 +1,157 @@
+"""The service, thirteenth round of hostile input (hostile round 32, a fresh tester): seed 004's service as
+its clients meet it.
+
+Found: ``HttpTransport.post`` read a reply dripped a byte at a time for as long as it dripped (its
+``timeout`` bounded each read alone: 100 bytes at 0.5 s took 50 s under a 2 s timeout, headers dripped
+likewise), and read a reply of any size; a reply that is not the service's (a proxy's HTML 502) was a
+``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list.
+
+Each test names the exception, or the status, the client must see.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from simkit.service import transport as T
+
+CHANGES = "/api/v1/memory/changes"
+
+
+@contextmanager
+def replying(script):
+    """``url`` of a one-connection server that reads a request and then runs ``script(conn)``; the
+    thread is joined on the way out (the socket closed first, so a script still sending stops)."""
+    lsock = socket.create_server(("127.0.0.1", 0))
+    conns: list[socket.socket] = []
+
+    def serve():
+        try:
+            conn, _ = lsock.accept()
+        except OSError:
+            return
+        conns.append(conn)
+        with conn:
+            data = b""
+            while not _whole(data):             # the request read whole: a close with bytes unread is a reset
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            try:
+                script(conn)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{lsock.getsockname()[1]}"
+    finally:
+        lsock.close()
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        thread.join(30)
+
+
+def _whole(data: bytes) -> bool:
+    head, sep, body = data.partition(b"\r\n\r\n")
+    length = [int(line.split(b":")[1]) for line in head.split(b"\r\n")
+              if line.lower().startswith(b"content-length:")]
+    return bool(sep) and len(body) >= (length[0] if length else 0)
+
+
+def _post(url: str, timeout: float = 1.0):
+    transport = T.HttpTransport(url, timeout=timeout)
+    try:
+        return transport.post(CHANGES, {})
+    finally:
+        transport.close()
+
+
+def _drip(conn: socket.socket, data: bytes, seconds: float) -> None:
+    """``data`` a byte every 0.1 s for ``seconds``, then the rest at once: a whole, valid reply."""
+    end = time.monotonic() + seconds
+    i = 0
+    while i < len(data) and time.monotonic() < end:
+        conn.sendall(data[i:i + 1])
+        i += 1
+        time.sleep(0.1)
+    conn.sendall(data[i:])
+
+
+BODY = b'{"contract_version": 1, "changes": [], "next_cursor": null, "high_watermark": null, "complete": 1}'
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(BODY)
+
+
+# -- 1. the HTTP client's deadline ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dripped", ["body", "head"])
+def test_a_reply_dripped_past_the_timeout_is_reply_lost(dripped):
+    """A server that sends its reply a byte every 0.1 s (for 6 s, then the rest): ``HttpTransport(timeout=1)``
+    read it all and answered 200, since httpx's timeout bounds each read alone (a drip of any length never
+    ended). The transport's ``timeout`` is the call's: past it, ``ReplyLost``."""
+    def script(conn):
+        if dripped == "body":
+            conn.sendall(HEAD)
+            _drip(conn, BODY, 6)
+        else:
+            _drip(conn, HEAD + BODY, 6)
+
+    with replying(script) as url:
+        with pytest.raises(T.ReplyLost):
+            _post(url)
+
+
+def test_a_reply_within_the_timeout_is_read():
+    """The deadline spares a reply that comes in time, dripped or not."""
+    with replying(lambda conn: _drip(conn, HEAD + BODY, 0.3)) as url:
+        r = _post(url, timeout=10)
+    assert (r.status, r["complete"]) == (200, 1)
+
+
+# -- 2. replies that are not the service's -------------------------------------------------------------------
+def _reply(status: bytes, content_type: bytes, body: bytes):
+    head = b"HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (status, content_type,
+                                                                                len(body))
+    return lambda conn: conn.sendall(head + body)
+
+
+@pytest.mark.parametrize("status,content_type,body,shown", [
+    (b"502 Bad Gateway", b"text/html", b"<html><body>502 Bad Gateway</body></html>", "502 reply"),
+    (b"200 OK", b"application/json", b"[1, 2]", "200 reply"),
+    (b"200 OK", b"application/json", b"null", "200 reply"),
+    (b"500 Internal Server Error", b"application/json", b"[" * 100_000 + b"]" * 100_000, "500 reply"),
+], ids=["html-502", "array", "null", "nested"])
+def test_a_reply_that_is_not_the_services_json_object_is_bad_reply(status, content_type, body, shown):
+    """A proxy's HTML 502 was a ``JSONDecodeError`` out of ``HttpTransport.post`` (round 27 left it), a JSON
+    array a ``Response`` whose ``body`` was a list (``r["error"]``: ``TypeError``), JSON nested past the
+    stack a ``RecursionError``. Each is a ``BadReply`` (a ``ReplyLost``: the request may have taken effect,
+    so the caller retries the identical command) naming the route, the status and what came."""
+    with replying(_reply(status, content_type, body)) as url:
+        with pytest.raises(T.BadReply) as err:
+            _post(url)
+    assert isinstance(err.value, T.ReplyLost)
+    assert CHANGES in str(err.value) and shown in str(err.value), str(err.value)
+
+
+def test_a_reply_past_the_bound_is_bad_reply():
+    """A reply of any size was read whole into memory (a stream that never ends, for ever); past
+    ``T.MAX_REPLY_BYTES`` it is a ``BadReply``, read no further."""
+    def script(conn):
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                     % (4 * T.MAX_REPLY_BYTES))
+        block = b" " * 65536
+        for _ in range(4 * T.MAX_REPLY_BYTES // len(block)):
+            conn.sendall(block)
+
+    with replying(script) as url:
+        with pytest.raises(T.BadReply) as err:
+            _post(url, timeout=30)
+    assert f"more than {T.MAX_REPLY_BYTES} bytes" in str(err.value)
