@@ -4,7 +4,11 @@ its clients meet it.
 Found: ``HttpTransport.post`` read a reply dripped a byte at a time for as long as it dripped (its
 ``timeout`` bounded each read alone: 100 bytes at 0.5 s took 50 s under a 2 s timeout, headers dripped
 likewise), and read a reply of any size; a reply that is not the service's (a proxy's HTML 502) was a
-``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list.
+``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list. The ``correct`` client, version 2,
+crashing after it applied a page and before it saved it, across a restore, left the effects of the dropped
+history unreconciled (``restore_from_backup --contract-version 2 --explore --horizon 6``: 26 of 418 schedules
+NOT ok): its restored checkpoint was consistent and no 409 came, though the feed served, at a (journal,
+sequence) its ledger held, an entry of another history.
 
 Each test names the exception, or the status, the client must see.
 """
@@ -155,3 +159,27 @@ def test_a_reply_past_the_bound_is_bad_reply():
         with pytest.raises(T.BadReply) as err:
             _post(url, timeout=30)
     assert f"more than {T.MAX_REPLY_BYTES} bytes" in str(err.value)
+
+
+# -- 3. the correct client, judged ---------------------------------------------------------------------------
+def test_a_v2_client_that_crashed_before_saving_reconciles_effects_a_restore_dropped():
+    """``restore_from_backup``, version 2, worker 1 crashing before its 6th checkpoint write: it had applied
+    entries 10-13, read before the restore, and the restore (backup at 14 s) dropped them. Restarted, it read
+    its restored checkpoint (sequence 9, consistent: no 409) and went on, its ledger's effects of the dropped
+    history unreconciled (``unreconciled`` 0001:10-13, NOT ok). Seed 004: *"Restoring an older backup can put
+    the server behind external consumer effects ... Reconcile those effects explicitly"*; version 2's
+    exact-history cursor shows it: the feed serves, at (journal, 10), an entry of another history than the
+    ledger's. The client reconciles there."""
+    from simkit.service import run_service_scenario
+    run = run_service_scenario("restore_from_backup", "correct", 2, crashes=[[1, "before_write", 6]])
+    v = run.verdict
+    assert (v.ok, v.unreconciled, v.lost) == (True, [], []), v
+    assert [len(gone) for *_x, gone in run.world.reconciled] == [4]
+
+
+def test_a_v1_client_keeps_its_documented_limit():
+    """Version 1 keys an effect by (journal_id, sequence) alone: the same crash is its documented limit
+    (docs/service.md: "version 1 cannot tell"), NOT ok as before."""
+    from simkit.service import run_service_scenario
+    v = run_service_scenario("restore_from_backup", "correct", 1, crashes=[[1, "before_write", 6]]).verdict
+    assert not v.ok and v.unreconciled
