@@ -8,7 +8,10 @@ likewise), and read a reply of any size; a reply that is not the service's (a pr
 crashing after it applied a page and before it saved it, across a restore, left the effects of the dropped
 history unreconciled (``restore_from_backup --contract-version 2 --explore --horizon 6``: 26 of 418 schedules
 NOT ok): its restored checkpoint was consistent and no 409 came, though the feed served, at a (journal,
-sequence) its ledger held, an entry of another history.
+sequence) its ledger held, an entry of another history. The checker counted a duplicate acknowledgment
+across a restore: a lost write the restore rolled back, its identical retry a 409, the page then saved with a
+new key (``restore_reused_numbers --contract-version 2 --explore --max-crashes 2 --horizon 4``: 21 of 395 NOT
+ok, ``duplicate_acks`` 1).
 
 Each test names the exception, or the status, the client must see.
 """
@@ -183,3 +186,24 @@ def test_a_v1_client_keeps_its_documented_limit():
     from simkit.service import run_service_scenario
     v = run_service_scenario("restore_from_backup", "correct", 1, crashes=[[1, "before_write", 6]]).verdict
     assert not v.ok and v.unreconciled
+
+
+def test_an_acknowledgment_a_restore_rolled_back_is_not_acknowledged_twice():
+    """``restore_reused_numbers``, version 2, two crashes delaying the checkpoint's creation past the backup
+    (14 s) and the reply to the write of cursor 9 lost: the restore (30 s) rolled that write back, receipt
+    and all; the identical retry met a 409 (no checkpoint), the client reread (404) and created its checkpoint
+    at cursor 9 with a new key. The checker counted that as the page acknowledged twice (``duplicate_acks`` 1,
+    NOT ok), where ``broken_receipts`` and ``regressions`` already forget what a restore rolled back."""
+    from simkit.service import run_service_scenario
+    run = run_service_scenario("restore_reused_numbers", "correct", 2, lost_writes=[[1, 3]],
+                               crashes=[[1, "after_apply", 1], [1, "after_apply", 3]])
+    nines = [c.seq for *_x, c in run.world.calls if c is not None and c.after["cursor"]["sequence"] == 9]
+    (restore, _at), = run.world.svc.restores
+    assert len(nines) == 2 and nines[0] < restore < nines[1]          # saved, rolled back, saved again
+    assert (run.verdict.ok, run.verdict.duplicate_acks) == (True, 0), run.verdict
+
+
+def test_a_page_acknowledged_twice_without_a_restore_is_still_counted():
+    """``new_key_retry``'s duplicate acknowledgments stay counted (docs/service.md: ``dup acks`` 2)."""
+    from simkit.service import run_service_scenario
+    assert run_service_scenario("checkpoint_service", "new_key_retry").verdict.duplicate_acks == 2
