@@ -207,3 +207,30 @@ def test_a_page_acknowledged_twice_without_a_restore_is_still_counted():
     """``new_key_retry``'s duplicate acknowledgments stay counted (docs/service.md: ``dup acks`` 2)."""
     from simkit.service import run_service_scenario
     assert run_service_scenario("checkpoint_service", "new_key_retry").verdict.duplicate_acks == 2
+
+
+# -- 4. a client across a restart of simkit serve (docs/service.md, "Restarting it") ----------------------
+def test_a_restart_is_a_new_service_v1_cursors_pass_v2_cursors_diverge():
+    """``simkit serve`` holds its state in memory; docs/service.md said only that "cursors survive a restart"
+    (of the feed it models), and a client's version 2 cursor met a 409 it was not told of. Two starts, as two
+    ``build_service(WallClock())``: a version 1 cursor of the start-up journal is taken, a version 2 one is
+    ``divergent_history`` (the entries' commit times are the new start's), as the docs now say."""
+    from simkit.service import DEV_SCOPE
+    from simkit.service.config import build_service
+    from simkit.service.server import WallClock
+    from simkit.service.transport import ModelTransport
+
+    def page(svc, version):
+        return ModelTransport(svc).post(CHANGES, {"contract_version": version, "scope": DEV_SCOPE,
+                                                  "query": {"limit": 2}})
+
+    first, _ = build_service(WallClock())
+    v1, v2 = page(first, 1)["next_cursor"], page(first, 2)["next_cursor"]
+    time.sleep(0.01)                                       # the next start's wall clock has moved
+    second, _ = build_service(WallClock())
+    assert page(second, 1).status == 200
+    after = {"contract_version": 1, "scope": DEV_SCOPE, "query": {"after": v1}}
+    assert ModelTransport(second).post(CHANGES, after).status == 200
+    after = {"contract_version": 2, "scope": DEV_SCOPE, "query": {"after": v2}}
+    r = ModelTransport(second).post(CHANGES, after)
+    assert (r.status, r.body["error"]["code"]) == (409, "divergent_history"), r.body
