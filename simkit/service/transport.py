@@ -9,8 +9,9 @@ both, and a consumer can be pointed at either.
 
 Over HTTP, a reply that is not the service's (a proxy's HTML 502, JSON that is no object, one past
 :data:`MAX_REPLY_BYTES`) raises :class:`BadReply`, and one that has not come whole within the transport's
-``timeout`` of the request's start (a server that never answers, or drips its reply a byte at a time)
-:class:`ReplyLost`: the call ends in bounded time and memory whatever the other end sends.
+``timeout`` of the request's start (a server that never answers, or drips its reply a byte at a time), or
+whose connection failed (a server stopped or restarting), :class:`ReplyLost`: the call ends in bounded time
+and memory whatever the other end sends, with a :class:`Response` or one of these.
 """
 from __future__ import annotations
 
@@ -179,10 +180,12 @@ class HttpTransport:
                     if len(raw) > MAX_REPLY_BYTES:
                         raise BadReply(f"POST {echoed(route)}: a {r.status_code} reply of more than "
                                        f"{MAX_REPLY_BYTES} bytes is not the service's")
-        except (x.RemoteProtocolError, x.ReadError, x.WriteError, x.ReadTimeout, x.WriteTimeout) as exc:
+        except (x.RemoteProtocolError, x.NetworkError, x.TimeoutException) as exc:
             # sent, or partly: it may have taken effect. A reply that never came within the timeout raised
-            # httpx's ReadTimeout, which no caller of a transport expects, where it is what ReplyLost means.
-            raise ReplyLost(route) from exc
+            # httpx's ReadTimeout, which no caller of a transport expects, where it is what ReplyLost means; a
+            # server not listening (stopped, restarting) httpx's ConnectError: nothing was sent, and the
+            # identical retry the caller makes of a lost reply is right there too.
+            raise ReplyLost(f"POST {echoed(route)}: {type(exc).__name__}: {exc}") from exc
         finally:
             self._deadline.at = float("inf")
         body = _reply_body(route, r.status_code, r.headers.get("content-type"), bytes(raw))

@@ -4,7 +4,8 @@ its clients meet it.
 Found: ``HttpTransport.post`` read a reply dripped a byte at a time for as long as it dripped (its
 ``timeout`` bounded each read alone: 100 bytes at 0.5 s took 50 s under a 2 s timeout, headers dripped
 likewise), and read a reply of any size; a reply that is not the service's (a proxy's HTML 502) was a
-``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list. The ``correct`` client, version 2,
+``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list; a server not listening (stopped,
+restarting) was httpx's ``ConnectError``. The ``correct`` client, version 2,
 crashing after it applied a page and before it saved it, across a restore, left the effects of the dropped
 history unreconciled (``restore_from_backup --contract-version 2 --explore --horizon 6``: 26 of 418 schedules
 NOT ok): its restored checkpoint was consistent and no 409 came, though the feed served, at a (journal,
@@ -234,3 +235,16 @@ def test_a_restart_is_a_new_service_v1_cursors_pass_v2_cursors_diverge():
     after = {"contract_version": 2, "scope": DEV_SCOPE, "query": {"after": v2}}
     r = ModelTransport(second).post(CHANGES, after)
     assert (r.status, r.body["error"]["code"]) == (409, "divergent_history"), r.body
+
+
+def test_a_server_not_listening_is_reply_lost():
+    """A client retrying across a restart of ``simkit serve`` meets a port nobody listens on: httpx's
+    ``ConnectError`` came out of ``HttpTransport.post``, an exception no caller of a transport expects (round
+    27 mapped ``ReadTimeout`` for the same reason). It is ``ReplyLost``, saying why: the caller's identical
+    retry is right."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]                       # closed on leaving: nothing listens there
+    with pytest.raises(T.ReplyLost) as err:
+        _post(f"http://127.0.0.1:{port}")
+    assert str(err.value).startswith(f"POST {CHANGES}: ConnectError: "), str(err.value)
