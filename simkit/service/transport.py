@@ -158,9 +158,11 @@ class HttpTransport:
         options = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         nodelay = httpx.HTTPTransport(socket_options=options)
         self._deadline = _Deadline(httpcore)
-        # httpx's transport takes no network backend: its pool is replaced by one that has the deadline's
+        # httpx's transport takes no network backend: its pool is replaced by one that has the deadline's,
+        # with httpx's default limits
         nodelay._pool = httpcore.ConnectionPool(network_backend=self._deadline,   # type: ignore[arg-type]
-                                                socket_options=options)
+                                                socket_options=options, max_connections=100,
+                                                max_keepalive_connections=20, keepalive_expiry=5.0)
         self.client = httpx.Client(base_url=base_url, timeout=timeout, transport=nodelay)
 
     def post(self, route: str, body, credential: str | None = "dev", faults=()) -> Response:
