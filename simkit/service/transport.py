@@ -98,10 +98,12 @@ class _Deadline:
     def at(self, when: float) -> None:
         self._calls.at = when
 
-    def left(self, timeout: float | None, step: str) -> float:
+    def left(self, timeout: float | None, step: str) -> float | None:
         """The seconds ``step`` (``Connect``, ``Read`` or ``Write``) may wait: ``timeout``, or what is left to
         the deadline if less; past it, httpcore's timeout of that step (httpx's, to the caller)."""
         now, at = time.monotonic(), self.at
+        if at == float("inf"):                             # no deadline (timeout None): the step's own
+            return timeout
         if now >= at:
             raise getattr(self._httpcore, f"{step}Timeout")("the call's deadline passed")
         return at - now if timeout is None else min(timeout, at - now)
@@ -143,11 +145,12 @@ class _DeadlineStream:
 
 class HttpTransport:
     """Calls a running ``simkit serve`` over a real HTTP connection (httpx). ``timeout``: the seconds a
-    call may take in all, from its start to the last byte of its reply (:class:`ReplyLost` past them)."""
+    call may take in all, from its start to the last byte of its reply (:class:`ReplyLost` past them; None:
+    no bound, as httpx's)."""
 
     name = "http"
 
-    def __init__(self, base_url: str, timeout: float = 10.0):
+    def __init__(self, base_url: str, timeout: float | None = 10.0):
         import socket
 
         import httpcore
@@ -173,7 +176,7 @@ class HttpTransport:
         if faults:
             headers["X-Simkit-Fault"] = ",".join(faults)
         x = self._httpx
-        self._deadline.at = time.monotonic() + self.timeout
+        self._deadline.at = float("inf") if self.timeout is None else time.monotonic() + self.timeout
         try:
             with self.client.stream("POST", route, content=_encode(body), headers=headers) as r:
                 raw = bytearray()

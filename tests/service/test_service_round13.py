@@ -248,3 +248,9 @@ def test_a_server_not_listening_is_reply_lost():
     with pytest.raises(T.ReplyLost) as err:
         _post(f"http://127.0.0.1:{port}")
     assert str(err.value).startswith(f"POST {CHANGES}: ConnectError: "), str(err.value)
+
+
+def test_no_timeout_is_still_no_timeout():
+    """``HttpTransport(url, timeout=None)`` is httpx's "no timeout"; the call's deadline keeps it so."""
+    with replying(lambda conn: conn.sendall(HEAD + BODY)) as url:
+        assert _post(url, timeout=None).status == 200
