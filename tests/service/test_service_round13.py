@@ -5,16 +5,33 @@ Found: ``HttpTransport.post`` read a reply dripped a byte at a time for as long 
 ``timeout`` bounded each read alone: 100 bytes at 0.5 s took 50 s under a 2 s timeout, headers dripped
 likewise), and read a reply of any size; a reply that is not the service's (a proxy's HTML 502) was a
 ``JSONDecodeError``, and a JSON array a ``Response`` whose body was a list; a server not listening (stopped,
-restarting) was httpx's ``ConnectError``. The ``correct`` client, version 2,
-crashing after it applied a page and before it saved it, across a restore, left the effects of the dropped
-history unreconciled (``restore_from_backup --contract-version 2 --explore --horizon 6``: 26 of 418 schedules
-NOT ok): its restored checkpoint was consistent and no 409 came, though the feed served, at a (journal,
-sequence) its ledger held, an entry of another history. The checker counted a duplicate acknowledgment
-across a restore: a lost write the restore rolled back, its identical retry a 409, the page then saved with a
-new key (``restore_reused_numbers --contract-version 2 --explore --max-crashes 2 --horizon 4``: 21 of 395 NOT
-ok, ``duplicate_acks`` 1).
+restarting) was httpx's ``ConnectError``. The ``correct`` client, version 2, crashing after it applied a page
+and before it saved it, across a restore, left the effects of the dropped history unreconciled
+(``restore_from_backup --contract-version 2 --explore --horizon 6``: 26 of 418 schedules NOT ok): its
+restored checkpoint was consistent and no 409 came, though the feed served, at a (journal, sequence) its
+ledger held, an entry of another history. The checker counted a duplicate acknowledgment across a restore: a
+lost write the restore rolled back, its identical retry a 409, the page then saved with a new key
+(``restore_reused_numbers --contract-version 2 --explore --max-crashes 2 --horizon 4``: 21 of 395 NOT ok,
+``duplicate_acks`` 1). docs/service.md said the feed's cursors survive a restart, and not that ``simkit
+serve`` keeps its state in memory: after a restart a version 2 cursor is ``divergent_history``.
 
-Each test names the exception, or the status, the client must see.
+Held: every explored schedule of the ``correct`` client on the five scenarios, versions 1 and 2, up to 869 a
+scenario (``--max-crashes 2 --lost-responses 2 --horizon 4``): after the fixes version 2 is always ok, and
+version 1 fails only at its documented limit (new writes reusing sequence numbers after a restore); the
+documented tables and explore counts unchanged. Identical retries after a credential rotation (the receipt),
+a revocation (401), a withdrawn grant (403, no state changed); one key for another consumer or contract
+version (409). A fence kept while writes land (the page stops at it, ``complete``); a version 2 cursor with
+the right sequence and another position's history (409). One ``HttpTransport`` shared by 8 threads. ``service
+--explore`` at ``--horizon 0`` and ``10**23`` (its budget ends it), ``--budget`` 1e-300, inf and nan.
+
+Left alone: a compressed reply (the transport asks for ``identity``) is a ``BadReply``; ``HttpTransport``
+takes a number of seconds or None, not an ``httpx.Timeout``, and sets its deadline by replacing httpx's pool
+(httpx's transport takes no network backend); ``simkit serve`` stays in memory (documented, not made
+durable); the wrong clients inherit the version 2 reconciliation (``reset_on_409``, ``restore_from_backup``
+version 2: ``unreconciled`` 4 to 1, still NOT ok; undocumented numbers); entry names keep the journal_id's
+last four digits (one journal in the service world).
+
+Each test names the exception, or the status, the client must see, or the verdict it must earn.
 """
 from __future__ import annotations
 
