@@ -21,7 +21,8 @@ version 1 fails only at its documented limit (new writes reusing sequence number
 documented tables and explore counts unchanged. Identical retries after a credential rotation (the receipt),
 a revocation (401), a withdrawn grant (403, no state changed); one key for another consumer or contract
 version (409). A fence kept while writes land (the page stops at it, ``complete``); a version 2 cursor with
-the right sequence and another position's history (409). One ``HttpTransport`` shared by 8 threads. ``service
+the right sequence and another position's history (409). One ``HttpTransport`` shared by 8 threads.
+Every route's replies, the operator's too, versions 1 and 2, validate against the OpenAPI document. ``service
 --explore`` at ``--horizon 0`` and ``10**23`` (its budget ends it), ``--budget`` 1e-300, inf and nan.
 
 Left alone: a compressed reply (the transport asks for ``identity``) is a ``BadReply``; ``HttpTransport``
