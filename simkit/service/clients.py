@@ -21,6 +21,11 @@ The correct client follows seed 004 "Retry and reconnect correctly", steps 1-5:
 And "Recovery and limits": a cursor ahead of the restored journal, foreign to it, or (version 2) from a
 history it does not have returns 409; the client reconciles explicitly (:class:`Reconcile` records which
 effects the server no longer backs) and restarts from the server's checkpoint. It never resets silently.
+*"Restoring an older backup can put the server behind external consumer effects"* with no cursor ahead: a
+client that crashed after applying a page and before saving it finds its restored checkpoint consistent, and
+only its ledger knows. In version 2 the feed then serves, at a ``(journal_id, sequence)`` the ledger holds,
+an entry of another history (:data:`DIVERGED`): the client reconciles there too (it left those effects
+unreported, ``unreconciled``).
 
 The wrong clients override one decision each:
 
@@ -36,8 +41,8 @@ from dataclasses import dataclass
 from simkit.ops import LOST, Halt, Wait
 
 __all__ = [
-    "CHANGES", "CLIENTS", "HISTORY_CONFLICTS", "QUERY", "READ", "WRITE", "Apply", "ApplyRecord", "Call",
-    "Client", "NewKeyRetry", "Reconcile", "ResetOn409", "State", "StopOnEmptyPage",
+    "CHANGES", "CLIENTS", "DIVERGED", "HISTORY_CONFLICTS", "QUERY", "READ", "WRITE", "Apply", "ApplyRecord",
+    "Call", "Client", "NewKeyRetry", "Reconcile", "ResetOn409", "State", "StopOnEmptyPage",
 ]
 
 CHANGES, READ, WRITE = (
@@ -58,10 +63,16 @@ class Call:
     body: dict
 
 
+#: :class:`Apply`'s result when the durable ledger holds an effect at the entry's ``(journal_id, sequence)``
+#: from another history (version 2): the server was restored behind that effect, and nothing ran.
+DIVERGED = "diverged"
+
+
 @dataclass(frozen=True, slots=True)
 class Apply:
     """Apply an entry's external effect unless the durable ledger already holds ``identity``.
-    Result: ``True`` if it ran now, ``False`` if the ledger proved it done."""
+    Result: ``True`` if it ran now, ``False`` if the ledger proved it done, :data:`DIVERGED` if the ledger
+    holds an effect of the entry's ``(journal_id, sequence)`` under another identity (another history)."""
     identity: tuple
     entry: dict
 
@@ -189,7 +200,9 @@ class Client:
             if through is None:
                 through = page["high_watermark"]
             for entry in page["changes"]:
-                yield Apply(self.identity(entry), entry)
+                if (yield Apply(self.identity(entry), entry)) == DIVERGED:
+                    yield from self.reconcile("divergent_history")
+                    return
             if state.cursor is None or nxt["sequence"] > state.cursor["sequence"]:
                 state = yield from self.save(state, nxt)
                 if state is None:

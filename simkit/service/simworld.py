@@ -21,7 +21,7 @@ import simpy
 from simkit.ops import LOST
 
 from .checkpoints import CheckpointService, ManualClock
-from .clients import CLIENTS, QUERY, WRITE, Apply, ApplyRecord, Call, Halt, Reconcile, Wait
+from .clients import CLIENTS, DIVERGED, QUERY, WRITE, Apply, ApplyRecord, Call, Halt, Reconcile, Wait
 from .config import DEV_SCOPE, DEV_TENANT, ServiceConfigError, dev_service
 from .scenario_check import checked
 from .scenarios import RECORD_STATES, ServiceScenario
@@ -57,6 +57,8 @@ class ServiceWorld:
         self.transport = ModelTransport(self.svc)
         #: identity -> (journal_id, sequence, change_digest) of the effect; the consumer's durable ledger
         self.ledger: dict[tuple, tuple] = {}
+        #: (journal_id, sequence) -> the identity the ledger holds its effect under
+        self._at: dict[tuple, tuple] = {}
         #: (time, worker, journal_id, sequence, change_digest) for every external effect that ran
         self.effects: list[tuple] = []
         #: (time, worker, record_id, record_revision) for every record state the initial scan applied
@@ -146,8 +148,11 @@ class ServiceWorld:
             truth = (c["journal_id"], c["sequence"], op.entry["change_digest"])
             if op.identity in self.ledger:
                 return False
+            if self._at.get(truth[:2], op.identity) != op.identity:
+                return DIVERGED                           # another history's effect at this (journal, seq)
             self.effects.append((self.env.now, worker) + truth)   # effect and ledger entry commit together
             self.ledger[op.identity] = truth
+            self._at[truth[:2]] = op.identity
             self._crash_point(worker, "after_apply")
             return True
         if t is ApplyRecord:
@@ -167,6 +172,7 @@ class ServiceWorld:
                             and truth[1] <= keep["sequence"])
                     and op.have.get(truth[:2]) != truth[2]]
             self.reconciled.append((self.env.now, worker, op.reason, [self.ledger.pop(i) for i in gone]))
+            self._at = {truth[:2]: i for i, truth in self.ledger.items() if i[0] != "record"}
             return gone
         if t is Wait:
             yield self.env.timeout(self.sc.backoff)

@@ -36,6 +36,7 @@ from typing import NamedTuple
 from .clients import CHANGES
 from .config import DEV_SCOPE, DEV_TENANT
 from .simworld import ServiceWorld
+from .stored import WriteRecord
 
 __all__ = [
     "Entry", "ServiceVerdict", "acknowledged_twice", "broken_receipts", "effect_fate", "judge",
@@ -107,16 +108,22 @@ class ServiceVerdict:
 def acknowledged_twice(world: ServiceWorld) -> list:
     """The committed commands (:class:`~simkit.service.checkpoints.WriteRecord`) that acknowledged the page
     their worker had just acknowledged, with no page read in between: ``duplicate_acks`` (a lost write retried
-    as a new command instead of the identical one, seed 004 "Retry and reconnect correctly" step 4)."""
-    acked: dict[int, dict] = {}
+    as a new command instead of the identical one, seed 004 "Retry and reconnect correctly" step 4). An
+    acknowledgment a restore rolled back is none: its identical retry meets the restored state (a 409, its
+    receipt gone with it), and saving the page again with a new key is the correct client's recovery, which
+    was counted."""
+    acked: dict[int, WriteRecord] = {}
+    restores = [s for s, _t in world.svc.restores]
     out = []
     for _t, worker, route, _status, committed in world.calls:
         if route == CHANGES:
             acked.pop(worker, None)
         elif committed is not None:
-            if acked.get(worker) == committed.after["cursor"]:
+            prev = acked.get(worker)
+            if prev is not None and prev.after["cursor"] == committed.after["cursor"] \
+                    and not any(prev.seq < s < committed.seq for s in restores):
                 out.append(committed)
-            acked[worker] = committed.after["cursor"]
+            acked[worker] = committed
     return out
 
 
