@@ -32,7 +32,7 @@ from simkit.world import provider as providers
 from simkit.world.external import ExternalService, Request, principal_at
 from simkit.world.sink import Sink
 
-__all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "worker_main"]
+__all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "said", "heard", "worker_main"]
 
 #: Simulated time units per real second: ``backoff = 5.0`` waits 5 ms, ``resolve_after = 30.0`` lasts 30 ms.
 TIME_SCALE = 1000.0
@@ -170,7 +170,7 @@ class Driver(driver.Driver):
         self._passes: Counter = Counter()
 
     def say(self, line: str) -> None:
-        os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
+        said(self.fd, line)
 
     def run(self) -> str:
         """Until caught up (``caught_up``), halted (``halt REASON``) or stopped (``run()`` returned); a
@@ -281,6 +281,21 @@ def _die_with_parent() -> None:
         pass
 
 
+def said(fd: int, line: str) -> None:
+    """One report line to the supervisor, which reads it back with :func:`heard`. A lone surrogate (a
+    consumer's ``halt`` reason ``"x\\ud800"``, over ``exec:`` too) goes as is: ``encode()`` raised, and
+    the worker died with a traceback five times over (docs/protocol.md, the verdict of the simulation)."""
+    os.write(fd, (line.replace("\n", " ") + "\n").encode("utf-8", "surrogatepass"))
+
+
+def heard(line: bytes) -> str:
+    """A report line of :func:`said` as text (bytes no report holds replaced)."""
+    try:
+        return line.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return line.decode("utf-8", "replace")
+
+
 def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) -> None:
     # Ctrl-C and a hangup reach the whole process group: the supervisor stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -295,6 +310,6 @@ def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) ->
         outcome = driver.run()
     except RAISED as exc:                        # one line to the supervisor, which stops the run with it
         line = told(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {told(exc)}"
-        os.write(fd, f"error {' '.join(line.split())}\n".encode())
+        said(fd, f"error {' '.join(line.split())}")
         os._exit(1)
     driver.say(outcome)
