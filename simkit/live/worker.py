@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import json
 import os
 import signal
 import sys
@@ -282,18 +283,21 @@ def _die_with_parent() -> None:
 
 
 def said(fd: int, line: str) -> None:
-    """One report line to the supervisor, which reads it back with :func:`heard`. A lone surrogate (a
-    consumer's ``halt`` reason ``"x\\ud800"``, over ``exec:`` too) goes as is: ``encode()`` raised, and
-    the worker died with a traceback five times over (docs/protocol.md, the verdict of the simulation)."""
-    os.write(fd, (line.replace("\n", " ") + "\n").encode("utf-8", "surrogatepass"))
+    """One report line to the supervisor, which reads it back with :func:`heard`: the text as a JSON string,
+    so a consumer's ``halt`` reason reaches the verdict as ``run`` gives it. A lone surrogate in it
+    (``"x\\ud800"``) raised in ``encode()`` (the worker died five times with a traceback), and a newline was
+    a space."""
+    os.write(fd, json.dumps(line).encode() + b"\n")
 
 
 def heard(line: bytes) -> str:
-    """A report line of :func:`said` as text (bytes no report holds replaced)."""
+    """A report line of :func:`said` as its text; another line (bytes a consumer in process wrote on the
+    report pipe) as UTF-8, what is no UTF-8 replaced."""
     try:
-        return line.decode("utf-8", "surrogatepass")
-    except UnicodeDecodeError:
-        return line.decode("utf-8", "replace")
+        text = json.loads(line)
+    except ValueError:
+        text = None
+    return text if isinstance(text, str) else line.decode(errors="replace")
 
 
 def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) -> None:
