@@ -8,6 +8,10 @@ Found:
    its raw UTF-8 bytes): the worker's report to the supervisor was ``str.encode()``, which raised; five
    tracebacks and "live worker 1 died 5 times in a row". ``run`` judged the same consumer (halted
    ``"x\\ud800"``, unjustified); now ``live`` does too. A reason ``"a\\nb"`` was ``"a b"`` in live's verdict.
+2. ``exec:./run`` of a script saved with Windows line ends (``#!/bin/sh\\r``): "its #! line names /bin/sh,
+   which is not there", of a /bin/sh that is there. Now it says the line ends in a carriage return and names
+   ``/bin/sh\\r``. A script with no ``#!`` line, or a byte order mark before it, said "Exec format error"
+   alone; now it says which.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ def simkit_cli(*args: str, env: dict | None = None, timeout: float = 120) -> sub
 def test_live_judges_a_halt_whose_reason_holds_a_lone_surrogate_as_run_does(escaped, reason):
     """Every run gives a verdict (no traceback): live's worker died reporting the reason to its supervisor;
     and the reason is the consumer's (live said ``a b`` of ``a\\nb``)."""
-    strategy = lines('{"op": "halt", "reason": "%s"}' % escaped)
+    strategy = lines('{"op": "halt", "reason": "' + escaped + '"}')
     verdicts = []
     for command in (["run"], ["live", "--kills", "0"]):
         done = simkit_cli(command[0], "retry_walkthrough", *command[1:], "--strategy", strategy, "--json")
@@ -48,3 +52,25 @@ def test_live_judges_a_halt_whose_reason_holds_a_lone_surrogate_as_run_does(esca
         verdicts.append(json.loads(done.stdout))
     assert [v["halted"] for v in verdicts] == [reason] * 2
     assert [v["ok"] for v in verdicts] == [False, False]
+
+
+# -- 2. a script that cannot start says why -----------------------------------------------------------------
+@pytest.mark.parametrize("head, said", [
+    (b"#!/bin/sh\r\nexit 0\r\n", "its #! line ends in a carriage return (Windows line ends), so it names "
+                                 "/bin/sh\\r, which is not there"),
+    (b"echo no shebang\n", "Exec format error: it has no #! line: begin it with one, or name its interpreter "
+                           "(exec:sh {path})"),
+    (b"\xef\xbb\xbf#!/bin/sh\nexit 0\n", "Exec format error: it begins with a byte order mark, before its #! "
+                                         "line"),
+])
+def test_a_script_that_cannot_start_says_what_keeps_it(tmp_path, head, said):
+    """Bad input is one clear line: a script saved with Windows line ends was said to name ``/bin/sh``
+    "which is not there" (the system looks for ``/bin/sh\\r``); one with no ``#!`` line, or a byte order mark
+    before it, was "Exec format error" alone."""
+    path = tmp_path / "run"
+    path.write_bytes(head)
+    path.chmod(0o755)
+    done = simkit_cli("run", "retry_walkthrough", "--strategy", f"exec:{path}")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"simkit: strategy exec:{path}: worker 1: cannot start {str(path)!r}: "
+                           f"{said.format(path=path)}\n")
