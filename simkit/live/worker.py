@@ -250,6 +250,10 @@ class Driver(driver.Driver):
 
     def effect(self, worker, op):
         self._spend(self.timing.effect_latency)
+        if not self.sink.external:  # a transactional sink's effects are the store's, the ones judged: an
+            with self.store.transaction():      # effect of its own went to the worker's memory, unseen
+                self.record_effect(worker, op.event.id)
+            return True
         with transaction(self.h.sdb):
             return super().effect(worker, op)
 

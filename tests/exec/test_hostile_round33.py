@@ -12,6 +12,9 @@ Found:
    which is not there", of a /bin/sh that is there. Now it says the line ends in a carriage return and names
    ``/bin/sh\\r``. A script with no ``#!`` line, or a byte order mark before it, said "Exec format error"
    alone; now it says which.
+3. ``live`` of a consumer that sends ``effect`` on a transactional sink (it runs each effect twice: ``effect``,
+   then the commit that carries it): the worker ran it on the sink's list in its own memory, not the store's
+   effects table the checker reads; ok in live, ``duplicated`` in run. Now live writes it to the store.
 """
 from __future__ import annotations
 
@@ -74,3 +77,16 @@ def test_a_script_that_cannot_start_says_what_keeps_it(tmp_path, head, said):
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (f"simkit: strategy exec:{path}: worker 1: cannot start {str(path)!r}: "
                            f"{said.format(path=path)}\n")
+
+
+# -- 3. an effect of its own on a transactional sink, in live ------------------------------------------------
+def test_live_sees_an_effect_request_on_a_transactional_sink():
+    """Every buggy consumer caught, in live as in run: on a transactional sink, live executed ``effect`` in
+    the worker's memory, not the store's effects table the checker reads, so a consumer running each effect
+    twice (``effect``, then the commit that carries it) was ok in live and duplicated in run."""
+    strategy = f"exec:{sys.executable} {HERE / 'r33_double_effect.py'}"
+    for command in (["run"], ["live", "--kills", "0"]):
+        done = simkit_cli(command[0], "ignored_event", *command[1:], "--strategy", strategy, "--json")
+        assert done.returncode == 0, done.stderr[-2000:]
+        verdict = json.loads(done.stdout)
+        assert verdict["ok"] is False and verdict["duplicated"], (command, verdict)
