@@ -15,6 +15,7 @@ Found:
 3. ``live`` of a consumer that sends ``effect`` on a transactional sink (it runs each effect twice: ``effect``,
    then the commit that carries it): the worker ran it on the sink's list in its own memory, not the store's
    effects table the checker reads; ok in live, ``duplicated`` in run. Now live writes it to the store.
+4. A line opening with a byte order mark was told to "decode using utf-8-sig": Python's advice, for simkit.
 """
 from __future__ import annotations
 
@@ -90,3 +91,14 @@ def test_live_sees_an_effect_request_on_a_transactional_sink():
         assert done.returncode == 0, done.stderr[-2000:]
         verdict = json.loads(done.stdout)
         assert verdict["ok"] is False and verdict["duplicated"], (command, verdict)
+
+
+# -- 4. a byte order mark -----------------------------------------------------------------------------------
+def test_a_line_opening_with_a_byte_order_mark_is_told_without_advice_for_python():
+    """One clear line: a line opening with a byte order mark (PowerShell's and .NET's UTF-8 may write one) was
+    told to "decode using utf-8-sig", advice for simkit's own Python, not for the consumer's author (the
+    service's bodies were fixed so in round 12)."""
+    done = simkit_cli("run", "retry_walkthrough", "--strategy", lines('\\xef\\xbb\\xbf{"op": "load"}'))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "not JSON (Unexpected UTF-8 BOM: a line is JSON in UTF-8 with no byte order mark" in done.stderr
+    assert "utf-8-sig" not in done.stderr and done.stderr.count("\n") == 1
