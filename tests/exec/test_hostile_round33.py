@@ -16,6 +16,8 @@ Found:
    then the commit that carries it): the worker ran it on the sink's list in its own memory, not the store's
    effects table the checker reads; ok in live, ``duplicated`` in run. Now live writes it to the store.
 4. A line opening with a byte order mark was told to "decode using utf-8-sig": Python's advice, for simkit.
+5. ``--help`` of run, explore, shrink, live and audit named a strategy's name, ``file.py:Class`` and
+   ``module:Class``, never ``exec:COMMAND``; now it does.
 """
 from __future__ import annotations
 
@@ -102,3 +104,12 @@ def test_a_line_opening_with_a_byte_order_mark_is_told_without_advice_for_python
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "not JSON (Unexpected UTF-8 BOM: a line is JSON in UTF-8 with no byte order mark" in done.stderr
     assert "utf-8-sig" not in done.stderr and done.stderr.count("\n") == 1
+
+
+# -- 5. --help names exec: -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("command", ["run", "explore", "shrink", "live", "audit"])
+def test_help_names_exec_where_a_strategy_is_taken(command):
+    """docs/protocol.md: ``exec:COMMAND`` is taken wherever a strategy is; ``--help``, what an author in
+    another language reads first, named a strategy's name, ``file.py:Class`` and ``module:Class`` only."""
+    done = simkit_cli(command, "--help")
+    assert done.returncode == 0 and "exec:COMMAND" in " ".join(done.stdout.split())
