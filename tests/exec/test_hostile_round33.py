@@ -18,6 +18,9 @@ Found:
 4. A line opening with a byte order mark was told to "decode using utf-8-sig": Python's advice, for simkit.
 5. ``--help`` of run, explore, shrink, live and audit named a strategy's name, ``file.py:Class`` and
    ``module:Class``, never ``exec:COMMAND``; now it does.
+6. A consumer whose requests sit in its output buffer (no flush: Python, C's stdio, awk on a pipe) was told it
+   "wrote nothing for 10 s" and no more; now the line says a consumer flushes each request line, and
+   docs/protocol.md says so, and that ``mawk`` reads its input in blocks without ``-W interactive``.
 """
 from __future__ import annotations
 
@@ -113,3 +116,14 @@ def test_help_names_exec_where_a_strategy_is_taken(command):
     another language reads first, named a strategy's name, ``file.py:Class`` and ``module:Class`` only."""
     done = simkit_cli(command, "--help")
     assert done.returncode == 0 and "exec:COMMAND" in " ".join(done.stdout.split())
+
+
+# -- 6. a request left in the consumer's buffer -------------------------------------------------------------
+def test_silence_says_a_consumer_flushes_each_request_line():
+    """One clear line: the commonest first mistake of a consumer in any language is output left in a block
+    buffer (Python's ``print``, C's stdio, awk); simkit waited, then said "wrote nothing" and no more."""
+    strategy = f"exec:{sys.executable} {HERE / 'r33_unflushed.py'}"
+    done = simkit_cli("run", "retry_walkthrough", "--strategy", strategy, env={"SIMKIT_EXEC_TIMEOUT": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.endswith("wrote nothing for 1 s (wall clock; SIMKIT_EXEC_TIMEOUT sets it): killed; a "
+                                "consumer flushes its output after each request line\n"), done.stderr
