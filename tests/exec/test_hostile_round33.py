@@ -14,7 +14,8 @@ Found:
    alone; now it says which.
 3. ``live`` of a consumer that sends ``effect`` on a transactional sink (it runs each effect twice:
    ``effect``, then the commit that carries it): the worker ran it on the sink's list in its own memory, not
-   the store's effects table the checker reads; ok in live, ``duplicated`` in run. Now live writes it to the store.
+   the store's effects table the checker reads; ok in live, ``duplicated`` in run. Now live writes it to the
+   store.
 4. A line opening with a byte order mark was told to "decode using utf-8-sig": Python's advice, for simkit.
 5. ``--help`` of run, explore, shrink, live and audit named a strategy's name, ``file.py:Class`` and
    ``module:Class``, never ``exec:COMMAND``; now it does.
