@@ -22,6 +22,9 @@ Found:
 6. A consumer whose requests sit in its output buffer (no flush: Python, C's stdio, awk on a pipe) was told it
    "wrote nothing for 10 s" and no more; now the line says a consumer flushes each request line, and
    docs/protocol.md says so, and that ``mawk`` reads its input in blocks without ``-W interactive``.
+7. ``run --swimlane`` of a run whose halt reason holds a lone surrogate: the trace's frame raised in pandas
+   3's Arrow strings, told as "a value ... a store cannot hold", exit 2 and no verdict. Now such a column is
+   kept as objects (a run without one gives the same frame as before).
 """
 from __future__ import annotations
 
@@ -128,3 +131,16 @@ def test_silence_says_a_consumer_flushes_each_request_line():
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.endswith("wrote nothing for 1 s (wall clock; SIMKIT_EXEC_TIMEOUT sets it): killed; a "
                                 "consumer flushes its output after each request line\n"), done.stderr
+
+
+# -- 7. a halt reason with a lone surrogate, drawn -----------------------------------------------------------
+def test_a_swimlane_draws_a_halt_whose_reason_holds_a_lone_surrogate(tmp_path):
+    """``run --swimlane`` of the consumer of test 1: the trace's frame (pandas 3's strings are Arrow's UTF-8)
+    raised UnicodeEncodeError, said to be "a value the consumer gave that a store cannot hold", exit 2 and no
+    verdict, for a run the checker had judged."""
+    strategy = lines('{"op": "load"}', '{"op": "fetch", "cursor": "C7"}',
+                     '{"op": "halt", "reason": "x\\\\ud800"}')
+    done = simkit_cli("run", "retry_walkthrough", "--strategy", strategy,
+                      "--swimlane", str(tmp_path / "s.png"))
+    assert done.returncode == 0 and "halted: x\\ud800" in done.stdout, done.stderr[-2000:]
+    assert (tmp_path / "s.png").stat().st_size > 0
