@@ -25,6 +25,25 @@ Found:
 7. ``run --swimlane`` of a run whose halt reason holds a lone surrogate: the trace's frame raised in pandas
    3's Arrow strings, told as "a value ... a store cannot hold", exit 2 and no verdict. Now such a column is
    kept as objects (a run without one gives the same frame as before).
+
+Held: a seed 000 + 001 consumer in awk (mawk), written from docs/protocol.md alone, is ok on every bundled
+scenario it was run on, in ``run`` (memory and sqlite), ``explore`` (forked, the same schedules as ``safe``),
+``live`` with kills and ``--at``, and passes ``audit``; the session of docs/protocol.md is the wire's, line
+for line; CRLF line ends, a request written a byte at a time, NaN, ``1e400``, ``\\u`` escapes in keys and
+values, duplicate keys (nested too), a NUL after the object, a JSON array; ``exec:`` of a directory, a file
+that is not executable, a missing ``#!`` interpreter, an unclosed quote, an empty command, ``FOO=1 cmd``;
+a consumer that closes stdout and lives on, exits 0 at caught up (judged stopped; before the end of a
+stuck token, not completed), skips no ``skip``, looks up no empty page, reads the next page ahead of its
+barrier (all ok, audit passes); a process it leaves in a session of its own, and one behind a wrapper
+without ``exec`` when simkit is SIGKILLed, are reaped; commits of events the stream never served are judged
+the same in run, sqlite and live.
+
+Left alone: a consumer that forks and exits 0 while its child goes on speaking is a stop (docs/protocol.md)
+only once simkit finds it silent for 0.1 s, so a fast child may get further first (a wall-clock race,
+inherent in noticing an exit); ``live --json`` has no ``stopped`` key although docs/cli.md calls it the
+verdict object plus four keys (live has no progress guard; what a cut-off should say there is the lead's
+call); examples/consumers/cost.py prints a negative cost per request when the process start, measured apart,
+took longer under load than in the runs.
 """
 from __future__ import annotations
 
