@@ -139,7 +139,8 @@ def _common(p, strategy=True):
     p.add_argument("scenario", help="a bundled scenario name or a path to a scenario TOML file")
     if strategy:
         p.add_argument("--strategy", default="safe",
-                       help="strategy name, path/to/file.py:Class or module:Class (default: safe)")
+                       help="strategy name, path/to/file.py:Class, module:Class or exec:COMMAND (a program "
+                            "in any language) (default: safe)")
     p.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
 
@@ -280,7 +281,8 @@ def _audit_bench(sub) -> None:
     p = _command(sub, "audit", "a consumer judged on every bundled scenario, a seeded sweep and bounded "
                                "exploration; exit 1 when it fails")
     p.add_argument("strategy", metavar="FILE.py:Class",
-                   help="your consumer (or a strategy name, or module:Class)")
+                   help="your consumer (or a strategy name, module:Class, or exec:COMMAND: a program "
+                        "in any language)")
     # at most MAX_SEEDS, as the library's audit() takes them: past it, its one line named its parameters
     p.add_argument("--seeds", type=number("--seeds", minimum=1, maximum=MAX_SEEDS), default=3, metavar="N",
                    help="seeds per generated bundled scenario (default: 3)")

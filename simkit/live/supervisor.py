@@ -21,7 +21,7 @@ from simkit.errors import SimkitError
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
 
-from .worker import TIME_SCALE, worker_main
+from .worker import TIME_SCALE, heard, worker_main
 
 __all__ = ["MAX_BARREN_DEATHS", "Supervisor"]
 
@@ -123,7 +123,7 @@ class Supervisor:
             wk.buffer += data
             *lines, wk.buffer = wk.buffer.split(b"\n")
             for line in lines:       # bytes a consumer wrote on the pipe: a line no word of ours opens
-                self._hear(wk, line.decode(errors="replace"))
+                self._hear(wk, heard(line))
             if not until_eof:
                 return
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import json
 import os
 import signal
 import sys
@@ -32,7 +33,7 @@ from simkit.world import provider as providers
 from simkit.world.external import ExternalService, Request, principal_at
 from simkit.world.sink import Sink
 
-__all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "worker_main"]
+__all__ = ["FILES", "TIME_SCALE", "Driver", "Harness", "LiveClock", "said", "heard", "worker_main"]
 
 #: Simulated time units per real second: ``backoff = 5.0`` waits 5 ms, ``resolve_after = 30.0`` lasts 30 ms.
 TIME_SCALE = 1000.0
@@ -170,7 +171,7 @@ class Driver(driver.Driver):
         self._passes: Counter = Counter()
 
     def say(self, line: str) -> None:
-        os.write(self.fd, (line.replace("\n", " ") + "\n").encode())
+        said(self.fd, line)
 
     def run(self) -> str:
         """Until caught up (``caught_up``), halted (``halt REASON``) or stopped (``run()`` returned); a
@@ -249,6 +250,10 @@ class Driver(driver.Driver):
 
     def effect(self, worker, op):
         self._spend(self.timing.effect_latency)
+        if not self.sink.external:  # a transactional sink's effects are the store's, the ones judged: an
+            with self.store.transaction():      # effect of its own went to the worker's memory, unseen
+                self.record_effect(worker, op.event.id)
+            return True
         with transaction(self.h.sdb):
             return super().effect(worker, op)
 
@@ -282,6 +287,24 @@ def _die_with_parent() -> None:
         pass
 
 
+def said(fd: int, line: str) -> None:
+    """One report line to the supervisor, which reads it back with :func:`heard`: the text as a JSON string,
+    so a consumer's ``halt`` reason reaches the verdict as ``run`` gives it. A lone surrogate in it
+    (``"x\\ud800"``) raised in ``encode()`` (the worker died five times with a traceback), and a newline was
+    a space."""
+    os.write(fd, json.dumps(line).encode() + b"\n")
+
+
+def heard(line: bytes) -> str:
+    """A report line of :func:`said` as its text; another line (bytes a consumer in process wrote on the
+    report pipe) as UTF-8, what is no UTF-8 replaced."""
+    try:
+        text = json.loads(line)
+    except ValueError:
+        text = None
+    return text if isinstance(text, str) else line.decode(errors="replace")
+
+
 def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) -> None:
     # Ctrl-C and a hangup reach the whole process group: the supervisor stops the workers itself
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -296,6 +319,6 @@ def worker_main(folder, scenario, provider, strategy, worker, t0, target, fd) ->
         outcome = driver.run()
     except RAISED as exc:                        # one line to the supervisor, which stops the run with it
         line = told(exc) if isinstance(exc, ConsumerError) else f"{type(exc).__name__}: {told(exc)}"
-        os.write(fd, f"error {' '.join(line.split())}\n".encode())
+        said(fd, f"error {' '.join(line.split())}")
         os._exit(1)
     driver.say(outcome)

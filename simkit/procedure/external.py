@@ -308,7 +308,8 @@ class _Life:
             if left <= 0:
                 self.end()
                 raise ConsumerError(f"{self.label} wrote nothing for {self.cls.limit:g} s (wall clock; "
-                                    f"{LIMIT_ENV} sets it): killed")
+                                    f"{LIMIT_ENV} sets it): killed; a consumer flushes its output after each "
+                                    "request line")
             fds = [f for f, o in ((self.proc.stdout, self.out_open), (self.proc.stderr, self.err_open)) if o]
             ready = select.select(fds, [], [], min(left, _POLL))[0]
             for f in ready:

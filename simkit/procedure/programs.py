@@ -6,6 +6,8 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
+import shlex
 import shutil
 import signal
 import stat
@@ -55,18 +57,30 @@ def not_a_file(path: str | os.PathLike) -> str | None:
 def not_started(program: str, exc: OSError) -> str:
     """Why ``program`` did not start, from the ``OSError`` of its start: the system's words, but of a script
     whose ``#!`` line names an interpreter that is not there, which the system says the script itself is
-    ("No such file or directory", of a file that is there)."""
+    ("No such file or directory", of a file that is there), and of a script the system cannot run ("Exec
+    format error"): one with no ``#!`` line, or a byte order mark before it. A ``#!`` line ending in a
+    carriage return (a script saved with Windows line ends) names its interpreter with the ``\\r``, as the
+    system reads it: it was said to name ``/bin/sh``, which is there."""
     path = program if os.sep in program else shutil.which(program)
-    if exc.errno == errno.ENOENT and path and not_a_file(path) is None:
-        try:
-            with open(path, "rb") as f:
-                head = f.readline(4096)
-        except OSError:
-            head = b""
-        words = head[2:].split() if head.startswith(b"#!") else []
-        if words:
-            interpreter = words[0].decode(errors="backslashreplace")
-            return f"its #! line names {echoed(interpreter)}, which is not there"
+    if exc.errno not in (errno.ENOENT, errno.ENOEXEC) or not path or not_a_file(path) is not None:
+        return exc.strerror or str(exc)
+    try:
+        with open(path, "rb") as f:
+            head = f.readline(4096)
+    except OSError:
+        head = b""
+    words = re.split(rb"[ \t]+", head[2:].rstrip(b"\n").strip(b" \t")) if head.startswith(b"#!") else []
+    if exc.errno == errno.ENOENT and words and words[0]:
+        interpreter = echoed(words[0].decode(errors="backslashreplace"))
+        if words[0].endswith(b"\r"):
+            return (f"its #! line ends in a carriage return (Windows line ends), so it names {interpreter}, "
+                    "which is not there")
+        return f"its #! line names {interpreter}, which is not there"
+    if exc.errno == errno.ENOEXEC and head and not head.startswith((b"#!", b"\x7fELF")):
+        bom = head.startswith(b"\xef\xbb\xbf#!")
+        why = ("it begins with a byte order mark, before its #! line" if bom else "it has no #! line: begin "
+               f"it with one, or name its interpreter (exec:sh {shlex.quote(program)})")
+        return f"{exc.strerror}: {why}"
     return exc.strerror or str(exc)
 
 

@@ -101,8 +101,9 @@ def loads(line: bytes | str) -> dict:
         # also read UTF-16, UTF-32 and a byte order mark, which the same line as text was refused for
         if isinstance(line, (bytes, bytearray)):
             line = line.decode("utf-8", "surrogatepass")
-        if line.startswith("\ufeff"):
-            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", line, 0)
+        if line.startswith("\ufeff"):     # json.loads' words, less their advice for Python ("decode using
+            raise json.JSONDecodeError(     # utf-8-sig"): a consumer is a program in any language
+                "Unexpected UTF-8 BOM: a line is JSON in UTF-8 with no byte order mark", line, 0)
         message = _DECODER.decode(line)
     except UnicodeDecodeError as exc:
         raise WireError(f"not UTF-8 ({exc.reason} at byte {exc.start}): a line is JSON in UTF-8") from None

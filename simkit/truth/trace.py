@@ -107,7 +107,13 @@ class Trace:
     def to_frame(self):
         """The trace as a pandas DataFrame (pandas is imported only here)."""
         import pandas as pd
-        frame = pd.DataFrame({c: self.time if c == "time" else list(getattr(self, c)) for c in COLUMNS})
+        columns = {c: self.time if c == "time" else list(getattr(self, c)) for c in COLUMNS}
+        try:
+            frame = pd.DataFrame(columns)
+        except UnicodeEncodeError:  # a consumer's text with a lone surrogate (a halt reason "x\\ud800"),
+            frame = pd.DataFrame({  # which pandas 3's strings (Arrow's UTF-8) cannot hold: kept as objects
+                c: pd.Series(v, dtype=object if any(type(x) is str for x in v) else None)
+                for c, v in columns.items()})
         for i, name in enumerate(DETAILS):          # object columns: None where a row has no such detail
             column = [None] * len(frame)
             for row, values in self.details.items():

@@ -114,7 +114,7 @@ def test_a_silent_consumer_is_killed_and_its_stderr_passed_through():
     assert r.stderr.splitlines() == [
         "[worker 1] thinking...",
         f"simkit: strategy {python('silent.py')}: worker 1 wrote nothing for 1 s (wall clock; "
-        f"{external.LIMIT_ENV} sets it): killed"]
+        f"{external.LIMIT_ENV} sets it): killed; a consumer flushes its output after each request line"]
 
 
 def test_a_consumer_that_will_not_start_is_one_line():
