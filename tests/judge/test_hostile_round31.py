@@ -12,6 +12,9 @@ Found:
   published but the provider never returned it" (invariant 3). Seed 000's invariant 3 constrains what
   *replaces* ``resume_cursor``; a compare-and-swap that keeps it publishes nothing (an unconditional write
   that keeps it is still judged: it is unfenced);
+- a consumer that validates the first 100 events of a page (``ChecksTheHead``: a sample) passed every case:
+  every page that broke the contract was short. The corner ``regression_deep_in_page`` swaps the last pair of
+  a page of 1,000;
 - a consumer that returns early from step 3 on a page of fewer than two events (``OrderNeedsTwoEvents``: "a
   single event cannot be out of order") passed every case: every page that broke the contract held two
   events or more. The corner ``gap_single_event`` serves a lone event behind the prefix;
@@ -60,7 +63,7 @@ _CORRECT = (simkit.Consumer, correct.ReadAhead, correct.RememberedIdentity,
             round29.YieldsToTheOther, round31.ClaimsThePage, round31.PrefixThenCursor,
             round31.HandleThenCommit, round31.RecordsWhatBlocks, round31.ChecksLostCommits)
 #: This round's corners
-_NEW = ("gap_single_event", "gap_two_workers", "backfill_behind_start")
+_NEW = ("regression_deep_in_page", "gap_single_event", "gap_two_workers", "backfill_behind_start")
 #: The follower that skips step 3, over the protocol
 _LEADER = f"exec:{sys.executable} {Path(__file__).parents[1] / 'exec/consumers/leader_validates.py'}"
 
@@ -90,7 +93,7 @@ def test_the_new_corners_are_audited_and_correct_consumers_pass_them(name):
     for cls in _CORRECT:
         v = simkit.simulate(wide(name), cls).verdict
         assert v.ok, (cls.__name__, v)
-        assert (v.halt_justified is True) == name.startswith("gap"), (cls.__name__, v)
+        assert (v.halt_justified is True) == (name != "backfill_behind_start"), (cls.__name__, v)
 
 
 def test_a_step_3_that_needs_two_events_misses_a_lone_gap():
@@ -99,6 +102,14 @@ def test_a_step_3_that_needs_two_events_misses_a_lone_gap():
     v = simkit.simulate(wide("gap_single_event"), round31.OrderNeedsTwoEvents).verdict
     assert not v.ok and v.lost == ["e3"] and v.unhalted
     assert simkit.simulate(simkit.load("gap_behind_applied"), round31.OrderNeedsTwoEvents).verdict.ok
+
+
+def test_a_step_3_that_checks_the_page_head_misses_a_deep_regression():
+    """Seed 000 step 3: ``ChecksTheHead`` validates a page's first 100 events; the swapped pair at the end of
+    a page of 1,000 is processed, e1002 lost. It halts, as ``safe``, on every page of the other corners."""
+    v = simkit.simulate(wide("regression_deep_in_page"), round31.ChecksTheHead).verdict
+    assert not v.ok and v.lost == ["e1002"] and v.unhalted
+    assert simkit.simulate(wide("regression_last_pair"), round31.ChecksTheHead).verdict.ok
 
 
 @pytest.mark.parametrize("cls", [round31.SeededWatermark, round31.LateArrivalWindow])

@@ -5,8 +5,8 @@ checkpoint written in several commits. Written against the public API only."""
 from __future__ import annotations
 
 from simkit import Consumer
-from simkit.model import TERMINAL, Checkpoint
-from simkit.ops import BLOCKED, LOST, Barrier, Commit, Fetch, Halt, Handle, Load, Lookup, Skip
+from simkit.model import TERMINAL, Checkpoint, Page
+from simkit.ops import BLOCKED, LOST, Barrier, Commit, Fetch, Halt, Handle, Load, Lookup, Skip, Wait
 
 
 class OrderNeedsTwoEvents(Consumer):
@@ -22,6 +22,19 @@ class OrderNeedsTwoEvents(Consumer):
         if len(page.events) < 2:
             return None
         return super().validate(checkpoint, page, ids_at)
+
+
+class ChecksTheHead(Consumer):
+    """"Step 3 on a page of thousands is slow: check its first 100 events; a provider that breaks its order
+    breaks it early."
+
+    Validates the page's head only: a regression deeper in the page is processed as if it were in order.
+
+    Breaks seed 000 step 3: "Validate that new events respect the source order" (all of them).
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        return super().validate(checkpoint, Page(page.cursor, page.events[:100], page.next_cursor), ids_at)
 
 
 class SeededWatermark(Consumer):
@@ -65,7 +78,14 @@ class ClaimsThePage(Consumer):
     the same cursor and the next version (a fencing token), so that a stale worker's barrier loses; then
     fetches, processes, and passes the barrier from the (cursor, version) it wrote itself. Seed 000 invariant
     3 constrains what replaces ``resume_cursor``; the claim replaces nothing, and the barrier still matches
-    the cursor and version the page was fetched under."""
+    the cursor and version the page was fetched under. A claim or barrier that loses backs off before the
+    next claim: at once, two workers would take the page from each other for ever (``completed`` false)."""
+
+    def run(self):
+        while True:
+            status = yield from self.attempt()
+            if status in ("caught_up", "blocked", "rejected"):
+                yield Wait("caught_up" if status == "caught_up" else "blocked")
 
     def attempt(self):
         loaded = yield Load()
