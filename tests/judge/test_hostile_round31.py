@@ -30,7 +30,9 @@ Held (caught, or ok where correct): validation skipped in each life's first atte
 there (corners, sweeps); a gap quarantined instead of halting (invariant 5); only worker 2 taking
 ``retry_later`` as done (gauntlet); an empty page passed by an unconditional write (gauntlet sweeps); an
 ``ignore`` that runs the effect anyway (``ignored_event``, ``ignored_external``); a barrier that swaps the
-cursor and then overwrites to record the prefix (invariant 3). Correct and ok: asking the handler about a
+cursor and then overwrites to record the prefix, or claims and then overwrites (invariant 3); a page claimed
+again at once after a lost claim (two workers take it from each other for ever: ``completed`` false, rightly;
+``ClaimsThePage`` backs off). Correct and ok: asking the handler about a
 page's events before committing them in order (``HandleThenCommit``), a durable non-terminal receipt before
 stopping (``RecordsWhatBlocks``), a lookup after a lost commit (``ChecksLostCommits``), backing off after
 every page, fetching with a remembered cursor before loading the checkpoint to confirm it.
