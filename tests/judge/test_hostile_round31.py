@@ -27,20 +27,25 @@ Found:
   was served to one worker. The corner ``gap_two_workers`` serves it to two.
 
 Held (caught, or ok where correct): validation skipped in each life's first attempt, or the watermark trusted
-there (corners, sweeps); a gap quarantined instead of halting (invariant 5); only worker 2 taking
+there (``regression_last_pair``; ``default``); a gap quarantined instead of halting (invariant 5); only worker 2 taking
 ``retry_later`` as done (gauntlet); an empty page passed by an unconditional write (gauntlet sweeps); an
 ``ignore`` that runs the effect anyway (``ignored_event``, ``ignored_external``); a barrier that swaps the
 cursor and then overwrites to record the prefix, or claims and then overwrites (invariant 3); a page claimed
 again at once after a lost claim (two workers take it from each other for ever: ``completed`` false, rightly;
-``ClaimsThePage`` backs off). Correct and ok: asking the handler about a
-page's events before committing them in order (``HandleThenCommit``), a durable non-terminal receipt before
-stopping (``RecordsWhatBlocks``), a lookup after a lost commit (``ChecksLostCommits``), backing off after
-every page, fetching with a remembered cursor before loading the checkpoint to confirm it.
+``ClaimsThePage`` backs off); ignore and quarantine receipts held back and committed after the page's later
+effects (``unhalted``: an in-memory decision is no durable outcome). Correct and ok: ``ClaimsThePage`` and
+``PrefixThenCursor`` in full audits (225 cases each); asking the handler about a page's events before
+committing them in order (``HandleThenCommit``), a durable non-terminal receipt before stopping
+(``RecordsWhatBlocks``), a lookup after a lost commit (``ChecksLostCommits``), backing off after every page,
+fetching with a remembered cursor before loading the checkpoint to confirm it (bundled, corner, wide and
+sweep cases).
 
 Left alone: a consumer taking ``dead_letter`` for terminal passes, and no world can fail it: no behaviour of
 ``[[events]]`` makes the handler decide ``dead_letter``. A consumer that stops at a non-advancing token before
 the end of the stream is ``completed`` false, though seed 000 step 7 says "stop or back off": docs/verdict.md
-reads "stop" as for now (the events behind it are never processed).
+reads "stop" as for now (the events behind it are never processed). Any finite corner is outrun by a bigger
+bound: a watermark window past a million positions, a head check of more than 1,000 events, a quarantine or
+halt after more than 50 blocked attempts (``long_blocks``) still pass.
 
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
