@@ -27,9 +27,9 @@ Found:
   was served to one worker. The corner ``gap_two_workers`` serves it to two.
 
 Held (caught, or ok where correct): validation skipped in each life's first attempt, or the watermark trusted
-there (``regression_last_pair``; ``default``); a gap quarantined instead of halting (invariant 5); only worker 2 taking
-``retry_later`` as done (gauntlet); an empty page passed by an unconditional write (gauntlet sweeps); an
-``ignore`` that runs the effect anyway (``ignored_event``, ``ignored_external``); a barrier that swaps the
+there (``regression_last_pair``; ``default``); a gap quarantined instead of halting (invariant 5); only worker
+2 taking ``retry_later`` as done (gauntlet); an empty page passed by an unconditional write (gauntlet sweeps);
+an ``ignore`` that runs the effect anyway (``ignored_event``, ``ignored_external``); a barrier that swaps the
 cursor and then overwrites to record the prefix, or claims and then overwrites (invariant 3); a page claimed
 again at once after a lost claim (two workers take it from each other for ever: ``completed`` false, rightly;
 ``ClaimsThePage`` backs off); ignore and quarantine receipts held back and committed after the page's later
@@ -37,8 +37,8 @@ effects (``unhalted``: an in-memory decision is no durable outcome). Correct and
 ``PrefixThenCursor`` in full audits (225 cases each); asking the handler about a page's events before
 committing them in order (``HandleThenCommit``), a durable non-terminal receipt before stopping
 (``RecordsWhatBlocks``), a lookup after a lost commit (``ChecksLostCommits``), backing off after every page,
-fetching with a remembered cursor before loading the checkpoint to confirm it (bundled, corner, wide and
-sweep cases).
+fetching with a remembered cursor before loading the checkpoint to confirm it (bundled, corner, wide and sweep
+cases).
 
 Left alone: a consumer taking ``dead_letter`` for terminal passes, and no world can fail it: no behaviour of
 ``[[events]]`` makes the handler decide ``dead_letter``. A consumer that stops at a non-advancing token before
