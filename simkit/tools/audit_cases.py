@@ -2,8 +2,9 @@
 search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
-   bundled scenario has (a regression inside a page, at its start, middle or end; two ids at one position; a
-   gap after a page's first event);
+   bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
+   two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
+   a backfill far behind a checkpoint at version 0);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
@@ -156,7 +157,9 @@ WIDE: dict[str, dict] = {
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
-#: gap at the page's first event only, nothing before the first checkpoint write).
+#: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
+#: of one event, one worker of two); and step 4's backfill, lost by a watermark trusted at version 0 or past
+#: a window.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -180,6 +183,25 @@ CORNERS: dict[str, dict] = {
         "description": "Step 3, no backfills: the second page serves 2 again (a replay), then 3, behind "
                        "applied_position 5 with no receipt: a gap after the page's first event",
         "sink": "transactional", "pages": _pages([1, 2, 5], [2, 3, 6])},
+    "regression_deep_in_page": {
+        "description": "Step 3: the second page serves 1,000 events, 4 to 1,003, its last pair swapped: a "
+                       "regression past where a check of the page's head looks",
+        "sink": "transactional", "pages": _pages([1, 2, 3], [*range(4, 1002), 1003, 1002])},
+    "gap_single_event": {
+        "description": "Step 3, no backfills: the second page is one event, 3, behind applied_position 5 "
+                       "with no receipt: a gap on a page too short for an order check",
+        "sink": "transactional", "pages": _pages([1, 2, 5], [3], [6])},
+    "gap_two_workers": {
+        "description": "Step 3, no backfills, two workers on one checkpoint: the second page serves 3 behind "
+                       "applied_position 5 with no receipt, to each worker; each must halt",
+        "sink": "transactional", "workers": 2, "pages": _pages([1, 2, 5], [3, 6])},
+    "backfill_behind_start": {
+        "description": "Step 4, backfills: the checkpoint starts at applied_position 1,000,000, version 0 "
+                       "(as a migration seeds it), and the first page serves e4, a backfill a million "
+                       "positions behind it, with no receipt: only a receipt proves a replay",
+        "sink": "transactional", "backfills": True,
+        "initial": {"applied_position": 1_000_000, "receipts": [1_000_000]},
+        "pages": _pages([4, 1_000_001])},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)
