@@ -103,10 +103,12 @@ def test_a_halt_on_a_good_page_after_fetching_the_next_one_is_still_unjustified(
 @pytest.mark.parametrize("cls", [correct.ReadAhead, correct.RereadsBeforeHalting, unseen.PipelinedReadAhead,
                                  simkit.Consumer])
 def test_correct_consumers_halt_justified_on_every_corner(cls):
-    """No false positive from the new corners or the halt rule: the correct consumers halt, justified."""
+    """No false positive from the new corners or the halt rule: the correct consumers halt, justified, on each
+    step 3 corner (round 31's backfill corner is step 4's: no halt, ok)."""
     for name in CORNERS:
         v = simkit.simulate(wide(name), cls).verdict
-        assert v.ok and v.halt_justified is True, (cls.__name__, name, v)
+        halts = CORNERS[name]["description"].startswith("Step 3")
+        assert v.ok and v.halt_justified is (True if halts else None), (cls.__name__, name, v)
 
 
 def test_a_consumer_cutting_a_page_to_a_bulk_of_a_hundred_fails_the_big_page():
