@@ -201,6 +201,35 @@ def exercise_4(pause) -> Check:
 
 
 # -- exercise 5: the checkpoint service's 409 ----------------------------------------------------------------
+def _refused(where: str, recording: Recording) -> Check | None:
+    """The ✗ for the first request of the learner's that the service refused, if any."""
+    refusals = [(reply.status, reply["error"]["code"]) for route, _r, reply in recording.sent
+                if reply.status >= 400]
+    if not refusals:
+        return None
+    status, code = refusals[0]
+    if code == "idempotency_conflict":
+        return say(False, f"{where}, and your save got {status} {code}: that key already names a "
+                           "command the service committed (another cursor, consumer or expected "
+                           "revision). A new command needs a key of its own.")
+    if code == "cursor_backward":
+        return say(False, f"{where}: your save tried to move the checkpoint backwards and got "
+                          f"{status} {code}. Compare the cursor you reread with yours before writing.")
+    return say(False, f"{where}, and one of your requests got {status} {code}. Reread first, then decide.")
+
+
+def _acked_twice(where: str, commands: list) -> Check | None:
+    """The ✗ for a command the service committed (ground truth, not a reply) that left the cursor where it
+    was: it acknowledges a page the checkpoint already acknowledged. An identical retry commits nothing."""
+    if not (twice := [c for c in commands if c.before and c.after["cursor"] == c.before["cursor"]]):
+        return None
+    was, now = twice[0].before, twice[0].after
+    return say(False, f"{where}: your save acknowledged sequence {now['cursor']['sequence']} a second time "
+                      f"(revision {was['revision']} → {now['revision']}). That is allowed, but it "
+                       "acknowledges one page twice and makes worker 2's next command conflict. Write only "
+                       "when the server is behind you.")
+
+
 @never_raises
 def exercise_5(on_409) -> Check:
     """``on_409(api, my_cursor, my_key)``: worker 1's reaction to the 409, in each :func:`service_409`
@@ -211,7 +240,7 @@ def exercise_5(on_409) -> Check:
         return say(False, "pass your function itself: check.exercise_5(on_409)")
     for situation, expect in (("ahead", 5), ("behind", 4), ("same", 4)):
         api, _, mine, key = service_409(situation)
-        before = checkpoint_of(api)
+        committed = len(api.svc.writes)
         recording = Recording(api)
         try:
             result = on_409(recording, copy.deepcopy(mine), key)
@@ -219,24 +248,10 @@ def exercise_5(on_409) -> Check:
             return say(False, f"when worker 2 is {situation}, your function raised {type(error).__name__}: "
                               f"{error}")
         after = checkpoint_of(api)
-        refusals = [(r["command"]["idempotency_key"] if route == WRITE else route, reply.status,
-                     reply["error"]["code"])
-                    for route, r, reply in recording.sent if reply.status >= 400]
-        writes = [r for route, r, reply in recording.sent if route == WRITE and reply.status == 200]
         where = {"ahead": "worker 2 already saved sequence 5", "behind": "worker 2 only re-saved sequence 2",
                  "same": "worker 2 already saved sequence 4, yours"}[situation]
-        if refusals:
-            what, status, code = refusals[0]
-            if code == "idempotency_conflict":
-                return say(False, f"{where}, and your save got {status} {code}: that key already names a "
-                                   "command the service committed (another cursor, consumer or expected "
-                                   "revision). A new command needs a key of its own.")
-            if code == "cursor_backward":
-                return say(False, f"{where}: your save tried to move the checkpoint backwards and got "
-                                  f"{status} {code}. Compare the cursor you reread with yours before "
-                                   "writing.")
-            return say(False, f"{where}, and one of your requests got {status} {code}. Reread first, then "
-                              f"decide.")
+        if (refused := _refused(where, recording)) is not None:      # a Check is false when not solved
+            return refused
         if not any(route != WRITE for route, _, _ in recording.sent):
             return say(False, f"{where}, but your function never reread the checkpoint: step 5, \"On a "
                                "revision conflict, reread current progress and reconcile concurrent work.\"")
@@ -244,11 +259,8 @@ def exercise_5(on_409) -> Check:
             return say(False, f"{where}; afterwards the checkpoint is at sequence "
                               f"{after['cursor']['sequence']}, "
                                f"and it should be at {expect}: the furthest progress either worker made.")
-        if situation == "same" and writes:
-            return say(False, f"{where}: your save acknowledged sequence 4 a second time (revision "
-                              f"{before['revision']} → {after['revision']}). That is allowed, but it "
-                               "acknowledges one page twice and makes worker 2's next command conflict. "
-                               "Write only when the server is behind you.")
+        if (twice := _acked_twice(where, api.svc.writes[committed:])) is not None:
+            return twice
         if not (isinstance(result, dict) and result.get("sequence") == expect
                 and result.get("journal_id") == mine["journal_id"]):
             return say(False, f"{where}; the server is right, but your function returned {result!r}. "
