@@ -1,21 +1,33 @@
-"""Hostile input, thirtieth round (a fresh tester): the notebooks, the workshop and the figures, as a learner in
-a workshop and a facilitator use them.
+"""Hostile input, thirtieth round (a fresh tester): the notebooks, the workshop and the figures, as a learner
+in a workshop and a facilitator use them.
 
 Found: exercise 5 took for right an answer that acknowledged a page twice whenever the situation was not
 ``same`` (worker 2 ahead: saving its sequence 5 again under a new key; behind: saving 4 twice), although its
-rules and its own ✓ say "acknowledged no page twice".
+rules and its own ✓ say "acknowledged no page twice". ``widgets.explorer`` and ``widgets.comparison`` given a
+misspelt strategy, shortcut or scenario raised ipywidgets' ``TraitError: Invalid selection`` from deep inside;
+a number past a slider's end (``crash_position=10**12``, ``seed=2**40``) was moved to the end without a word
+(a crash that never fires drawn as one that does), and an unknown keyword (``crash_postion=70``) was ignored.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
 """
-import simkit  # noqa: F401
-from simkit import workshop as check
-from simkit.service import DEV_SCOPE
-from simkit.service.clients import READ, WRITE
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import pytest  # noqa: E402
+
+import simkit  # noqa: E402
+from simkit import workshop as check  # noqa: E402
+from simkit.service import DEV_SCOPE  # noqa: E402
+from simkit.service.clients import READ, WRITE  # noqa: E402
+from simkit.viz import widgets  # noqa: E402
 
 
 def _read(api):
-    return api.post(READ, {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"})["checkpoint"]
+    body = {"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "context-cache"}
+    return api.post(READ, body)["checkpoint"]
 
 
 def _save(api, key, revision, cursor):
@@ -58,7 +70,7 @@ def test_exercise_5_refuses_saving_ones_own_page_twice():
 
 
 def test_exercise_5_accepts_an_identical_retry_which_commits_nothing():
-    """A right answer that retries its own command identically (seed 004, step 4) acknowledges nothing twice."""
+    """A right answer that retries its command identically (seed 004, step 4) acknowledges nothing twice."""
     def retry_identically(api, mine, key):
         current = _read(api)
         if current["cursor"]["sequence"] >= mine["sequence"]:
@@ -68,3 +80,37 @@ def test_exercise_5_accepts_an_identical_retry_which_commits_nothing():
         return mine
 
     assert check.exercise_5(retry_identically)
+
+
+# -- the widgets: a setting a learner types wrong is named, not a TraitError or moved without a word ---------
+@pytest.mark.parametrize("values, words", [
+    ({"strategy": "persist_token_on_fetc"}, ("strategy 'persist_token_on_fetc': not one of", "safe")),
+    ({"crash_position": 10**12}, ("crash_position 1000000000000: must be a whole number from 10 to 400",)),
+    ({"crash_position": float("nan")}, ("crash_position nan: must be",)),
+    ({"crash_postion": 70}, ("crash_postion: not a setting of the explorer", "crash_position")),
+    ({"page_size": 3.5}, ("page_size 3.5: must be a whole number from 1 to 12",)),
+    ({"overlap": 2}, ("overlap 2: must be a number from 0.0 to 1.0",)),
+    ({"seed": 2**40}, ("seed 1099511627776: must be a whole number from 0 to 1000000",)),
+])
+def test_explorer_names_a_setting_it_cannot_take(values, words):
+    """A misspelt strategy was ipywidgets' ``TraitError: Invalid selection: value not found``; a position past
+    the slider's end was moved to its end (a crash that never fires drawn as one at 400); an unknown keyword
+    was ignored."""
+    with pytest.raises(simkit.SimkitError) as caught:
+        widgets.explorer(**values)
+    assert all(word in str(caught.value) for word in words), str(caught.value)
+    assert caught.value.param == next(iter(values))
+
+
+def test_comparison_names_a_setting_it_cannot_take():
+    for args, words in ((("persist_token",), "shortcut 'persist_token': not one of"),
+                        (("no_version_check", "gauntlt"), "scenario 'gauntlt': not one of"),
+                        (("no_version_check", "gauntlet", -1), "seed -1: must be a whole number")):
+        with pytest.raises(simkit.SimkitError, match=re.escape(words)):
+            widgets.comparison(*args)
+
+
+def test_explorer_takes_the_settings_it_always_took():
+    e = widgets.explorer(strategy="success_before_effect", sink="unsafe", crash_position=75.0, overlap=1)
+    assert (e.run.strategy, e.controls["crash_position"].value, e.controls["overlap"].value) == (
+        "success_before_effect", 75, 1.0)
