@@ -38,13 +38,24 @@ class Suspect(simkit.Consumer):
         return not page.events
 
 
+def _overridden(cls) -> list[str]:
+    """The hooks of simkit.Consumer that ``cls`` overrides."""
+    return [h for h in HOOKS if getattr(cls, h) is not getattr(simkit.Consumer, h)]
+
+
+def _hook_name(hook):
+    """The hook a learner names, however written: ``" Is_Caught_Up() "``, ``"Suspect.is_caught_up"``, or the
+    function itself (``check.Suspect.is_caught_up``); anything else as it is."""
+    name = getattr(hook, "__name__", hook) if callable(hook) else hook
+    return name.strip().lower().removesuffix("()").rsplit(".", 1)[-1] if isinstance(name, str) else name
+
+
 @never_raises
 def exercise_1(hook) -> Check:
     """``hook``: the name of the one hook :class:`Suspect` overrides, found from its verdict and trace."""
-    if not isinstance(hook, str) or hook not in HOOKS:
+    if (hook := _hook_name(hook)) not in HOOKS:
         return say(False, f"name one hook as a string: one of {', '.join(map(repr, HOOKS))}")
-    changed = [h for h in HOOKS if getattr(Suspect, h) is not getattr(simkit.Consumer, h)]
-    if [hook] == changed:
+    if [hook] == _overridden(Suspect):
         return say(True, "is_caught_up. It takes every empty page for the end of the stream, so an empty "
                          "page with a new token (a zero-item page the provider uses to move on) stops it "
                          "for good: nothing lost, no invariant broken, the events after it pending and the "
@@ -89,6 +100,14 @@ def exercise_2(cls) -> Check:
         return say(False, f"it loses e105 but also fails retry_walkthrough "
                           f"({verdict_text(walkthrough.verdict)}); "
                            "change only replay detection")
+    if (changed := _overridden(cls)) != ["is_replay"]:
+        return say(False, f"it loses e105, but by overriding {', '.join(changed) or 'no hook'}: override "
+                          "only is_replay, the hook that decides that an event is already done")
+    yours, rule = (run_checked("default", c) for c in (cls, simkit.resolve("watermark_only_dedup")))
+    if yours.verdict.lost != rule.verdict.lost:     # the rule, not one event: e105 named in the code
+        return say(False, f"it loses e105 here, but on default it loses {len(yours.verdict.lost)} events "
+                          f"where trusting the watermark loses {len(rule.verdict.lost)}: take every event at "
+                           "or below applied_position for a replay, not one event you know")
     return say(True, "it loses e105 behind the watermark, yet passes the retry walkthrough, where nothing is "
                       f'backfilled. Seed 000, step 4: "{WATERMARK_RULE}"')
 

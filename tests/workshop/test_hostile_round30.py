@@ -7,6 +7,10 @@ rules and its own ✓ say "acknowledged no page twice". ``widgets.explorer`` and
 misspelt strategy, shortcut or scenario raised ipywidgets' ``TraitError: Invalid selection`` from deep inside;
 a number past a slider's end (``crash_position=10**12``, ``seed=2**40``) was moved to the end without a word
 (a crash that never fires drawn as one that does), and an unknown keyword (``crash_postion=70``) was ignored.
+Exercise 1 said ``✗ not yet`` to the right hook written ``"is_caught_up "``, ``"Is_Caught_Up"``,
+``"is_caught_up()"``, ``"Suspect.is_caught_up"`` or given as the function; exercise 2 passed any consumer that
+lost exactly e105, by skipping its apply or by an ``is_replay`` that names e105, where it asks for the
+watermark rule in ``is_replay``.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -114,3 +118,52 @@ def test_explorer_takes_the_settings_it_always_took():
     e = widgets.explorer(strategy="success_before_effect", sink="unsafe", crash_position=75.0, overlap=1)
     assert (e.run.strategy, e.controls["crash_position"].value, e.controls["overlap"].value) == (
         "success_before_effect", 75, 1.0)
+
+
+# -- exercise 1: the right hook, however a learner writes its name -------------------------------------------
+@pytest.mark.parametrize("hook", ["is_caught_up ", "Is_Caught_Up", "is_caught_up()", "Suspect.is_caught_up",
+                                  check.Suspect.is_caught_up])
+def test_exercise_1_accepts_the_right_hook_written_differently(hook):
+    """Each was ``✗ not yet: name one hook as a string``: a wrong verdict on the right answer."""
+    assert check.exercise_1(hook)
+
+
+def test_exercise_1_still_refuses_the_wrong_hook_however_written():
+    _refused(check.exercise_1(" Is_Replay() "), "skips events")
+    _refused(check.exercise_1(check.Suspect), "name one hook as a string")
+
+
+# -- exercise 2: TrustTheWatermark is the watermark rule in is_replay, not a loss of e105 by any means -------
+class _SkipsE105(simkit.Consumer):
+    """Loses e105 by taking its apply for done: no replay detection at all."""
+
+    def apply(self, event, applied_position):
+        if event.id == "e105":
+            return True
+        return (yield from super().apply(event, applied_position))
+
+
+class _KnowsE105(simkit.Consumer):
+    """Replay detection that names the one event the check looks at."""
+
+    def is_replay(self, event, receipts, applied_position):
+        return event.id == "e105" or super().is_replay(event, receipts, applied_position)
+
+
+class _WatermarkOrReceipt(simkit.Consumer):
+    """The watermark rule, with the receipt check kept: a right answer written differently."""
+
+    def is_replay(self, event, receipts, applied_position):
+        return event.position <= applied_position or event.id in receipts
+
+
+def test_exercise_2_refuses_a_loss_of_e105_by_another_hook():
+    _refused(check.exercise_2(_SkipsE105), "by overriding apply", "override only is_replay")
+
+
+def test_exercise_2_refuses_replay_detection_that_knows_the_answer():
+    _refused(check.exercise_2(_KnowsE105), "on default it loses 0 events where trusting the watermark loses")
+
+
+def test_exercise_2_accepts_the_watermark_rule_written_differently():
+    assert check.exercise_2(_WatermarkOrReceipt)
