@@ -10,7 +10,9 @@ a number past a slider's end (``crash_position=10**12``, ``seed=2**40``) was mov
 Exercise 1 said ``✗ not yet`` to the right hook written ``"is_caught_up "``, ``"Is_Caught_Up"``,
 ``"is_caught_up()"``, ``"Suspect.is_caught_up"`` or given as the function; exercise 2 passed any consumer that
 lost exactly e105, by skipping its apply or by an ``is_replay`` that names e105, where it asks for the
-watermark rule in ``is_replay``.
+watermark rule in ``is_replay``. Predictions asked again for the form of right answers (``"3"`` and ``3.0``
+for a count, ``"true"``, ``"operator review"``, ``"90 %"``, a comma-separated list) and of ``"E107"`` and
+``107.0`` (each an event), and quoted a share typed for a percentage, 0.019, as ``✗ not 0.0 %``.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -167,3 +169,27 @@ def test_exercise_2_refuses_replay_detection_that_knows_the_answer():
 
 def test_exercise_2_accepts_the_watermark_rule_written_differently():
     assert check.exercise_2(_WatermarkOrReceipt)
+
+
+# -- predictions: an answer written as a learner writes it is judged, and quoted as given --------------------
+@pytest.mark.parametrize("key, spelled", [
+    ("deliveries_of_30", "3"), ("deliveries_of_30", 3.0), ("final_version", " 2 "),
+    ("loses_without_crash", "true"), ("scan_done", "False"),
+    ("in_memory_loses", "operator_review, reversible_hold"),
+    ("in_memory_loses", ["operator review", "Reversible-hold"]),
+    ("most_hurt", "persist token on fetch"), ("unsafe_sink_repeats", "90 %")])
+def test_a_right_prediction_written_differently_is_right(key, spelled):
+    """Each was ``✎`` (asked again for the form) though it says the answer."""
+    assert check.check_prediction(key, spelled)
+
+
+@pytest.mark.parametrize("spelled", ["E107", 107.0])
+def test_a_wrong_event_written_differently_is_judged_wrong(spelled):
+    text = repr(check.check_prediction("crash_after_commit", spelled))
+    assert text.startswith("✗ not 'e107'. The answer is none"), text
+
+
+def test_a_wrong_percentage_is_quoted_as_given():
+    """0.019 (a share typed for a percentage) was answered ``✗ not 0.0 %``."""
+    text = repr(check.check_prediction("zero_of_200", 0.019))
+    assert text.startswith("✗ not 0.019 %. The answer is about 1.9 %"), text
