@@ -12,12 +12,16 @@ Exercise 1 said ``✗ not yet`` to the right hook written ``"is_caught_up "``, `
 lost exactly e105, by skipping its apply or by an ``is_replay`` that names e105, where it asks for the
 watermark rule in ``is_replay``. Predictions asked again for the form of right answers (``"3"`` and ``3.0``
 for a count, ``"true"``, ``"operator review"``, ``"90 %"``, a comma-separated list) and of ``"E107"`` and
-``107.0`` (each an event), and quoted a share typed for a percentage, 0.019, as ``✗ not 0.0 %``.
+``107.0`` (each an event), and quoted a share typed for a percentage, 0.019, as ``✗ not 0.0 %``. ``simkit
+workshop "my workshop"`` said to open it with ``jupyter lab my workshop/00_index.ipynb`` (two files to a
+shell), and a folder named with a newline or a byte that is no UTF-8 with an escape no shell undoes.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
 """
+import os
 import re
+import subprocess
 
 import matplotlib
 
@@ -25,6 +29,7 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 import simkit  # noqa: E402
+import simkit.cli  # noqa: E402
 from simkit import workshop as check  # noqa: E402
 from simkit.service import DEV_SCOPE  # noqa: E402
 from simkit.service.clients import READ, WRITE  # noqa: E402
@@ -193,3 +198,17 @@ def test_a_wrong_percentage_is_quoted_as_given():
     """0.019 (a share typed for a percentage) was answered ``✗ not 0.0 %``."""
     text = repr(check.check_prediction("zero_of_200", 0.019))
     assert text.startswith("✗ not 0.019 %. The answer is about 1.9 %"), text
+
+
+# -- simkit workshop: the command it says to run opens the notebooks -----------------------------------------
+@pytest.mark.parametrize("folder", ["my workshop", "it's", "a\nb", "n\udcff"])
+def test_workshop_says_a_command_a_shell_runs(folder, tmp_path, capsys, monkeypatch):
+    """``jupyter lab my workshop/00_index.ipynb`` named two files to a shell (``n\\udcff/...``, ``a\\nb/...``:
+    escapes no shell undoes); now the path is one shell word that names the notebook."""
+    monkeypatch.chdir(tmp_path)
+    assert simkit.cli.main(["workshop", folder]) == 0
+    out = capsys.readouterr().out
+    word = out.rstrip("\n").split("jupyter lab ", 1)[1]
+    assert out.count("\n") == 1
+    echoed = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, cwd=tmp_path).stdout
+    assert echoed == os.fsencode(os.path.join(folder, "00_index.ipynb"))
