@@ -121,10 +121,14 @@ class Impatient(simkit.Consumer):
 
 
 def _scenario(answer) -> simkit.Scenario:
-    """A learner's scenario: a dict as simkit.parse takes it, a TOML path, or a Scenario."""
+    """A learner's scenario: a dict as simkit.parse takes it, a TOML path, a Scenario, or what
+    ``simkit.tools.shrink.shrink`` returned (its ``.data``: exercise 7 was refused "not Shrunk")."""
+    from simkit.tools.shrink import Shrunk
     if isinstance(answer, simkit.Scenario):
         return answer
-    if isinstance(answer, (str, Path)) and str(answer).endswith(".toml"):
+    if isinstance(answer, Shrunk):
+        answer = answer.data
+    if isinstance(answer, (str, Path)) and str(answer).lower().endswith(".toml"):
         return simkit.load(answer)
     if isinstance(answer, dict):
         try:

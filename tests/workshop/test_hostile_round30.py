@@ -14,7 +14,9 @@ watermark rule in ``is_replay``. Predictions asked again for the form of right a
 for a count, ``"true"``, ``"operator review"``, ``"90 %"``, a comma-separated list) and of ``"E107"`` and
 ``107.0`` (each an event), and quoted a share typed for a percentage, 0.019, as ``✗ not 0.0 %``. ``simkit
 workshop "my workshop"`` said to open it with ``jupyter lab my workshop/00_index.ipynb`` (two files to a
-shell), and a folder named with a newline or a byte that is no UTF-8 with an escape no shell undoes.
+shell), and a folder named with a newline or a byte that is no UTF-8 with an escape no shell undoes. Exercise
+7 refused what ``shrink`` returned (``not Shrunk``), where 09 says to set the counterexample to it, and a
+``.TOML`` path.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -212,3 +214,17 @@ def test_workshop_says_a_command_a_shell_runs(folder, tmp_path, capsys, monkeypa
     assert out.count("\n") == 1
     echoed = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, cwd=tmp_path).stdout
     assert echoed == os.fsencode(os.path.join(folder, "00_index.ipynb"))
+
+
+# -- exercise 7: the shrunk result is the counterexample -----------------------------------------------------
+def test_exercise_7_accepts_what_shrink_returned_and_a_toml_file_in_capitals(tmp_path):
+    """09 says "the shrunk result has .data ... Set counterexample to the smallest scenario you get": the result
+    itself was refused (``not Shrunk``), and so was ``SMALL.TOML`` (``not str``)."""
+    from simkit.tools.explore import explore, failing
+    from simkit.tools.shrink import shrink
+    explored = explore(simkit.load("blocked_after_barrier"), check.Teammate, max_crashes=1, lost_requests=1)
+    small = shrink(failing(simkit.load("blocked_after_barrier"), explored.first_violation[0]), check.Teammate,
+                   explored.seed)
+    assert check.exercise_7(small)
+    (tmp_path / "SMALL.TOML").write_text(small.toml(), encoding="utf-8")
+    assert check.exercise_7(str(tmp_path / "SMALL.TOML"))
