@@ -218,7 +218,7 @@ def test_workshop_says_a_command_a_shell_runs(folder, tmp_path, capsys, monkeypa
 
 # -- exercise 7: the shrunk result is the counterexample -----------------------------------------------------
 def test_exercise_7_accepts_what_shrink_returned_and_a_toml_file_in_capitals(tmp_path):
-    """09 says "the shrunk result has .data ... Set counterexample to the smallest scenario you get": the result
+    """09: "the shrunk result has .data ... Set counterexample to the smallest scenario you get": the result
     itself was refused (``not Shrunk``), and so was ``SMALL.TOML`` (``not str``)."""
     from simkit.tools.explore import explore, failing
     from simkit.tools.shrink import shrink
