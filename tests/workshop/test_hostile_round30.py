@@ -16,7 +16,8 @@ for a count, ``"true"``, ``"operator review"``, ``"90 %"``, a comma-separated li
 workshop "my workshop"`` said to open it with ``jupyter lab my workshop/00_index.ipynb`` (two files to a
 shell), and a folder named with a newline or a byte that is no UTF-8 with an escape no shell undoes. Exercise
 7 refused what ``shrink`` returned (``not Shrunk``), where 09 says to set the counterexample to it, and a
-``.TOML`` path.
+``.TOML`` path. ``widgets.verdict_frame(run)`` of one run was ``TypeError: 'Run' object is not iterable``, and
+of ``[]`` an AttributeError from inside pandas.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -228,3 +229,16 @@ def test_exercise_7_accepts_what_shrink_returned_and_a_toml_file_in_capitals(tmp
     assert check.exercise_7(small)
     (tmp_path / "SMALL.TOML").write_text(small.toml(), encoding="utf-8")
     assert check.exercise_7(str(tmp_path / "SMALL.TOML"))
+
+
+# -- verdict_frame: one run, as a learner passes it ----------------------------------------------------------
+def test_verdict_frame_of_one_run_is_its_row_and_of_nothing_is_one_line():
+    """``widgets.verdict_frame(mine)`` raised ``TypeError: 'Run' object is not iterable``; ``[]`` an
+    AttributeError from pandas (``'DataFrame' object has no attribute 'scenario'``)."""
+    run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.Consumer)
+    assert widgets.verdict_frame(run).equals(widgets.verdict_frame([run]))
+    assert len(widgets.verdict_frame(r for r in (run, run))) == 2
+    for odd in ([], None, [run, "safe"]):
+        with pytest.raises(simkit.SimkitError, match="give a run or a list of runs") as caught:
+            widgets.verdict_frame(odd)
+        assert caught.value.param == "runs"
