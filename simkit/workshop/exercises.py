@@ -18,6 +18,7 @@ from .reply import (
     WATERMARK_RULE,
     Check,
     Refused,
+    as_whole,
     is_consumer,
     is_number,
     never_raises,
@@ -180,7 +181,7 @@ def _pause(answer) -> simkit.Fault:
     if not (isinstance(answer, (tuple, list)) and len(answer) == 3):
         raise Refused('set pause = ("<crash point>", <worker 1 or 2>, <duration>), e.g. '
                       '("after_page_barrier", 1, 5.0)')
-    point, worker, duration = answer
+    point, worker, duration = answer[0], as_whole(answer[1]), answer[2]
     if point not in simkit.CRASH_POINTS:
         raise Refused(f"{point!r} is not a crash point; a pause strikes at one of simkit.CRASH_POINTS")
     if worker not in (1, 2) or isinstance(worker, bool):
@@ -304,7 +305,7 @@ def exercise_6(crash) -> Check:
     loses an event there on an unsafe sink; safe does not."""
     if not (isinstance(crash, (tuple, list)) and len(crash) == 2):
         return say(False, 'set crash = ("<crash point>", <position>), e.g. ("after_fetch", 70)')
-    point, position = crash
+    point, position = crash[0], as_whole(crash[1])
     if point not in simkit.CRASH_POINTS:
         return say(False, f"{point!r} is not a crash point; pick one of simkit.CRASH_POINTS")
     if not is_number(position):

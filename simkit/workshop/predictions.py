@@ -12,14 +12,13 @@ from simkit.viz import widgets
 
 from .answers import COMPUTE, QUARANTINE_BEHAVIOURS
 from .folds import answered
-from .reply import Check, Refused, is_number
+from .reply import Check, Refused, as_whole, is_number
 
 __all__ = ["CHOICES", "PREDICTIONS", "VARIABLES", "check_prediction", "predict", "prediction_answer"]
 
 # -- predictions ---------------------------------------------------------------------------------------------
 def _event_id(value) -> str:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
+    value = as_whole(value)
     if is_number(value):
         return f"e{value}"
     if isinstance(value, str) and value.strip().lower() in ("none", "nothing", "-"):
@@ -78,10 +77,7 @@ def _percent(value):
 
 
 def _count(value):
-    if isinstance(value, str) and value.strip().isdecimal():
-        value = int(value)
-    elif isinstance(value, float) and value.is_integer():
-        value = int(value)
+    value = int(value) if isinstance(value, str) and value.strip().isdecimal() else as_whole(value)
     if is_number(value) and value >= 0:
         return int(value)
     raise Refused(f"a count is a whole number such as 0 or 3, not {value!r}")

@@ -17,7 +17,8 @@ workshop "my workshop"`` said to open it with ``jupyter lab my workshop/00_index
 shell), and a folder named with a newline or a byte that is no UTF-8 with an escape no shell undoes. Exercise
 7 refused what ``shrink`` returned (``not Shrunk``), where 09 says to set the counterexample to it, and a
 ``.TOML`` path. ``widgets.verdict_frame(run)`` of one run was ``TypeError: 'Run' object is not iterable``, and
-of ``[]`` an AttributeError from inside pandas.
+of ``[]`` an AttributeError from inside pandas. Exercises 4 and 6 said ``✗ not yet`` to a worker or a position
+written ``1.0`` or ``70.0``.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -242,3 +243,12 @@ def test_verdict_frame_of_one_run_is_its_row_and_of_nothing_is_one_line():
         with pytest.raises(simkit.SimkitError, match="give a run or a list of runs") as caught:
             widgets.verdict_frame(odd)
         assert caught.value.param == "runs"
+
+
+# -- exercises 4 and 6: a whole number written as a float ----------------------------------------------------
+def test_exercises_4_and_6_take_a_whole_number_written_as_a_float():
+    """``("before_page_barrier", 1.0, 50)`` was ``SimkitError: faults[0].worker: expected int, got float``,
+    and ``("after_event_commit", 70.0)`` was refused as no position: right answers, each ``✗ not yet``."""
+    assert check.exercise_4(("before_page_barrier", 1.0, 50))
+    assert check.exercise_6(("after_event_commit", 70.0))
+    _refused(check.exercise_6(("after_event_commit", 70.5)), "a number such as 70, not 70.5")
