@@ -48,12 +48,13 @@ def set_controls(widget: str, controls: dict, values: dict) -> None:
                                   f"{', '.join(map(str, control.options))}", param=param)
         else:
             whole = not isinstance(control.value, float)
-            if (not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(value)
-                    or (whole and value != int(value)) or not control.min <= value <= control.max):
+            # the range first: nan and inf are outside it, and 10**400 is no float (math.isfinite raised)
+            if (not isinstance(value, numbers.Real) or isinstance(value, bool)
+                    or not control.min <= value <= control.max or (whole and value != math.floor(value))):
                 kind = "a whole number" if whole else "a number"
                 raise SimkitError(f"{param} {described(value)}: must be {kind} from {control.min} to "
                                   f"{control.max}", param=param)
-            value = int(value) if whole else float(value)
+            value = math.floor(value) if whole else float(value)
         control.value = value
 
 

@@ -106,6 +106,7 @@ def test_exercise_5_accepts_an_identical_retry_which_commits_nothing():
     ({"page_size": 3.5}, ("page_size 3.5: must be a whole number from 1 to 12",)),
     ({"overlap": 2}, ("overlap 2: must be a number from 0.0 to 1.0",)),
     ({"seed": 2**40}, ("seed 1099511627776: must be a whole number from 0 to 1000000",)),
+    ({"crash_position": 10**400}, ("crash_position an integer of 1329 bits: must be a whole number",)),
 ])
 def test_explorer_names_a_setting_it_cannot_take(values, words):
     """A misspelt strategy was ipywidgets' ``TraitError: Invalid selection: value not found``; a position past
