@@ -18,14 +18,19 @@ shell), and a folder named with a newline or a byte that is no UTF-8 with an esc
 7 refused what ``shrink`` returned (``not Shrunk``), where 09 says to set the counterexample to it, and a
 ``.TOML`` path. ``widgets.verdict_frame(run)`` of one run was ``TypeError: 'Run' object is not iterable``, and
 of ``[]`` an AttributeError from inside pandas. Exercises 4 and 6 said ``✗ not yet`` to a worker or a position
-written ``1.0`` or ``70.0``.
+written ``1.0`` or ``70.0``. Read in order, the notebooks gave answers before their questions: 05's "You will
+learn" that ``safe`` survives every crash, 07's that a retried lost write is answered from its receipt, that a
+new key acknowledges a page twice and that an empty query page does not end the scan, and 00's summary that a
+lost reply or a non-terminal outcome loses events (01 asks whether the shortcut loses without a crash).
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
 """
+import json
 import os
 import re
 import subprocess
+from pathlib import Path
 
 import matplotlib
 
@@ -253,3 +258,39 @@ def test_exercises_4_and_6_take_a_whole_number_written_as_a_float():
     assert check.exercise_4(("before_page_barrier", 1.0, 50))
     assert check.exercise_6(("after_event_commit", 70.0))
     _refused(check.exercise_6(("after_event_commit", 70.5)), "a number such as 70, not 70.5")
+
+
+# -- the notebooks in reading order: no answer on screen before its question ---------------------------------
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+#: question -> what gave its answer away above it (in its notebook's "You will learn", or 00's summary)
+GIVEN_AWAY = {
+    "loses_without_crash": ["a crash, a lost reply or a non-terminal outcome then loses"],
+    "safe_failing_schedules": ["that `safe` survives a crash at every pass"],
+    "lost_reply_retry": ["the service answers it from its receipt"],
+    "double_ack_client": ["while a new key acknowledges the same page twice"],
+    "scan_done": ["why an empty query page is not the end"],
+}
+
+
+def _read_in_order():
+    """(text shown so far, cell source) for every cell of notebooks 00 to 09 in reading order: prose and
+    printed outputs, whitespace folded."""
+    shown = ""
+    for path in sorted(NOTEBOOKS.glob("0*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            yield shown, source
+            texts = [source] if cell["cell_type"] == "markdown" else []
+            texts += ["".join(o.get("text", "")) for o in cell.get("outputs", [])]
+            shown += " " + " ".join(" ".join(texts).split())
+
+
+@pytest.mark.parametrize("key", sorted(GIVEN_AWAY))
+def test_no_answer_is_on_screen_before_its_question(key):
+    """05 and 07 said in their "You will learn" what their questions then asked (``safe`` survives every
+    crash; a retried lost write is answered from its receipt; a new key acknowledges a page twice; an empty
+    query page does not end the scan), and 00's summary that a lost reply or a non-terminal outcome loses
+    events where 01 asks whether the shortcut loses without a crash."""
+    asked = f'check_prediction("{key}"'
+    shown = next(shown for shown, source in _read_in_order() if asked in source)
+    assert [p for p in GIVEN_AWAY[key] if p in shown] == []
