@@ -6,7 +6,8 @@ Found: exercise 5 took for right an answer that acknowledged a page twice whenev
 rules and its own ✓ say "acknowledged no page twice". ``widgets.explorer`` and ``widgets.comparison`` given a
 misspelt strategy, shortcut or scenario raised ipywidgets' ``TraitError: Invalid selection`` from deep inside;
 a number past a slider's end (``crash_position=10**12``, ``seed=2**40``) was moved to the end without a word
-(a crash that never fires drawn as one that does), and an unknown keyword (``crash_postion=70``) was ignored.
+(a crash that never fires drawn as one that does), and an unknown keyword (``crash_postion=70``) was ignored;
+``widgets.stepper(row=nan)`` was a TraitError, and a row past the trace was moved to its last.
 Exercise 1 said ``✗ not yet`` to the right hook written ``"is_caught_up "``, ``"Is_Caught_Up"``,
 ``"is_caught_up()"``, ``"Suspect.is_caught_up"`` or given as the function; exercise 2 passed any consumer that
 lost exactly e105, by skipping its apply or by an ``is_replay`` that names e105, where it asks for the
@@ -294,3 +295,13 @@ def test_no_answer_is_on_screen_before_its_question(key):
     asked = f'check_prediction("{key}"'
     shown = next(shown for shown, source in _read_in_order() if asked in source)
     assert [p for p in GIVEN_AWAY[key] if p in shown] == []
+
+
+def test_stepper_names_a_row_it_does_not_have():
+    """``widgets.stepper(row=nan)`` was a TraitError from ipywidgets, and a row past the trace was moved to
+    its last row without a word."""
+    for row in (float("nan"), 10**9, -1):
+        with pytest.raises(simkit.SimkitError, match=r"must be a whole number from 0 to 14") as caught:
+            widgets.stepper(row=row)
+        assert caught.value.param == "row"
+    assert widgets.stepper(row=3.0).controls["row"].value == 3
