@@ -22,7 +22,8 @@ of ``[]`` an AttributeError from inside pandas. Exercises 4 and 6 said ``✗ not
 written ``1.0`` or ``70.0``. Read in order, the notebooks gave answers before their questions: 05's "You will
 learn" that ``safe`` survives every crash, 07's that a retried lost write is answered from its receipt, that a
 new key acknowledges a page twice and that an empty query page does not end the scan, and 00's summary that a
-lost reply or a non-terminal outcome loses events (01 asks whether the shortcut loses without a crash).
+lost reply or a non-terminal outcome loses events (01 asks whether the shortcut loses without a crash). 02's
+last proof cell closed the SQL section's database: run twice, it raised, and so did the section's cells.
 
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
@@ -305,3 +306,15 @@ def test_stepper_names_a_row_it_does_not_have():
             widgets.stepper(row=row)
         assert caught.value.param == "row"
     assert widgets.stepper(row=3.0).controls["row"].value == 3
+
+
+def test_no_proof_cell_closes_what_the_cells_above_it_use():
+    """02's last proof cell of the SQL section closed the database and removed its folder: run twice (a
+    double Shift-Enter on the collapsed bar), it raised ``ProgrammingError: Cannot operate on a closed
+    database``, and so did every cell of the section above it. The folder goes with the kernel
+    (``TemporaryDirectory``), or when the section runs again and makes a new one."""
+    for path in sorted(NOTEBOOKS.glob("0*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell.get("metadata", {}).get("jupyter", {}).get("source_hidden"):
+                source = "".join(cell["source"])
+                assert not re.search(r"\b(db\.close|home\.cleanup)\(\)", source), (path.name, source)
