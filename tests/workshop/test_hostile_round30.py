@@ -25,6 +25,19 @@ new key acknowledges a page twice and that an empty query page does not end the 
 lost reply or a non-terminal outcome loses events (01 asks whether the shortcut loses without a crash). 02's
 last proof cell closed the SQL section's database: run twice, it raised, and so did the section's cells.
 
+Held: ``simkit workshop`` into a folder holding the edition (twice, or by a link to it), a dangling link, a
+file in the path, ``""``, ``--force``; ``run --timeline`` at ``t``, ``.png``, ``t.png/``, ``/dev/stdout``,
+``T.PNG``, ``.webp``, ``.svg``; exercise 4's pause of ``inf``, ``nan``, ``1e308`` or worker 3, exercise 3 with
+a 200,000-event page, exercise 6 with a crash that never fires; ``explorer_run`` with a misspelt strategy or
+point, ``page_size`` 0, ``overlap`` nan (one line each); timelines, swimlanes and the stepper of a run of no
+event, and of positions at 2**53; every code cell of 00 to 06, 08 and 09 run twice in a row.
+
+Left alone: 07's service story is one state across cells, so a cell run twice in a row changes what the
+next asserts (cells 11, 16, 25; 49 raises ``KeyError: 'receipt'`` itself): its README promises reruns by
+section, and a fix is a rework of 07 into a service per section; a learner's scenario of 10**9 transient
+failures and ``time_limit`` 1e12 takes 88 s in exercise 3 (bounded by the world's guard); 08's sweep
+figure keeps its nine legend entries (every strategy is its point).
+
 Each: a check's ✓ exactly when the answer keeps the exercise's rules (judged from the service's committed
 commands, not from the replies), or one line naming the parameter and the problem.
 """
