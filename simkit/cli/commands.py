@@ -23,7 +23,7 @@ from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
 from simkit.tools import bench
 from simkit.tools import sweep as sweeps
-from simkit.tools.scenario_toml import file_stem
+from simkit.tools.scenario_toml import file_stem, shell_word
 from simkit.tools.schedules import strategy_class
 from simkit.world.guard import WALL_SECONDS
 
@@ -380,9 +380,10 @@ def cmd_workshop(args) -> int:
         written = write_edition(args.folder, force=args.force)
     except OSError as exc:  # a folder that cannot be made or written (/proc/x, a full disk)
         raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
-    # the folder as typed, escaped: a newline in it made the one line two (errors were escaped already)
+    # the folder as typed, escaped: a newline in it made the one line two (errors were escaped already); the
+    # command as a shell takes it back (a space, a byte no UTF-8: ``jupyter lab my workshop/...`` opened two)
     say(f"wrote {len(written)} files to {printable(args.folder)}: open it with  jupyter lab "
-        f"{printable(str(written[0]))}")
+        f"{shell_word(str(written[0]))}")
     return 0
 
 

@@ -7,6 +7,7 @@ from simkit.procedure.strategies import SHORTCUTS, scenario_of
 from simkit.runner import Run
 from simkit.scenario.read import bundled, load
 
+from .explorer import set_controls
 from .inputs import OWN_SCENARIO, comparison_runs
 from .show import show_comparison
 
@@ -24,12 +25,15 @@ class Comparison(W.VBox):
         self.runs: tuple[Run, Run] | None = None
         self._last = None
         self.controls = {
-            "shortcut": W.Dropdown(options=list(SHORTCUTS), value=shortcut, description="shortcut"),
-            "scenario": W.Dropdown(options=[OWN_SCENARIO, *bundled()], value=scenario, description="input",
+            "shortcut": W.Dropdown(options=list(SHORTCUTS), description="shortcut"),
+            "scenario": W.Dropdown(options=[OWN_SCENARIO, *bundled()], description="input",
                                    layout=W.Layout(width="380px")),
-            "seed": W.BoundedIntText(value=self._scenario_seed(shortcut, scenario) if seed is None else seed,
-                                     min=0, max=10**6, description="seed", layout=W.Layout(width="180px")),
         }
+        set_controls("comparison", self.controls, {"shortcut": shortcut, "scenario": scenario})
+        self.controls["seed"] = W.BoundedIntText(value=0, min=0, max=10**6, description="seed",
+                                                 layout=W.Layout(width="180px"))
+        set_controls("comparison", self.controls,
+                     {"seed": self._scenario_seed(shortcut, scenario) if seed is None else seed})
         for name in ("shortcut", "scenario"):
             self.controls[name].observe(self._reset_seed, "value")
         self.output = W.interactive_output(self._draw, self.controls)

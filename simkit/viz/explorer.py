@@ -2,10 +2,13 @@
 and stream controls; every change reruns and redraws."""
 from __future__ import annotations
 
+import math
+import numbers
 from collections import OrderedDict
 
 import ipywidgets as W
 
+from simkit.errors import SimkitError, described
 from simkit.model import CRASH_POINTS, SINKS
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import STRATEGIES
@@ -18,7 +21,7 @@ from .legend import MARKS, legend_entries
 from .show import RUN_FIGSIZE, display_png, draw_run, run_axes, run_tables, widest_legends
 from .timeline import timeline, timeline_legend
 
-__all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "run_canvas", "slider"]
+__all__ = ["KEEP", "Explorer", "explorer", "redraw_ms", "run_canvas", "set_controls", "slider"]
 
 #: How many recent runs, and figures, an explorer keeps.
 KEEP = 16
@@ -27,6 +30,32 @@ KEEP = 16
 def slider(cls, value, **kw):
     return cls(value=value, continuous_update=False, style={"description_width": "initial"},
                layout=W.Layout(width="260px"), **kw)
+
+
+def set_controls(widget: str, controls: dict, values: dict) -> None:
+    """Set each control named in ``values`` to its value, or raise :class:`SimkitError` naming the setting:
+    ipywidgets said ``TraitError: Invalid selection: value not found`` for a misspelt choice, and a slider
+    moved a number past its end to the end without a word (a crash at position 10**12, which never fires,
+    drawn as a crash at 400)."""
+    for param, value in values.items():
+        control = controls.get(param)
+        if control is None:
+            raise SimkitError(f"{param}: not a setting of the {widget} (its settings: {', '.join(controls)})",
+                              param=param)
+        if isinstance(control, W.Dropdown):
+            if not any(value == o and type(value) is type(o) for o in control.options):
+                raise SimkitError(f"{param} {described(value)}: not one of "
+                                  f"{', '.join(map(str, control.options))}", param=param)
+        else:
+            whole = not isinstance(control.value, float)
+            # the range first: nan and inf are outside it, and 10**400 is no float (math.isfinite raised)
+            if (not isinstance(value, numbers.Real) or isinstance(value, bool)
+                    or not control.min <= value <= control.max or (whole and value != math.floor(value))):
+                kind = "a whole number" if whole else "a number"
+                raise SimkitError(f"{param} {described(value)}: must be {kind} from {control.min} to "
+                                  f"{control.max}", param=param)
+            value = math.floor(value) if whole else float(value)
+        control.value = value
 
 
 class Explorer(W.VBox):
@@ -46,7 +75,7 @@ class Explorer(W.VBox):
     """
 
     def __init__(self, strategies: dict[str, type[Consumer]] | None = None, **values):
-        v = {**EXPLORER_DEFAULTS, **values}
+        v = EXPLORER_DEFAULTS
         self.run: Run | None = None
         self._runs: OrderedDict = OrderedDict()         # the settings drawn lately -> their run
         self._figures: OrderedDict = OrderedDict()      # (input, trace digest) -> the PNG drawn
@@ -73,6 +102,7 @@ class Explorer(W.VBox):
             "empty_pages": slider(W.FloatSlider, v["empty_pages"], min=0, max=0.5, step=0.05,
                                    description="empty-page rate"),
         }
+        set_controls("explorer", self.controls, values)
         c = self.controls
         c["crash_point"].observe(self._position_applies, "value")
         self._position_applies()

@@ -2,7 +2,11 @@
 writes), invariant violations, the trace, the pages served and the receipts written (ground truth)."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from simkit.errors import SimkitError, described
 from simkit.judge.report import verdict_cells
+from simkit.runner import Run
 
 __all__ = ["pages_served", "receipts", "trace_table", "verdict_frame", "violations_frame"]
 
@@ -12,6 +16,13 @@ def verdict_frame(runs):
     strategy, by scenario when the strategy is always the same, or by both."""
     import pandas as pd
 
+    given = runs
+    if isinstance(runs, Run):       # one run is a table of one row (it was "'Run' object is not iterable")
+        runs = [runs]
+    runs = list(runs) if isinstance(runs, Iterable) and not isinstance(runs, (str, bytes, dict)) else []
+    if not runs or not all(isinstance(r, Run) for r in runs):
+        raise SimkitError(f"runs {described(given)}: give a run or a list of runs (what simkit.simulate "
+                          "returns)", param="runs")
     df = pd.DataFrame([verdict_cells(r) for r in runs])
     if df.scenario.nunique() <= 1:
         return df.drop(columns="scenario").set_index("strategy")

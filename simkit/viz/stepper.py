@@ -7,6 +7,7 @@ from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import STRATEGIES
 
+from .explorer import set_controls
 from .inputs import strategy_name
 from .instant import instant_state
 from .show import show_crash, show_instant
@@ -37,9 +38,10 @@ class Stepper(W.VBox):
         self._own = {} if name in STRATEGIES else {name: strategy}     # a class of your own stays in the menu
         self.controls = {
             "strategy": W.Dropdown(options=[*STRATEGIES, *self._own], value=name, description="strategy"),
-            "row": W.IntSlider(value=min(max(row, 0), last), min=0, max=last, description="step",
+            "row": W.IntSlider(value=0, min=0, max=last, description="step",
                                continuous_update=False, style={"description_width": "initial"},
                                layout=W.Layout(width="520px"))}
+        set_controls("stepper", self.controls, {"row": row})    # was moved into 0..last, nan a TraitError
         self.button = W.Button(
             description="crash here",
             icon="bolt",

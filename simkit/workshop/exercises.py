@@ -18,6 +18,7 @@ from .reply import (
     WATERMARK_RULE,
     Check,
     Refused,
+    as_whole,
     is_consumer,
     is_number,
     never_raises,
@@ -38,13 +39,24 @@ class Suspect(simkit.Consumer):
         return not page.events
 
 
+def _overridden(cls) -> list[str]:
+    """The hooks of simkit.Consumer that ``cls`` overrides."""
+    return [h for h in HOOKS if getattr(cls, h) is not getattr(simkit.Consumer, h)]
+
+
+def _hook_name(hook):
+    """The hook a learner names, however written: ``" Is_Caught_Up() "``, ``"Suspect.is_caught_up"``, or the
+    function itself (``check.Suspect.is_caught_up``); anything else as it is."""
+    name = getattr(hook, "__name__", hook) if callable(hook) else hook
+    return name.strip().lower().removesuffix("()").rsplit(".", 1)[-1] if isinstance(name, str) else name
+
+
 @never_raises
 def exercise_1(hook) -> Check:
     """``hook``: the name of the one hook :class:`Suspect` overrides, found from its verdict and trace."""
-    if not isinstance(hook, str) or hook not in HOOKS:
+    if (hook := _hook_name(hook)) not in HOOKS:
         return say(False, f"name one hook as a string: one of {', '.join(map(repr, HOOKS))}")
-    changed = [h for h in HOOKS if getattr(Suspect, h) is not getattr(simkit.Consumer, h)]
-    if [hook] == changed:
+    if [hook] == _overridden(Suspect):
         return say(True, "is_caught_up. It takes every empty page for the end of the stream, so an empty "
                          "page with a new token (a zero-item page the provider uses to move on) stops it "
                          "for good: nothing lost, no invariant broken, the events after it pending and the "
@@ -89,6 +101,14 @@ def exercise_2(cls) -> Check:
         return say(False, f"it loses e105 but also fails retry_walkthrough "
                           f"({verdict_text(walkthrough.verdict)}); "
                            "change only replay detection")
+    if (changed := _overridden(cls)) != ["is_replay"]:
+        return say(False, f"it loses e105, but by overriding {', '.join(changed) or 'no hook'}: override "
+                          "only is_replay, the hook that decides that an event is already done")
+    yours, rule = (run_checked("default", c) for c in (cls, simkit.resolve("watermark_only_dedup")))
+    if yours.verdict.lost != rule.verdict.lost:     # the rule, not one event: e105 named in the code
+        return say(False, f"it loses e105 here, but on default it loses {len(yours.verdict.lost)} events "
+                          f"where trusting the watermark loses {len(rule.verdict.lost)}: take every event at "
+                           "or below applied_position for a replay, not one event you know")
     return say(True, "it loses e105 behind the watermark, yet passes the retry walkthrough, where nothing is "
                       f'backfilled. Seed 000, step 4: "{WATERMARK_RULE}"')
 
@@ -102,10 +122,14 @@ class Impatient(simkit.Consumer):
 
 
 def _scenario(answer) -> simkit.Scenario:
-    """A learner's scenario: a dict as simkit.parse takes it, a TOML path, or a Scenario."""
+    """A learner's scenario: a dict as simkit.parse takes it, a TOML path, a Scenario, or what
+    ``simkit.tools.shrink.shrink`` returned (its ``.data``: exercise 7 was refused "not Shrunk")."""
+    from simkit.tools.shrink import Shrunk
     if isinstance(answer, simkit.Scenario):
         return answer
-    if isinstance(answer, (str, Path)) and str(answer).endswith(".toml"):
+    if isinstance(answer, Shrunk):
+        answer = answer.data
+    if isinstance(answer, (str, Path)) and str(answer).lower().endswith(".toml"):
         return simkit.load(answer)
     if isinstance(answer, dict):
         try:
@@ -157,7 +181,7 @@ def _pause(answer) -> simkit.Fault:
     if not (isinstance(answer, (tuple, list)) and len(answer) == 3):
         raise Refused('set pause = ("<crash point>", <worker 1 or 2>, <duration>), e.g. '
                       '("after_page_barrier", 1, 5.0)')
-    point, worker, duration = answer
+    point, worker, duration = answer[0], as_whole(answer[1]), answer[2]
     if point not in simkit.CRASH_POINTS:
         raise Refused(f"{point!r} is not a crash point; a pause strikes at one of simkit.CRASH_POINTS")
     if worker not in (1, 2) or isinstance(worker, bool):
@@ -201,6 +225,35 @@ def exercise_4(pause) -> Check:
 
 
 # -- exercise 5: the checkpoint service's 409 ----------------------------------------------------------------
+def _refused(where: str, recording: Recording) -> Check | None:
+    """The ✗ for the first request of the learner's that the service refused, if any."""
+    refusals = [(reply.status, reply["error"]["code"]) for route, _r, reply in recording.sent
+                if reply.status >= 400]
+    if not refusals:
+        return None
+    status, code = refusals[0]
+    if code == "idempotency_conflict":
+        return say(False, f"{where}, and your save got {status} {code}: that key already names a "
+                           "command the service committed (another cursor, consumer or expected "
+                           "revision). A new command needs a key of its own.")
+    if code == "cursor_backward":
+        return say(False, f"{where}: your save tried to move the checkpoint backwards and got "
+                          f"{status} {code}. Compare the cursor you reread with yours before writing.")
+    return say(False, f"{where}, and one of your requests got {status} {code}. Reread first, then decide.")
+
+
+def _acked_twice(where: str, commands: list) -> Check | None:
+    """The ✗ for a command the service committed (ground truth, not a reply) that left the cursor where it
+    was: it acknowledges a page the checkpoint already acknowledged. An identical retry commits nothing."""
+    if not (twice := [c for c in commands if c.before and c.after["cursor"] == c.before["cursor"]]):
+        return None
+    was, now = twice[0].before, twice[0].after
+    return say(False, f"{where}: your save acknowledged sequence {now['cursor']['sequence']} a second time "
+                      f"(revision {was['revision']} → {now['revision']}). That is allowed, but it "
+                       "acknowledges one page twice and makes worker 2's next command conflict. Write only "
+                       "when the server is behind you.")
+
+
 @never_raises
 def exercise_5(on_409) -> Check:
     """``on_409(api, my_cursor, my_key)``: worker 1's reaction to the 409, in each :func:`service_409`
@@ -211,7 +264,7 @@ def exercise_5(on_409) -> Check:
         return say(False, "pass your function itself: check.exercise_5(on_409)")
     for situation, expect in (("ahead", 5), ("behind", 4), ("same", 4)):
         api, _, mine, key = service_409(situation)
-        before = checkpoint_of(api)
+        committed = len(api.svc.writes)
         recording = Recording(api)
         try:
             result = on_409(recording, copy.deepcopy(mine), key)
@@ -219,24 +272,10 @@ def exercise_5(on_409) -> Check:
             return say(False, f"when worker 2 is {situation}, your function raised {type(error).__name__}: "
                               f"{error}")
         after = checkpoint_of(api)
-        refusals = [(r["command"]["idempotency_key"] if route == WRITE else route, reply.status,
-                     reply["error"]["code"])
-                    for route, r, reply in recording.sent if reply.status >= 400]
-        writes = [r for route, r, reply in recording.sent if route == WRITE and reply.status == 200]
         where = {"ahead": "worker 2 already saved sequence 5", "behind": "worker 2 only re-saved sequence 2",
                  "same": "worker 2 already saved sequence 4, yours"}[situation]
-        if refusals:
-            what, status, code = refusals[0]
-            if code == "idempotency_conflict":
-                return say(False, f"{where}, and your save got {status} {code}: that key already names a "
-                                   "command the service committed (another cursor, consumer or expected "
-                                   "revision). A new command needs a key of its own.")
-            if code == "cursor_backward":
-                return say(False, f"{where}: your save tried to move the checkpoint backwards and got "
-                                  f"{status} {code}. Compare the cursor you reread with yours before "
-                                   "writing.")
-            return say(False, f"{where}, and one of your requests got {status} {code}. Reread first, then "
-                              f"decide.")
+        if (refused := _refused(where, recording)) is not None:      # a Check is false when not solved
+            return refused
         if not any(route != WRITE for route, _, _ in recording.sent):
             return say(False, f"{where}, but your function never reread the checkpoint: step 5, \"On a "
                                "revision conflict, reread current progress and reconcile concurrent work.\"")
@@ -244,11 +283,8 @@ def exercise_5(on_409) -> Check:
             return say(False, f"{where}; afterwards the checkpoint is at sequence "
                               f"{after['cursor']['sequence']}, "
                                f"and it should be at {expect}: the furthest progress either worker made.")
-        if situation == "same" and writes:
-            return say(False, f"{where}: your save acknowledged sequence 4 a second time (revision "
-                              f"{before['revision']} → {after['revision']}). That is allowed, but it "
-                               "acknowledges one page twice and makes worker 2's next command conflict. "
-                               "Write only when the server is behind you.")
+        if (twice := _acked_twice(where, api.svc.writes[committed:])) is not None:
+            return twice
         if not (isinstance(result, dict) and result.get("sequence") == expect
                 and result.get("journal_id") == mine["journal_id"]):
             return say(False, f"{where}; the server is right, but your function returned {result!r}. "
@@ -269,7 +305,7 @@ def exercise_6(crash) -> Check:
     loses an event there on an unsafe sink; safe does not."""
     if not (isinstance(crash, (tuple, list)) and len(crash) == 2):
         return say(False, 'set crash = ("<crash point>", <position>), e.g. ("after_fetch", 70)')
-    point, position = crash
+    point, position = crash[0], as_whole(crash[1])
     if point not in simkit.CRASH_POINTS:
         return say(False, f"{point!r} is not a crash point; pick one of simkit.CRASH_POINTS")
     if not is_number(position):

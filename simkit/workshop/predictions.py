@@ -12,18 +12,19 @@ from simkit.viz import widgets
 
 from .answers import COMPUTE, QUARANTINE_BEHAVIOURS
 from .folds import answered
-from .reply import Check, Refused, is_number
+from .reply import Check, Refused, as_whole, is_number
 
 __all__ = ["CHOICES", "PREDICTIONS", "VARIABLES", "check_prediction", "predict", "prediction_answer"]
 
 # -- predictions ---------------------------------------------------------------------------------------------
 def _event_id(value) -> str:
+    value = as_whole(value)
     if is_number(value):
         return f"e{value}"
     if isinstance(value, str) and value.strip().lower() in ("none", "nothing", "-"):
         return "none"
-    if isinstance(value, str) and value.strip().lstrip("e").isdigit():
-        return "e" + value.strip().lstrip("e")
+    if isinstance(value, str) and value.strip().lower().removeprefix("e").isdecimal():
+        return "e" + value.strip().lower().removeprefix("e")
     raise Refused(f"an event is a position such as 107 or an id such as 'e107', not {value!r}")
 
 
@@ -39,16 +40,21 @@ def _position_set(value) -> frozenset:
 def _yes_no(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "y", "n"):
-        return "yes" if value.strip().lower().startswith("y") else "no"
+    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "y", "n", "true", "false"):
+        return "yes" if value.strip().lower()[0] in "yt" else "no"
     raise Refused(f"answer 'yes' or 'no' (or True or False), not {value!r}")
+
+
+def _spelled(text: str) -> str:
+    """A choice as compared: case, spaces, ``_`` and ``-`` aside (``"Operator review"``, ``"90 %"``)."""
+    return "".join(c for c in text.lower() if c not in " _-\t")
 
 
 def _one_of(*choices):
     def normalize(value):
-        text = str(value).strip().lower() if isinstance(value, str) else value
+        text = _spelled(value) if isinstance(value, str) else value
         for choice in choices:
-            if text == (choice.lower() if isinstance(choice, str) else choice):
+            if text == (_spelled(choice) if isinstance(choice, str) else choice):
                 return choice
         raise Refused(f"choose one of {', '.join(map(repr, choices))}, not {value!r}")
     return normalize
@@ -56,7 +62,7 @@ def _one_of(*choices):
 
 def _names(*choices):
     def normalize(value):
-        items = [value] if isinstance(value, str) else list(value)
+        items = value.split(",") if isinstance(value, str) else list(value)
         out = set()
         for item in items:
             out.add(_one_of(*choices)(item))
@@ -71,6 +77,7 @@ def _percent(value):
 
 
 def _count(value):
+    value = int(value) if isinstance(value, str) and value.strip().isdecimal() else as_whole(value)
     if is_number(value) and value >= 0:
         return int(value)
     raise Refused(f"a count is a whole number such as 0 or 3, not {value!r}")
@@ -305,7 +312,7 @@ def _show(value) -> str:
     if isinstance(value, frozenset):
         return "[" + ", ".join(map(repr, sorted(value))) + "]"
     if isinstance(value, float):
-        return f"{value:.1f} %"
+        return f"{value:g} %"           # as given: 0.019 is not "0.0 %"
     return repr(value)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import simkit
 from simkit.judge.report import verdict_line
 
-__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "is_consumer", "is_number",
+__all__ = ["Check", "HOOKS", "Refused", "SWEEPS", "WATERMARK_RULE", "as_whole", "is_consumer", "is_number",
            "never_raises", "run_checked", "say", "verdict_text"]
 
 #: seed 000, procedure step 4, word for word
@@ -67,6 +67,11 @@ def is_consumer(cls) -> bool:
 
 def is_number(value) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def as_whole(value):
+    """``value`` as an ``int`` when it is a whole number written as a float (``70.0``), else as it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def run_checked(scenario, cls, faults=()) -> simkit.Run:

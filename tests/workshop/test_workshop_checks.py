@@ -181,7 +181,7 @@ def test_exercise_1_right_and_wrong_hooks():
     assert check.exercise_1("is_caught_up")
     refused(check.exercise_1("is_replay"), "neither", "never completes")
     refused(check.exercise_1("page_barrier"), "invariant 3")
-    for odd in (None, 3, "is_caught_up()", check.Suspect):
+    for odd in (None, 3, "is_caught_up(self)", check.Suspect):
         refused(check.exercise_1(odd), "name one hook")
 
 
