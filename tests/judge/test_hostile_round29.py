@@ -49,14 +49,9 @@ from simkit.model import RandomFaults
 from simkit.tools.audit_cases import cases, wide
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
-from mutants import correct, round24, round29, unseen  # noqa: E402
+from mutants import roster, round29  # noqa: E402
 
-#: The correct consumers every new case is run with: safe, the gallery's, round 24's and this round's
-_CORRECT = (simkit.Consumer, correct.ReadAhead, correct.RememberedIdentity,
-            correct.FreshReceiptsPatientBackoff, correct.ReceiptsOnly, correct.RereadsBeforeHalting,
-            correct.ExtraPolls, unseen.PipelinedReadAhead, round24.PrefetchBeforeValidating,
-            round24.BackOffAsBlocked, round29.RetryCallInAttempt, round29.NoProvisionalWrite,
-            round29.YieldsToTheOther)
+_CORRECT = roster.CORRECT
 
 
 def test_a_call_after_committed_success_runs_the_effect_twice():

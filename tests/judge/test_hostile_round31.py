@@ -60,15 +60,9 @@ import simkit
 from simkit.tools.audit_cases import CORNERS, cases, wide
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
-from mutants import correct, round24, round29, round31, unseen  # noqa: E402
+from mutants import roster, round31  # noqa: E402
 
-#: The correct consumers every new corner is run with: safe, the gallery's, rounds 24's, 29's and this round's
-_CORRECT = (simkit.Consumer, correct.ReadAhead, correct.RememberedIdentity,
-            correct.FreshReceiptsPatientBackoff, correct.ReceiptsOnly, correct.RereadsBeforeHalting,
-            correct.ExtraPolls, unseen.PipelinedReadAhead, round24.PrefetchBeforeValidating,
-            round24.BackOffAsBlocked, round29.RetryCallInAttempt, round29.NoProvisionalWrite,
-            round29.YieldsToTheOther, round31.ClaimsThePage, round31.PrefixThenCursor,
-            round31.HandleThenCommit, round31.RecordsWhatBlocks, round31.ChecksLostCommits)
+_CORRECT = roster.CORRECT
 #: This round's corners
 _NEW = ("regression_deep_in_page", "gap_single_event", "gap_two_workers", "backfill_behind_start")
 #: The follower that skips step 3, over the protocol
