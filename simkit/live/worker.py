@@ -18,6 +18,8 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from simkit.errors import ConsumerError, told
@@ -48,14 +50,25 @@ class LiveClock:
     """Real time since the run began, in simulated units; sequence numbers from the system-wide monotonic
     clock, so that the logs of all processes and all files merge in real order."""
 
-    __slots__ = ("t0", "last")
+    __slots__ = ("t0", "last", "held")
 
     def __init__(self, t0: float):
         self.t0, self.last = t0, 0
+        #: the instant :meth:`hold` stopped the clock at, while it does
+        self.held: float | None = None
 
     @property
     def now(self) -> float:
-        return (time.monotonic() - self.t0) * TIME_SCALE
+        return self.held if self.held is not None else (time.monotonic() - self.t0) * TIME_SCALE
+
+    @contextmanager
+    def hold(self) -> Iterator[float]:
+        """One instant for what the simulation does at one instant (a reservation's binding, its record)."""
+        self.held = self.now
+        try:
+            yield self.held
+        finally:
+            self.held = None
 
     def tick(self) -> int:
         self.last = max(time.monotonic_ns(), self.last + 1)
@@ -169,6 +182,9 @@ class Driver(driver.Driver):
         self.settlement = h.scenario.settlement
         self.timing = h.scenario.timing
         self._passes: Counter = Counter()
+        #: when the last request's result was ready, and so when the one in flight was issued (docs/live.md)
+        self.answered: float = h.clock.now
+        self.issued: float = self.answered
 
     def say(self, line: str) -> None:
         said(self.fd, line)
@@ -210,11 +226,16 @@ class Driver(driver.Driver):
             raise consumer_error(self.strategy, None, op)
         if DECLARED[t].per_event:
             op = self.provider.events.placed(op)
+        # the consumer chose this request when it had the last one's result: when a simulated worker issues it
+        self.issued, self.answered = self.answered, None
         try:
-            return run(self, self.worker, op)
+            result = run(self, self.worker, op)
         except MALFORMED_SIGNS:
             refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no store
             raise                                   # holds: the consumer's line, as in the simulation
+        if self.answered is None:
+            self.answered = self.h.clock.now
+        return result
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1
@@ -257,11 +278,19 @@ class Driver(driver.Driver):
         with transaction(self.h.sdb):
             return super().effect(worker, op)
 
+    def reserve(self, worker, op):
+        """The binding in force and the reservation's record at one instant, as simulated (a rotation while
+        its transaction waited or committed flagged ``safe``'s reservation as stale)."""
+        with self.h.clock.hold() as instant:
+            self.answered = instant
+            return super().reserve(worker, op)
+
     def call(self, worker, op):
-        sent = self.h.clock.now
+        """Issued when the consumer had the result it chose it from (:meth:`execute`): a rotation while a
+        reservation committed, or between requests, is after its last choice (seed 001 step 2)."""
         self._spend(self.timing.effect_latency)
         with transaction(self.h.sdb):
-            return super().call(worker, op, sent)
+            return super().call(worker, op, self.issued)
 
     def barrier(self, worker, op):
         swapped = super().barrier(worker, op)

@@ -1,0 +1,53 @@
+"""Round 36: ``simkit live`` against ``simkit run`` on the same scenario and consumer (CHANGELOG, "Fixed").
+
+Found: a credential rotation while ``safe``'s reservation waited for, or committed, its store transaction
+(the binding read before, the record stamped after), or between that commit and the call, flagged ``safe``
+with ``stale_binding`` under ``live`` where ``run`` says ok; now the binding and the record share one instant
+(``LiveClock.hold``) and a call is issued when the consumer had the result it chose it from, as simulated.
+"""
+from __future__ import annotations
+
+import pytest
+
+import simkit
+from simkit import Consumer
+from simkit.live.run import live
+from simkit.model import COMMITTED
+from simkit.ops import BLOCKED, Call, Reserve, Settle, Wait
+
+
+class StaleAfterBackoff(Consumer):
+    """Backs off between its reservation and its call: the call goes out bound to a rotated principal."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        yield Wait("blocked")
+        reply = yield Call(event, operation.reservation)
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+
+def _rotating(tmp_path, pages: int = 10):
+    """An idempotent external sink whose credential rotates every half millisecond of live time."""
+    rotations = ", ".join(str(0.5 * i) for i in range(1, 10_000))
+    body = "".join(f'[[pages]]\ncursor = "C{i}"\npositions = [{3 * i + 1}, {3 * i + 2}, {3 * i + 3}]\n'
+                   f'next_cursor = "C{i + 1}"\n' for i in range(pages))
+    path = tmp_path / "rotating.toml"
+    path.write_text(f'name = "rotating"\nsink = "idempotent"\nsettlement = "fenced"\n'
+                    f'[initial]\nresume_cursor = "C0"\n[auth]\nrotate_at = [{rotations}]\n{body}'
+                    f'[[pages]]\ncursor = "C{pages}"\npositions = []\nnext_cursor = "C{pages}"\n')
+    return simkit.load(str(path))
+
+
+@pytest.mark.parametrize("strategy, ok", [("safe", True), (StaleAfterBackoff, False)])
+def test_live_judges_bindings_under_rotations_as_run_does(tmp_path, strategy, ok):
+    """``safe`` reserves and calls at one simulated instant: ``run`` says ok and so must ``live`` (it was
+    NOT ok, dozens of ``stale_binding``: the rotation landed inside the reservation's transaction or before
+    the call went out). A consumer that backs off between the two is caught by both."""
+    sc = _rotating(tmp_path)
+    assert simkit.simulate(sc, strategy).verdict.ok is ok
+    verdict = live(sc, strategy, kills=0, timeout=60).verdict
+    assert verdict.completed and verdict.ok is ok, verdict.settlement_violations[:3]
+    assert ok or {v["kind"] for v in verdict.settlement_violations} == {"stale_binding"}
