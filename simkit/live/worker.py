@@ -19,12 +19,12 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from simkit.errors import ConsumerError, told
 from simkit.model import Reservation, Scenario
-from simkit.ops import DECLARED, WELL_FORMED, crash_points
+from simkit.ops import DECLARED, WELL_FORMED, Reserve, crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import MALFORMED_SIGNS, RAISED, consumer_error, refuse_malformed
@@ -182,7 +182,8 @@ class Driver(driver.Driver):
         self.settlement = h.scenario.settlement
         self.timing = h.scenario.timing
         self._passes: Counter = Counter()
-        #: when the last request's result was ready, and so when the one in flight was issued (docs/live.md)
+        #: when the result of its last request that took simulated time was ready, and so when the one in
+        #: flight was issued (docs/live.md)
         self.answered: float = h.clock.now
         self.issued: float = self.answered
 
@@ -226,15 +227,18 @@ class Driver(driver.Driver):
             raise consumer_error(self.strategy, None, op)
         if DECLARED[t].per_event:
             op = self.provider.events.placed(op)
-        # the consumer chose this request when it had the last one's result: when a simulated worker issues it
-        self.issued, self.answered = self.answered, None
-        try:
-            result = run(self, self.worker, op)
-        except MALFORMED_SIGNS:
-            refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no store
-            raise                                   # holds: the consumer's line, as in the simulation
-        if self.answered is None:
-            self.answered = self.h.clock.now
+        # a simulated worker issues this request when it has the result of its last one that took time
+        self.issued = self.answered
+        # a reservation's binding and its record at one instant, as simulated (a rotation while its
+        # transaction waited or committed flagged safe's reservation stale)
+        with self.h.clock.hold() if t is Reserve else nullcontext():
+            try:
+                result = run(self, self.worker, op)
+            except MALFORMED_SIGNS:
+                refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no
+                raise                                   # store holds: the consumer's line, as simulated
+            if DECLARED[t].timed:                       # load, lookup, handle... take no simulated time
+                self.answered = self.h.clock.now
         return result
 
     def _point(self, point: str) -> None:
@@ -277,13 +281,6 @@ class Driver(driver.Driver):
             return True
         with transaction(self.h.sdb):
             return super().effect(worker, op)
-
-    def reserve(self, worker, op):
-        """The binding in force and the reservation's record at one instant, as simulated (a rotation while
-        its transaction waited or committed flagged ``safe``'s reservation as stale)."""
-        with self.h.clock.hold() as instant:
-            self.answered = instant
-            return super().reserve(worker, op)
 
     def call(self, worker, op):
         """Issued when the consumer had the result it chose it from (:meth:`execute`): a rotation while a

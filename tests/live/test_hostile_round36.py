@@ -13,7 +13,7 @@ import simkit
 from simkit import Consumer
 from simkit.live.run import live
 from simkit.model import COMMITTED
-from simkit.ops import BLOCKED, Call, Reserve, Settle, Wait
+from simkit.ops import BLOCKED, Call, Load, Lookup, Reserve, Settle, Wait
 
 
 class StaleAfterBackoff(Consumer):
@@ -24,6 +24,21 @@ class StaleAfterBackoff(Consumer):
         if operation.state == COMMITTED:
             return COMMITTED
         yield Wait("blocked")
+        reply = yield Call(event, operation.reservation)
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+
+class LooksAgainBeforeItCalls(Consumer):
+    """Reads its checkpoint and its receipts between its reservation and its call: requests that take no
+    simulated time, so the call goes out at the reservation's instant, as ``safe``'s does. Correct."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        yield Load()
+        yield Lookup((event,))
         reply = yield Call(event, operation.reservation)
         state = yield Settle(event, operation.reservation, reply)
         return COMMITTED if state == COMMITTED else BLOCKED
@@ -41,11 +56,12 @@ def _rotating(tmp_path, pages: int = 10):
     return simkit.load(str(path))
 
 
-@pytest.mark.parametrize("strategy, ok", [("safe", True), (StaleAfterBackoff, False)])
+@pytest.mark.parametrize("strategy, ok", [
+    ("safe", True), (LooksAgainBeforeItCalls, True), (StaleAfterBackoff, False)])
 def test_live_judges_bindings_under_rotations_as_run_does(tmp_path, strategy, ok):
     """``safe`` reserves and calls at one simulated instant: ``run`` says ok and so must ``live`` (it was
     NOT ok, dozens of ``stale_binding``: the rotation landed inside the reservation's transaction or before
-    the call went out). A consumer that backs off between the two is caught by both."""
+    the call went out), and so must one that reads between the two. A consumer that backs off between the two is caught by both."""
     sc = _rotating(tmp_path)
     assert simkit.simulate(sc, strategy).verdict.ok is ok
     verdict = live(sc, strategy, kills=0, timeout=60).verdict
