@@ -229,9 +229,7 @@ class Driver(driver.Driver):
             op = self.provider.events.placed(op)
         # a simulated worker issues this request when it has the result of its last one that took time
         self.issued = self.answered
-        # a reservation's binding and its record at one instant, as simulated (a rotation while its
-        # transaction waited or committed flagged safe's reservation stale)
-        with self.h.clock.hold() if t is Reserve else nullcontext():
+        with self._one_instant() if t is Reserve else nullcontext():
             try:
                 result = run(self, self.worker, op)
             except MALFORMED_SIGNS:
@@ -240,6 +238,14 @@ class Driver(driver.Driver):
             if DECLARED[t].timed:                       # load, lookup, handle... take no simulated time
                 self.answered = self.h.clock.now
         return result
+
+    @contextmanager
+    def _one_instant(self) -> Iterator[None]:
+        """A reservation's binding and its record at one instant, as simulated, once it holds the store's
+        write lock: a rotation while its transaction waited or committed flagged ``safe`` stale, and a binding
+        read before another worker's renewal took the record back to an older principal."""
+        with self.store.transaction(), self.h.clock.hold():
+            yield
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1

@@ -7,6 +7,8 @@ with ``stale_binding`` under ``live`` where ``run`` says ok; now the binding and
 """
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 import simkit
@@ -44,13 +46,13 @@ class LooksAgainBeforeItCalls(Consumer):
         return COMMITTED if state == COMMITTED else BLOCKED
 
 
-def _rotating(tmp_path, pages: int = 10):
+def _rotating(tmp_path, pages: int = 10, workers: int = 1):
     """An idempotent external sink whose credential rotates every half millisecond of live time."""
     rotations = ", ".join(str(0.5 * i) for i in range(1, 10_000))
     body = "".join(f'[[pages]]\ncursor = "C{i}"\npositions = [{3 * i + 1}, {3 * i + 2}, {3 * i + 3}]\n'
                    f'next_cursor = "C{i + 1}"\n' for i in range(pages))
     path = tmp_path / "rotating.toml"
-    path.write_text(f'name = "rotating"\nsink = "idempotent"\nsettlement = "fenced"\n'
+    path.write_text(f'name = "rotating"\nsink = "idempotent"\nsettlement = "fenced"\nworkers = {workers}\n'
                     f'[initial]\nresume_cursor = "C0"\n[auth]\nrotate_at = [{rotations}]\n{body}'
                     f'[[pages]]\ncursor = "C{pages}"\npositions = []\nnext_cursor = "C{pages}"\n')
     return simkit.load(str(path))
@@ -67,3 +69,21 @@ def test_live_judges_bindings_under_rotations_as_run_does(tmp_path, strategy, ok
     verdict = live(sc, strategy, kills=0, timeout=60).verdict
     assert verdict.completed and verdict.ok is ok, verdict.settlement_violations[:3]
     assert ok or {v["kind"] for v in verdict.settlement_violations} == {"stale_binding"}
+
+
+def test_two_workers_reserving_one_event_never_renew_it_back_to_an_older_principal(tmp_path):
+    """In the simulation a reservation reads the binding in force as it writes the record, so a renewal only
+    goes forward. ``live`` read it before waiting for the store's write lock: a worker that waited while the
+    other renewed the record to P496 renewed it back to P490 (and ``stale_binding`` flagged ``safe``). Now
+    the binding is read, and the record stamped, once the lock is held: in commit order, per operation, the
+    times of the transitions never go back, nor, per operation, the principals."""
+    sc = _rotating(tmp_path, pages=12, workers=2)
+    verdict = live(sc, "safe", kills=0, timeout=60, folder=tmp_path / "run").verdict
+    assert verdict.ok and verdict.completed, verdict.settlement_violations[:3]
+    with sqlite3.connect(tmp_path / "run" / "store.db") as db:
+        rows = db.execute("SELECT operation_id, time, binding FROM operation_history ORDER BY seq").fetchall()
+    assert [time for _, time, _ in rows] == sorted(time for _, time, _ in rows)
+    principal: dict[str, int] = {}
+    for operation, _, binding in rows:
+        assert int(binding[1:]) >= principal.get(operation, 0), (operation, principal[operation], binding)
+        principal[operation] = int(binding[1:])
