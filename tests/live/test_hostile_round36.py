@@ -1,9 +1,25 @@
 """Round 36: ``simkit live`` against ``simkit run`` on the same scenario and consumer (CHANGELOG, "Fixed").
 
-Found: a credential rotation while ``safe``'s reservation waited for, or committed, its store transaction
-(the binding read before, the record stamped after), or between that commit and the call, flagged ``safe``
-with ``stale_binding`` under ``live`` where ``run`` says ok; now the binding and the record share one instant
-(``LiveClock.hold``) and a call is issued when the consumer had the result it chose it from, as simulated.
+Found: with ``[auth] rotate_at`` landing during a live run, ``safe`` (and any correct consumer) got dozens of
+``stale_binding`` under ``live`` where ``run`` says ok: the reservation's binding was read before its store
+transaction and stamped after it, and the call counted as issued after the reservation's commit (or after a
+``Load``/``Lookup`` that takes no simulated time); a worker that waited for the write lock while the other
+renewed the record renewed it back to an older principal. Now the binding is read and the record stamped at
+one instant once the lock is held (``LiveClock.hold``), a call is issued at its worker's last timed result.
+
+Held: every bundled scenario, ``safe`` with random kills: the same invariants/halted/pending/completed line as
+``run``; ``misbound_response``, ``late_response`` with ``safe`` and tests/mutants/correct.py's consumers
+killed at each crash point, and the gauntlet (two workers) at each point: ok as ``run``; correct.py and
+round31.py's correct consumers on the gauntlet: ok; the shortcut strategies on their scenarios with ``--at``:
+NOT ok as ``run``; an ``exec:`` consumer under rotations; SIGKILL of ``simkit live`` or of its work process:
+no process, no temporary database left; a consumer sleeping or spinning for ever ends at ``--timeout``;
+``--timeout`` of 1e-300, nan, inf, -1, 0.
+
+Left alone: ``--at`` draws the pass 1-5 per start, so on ``shortcut_persist_token_on_fetch`` (two passes of
+``before_event_commit``) seed 0 never kills (``lost: 0`` where ``run`` has e107; both NOT ok by invariant 1),
+though docs/live.md says ``--at`` "hits a shortcut's window every time". Under ``unfenced`` and
+``last_write_wins`` with two workers and rotations, ``live`` finds ``wrong_reservation`` that ``run``'s one
+schedule does not: a real race of a policy documented as unsafe.
 """
 from __future__ import annotations
 
@@ -63,7 +79,8 @@ def _rotating(tmp_path, pages: int = 10, workers: int = 1):
 def test_live_judges_bindings_under_rotations_as_run_does(tmp_path, strategy, ok):
     """``safe`` reserves and calls at one simulated instant: ``run`` says ok and so must ``live`` (it was
     NOT ok, dozens of ``stale_binding``: the rotation landed inside the reservation's transaction or before
-    the call went out), and so must one that reads between the two. A consumer that backs off between the two is caught by both."""
+    the call went out), and so must one that reads between the two. A consumer that backs off between the
+    two is caught by both."""
     sc = _rotating(tmp_path)
     assert simkit.simulate(sc, strategy).verdict.ok is ok
     verdict = live(sc, strategy, kills=0, timeout=60).verdict
