@@ -289,8 +289,8 @@ class Driver(driver.Driver):
             return super().effect(worker, op)
 
     def call(self, worker, op):
-        """Issued when the consumer had the result it chose it from (:meth:`execute`): a rotation while a
-        reservation committed, or between requests, is after its last choice (seed 001 step 2)."""
+        """Issued at its worker's last result of a request that took simulated time (:meth:`execute`): a
+        rotation while a reservation committed, or during a ``Load``, is after its last choice (seed 001)."""
         self._spend(self.timing.effect_latency)
         with transaction(self.h.sdb):
             return super().call(worker, op, self.issued)
