@@ -18,11 +18,13 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from simkit.errors import ConsumerError, told
 from simkit.model import Reservation, Scenario
-from simkit.ops import DECLARED, WELL_FORMED, crash_points
+from simkit.ops import DECLARED, WELL_FORMED, Reserve, crash_points
 from simkit.procedure import driver
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.strategies import MALFORMED_SIGNS, RAISED, consumer_error, refuse_malformed
@@ -48,14 +50,25 @@ class LiveClock:
     """Real time since the run began, in simulated units; sequence numbers from the system-wide monotonic
     clock, so that the logs of all processes and all files merge in real order."""
 
-    __slots__ = ("t0", "last")
+    __slots__ = ("t0", "last", "held")
 
     def __init__(self, t0: float):
         self.t0, self.last = t0, 0
+        #: the instant :meth:`hold` stopped the clock at, while it does
+        self.held: float | None = None
 
     @property
     def now(self) -> float:
-        return (time.monotonic() - self.t0) * TIME_SCALE
+        return self.held if self.held is not None else (time.monotonic() - self.t0) * TIME_SCALE
+
+    @contextmanager
+    def hold(self) -> Iterator[float]:
+        """One instant for what the simulation does at one instant (a reservation's binding, its record)."""
+        self.held = self.now
+        try:
+            yield self.held
+        finally:
+            self.held = None
 
     def tick(self) -> int:
         self.last = max(time.monotonic_ns(), self.last + 1)
@@ -169,6 +182,10 @@ class Driver(driver.Driver):
         self.settlement = h.scenario.settlement
         self.timing = h.scenario.timing
         self._passes: Counter = Counter()
+        #: when the result of its last request that took simulated time was ready, and so when the one in
+        #: flight was issued (docs/live.md)
+        self.answered: float = h.clock.now
+        self.issued: float = self.answered
 
     def say(self, line: str) -> None:
         said(self.fd, line)
@@ -210,11 +227,25 @@ class Driver(driver.Driver):
             raise consumer_error(self.strategy, None, op)
         if DECLARED[t].per_event:
             op = self.provider.events.placed(op)
-        try:
-            return run(self, self.worker, op)
-        except MALFORMED_SIGNS:
-            refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no store
-            raise                                   # holds: the consumer's line, as in the simulation
+        # a simulated worker issues this request when it has the result of its last one that took time
+        self.issued = self.answered
+        with self._one_instant() if t is Reserve else nullcontext():
+            try:
+                result = run(self, self.worker, op)
+            except MALFORMED_SIGNS:
+                refuse_malformed(self.strategy, op, self.worker)  # a malformed request, or a value no
+                raise                                   # store holds: the consumer's line, as simulated
+            if DECLARED[t].timed:                       # load, lookup, handle... take no simulated time
+                self.answered = self.h.clock.now
+        return result
+
+    @contextmanager
+    def _one_instant(self) -> Iterator[None]:
+        """A reservation's binding and its record at one instant, as simulated, once it holds the store's
+        write lock: a rotation while its transaction waited or committed flagged ``safe`` stale, and a binding
+        read before another worker's renewal took the record back to an older principal."""
+        with self.store.transaction(), self.h.clock.hold():
+            yield
 
     def _point(self, point: str) -> None:
         self._passes[point] += 1
@@ -258,10 +289,11 @@ class Driver(driver.Driver):
             return super().effect(worker, op)
 
     def call(self, worker, op):
-        sent = self.h.clock.now
+        """Issued at its worker's last result of a request that took simulated time (:meth:`execute`): a
+        rotation while a reservation committed, or during a ``Load``, is after its last choice (seed 001)."""
         self._spend(self.timing.effect_latency)
         with transaction(self.h.sdb):
-            return super().call(worker, op, sent)
+            return super().call(worker, op, self.issued)
 
     def barrier(self, worker, op):
         swapped = super().barrier(worker, op)
