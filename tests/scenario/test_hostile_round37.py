@@ -7,7 +7,9 @@ settlement) and ran ``safe`` on each, at two seeds.
 Found: a receipt in ``[initial] receipts`` at a position the pages carry under two ids (``e2`` on ``C1``,
 ``e3`` on ``C2``) went to one of them (the last read), and a ``resume_cursor`` past both pages was let through
 by the position's receipt: the other event was lost before time 0, and ``safe`` was ``NOT ok`` (lost ``e2``).
-The file is refused now, one line naming ``initial.receipts``.
+The file is refused now, one line naming ``initial.receipts``. ``[generate] lost_fetch = 1.0`` (docs: "every
+rate is between 0 and 1") lost every fetch response: no consumer ever reads a page, and ``safe`` was
+``completed: no`` with every event pending; it is refused now as ``empty_pages = 1.0`` was.
 
 Held: every other accepted file was ``ok`` for ``safe`` (or a justified halt); every refused one was refused
 with one line; no load tracebacked or hung. A sweep of ``rotate_at`` every 0.05 time units over pauses,
@@ -69,3 +71,15 @@ def test_a_receipt_at_a_position_of_one_id_still_loads(tmp_path):
                                     "applied_position = 1\nreceipts = [1]"))
     run = simkit.simulate(simkit.load(path), simkit.Consumer)
     assert run.verdict.halted is not None and run.verdict.halt_justified and run.verdict.ok
+
+
+def test_a_lost_fetch_rate_of_one_is_refused(tmp_path):
+    """Every fetch response lost: no run serves a page, whatever the consumer; 0.9 still loads and ``safe`` is
+    ok there."""
+    path = tmp_path / "lost.toml"
+    path.write_text("[generate]\nevents = 3\nlost_fetch = 1.0\n")
+    with pytest.raises(ScenarioError) as err:
+        simkit.load(path)
+    assert "\n" not in str(err.value) and "key 'generate.lost_fetch': must be below 1" in str(err.value)
+    path.write_text("[generate]\nevents = 3\nlost_fetch = 0.9\n")
+    assert simkit.simulate(simkit.load(path), simkit.Consumer).verdict.ok
