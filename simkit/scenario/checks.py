@@ -275,6 +275,9 @@ def check_generate(c: Checker, t: dict) -> dict:
     if g["empty_pages"] >= 1.0:
         c.fail("generate.empty_pages", "must be below 1: a stream whose every page is empty never reaches "
                                        "its events")
+    if g["lost_fetch"] >= 1.0:     # every fetch response lost: no consumer ever reads a page (round 37)
+        c.fail("generate.lost_fetch", "must be below 1: a stream whose every fetch response is lost never "
+                                      "serves a page")
     if (problem := too_many_pages(g["events"], g["empty_pages"])) is not None:
         c.fail("generate.empty_pages", problem)
     return g

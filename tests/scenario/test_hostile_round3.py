@@ -303,7 +303,9 @@ def test_a_large_stream_looping_at_its_start_gets_the_base_budget(monkeypatch):
     from simkit.world.simulation import World
 
     monkeypatch.setattr(guard, "STEP_BASE", 20_000)
-    sc = simkit.parse({"generate": {"events": 100_000, "lost_fetch": 1.0}, "timing": {"time_limit": 1e15}})
+    # (all but every fetch: a rate of 1 is refused, round 37)
+    sc = simkit.parse({"generate": {"events": 100_000, "lost_fetch": 1 - 1e-12},
+                       "timing": {"time_limit": 1e15}})
     assert World(sc, simkit.resolve("safe"), 0).guard.budget == 20_000
     run = simkit.simulate(sc)
     assert run.world.guard.budget == 20_000 + guard.STEPS_PER_ITEM * 1          # one cursor fetched
