@@ -11,7 +11,8 @@ through TOML to the same whole verdict for ``safe``, the seven shortcuts and fau
 ``gauntlet``, ``wide_pages`` and ``long_stream`` under the audit's sweep faults, many seeds; ``shrink --out``
 (``--settlement``, ``--store`` carried in the file) and ``explore --out`` (``--pause-duration``,
 ``--with-scenario-faults``, ``--settlement``) replayed by ``simkit run --json`` to the very verdict of the
-tool's JSON; ``audit --out`` and its JSON's ``shrunk.verdict``; sweep rows against in-process runs.
+tool's JSON, positions up to 2**53 - 1 too; ``audit --out`` and its JSON's ``shrunk.verdict``; sweep rows
+against in-process runs.
 
 Left alone: a ``sweep --out`` row of a run failing only by ``settlement_violations`` or ``unhalted`` shows
 ``ok`` False with every failure column empty (no column for either): adding them changes the columns of the
