@@ -85,7 +85,7 @@ class Audit:
         return rows
 
     def as_dict(self) -> dict:
-        """The ``simkit audit --json`` object."""
+        """The ``simkit audit --json`` object; ``shrink_error`` says why the file holds the failure whole."""
         return {"strategy": self.strategy, "ok": self.ok, "cases": self.cases,
                 "skipped": [c.kind + ": " + c.label for c in self.skipped],
                 "failures": [{"kind": f.case.kind, "case": f.case.label, "failure": f.kind,
@@ -93,7 +93,8 @@ class Audit:
                              for f in self.failures],
                 "left_out": [c.kind + ": " + c.label for c in self.left_out],
                 "stalled": [c.kind + ": " + c.label for c in self.stalled], "budget": self.budget,
-                "shrunk": self.shrunk.as_dict() if self.shrunk is not None else None}
+                "shrunk": self.shrunk.as_dict() if self.shrunk is not None else None,
+                "shrink_error": self.shrink_error}
 
 
 def _span(seeds: list[int]) -> str:
