@@ -262,22 +262,23 @@ def _well_reply(r: Reply) -> bool:
     return type(r.request) is int and type(r.outcome) is str and type(r.identity) is Reservation
 
 
-def _well_event(e) -> bool:
-    """Whether ``e``, one of a ``Lookup``'s events, is an :class:`Event` whose id and position are those the
-    stores hold, as :data:`_NESTED` asks of a request's one event (an id of a ``str`` subclass raised from its
-    own ``__hash__`` in the store, a traceback)."""
-    return type(e) is Event and type(e.id) is str and type(e.position) is int and 0 <= e.position <= MAX_FIELD
-
-
 _ENV = {"Event": Event, "Reservation": Reservation, "Reply": Reply, "MAX_FIELD": MAX_FIELD,
         "OUTCOMES": OUTCOMES, "BEHAVIORS": BEHAVIORS, "WAIT_REASONS": WAIT_REASONS, "WEAK": WEAK,
-        "WELL_REPLY": _well_reply, "WELL_EVENT": _well_event}
+        "WELL_REPLY": _well_reply}
 
 
 def _compiled(arg: str, lines: list[str], qualname: str) -> Callable[[Any], bool]:
     """``def check(ARG): LINES; return True``, compiled (:func:`simkit._codegen.compile_function`)."""
     source = f"def check({arg}):\n" + "".join(f"    {line}\n" for line in lines) + "    return True\n"
     return compile_function(source, "check", qualname, __name__, dict(_ENV))
+
+
+#: Whether ``e``, one of a ``Lookup``'s events, is an :class:`Event` whose fields (:data:`_NESTED`) are each
+#: what its annotation admits, in the range too: those the stores hold (an id of a ``str`` subclass raised
+#: from its own ``__hash__`` in the store, a traceback)
+_WELL_EVENT = _ENV["WELL_EVENT"] = _compiled("e", ["if type(e) is not Event: return False"] + [
+    line for field, kind in _NESTED["Event"]
+    for line in (f"v = e.{field}", f"if not ({_ADMITS[kind]}): return False")], "well_event")
 
 
 def _rules(cls: type) -> list[tuple[str, str, str | None]]:
@@ -340,7 +341,7 @@ def malformed(op) -> str | None:
         if type(v) is int and annotations[field] == "int":      # an integer field's value out of its range
             return f"{name}.{field} is {described(v)}, not within 0..2**63 - 1"
         if type(v) in (tuple, list) and annotations[field] == "tuple[Event, ...]":     # one event of them
-            i = next(i for i, e in enumerate(v) if not _well_event(e))
+            i = next(i for i, e in enumerate(v) if not _WELL_EVENT(e))
             return (f"{name}.{field}[{i}] is {described(v[i])} ({type(v[i]).__name__}), not an Event of a "
                     "str id and an int position within 0..2**63 - 1")
         return f"{name}.{field} is {described(v)} ({type(v).__name__}), not {annotations[field]}"

@@ -49,6 +49,7 @@ class ExternalCalls(FaultPoints, part=True):
 
     def call(self, worker, op):
         self.store.operations.record_of(op.reservation)     # one of a Reserve's, or the consumer's one line
+        sent = self.issued.pop(worker, self.clock.now)      # now, unless it paused at its crash point
         yield from self._latency(self.timing.effect_latency)
         # the world's own tuple from here on (a late reply settles it): not the one the consumer holds
         e, mine, name = op.event, owned(op.reservation), _CALL
@@ -64,7 +65,7 @@ class ExternalCalls(FaultPoints, part=True):
             self._row(worker, "effect", e, crossed_outcome(reply.identity))
             self._note(crossed=reply.identity)
             return reply
-        reply = self.service.execute(worker, mine, self.issued[worker])     # (Driver.call's check is above)
+        reply = self.service.execute(worker, mine, sent)      # (Driver.call's check is done above)
         delay = fault.delay if fault is not None else 0.0
         if lost or delay >= self.timing.timeout:
             self._row(worker, "effect", e, REPLY_LOST)

@@ -3,8 +3,8 @@ stalls the worker; docs/vocabulary.md, "Crash points"), a request lost on its wa
 
 :class:`FaultPoints` is a part of :class:`~simkit.world.simulation.World` (the base of its other parts, which
 lose requests and replies with it): it uses the world's ``faults``, ``_row`` and ``_latency``. It keeps when
-each worker issued its request in flight (:attr:`FaultPoints.issued`): a pause at the request's crash point
-falls after that moment, as a slow network does.
+a worker issued a call that paused at its crash point (:attr:`FaultPoints.issued`): the pause falls after
+that moment, as a slow network does.
 """
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ class FaultPoints(Driver, part=True):
 
     # the world's (:class:`simkit.world.simulation.World`), as are its ``_row`` and ``_latency``
     faults: FaultPlan
-    #: worker -> when it issued its request in flight: the world sets it as the request leaves the consumer
+    #: worker -> when it issued its ``Call``, set by the world only where the call pauses at its crash point
+    #: (off the path of every other request), taken by the call
     issued: dict[int, float]
 
     def _point(self, worker, point, event):

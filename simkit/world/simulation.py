@@ -18,7 +18,7 @@ import simpy
 
 from simkit.errors import ScenarioError
 from simkit.model import POLICIES, Fault, Scenario
-from simkit.ops import DECLARED, LOST, WELL_FORMED, Commit, Effect, crash_points
+from simkit.ops import DECLARED, LOST, WELL_FORMED, Call, Commit, Effect, crash_points
 from simkit.procedure import strategies
 from simkit.procedure.consumer import Consumer, Contract
 from simkit.procedure.driver import Driver, Halted
@@ -234,7 +234,6 @@ class World(TimedRequests):
         sink is the call, then the commit: no external sink joins the store's transaction (invariant 4 offers
         one only where the sink has one), so the crash points of both fall between them."""
         t = type(op)
-        self.issued[worker] = self.clock.now
         run = self.dispatch.get(t)
         if run is None:
             raise consumer_error(self.strategy, None, op)
@@ -247,6 +246,8 @@ class World(TimedRequests):
         event = op.event if per_event else None
         before, after = crash_points(op)
         if before and (pause := self._point(worker, before, event)) is not None:
+            if t is Call:                   # issued before its pause (ExternalCalls.call takes it)
+                self.issued[worker] = self.clock.now
             yield from self._pause(worker, pause, event)
         result = (yield from run(self, worker, op)) if t in self.timed else run(self, worker, op)
         if after and result is not LOST and (pause := self._point(worker, after, event)) is not None:
