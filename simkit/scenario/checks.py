@@ -202,6 +202,9 @@ def check_timing(c: Checker, t: dict) -> Timing:
         setattr(timing, key, c.get(t, key, float, getattr(timing, key), where="timing", minimum=0.0))
     if timing.time_limit <= 0:
         c.fail("timing.time_limit", "must be positive")
+    if timing.backoff == 0 and timing.fetch_latency == 0:   # no consumer can wait: round 37's false positive
+        c.fail("timing.backoff", "must be positive when fetch_latency is 0: a worker that waits (blocked, "
+               "caught up or retrying) would wait no simulated time and retry at one instant for ever")
     return timing
 
 

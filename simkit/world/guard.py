@@ -10,7 +10,7 @@ __all__ = ["GUARD_CHUNK", "STALL_STEPS", "STEPS_PER_ITEM", "STEP_BASE", "WALL_SE
            "earned_budget", "step_budget", "wall_clock"]
 
 #: The progress guard (docs/verdict.md, "Progress guard": ``completed`` is false for a run it ended).
-#: Simulated time is no guard on its own: zero latencies with ``backoff = 0``, a transient event that never
+#: Simulated time is no guard on its own: a consumer whose requests take no time, a transient event that never
 #: stops failing or latencies of 1e-300 spin at one instant, or nearly, while memory grows. Requests are
 #: counted per worker and handed over every :data:`GUARD_CHUNK` (a local increment per request on the hot
 #: path); a run ends, with ``stopped`` saying why, after :data:`STALL_STEPS` requests at one simulated

@@ -20,8 +20,8 @@ from conftest import TWO_PAGES, scenario_dict
 
 import simkit
 from simkit.cli import main
+from simkit.ops import Load
 from simkit.scenario import read as scenario_read
-from simkit.tools.shrink import toml_text
 from simkit.world import simulation as worlds
 
 ZERO = {"fetch_latency": 0.0, "commit_latency": 0.0, "effect_latency": 0.0, "restart_delay": 0.0,
@@ -55,26 +55,35 @@ def bounded(fn, seconds: float = 30.0, megabytes: float = 400.0):
 
 
 # -- 3. the progress guard -----------------------------------------------------------------------------------
-def test_a_zero_latency_gauntlet_is_stopped_at_one_instant():
-    """Zero latencies and ``backoff = 0``: review and hold events wait for simulated time that never comes
-    (1.5 GB after 36 s before the guard)."""
-    data = scenario_dict("gauntlet")
-    data["timing"] = dict(ZERO)
-    run = bounded(lambda: simkit.simulate(simkit.parse(data)))
+class LoadsForever(simkit.Consumer):
+    """Reads its checkpoint again and again: a request that takes no simulated time."""
+
+    def run(self):
+        while True:
+            yield Load()
+
+
+def test_a_consumer_spinning_at_one_instant_is_stopped():
+    """A worker that makes requests taking no simulated time forever (1.5 GB after 36 s before the guard)."""
+    run = bounded(lambda: simkit.simulate(simkit.load("gauntlet"), LoadsForever))
     d = run.as_dict()
     assert d["completed"] is False and d["ok"] is False
-    assert d["stopped"].startswith(f"progress guard: {worlds.STALL_STEPS} steps at t=")
-    assert d["stopped"].endswith("without simulated time advancing")
+    assert d["stopped"] == (f"progress guard: {worlds.STALL_STEPS} steps at t=0 without simulated time "
+                            "advancing")
 
 
-def test_a_transient_event_that_never_stops_failing_is_stopped():
-    data = {**SPIN, "pages": [{"cursor": "A", "positions": [1], "next_cursor": "B"},
-                              {"cursor": "B", "positions": [], "next_cursor": "B"}],
-            "events": [{"position": 1, "behavior": "transient", "failures": 2**53}], "timing": dict(ZERO)}
-    run = bounded(lambda: simkit.simulate(simkit.parse(data)))
-    assert run.as_dict()["stopped"] == (f"progress guard: {worlds.STALL_STEPS} steps at t=0 without "
-                                         "simulated time advancing")
-    assert run.verdict.pending == ["e1"] and not run.verdict.completed
+@pytest.mark.parametrize("name", ["gauntlet", "retry_walkthrough"])
+def test_a_world_where_waiting_takes_no_time_is_refused(name):
+    """``fetch_latency = 0`` with ``backoff = 0``: a worker that waits (a review, a hold, a transient event,
+    another worker's pause) retries at one instant until the guard ends the run, so ``safe`` was NOT ok on a
+    file no consumer could finish (round 37). The file is refused instead, naming the key."""
+    data = scenario_dict(name)
+    data["timing"] = dict(ZERO)
+    with pytest.raises(simkit.ScenarioError, match=r"key 'timing.backoff': must be positive when "
+                                                     r"fetch_latency is 0"):
+        simkit.parse(data)
+    data["timing"]["backoff"] = 1.0
+    assert simkit.simulate(simkit.parse(data)).verdict.completed
 
 
 @pytest.mark.parametrize("timing", [{"time_limit": 1e15},
@@ -94,14 +103,15 @@ def test_a_self_loop_that_time_does_not_end_spends_its_step_budget(timing):
 
 
 def test_the_guard_is_in_the_text_summary_and_json(tmp_path, capsys):
-    data = scenario_dict("gauntlet")
-    data["timing"] = dict(ZERO)
-    path = tmp_path / "zero.toml"
-    path.write_text(toml_text(data))
-    assert main(["run", str(path)]) == 0
+    """A consumer spinning on a request that takes no time: the guard's reason is said in both outputs."""
+    plugin = tmp_path / "spins.py"
+    plugin.write_text("from simkit import Consumer\nfrom simkit.ops import Load\n\n\nclass Spins(Consumer):\n"
+                      "    def run(self):\n        while True:\n            yield Load()\n")
+    strategy = f"{plugin}:Spins"
+    assert main(["run", "gauntlet", "--strategy", strategy]) == 0
     text = capsys.readouterr().out
     assert "completed: no" in text and "\n  stopped: progress guard: 100000 steps at t=" in text
-    assert main(["run", str(path), "--json"]) == 0
+    assert main(["run", "gauntlet", "--strategy", strategy, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["stopped"].startswith("progress guard: ") and d["completed"] is False
 

@@ -19,8 +19,8 @@ Left alone: a page that answers its own token with events never ends the stream,
 ``completed: no`` there (``test_hostile.py``'s self loop keeps it as the progress guard's case); settlement
 policies other than ``fenced`` and the ``unsafe`` sink fail ``safe`` by design (docs/vocabulary.md).
 ``fetch_latency = 0`` with ``backoff = 0`` and anything that waits on time (a review, a hold, another
-worker's pause): ``safe`` backs off at one instant, the progress guard ends the run, ``completed: no``
-(docs/verdict.md's own ``spin.toml`` and ``test_hostile.py``'s zero-timing gauntlet keep that). A review,
+worker's pause) spun ``safe`` at one instant until the progress guard ended the run: such a file is now
+refused (``test_hostile.py``, ``test_a_world_where_waiting_takes_no_time_is_refused``). A review,
 hold or pause outlasting ``time_limit`` is ``completed: no``, as docs/scenarios.md says.
 """
 from __future__ import annotations
