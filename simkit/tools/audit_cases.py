@@ -153,6 +153,28 @@ WIDE: dict[str, dict] = {
 }
 
 
+def _every_digit(sink: str) -> dict:
+    """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5``
+    over the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions
+    1-50 so that each meets each digit once, on pages of 7 (prime to 10: each meets most places in a page),
+    then 20 ``ok`` events. Generated streams put every other decision at a multiple of 10 only: a consumer
+    that skipped a step at ids ending in 7 passed every other case (the lead, stop 46)."""
+    kinds = ("poison", "ignore", "transient", "review", "hold")
+    extra = {"transient": {"failures": 1}, "review": {"resolve_after": 1.0, "resolution": "apply"},
+             "hold": {"release_after": 1.0}}
+    events = []
+    for p in range(1, 51):
+        kind = kinds[(p // 10 + p % 10) % 5]
+        events.append({"position": p, "behavior": kind, **extra.get(kind, {})})
+    chain = [list(range(i, min(i + 7, 71))) for i in range(1, 71, 7)]
+    return {"description": f"Every decision of the handler at every last digit of a position, on a {sink} "
+                           "sink: poison, ignore, transient, review and hold at 1-50, then 20 ok events, "
+                           "pages of 7", "sink": sink, "pages": _pages(*chain), "events": events}
+
+
+WIDE["every_digit"] = _every_digit("transactional")
+WIDE["every_digit_external"] = _every_digit("idempotent")
+
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
