@@ -154,11 +154,11 @@ WIDE: dict[str, dict] = {
 
 
 def _every_digit(sink: str) -> dict:
-    """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5``
-    over the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions
-    1-50 so that each meets each digit once, on pages of 7 (prime to 10: each meets most places in a page),
-    then 20 ``ok`` events. Generated streams put every other decision at a multiple of 10 only: a consumer
-    that skipped a step at ids ending in 7 passed every other case (the lead, stop 46)."""
+    """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5`` over
+    the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions 1-50 so
+    that each meets each digit once; 1-5 on pages of one event (one of each), the rest on pages of 7 (prime to
+    10: each meets every place in a page), then 20 ``ok`` events. Generated streams put every other decision
+    at a multiple of 10 only: a consumer that skipped a step at positions ending in 7 passed the rest."""
     kinds = ("poison", "ignore", "transient", "review", "hold")
     extra = {"transient": {"failures": 1}, "review": {"resolve_after": 1.0, "resolution": "apply"},
              "hold": {"release_after": 1.0}}
@@ -166,10 +166,11 @@ def _every_digit(sink: str) -> dict:
     for p in range(1, 51):
         kind = kinds[(p // 10 + p % 10) % 5]
         events.append({"position": p, "behavior": kind, **extra.get(kind, {})})
-    chain = [list(range(i, min(i + 7, 71))) for i in range(1, 71, 7)]
+    chain = [[1], [2], [3], [4], [5], *(list(range(i, min(i + 7, 71))) for i in range(6, 71, 7))]
     return {"description": f"Every decision of the handler at every last digit of a position, on a {sink} "
-                           "sink: poison, ignore, transient, review and hold at 1-50, then 20 ok events, "
-                           "pages of 7", "sink": sink, "pages": _pages(*chain), "events": events}
+                           "sink: poison, ignore, transient, review and hold at 1-50, then 20 ok events; "
+                           "pages of one event, then of 7",
+            "sink": sink, "pages": _pages(*chain), "events": events}
 
 
 WIDE["every_digit"] = _every_digit("transactional")

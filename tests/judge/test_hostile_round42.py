@@ -12,8 +12,8 @@ Found:
   every case: ``InMemoryQuarantineAtSeven`` (an in-memory quarantine at …7, invariant 1) passed the full audit
   of 929787f (415 s, first_only), and ``HoldDoneAtNine`` (a hold at …9 taken as done, invariant 5) too. The
   wide cases ``every_digit`` (transactional sink) and ``every_digit_external`` (external) deal every decision
-  over every last digit, on pages of 7: about 30 ms more an audit of ``safe``. Each consumer there writes
-  ``applied_position`` over the event it skipped (invariant 2), then halts at the hole it left.
+  over every last digit, on pages of one event and of 7: about 30 ms more an audit of ``safe``. Each consumer
+  there writes ``applied_position`` over the event it skipped (invariant 2), then halts at the hole it left.
 
 Held: string order for opaque tokens in step 7 (``default``), an ``ignore`` that runs the effect anyway
 (``ignored_event``), an empty page taken for the end of the stream (``default``), the watermark trusted once
