@@ -60,7 +60,7 @@ def test_audit_of_a_consumer_whose_name_is_too_long_for_a_file_writes_its_defaul
     the whole name, past the 255 bytes a file name may have, and the one line blamed an ``--out`` nobody gave.
     The name is now cut, and ended by a digest of the whole."""
     (tmp_path / "mine.py").write_text(MOVE_ON)
-    done = _cli(["audit", f"mine.py:{LONG}", "--budget", "10", "--sweep-seeds", "0", "--jobs", "1"], tmp_path,
+    done = _cli(["audit", f"mine.py:{LONG}", "--budget", "5", "--sweep-seeds", "0", "--jobs", "1"], tmp_path,
                 timeout=240)
     assert done.returncode == 1, done.stderr[-2000:]
     written = [p.name for p in tmp_path.glob("simkit-audit-*.toml")]
@@ -129,7 +129,7 @@ def test_explore_shrink_and_audit_print_a_strategy_as_its_escapes(tmp_path, comm
     (tmp_path / "e\x1b[31m.py").write_text(ESCAPES)
     args = {"explore": ["retry_walkthrough", "--strategy", strategy, "--max-crashes", "0"],
             "shrink": ["retry_walkthrough", "--strategy", strategy, "--out", "x.toml"],
-            "audit": [strategy, "--out", "x.toml", "--budget", "20"]}[command]
+            "audit": [strategy, "--out", "x.toml", "--budget", "5", "--jobs", "1"]}[command]
     done = _cli([command, *args], tmp_path)
     assert "\x1b" not in done.stdout + done.stderr and said in done.stdout, (done.stdout, done.stderr)
 

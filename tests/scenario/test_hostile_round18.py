@@ -78,7 +78,7 @@ def test_a_pool_whose_locks_cannot_be_made_is_one_line_naming_jobs(tmp_path, arg
      "  wrote {}: replay with"),
     (["sweep", "retry_walkthrough", "--seeds", "2", "--jobs", "1", "--strategy", "safe"], "a\nb.csv",
      "wrote {}: one row per run"),
-    (["audit", "persist_token_on_fetch", "--budget", "30", "--jobs", "1"], "a\nb.toml",
+    (["audit", "persist_token_on_fetch", "--budget", "5", "--jobs", "1"], "a\nb.toml",
      "wrote {}: replay with"),
     (["demo"], "a\nb.png", "wrote {}: the timeline of persist_token_on_fetch"),
 ])

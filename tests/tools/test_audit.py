@@ -70,7 +70,7 @@ def test_a_failing_consumer_exits_1_and_writes_a_replayable_shrunk_failure(
 ):
     monkeypatch.chdir(tmp_path)
     assert main(["audit", f"{mine}:TrustTheWatermark", "--seeds", "1", "--sweep-seeds", "1", "--budget",
-                 "10"]) == 1
+                 "5"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("audit TrustTheWatermark: FAILS")
     replay = out.splitlines()[-1].split("replay with ", 1)[1]
@@ -110,7 +110,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, mine, capsys):
 
 def test_the_console_script_exits_1_for_a_failing_consumer(mine, tmp_path):
     r = subprocess.run([sys.executable, "-m", "simkit", "audit", f"{mine}:TrustTheWatermark", "--seeds", "1",
-                        "--sweep-seeds", "0", "--budget", "10", "--out", str(tmp_path / "f.toml")],
+                        "--sweep-seeds", "0", "--budget", "5", "--out", str(tmp_path / "f.toml")],
                        capture_output=True, text=True)
     assert r.returncode == 1 and (tmp_path / "f.toml").exists(), r.stderr
 
