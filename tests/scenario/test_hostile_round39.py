@@ -71,3 +71,15 @@ def test_the_readme_audit_transcript_counts_every_case_the_audit_has():
     judged = int(re.search(r"\(\d+ of (\d+) cases failed", block).group(1))
     left = int(re.search(r"not judged: (\d+) cases", block).group(1))
     assert judged + left == len(cases())
+
+
+def test_the_audit_page_says_which_wide_cases_run_on_two_seeds():
+    """docs/verdict.md, "simkit audit": the wide cases ran "two seeds each", where only the generated ones do
+    (a scripted one runs once: its seed changes nothing)."""
+    from simkit.tools.audit_cases import WIDE, cases
+    text = " ".join((ROOT / "docs" / "verdict.md").read_text(encoding="utf-8").split())
+    named = re.search(r"the generated ones \(([^)]*)\) on two seeds each, the scripted ones once", text)
+    assert named, "docs/verdict.md no longer says which wide cases run on two seeds"
+    twice = {c.name for c in cases() if c.kind == "wide" and c.seed != 0}
+    assert set(re.findall(r"`(\w+)`", named.group(1))) == twice
+    assert {c.name for c in cases() if c.kind == "wide"} == set(WIDE)
