@@ -83,3 +83,14 @@ def test_the_audit_page_says_which_wide_cases_run_on_two_seeds():
     twice = {c.name for c in cases() if c.kind == "wide" and c.seed != 0}
     assert set(re.findall(r"`(\w+)`", named.group(1))) == twice
     assert {c.name for c in cases() if c.kind == "wide"} == set(WIDE)
+
+
+def test_the_readme_names_every_hook_docs_hooks_documents():
+    """README, "Bring your own consumer": "overrides one of its documented hooks: ..." left out ``validate``
+    (step 3), ``attempt`` and ``run``, which docs/hooks.md documents and ``simkit.Consumer`` has."""
+    hooks = (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^### (\w+)$", hooks, re.M))
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    listed = readme[readme.index("overrides one of its documented hooks:"):readme.index("([the hooks]")]
+    assert documented == set(re.findall(r"`(\w+)`", listed))
+    assert all(callable(getattr(simkit.Consumer, h)) for h in documented)
