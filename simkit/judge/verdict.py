@@ -129,11 +129,13 @@ class Verdict:
     #: seed 001: ``{kind, time, worker, detail}`` (kinds: :data:`simkit.judge.settlement.SETTLEMENT_KINDS`)
     settlement_violations: list[dict] = declare(
         SAFETY, short="settlement", kinds=lambda x: tuple(sorted({s["kind"] for s in x})),
-        table="invariants broken", row=lambda x: x["kind"])
+        table="invariants broken", row=lambda x: x["kind"],
+        sweep="settlement_violations", sweep_value=lambda x: ",".join(sorted({s["kind"] for s in x})))
     #: steps 3 and 4: ``{time, worker, detail}`` for each attempt that went on after a page breaking the
     #: provider contract (:func:`simkit.judge.halts.unhalted`), or past an event of its page without an
     #: outcome (:func:`simkit.judge.order.inversions`)
-    unhalted: list[dict] = declare(SAFETY, table="invariants broken", row=lambda x: "unhalted")
+    unhalted: list[dict] = declare(SAFETY, table="invariants broken", row=lambda x: "unhalted",
+                                   sweep="unhalted")
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ Left alone: see the report of round 39.
 """
 from __future__ import annotations
 
+import csv
 import json
 import re
 import subprocess
@@ -26,7 +27,9 @@ from pathlib import Path
 import pytest
 
 import simkit
+from simkit.judge.verdict import FIELDS, LIVENESS, SAFETY
 from simkit.live.run import live
+from simkit.tools.sweep import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,6 +63,23 @@ def test_live_at_a_crash_point_hits_the_shortcuts_window_every_time(shortcut, po
     for seed in (0, 1):
         r = live(simkit.load(f"shortcut_{shortcut}"), shortcut, kills=1, seed=seed, at=(point,))
         assert r.kills == 1 and r.verdict.lost, (seed, r.verdict.lost)
+
+
+def test_a_sweep_row_says_why_its_run_failed(tmp_path):
+    """``sweep --out``: a row with ``ok`` False and every failure column empty told the reader nothing; each
+    field that can fail a run has its column (docs/verdict.md, "Fields")."""
+    failing = {f.sweep for f in FIELDS if f.property in (SAFETY, LIVENESS)}
+    assert None not in failing and failing <= set(COLUMNS)
+    done = _simkit("sweep", "late_response", "--strategy", "safe", "--settlement", "last_write_wins",
+                   "--seeds", "1", "--jobs", "1", "--out", "runs.csv", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    with open(tmp_path / "runs.csv", newline="", encoding="utf-8") as f:
+        (row,) = csv.DictReader(f)
+    assert row["ok"] == "False" and row["settlement_violations"] == "committed_downgraded"
+    assert (row["lost"], row["duplicated"], row["invariants"], row["unhalted"]) == ("0", "0", "", "0")
+    out = next(line for line in (ROOT / "docs" / "cli.md").read_text(encoding="utf-8").splitlines()
+               if line.startswith("| `--out FILE` | one row per run"))
+    assert [c for c in COLUMNS if f"`{c}`" not in out] == []
 
 
 def test_the_readme_audit_transcript_counts_every_case_the_audit_has():
