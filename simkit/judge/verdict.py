@@ -90,6 +90,10 @@ def _invariants(violations) -> tuple:
     return tuple(sorted({x["invariant"] for x in violations}))
 
 
+def _settlement_kinds(violations) -> tuple:
+    return tuple(sorted({x["kind"] for x in violations}))
+
+
 #: what a halt whose reason is empty or blank shows (``Halt("")`` halts: it showed as no halt at all)
 NO_REASON = "(no reason given)"
 
@@ -128,12 +132,14 @@ class Verdict:
     completed: bool = declare(LIVENESS, True, word="incomplete", always=True, sweep="completed")
     #: seed 001: ``{kind, time, worker, detail}`` (kinds: :data:`simkit.judge.settlement.SETTLEMENT_KINDS`)
     settlement_violations: list[dict] = declare(
-        SAFETY, short="settlement", kinds=lambda x: tuple(sorted({s["kind"] for s in x})),
-        table="invariants broken", row=lambda x: x["kind"])
+        SAFETY, short="settlement", kinds=_settlement_kinds, table="invariants broken",
+        row=lambda x: x["kind"], sweep="settlement_violations",
+        sweep_value=lambda x: ",".join(_settlement_kinds(x)))
     #: steps 3 and 4: ``{time, worker, detail}`` for each attempt that went on after a page breaking the
     #: provider contract (:func:`simkit.judge.halts.unhalted`), or past an event of its page without an
     #: outcome (:func:`simkit.judge.order.inversions`)
-    unhalted: list[dict] = declare(SAFETY, table="invariants broken", row=lambda x: "unhalted")
+    unhalted: list[dict] = declare(SAFETY, table="invariants broken", row=lambda x: "unhalted",
+                                   sweep="unhalted")
 
     @property
     def ok(self) -> bool:

@@ -87,17 +87,19 @@ class LiveRun:
     cut_off: bool = False
 
     def as_dict(self) -> dict:
-        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object"; ``crashes`` are the kills
-        and the unplanned deaths), plus ``kills``, ``unplanned_deaths``, ``integrity``, ``mode`` and
-        ``starts`` (docs/cli.md, "simkit live")."""
+        """The ``--json`` object of a run (docs/verdict.md, "The ``--json`` object", every key: ``stopped``
+        is null, no progress guard runs here; ``crashes`` are the kills and the unplanned deaths), plus
+        ``kills``, ``unplanned_deaths``, ``integrity``, ``mode``, ``starts`` and ``cut_off`` (docs/cli.md,
+        "simkit live")."""
         world = self.world
         assert world is not None, "a live run's ground truth is read back before it is returned"
         return {"scenario": self.scenario, "strategy": self.strategy, "seed": self.seed, **self.summary,
-                **self.verdict.as_dict(), "final_checkpoint": world.store.checkpoint.as_dict(),
+                **self.verdict.as_dict(), "stopped": None,
+                "final_checkpoint": world.store.checkpoint.as_dict(),
                 "crashes": self.kills + len(self.deaths), "fetches": len(world.provider.log),
                 "effects": effects_count(world.sink.effects),
                 "kills": self.kills, "unplanned_deaths": len(self.deaths), "integrity": self.integrity,
-                "mode": self.mode, "starts": self.starts}
+                "mode": self.mode, "starts": self.starts, "cut_off": self.cut_off}
 
 
 def _read_back(folder: Path, scenario: Scenario, provider, t0: float, halts, completed: bool) -> GroundTruth:
@@ -350,7 +352,7 @@ def live_details(run: LiveRun) -> str:
               + (", …" if len(run.deaths) > 4 else "") + ")") if run.deaths else ""
     # a run cut off at its timeout said "the workers caught up first" of the kills it had no time for
     why = "" if run.cut_off else (" (the workers caught up first"
-                                  + (": a pass drawn was never reached)" if run.mode == "points" else ")"))
+                                  + (": the pass named was never reached)" if run.mode == "points" else ")"))
     short = "" if run.kills >= run.asked else f" of {run.asked} asked{why}"
     return (f"  live: {run.kills} SIGKILLs{short} {how}{deaths}, {run.starts} worker starts, "
             f"{run.seconds:.1f} s{' (cut off at the timeout)' if run.cut_off else ''}   "

@@ -73,14 +73,15 @@ def test_kills_at_named_crash_points(strategy, sink, loses):
 
 
 def test_kills_the_workers_outran_are_reported_as_not_delivered():
-    """retry_walkthrough fetches twice: a kill drawn for a later pass of after_fetch never lands, and the
-    summary says how many of those asked were delivered instead of a bare count."""
+    """retry_walkthrough fetches twice: the third start, told the third pass of after_fetch, fetches once (the
+    second died after fetching C8) and is never killed; the summary says how many of those asked were
+    delivered instead of a bare count."""
     from simkit.live.run import live_details
-    r = live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), 1, 0, at=("after_fetch",))
-    assert (r.kills, r.asked) == (0, 1) and r.verdict.ok
-    assert "live: 0 SIGKILLs of 1 asked (the workers caught up first: a pass drawn was never reached)" in \
+    r = live(simkit.load("retry_walkthrough"), simkit.resolve("safe"), 3, 0, at=("after_fetch",))
+    assert (r.kills, r.asked) == (2, 3) and r.verdict.ok
+    assert "live: 2 SIGKILLs of 3 asked (the workers caught up first: the pass named was never reached)" in \
         live_details(r)
-    assert " of " not in live_details(dataclasses.replace(r, kills=1))     # every kill asked delivered
+    assert " of " not in live_details(dataclasses.replace(r, kills=3))     # every kill asked delivered
 
 
 def test_two_workers_share_one_checkpoint():

@@ -11,15 +11,19 @@ up to trailing whitespace. An HTML comment on the line right above a block chang
 - ``<!-- exit N -->``: every command of the block must exit with status N (default 0);
 - ``<!-- output varies: WHY -->``: timings, kill instants, ports: the command runs, only its exit status is
   checked;
+- ``<!-- numbers vary: WHY -->``: timings: what it prints must be what the page shows with every number masked
+  and runs of blanks taken as one (a measure the page leaves out, or one it shows that is gone, fails);
 - ``<!-- not run: WHY -->``: too slow for the suite (a minute or more); reported as a skip with its reason.
 
-The last two are kept few (:data:`MAX_UNCHECKED`). Every relative link must name an existing file and, if it
-has one, a heading of that page (GitHub's anchors). And docs/cli.md names every option of every command.
+``output varies`` and ``not run`` are kept few (:data:`MAX_UNCHECKED`). Every relative link must name an
+existing file and, if it has one, a heading of that page (GitHub's anchors). And docs/cli.md names every
+option of every command, and spells out each ``--json`` object as the command prints it.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import re
 import shlex
@@ -36,7 +40,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MAX_UNCHECKED = 10
 
 _FENCE = re.compile(r"^(```+|~~~+)\s*([\w+-]*)")
-_MARK = re.compile(r"^<!--\s*(file|exit|output varies|not run)\s*:?\s*(.*?)\s*-->\s*$")
+_MARK = re.compile(r"^<!--\s*(file|exit|output varies|numbers vary|not run)\s*:?\s*(.*?)\s*-->\s*$")
 
 
 @dataclass
@@ -96,6 +100,12 @@ def normal(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip("\n")
 
 
+def shape(text: str) -> str:
+    """:func:`normal` text with every number masked and each run of blanks one blank: what stays of a
+    transcript whose timings vary (``numbers vary``)."""
+    return re.sub(r"[ \t]+", " ", re.sub(r"\d+(?:\.\d+)?", "#", normal(text)))
+
+
 ALL = [b for page in PAGES for b in blocks(page)]
 UNCHECKED = [b for b in ALL if b.is_transcript and ({"output varies", "not run"} & b.marks.keys())]
 NOT_RUN = [b for b in ALL if b.is_transcript and "not run" in b.marks]
@@ -117,6 +127,7 @@ def _run_page(page: Path, folder: Path) -> list[str]:
         if not block.is_transcript or "not run" in block.marks:
             continue
         status = int(block.marks.get("exit", "0"))
+        seen = shape if "numbers vary" in block.marks else normal
         for cmd, expected in transcript(block):
             args = shlex.split(cmd)
             if args[0] != "simkit":
@@ -129,8 +140,8 @@ def _run_page(page: Path, folder: Path) -> list[str]:
             if done.returncode != status:
                 problems.append(f"{block.where}: '$ {cmd}' exited {done.returncode}, the page says "
                                 f"{status}\n{got}")
-            elif "output varies" not in block.marks and normal(got) != normal(expected):
-                diff = "\n".join(difflib.unified_diff(normal(expected).splitlines(), normal(got).splitlines(),
+            elif "output varies" not in block.marks and seen(got) != seen(expected):
+                diff = "\n".join(difflib.unified_diff(seen(expected).splitlines(), seen(got).splitlines(),
                                                       "the page", "simkit prints", lineterm=""))
                 problems.append(f"{block.where}: '$ {cmd}' prints something else\n{diff}")
     return problems
@@ -231,3 +242,70 @@ def test_cli_page_names_every_command_and_option():
                 if option.startswith("--") and option != "--help" and option not in text:
                     missing.append(f"simkit {name} {option}")
     assert not missing, missing
+
+
+# -- the --json objects docs/cli.md spells out key by key ----------------------------------------------------
+def spelled(obj: str) -> dict:
+    """An object as docs/cli.md spells it, ``{a, b: [{c, d}], e}``, as ``{"a": None, "b": {"c": None, "d":
+    None}, "e": None}``: a key, and for a list of objects spelled out, the keys of each (``[...]``: not)."""
+    out: dict = {}
+    depth, part = 0, ""
+    for ch in obj.strip()[1:-1] + ",":
+        if ch == "," and depth == 0:
+            key, _, rest = part.partition(":")
+            out[key.strip()] = spelled(rest.strip()[1:-1]) if rest.strip().startswith("[{") else None
+            part = ""
+            continue
+        depth += (ch in "[{") - (ch in "]}")
+        part += ch
+    return out
+
+
+def unspelled(spelling: dict, printed: dict) -> list[str]:
+    """Where an object printed and its spelling differ: keys only one of them has, at the top and in the first
+    item of each list spelled out."""
+    problems = [f"{k}: printed, not on the page" for k in printed if k not in spelling]
+    problems += [f"{k}: on the page, not printed" for k in spelling if k not in printed]
+    for k, inner in spelling.items():
+        if inner is not None and printed.get(k):
+            problems += [f"{k}[0].{p}" for p in unspelled(inner, printed[k][0])]
+    return problems
+
+
+def _cli_objects(command: str) -> list[dict]:
+    """The ``{...}`` objects the section "simkit COMMAND" of docs/cli.md spells out, in order."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = re.search(rf"^## simkit {command}\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    assert section, f"docs/cli.md has no section simkit {command}"
+    return [spelled(o.replace("\n", " ")) for o in re.findall(r"`(\{[a-z_][^`]*\})`", section.group(1))]
+
+
+@pytest.mark.parametrize("args, which", [
+    (["explore", "retry_walkthrough", "--max-crashes", "0"], 0),
+    (["sweep", "retry_walkthrough", "--strategy", "safe", "--seeds", "1", "--jobs", "1"], 0),
+    (["shrink", "shortcut_persist_token_on_fetch", "--strategy", "persist_token_on_fetch"], 0),
+    (["service", "initial_reconciliation"], 0),
+    (["service", "checkpoint_service", "--explore", "--max-crashes", "0", "--lost-responses", "0"], 1),
+], ids=lambda a: " ".join(a) if isinstance(a, list) else None)
+def test_json_objects_have_the_keys_the_cli_page_spells_out(args, which, tmp_path):
+    """docs/cli.md spells out each command's ``--json`` object key by key: the command prints those keys, and
+    no other (a key printed and never described, or described and gone, misleads a script that reads it)."""
+    done = subprocess.run([sys.executable, "-m", "simkit", *args, "--json"], cwd=tmp_path, env=_env(),
+                          capture_output=True, text=True, encoding="utf-8", timeout=300)
+    assert done.returncode == 0, done.stderr
+    problems = unspelled(_cli_objects(args[0])[which], json.loads(done.stdout))
+    assert not problems, f"simkit {' '.join(args)} --json against docs/cli.md: {problems}"
+
+
+def test_the_audit_json_object_has_the_keys_the_cli_page_spells_out():
+    """As above for ``simkit audit --json`` (an audit takes its budget: its object is built as the command
+    builds it, from a result with one failure)."""
+    import simkit
+    from simkit.tools.audit import Audit, Case, Failure
+    sc = simkit.load("shortcut_persist_token_on_fetch")
+    run = simkit.simulate(sc, "persist_token_on_fetch")
+    failure = Failure(Case("bundled", sc, sc.name, sc.seed), "lost", (), run.as_dict(), sc)
+    result = Audit("persist_token_on_fetch", "persist_token_on_fetch", cases=1, failures=[failure])
+    printed = json.loads(json.dumps({**result.as_dict(), "out": "simkit-audit-x.toml"}))
+    (spelling,) = _cli_objects("audit")
+    assert not unspelled(spelling, printed)
