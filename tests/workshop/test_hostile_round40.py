@@ -3,23 +3,27 @@ their cells again, round 30's leftovers.
 
 Found: notebook 07's service story was one state across cells, so a cell run twice in a row showed something
 else the second time or raised: 1a's feed pages saw a sixth change appended by the first run and a seventh by
-the second (high watermark 0001:6, not 0001:5), 1b's read of a missing checkpoint answered 200, 1c's lost reply
-committed nothing, 4a's restore by hand raised ``KeyError: 'receipt'``, and the proof cells under them failed.
-Every cell that changes the service now starts from ``service_before(step)``: a fresh service with what the
-cells above did done again (the proofs check that it is exactly that). Read in order, answers stood before
-their questions: 01 said, just above "how many times is 30 delivered?", that after the crash the worker starts
-again from ``C2`` (the step readers miss, so the count); 06's "You will learn" that a worker that lost its
-barrier reply "finds out from durable state" (the answer to "does it fetch C1 again?") and its question that
-the stale worker "goes on ... until it is caught up" (``C4``); 07 that the new key is "the ``new_key_retry``
-client's mistake in section 2" above "which client acknowledges a page twice?", and quoted seed 004's "an empty
-query page with next_after still requires continuation" above "the first page is empty: is the scan done?".
-08's three sweep figures had nine legend entries each (eight strategies and the band): now the first and the
-last are small multiples, one panel per kind of curve beside ``safe``'s (``plot.sweep_panels``), and the
-second draws ``safe`` and ``success_before_effect`` in colour and the rest grey (``highlight``); curves that
-coincide are one line whose label names each strategy on it. At most four entries to a legend.
+the second (high watermark 0001:6, not 0001:5), 1b's read of a missing checkpoint answered 200, 1c's lost
+reply committed nothing, 4a's restore by hand raised ``KeyError: 'receipt'``, and the proofs under them
+failed. Every cell that changes the service now starts from ``service_before(step)``: a fresh service with
+what the cells above did done again (the proofs check that it is exactly that). Read in order, answers stood
+before their questions: 01 said, just above "how many times is 30 delivered?", that after the crash the worker
+starts again from ``C2`` (the step readers miss, so the count); 06's "You will learn" that a worker that lost
+its barrier reply "finds out from durable state" (the answer to "does it fetch C1 again?") and its question
+that the stale worker "goes on ... until it is caught up" (``C4``); 07 that the new key is "the
+``new_key_retry`` client's mistake in section 2" above "which client acknowledges a page twice?", and quoted
+seed 004's "an empty query page with next_after still requires continuation" above "the first page is empty:
+is the scan done?". 08's three sweep figures had nine legend entries each (eight strategies and the band): now
+the first and the last are small multiples, one panel per kind of curve beside ``safe``'s
+(``plot.sweep_panels``), and the second draws ``safe`` and ``success_before_effect`` in colour and the rest
+grey (``highlight``); curves that coincide are one line whose label names each strategy on it. At most four
+entries to a legend.
 
-Held: every code cell of 00 to 06, 08 and 09 run twice in a row (round 30's check, again); 07's sections 2, 3,
-4b to 5 (each builds its runs, or ``svc5``, in the cell, and 5c's feed writes are idempotent by design).
+Held: every code cell of 00 to 06, 08 and 09 run twice in a row in one kernel (round 30's check, again, by
+hand: the same outputs, no error; 09 under simkit's sliced polling, since plain nbclient waited for ever after
+a widget cell, issue 29's known ipykernel hang); 07's sections 2, 3, 4b and 4c (each makes its runs in the
+cell that shows them) and 5c's feed writes (idempotent by design). The timeline legends of 01 to 05 (six to
+eight entries, the reading key each notebook's legend table explains) were left as they are.
 """
 import copy
 import json
@@ -62,7 +66,8 @@ def _sections_run_twice(nb):
     each marked with its index in the notebook."""
     cells, section, part = [], "", ""
     for index, cell in enumerate(nb.cells):
-        for heading in re.findall(r"^(#{2,3}) (\S+)", cell.source if cell.cell_type == "markdown" else "", re.M):
+        text = cell.source if cell.cell_type == "markdown" else ""
+        for heading in re.findall(r"^(#{2,3}) (\S+)", text, re.M):
             section, part = (" ".join(heading), "") if heading[0] == "##" else (section, " ".join(heading))
         cell.metadata["r40"] = index
         if section in STATEFUL["sections"] or part in STATEFUL["parts"]:
@@ -90,7 +95,7 @@ def test_service_before_names_its_steps():
         service_before("1e")
 
 
-# -- no hint gives an answer above its question ---------------------------------------------------------------
+# -- no hint gives an answer above its question -------------------------------------------------------------
 GIVEN_AWAY = {
     "deliveries_of_30": ["the worker starts again from the blue line, still `C2`"],
     "refetch_after_lost_reply": ["finds out from durable state"],
