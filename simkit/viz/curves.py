@@ -2,7 +2,10 @@
 its Wilson interval (docs/exploring.md)."""
 from __future__ import annotations
 
-__all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "sweep_curves", "sweep_shares"]
+from typing import Any
+
+__all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "CURVE_KINDS", "curve_kinds", "sweep_curves",
+           "sweep_panels", "sweep_shares"]
 
 
 #: Sweep curve colours: ``safe`` black (drawn on top of the others), each shortcut a hue of its own. A user's
@@ -14,6 +17,8 @@ STRATEGY_COLORS = {
 }
 _EXTRA_COLORS = ("#e377c2", "#bcbd22", "#7f7f7f")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h", "<", ">", "p")
+#: The strategies a figure does not highlight: thin grey lines, under one legend entry.
+_GREY = "#c4c4c4"
 #: What :func:`sweep_curves` can plot: a column of the sweep's tidy table, and what a run with it above 0 did.
 SWEEP_METRICS = {"lost": "runs that lost at least one event", "duplicated": "runs that duplicated an effect"}
 
@@ -42,7 +47,7 @@ def sweep_shares(table, metric: str = "lost", confidence: float = 0.95):
 
 
 def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, title: str | None = None,
-                 xscale: str = "symlog", legend: bool = True):
+                 xscale: str = "symlog", legend: bool = True, highlight=None):
     """The share of runs that lost at least one event (``metric="lost"``) or duplicated an effect
     (``"duplicated"``) against crash rate, one line per strategy, its Wilson interval shaded.
 
@@ -54,18 +59,18 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     before says so in its label (``"compare_tokens (same curve as max_position_watermark)"``: the same share
     on this metric, nothing more; a strategy on the ``safe`` curve can still fail otherwise); each band's gid
     is ``"wilson <strategy>"``.
+
+    ``highlight`` (strategies) makes the figure one point: only ``safe`` and those are drawn in colour, every
+    other strategy is a thin grey line under one legend entry, and a curve that coincides with a coloured one
+    is no line of its own: the coloured one's label names it (``"safe = no_version_check"``).
     """
     from matplotlib.lines import Line2D
 
     shares = sweep_shares(table, metric, confidence)
-    handles = _lines(ax, shares)
+    handles = _lines(ax, shares, highlight)
     _rate_axis(ax, sorted(set(shares["crash_rate"])), xscale)
     ax.set_ylabel(SWEEP_METRICS[metric])
-    runs = sorted(set(shares["runs"]))
-    per = f"{runs[0]} runs per point" if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs per point"
-    scenarios = ", ".join(dict.fromkeys(map(str, table["scenario"])))
-    ax.set_title(title or f"{scenarios}: {SWEEP_METRICS[metric]}, by crash rate\n"
-                          f"({per}; shaded: {confidence:.0%} Wilson interval)")
+    ax.set_title(title or _title(table, shares, metric, confidence))
     if legend:
         band = Line2D([], [], color="#9e9e9e", lw=8, alpha=0.4, label=f"{confidence:.0%} Wilson interval")
         ax.legend(handles=handles + [band], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small",
@@ -73,18 +78,74 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     return ax
 
 
-def _lines(ax, shares) -> list:
-    """One line per strategy with its Wilson band; a curve that coincides with one drawn before says so."""
+def _title(table, shares, metric: str, confidence: float) -> str:
+    runs = sorted(set(shares["runs"]))
+    per = f"{runs[0]} runs per point" if len(runs) == 1 else f"{runs[0]}-{runs[-1]} runs per point"
+    scenarios = ", ".join(dict.fromkeys(map(str, table["scenario"])))
+    return (f"{scenarios}: {SWEEP_METRICS[metric]}, by crash rate\n"
+            f"({per}; shaded: {confidence:.0%} Wilson interval)")
+
+
+#: How a strategy's curve stands beside ``safe``'s: the panels of :func:`sweep_panels`, in their order.
+CURVE_KINDS = ("apart from safe already at crash rate 0", "level with safe at rate 0, apart with crashes",
+               "the same curve as safe")
+
+
+def curve_kinds(shares) -> dict[str, list[str]]:
+    """The strategies of ``shares`` (:func:`sweep_shares`) other than ``safe``, by how their curve stands
+    beside safe's (:data:`CURVE_KINDS`, in that order, a kind no strategy has left out); a table without
+    ``safe`` is one kind, ``""``."""
+    curves = {strategy: tuple(s["share"]) for strategy, s in shares.groupby("strategy", sort=False)}
+    if "safe" not in curves:
+        return {"": list(curves)}
+    reference = curves.pop("safe")
+    kinds: dict[str, list[str]] = {kind: [] for kind in CURVE_KINDS}
+    for strategy, curve in curves.items():
+        kind = 2 if curve == reference else 0 if curve[0] != reference[0] else 1
+        kinds[CURVE_KINDS[kind]].append(strategy)
+    return {kind: strategies for kind, strategies in kinds.items() if strategies}
+
+
+def sweep_panels(fig, table, metric: str = "lost", confidence: float = 0.95, xscale: str = "symlog") -> list:
+    """:func:`sweep_curves` as small multiples in ``fig``, one panel per kind of curve (:func:`curve_kinds`),
+    each with ``safe`` for reference and a legend of a few entries (curves that coincide are one line, its
+    label naming each strategy on it). Returns the panels' Axes, left to right."""
+    shares = sweep_shares(table, metric, confidence)
+    kinds = curve_kinds(shares)
+    axes = list(fig.subplots(1, len(kinds), sharey=True, squeeze=False)[0])
+    rates = sorted(set(shares["crash_rate"]))
+    for ax, (kind, strategies) in zip(axes, kinds.items()):
+        handles = _lines(ax, shares[shares["strategy"].isin(["safe", *strategies])], strategies)
+        _rate_axis(ax, rates, xscale)
+        ax.set_xlabel("crash rate")
+        ax.set_title(kind, fontsize="medium")
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.14), fontsize="small")
+    axes[0].set_ylabel(SWEEP_METRICS[metric])
+    fig.suptitle(_title(table, shares, metric, confidence))
+    return axes
+
+
+def _lines(ax, shares, highlight=None) -> list:
+    """One line per strategy with its Wilson band; a curve that coincides with one drawn before says so (with
+    ``highlight``, as :func:`sweep_curves` says)."""
     colors = dict(STRATEGY_COLORS)
     extra = iter(_EXTRA_COLORS * (1 + len(shares) // len(_EXTRA_COLORS)))
-    strategies = list(dict.fromkeys(shares["strategy"]))
-    handles = []
-    drawn: dict[tuple, str] = {}        # a curve already drawn -> its strategy: a coinciding one says so
-    for i, strategy in enumerate(strategies):
+    coloured = None if highlight is None else {"safe", *highlight}
+    handles: list = []
+    grey: list = []
+    drawn: dict[tuple, Any] = {}        # a curve already drawn in colour -> its line
+    for i, strategy in enumerate(dict.fromkeys(shares["strategy"])):
         s = shares[shares["strategy"] == strategy]
         curve = tuple(zip(s["crash_rate"], s["share"]))
-        label = strategy if curve not in drawn else f"{strategy} (same curve as {drawn[curve]})"
-        drawn.setdefault(curve, strategy)
+        if coloured is not None and curve in drawn:     # one line, its label naming each strategy on it
+            drawn[curve].set_label(f"{drawn[curve].get_label()}\n= {strategy}")
+            continue
+        if coloured is not None and strategy not in coloured:
+            (line,) = ax.plot(s["crash_rate"], s["share"], color=_GREY, lw=1.2, zorder=2,
+                              gid=f"grey {strategy}", label="_nolegend_" if grey else "other strategies")
+            grey.append(line)
+            continue
+        label = strategy if curve not in drawn else f"{strategy} (same curve as {drawn[curve].get_label()})"
         color = colors.get(strategy) or colors.setdefault(strategy, next(extra))
         safe = strategy == "safe"
         z = 10 if safe else 3 + i / 100
@@ -96,8 +157,9 @@ def _lines(ax, shares) -> list:
         if not safe:
             style.update(markerfacecolor="none", markeredgewidth=1.4)
         (line,) = ax.plot(s["crash_rate"], s["share"], label=label, **style)
+        drawn.setdefault(curve, line)
         handles.append(line)
-    return handles
+    return handles + grey[:1]
 
 
 def _rate_axis(ax, rates, xscale: str) -> None:

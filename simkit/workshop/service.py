@@ -9,18 +9,20 @@ through :meth:`~simkit.service.verdict.ServiceVerdict.entries`, never by splitti
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
 import pandas as pd
 
-from ..service import DEV_SCOPE, DEV_TENANT, ManualClock, dev_service
+from ..service import DEV_SCOPE, DEV_TENANT, CheckpointService, ManualClock, dev_service
 from ..service.clients import CHANGES, QUERY, READ, WRITE
 from ..service.sim import ServiceRun
 from ..service.transport import ModelTransport, ReplyLost
 from ..service.verdict import Entry
 
 __all__ = [
-    "CONSUMER", "ROUTE", "FeedClient", "acknowledged_before_applied", "checkpoint_writes", "crash_and_retry",
-    "entry_spans", "reconciliations", "reply_outcome", "requests_of", "scan", "short", "verdict_table",
+    "CONSUMER", "ROUTE", "SECTION_1", "FeedClient", "Service", "acknowledged_before_applied",
+    "checkpoint_writes", "crash_and_retry", "entry_spans", "reconciliations", "reply_outcome", "requests_of",
+    "scan", "service_before", "short", "verdict_table",
 ]
 
 #: the consumer_id of every request the notebook sends
@@ -94,6 +96,82 @@ class FeedClient:
                 "filter": {"limit": limit, "scan_limit": scan_limit, "next_after": next_after},
             },
         )
+
+
+class Service(NamedTuple):
+    """Notebook 07's service at one point of its story: its manual clock, the model, and a client of it."""
+
+    clock: ManualClock
+    svc: CheckpointService
+    api: FeedClient
+
+    def digest(self) -> tuple[int, str, int]:
+        """What the story did to the service: the clock's time, the digest of everything stored, and how
+        many commands committed."""
+        return self.clock.now_millis, self.svc.state_digest(), len(self.svc.writes)
+
+
+def _cursor(svc: CheckpointService, sequence: int) -> dict:
+    return {"journal_id": svc.journal_id(DEV_TENANT, DEV_SCOPE), "sequence": sequence}
+
+
+def _paging(clock, svc, api) -> None:
+    """1a: a writer commits change 6 after the first page (the feed reads change nothing)."""
+    clock.advance(1_000)
+    svc.append(DEV_TENANT, DEV_SCOPE, "created", "note-3", author="writer")
+
+
+def _create(clock, svc, api) -> None:
+    """1b: the first page's cursor saved, creating the checkpoint (the 404 and the 400 change nothing)."""
+    clock.advance(1_000)
+    api.save("page-1", 0, _cursor(svc, 2))
+
+
+def _lost_reply(clock, svc, api) -> None:
+    """1c: page 2's cursor saved, the reply lost after the commit, the identical command retried."""
+    clock.advance(1_000)
+    try:
+        api.save("page-2", 1, _cursor(svc, 4), faults=("lose-reply",))
+    except ReplyLost:
+        pass
+    clock.advance(1_000)
+    api.save("page-2", 1, _cursor(svc, 4))
+
+
+def _late_retry(clock, svc, api) -> None:
+    """1c: page 3's cursor saved, then page 1's command retried (answered from its receipt)."""
+    clock.advance(1_000)
+    api.save("page-3", 2, _cursor(svc, 5))
+    api.save("page-1", 0, _cursor(svc, 2))
+
+
+def _resave(clock, svc, api) -> None:
+    """1d: the five refused commands change nothing; page 3's cursor saved again under a new key."""
+    clock.advance(1_000)
+    api.save("page-3-again", 3, _cursor(svc, 5))
+
+
+_STEPS = {"1a": _paging, "1b": _create, "1c": _lost_reply, "1c late": _late_retry, "1d": _resave}
+#: The steps of notebook 07 whose cells change the service, in order (``"4a"`` starts from all of section 1).
+SECTION_1 = (*_STEPS, "4a")
+
+
+def service_before(step: str) -> Service:
+    """A fresh ``dev_service`` on a manual clock at 0, with what notebook 07's cells before ``step`` (one
+    of :data:`SECTION_1`; ``"4a"``: all of section 1) did to it done again. A cell that changes the service
+    starts from it, so that run twice, or after the cells below it, it shows what it showed the first time
+    (the notebooks' promise: every cell safe to re-run); the proof cells under them check that the cells
+    above did exactly this."""
+    if step not in SECTION_1:
+        raise ValueError(f"step {step!r}: not one of {', '.join(map(repr, SECTION_1))}")
+    clock = ManualClock()
+    svc = dev_service(clock)
+    api = FeedClient(ModelTransport(svc))
+    for name, done in _STEPS.items():
+        if name == step:
+            break
+        done(clock, svc, api)
+    return Service(clock, svc, api)
 
 
 def scan(client: FeedClient, limit=2, scan_limit=2) -> pd.DataFrame:
