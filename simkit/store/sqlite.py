@@ -145,6 +145,12 @@ class SQLiteStore:
                 self._db.execute("COMMIT")
         return by_id, by_position
 
+    def id_at(self, position: int) -> str | None:
+        """The id holding the last terminal receipt at ``position``, if any (as
+        :meth:`~simkit.store.memory.MemoryStore.id_at`: explore's fingerprints)."""
+        rows = self._db.execute(sql.LOOKUP_BY_POSITION, {"positions": json.dumps([position])}).fetchall()
+        return rows[-1][1] if rows else None
+
     def commit_event(self, worker: int, event_id: str, position: int, outcome: str, applied_position: int,
                      effect=None) -> bool:
         """Step 4 / invariants 2 and 4: the effect (``effect()``, for a transactional sink), the receipt and

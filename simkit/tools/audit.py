@@ -120,11 +120,11 @@ def _try(case: Case, cls: type[Consumer]):
         return "done", (None if v.ok else Failure(case, describe_kind(failure_kind(v)), (), run.as_dict(),
                                                   case.scenario)), False
     crashes, replies, requests = case.bounds
-    excused = case.scenario.sink == "unsafe"
+    excused, ops = case.scenario.sink == "unsafe", case.ops or LOST_OPS
     split = begin(case.scenario, cls, max_crashes=crashes, lost_responses=replies, lost_requests=requests,
                   seed=case.seed, keep_faults=case.keep_faults, stop_if_failing=True,
                   points=tuple(p for p in CRASH_POINTS if not (excused and p == "after_effect")),
-                  ops=tuple(op for op in case.ops or LOST_OPS if not (excused and op == "effect")))
+                  ops=ops, reply_ops=tuple(op for op in ops if not (excused and op == "effect")))
     first = split.result.first_violation
     if first is not None and not first[0]:      # the fault-free run fails: no schedule with a fault was run
         stalled = not first[1]["completed"] and first[1]["halted"] is None     # Halt("") halts too

@@ -152,7 +152,7 @@ class _Quiet:
 
 # -- the search ----------------------------------------------------------------------------------------------
 def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses: int, lost_requests: int,
-           pauses, pause_duration, points, ops) -> Space:
+           pauses, pause_duration, points, ops, reply_ops=None) -> Space:
     """The space of schedules, its parameters checked (:class:`ExploreError` names the parameter)."""
     for name, bound in (("max_crashes", max_crashes), ("lost_responses", lost_responses),
                         ("lost_requests", lost_requests)):
@@ -166,12 +166,13 @@ def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses:
         if p not in CRASH_POINTS:
             raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})",
                                param="points")
-    for op in ops:
-        if op not in LOST_OPS:
-            raise ExploreError(f"ops: unknown reply {op!r} (one of {', '.join(LOST_OPS)})", param="ops")
+    for name, given in (("ops", ops), ("reply_ops", reply_ops or ())):
+        for op in given:
+            if op not in LOST_OPS:
+                raise ExploreError(f"{name}: unknown reply {op!r} (one of {', '.join(LOST_OPS)})", param=name)
     return Space(max_crashes, lost_responses, base.workers > 1 if pauses is None else bool(pauses),
                  scenario.random_faults.pause_duration if pause_duration is None else float(pause_duration),
-                 points, tuple(ops), lost_requests)
+                 points, tuple(ops), lost_requests, None if reply_ops is None else tuple(reply_ops))
 
 
 def _roots(result: Exploration, firsts: list[Fault], level: list[tuple], space: Space, dedup: bool):
@@ -208,7 +209,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None,
             seed: int | None = None, points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS,
             dedup: bool = True, keep_faults: bool = False, jobs: int = 1, progress: bool = False,
-            share_prefixes: bool | None = None) -> Exploration:
+            share_prefixes: bool | None = None, reply_ops: tuple[str, ...] | None = None) -> Exploration:
     """Run every schedule of up to ``max_crashes`` crashes (and pauses), ``lost_responses`` lost replies and
     ``lost_requests`` lost requests.
 
@@ -227,6 +228,7 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         seed: the seed (generated providers); default the scenario's.
         points: only these crash points get faults (default: all of docs/vocabulary.md's crash points).
         ops: only the replies and requests of these ops may be lost.
+        reply_ops: only the replies of these ops may be lost (default: ``ops``).
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
         jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one
             per task); the result does not depend on it.
@@ -242,7 +244,8 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
             ``ops``).
     """
     split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
-                        pause_duration, seed, points, ops, dedup, keep_faults, jobs, progress, share_prefixes)
+                        pause_duration, seed, points, ops, dedup, keep_faults, jobs, progress, share_prefixes,
+                        reply_ops=reply_ops)
     for sub in _subtrees(split.base, split.ref, split.seed, split.roots, split.space, split.dedup, split.seen,
                          split.jobs, bar, split.fork, split.known):
         split.result.merge(sub)
@@ -273,13 +276,13 @@ class Split:
 
 
 def _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses, pause_duration, seed,
-           points, ops, dedup, keep_faults, jobs, progress, share_prefixes, stop_if_failing=False
-           ) -> tuple[Split, Any]:
+           points, ops, dedup, keep_faults, jobs, progress, share_prefixes, stop_if_failing=False,
+           reply_ops=None) -> tuple[Split, Any]:
     """:func:`explore` up to its subtrees: the split, and the progress bar (still open)."""
     not_rerunning()         # a script's top-level explore() is not run again inside each life
     base = fault_free(checked(scenario), keep_faults)     # ("retry_walkthrough": a TypeError from replace())
     space = _space(scenario, base, max_crashes, lost_responses, lost_requests, pauses, pause_duration, points,
-                   ops)
+                   ops, reply_ops)
     seed = scenario.seed if seed is None else seed
     jobs = processes(jobs)  # the CPU bound, noted once; each pool also gets no more than tasks
     cls = strategy_class(strategy)
@@ -305,7 +308,7 @@ def begin(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_res
           lost_requests: int = 0, pauses: bool | None = None, pause_duration: float | None = None,
           seed: int | None = None, points: tuple[str, ...] | None = None, ops: tuple[str, ...] = LOST_OPS,
           dedup: bool = True, keep_faults: bool = False, share_prefixes: bool | None = None,
-          stop_if_failing: bool = False) -> Split:
+          stop_if_failing: bool = False, reply_ops: tuple[str, ...] | None = None) -> Split:
     """:func:`explore`, in this process, up to the subtrees below its one-fault schedules: what runs them
     (:func:`below`, in any processes, any grouping) and merges what they find into ``Split.result`` gets
     :func:`explore`'s result. Same arguments; :class:`ExploreError` alike. ``stop_if_failing``: where the
@@ -313,7 +316,7 @@ def begin(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_res
     already)."""
     split, bar = _begin(scenario, strategy, max_crashes, lost_responses, lost_requests, pauses,
                         pause_duration, seed, points, ops, dedup, keep_faults, 1, False, share_prefixes,
-                        stop_if_failing)
+                        stop_if_failing, reply_ops)
     bar.close()
     return split
 

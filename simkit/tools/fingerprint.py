@@ -17,7 +17,6 @@ import hashlib
 from collections.abc import Mapping
 
 from simkit.model import TERMINAL
-from simkit.store.memory import MemoryStore
 from simkit.world.faults import FaultPlan
 from simkit.world.provider import Provider
 from simkit.world.simulation import World
@@ -46,9 +45,8 @@ def _freeze(x):
 
 
 def _store(store) -> tuple:
-    """The durable state of the in-memory store. A store on SQLite (an open database) has no stable value."""
-    if not isinstance(store, MemoryStore):
-        raise _Opaque(type(store).__name__)
+    """The durable state of the store, as its port answers it: the same answers in memory and on SQLite, so
+    that an exploration skips the same schedules on either (``--store sqlite`` once skipped none)."""
     receipts = dict(store.receipts.items())
     holders = {pos: store.id_at(pos) for out, pos in receipts.values() if out in TERMINAL}
     return store.checkpoint, receipts, holders, store.operations.state()
@@ -68,8 +66,8 @@ def fingerprint(world: World, plan: FaultPlan | None = None) -> bytes | None:
     on its way makes the fingerprint ``None``). Append-only logs are left out, and counters kept only as far
     as they can still change an answer (a stuck token's fetch count up to ``stuck``, a transient event's
     failures, the first sighting of a review or hold event). For the checker, the last handler decision per
-    event and each worker's last read and response are included. A value with no stable form (a store on
-    SQLite, say) makes the fingerprint ``None``: no deduplication.
+    event and each worker's last read and response are included. A value with no stable form makes the
+    fingerprint ``None``: no deduplication.
     """
     if world.late_replies:
         return None                     # something else is on its way (a late reply): not durable state

@@ -148,7 +148,7 @@ class ForkPlan(Plan):
 
     def reply_lost(self, worker, op, position):
         lost = super().reply_lost(worker, op, position)
-        if not lost and self.open and self.left[1] and op in self.space.ops:
+        if not lost and self.open and self.left[1] and op in self.space.replies_of:
             w, _op, pos, n_any, n_pos, _i = self.replies[-1]
             f = Fault("lost_response", None, pos, n_pos if pos is not None else n_any, w, op=op)
             if self._branch(f):

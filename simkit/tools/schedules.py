@@ -124,6 +124,13 @@ class Space:
     points: tuple[str, ...]
     ops: tuple[str, ...]
     lost_requests: int = 0
+    reply_ops: tuple[str, ...] | None = None    # the ops whose replies may be lost; None: ``ops``
+
+    @property
+    def replies_of(self) -> tuple[str, ...]:
+        """The ops whose replies may be lost (an unsafe sink's audit spares the effect's reply, not its
+        request: round 41)."""
+        return self.ops if self.reply_ops is None else self.reply_ops
 
 
 def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int,
@@ -165,7 +172,7 @@ def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int,
         elif j < len(replies) and (i >= len(passes) or replies[j].passes_before <= i):
             r = replies[j]
             j += 1
-            if lost_left and r.op in space.ops and ("r", j - 1) not in plan.struck:
+            if lost_left and r.op in space.replies_of and ("r", j - 1) not in plan.struck:
                 out.append(Fault("lost_response", None, r.position, r.occurrence, r.worker, op=r.op))
         else:
             p = passes[i]
