@@ -160,8 +160,8 @@ def _every_digit(sink: str) -> dict:
     10: each meets every place in a page), then 20 ``ok`` events. Generated streams put every other decision
     at a multiple of 10 only: a consumer that skipped a step at positions ending in 7 passed the rest."""
     kinds = ("poison", "ignore", "transient", "review", "hold")
-    extra = {"transient": {"failures": 1}, "review": {"resolve_after": 1.0, "resolution": "apply"},
-             "hold": {"release_after": 1.0}}
+    extra: dict[str, dict[str, object]] = {"transient": {"failures": 1}, "hold": {"release_after": 1.0},
+                                           "review": {"resolve_after": 1.0, "resolution": "apply"}}
     events = []
     for p in range(1, 51):
         kind = kinds[(p // 10 + p % 10) % 5]
