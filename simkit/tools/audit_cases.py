@@ -204,8 +204,9 @@ CORNERS: dict[str, dict] = {
         "pages": _pages([4, 1_000_001])},
     "versions_outrun_positions": {
         "description": "Keep two kinds of progress: three empty pages advance the token, and "
-                       "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer that "
-                       "takes one counter for the other skips them as replays or claims them unprocessed",
+                       "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer "
+                       "that takes one counter for the other skips them as replays or claims them "
+                       "unprocessed",
         "sink": "transactional", "pages": _pages([], [], [], [1, 2, 3])},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)

@@ -1,29 +1,42 @@
 """Hostile consumers, thirty-eighth round (a fresh tester): "``simkit audit MYCONSUMER`` passes means my
-consumer keeps the rules", measured by mutation: every one-token change of ``safe``'s source (comparisons
-flipped, ``+``/``-`` and integer off-by-ones, a statement dropped, two adjacent statements swapped, a
-condition made ``True``/``False``, an early return, ``and``/``or`` swapped, a field replaced by its record's
-neighbour, ``applied``/``target`` swapped, ``max`` for ``min``, a yield's result assumed), each a subclass in a
-scratch module, filtered by the audit's bundled, corner and wide cases and then audited
-(``tests/mutants/round38.py``).
+consumer keeps the rules", measured by mutation (``tests/mutants/round38.py``). A script made every one-token
+change of ``safe``'s methods (``simkit/procedure/consumer.py``): a comparison flipped, ``+``/``-`` and
+integer off-by-ones, a statement dropped, two adjacent statements (requests too) swapped, a condition made
+``True``/``False``, an early return, ``and``/``or`` swapped, a field replaced by its record's neighbour,
+``applied``/``target`` swapped, ``max``/``min`` and either argument, a commit's, barrier's or settlement's
+result assumed ``True``, an outcome or status string swapped: 435 mutants, each a subclass in a scratch
+module. The audit's bundled, corner and wide cases killed 294 (124 of them with the consumer's own one-line
+error); of the 141 left, the audit killed 4 and passed the rest, each read: 135 equivalent, 2 missed bugs.
 
 Found:
 
 - a ``safe`` whose step 4 starts its applied prefix at the loaded ``checkpoint_version`` instead of its
-  ``applied_position`` (``PrefixFromTheVersion``) passed every case: in every stream served, positions kept
-  ahead of or level with the version. Three empty pages before events at 1, 2, 3 make it write
-  ``applied_position`` 1 and 2 with nothing processed (invariant 2) and halt on e1 as a gap the provider
-  never made. The corner ``versions_outrun_positions`` serves that stream.
+  ``applied_position`` (``PrefixFromTheVersion``; the Python reference ``exec:`` consumer changed the same
+  way too) passed every case: in every stream served, positions kept ahead of the version. Three empty pages
+  before events at 1, 2, 3 make it write ``applied_position`` 1 and 2 with nothing processed (invariant 2)
+  and halt on e1 as a gap the provider never made. The corner ``versions_outrun_positions`` serves that
+  stream.
 
-Held (caught, or equivalent): of 435 mutants, the audit's cases killed every non-equivalent one but that; the
-equivalent ones keep the rules by construction: the checks of a hook's kind and answer (``safe``'s hooks
-answer rightly), ``lost``/``rejected``/``advanced`` told apart (``run`` starts the next attempt for each), a
-barrier to version + 2 (seed 000 asks for a greater one), a lower ``applied_position`` in a commit or barrier
-(the store keeps the greater: the barrier's raises it), receipts only, never the watermark (``ReceiptsOnly``),
-checks reordered where they exclude each other, and a caught-up test dropped (the non-advancing-token test
-after step 4 backs off the same way).
+Held (caught, or equivalent): an effect committed in one transaction on an external sink (explored lost
+checkpoint writes: duplicated). Equivalent, each keeping the rules by construction: the checks of a hook's
+kind and answer (``safe``'s hooks answer rightly) and the ``is_terminal`` branch (never taken); ``lost``,
+``rejected`` and ``advanced`` told apart or not (``run`` starts the next attempt on each) and every commit
+taken as ``lost`` (the next attempt replays it); a barrier to version + 2 (seed 000 asks for a greater one); a
+lower ``applied_position`` in a commit or barrier, or an in-memory prefix not raised by a replay or a commit
+(the store keeps the greater, and a commit's is through its event); receipts never trusted for a replay
+(the unique receipt refuses the second commit, a committed reservation is not called again) or the watermark
+never trusted (``ReceiptsOnly``); the gap check at ``<`` for ``<=`` (a receipt always covers
+``applied_position``: an initial state without one is refused); no ``Skip`` note; the ``Halt`` of a refused
+cursor dropped (no world refuses a cursor ``safe`` holds); checks reordered where they exclude each other;
+either caught-up test dropped (the other backs off the same way).
 
-Left alone: a refused cursor (``Fetch`` gives ``None``) with its ``Halt`` dropped is a consumer error, no
-harm, and no world refuses a cursor ``safe`` published.
+Left alone: a page that serves events and answers its own token. Without step 7's test after step 4, the
+mutant passes the barrier to the same cursor and attempts again at once, spinning (6,665 checkpoint versions
+where ``safe`` backs off); with ``is_caught_up`` true for any page answering its own token, it backs off
+without processing the page. Both pass every case: no generated stream serves such a page, and on a scripted
+one ``safe`` itself is incomplete (round 24: the provider's end of the stream is an empty page), so the
+audit skips it. Judging them needs that page counted as the end once its events have outcomes: a change of
+``completed`` for every consumer, not a case.
 
 Each: the verdict the same run earns, on the smallest scenario that shows it.
 """
@@ -70,3 +83,18 @@ def test_the_corner_catches_it_with_backfills_too(backfills):
     sc = simkit.parse({"name": _CORNER, **CORNERS[_CORNER], "backfills": backfills}, "<r38>", _CORNER)
     v = simkit.simulate(sc, round38.PrefixFromTheVersion).verdict
     assert 2 in {d["invariant"] for d in v.invariant_violations}
+
+
+def test_the_reference_exec_consumer_passes_the_corner_and_its_same_mutant_fails_it(tmp_path):
+    """The same one-token mutant of the Python reference consumer over the protocol (docs/protocol.md), its
+    step 4 starting from ``checkpoint["checkpoint_version"]``, passed every bundled scenario as ``safe``'s
+    did; the corner catches it, and the reference itself is ok there."""
+    reference = Path(__file__).parents[2] / "examples/consumers/python/consumer.py"
+    line = 'applied = checkpoint["applied_position"]\n'
+    text = reference.read_text()
+    assert text.count(line) == 1
+    mutant = tmp_path / "consumer.py"
+    mutant.write_text(text.replace(line, 'applied = checkpoint["checkpoint_version"]\n'))
+    assert simkit.simulate(wide(_CORNER), f"exec:{sys.executable} {reference}").verdict.ok
+    v = simkit.simulate(wide(_CORNER), f"exec:{sys.executable} {mutant}").verdict
+    assert not v.ok and 2 in {d["invariant"] for d in v.invariant_violations}

@@ -1,7 +1,7 @@
-"""Round 38's consumers (outside the gallery: ``tests/judge/test_mutants.py`` does not import them): the mutants
-of ``safe`` (:class:`simkit.Consumer`) that passed ``simkit audit`` and break a rule, each written out as the
-one-token change the mutation script made, run by ``tests/judge/test_hostile_round38.py``. Written against the
-public API only."""
+"""Round 38's consumers (outside the gallery: ``tests/judge/test_mutants.py`` does not import them): the
+mutants of ``safe`` (:class:`simkit.Consumer`) that passed ``simkit audit`` and break a rule, each written out
+as the one-token change the mutation script made, run by ``tests/judge/test_hostile_round38.py``. Written
+against the public API only."""
 from __future__ import annotations
 
 from simkit import Consumer
