@@ -4,7 +4,7 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
-   a backfill far behind a checkpoint at version 0);
+   a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
@@ -181,8 +181,8 @@ _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_fie
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
 #: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
-#: of one event, one worker of two); and step 4's backfill, lost by a watermark trusted at version 0 or past
-#: a window.
+#: of one event, one worker of two); step 4's backfill, lost by a watermark trusted at version 0 or past a
+#: window; and a checkpoint_version ahead of every position, where one counter taken for the other shows.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -225,6 +225,12 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional", "backfills": True,
         "initial": {"applied_position": 1_000_000, "receipts": [1_000_000]},
         "pages": _pages([4, 1_000_001])},
+    "versions_outrun_positions": {
+        "description": "Keep two kinds of progress: three empty pages advance the token, and "
+                       "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer "
+                       "that takes one counter for the other skips them as replays or claims them "
+                       "unprocessed",
+        "sink": "transactional", "pages": _pages([], [], [], [1, 2, 3])},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)
