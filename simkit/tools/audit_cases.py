@@ -8,8 +8,8 @@ search, listed cheapest first so that a budget leaves out the dearest.
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
-   lost reply and its retry, a late reply that commits before the retry, and crossed replies differing in each
-   field of the reservation tuple;
+   lost reply and its retry, a late reply that commits before the retry, crossed replies differing in each
+   field of the reservation tuple, and every decision of the handler at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -95,6 +95,26 @@ def _pages(*chain: list[int]) -> list[dict]:
 
 _GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
               "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
+def _every_digit(sink: str) -> dict:
+    """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5`` over
+    the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions 1-50 so
+    that each meets each digit once; 1-5 on pages of one event (one of each), the rest on pages of 7 (prime to
+    10: each meets every place in a page), then 20 ``ok`` events. Generated streams put every other decision
+    at a multiple of 10 only: a consumer that skipped a step at positions ending in 7 passed the rest."""
+    kinds = ("poison", "ignore", "transient", "review", "hold")
+    extra: dict[str, dict[str, object]] = {"transient": {"failures": 1}, "hold": {"release_after": 1.0},
+                                           "review": {"resolve_after": 1.0, "resolution": "apply"}}
+    events = []
+    for p in range(1, 51):
+        kind = kinds[(p // 10 + p % 10) % 5]
+        events.append({"position": p, "behavior": kind, **extra.get(kind, {})})
+    chain = [[1], [2], [3], [4], [5], *(list(range(i, min(i + 7, 71))) for i in range(6, 71, 7))]
+    return {"description": f"Every decision of the handler at every last digit of a position, on a {sink} "
+                           "sink: poison, ignore, transient, review and hold at 1-50, then 20 ok events; "
+                           "pages of one event, then of 7",
+            "sink": sink, "pages": _pages(*chain), "events": events}
+
+
 #: The wide cases as scenario files, by name.
 WIDE: dict[str, dict] = {
     "wide_pages": {
@@ -150,31 +170,10 @@ WIDE: dict[str, dict] = {
         "pages": _pages([1, 2, 3, 4]),
         "faults": [{"kind": "crossed_reply", "position": p, "differs": d}
                    for p, d in enumerate(CROSSED_FIELDS, 2)]},
+    "every_digit": _every_digit("transactional"),
+    "every_digit_external": _every_digit("idempotent"),
 }
 
-
-def _every_digit(sink: str) -> dict:
-    """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5`` over
-    the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions 1-50 so
-    that each meets each digit once; 1-5 on pages of one event (one of each), the rest on pages of 7 (prime to
-    10: each meets every place in a page), then 20 ``ok`` events. Generated streams put every other decision
-    at a multiple of 10 only: a consumer that skipped a step at positions ending in 7 passed the rest."""
-    kinds = ("poison", "ignore", "transient", "review", "hold")
-    extra: dict[str, dict[str, object]] = {"transient": {"failures": 1}, "hold": {"release_after": 1.0},
-                                           "review": {"resolve_after": 1.0, "resolution": "apply"}}
-    events = []
-    for p in range(1, 51):
-        kind = kinds[(p // 10 + p % 10) % 5]
-        events.append({"position": p, "behavior": kind, **extra.get(kind, {})})
-    chain = [[1], [2], [3], [4], [5], *(list(range(i, min(i + 7, 71))) for i in range(6, 71, 7))]
-    return {"description": f"Every decision of the handler at every last digit of a position, on a {sink} "
-                           "sink: poison, ignore, transient, review and hold at 1-50, then 20 ok events; "
-                           "pages of one event, then of 7",
-            "sink": sink, "pages": _pages(*chain), "events": events}
-
-
-WIDE["every_digit"] = _every_digit("transactional")
-WIDE["every_digit_external"] = _every_digit("idempotent")
 
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
