@@ -54,23 +54,48 @@ def _consumer(consumer) -> type[Consumer]:
 def _reference(consumer) -> str:
     """How ``simkit run`` names ``consumer`` from anywhere: as given when it is a string, else
     ``path/to/file.py:Class`` for a class defined in a file (a test module is often not importable by its
-    module name from the shell)."""
+    module name from the shell); a class defined in a function as it would be at its module's top level, and
+    one no file defines (a notebook cell's) as ``FILE.py:Class``: :func:`_unnamed` says so under the line."""
     if isinstance(consumer, str):
         return consumer
     ref = strategy_ref(consumer)
-    try:
-        source = inspect.getsourcefile(consumer)
-    except TypeError:
-        source = None
-    if source is None or ref.split(":")[0] in ("simkit", "") or not source.endswith(".py") \
-            or ref == getattr(consumer, "name", None) or "<locals>" in consumer.__qualname__:
+    if ref.split(":")[0] in ("simkit", "", "exec") or ref == getattr(consumer, "name", None):
         return ref
+    source = _source(consumer)
+    if source is None:
+        return f"FILE.py:{consumer.__name__}" if ref.startswith("__main__:") else ref
     path = Path(source).resolve()
     try:
         path = path.relative_to(Path.cwd())
     except ValueError:
         pass
-    return f"{path}:{consumer.__qualname__}"
+    return f"{path}:{consumer.__qualname__.rpartition('.<locals>.')[2]}"
+
+
+def _source(consumer) -> str | None:
+    """The ``.py`` file that defines ``consumer``, or ``None`` (a notebook cell or an interactive session,
+    where ``inspect`` raises ``OSError``: it was that traceback instead of the failure's message)."""
+    try:
+        source = inspect.getsourcefile(consumer)
+    except (TypeError, OSError):
+        return None
+    return source if source is not None and source.endswith(".py") and os.path.isfile(source) else None
+
+
+def _unnamed(consumer) -> str:
+    """The line under a replay line whose consumer no command line can find as it stands (``""`` for one it
+    can): a class defined inside a function, or in no file at all."""
+    if isinstance(consumer, str):
+        return ""
+    ref, name = _reference(consumer), consumer.__name__
+    if ref.startswith("FILE.py:"):
+        return (f"\n{name} is defined in no file (a notebook cell or an interactive session), which no "
+                "command line can read: saved in one, it replays as that line says, FILE.py that file's path")
+    if "<locals>" in consumer.__qualname__ and ref != strategy_ref(consumer):
+        inside = consumer.__qualname__.rpartition(".<locals>.")[0].replace(".<locals>", "")
+        return (f"\n{name} is defined inside {inside}(), where no command line finds it: defined at the top "
+                "level of its module, it replays as that line says")
+    return ""
 
 
 def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int = 1, sweep_seeds: int = 5,
@@ -106,7 +131,7 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
     else:
         path = Path(out)
     write_text("out", path, failure_toml(result, str(path)))     # whole or not at all
-    raise AssertionError("\n" + audit_text(result, str(path)))
+    raise AssertionError("\n" + audit_text(result, str(path)) + _unnamed(consumer))
 
 
 def _writable(out) -> None:
@@ -170,7 +195,7 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
                           "halted")), ""]
     lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}"
               for target, r in failed]
-    raise AssertionError("\n" + "\n".join(lines))
+    raise AssertionError("\n" + "\n".join(lines) + _unnamed(consumer))
 
 
 # -- the pytest plugin: pytest_plugins = ["simkit.testing"] --------------------------------------------------
@@ -188,6 +213,8 @@ def _seconds(text: str) -> float:
 
 
 def pytest_addoption(parser) -> None:
+    """The plugin's option ``--simkit-budget SECONDS``: the budget of every :func:`simkit_audit` that names
+    none."""
     parser.getgroup("simkit").addoption(
         "--simkit-budget", type=_seconds, default=None, metavar="SECONDS",
         help=f"seconds of wall time for each simkit_audit (default {BUDGET:g})")
