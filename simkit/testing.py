@@ -36,8 +36,9 @@ from simkit.procedure.consumer import Consumer
 from simkit.procedure.strategies import resolve, strategy_ref
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load
+from simkit.scenario.write import scenario_data
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
-from simkit.tools.scenario_toml import file_stem, replay_command
+from simkit.tools.scenario_toml import file_stem, replay_command, toml_text
 from simkit.tools.writing import refusal, write_text
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
@@ -151,8 +152,9 @@ def _writable(out) -> None:
     raise SimkitError(f"out {out}: {problem}", param="out")
 
 
-def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
-    """(how ``simkit run`` names the scenario, the run) for each scenario and seed."""
+def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Scenario | None, Run]]:
+    """(how ``simkit run`` names the scenario, the :class:`~simkit.Scenario` given, if one was, the run) for
+    each scenario and seed."""
     cls = _consumer(consumer)
     if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (tuple, list, range))):
         raise SimkitError(f"seeds {described(seeds)}: must be a tuple of seeds (seeds=(3,) for one)",
@@ -165,6 +167,7 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
         scenario = given if isinstance(given, Scenario) else load(given)
         for seed in seeds if seeds is not None else (None,):
             runs.append((scenario.name if isinstance(given, Scenario) else str(given),
+                         given if isinstance(given, Scenario) else None,
                          simulate(scenario, cls, seed, settlement=settlement)))
     return runs
 
@@ -173,7 +176,7 @@ def run_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] |
            settlement: str | None = None) -> list[Run]:
     """``consumer`` run on each scenario (a bundled name, a file, or a :class:`~simkit.Scenario`; default
     ``retry_walkthrough``), at the scenario's own seed or at each of ``seeds``; the runs in that order."""
-    return [run for _, run in _runs(consumer, scenarios, seeds, settlement)]
+    return [run for _, _, run in _runs(consumer, scenarios, seeds, settlement)]
 
 
 def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] | None = None,
@@ -186,16 +189,33 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     """
     __tracebackhide__ = True
     runs = _runs(consumer, scenarios, seeds, settlement)
-    failed = [(target, r) for target, r in runs if not r.verdict.ok]
+    failed = [(target if given is None else _replayable(given), r) for target, given, r in runs
+              if not r.verdict.ok]
     if not failed:
-        return [r for _, r in runs]
-    rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, r in runs]
+        return [r for _, _, r in runs]
+    rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, _, r in runs]
     lines = [f"{len(failed)} of {len(runs)} runs of {_reference(consumer)} are not ok", "",
              table(rows, ("scenario", "seed", "ok", "lost", "duplicated", "regressions", "invariants broken",
                           "halted")), ""]
     lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}"
               for target, r in failed]
     raise AssertionError("\n" + "\n".join(lines) + _unnamed(consumer))
+
+
+def _replayable(scenario: Scenario) -> str:
+    """How ``simkit run`` finds ``scenario``: its bundled name or its file while they hold it as it is, else a
+    scenario file written for it (one parsed or edited in Python: its name was replayed as another scenario,
+    the bundled one it was edited from, or as none)."""
+    for ref in (scenario.name, scenario.source):
+        try:
+            if load(ref) == scenario:
+                return ref
+        except SimkitError:
+            pass
+    path = Path(tempfile.mkdtemp(prefix="simkit-scenario-")) / f"{file_stem(scenario.name)}.toml"
+    text = toml_text(scenario_data(scenario), f"{scenario.name}, as simkit.testing ran it")
+    write_text("scenario", path, text)         # whole or not at all
+    return str(path)
 
 
 # -- the pytest plugin: pytest_plugins = ["simkit.testing"] --------------------------------------------------

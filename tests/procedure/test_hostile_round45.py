@@ -18,6 +18,10 @@ suite and notebook use it (``simkit.testing`` from a project outside the reposit
   contract as its first field) was "raised AttributeError: 'DC' object has no attribute 'contract' in validate
   (consumer.py:204)", blaming simkit's file and saying nothing of what to do: now one line saying to call
   ``super().__init__(contract)``, or ``@dataclass(init=False)``;
+- ``assert_ok_on(buggy, scenario)`` of a :class:`~simkit.Scenario` edited in Python (``replace(load(
+  "retry_walkthrough"), workers=2)``) printed ``simkit run retry_walkthrough``, which replays the bundled one,
+  and of one parsed from a dict, ``simkit run my_case``, "no such scenario". Such a scenario is written to a
+  file for its replay line now (one that its name or file still holds as it is is named so);
 - ``simkit.testing.pytest_addoption``, exported, had no docstring.
 
 Held: the plugin's fixture and ``--simkit-budget`` under ``-n 2`` and ``-p no:cacheprovider``; replay lines
@@ -39,6 +43,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -153,3 +158,28 @@ def test_a_dataclass_consumer_is_told_to_call_consumers_init():
 def test_every_name_simkit_testing_exports_has_a_docstring():
     import simkit.testing as testing
     assert [n for n in testing.__all__ if not (getattr(testing, n).__doc__ or "").strip()] == []
+
+
+def _edited() -> simkit.Scenario:
+    return dataclasses.replace(simkit.load("retry_walkthrough"), workers=2)
+
+
+def _parsed() -> simkit.Scenario:
+    data = tomllib.loads(Path(simkit.load("retry_walkthrough").source).read_text())
+    return simkit.parse({**data, "name": "my_case"})
+
+
+@pytest.mark.parametrize("made", [_edited, _parsed])
+def test_the_replay_line_of_a_scenario_made_in_python_replays_that_scenario(made):
+    """``simkit run retry_walkthrough`` replayed the bundled scenario, not the one edited from it;
+    ``simkit run my_case`` was "no such scenario"."""
+    scenario = made()
+    with pytest.raises(AssertionError) as failed:
+        assert_ok_on(PersistTokenOnFetch, scenario)
+    replay = re.search(r"replay: (simkit run .*)", str(failed.value))
+    words = shlex.split(replay[1])
+    assert words[2].endswith(".toml"), words
+    again = simkit.load(words[2])
+    assert dataclasses.replace(again, source=scenario.source) == scenario
+    with pytest.raises(AssertionError, match="replay: simkit run retry_walkthrough --strategy"):
+        assert_ok_on(PersistTokenOnFetch, simkit.load("retry_walkthrough"))     # as it is: by its name
