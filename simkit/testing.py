@@ -39,6 +39,7 @@ from simkit.scenario.read import load
 from simkit.scenario.write import scenario_data
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
 from simkit.tools.scenario_toml import file_stem, replay_command, toml_text
+from simkit.tools.sweep import MAX_SEEDS
 from simkit.tools.writing import refusal, write_text
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
@@ -162,6 +163,9 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Scenario | 
     if seeds is not None and not len(seeds):        # assert_ok_on(buggy, seeds=()) passed, judging nothing
         raise SimkitError(f"seeds {described(seeds)}: names no seed, so nothing would be run: give one at "
                           "least, or None for each scenario's own", param="seeds")
+    if seeds is not None and len(seeds) > MAX_SEEDS:     # range(10**9): days of runs, each Run kept
+        raise SimkitError(f"seeds {described(seeds)}: {len(seeds)} seeds, at most {MAX_SEEDS} (as "
+                          "simkit.audit and sweep take them)", param="seeds")
     runs = []
     for given in scenarios or ("retry_walkthrough",):
         scenario = given if isinstance(given, Scenario) else load(given)

@@ -22,6 +22,8 @@ suite and notebook use it (``simkit.testing`` from a project outside the reposit
   "retry_walkthrough"), workers=2)``) printed ``simkit run retry_walkthrough``, which replays the bundled one,
   and of one parsed from a dict, ``simkit run my_case``, "no such scenario". Such a scenario is written to a
   file for its replay line now (one that its name or file still holds as it is is named so);
+- ``run_on``/``assert_ok_on(consumer, seeds=range(10**9))`` ran for days, keeping every Run (its world too)
+  in memory: at most ``MAX_SEEDS`` seeds now, as ``simkit.audit`` and ``sweep`` take them, else one line;
 - ``simkit.testing.pytest_addoption``, exported, had no docstring.
 
 Held: the plugin's fixture and ``--simkit-budget`` under ``-n 2`` and ``-p no:cacheprovider``; replay lines
@@ -52,7 +54,7 @@ from conftest import simkit_in as _cli
 import simkit
 from simkit import Consumer, ConsumerError
 from simkit.procedure.strategies import PersistTokenOnFetch, resolve
-from simkit.testing import assert_ok_on
+from simkit.testing import assert_ok_on, run_on
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -183,3 +185,9 @@ def test_the_replay_line_of_a_scenario_made_in_python_replays_that_scenario(made
     assert dataclasses.replace(again, source=scenario.source) == scenario
     with pytest.raises(AssertionError, match="replay: simkit run retry_walkthrough --strategy"):
         assert_ok_on(PersistTokenOnFetch, simkit.load("retry_walkthrough"))     # as it is: by its name
+
+
+def test_run_on_a_billion_seeds_is_one_line_not_days_of_runs_held_in_memory():
+    with pytest.raises(simkit.SimkitError, match=r"^seeds range\(0, 1000000000\): 1000000000 seeds, at most "
+                                                 r"1000000 \(as simkit.audit and sweep take them\)$"):
+        run_on("persist_token_on_fetch", seeds=range(10**9))
