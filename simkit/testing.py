@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
@@ -33,7 +34,7 @@ from simkit.errors import SimkitError, described
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import resolve, strategy_ref
+from simkit.procedure.strategies import at_qualname, resolve, strategy_ref
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load
 from simkit.scenario.write import scenario_data
@@ -86,7 +87,8 @@ def _source(consumer) -> str | None:
 
 def _unnamed(consumer) -> str:
     """The line under a replay line whose consumer no command line can find as it stands (``""`` for one it
-    can): a class defined inside a function, or in no file at all."""
+    can): a class defined inside a function, made by ``type()`` where its module does not hold it, or in no
+    file at all."""
     if isinstance(consumer, str):
         return ""
     ref, name = _reference(consumer), consumer.__name__
@@ -97,6 +99,12 @@ def _unnamed(consumer) -> str:
         inside = consumer.__qualname__.rpartition(".<locals>.")[0].replace(".<locals>", "")
         return (f"\n{name} is defined inside {inside}(), where no command line finds it: defined at the top "
                 "level of its module, it replays as that line says")
+    module = sys.modules.get(consumer.__module__)
+    held = module is None or at_qualname(vars(module), consumer.__qualname__) is consumer
+    if ".py:" in ref and not held:
+        return (f"\n{name} is not what its module holds under that name (made by type() in a function, or "
+                f"defined again since): assigned to {consumer.__qualname__} at the top level of its module, "
+                "it replays as that line says")
     return ""
 
 

@@ -10,7 +10,8 @@ suite and notebook use it (``simkit.testing`` from a project outside the reposit
   ``--strategy`` refused ("has no class of that name"): a reference's class is a qualified name now;
 - a consumer defined inside a test function, a fixture or a parametrized factory was printed as
   ``--strategy 'test_api:test_local_bad.<locals>.Local'``, which no command line can import. The line names
-  the file and class as they would be at its module's top level now, and a line under it says so;
+  the file and class as they would be at its module's top level now, and a line under it says so (as for a
+  class made by ``type()`` in a function, which its module does not hold: it had no word at all);
 - a consumer defined in a notebook cell (or ``python -c``): ``assert_ok_on`` and ``assert_passes_audit`` of a
   buggy one were an ``OSError: source code not available`` traceback from ``inspect``, not the failure. Now
   the failure, its replay line naming ``FILE.py:Class`` and a line saying to save the class in a file;
@@ -191,3 +192,17 @@ def test_run_on_a_billion_seeds_is_one_line_not_days_of_runs_held_in_memory():
     with pytest.raises(simkit.SimkitError, match=r"^seeds range\(0, 1000000000\): 1000000000 seeds, at most "
                                                  r"1000000 \(as simkit.audit and sweep take them\)$"):
         run_on("persist_token_on_fetch", seeds=range(10**9))
+
+
+def _made():
+    return type("Made45", (PersistTokenOnFetch,), {})
+
+
+def test_a_class_made_by_type_in_a_function_is_said_to_be_no_name_its_module_holds():
+    with pytest.raises(AssertionError) as failed:
+        assert_ok_on(_made())
+    said = str(failed.value)
+    assert f"--strategy {os.path.relpath(__file__)}:Made45 --seed 0" in said
+    assert said.endswith("Made45 is not what its module holds under that name (made by type() in a function, "
+                         "or defined again since): assigned to Made45 at the top level of its module, it "
+                         "replays as that line says"), said
