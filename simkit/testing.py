@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from simkit.errors import SimkitError, described
+from simkit.errors import ConsumerError, SimkitError, described
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
@@ -177,10 +177,16 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Scenario | 
     runs = []
     for given in scenarios or ("retry_walkthrough",):
         scenario = given if isinstance(given, Scenario) else load(given)
+        made = given if isinstance(given, Scenario) else None
+        target = scenario.name if made is not None else str(given)
         for seed in seeds if seeds is not None else (None,):
-            runs.append((scenario.name if isinstance(given, Scenario) else str(given),
-                         given if isinstance(given, Scenario) else None,
-                         simulate(scenario, cls, seed, settlement=settlement)))
+            try:
+                runs.append((target, made, simulate(scenario, cls, seed, settlement=settlement)))
+            except ConsumerError as exc:    # which of the runs raised, and how to see it again
+                replay = replay_command(target if made is None else _replayable(made), _reference(consumer),
+                                        seed, settlement)
+                shown = scenario.seed if seed is None else seed
+                raise ConsumerError(f"{exc}; running {target} seed {shown}: replay with {replay}") from exc
     return runs
 
 
