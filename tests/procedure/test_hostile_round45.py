@@ -41,7 +41,8 @@ needs that package importable from the shell (installed, or on ``PYTHONPATH``), 
 setting made it: simkit cannot know the user's path. ``assert_passes_audit`` (and ``simkit audit``) of a
 consumer whose hook raises in some case is the consumer's line alone, not which case: the audit's own
 (``tools/audit.py``), left for its owner. Under pytest a ``ConsumerError`` shows its cause chain through
-SimPy: the cause is the user's own frame, worth its lines. ``pytest --forked`` is not installed here (untried).
+SimPy: the cause is the user's own frame, worth its lines. ``pytest --forked`` is not installed here
+(untried).
 """
 from __future__ import annotations
 
