@@ -24,20 +24,23 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from simkit.errors import SimkitError, described
+from simkit.errors import ConsumerError, SimkitError, described
 from simkit.judge.report import table, verdict_row
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
-from simkit.procedure.strategies import resolve, strategy_ref
+from simkit.procedure.strategies import at_qualname, resolve, strategy_ref
 from simkit.runner import Run, simulate
 from simkit.scenario.read import load
+from simkit.scenario.write import scenario_data
 from simkit.tools.audit import Audit, audit, audit_text, failure_toml
-from simkit.tools.scenario_toml import file_stem, replay_command
+from simkit.tools.scenario_toml import file_stem, replay_command, toml_text
+from simkit.tools.sweep import MAX_SEEDS
 from simkit.tools.writing import refusal, write_text
 
 __all__ = ["assert_ok_on", "assert_passes_audit", "pytest_addoption", "run_on", "simkit_audit"]
@@ -54,23 +57,55 @@ def _consumer(consumer) -> type[Consumer]:
 def _reference(consumer) -> str:
     """How ``simkit run`` names ``consumer`` from anywhere: as given when it is a string, else
     ``path/to/file.py:Class`` for a class defined in a file (a test module is often not importable by its
-    module name from the shell)."""
+    module name from the shell); a class defined in a function as it would be at its module's top level, and
+    one no file defines (a notebook cell's) as ``FILE.py:Class``: :func:`_unnamed` says so under the line."""
     if isinstance(consumer, str):
         return consumer
     ref = strategy_ref(consumer)
-    try:
-        source = inspect.getsourcefile(consumer)
-    except TypeError:
-        source = None
-    if source is None or ref.split(":")[0] in ("simkit", "") or not source.endswith(".py") \
-            or ref == getattr(consumer, "name", None) or "<locals>" in consumer.__qualname__:
+    if ref.split(":")[0] in ("simkit", "", "exec") or ref == getattr(consumer, "name", None):
         return ref
+    source = _source(consumer)
+    if source is None:
+        return f"FILE.py:{consumer.__name__}" if ref.startswith("__main__:") else ref
     path = Path(source).resolve()
     try:
         path = path.relative_to(Path.cwd())
     except ValueError:
         pass
-    return f"{path}:{consumer.__qualname__}"
+    return f"{path}:{consumer.__qualname__.rpartition('.<locals>.')[2]}"
+
+
+def _source(consumer) -> str | None:
+    """The ``.py`` file that defines ``consumer``, or ``None`` (a notebook cell or an interactive session,
+    where ``inspect`` raises ``OSError``: it was that traceback instead of the failure's message)."""
+    try:
+        source = inspect.getsourcefile(consumer)
+    except (TypeError, OSError):
+        return None
+    return source if source is not None and source.endswith(".py") and os.path.isfile(source) else None
+
+
+def _unnamed(consumer) -> str:
+    """The line under a replay line whose consumer no command line can find as it stands (``""`` for one it
+    can): a class defined inside a function, made by ``type()`` where its module does not hold it, or in no
+    file at all."""
+    if isinstance(consumer, str):
+        return ""
+    ref, name = _reference(consumer), consumer.__name__
+    if ref.startswith("FILE.py:"):
+        return (f"\n{name} is defined in no file (a notebook cell or an interactive session), which no "
+                "command line can read: saved in one, it replays as that line says, FILE.py that file's path")
+    if "<locals>" in consumer.__qualname__ and ref != strategy_ref(consumer):
+        inside = consumer.__qualname__.rpartition(".<locals>.")[0].replace(".<locals>", "")
+        return (f"\n{name} is defined inside {inside}(), where no command line finds it: defined at the top "
+                "level of its module, it replays as that line says")
+    module = sys.modules.get(consumer.__module__)
+    held = module is None or at_qualname(vars(module), consumer.__qualname__) is consumer
+    if ".py:" in ref and not held:
+        return (f"\n{name} is not what its module holds under that name (made by type() in a function, or "
+                f"defined again since): assigned to {consumer.__qualname__} at the top level of its module, "
+                "it replays as that line says")
+    return ""
 
 
 def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int = 1, sweep_seeds: int = 5,
@@ -106,7 +141,7 @@ def assert_passes_audit(consumer, *, budget: float | None = BUDGET, seeds: int =
     else:
         path = Path(out)
     write_text("out", path, failure_toml(result, str(path)))     # whole or not at all
-    raise AssertionError("\n" + audit_text(result, str(path)))
+    raise AssertionError("\n" + audit_text(result, str(path)) + _unnamed(consumer))
 
 
 def _writable(out) -> None:
@@ -126,8 +161,9 @@ def _writable(out) -> None:
     raise SimkitError(f"out {out}: {problem}", param="out")
 
 
-def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
-    """(how ``simkit run`` names the scenario, the run) for each scenario and seed."""
+def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Scenario | None, Run]]:
+    """(how ``simkit run`` names the scenario, the :class:`~simkit.Scenario` given, if one was, the run) for
+    each scenario and seed."""
     cls = _consumer(consumer)
     if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (tuple, list, range))):
         raise SimkitError(f"seeds {described(seeds)}: must be a tuple of seeds (seeds=(3,) for one)",
@@ -135,12 +171,22 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Run]]:
     if seeds is not None and not len(seeds):        # assert_ok_on(buggy, seeds=()) passed, judging nothing
         raise SimkitError(f"seeds {described(seeds)}: names no seed, so nothing would be run: give one at "
                           "least, or None for each scenario's own", param="seeds")
+    if seeds is not None and len(seeds) > MAX_SEEDS:     # range(10**9): days of runs, each Run kept
+        raise SimkitError(f"seeds {described(seeds)}: {len(seeds)} seeds, at most {MAX_SEEDS} (as "
+                          "simkit.audit and sweep take them)", param="seeds")
     runs = []
     for given in scenarios or ("retry_walkthrough",):
         scenario = given if isinstance(given, Scenario) else load(given)
+        made = given if isinstance(given, Scenario) else None
+        target = scenario.name if made is not None else str(given)
         for seed in seeds if seeds is not None else (None,):
-            runs.append((scenario.name if isinstance(given, Scenario) else str(given),
-                         simulate(scenario, cls, seed, settlement=settlement)))
+            try:
+                runs.append((target, made, simulate(scenario, cls, seed, settlement=settlement)))
+            except ConsumerError as exc:    # which of the runs raised, and how to see it again
+                replay = replay_command(target if made is None else _replayable(made), _reference(consumer),
+                                        seed, settlement)
+                shown = scenario.seed if seed is None else seed
+                raise ConsumerError(f"{exc}; running {target} seed {shown}: replay with {replay}") from exc
     return runs
 
 
@@ -148,7 +194,7 @@ def run_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] |
            settlement: str | None = None) -> list[Run]:
     """``consumer`` run on each scenario (a bundled name, a file, or a :class:`~simkit.Scenario`; default
     ``retry_walkthrough``), at the scenario's own seed or at each of ``seeds``; the runs in that order."""
-    return [run for _, run in _runs(consumer, scenarios, seeds, settlement)]
+    return [run for _, _, run in _runs(consumer, scenarios, seeds, settlement)]
 
 
 def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, ...] | None = None,
@@ -161,16 +207,33 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     """
     __tracebackhide__ = True
     runs = _runs(consumer, scenarios, seeds, settlement)
-    failed = [(target, r) for target, r in runs if not r.verdict.ok]
+    failed = [(target if given is None else _replayable(given), r) for target, given, r in runs
+              if not r.verdict.ok]
     if not failed:
-        return [r for _, r in runs]
-    rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, r in runs]
+        return [r for _, _, r in runs]
+    rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, _, r in runs]
     lines = [f"{len(failed)} of {len(runs)} runs of {_reference(consumer)} are not ok", "",
              table(rows, ("scenario", "seed", "ok", "lost", "duplicated", "regressions", "invariants broken",
                           "halted")), ""]
     lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}"
               for target, r in failed]
-    raise AssertionError("\n" + "\n".join(lines))
+    raise AssertionError("\n" + "\n".join(lines) + _unnamed(consumer))
+
+
+def _replayable(scenario: Scenario) -> str:
+    """How ``simkit run`` finds ``scenario``: its bundled name or its file while they hold it as it is, else a
+    scenario file written for it (one parsed or edited in Python: its name was replayed as another scenario,
+    the bundled one it was edited from, or as none)."""
+    for ref in (scenario.name, scenario.source):
+        try:
+            if load(ref) == scenario:
+                return ref
+        except SimkitError:
+            pass
+    path = Path(tempfile.mkdtemp(prefix="simkit-scenario-")) / f"{file_stem(scenario.name)}.toml"
+    text = toml_text(scenario_data(scenario), f"{scenario.name}, as simkit.testing ran it")
+    write_text("scenario", path, text)         # whole or not at all
+    return str(path)
 
 
 # -- the pytest plugin: pytest_plugins = ["simkit.testing"] --------------------------------------------------
@@ -188,6 +251,8 @@ def _seconds(text: str) -> float:
 
 
 def pytest_addoption(parser) -> None:
+    """The plugin's option ``--simkit-budget SECONDS``: the budget of every :func:`simkit_audit` that names
+    none."""
     parser.getgroup("simkit").addoption(
         "--simkit-budget", type=_seconds, default=None, metavar="SECONDS",
         help=f"seconds of wall time for each simkit_audit (default {BUDGET:g})")

@@ -44,7 +44,7 @@ from collections import deque
 from functools import cache
 
 from .consumer import Contract, tampered
-from .strategies import RAISED, consumer_error
+from .strategies import RAISED, at_qualname, consumer_error
 
 __all__ = ["end", "fresh", "not_rerunning", "start"]
 
@@ -79,16 +79,6 @@ def _code(path: str) -> tuple:
                  for stmt in tree.body)
 
 
-def _at(namespace: dict, qualname: str):
-    """What ``qualname`` (``Outer.Inner``) names in a module's ``namespace``, or ``None``."""
-    found: object = namespace
-    for part in qualname.split("."):
-        found = found.get(part) if isinstance(found, dict) else getattr(found, part, None)
-        if found is None:
-            return None
-    return found
-
-
 def _files(cls: type) -> set[str]:
     """The source files of the functions ``cls`` itself defines (its methods, static and class ones too)."""
     codes = (getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values())
@@ -110,7 +100,7 @@ def _module_of(cls: type):
     path = getattr(module, "__file__", None)
     if module is None or not path or not path.endswith(".py"):
         return None
-    if _at(vars(module), cls.__qualname__) is not cls:     # (else the module is its own: no path resolved)
+    if at_qualname(vars(module), cls.__qualname__) is not cls:     # (else the module is its own: no path)
         files = _files(cls)
         if files and os.path.realpath(path) not in files:
             return None
@@ -144,7 +134,7 @@ def fresh(cls: type) -> type:
                 # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
         _RERUNNING[0] -= 1
-    new = _at(again.__dict__, cls.__qualname__)
+    new = at_qualname(again.__dict__, cls.__qualname__)
     if not (isinstance(new, type) and new.__name__ == cls.__name__):
         return copied(cls)
     # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
@@ -195,9 +185,15 @@ def start(strategy: type, contract: Contract):
     copy of the contract, its ``run()`` generator. The consumer's own errors
     are one line (:func:`~simkit.procedure.strategies.consumer_error`)."""
     try:
-        gen = fresh(strategy)(Contract(contract.backfills, contract.external_sink)).run()
+        consumer = fresh(strategy)(Contract(contract.backfills, contract.external_sink))
+        unset = not hasattr(consumer, "contract")
+        gen = None if unset else consumer.run()
     except RAISED as exc:
         raise consumer_error(strategy, exc) from exc
+    if unset:   # else an AttributeError 'contract' blaming simkit's consumer.py, and no word of what to do
+        raise consumer_error(strategy, None, problem="its __init__ never called simkit.Consumer.__init__, "
+                             "so self.contract is unset: call super().__init__(contract) in it (a @dataclass "
+                             "writes an __init__ that does not: @dataclass(init=False) keeps Consumer's)")
     if (changed := tampered()) is not None:     # by this life's __init__, or by any code before it
         raise consumer_error(strategy, None, problem=f"simkit.Consumer.{changed} has been changed in this "
                              "process (found as this strategy started a worker life): safe and every "

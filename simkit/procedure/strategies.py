@@ -9,6 +9,7 @@ import importlib.util
 import inspect
 import sys
 import sysconfig
+import types
 from pathlib import Path
 
 from simkit.errors import SIGNALLED, ConsumerError, SimkitError, StrategyError, a_or_an, described, told
@@ -33,7 +34,7 @@ from .shortcuts import (
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
            "NoVersionCheck", "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES",
            "SHORTCUTS", "scenario_of", "resolve", "strategy_name", "strategy_ref", "consumer_error",
-           "refuse_malformed", "MALFORMED_SIGNS", "RAISED"]
+           "refuse_malformed", "MALFORMED_SIGNS", "RAISED", "at_qualname"]
 
 
 #: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.
@@ -69,20 +70,7 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
                       "or path/to/file.py:ClassName, package.module:ClassName, exec:COMMAND)")
     where, _, cls_name = ref.rpartition(":")
     if where.endswith(".py"):
-        path = Path(where)
-        if (problem := not_a_file(path)) is not None:     # a named pipe would be waited on for ever
-            raise refused(f"no such file {where}" if problem == "no such file" else f"{where} {problem}")
-        spec = importlib.util.spec_from_file_location(_module_name(path), path)
-        if spec is None or spec.loader is None:             # a .py path always has both; mypy cannot know
-            raise refused(f"{where} cannot be imported as a Python file")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        try:
-            spec.loader.exec_module(module)
-        except RAISED as exc:                   # sys.exit() or a str() that raises too: one line all the same
-            if isinstance(exc, SIGNALLED):
-                raise
-            raise refused(f"{where} failed to import: {type(exc).__name__}: {_one_line(told(exc))}") from None
+        module = _from_file(where, refused)
     else:
         try:
             module = importlib.import_module(where)
@@ -90,7 +78,7 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
             if isinstance(exc, SIGNALLED):
                 raise
             raise refused(f"cannot import module {where}: {_one_line(told(exc))}") from None
-    cls = getattr(module, cls_name, None)
+    cls = at_qualname(vars(module), cls_name)         # Outer.Inner too, as simkit.testing names it
     if cls is None:
         raise refused(f"{where} has no class of that name ({cls_name})")
     if not (isinstance(cls, type) and issubclass(cls, Consumer)):
@@ -98,6 +86,73 @@ def resolve(ref: str, param: str | None = "strategy") -> type[Consumer]:
                 else f"{a_or_an(type(cls).__name__)}, ")
         raise refused(f"{where}:{cls_name} is {kind}not a subclass of simkit.Consumer")
     return cls
+
+
+def _from_file(where: str, refused) -> types.ModuleType:
+    """The module ``where`` (a ``.py`` path) defines, loaded from the file; a file inside a package whose load
+    raises ``ImportError`` (``from .base import Loud``: "no known parent package") is imported as its
+    package's module instead, the folder above its top package put on ``sys.path`` as ``python -m`` would."""
+    path = Path(where)
+    if (problem := not_a_file(path)) is not None:     # a named pipe would be waited on for ever
+        raise refused(f"no such file {where}" if problem == "no such file" else f"{where} {problem}")
+    spec = importlib.util.spec_from_file_location(_module_name(path), path)
+    if spec is None or spec.loader is None:             # a .py path always has both; mypy cannot know
+        raise refused(f"{where} cannot be imported as a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except RAISED as exc:                   # sys.exit() or a str() that raises too: one line all the same
+        if isinstance(exc, SIGNALLED):
+            raise
+        package = _package(path) if isinstance(exc, ImportError) else None
+        if package is None:
+            raise refused(f"{where} failed to import: {type(exc).__name__}: {_one_line(told(exc))}") from None
+        del sys.modules[spec.name]
+        module = _from_package(where, *package, refused)
+    return module
+
+
+def _package(path: Path) -> tuple[str, str] | None:
+    """(the folder above its top package, its dotted module name) for a file inside a package (a folder with
+    an ``__init__.py``, itself named as Python names one); ``None`` for a file outside any."""
+    folder, parts = path.resolve().parent, [] if path.stem == "__init__" else [path.stem]
+    while (folder / "__init__.py").is_file() and folder.name.isidentifier():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if not parts or (folder / "__init__.py").is_file() or not all(p.isidentifier() for p in parts) \
+            or parts == [path.stem]:
+        return None
+    return str(folder), ".".join(parts)
+
+
+def _from_package(where: str, root: str, dotted: str, refused) -> types.ModuleType:
+    """Module ``dotted`` imported with ``root`` first on ``sys.path``: it must be the file ``where`` names
+    (not another package's module of that name, imported before)."""
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        module = importlib.import_module(dotted)
+    except RAISED as exc:
+        if isinstance(exc, SIGNALLED):
+            raise
+        raise refused(f"{where} failed to import as module {dotted}: {type(exc).__name__}: "
+                      f"{_one_line(told(exc))}") from None
+    found = getattr(module, "__file__", None)
+    if not found or Path(found).resolve() != Path(where).resolve():
+        raise refused(f"{where} is module {dotted} of its package, but {dotted} is imported from {found} "
+                      "already")
+    return module
+
+
+def at_qualname(namespace: dict, qualname: str):
+    """What ``qualname`` (``Outer.Inner``) names in a module's ``namespace``, or ``None``."""
+    found: object = namespace
+    for part in qualname.split("."):
+        found = found.get(part) if isinstance(found, dict) else getattr(found, part, None)
+        if found is None:
+            return None
+    return found
 
 
 def _module_name(path: Path) -> str:
