@@ -1,0 +1,117 @@
+"""Hostile input, forty-fourth round (a fresh tester): the environment a user's shell gives simkit.
+
+Found: in a current folder deeper than PATH_MAX (4,096 bytes) every writer refused a relative path (``shrink
+--out s.toml``, ``sweep --out``, ``run --timeline``, ``demo``, ``audit``'s default file: "cannot write it:
+File name too long"), where ``echo > s.toml`` writes it: ``tempfile.mkstemp`` makes its file's name absolute.
+Under a umask that takes the owner's write permission (``umask 277``, ``777``), for anyone but root, every
+writer refused its own temporary file ("Permission denied": made, then opened again), ``run --store sqlite``
+printed a PermissionError's traceback and ``live`` refused its own temporary folder.
+
+Held: ``LC_ALL=C``, ``POSIX``, an unknown locale, ``PYTHONIOENCODING`` (``latin-1``, ``utf-16``,
+``ascii:strict``, ``utf-8:bogus``), ``PYTHONWARNINGS=error``, ``PYTHONOPTIMIZE=2`` (no check of simkit's
+relies on ``assert``), ``TERM=dumb NO_COLOR=1 COLUMNS=1`` for ``run``, ``compare``, ``explore``, ``shrink``,
+``sweep``, ``list``, ``live``, ``demo``, ``workshop``; ``PYTHONHASHSEED`` 0, 1, 12345 and random: ``explore``,
+``shrink`` (its file too), ``sweep`` and ``compare`` ``--json`` byte for byte the same; umask 022, 077, 000
+and 777 as root (a written file has a plain ``open()``'s mode); a read-only current folder (``mount -o ro``):
+``demo``, ``audit``, ``--out``, ``--timeline``, ``workshop`` one line each, ``run --store sqlite`` and
+``live`` answer; stdin closed, stdin and stdout closed, stderr closed, all three closed (``exec:``, ``--jobs
+2``, ``live``, ``sweep --out``: the file written whole).
+
+Left alone: ``PYTHONIOENCODING=nonexistent`` is Python's own fatal error before simkit runs. Under ``umask
+277`` the ``workshop`` notebooks (folder and files) are made with the owner's write permission (0600, 0700):
+the workshop writes its folder, which a plain ``mkdir`` under that umask could not write into.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+# -- 1. a current folder deeper than PATH_MAX ---------------------------------------------------------------
+def _deep(tmp_path: Path) -> list[str]:
+    """Steps of 200 bytes below ``tmp_path``, past 5,000 bytes in all (made one step at a time: no system
+    call takes the whole path)."""
+    steps = ["x" * 200] * 25
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for step in steps:
+            os.mkdir(step)
+            os.chdir(step)
+    finally:
+        os.chdir(here)
+    return steps
+
+
+@pytest.mark.parametrize("args, made", [
+    (["shrink", "gauntlet", "--strategy", "watermark_only_dedup", "--seed", "3", "--out", "s.toml"],
+     "s.toml"),
+    (["sweep", "retry_walkthrough", "--seeds", "1", "--strategy", "safe", "--jobs", "1", "--out", "w.csv"],
+     "w.csv"),
+])
+def test_a_relative_out_path_in_a_folder_deeper_than_path_max_is_written(tmp_path, args, made):
+    """docs/cli.md: an output path that can be written is written. In a folder deeper than PATH_MAX, ``--out
+    s.toml`` was refused ("File name too long": ``tempfile.mkstemp`` named its temporary file by the absolute
+    path), where ``echo > s.toml`` writes it. Now the file is written, and nothing else is left."""
+    steps = _deep(tmp_path)
+    code = ("import os, sys\n"
+            f"for step in {steps!r}:\n    os.chdir(step)\n"
+            "from simkit.cli import main\nrc = main(sys.argv[1:])\n"
+            "print(sorted(os.listdir('.')), file=sys.stderr)\nsys.exit(rc)\n")
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == repr([made])
+    assert f"wrote {made}" in done.stdout
+
+
+# -- 2. a umask that takes the owner's write permission (not root) ------------------------------------------
+def _as_user(args, cwd: Path, umask: int) -> subprocess.CompletedProcess:
+    """``simkit ARGS`` under ``umask``, as a user who is not root: root, here, without the capabilities that
+    let it pass a file's permissions (``setpriv``)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root, and no setpriv to drop CAP_DAC_OVERRIDE")
+        prefix = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"]
+    done = subprocess.run([*prefix, sys.executable, "-m", "simkit", *args], cwd=cwd, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, umask=umask, timeout=120)
+    if "setpriv:" in done.stderr:
+        pytest.skip(f"setpriv cannot drop the capabilities here: {done.stderr.strip()}")
+    return done
+
+
+@pytest.mark.parametrize("umask", [0o277, 0o777], ids=["umask277", "umask777"])
+def test_an_out_file_under_a_umask_without_the_owners_write_is_written_with_that_mode(tmp_path, umask):
+    """``umask 277``: ``shrink --out s.toml`` made its temporary file, took its write permission (the mode
+    a plain ``open()`` gives) and opened it again to write: "Permission denied", nothing written. Now the file
+    is written whole, with that mode once written."""
+    args = ["shrink", "gauntlet", "--strategy", "watermark_only_dedup", "--seed", "3", "--out", "s.toml"]
+    done = _as_user(args, tmp_path, umask)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "s.toml"
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+    out.chmod(0o600)
+    assert "Expected failure" in out.read_text()
+
+
+@pytest.mark.parametrize("args", [
+    ["run", "retry_walkthrough", "--store", "sqlite"],
+    ["live", "retry_walkthrough", "--kills", "1"],
+])
+def test_simkits_own_files_under_a_umask_without_the_owners_write(tmp_path, args):
+    """``umask 277``: ``run --store sqlite`` printed a PermissionError's traceback (the store's temporary
+    folder, made read-only, could hold no database) and ``live`` said it could not make its temporary folder.
+    simkit's own folders and files are the owner's to write, whatever the umask takes from the others."""
+    done = _as_user(args, tmp_path, 0o277)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert f"{args[1]} · safe · seed 0: ok" in done.stdout
