@@ -5,17 +5,19 @@ Found: in a current folder deeper than PATH_MAX (4,096 bytes) every writer refus
 File name too long"), where ``echo > s.toml`` writes it: ``tempfile.mkstemp`` makes its file's name absolute.
 Under a umask that takes the owner's write permission (``umask 277``, ``777``), for anyone but root, every
 writer refused its own temporary file ("Permission denied": made, then opened again), ``run --store sqlite``
-printed a PermissionError's traceback and ``live`` refused its own temporary folder.
+printed a PermissionError's traceback and ``live`` refused its own temporary folder. Under ``python -OO``
+(``PYTHONOPTIMIZE=2``: docstrings dropped) ``simkit list`` showed every strategy without its description.
 
 Held: ``LC_ALL=C``, ``POSIX``, an unknown locale, ``PYTHONIOENCODING`` (``latin-1``, ``utf-16``,
 ``ascii:strict``, ``utf-8:bogus``), ``PYTHONWARNINGS=error``, ``PYTHONOPTIMIZE=2`` (no check of simkit's
-relies on ``assert``), ``TERM=dumb NO_COLOR=1 COLUMNS=1`` for ``run``, ``compare``, ``explore``, ``shrink``,
-``sweep``, ``list``, ``live``, ``demo``, ``workshop``; ``PYTHONHASHSEED`` 0, 1, 12345 and random: ``explore``,
-``shrink`` (its file too), ``sweep`` and ``compare`` ``--json`` byte for byte the same; umask 022, 077, 000
-and 777 as root (a written file has a plain ``open()``'s mode); a read-only current folder (``mount -o ro``):
-``demo``, ``audit``, ``--out``, ``--timeline``, ``workshop`` one line each, ``run --store sqlite`` and
-``live`` answer; stdin closed, stdin and stdout closed, stderr closed, all three closed (``exec:``, ``--jobs
-2``, ``live``, ``sweep --out``: the file written whole).
+relies on ``assert``; ``--help`` of every command the same), ``TERM=dumb NO_COLOR=1 COLUMNS=1`` for ``run``,
+``compare``, ``explore``, ``shrink``, ``sweep``, ``list``, ``live``, ``demo``, ``workshop``;
+``PYTHONHASHSEED`` 0, 1, 12345 and random: ``explore``, ``shrink`` (its file too), ``sweep`` and ``compare``
+``--json`` byte for byte the same; umask 022, 077, 000 and 777 as root (a written file has a plain
+``open()``'s mode); a read-only current folder (``mount -o ro``): ``demo``, ``audit``, ``--out``,
+``--timeline``, ``workshop`` one line each, ``run --store sqlite`` and ``live`` answer; stdin closed, stdin
+and stdout closed, stderr closed, all three closed (``exec:``, ``--jobs 2``, ``live``, ``sweep --out``: the
+file written whole).
 
 Left alone: ``PYTHONIOENCODING=nonexistent`` is Python's own fatal error before simkit runs. Under ``umask
 277`` the ``workshop`` notebooks (folder and files) are made with the owner's write permission (0600, 0700):
@@ -30,6 +32,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import simkit_in as _cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,3 +118,14 @@ def test_simkits_own_files_under_a_umask_without_the_owners_write(tmp_path, args
     assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
     assert f"{args[1]} · safe · seed 0: ok" in done.stdout
+
+
+# -- 3. python -OO: docstrings dropped ----------------------------------------------------------------------
+def test_list_describes_every_strategy_under_python_OO(tmp_path):
+    """``PYTHONOPTIMIZE=2`` (``python -OO``) drops docstrings, and ``simkit list`` read each strategy's
+    description from its class's: every ``strategy`` line ended in blanks. Now the same lines as without."""
+    plain = _cli(["list"], tmp_path)
+    optimized = _cli(["list"], tmp_path, env={"PYTHONOPTIMIZE": "2"})
+    assert plain.returncode == optimized.returncode == 0
+    assert optimized.stdout == plain.stdout
+    assert all(len(line.split()) > 2 for line in plain.stdout.splitlines() if line.startswith("strategy"))
