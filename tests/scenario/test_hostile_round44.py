@@ -6,7 +6,9 @@ File name too long"), where ``echo > s.toml`` writes it: ``tempfile.mkstemp`` ma
 Under a umask that takes the owner's write permission (``umask 277``, ``777``), for anyone but root, every
 writer refused its own temporary file ("Permission denied": made, then opened again), ``run --store sqlite``
 printed a PermissionError's traceback and ``live`` refused its own temporary folder. Under ``python -OO``
-(``PYTHONOPTIMIZE=2``: docstrings dropped) ``simkit list`` showed every strategy without its description.
+(``PYTHONOPTIMIZE=2``: docstrings dropped) ``simkit list`` showed every strategy without its description. A
+command whose standard output was a non-blocking pipe (``O_NONBLOCK``, a Node.js parent's) lost, silently,
+what the pipe could not take at once (``run --json`` cut at 64 KiB, exit status 0).
 
 Held: ``LC_ALL=C``, ``POSIX``, an unknown locale, ``PYTHONIOENCODING`` (``latin-1``, ``utf-16``,
 ``ascii:strict``, ``utf-8:bogus``), ``PYTHONWARNINGS=error``, ``PYTHONOPTIMIZE=2`` (no check of simkit's
@@ -25,10 +27,15 @@ the workshop writes its folder, which a plain ``mkdir`` under that umask could n
 """
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
+import termios
+import time
 from pathlib import Path
 
 import pytest
@@ -129,3 +136,31 @@ def test_list_describes_every_strategy_under_python_OO(tmp_path):
     assert plain.returncode == optimized.returncode == 0
     assert optimized.stdout == plain.stdout
     assert all(len(line.split()) > 2 for line in plain.stdout.splitlines() if line.startswith("strategy"))
+
+
+# -- 4. standard output a non-blocking pipe -----------------------------------------------------------------
+def _held(fd: int) -> int:
+    """The bytes waiting in the pipe ``fd`` reads (``FIONREAD``)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def test_a_non_blocking_stdout_gets_the_whole_answer(tmp_path):
+    """A parent may hand the command a non-blocking pipe (``O_NONBLOCK``, as Node.js does) and read it later:
+    ``simkit run --json`` of more than the pipe holds (64 KiB) was cut there, silently, exit status 0 (the
+    buffered writes dropped what the pipe refused). Now the whole object."""
+    (tmp_path / "big.toml").write_text("[generate]\nevents = 3000\npage_size = 10\n\n[random_faults]\n"
+                                       "crash = 0.05\n")
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = ["run", "big.toml", "--strategy", "persist_token_on_fetch", "--json"]
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", *args], cwd=tmp_path, stdout=write,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env)
+    os.close(write)
+    deadline = time.monotonic() + 120       # a bound for a hang only
+    while proc.poll() is None and _held(read) < 1 << 16 and time.monotonic() < deadline:
+        time.sleep(0.05)                    # read once the pipe is full (or the command has ended)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    assert len(data) > 1 << 16 and json.loads(data)["strategy"] == "persist_token_on_fetch"
