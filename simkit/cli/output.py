@@ -177,7 +177,7 @@ def own_stdout():
     sys.stdout = out
     _OUT.append((os.getpid(), out))
     try:
-        with _blocking(stream):
+        with _blocking(stream), _blocking(sys.stderr):     # (what a consumer prints goes to stderr)
             yield
             if out is not None:
                 out.flush()
@@ -204,7 +204,8 @@ def tell(line: str) -> None:
     if sys.stderr is None:                      # started without one: not stdout's to say instead
         return
     try:
-        print(line, file=sys.stderr, flush=True)
+        with _blocking(sys.stderr):             # a non-blocking pipe a consumer's output filled: not lost
+            print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 

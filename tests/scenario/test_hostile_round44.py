@@ -8,7 +8,8 @@ writer refused its own temporary file ("Permission denied": made, then opened ag
 printed a PermissionError's traceback and ``live`` refused its own temporary folder. Under ``python -OO``
 (``PYTHONOPTIMIZE=2``: docstrings dropped) ``simkit list`` showed every strategy without its description. A
 command whose standard output was a non-blocking pipe (``O_NONBLOCK``, a Node.js parent's) lost, silently,
-what the pipe could not take at once (``run --json`` cut at 64 KiB, exit status 0).
+what the pipe could not take at once (``run --json`` cut at 64 KiB, exit status 0); a non-blocking stderr that
+a consumer's prints filled lost the command's one line after them (exit status 2, no word why).
 
 Held: ``LC_ALL=C``, ``POSIX``, an unknown locale, ``PYTHONIOENCODING`` (``latin-1``, ``utf-16``,
 ``ascii:strict``, ``utf-8:bogus``), ``PYTHONWARNINGS=error``, ``PYTHONOPTIMIZE=2`` (no check of simkit's
@@ -164,3 +165,28 @@ def test_a_non_blocking_stdout_gets_the_whole_answer(tmp_path):
         data = pipe.read()
     assert proc.wait(timeout=120) == 0, proc.stderr.read()
     assert len(data) > 1 << 16 and json.loads(data)["strategy"] == "persist_token_on_fetch"
+
+
+def test_the_one_line_reaches_a_non_blocking_stderr_a_consumer_filled(tmp_path):
+    """What a consumer prints goes to stderr; a non-blocking one that it filled (100 KB) before raising lost
+    the rest of its output and the command's one line after it, silently: exit status 2 and no word why.
+    Now every byte, the one line last."""
+    (tmp_path / "chatty.py").write_text("from simkit import Consumer\n\n\nclass Chatty(Consumer):\n"
+                                        "    def after_fetch(self, *a, **k):\n        print('x' * 100000)\n"
+                                        "        raise ValueError('boom')\n")
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", "run", "retry_walkthrough", "--strategy",
+                             "chatty.py:Chatty"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=write,
+                            stdin=subprocess.DEVNULL, env=env)
+    os.close(write)
+    deadline = time.monotonic() + 120       # a bound for a hang only
+    while proc.poll() is None and _held(read) < 1 << 16 and time.monotonic() < deadline:
+        time.sleep(0.05)                    # read once the pipe is full (or the command has ended)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode()
+    assert proc.wait(timeout=120) == 2
+    line = "simkit: strategy chatty.py:Chatty raised ValueError: boom in after_fetch (chatty.py:7)"
+    assert said.splitlines()[-1] == line
+    assert said.count("x") >= 100000
