@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 from simkit._starting import replaceable
 from simkit.errors import Interrupted, SimkitError, Terminated
+from simkit.tools.writing import owners_umask
 
 from .commands import COMMANDS, DEMO_SCENARIO, compare
 from .output import FLAGS, notes, spoken, tell
@@ -62,7 +63,7 @@ def main(argv=None) -> int:
     130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
     try:
         args = build_parser().parse_args(argv)
-        with notes(), _ctrl_c():
+        with notes(), _ctrl_c(), owners_umask():
             return COMMANDS[args.command](args)
     except SimkitError as exc:
         tell(f"simkit: {spoken(exc)}")                              # one line, whatever it echoes

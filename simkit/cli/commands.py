@@ -16,7 +16,7 @@ from pathlib import Path
 
 from simkit.errors import SimkitError, echoed, printable
 from simkit.judge.report import run_summary, table, verdict_row
-from simkit.procedure.strategies import STRATEGIES, resolve, strategy_name
+from simkit.procedure.strategies import STRATEGIES, docstring, resolve, strategy_name
 from simkit.runner import simulate
 from simkit.scenario import read as scenarios
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
@@ -155,7 +155,7 @@ def cmd_list(args) -> int:
     for name in scenarios.bundled():
         say(f"scenario    {name:34} {_brief(_shown(scenarios.load(name).description))}")
     for name, cls in STRATEGIES.items():
-        say(f"strategy    {name:34} {_brief(cls.__doc__ or '')}")
+        say(f"strategy    {name:34} {_brief(docstring(cls))}")
     for name in SETTLEMENTS:
         say(f"settlement  {name}")
     return 0

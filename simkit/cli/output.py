@@ -145,6 +145,28 @@ _OUT: list = []  # (process id, stream) of each own_stdout() under way, innermos
 
 
 @contextmanager
+def _blocking(stream):
+    """Writes to ``stream``'s descriptor wait for its reader while the command runs: a parent may hand it a
+    non-blocking pipe (``O_NONBLOCK``, as Node.js's do), where Python's buffered writes dropped, silently,
+    what the pipe could not take at once (``audit --json`` cut at 64 KiB, the exit status as if whole). The
+    flag, which the parent shares, is put back after (by this process: not a copy a consumer forked)."""
+    pid = os.getpid()
+    try:
+        fd = stream.fileno()
+        was = os.get_blocking(fd)
+        if not was:
+            os.set_blocking(fd, True)
+    except (OSError, ValueError, AttributeError):
+        was = True
+    try:
+        yield
+    finally:
+        if not was and os.getpid() == pid:
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, False)
+
+
+@contextmanager
 def own_stdout():
     """Within it, ``sys.stdout`` is the command's own (:class:`_Stdout`) and :func:`say`
     writes to it whatever the code run inside does to ``sys.stdout`` (a consumer may
@@ -155,9 +177,10 @@ def own_stdout():
     sys.stdout = out
     _OUT.append((os.getpid(), out))
     try:
-        yield
-        if out is not None:
-            out.flush()
+        with _blocking(stream), _blocking(sys.stderr):     # (what a consumer prints goes to stderr)
+            yield
+            if out is not None:
+                out.flush()
     finally:
         _OUT.pop()
         sys.stdout = stream
@@ -181,7 +204,8 @@ def tell(line: str) -> None:
     if sys.stderr is None:                      # started without one: not stdout's to say instead
         return
     try:
-        print(line, file=sys.stderr, flush=True)
+        with _blocking(sys.stderr):             # a non-blocking pipe a consumer's output filled: not lost
+            print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError, AttributeError):
         pass
 

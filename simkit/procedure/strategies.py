@@ -3,12 +3,15 @@ in :mod:`.shortcuts`, and user consumers (docs/vocabulary.md, "Unsafe
 shortcuts"; docs/cli.md, "Command line"); a consumer's one-line errors."""
 from __future__ import annotations
 
+import ast
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import inspect
 import sys
 import sysconfig
+import textwrap
 import types
 from pathlib import Path
 
@@ -34,7 +37,7 @@ from .shortcuts import (
 __all__ = ["PersistTokenOnFetch", "MaxPositionWatermark", "increment_token", "CompareTokens",
            "NoVersionCheck", "WatermarkOnlyDedup", "SuccessBeforeEffect", "InMemoryQuarantine", "STRATEGIES",
            "SHORTCUTS", "scenario_of", "resolve", "strategy_name", "strategy_ref", "consumer_error",
-           "refuse_malformed", "MALFORMED_SIGNS", "RAISED", "at_qualname"]
+           "refuse_malformed", "MALFORMED_SIGNS", "RAISED", "at_qualname", "docstring"]
 
 
 #: ``--strategy`` by name: ``safe``, then each declared shortcut in seed 000's order.
@@ -271,3 +274,15 @@ def consumer_error(strategy: type, exc: BaseException | None, op=None,
     message = _one_line(told(exc))
     return ConsumerError(f"strategy {ref} raised {type(exc).__name__}{': ' + message if message else ''}"
                          f"{_where(exc)}")
+
+
+def docstring(cls: type) -> str:
+    """``cls``'s docstring, read from its source when Python dropped it (``python -OO``, ``PYTHONOPTIMIZE=2``:
+    ``simkit list`` showed every strategy without its description); ``""`` when it has none."""
+    if cls.__doc__ is not None or sys.flags.optimize < 2:
+        return cls.__doc__ or ""
+    with contextlib.suppress(OSError, TypeError, SyntaxError, ValueError):
+        node = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        if isinstance(node, ast.ClassDef):
+            return ast.get_docstring(node) or ""
+    return ""

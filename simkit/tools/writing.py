@@ -3,40 +3,86 @@ every writer of the command line, and :func:`simkit.testing.assert_passes_audit`
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import secrets
 from contextlib import contextmanager
 from pathlib import Path
 
 from simkit.errors import SimkitError
 
-__all__ = ["LINK", "CannotWrite", "atomic", "refusal", "write_text"]
+__all__ = ["LINK", "CannotWrite", "atomic", "owners_umask", "refusal", "write_text"]
 
 
 class CannotWrite(OSError):
     """A writer's failure that is not an OSError (a plotting backend's, say), for :func:`atomic` to report."""
 
 
+#: The umask the command was started with while :func:`owners_umask` stands in for it (None: none does).
+_ASKED: int | None = None
+
+
 def _umask() -> int:
+    if _ASKED is not None:
+        return _ASKED
     mask = os.umask(0)
     os.umask(mask)
     return mask
 
 
 @contextmanager
-def atomic(option: str, path: Path):
-    """A temporary file of its own beside ``path`` to write to (a short name, so any name ``path`` may have
-    fits): it replaces ``path`` when the block succeeds and is removed when it fails (or is interrupted), so
-    no half-written file is ever left behind."""
+def owners_umask():
+    """The owner keeps read, write and search on what simkit makes for its own work while a command runs
+    (its temporary folders, SQLite stores and their journals, opened again by other processes); what the
+    umask takes from group and others it still takes. Under ``umask 277`` or ``777`` a non-root user's ``run
+    --store sqlite`` printed a PermissionError's traceback and ``live`` refused its own temporary folder. The
+    files the user asked for (:func:`atomic`) get the mode the umask asked for, as a plain ``open()``'s."""
+    global _ASKED
+    mask = os.umask(0)
+    os.umask(mask & 0o077)
+    before, _ASKED = _ASKED, mask
     try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=".simkit-", suffix=path.suffix)
-        os.close(fd)
+        yield
+    finally:
+        _ASKED = before
+        os.umask(mask)
+
+
+def _fresh(folder: Path, suffix: str) -> Path:
+    """A new empty file of simkit's own in ``folder``, mode 0600 while it is written; named absolute (a
+    consumer's ``chdir`` cannot move it) unless that name would pass PATH_MAX, in a folder deeper than 4,096
+    bytes, where it stays relative (``tempfile.mkstemp`` makes it absolute, and refused every write there)."""
+    whole = folder.absolute()
+    with contextlib.suppress(OSError, ValueError):
+        if len(os.fsencode(whole)) + 64 >= os.pathconf(folder, "PC_PATH_MAX"):
+            whole = folder
+    for _ in range(100):
+        tmp = whole / f".simkit-{secrets.token_hex(6)}{suffix}"     # a short name: any ``path``'s name fits
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            os.fchmod(fd, 0o600)                    # whatever the umask took: its writer opens it again
+        finally:
+            os.close(fd)
+        return tmp
+    raise FileExistsError(errno.EEXIST, "no usable temporary file name found")
+
+
+@contextmanager
+def atomic(option: str, path: Path):
+    """A temporary file of its own beside ``path`` to write to: it replaces ``path`` when the block succeeds
+    and is removed when it fails (or is interrupted), so no half-written file is ever left behind. It gets
+    the mode a plain ``open()`` would give once written, not before: under a umask without the owner's write
+    bit (``umask 277``, ``777``) it was unwritable before its writer opened it, for anyone but root."""
+    try:
+        tmp = _fresh(path.parent, path.suffix)
     except OSError as exc:
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
-    tmp = Path(name)
     try:
-        os.chmod(tmp, 0o666 & ~_umask())          # the mode a plain open() would give, not mkstemp's 0600
         yield tmp
+        os.chmod(tmp, 0o666 & ~_umask())          # the mode a plain open() would give, not 0600
         os.replace(tmp, path)
     except OSError as exc:
         raise SimkitError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
