@@ -183,8 +183,7 @@ def _runs(consumer, scenarios, seeds, settlement) -> list[tuple[str, Scenario | 
             try:
                 runs.append((target, made, simulate(scenario, cls, seed, settlement=settlement)))
             except ConsumerError as exc:    # which of the runs raised, and how to see it again
-                replay = replay_command(target if made is None else _replayable(made), _reference(consumer),
-                                        seed, settlement)
+                replay = replay_command(_replayable(target, made), _reference(consumer), seed, settlement)
                 shown = scenario.seed if seed is None else seed
                 raise ConsumerError(f"{exc}; running {target} seed {shown}: replay with {replay}") from exc
     return runs
@@ -207,8 +206,7 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     """
     __tracebackhide__ = True
     runs = _runs(consumer, scenarios, seeds, settlement)
-    failed = [(target if given is None else _replayable(given), r) for target, given, r in runs
-              if not r.verdict.ok]
+    failed = [(_replayable(target, given), r) for target, given, r in runs if not r.verdict.ok]
     if not failed:
         return [r for _, _, r in runs]
     rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, _, r in runs]
@@ -220,10 +218,13 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     raise AssertionError("\n" + "\n".join(lines) + _unnamed(consumer))
 
 
-def _replayable(scenario: Scenario) -> str:
-    """How ``simkit run`` finds ``scenario``: its bundled name or its file while they hold it as it is, else a
-    scenario file written for it (one parsed or edited in Python: its name was replayed as another scenario,
-    the bundled one it was edited from, or as none)."""
+def _replayable(target: str, scenario: Scenario | None) -> str:
+    """How ``simkit run`` finds the scenario run as ``target``: ``target`` itself when it was given by name or
+    file (``scenario`` None); for a :class:`Scenario` given, its bundled name or its file while they hold it
+    as it is, else a scenario file written for it (one parsed or edited in Python: its name was replayed as
+    another scenario, the bundled one it was edited from, or as none)."""
+    if scenario is None:
+        return target
     for ref in (scenario.name, scenario.source):
         try:
             if load(ref) == scenario:

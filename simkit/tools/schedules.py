@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from simkit.judge.checker import check
@@ -124,13 +124,14 @@ class Space:
     points: tuple[str, ...]
     ops: tuple[str, ...]
     lost_requests: int = 0
-    reply_ops: tuple[str, ...] | None = None    # the ops whose replies may be lost; None: ``ops``
+    #: the ops whose replies may be lost (an unsafe sink's audit spares the effect's reply, not its request:
+    #: round 41); ``None``: ``ops``
+    reply_ops: tuple[str, ...] | None = None
+    #: ``reply_ops`` resolved once, here, rather than on every reply
+    replies_of: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def replies_of(self) -> tuple[str, ...]:
-        """The ops whose replies may be lost (an unsafe sink's audit spares the effect's reply, not its
-        request: round 41)."""
-        return self.ops if self.reply_ops is None else self.reply_ops
+    def __post_init__(self):
+        object.__setattr__(self, "replies_of", self.ops if self.reply_ops is None else self.reply_ops)
 
 
 def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int,

@@ -9,6 +9,7 @@ why.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import os
 import resource
@@ -104,10 +105,9 @@ def test_a_self_loop_that_time_does_not_end_spends_its_step_budget(timing):
 
 def test_the_guard_is_in_the_text_summary_and_json(tmp_path, capsys):
     """A consumer spinning on a request that takes no time: the guard's reason is said in both outputs."""
-    plugin = tmp_path / "spins.py"
-    plugin.write_text("from simkit import Consumer\nfrom simkit.ops import Load\n\n\nclass Spins(Consumer):\n"
-                      "    def run(self):\n        while True:\n            yield Load()\n")
-    strategy = f"{plugin}:Spins"
+    plugin = tmp_path / "loads_forever.py"
+    plugin.write_text("import simkit\nfrom simkit.ops import Load\n\n\n" + inspect.getsource(LoadsForever))
+    strategy = f"{plugin}:LoadsForever"
     assert main(["run", "gauntlet", "--strategy", strategy]) == 0
     text = capsys.readouterr().out
     assert "completed: no" in text and "\n  stopped: progress guard: 100000 steps at t=" in text
