@@ -17,7 +17,7 @@ import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from simkit.errors import SimkitError, described, printable, whole
+from simkit.errors import ConsumerError, SimkitError, described, printable, whole
 from simkit.judge.report import table
 from simkit.model import CRASH_POINTS, LOST_OPS, Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -99,9 +99,8 @@ class Audit:
 
 def _span(seeds: list[int]) -> str:
     """``0-19`` for consecutive seeds, else ``3, 5, 9``."""
-    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
-        return f"{seeds[0]}-{seeds[-1]}"
-    return ", ".join(map(str, seeds))
+    consecutive = seeds == list(range(seeds[0], seeds[0] + len(seeds)))
+    return f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
 
 
 #: Does ``safe`` pass this case? Kept across audits in this process: ``safe`` is deterministic and audited
@@ -157,12 +156,13 @@ def _work(task):
     those subtrees of the case's split (:func:`~simkit.tools.explore.below`)."""
     assert _UNDER_WAY is not None, "judged only inside _outcomes"
     cls, todo = _UNDER_WAY
-    kind, who, i, *rest = task
-    consumer = Consumer if who else cls
-    if kind == "below":
-        split, roots = rest
-        return below(dataclasses.replace(split, ref=consumer), roots)
-    return _try(todo[i], consumer)
+    (kind, _who, i, *rest), consumer = task, Consumer if task[1] else cls
+    try:
+        if kind == "below":
+            return below(dataclasses.replace(rest[0], ref=consumer), rest[1])
+        return _try(todo[i], consumer)
+    except ConsumerError as e:              # which case: what the user runs again
+        raise ConsumerError(f"{e}; audit case {todo[i].kind}: {todo[i].label}") from None
 
 
 def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):

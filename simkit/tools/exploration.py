@@ -9,7 +9,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from simkit.errors import printable
+from simkit.errors import ConsumerError, printable
 from simkit.judge.checker import Verdict
 from simkit.judge.report import counts_line
 from simkit.judge.verdict import describe_kind, failure_kind
@@ -18,8 +18,8 @@ from simkit.procedure.strategies import strategy_name
 from simkit.runner import Run
 from simkit.world.simulation import World
 
-__all__ = ["Exploration", "failure_kind", "describe_kind", "run_dict", "fault_text", "crash_args",
-           "summary_text"]
+__all__ = ["Exploration", "failure_kind", "describe_kind", "run_dict", "fault_text", "InSchedule",
+           "in_schedule", "crash_args", "summary_text"]
 
 #: The digest is a sum of per-schedule hashes modulo this, so that it does not depend on the order of the
 #: runs.
@@ -141,6 +141,19 @@ def fault_text(f: Fault) -> str:
     if f.kind == "lost_request":
         return f"lost {f.op} request{where}{who}"
     return f"{'crash' if f.kind == 'crash' else f'pause {f.duration:g}'} at {f.point}{where}{who}"
+
+
+class InSchedule(ConsumerError):
+    """A consumer's own error that names the schedule it was raised in (:func:`in_schedule`)."""
+
+
+def in_schedule(error: ConsumerError, faults) -> ConsumerError:
+    """A consumer's own error (one line) saying the schedule it raised in, so an exploration's or an audit's
+    can be reproduced: ``..., in the run with crash at after_event_commit@60``."""
+    if isinstance(error, InSchedule):           # said already, by the run that raised it
+        return error
+    told = "with " + ", ".join(map(fault_text, faults)) if faults else "without a fault"
+    return InSchedule(f"{error}, in the run {told}")
 
 
 def crash_args(sc: Scenario, faults, keep_faults: bool = False) -> list[str] | None:

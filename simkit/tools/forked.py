@@ -29,13 +29,14 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
+from simkit.errors import ConsumerError
 from simkit.judge.checker import check
 from simkit.model import REPLY_FAULTS, Fault, Scenario
 from simkit.procedure.external import transcribed
 from simkit.truth.collector import paused
 from simkit.world.simulation import World
 
-from .exploration import Exploration, run_dict
+from .exploration import Exploration, in_schedule, run_dict
 from .fingerprint import fingerprint
 from .schedules import Plan, Space, budget, covered, extensions, strategy_class
 
@@ -298,9 +299,12 @@ def _drive(base: Scenario, strategy, seed: int, plan: ForkPlan) -> dict[int, Any
         except _Done:
             pass
         except BaseException as e:
+            error = in_schedule(e, plan.faults) if isinstance(e, ConsumerError) else e
             if plan.out is not None:
-                plan.fail(e)
-            raise
+                plan.fail(error)
+            if error is e:
+                raise
+            raise error from None
         finally:
             plan.world = None
     return plan.results

@@ -10,6 +10,7 @@ import operator
 from dataclasses import dataclass, field
 from functools import cache
 
+from simkit.errors import ConsumerError
 from simkit.judge.checker import check
 from simkit.model import Fault, Scenario
 from simkit.procedure.consumer import Consumer
@@ -18,7 +19,7 @@ from simkit.truth.collector import paused
 from simkit.world.faults import FaultPlan
 from simkit.world.simulation import World
 
-from .exploration import Exploration, run_dict
+from .exploration import Exploration, in_schedule, run_dict
 from .fingerprint import fingerprint
 
 __all__ = ["Space", "Plan", "Skip", "strategy_class", "run_schedule", "extensions", "budget", "covered",
@@ -108,6 +109,8 @@ def run_schedule(base: Scenario, strategy, seed: int, faults: tuple[Fault, ...],
             world.run()
         except Skip:
             return None
+        except ConsumerError as e:
+            raise in_schedule(e, faults) from None
         finally:
             plan.world = None           # no cycle: the world is freed as soon as its caller drops it
         return check(world), world, plan

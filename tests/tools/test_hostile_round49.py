@@ -1,0 +1,62 @@
+"""Hostile use, forty-ninth round (the lead's, stop 47): a consumer whose own code raises inside an exploration
+or an audit said what it raised and where in its code, but not in which run: one schedule among hundreds, one
+case among 230, left the user to find by hand.
+
+Now the line names the schedule the error was raised in (``explore``: ``..., in the run with crash at
+after_event_commit@70``, whether the schedule ran from scratch or forked from its prefix) and the audit's case
+(``...; audit case bundled: default seed 7``).
+"""
+from __future__ import annotations
+
+import pytest
+
+import simkit
+from simkit.errors import ConsumerError
+from simkit.tools.audit import audit
+from simkit.tools.audit_cases import cases
+from simkit.tools.explore import explore
+
+
+class RaisesOnReplay(simkit.Consumer):
+    """Raises when it meets e70 again with its receipt: only in a run where it crashed after e70's commit."""
+
+    def is_replay(self, event, receipts, applied_position):
+        if event.position == 70 and event.id in receipts:
+            raise RuntimeError("replayed e70")
+        return super().is_replay(event, receipts, applied_position)
+
+
+class RaisesAt70(simkit.Consumer):
+    """Raises whenever it applies the event at position 70: in the first run of any case that has one."""
+
+    def apply(self, event, applied_position):
+        if event.position == 70:
+            raise RuntimeError("boom at 70")
+        return (yield from super().apply(event, applied_position))
+
+
+@pytest.mark.parametrize("share_prefixes", [True, False], ids=["forked", "from_scratch"])
+def test_an_explored_schedule_that_raises_is_named(share_prefixes):
+    with pytest.raises(ConsumerError) as raised:
+        explore(simkit.load("default"), RaisesOnReplay, max_crashes=1, share_prefixes=share_prefixes)
+    message = str(raised.value)
+    assert message.startswith("strategy ") and "raised RuntimeError: replayed e70 in is_replay" in message
+    assert message.endswith(", in the run with crash at after_event_commit@70"), message
+    assert "\n" not in message
+
+
+def test_a_fault_free_run_that_raises_says_so():
+    with pytest.raises(ConsumerError, match=r"boom at 70 in apply .*, in the run without a fault$"):
+        explore(simkit.load("default"), RaisesAt70, max_crashes=1)
+
+
+def test_an_audit_names_the_case_a_consumer_raised_in():
+    with pytest.raises(ConsumerError) as raised:
+        audit(RaisesAt70, jobs=1, budget=30, shrink_first=False)
+    message = str(raised.value)
+    assert "raised RuntimeError: boom at 70 in apply" in message
+    assert "\n" not in message
+    named = [c for c in cases() if message.endswith(f"; audit case {c.kind}: {c.label}")]
+    assert len(named) == 1, message
+    with pytest.raises(ConsumerError, match="boom at 70"):     # the case named is the run that raises
+        simkit.simulate(named[0].scenario, RaisesAt70, named[0].seed)
