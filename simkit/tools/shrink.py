@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import count
 
 from simkit.errors import SimkitError, printable
 from simkit.judge.report import counts_line
@@ -257,8 +258,11 @@ def _unstick(data: dict, keep: set[str]) -> dict:
     return dict(data, pages=pages)
 
 
-def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_rounds: int = 5) -> Shrunk:
-    """Shrink the failing run of ``strategy`` on ``scenario`` (at ``seed``) to a minimal scripted scenario.
+def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_rounds: int | None = None
+           ) -> Shrunk:
+    """Shrink the failing run of ``strategy`` on ``scenario`` (at ``seed``) to a minimal scripted scenario:
+    rounds of every reduction until one removes nothing (each that removes something leaves less to remove),
+    or ``max_rounds`` of them.
 
     Raises:
         SimkitError: the run does not fail, or could not be made into a scripted scenario that fails the same
@@ -279,7 +283,7 @@ def shrink(scenario: Scenario, strategy="safe", seed: int | None = None, *, max_
         raise SimkitError(f"shrink: {scenario.name} · {name} · seed {seed}: its scripted form does not "
                           f"fail the same way ({describe_kind(kind)}); cannot shrink it")
     before = _sizes(data)
-    for _ in range(max_rounds):
+    for _ in range(max_rounds) if max_rounds is not None else count():
         smaller = _passes(data, still)
         if smaller == data:
             break

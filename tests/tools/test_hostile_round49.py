@@ -60,3 +60,21 @@ def test_an_audit_names_the_case_a_consumer_raised_in():
     assert len(named) == 1, message
     with pytest.raises(ConsumerError, match="boom at 70"):     # the case named is the run that raises
         simkit.simulate(named[0].scenario, RaisesAt70, named[0].seed)
+
+
+def test_shrink_repeats_its_rounds_until_one_removes_nothing(monkeypatch):
+    """docs/cli.md and the module say shrink "repeats until no single removal keeps the failure"; it stopped
+    after 5 rounds. A round that removes one page at a time shows it: the real rounds, one page each."""
+    from simkit.tools import shrink as shrinking
+
+    def one_page(data, still):          # the real first reduction, but at most one page per round
+        chain, off = shrinking._chain(data)
+        for k in range(len(chain) - 1):
+            smaller = shrinking._relink(data, chain[:k] + chain[k + 1:-1], chain[-1], off)
+            if still(smaller):
+                return smaller
+        return data
+
+    monkeypatch.setattr(shrinking, "_passes", one_page)
+    shrunk = shrinking.shrink(simkit.load("gauntlet"), "persist_token_on_fetch", 3)
+    assert shrunk.original["pages"] - shrunk.shrunk["pages"] > 5, (shrunk.original, shrunk.shrunk)
