@@ -382,7 +382,7 @@ def cmd_workshop(args) -> int:
         raise SimkitError(f"{args.folder}: cannot write the notebooks there: {exc.strerror or exc}") from None
     # the folder as typed, escaped: a newline in it made the one line two (errors were escaped already); the
     # command as a shell takes it back (a space, a byte no UTF-8: ``jupyter lab my workshop/...`` opened two)
-    say(f"wrote {len(written)} files to {printable(args.folder)}: open it with  jupyter lab "
+    say(f"wrote {len(written)} files to {printable(args.folder)}; open it with jupyter lab "
         f"{shell_word(str(written[0]))}")
     return 0
 

@@ -105,7 +105,10 @@ def plain_number(text: str) -> bool:
 
 
 def _not_plain(option: str, text: str, kind) -> SimkitError:
-    return SimkitError(f"{option} {_shown(printable(text))}: expected "
+    shown = _shown(printable(text))
+    if not text.strip() or text != text.strip():        # quoted, so that its blanks show (--seed ' 7')
+        shown = f"'{shown}'"
+    return SimkitError(f"{option} {shown}: expected "
                        f"{'a whole number' if kind is int else 'a number'} in ASCII digits")
 
 

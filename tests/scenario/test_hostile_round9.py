@@ -84,7 +84,7 @@ def test_workshop_says_a_folder_with_a_newline_on_one_line(tmp_path, capsys, mon
     monkeypatch.chdir(tmp_path)
     assert simkit.cli.main(["workshop", "a\nb"]) == 0
     out = capsys.readouterr().out
-    assert out.count("\n") == 1 and "wrote 11 files to a\\nb: " in out
+    assert out.count("\n") == 1 and "wrote 11 files to a\\nb; " in out
     assert (tmp_path / "a\nb" / "00_index.ipynb").is_file()
 
 

@@ -1,10 +1,11 @@
-"""Hostile use, forty-ninth round (the lead's, stop 47): a consumer whose own code raises inside an exploration
-or an audit said what it raised and where in its code, but not in which run: one schedule among hundreds, one
-case among 230, left the user to find by hand.
+"""Hostile use, forty-ninth round (the lead's, stop 47).
 
-Now the line names the schedule the error was raised in (``explore``: ``..., in the run with crash at
-after_event_commit@70``, whether the schedule ran from scratch or forked from its prefix) and the audit's case
-(``...; audit case bundled: default seed 7``).
+Found: a consumer whose own code raises inside an exploration or an audit was told what it raised and where in
+its code, but not in which run: one schedule among hundreds, one case among 230, to find by hand. Now the line
+names the schedule (``..., in the run with crash at after_event_commit@70``, forked or from scratch) and the
+audit's case (``...; audit case bundled: default seed 7``). ``shrink`` stopped after five rounds though its
+docs say it repeats until nothing more can be removed. And round 39's leftovers: ``--seed ' 7'`` echoed
+unquoted, ``simkit workshop``'s last line with two blanks.
 """
 from __future__ import annotations
 
@@ -78,3 +79,21 @@ def test_shrink_repeats_its_rounds_until_one_removes_nothing(monkeypatch):
     monkeypatch.setattr(shrinking, "_passes", one_page)
     shrunk = shrinking.shrink(simkit.load("gauntlet"), "persist_token_on_fetch", 3)
     assert shrunk.original["pages"] - shrunk.shrunk["pages"] > 5, (shrunk.original, shrunk.shrunk)
+
+
+@pytest.mark.parametrize("text", [" 7", "7 ", "\t7"])
+def test_a_number_with_blanks_is_quoted_in_its_message(text, capsys):
+    """Round 39's leftover: ``--seed ' 7'`` was echoed as ``--seed  7``, its blank invisible."""
+    from simkit.cli import main
+    assert main(["run", "default", "--seed", text]) == 2
+    shown = text.replace("\t", "\\t")
+    assert capsys.readouterr().err == f"simkit: --seed '{shown}': expected a whole number in ASCII digits\n"
+
+
+def test_workshop_says_how_to_open_it_in_one_plain_sentence(tmp_path, capsys):
+    """Round 39's leftover: ``...: open it with  jupyter lab ...``, two blanks."""
+    from simkit.cli import main
+    assert main(["workshop", str(tmp_path / "w")]) == 0
+    folder = tmp_path / "w"
+    said = f"wrote 11 files to {folder}; open it with jupyter lab {folder}/00_index.ipynb\n"
+    assert capsys.readouterr().out == said
