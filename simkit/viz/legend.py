@@ -1,4 +1,5 @@
-"""The timeline's legend: the marks drawn, grouped in at most seven entries, each its marks side by side."""
+"""The timeline's legend: the marks drawn, grouped in at most seven entries, each its marks side by side; and
+:func:`one_key`, one legend for panels drawn alike."""
 from __future__ import annotations
 
 from matplotlib.legend_handler import HandlerTuple
@@ -6,7 +7,7 @@ from matplotlib.lines import Line2D
 
 from .style import APPLIED, AT_RISK, CURSOR, DUP_ORANGE, GAP, LOST_RED, PAUSE, QUARANTINE, TRUTH
 
-__all__ = ["MARKS", "draw_legend", "legend_entries"]
+__all__ = ["MARKS", "draw_legend", "legend_entries", "one_key"]
 
 
 def _proxy(**style):
@@ -66,3 +67,21 @@ def draw_legend(where, drawn, **kw):
     handles, texts = legend_entries(drawn)
     return where.legend(handles, texts, handler_map={tuple: HandlerTuple(ndivide=None, pad=0.4)},
                         handlelength=3.2, fontsize="small", **kw)
+
+
+
+def one_key(axes, **where) -> None:
+    """One key for panels drawn alike (two runs' swimlanes, a service's clients): the first panel gets one
+    legend with every entry of the panels' legends, once each, in the order first drawn, outside on its right
+    (``where``: another placement, as :meth:`~matplotlib.axes.Axes.legend` takes it); the others lose theirs,
+    so that a key is not read twice."""
+    axes = list(getattr(axes, "flat", axes))
+    entries: dict[str, object] = {}
+    for ax in axes:
+        if (legend := ax.get_legend()) is not None:
+            for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+                entries.setdefault(text.get_text(), handle)
+            legend.remove()
+    if entries:
+        axes[0].legend(list(entries.values()), list(entries), **{
+            "loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": "small", **where})

@@ -35,7 +35,7 @@ from .facts import (
 )
 from .fates import SMALLEST_LABEL, fates
 from .instant import WINDOW, Instant, WorkerMemory, instant, instant_state
-from .legend import legend_entries
+from .legend import legend_entries, one_key
 from .matrix import MATRIX_CMAP, UNREACHED, crash_matrix
 from .style import (
                     ANNOTATE_AT_MOST,
@@ -65,5 +65,5 @@ __all__ = ["ANNOTATE_AT_MOST", "APPLIED", "AT_RISK", "BENEATH", "CELL", "CURSOR"
            "SWEEP_METRICS", "TOKENS_AT_MOST", "TOKEN_CHARS", "TRUTH", "UNREACHED", "WINDOW", "WorkerMemory",
            "at_risk", "compare", "crash_matrix", "curve_kinds", "cursor_history", "durable_prefix", "fates",
            "held_pages", "instant", "instant_state", "joined_at", "known_from", "legend_entries",
-           "loss_final", "outcome_times", "short_token", "sweep_curves", "sweep_panels", "sweep_shares",
-           "terminal_times", "timeline", "unsafe_rows"]
+           "loss_final", "one_key", "outcome_times", "short_token", "sweep_curves", "sweep_panels",
+           "sweep_shares", "terminal_times", "timeline", "unsafe_rows"]

@@ -720,3 +720,24 @@ def test_swimlane_keeps_a_busy_runs_labels_inside_the_axes_and_says_how_many_it_
     rows = {round(t.xyann[1], 3) for t in shown if not t.get_text().startswith("load:")}
     assert len(rows) <= ROWS_AT_MOST
     plt.close(fig)
+
+
+def test_one_key_draws_each_entry_once_for_panels_drawn_alike():
+    """Notebooks 06 and 07: two runs' swimlanes had the same 13-entry key twice; ``plot.one_key`` leaves one,
+    on the first panel, with every entry of both (the second run's own marks too), in the order drawn."""
+    from simkit.viz import plot
+    from simkit.viz.swimlane import swimlane
+    sc = simkit.load("late_response")
+    runs = [simkit.simulate(sc, settlement=p) for p in ("fenced", "last_write_wins")]
+    fig, axes = plt.subplots(2, 1)
+    try:
+        for ax, run in zip(axes, runs):
+            swimlane(ax, run)
+        texts = [[t.get_text() for t in ax.get_legend().get_texts()] for ax in axes]
+        plot.one_key(axes)
+        assert axes[1].get_legend() is None
+        union = list(dict.fromkeys(texts[0] + texts[1]))
+        assert [t.get_text() for t in axes[0].get_legend().get_texts()] == union
+        assert len(union) < len(texts[0]) + len(texts[1])
+    finally:
+        plt.close(fig)
