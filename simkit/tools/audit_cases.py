@@ -237,8 +237,8 @@ CORNERS: dict[str, dict] = {
     "positions_past_32_bits": {
         "description": "Positions as a long-lived stream's offsets are: across 2**31 and 2**32 and up to "
                        "2**53, with a crash after a commit on each page: a consumer that keeps a position in "
-                       "32 bits (or a float of fewer than 53) leaves applied_position behind, or skips events "
-                       "as replays",
+                       "32 bits (or in a float of fewer than 53) leaves applied_position behind, or skips "
+                       "events as replays",
         "sink": "transactional",
         "initial": {"applied_position": 2**31 - 3, "receipts": [2**31 - 3]},
         "pages": _pages([2**31 - 2, 2**31 - 1, 2**31], [2**32 - 1, 2**32, 2**32 + 1],
