@@ -235,12 +235,12 @@ CORNERS: dict[str, dict] = {
                        "unprocessed",
         "sink": "transactional", "pages": _pages([], [], [], [1, 2, 3])},
     "positions_past_32_bits": {
-        "description": "Positions as a long-lived stream's offsets are: across 2**31 and 2**32 and up to "
-                       "2**53, with a crash after a commit on each page: a consumer that keeps a position in "
-                       "32 bits (or in a float of fewer than 53) leaves applied_position behind, or skips "
-                       "events as replays",
+        "description": "Positions and versions as a long-lived stream's are: positions across 2**31 and "
+                       "2**32 and up to 2**53, checkpoint_version across 2**32, a crash after a commit on "
+                       "each page: a consumer that keeps either in 32 bits (or 16, or a float of fewer than "
+                       "53) leaves applied_position behind, skips events as replays or lowers the version",
         "sink": "transactional",
-        "initial": {"applied_position": 2**31 - 3, "receipts": [2**31 - 3]},
+        "initial": {"applied_position": 2**31 - 3, "receipts": [2**31 - 3], "checkpoint_version": 2**32 - 2},
         "pages": _pages([2**31 - 2, 2**31 - 1, 2**31], [2**32 - 1, 2**32, 2**32 + 1],
                         [2**53 - 2, 2**53 - 1, 2**53]),
         "faults": [{"kind": "crash", "point": "after_event_commit", "position": p}

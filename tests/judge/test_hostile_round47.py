@@ -1,17 +1,20 @@
-"""Hostile consumers, forty-seventh round (a fresh tester, who wrote them from the docs alone before reading
-the audit's cases or the gallery): "``simkit audit X`` passes means X keeps the rules", attacked by 24
-consumers in Python (``tests/mutants/round47.py``) and 10 over ``exec:`` (``tests/exec/consumers/round47/``:
-eight in Node, two in Python without simkit), each the reference with one change.
+"""Hostile consumers, forty-seventh round (a fresh tester): "``simkit audit X`` passes means X keeps the
+rules", attacked by 25 consumers in Python (``tests/mutants/round47.py``; all but ``VersionInSixteenBits``
+written from the docs alone, before reading the audit's cases or the gallery) and 10 over ``exec:``
+(``tests/exec/consumers/round47/``: eight in Node, two in Python without simkit, each a reference consumer
+with one change).
 
-Found (each passed the audit of main, ``--jobs 1``, default budget; the budget left out the 5 to 40 dearest
-explorations, and over ``exec:`` all but the first 40 to 55 cases):
+Found (each passed the audit of main, ``--jobs 1``, default budget: in process the budget left out the 5 to 40
+dearest explorations; over ``exec:`` it judged the first 40 to 60 cases only, and each exec one below has an
+in-process twin that passed, or a setting no case has):
 
 - positions past 32 bits: no case served a position above 1,000,001, so a consumer that keeps
   ``applied_position`` in an unsigned 32-bit column (``UInt32Watermark``; ``uint32_position.js``, whose
   ``>>> 0`` is JavaScript's idiom for it) passed, and on a long-lived stream leaves ``applied_position``
-  behind the work it made durable for good (incomplete). The corner ``positions_past_32_bits`` serves
-  positions across 2**31 and 2**32 up to 2**53 (the most a scenario holds: JSON's exact integers), a crash
-  after a commit on each page.
+  behind the work it made durable for good (incomplete); no case's version passed 400 (``long_stream``), so
+  one kept in 16 bits (``VersionInSixteenBits``, a SMALLINT column) passed too. The corner
+  ``positions_past_32_bits`` serves positions across 2**31 and 2**32 up to 2**53 (the most a scenario holds:
+  JSON's exact integers) from a checkpoint_version of 2**32 - 2, a crash after a commit on each page.
 - ids compared other than byte for byte: every case's ids were ``e<position>`` or ``x5``, so a receipt check
   that folds case (a case-insensitive collation: ``CaseInsensitiveReceipts``, ``case_insensitive_ids.js``),
   trims and normalises (``NormalisedIds``), cuts ids to 16 characters (``IdsTruncatedTo16``) or skips ids of
@@ -29,16 +32,23 @@ corners and the wider ``big_page``.
 
 Held (caught on main; first failing case): ``EveryHundredthAttemptMovesOn`` (wide long_stream),
 ``EvenVersionOverwrite`` (fence_race), ``HaltBecomesSkip`` (gap_behind_applied), ``QuarantineAtPageEnd``,
-``InclusiveAfterOffByOne`` and ``ReviewResolvedInMemory`` (blocked_after_barrier), ``IgnoresFirst`` and
-``WatermarkAfterBackfill`` (default), ``TrustOtherWorkersWatermark`` (gauntlet), ``LostCommitRetriedAsNew``
-(wide long_outage), ``CommitEmptyPageWithPosition`` (corner versions_outrun_positions), and
-``TrustTheRetryReply`` and ``RetryWithoutTheKey`` by one exploration only (shortcut_success_before_effect,
-≤1 crash + 1 lost request), the last case a budget reaches.
+``InclusiveAfterOffByOne`` and ``ReviewResolvedInMemory`` (blocked_after_barrier), ``IgnoresFirst``,
+``WatermarkAfterBackfill``, ``SecondLifeSkipsLookup`` and ``BarrierBeforeLastCommitReply`` (default),
+``TrustOtherWorkersWatermark`` and ``second_worker_overwrites.js`` (gauntlet), ``LostCommitRetriedAsNew`` and
+``lost_commit_ok.js`` (wide long_outage), ``CommitEmptyPageWithPosition`` (corner versions_outrun_positions),
+``conflict_skipped.js`` (overlap_new_identity), ``py_ignore_as_apply.py`` (ignored_event),
+``py_settle_trusts_reply.py`` (misbound_response); ``TrustTheRetryReply`` (a success reply on a retry taken
+as committed without settling it) and ``RetryWithoutTheKey`` by one exploration only
+(shortcut_success_before_effect, ≤1 crash + 1 lost request), among the last cases a budget reaches.
 
 Left alone: ``AuditAware`` (in process: behaves while ``simkit.tools.audit`` is imported) and
 ``audit_aware.js`` (reads its parent's command line) pass, and no finite audit can judge code written to
-detect it; ``LostBarrierMeansAdvanced`` is caught as "caught up in memory only" (docs/verdict.md), a
-liveness failure the docs name.
+detect it (docs/verdict.md says so now). ``refused_cursor_waits.js`` backs off on a refused cursor instead of
+halting, and passes: simkit's provider refuses only a token it never issued (a scenario's ``next_cursor``
+must name a page), so a consumer that makes up no token never meets a refusal. ``LostBarrierMeansAdvanced``
+is caught as "caught up in memory only" (docs/verdict.md), a liveness failure the docs name;
+``TimeoutAfterCommitted`` (a made-up timeout settled after every committed reply) keeps the rules where
+settlement is ``fenced``, which absorbs it.
 """
 from __future__ import annotations
 
@@ -79,6 +89,12 @@ def test_a_position_kept_in_32_bits_is_caught(strategy):
     the work for good once positions pass 2**32."""
     v = simkit.simulate(wide("positions_past_32_bits"), strategy).verdict
     assert not v.ok and not v.completed, v
+
+
+def test_a_version_kept_in_16_bits_is_caught():
+    """Seed 000 step 5, "a greater version": ``VersionInSixteenBits`` lowers it (regressions, invariant 3)."""
+    v = simkit.simulate(wide("positions_past_32_bits"), round47.VersionInSixteenBits).verdict
+    assert v.regressions and any(d["invariant"] == 3 for d in v.invariant_violations), v
 
 
 @pytest.mark.parametrize("strategy", [round47.CaseInsensitiveReceipts, round47.NormalisedIds,

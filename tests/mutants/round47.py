@@ -1,7 +1,8 @@
-"""Round 47's consumers (a fresh tester, written from the docs alone before reading the audit's cases or the
-gallery), run by ``tests/judge/test_hostile_round47.py``; outside the gallery (``tests/judge/test_mutants.py``
-does not import them). Careless colleagues and adversaries, each docstring naming the rule it breaks; the
-round's exec consumers, in Node and in Python without simkit, are in ``tests/exec/consumers/round47/``.
+"""Round 47's consumers (a fresh tester; all but the last, ``VersionInSixteenBits``, written from the docs
+alone before reading the audit's cases or the gallery), run by ``tests/judge/test_hostile_round47.py``;
+outside the gallery (``tests/judge/test_mutants.py`` does not import them). Careless colleagues and
+adversaries, each docstring naming the rule it breaks; the round's exec consumers, in Node and in Python
+without simkit, are in ``tests/exec/consumers/round47/``.
 
 Which case first caught each on the audit of main, and which passed it, is in the test module's docstring.
 ``LostBarrierMeansAdvanced`` and ``TimeoutAfterCommitted`` are probes: the first is caught as a liveness
@@ -443,3 +444,17 @@ class NormalisedIds(Consumer):
             return unicodedata.normalize("NFC", i).strip()
         done = {clean(i) for i, o in receipts.items() if o in TERMINAL}
         return clean(event.id) in done or super().is_replay(event, receipts, applied_position)
+
+
+class VersionInSixteenBits(Consumer):
+    """The version column is a SMALLINT: the next version is taken modulo 2**16 ("it only needs to differ").
+
+    Seed 000 step 5: "compare-and-swap the checkpoint from the attempt cursor and version to the returned next
+    cursor and a *greater* version"."""
+
+    def page_barrier(self, checkpoint, page, applied_position):
+        swapped = yield Barrier(checkpoint.resume_cursor, checkpoint.checkpoint_version, page.next_cursor,
+                                (checkpoint.checkpoint_version + 1) & 0xFFFF, applied_position)
+        if swapped is LOST:
+            return "lost"
+        return "advanced" if swapped else "rejected"
