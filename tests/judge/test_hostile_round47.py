@@ -82,8 +82,9 @@ def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
             assert v.ok and v.completed and v.halted is None, (cls.__name__, name, v)
 
 
-@pytest.mark.parametrize("strategy", [round47.UInt32Watermark, pytest.param(_node("uint32_position.js"),
-                                                                            marks=_NODE)])
+@pytest.mark.parametrize("strategy", [round47.UInt32Watermark,
+                                      pytest.param(_node("uint32_position.js"), marks=_NODE,
+                                                   id="uint32_position.js")])
 def test_a_position_kept_in_32_bits_is_caught(strategy):
     """Seed 000: "The applied position says what work is durably complete": kept in 32 bits, it stays behind
     the work for good once positions pass 2**32."""
@@ -99,7 +100,8 @@ def test_a_version_kept_in_16_bits_is_caught():
 
 @pytest.mark.parametrize("strategy", [round47.CaseInsensitiveReceipts, round47.NormalisedIds,
                                       round47.IdsTruncatedTo16, round47.SkipEventsWithDashedIds,
-                                      pytest.param(_node("case_insensitive_ids.js"), marks=_NODE)])
+                                      pytest.param(_node("case_insensitive_ids.js"), marks=_NODE,
+                                                   id="case_insensitive_ids.js")])
 def test_a_receipt_compared_other_than_byte_for_byte_is_caught(strategy):
     """Seed 000 step 4: a durable receipt proves *the event* (its stable identity) already has its outcome;
     one for another id that folds, trims or cuts to the same proves nothing."""
