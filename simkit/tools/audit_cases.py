@@ -248,14 +248,14 @@ CORNERS: dict[str, dict] = {
     "ids_compared_exactly": {
         "description": "Step 4's receipt is keyed by stable event identity, compared byte for byte: ids "
                        "that differ only in case, in a trailing space, in Unicode normalisation, or past a "
-                       "shared prefix of 35 characters, one of each pair committed before a crash and the "
-                       "other after it, on one page",
+                       "shared prefix of 35 or of 300 characters (a VARCHAR(255) cuts both to one), one of "
+                       "each pair committed before a crash and the other after it, on one page",
         "sink": "transactional",
-        "pages": [{"cursor": "C1", "positions": list(range(1, 9)), "next_cursor": "C2",
-                   "ids": ["order-AB", "item", "caf\u00e9", f"evt-{1:032d}",
-                           "order-ab", "item ", "cafe\u0301", f"evt-{2:032d}"]},
+        "pages": [{"cursor": "C1", "positions": list(range(1, 11)), "next_cursor": "C2",
+                   "ids": ["order-AB", "item", "caf\u00e9", f"evt-{1:032d}", f"doc/{'a' * 296}/1",
+                           "order-ab", "item ", "cafe\u0301", f"evt-{2:032d}", f"doc/{'a' * 296}/2"]},
                   {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
-        "faults": [{"kind": "crash", "point": "after_event_commit", "position": 4}]},
+        "faults": [{"kind": "crash", "point": "after_event_commit", "position": 5}]},
     "three_workers": {
         "description": "Three workers on one checkpoint (the others have at most two), an event that fails "
                        "three times, a review and a crash: every worker meets the failure, and none may "

@@ -1,8 +1,8 @@
-"""Round 47's consumers (a fresh tester; all but the last, ``VersionInSixteenBits``, written from the docs
-alone before reading the audit's cases or the gallery), run by ``tests/judge/test_hostile_round47.py``;
-outside the gallery (``tests/judge/test_mutants.py`` does not import them). Careless colleagues and
-adversaries, each docstring naming the rule it breaks; the round's exec consumers, in Node and in Python
-without simkit, are in ``tests/exec/consumers/round47/``.
+"""Round 47's consumers (a fresh tester; all but the last two, ``VersionInSixteenBits`` and
+``IdsInVarchar255``, written from the docs alone before reading the audit's cases or the gallery), run by
+``tests/judge/test_hostile_round47.py``; outside the gallery (``tests/judge/test_mutants.py`` does not import
+them). Careless colleagues and adversaries, each docstring naming the rule it breaks; the round's exec
+consumers, in Node and in Python without simkit, are in ``tests/exec/consumers/round47/``.
 
 Which case first caught each on the audit of main, and which passed it, is in the test module's docstring.
 ``LostBarrierMeansAdvanced`` and ``TimeoutAfterCommitted`` are probes: the first is caught as a liveness
@@ -458,3 +458,14 @@ class VersionInSixteenBits(Consumer):
         if swapped is LOST:
             return "lost"
         return "advanced" if swapped else "rejected"
+
+
+class IdsInVarchar255(Consumer):
+    """The receipt table's id column is a VARCHAR(255) in a non-strict mode: longer ids are cut, silently, and
+    two that share their first 255 characters are one event (written after reading the audit's cases).
+
+    Seed 000 step 4: a durable receipt proves *the event* (its stable identity) already has its outcome."""
+
+    def is_replay(self, event, receipts, applied_position):
+        short = {i[:255] for i, o in receipts.items() if o in TERMINAL}
+        return event.id[:255] in short or super().is_replay(event, receipts, applied_position)
