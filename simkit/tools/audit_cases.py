@@ -10,7 +10,8 @@ search, listed cheapest first so that a budget leaves out the dearest.
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
    lost reply and its retry, a late reply that commits before the retry, crossed replies differing in each
-   field of the reservation tuple, and every decision of the handler at every last digit of a position;
+   field of the reservation tuple, a crossed reply to a retry after a timeout, and every decision of the
+   handler at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -172,6 +173,13 @@ WIDE: dict[str, dict] = {
         "pages": _pages([1, 2, 3, 4]),
         "faults": [{"kind": "crossed_reply", "position": p, "differs": d}
                    for p, d in enumerate(CROSSED_FIELDS, 2)]},
+    "crossed_after_timeout": {
+        "description": "Seed 001 on a retry: e1's first request never reaches the service (a timeout, the "
+                       "record provisional), and the retry's reply is crossed: a retry that takes a success "
+                       "reply for committed without settling it commits a receipt for no effect",
+        "sink": "idempotent", "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_request", "op": "effect", "position": 1},
+                   {"kind": "crossed_reply", "position": 1, "differs": "fingerprint"}]},
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
 }

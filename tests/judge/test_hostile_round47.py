@@ -28,8 +28,13 @@ in-process twin that passed, or a setting no case has):
 - a page past 2,048: ``big_page`` served 1,500 events, so ``TruncatesBigPages`` (a fixed buffer of 2,048)
   passed; it serves 4,100 now (about 0.25 s more CPU an audit of ``safe``).
 
-Every consumer of ``roster.CORRECT`` and the Python and JavaScript reference consumers are ok on the new
-corners and the wider ``big_page``.
+Also: ``TrustTheRetryReply`` (seed 001 step 6 on the retry path: a success reply taken for committed without
+settling it, once the record is provisional) was caught by one exploration only, among the last cases a budget
+reaches; the wide case ``crossed_after_timeout`` (e1's first request lost, its retry's reply crossed) loses
+e1 for it, as for ``py_settle_trusts_reply.py``.
+
+Every consumer of ``roster.CORRECT`` and the reference consumers (Python, JavaScript, Rust, Perl) are ok on
+the new corners, the wider ``big_page`` and ``crossed_after_timeout``.
 
 Held (caught on main; first failing case): ``EveryHundredthAttemptMovesOn`` (wide long_stream),
 ``EvenVersionOverwrite`` (fence_race), ``HaltBecomesSkip`` (gap_behind_applied), ``QuarantineAtPageEnd``,
@@ -38,9 +43,9 @@ Held (caught on main; first failing case): ``EveryHundredthAttemptMovesOn`` (wid
 ``TrustOtherWorkersWatermark`` and ``second_worker_overwrites.js`` (gauntlet), ``LostCommitRetriedAsNew`` and
 ``lost_commit_ok.js`` (wide long_outage), ``CommitEmptyPageWithPosition`` (corner versions_outrun_positions),
 ``conflict_skipped.js`` (overlap_new_identity), ``py_ignore_as_apply.py`` (ignored_event),
-``py_settle_trusts_reply.py`` (misbound_response); ``TrustTheRetryReply`` (a success reply on a retry taken
-as committed without settling it) and ``RetryWithoutTheKey`` by one exploration only
-(shortcut_success_before_effect, ≤1 crash + 1 lost request), among the last cases a budget reaches.
+``py_settle_trusts_reply.py`` (misbound_response); ``TrustTheRetryReply`` (above) and ``RetryWithoutTheKey``
+(a timed-out call retried as a plain effect, harmless but on an unsafe sink) by one exploration only
+(shortcut_success_before_effect, ≤1 crash + 1 lost request).
 
 Left alone: ``AuditAware`` (in process: behaves while ``simkit.tools.audit`` is imported) and
 ``audit_aware.js`` (reads its parent's command line) pass, and no finite audit can judge code written to
@@ -78,7 +83,7 @@ def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
     listed = {c.name for c in cases(1, 0) if c.kind == "corner"}
     assert all(name in CORNERS and name in listed for name in _NEW)
     for cls in roster.CORRECT:
-        for name in _NEW:
+        for name in (*_NEW, "crossed_after_timeout"):
             v = simkit.simulate(wide(name), cls).verdict
             assert v.ok and v.completed and v.halted is None, (cls.__name__, name, v)
 
@@ -126,3 +131,12 @@ def test_a_page_cut_to_a_buffer_of_2048_is_caught():
     assert simkit.simulate(wide("big_page"), simkit.Consumer).verdict.ok
     v = simkit.simulate(wide("big_page"), round47.TruncatesBigPages).verdict
     assert "e2049" in v.lost and "e2048" not in v.lost, v
+
+
+def test_a_crossed_reply_to_a_retry_is_caught_by_a_wide_case():
+    """Seed 001 step 6 on the retry of a call that timed out: trusted unsettled, the crossed reply commits a
+    receipt for an effect that never ran (e1 lost), where ``safe`` settles it, rejected, and calls again."""
+    assert any(c.kind == "wide" and c.name == "crossed_after_timeout" for c in cases(1, 0))
+    assert simkit.simulate(wide("crossed_after_timeout"), simkit.Consumer).verdict.ok
+    v = simkit.simulate(wide("crossed_after_timeout"), round47.TrustTheRetryReply).verdict
+    assert v.lost == ["e1"], v
