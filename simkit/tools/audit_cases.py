@@ -4,12 +4,14 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
-   a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served);
-2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 1,500,
+   a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
+   positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint);
+2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
    lost reply and its retry, a late reply that commits before the retry, crossed replies differing in each
-   field of the reservation tuple, and every decision of the handler at every last digit of a position;
+   field of the reservation tuple, a crossed reply to a retry after a timeout, and every decision of the
+   handler at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -129,10 +131,11 @@ WIDE: dict[str, dict] = {
         "sink": "transactional", "backfills": True,
         "generate": {"events": 2000, "page_size": 5, **_GENERATED}},
     "big_page": {
-        "description": "A page of 1,500 events, a transient failure near its end, then a page of 100: wider "
-                       "than a bulk limit a consumer might cut a page to (the other pages hold at most 50)",
-        "sink": "idempotent", "pages": _pages(list(range(1, 1501)), list(range(1501, 1601))),
-        "events": [{"position": 1400, "behavior": "transient", "failures": 2}]},
+        "description": "A page of 4,100 events, a transient failure near its end, then a page of 100: wider "
+                       "than a bulk limit a consumer might cut a page to, 1,000 or a buffer of 1,024, 2,048 "
+                       "or 4,096 (the other pages hold at most 50)",
+        "sink": "idempotent", "pages": _pages(list(range(1, 4101)), list(range(4101, 4201))),
+        "events": [{"position": 4000, "behavior": "transient", "failures": 2}]},
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
                        "after 250, a hold released after 250, then 20 transient failures",
@@ -170,6 +173,13 @@ WIDE: dict[str, dict] = {
         "pages": _pages([1, 2, 3, 4]),
         "faults": [{"kind": "crossed_reply", "position": p, "differs": d}
                    for p, d in enumerate(CROSSED_FIELDS, 2)]},
+    "crossed_after_timeout": {
+        "description": "Seed 001 on a retry: e1's first request never reaches the service (a timeout, the "
+                       "record provisional), and the retry's reply is crossed: a retry that takes a success "
+                       "reply for committed without settling it commits a receipt for no effect",
+        "sink": "idempotent", "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_request", "op": "effect", "position": 1},
+                   {"kind": "crossed_reply", "position": 1, "differs": "fingerprint"}]},
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
 }
@@ -181,7 +191,9 @@ _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_fie
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
 #: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
 #: of one event, one worker of two); step 4's backfill, lost by a watermark trusted at version 0 or past a
-#: window; and a checkpoint_version ahead of every position, where one counter taken for the other shows.
+#: window; a checkpoint_version ahead of every position, where one counter taken for the other shows; and
+#: what the other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact
+#: comparison tells apart, a third worker.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -230,6 +242,36 @@ CORNERS: dict[str, dict] = {
                        "that takes one counter for the other skips them as replays or claims them "
                        "unprocessed",
         "sink": "transactional", "pages": _pages([], [], [], [1, 2, 3])},
+    "positions_past_32_bits": {
+        "description": "Positions and versions as a long-lived stream's are: positions across 2**31 and "
+                       "2**32 and up to 2**53, checkpoint_version across 2**32, a crash after a commit on "
+                       "each page: a consumer that keeps either in 32 bits (or 16, or a float of fewer than "
+                       "53) leaves applied_position behind, skips events as replays or lowers the version",
+        "sink": "transactional",
+        "initial": {"applied_position": 2**31 - 3, "receipts": [2**31 - 3], "checkpoint_version": 2**32 - 2},
+        "pages": _pages([2**31 - 2, 2**31 - 1, 2**31], [2**32 - 1, 2**32, 2**32 + 1],
+                        [2**53 - 2, 2**53 - 1, 2**53]),
+        "faults": [{"kind": "crash", "point": "after_event_commit", "position": p}
+                   for p in (2**31 - 1, 2**32, 2**53 - 1)]},
+    "ids_compared_exactly": {
+        "description": "Step 4's receipt is keyed by stable event identity, compared byte for byte: ids "
+                       "that differ only in case, in a trailing space, in Unicode normalisation, or past a "
+                       "shared prefix of 35 or of 300 characters (a VARCHAR(255) cuts both to one), one of "
+                       "each pair committed before a crash and the other after it, on one page",
+        "sink": "transactional",
+        "pages": [{"cursor": "C1", "positions": list(range(1, 11)), "next_cursor": "C2",
+                   "ids": ["order-AB", "item", "caf\u00e9", f"evt-{1:032d}", f"doc/{'a' * 296}/1",
+                           "order-ab", "item ", "cafe\u0301", f"evt-{2:032d}", f"doc/{'a' * 296}/2"]},
+                  {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
+        "faults": [{"kind": "crash", "point": "after_event_commit", "position": 5}]},
+    "three_workers": {
+        "description": "Three workers on one checkpoint (the others have at most two), an event that fails "
+                       "three times, a review and a crash: every worker meets the failure, and none may "
+                       "pass the barrier over it",
+        "sink": "idempotent", "workers": 3, "pages": _pages([1, 2, 3], [4, 5], [6]),
+        "events": [{"position": 2, "behavior": "transient", "failures": 3},
+                   {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
+        "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)
