@@ -203,14 +203,13 @@ class Driver:
         return self.store.overwrite(worker, op.next_cursor, op.next_version, op.applied_position)
 
     def wait(self, worker: int, op: Wait) -> None:
-        """Step 7: a worker that backs off after its last fetch reached the end of the stream is caught up,
-        done for now: saying so (``caught_up``), or backing off as ``blocked`` where the durable
-        ``resume_cursor`` is that end too (one that said ``blocked`` there, with exactly ``safe``'s durable
-        writes, ran to the time limit, incomplete; a page read ahead to the end is no end while its attempt
-        is blocked)."""
+        """Step 7: a worker that backs off after its last fetch reached the end of the stream, where the
+        durable ``resume_cursor`` is, is caught up, done for now, whichever reason it gives (one that said
+        ``blocked`` there, with exactly ``safe``'s durable writes, ran to the time limit, incomplete). A page
+        read ahead to the end is no end while its attempt's page is not done: one that said ``caught_up``
+        there, blocked on its last page, ended the run with that page's events pending."""
         fetched = self._fetched.get(worker, "")
-        if self.provider.is_end(fetched) and (op.reason == "caught_up"
-                                              or self.store.checkpoint.resume_cursor == fetched):
+        if self.provider.is_end(fetched) and self.store.checkpoint.resume_cursor == fetched:
             self.finish(worker, "caught_up")
 
     def halt(self, worker: int, op: Halt):

@@ -1,0 +1,41 @@
+"""Hostile consumers, round 48: correct consumers that differ from ``safe``, written from the seeds alone
+(``tests/mutants/round48.py``, ``tests/exec/consumers/round48/``), audited for false positives.
+
+Found:
+
+- a worker that backs off as ``caught_up`` is caught up once its last fetch reached the end of the stream,
+  wherever the durable ``resume_cursor`` is: a correct consumer that reads the next page ahead (round 24's
+  ``PrefetchBeforeValidating``) and backs off one way whatever the reason (the mirror of round 24's
+  ``BackOffAsBlocked``), blocked on the last page before the end, had read the end ahead; its
+  ``Wait("caught_up")`` ended the run there with the page's events pending, ``completed`` false, NOT ok on 40
+  of the audit's cases (``transient_storm``, ``long_blocks``, ``long_outage``, six ``default`` sweeps, ...).
+  docs/hooks.md says the worker is caught up "after its last fetch reached the end of the stream, where the
+  durable resume_cursor is ... whichever reason it gives": the world now asks both, whatever the reason.
+
+Held (the audit passed each, see the report): a page claimed by a version-only compare-and-swap before any
+effect; the checkpoint read again before the barrier; a lost commit looked up and retried in place; a lost
+barrier retried, then the checkpoint read; a refetch after a lost reply with the remembered identity; a halt
+before reading receipts, and one confirmed by a second fetch; receipts read per event, alone or besides the
+page's; the handler asked about replays too, or about the whole page before any commit (``exec:``); a
+non-terminal decision retried in place; reservations made ahead; the record read again after a timeout;
+settlement retried in the attempt; ``applied_position`` held to the barrier; at most eight outcomes an
+attempt; no ``Skip``; no lookup of an empty page; versions raised by two; a heartbeat when caught up; backoff
+growing, after a lost reply, after a lost barrier, at the start of each life, as one reason (without
+read-ahead); a standby second worker (``exec:``).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import simkit
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from mutants import round48  # noqa: E402
+
+
+def test_a_worker_that_read_the_end_ahead_is_not_caught_up_while_its_page_is_blocked():
+    """``transient_storm``'s last page is blocked for a while; the worker read the end ahead and backs off as
+    ``caught_up``. The run goes on until the page is done, as ``safe``'s does, not ended with e4-e6 pending."""
+    v = simkit.simulate(simkit.load("transient_storm"), round48.ReadAheadBacksOffOneWay).verdict
+    assert v.ok and v.completed and not v.pending, v
