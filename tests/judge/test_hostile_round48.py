@@ -35,7 +35,8 @@ from mutants import round48  # noqa: E402
 
 
 def test_a_worker_that_read_the_end_ahead_is_not_caught_up_while_its_page_is_blocked():
-    """``transient_storm``'s last page is blocked for a while; the worker read the end ahead and backs off as
-    ``caught_up``. The run goes on until the page is done, as ``safe``'s does, not ended with e4-e6 pending."""
+    """``transient_storm``'s last page is blocked for a while; the worker read the end ahead and backs off
+    as ``caught_up``. The run goes on until the page is done, as ``safe``'s does, not ended with e4-e6
+    pending."""
     v = simkit.simulate(simkit.load("transient_storm"), round48.ReadAheadBacksOffOneWay).verdict
     assert v.ok and v.completed and not v.pending, v
