@@ -95,6 +95,10 @@ def _pages(*chain: list[int]) -> list[dict]:
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
 
+#: The time limit of the cases that take dozens of attempts (``long_blocks``, ``long_outage``): ten times the
+#: default, so that a consumer whose back-off grows between blocked attempts (doubling to 64 back-offs, as
+#: common as patience gets) completes; at the default it was judged incomplete on ``long_blocks``.
+_PATIENT = {"time_limit": 100_000.0}
 _GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
               "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
 def _every_digit(sink: str) -> dict:
@@ -139,7 +143,7 @@ WIDE: dict[str, dict] = {
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
                        "after 250, a hold released after 250, then 20 transient failures",
-        "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]),
+        "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]), "timing": _PATIENT,
         "events": [{"position": 2, "behavior": "transient", "failures": 25},
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
@@ -147,7 +151,7 @@ WIDE: dict[str, dict] = {
     "long_outage": {
         "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
                        "reservation before its effect runs, seed 001), and the store e3's first 25 commits",
-        "sink": "idempotent", "pages": _pages([1, 2, 3]),
+        "sink": "idempotent", "pages": _pages([1, 2, 3]), "timing": _PATIENT,
         "faults": [{"kind": "lost_request", "op": op, "position": p, "occurrence": k}
                    for op, p in (("effect", 2), ("checkpoint_write", 3)) for k in range(1, 26)]},
     "ignored_external": {
