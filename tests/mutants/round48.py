@@ -9,7 +9,7 @@ its last page was blocked); the others passed the audit as found."""
 from __future__ import annotations
 
 from simkit import Consumer
-from simkit.model import COMMITTED, TERMINAL, TIMEOUT
+from simkit.model import COMMITTED, TERMINAL, TIMEOUT, Checkpoint
 from simkit.ops import (
     BLOCKED,
     LOST,
@@ -806,3 +806,106 @@ class RetryLostBarrier(Consumer):
         if (now.resume_cursor, now.checkpoint_version) == (target, checkpoint.checkpoint_version + 1):
             return "advanced"
         return "rejected"
+
+
+class TwoPagesThenPublish(Consumer):
+    """Processes a page, then reads the next page and processes it too, and only then publishes both barriers,
+    one after the other: the first from the loaded (cursor, version), the second from the identity the first
+    wrote.
+
+    Seed 000 invariant 1: the first page's token stays pending until every event of the first page is durable,
+    which it is before either barrier; the second page's token likewise. Invariant 3 as judged allows
+    read-ahead and a remembered attempt identity. ``applied_position`` rises only over durable events
+    (invariant 2). A crash anywhere retries from the durable cursor, where receipts make the done events
+    replays (step 6).
+    """
+
+    def run(self):
+        while True:
+            status = yield from self._pair()
+            if status in ("caught_up", "blocked"):
+                yield Wait(status)
+
+    def _page(self, checkpoint, cursor, applied):
+        """Fetch, look up, validate and process the page at ``cursor``: (status, page, applied after)."""
+        page = yield Fetch(cursor)
+        if page is LOST:
+            return "lost", None, applied
+        if page is None:
+            yield Halt(f"provider refused cursor {cursor!r}")
+        receipts, ids_at = yield Lookup(page.events)
+        as_loaded = Checkpoint(cursor, applied, checkpoint.checkpoint_version)
+        problem = self.validate(as_loaded, page, ids_at)
+        if problem:
+            yield Halt(problem)
+        if self.is_caught_up(as_loaded, page):
+            return "caught_up", page, applied
+        status, applied = yield from self.process(as_loaded, page, receipts)
+        return status, page, applied
+
+    def _pair(self):
+        cp = yield Load()
+        status, first, applied = yield from self._page(cp, cp.resume_cursor, cp.applied_position)
+        if status != "done":
+            return status
+        if first.next_cursor == cp.resume_cursor:
+            return "caught_up"
+        status2, second, applied2 = yield from self._page(cp, first.next_cursor, applied)
+        swapped = yield Barrier(cp.resume_cursor, cp.checkpoint_version, first.next_cursor,
+                                cp.checkpoint_version + 1, applied)
+        if swapped is LOST or not swapped:
+            return "next"
+        if status2 != "done":
+            return status2 if status2 in ("caught_up", "blocked") else "next"
+        if second.next_cursor == first.next_cursor:
+            return "caught_up"
+        yield Barrier(first.next_cursor, cp.checkpoint_version + 1, second.next_cursor,
+                      cp.checkpoint_version + 2, applied2)
+        return "next"
+
+
+class FetchThenLoad(Consumer):
+    """After a barrier it swapped, fetches the page at the cursor it just published before reading the
+    checkpoint, then loads and goes on with the page only if the checkpoint still holds that cursor (else it
+    drops the page and starts again from what it loaded).
+
+    Seed 000 step 1 makes the loaded (cursor, version) the attempt identity, and step 2 fetches "with that
+    cursor": the page here was fetched with the very cursor the load returns, and a read changes nothing, so
+    the order of the two reads does not matter. The barrier compares the loaded identity (step 5).
+    """
+
+    def run(self):
+        ahead = None
+        while True:
+            checkpoint = (yield Load()) if ahead is None else None
+            if ahead is not None:
+                page = yield Fetch(ahead)
+                checkpoint = yield Load()
+                if page is LOST or page is None or checkpoint.resume_cursor != ahead:
+                    ahead = None
+                    continue
+            else:
+                page = yield Fetch(checkpoint.resume_cursor)
+                if page is LOST:
+                    continue
+                if page is None:
+                    yield Halt(f"provider refused cursor {checkpoint.resume_cursor!r}")
+            ahead = None
+            receipts, ids_at = yield Lookup(page.events)
+            problem = self.validate(checkpoint, page, ids_at)
+            if problem:
+                yield Halt(problem)
+            if self.is_caught_up(checkpoint, page):
+                yield Wait("caught_up")
+                continue
+            status, applied = yield from self.process(checkpoint, page, receipts)
+            if status == "blocked":
+                yield Wait("blocked")
+                continue
+            if status != "done":
+                continue
+            if page.next_cursor == checkpoint.resume_cursor:
+                yield Wait("caught_up")
+                continue
+            if (yield from self.page_barrier(checkpoint, page, applied)) == "advanced":
+                ahead = page.next_cursor
