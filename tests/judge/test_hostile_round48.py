@@ -27,7 +27,16 @@ non-terminal decision retried in place; reservations made ahead; the record read
 settlement retried in the attempt; ``applied_position`` held to the barrier; at most eight outcomes an
 attempt; no ``Skip``; no lookup of an empty page; versions raised by two; a heartbeat when caught up; backoff
 growing, after a lost reply, after a lost barrier, at the start of each life, as one reason (without
-read-ahead); a standby second worker (``exec:``).
+read-ahead); a standby second worker (``exec:``); two pages processed before both barriers; the page fetched
+before the load that confirms its cursor; a halt on the page read ahead before any effect of the current one
+(bundled scenarios, corners and wide cases).
+
+Left alone: docs/hooks.md's ``StopWhenCaughtUp`` ("a batch job: stop at the end of the stream") stops at the
+first token that does not advance, which seed 000 step 7 allows ("stop or back off"); on ``default`` and
+``gauntlet`` that is often a stuck token before the end, and the run is incomplete, as docs/verdict.md says
+of a stop before the end. Whether the seed's "stop" should count there is the lead's call. A worker of two
+that exits once the other is at work makes its run incomplete though the other finishes the stream
+(``completed`` asks each worker): documented.
 """
 from __future__ import annotations
 

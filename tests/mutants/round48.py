@@ -909,3 +909,27 @@ class FetchThenLoad(Consumer):
                 continue
             if (yield from self.page_barrier(checkpoint, page, applied)) == "advanced":
                 ahead = page.next_cursor
+
+
+class HaltOnTheNextPageFirst(Consumer):
+    """Reads the next page ahead as soon as a page arrives and validates it too (against the loaded
+    ``applied_position``), before any effect of the current page: a breach there halts the worker at once.
+
+    Seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap that
+    violates the provider contract stops the attempt for investigation"; invariant 3 as judged allows reading
+    ahead. Halting before the current page is done leaves its events pending, which a justified halt allows:
+    the investigation comes first.
+    """
+
+    def after_fetch(self, checkpoint, page):
+        if page.next_cursor == checkpoint.resume_cursor:
+            return None
+        ahead = yield Fetch(page.next_cursor)
+        if ahead is LOST or ahead is None:
+            return None
+        _receipts, ids_at = yield Lookup(ahead.events)
+        as_loaded = Checkpoint(page.next_cursor, checkpoint.applied_position, checkpoint.checkpoint_version)
+        problem = super().validate(as_loaded, ahead, ids_at)
+        if problem:
+            yield Halt(f"next page: {problem}")
+        return None
