@@ -95,9 +95,11 @@ def _pages(*chain: list[int]) -> list[dict]:
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
 
-#: The time limit of the cases that take dozens of attempts (``long_blocks``, ``long_outage``): ten times the
-#: default, so that a consumer whose back-off grows between blocked attempts (doubling to 64 back-offs, as
-#: common as patience gets) completes; at the default it was judged incomplete on ``long_blocks``.
+#: The time limit of the cases that are long by design: many events (``wide_pages``, ``long_stream``,
+#: ``big_page``, where ``safe`` itself takes 2,400, 5,500 and 8,400 of the default 10,000) or dozens of
+#: attempts (``long_blocks``, ``long_outage``). Ten times the default, so that a correct consumer doing more
+#: timed work per event (a reservation made ahead) or backing off longer between blocked attempts (doubling
+#: to 64 back-offs) completes; at the default each was judged incomplete (``big_page``, ``long_blocks``).
 _PATIENT = {"time_limit": 100_000.0}
 _GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
               "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
@@ -126,20 +128,20 @@ WIDE: dict[str, dict] = {
     "wide_pages": {
         "description": "Pages of 50 events, overlapping, with backfills, poison, transient, review and hold "
                        "events, and seeded crashes",
-        "sink": "idempotent", "backfills": True,
+        "sink": "idempotent", "backfills": True, "timing": _PATIENT,
         "generate": {"events": 600, "page_size": 50, **_GENERATED},
         "random_faults": {"crash": 0.01, "lost_response": 0.01}},
     "long_stream": {
         "description": "2,000 events behind about 400 page barriers, with empty pages and non-advancing "
                        "tokens",
-        "sink": "transactional", "backfills": True,
+        "sink": "transactional", "backfills": True, "timing": _PATIENT,
         "generate": {"events": 2000, "page_size": 5, **_GENERATED}},
     "big_page": {
         "description": "A page of 4,100 events, a transient failure near its end, then a page of 100: wider "
                        "than a bulk limit a consumer might cut a page to, 1,000 or a buffer of 1,024, 2,048 "
                        "or 4,096 (the other pages hold at most 50)",
         "sink": "idempotent", "pages": _pages(list(range(1, 4101)), list(range(4101, 4201))),
-        "events": [{"position": 4000, "behavior": "transient", "failures": 2}]},
+        "timing": _PATIENT, "events": [{"position": 4000, "behavior": "transient", "failures": 2}]},
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
                        "after 250, a hold released after 250, then 20 transient failures",

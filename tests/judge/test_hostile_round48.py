@@ -17,6 +17,10 @@ Found:
   page of the docs bounds how long a worker may back off. The two cases that take dozens of attempts
   (``long_blocks``, ``long_outage``) now run to 100,000 (docs/verdict.md says so); the gallery is caught as
   before.
+- a correct consumer that reserves every event of a page ahead and again before each call (``ReserveAhead``:
+  one more timed request an event) was judged incomplete on ``big_page`` of round 47 (4,100 events on an
+  external sink, where ``safe`` itself ends at 8,416 of the 10,000 its ``time_limit`` allows). The cases long
+  by design, ``wide_pages``, ``long_stream`` and ``big_page`` too, now run to 100,000.
 
 Held (the audit passed each, see the report): a page claimed by a version-only compare-and-swap before any
 effect; the checkpoint read again before the barrier; a lost commit looked up and retried in place; a lost
@@ -64,3 +68,10 @@ def test_a_patient_back_off_completes_the_cases_of_dozens_of_attempts():
     for name in ("long_blocks", "long_outage"):
         v = simkit.simulate(wide(name), round48.PatientBackoff).verdict
         assert v.ok and v.completed and not v.pending, (name, v)
+
+
+def test_a_reservation_made_ahead_completes_the_page_of_4100_events():
+    """One ``Reserve`` more an event on ``big_page``'s external sink: about 10,250 units where ``safe`` takes
+    8,416; ok, not incomplete at 10,000 with 126 events pending."""
+    v = simkit.simulate(wide("big_page"), round48.ReserveAhead).verdict
+    assert v.ok and v.completed and not v.pending, v

@@ -323,7 +323,8 @@ class ReserveAhead(Consumer):
 
     Seed 001 step 1: "Reserve a tuple ..."; a reservation is a durable record of intent, no effect. Step 2's
     "A changed request or authorization context requires a new reservation and generation" is kept because the
-    call uses the tuple reserved right before it.
+    call uses the tuple reserved right before it. One timed request more an event: on round 47's
+    ``big_page`` (4,100 events) it ran past the default ``time_limit`` and was judged incomplete.
     """
 
     def after_fetch(self, checkpoint, page):
