@@ -236,7 +236,7 @@ def test_an_audit_of_a_consumer_that_changes_simkits_consumer_is_refused_not_pas
     itself fails)"."""
     with pytest.raises(simkit.SimkitError, match=r"MoveOnAndPatch: simkit\.Consumer\.is_terminal has been "
                                                  r"changed in this process .*\(docs/hooks\.md\); audit case "
-                                                 r"\w+: [\w ]+ seed \d+$"):    # (where it was found, round 49)
+                                                 r"\w+: [\w ]+ seed \d+$"):    # (where found, round 49)
         simkit.audit(round34.MoveOnAndPatch, budget=20)
 
 

@@ -26,8 +26,9 @@ docs/challenge.md's "usually means" verdicts; ``--jobs 1000``, ``--max-crashes -
 (130) and SIGTERM (143) of ``serve``; every ``simkit.*`` name the docs cite.
 
 Left alone then, mended in round 49: ``simkit run --seed ' 7'`` said ``--seed  7`` unquoted where other flags
-quote the value; ``simkit workshop`` ended ``open it with  jupyter lab ...`` (two blanks); ``simkit list`` cuts a
-description at its first colon as well as its first full stop (docs/scenarios.md said "its first sentence").
+quote the value; ``simkit workshop`` ended ``open it with  jupyter lab ...`` (two blanks); ``simkit list``
+cuts a description at its first colon as well as its first full stop (docs/scenarios.md said "its first
+sentence").
 """
 from __future__ import annotations
 
