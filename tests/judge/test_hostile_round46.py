@@ -1,0 +1,110 @@
+"""Round 46: mutation testing of the checker (simkit/judge). SCORE_PLACEHOLDER
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from test_checker import PAGES, History, invariants
+
+import simkit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mutants import round46  # noqa: E402
+from mutants.correct import ReadAhead  # noqa: E402
+from mutants.validation import TrustTheProvider  # noqa: E402
+
+# test_checker's pages with a poison event first (the handler decides quarantine)
+POISON = {
+    "name": "hand",
+    "initial": {"resume_cursor": "C1"},
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [3], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+    "events": [{"position": 1, "behavior": "poison"}],
+}
+
+
+def test_a_receipt_is_judged_by_the_decision_before_it_not_a_later_one():
+    """claims-373 (``if s > seq: break`` dropped in ``_Decisions.latest``): an ``applied`` receipt written
+    while the handler's decision was ``operator_review`` is unordered (invariant 5) even if the handler
+    later decides ``apply``; the mutant judged every write by the event's last decision ever."""
+    h = History(pages=PAGES).first_page_applied()
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    _cp, page = h.page(1, "C2")
+    assert h.sink.decide(1, page.events[0]) == "operator_review"
+    h.apply(1, "e3", 3)                                 # the bug: applied while review is pending
+    h.sink.clock.time = 40.0
+    _cp, page = h.page(1, "C2")
+    assert h.sink.decide(1, page.events[0]) == "apply"  # a later decision does not order the earlier write
+    v = h.verdict()
+    assert any(x["invariant"] == 5 and "e3 while the handler's decision was operator_review" in x["detail"]
+               for x in v.invariant_violations), v.invariant_violations
+    assert not v.ok
+
+
+def test_an_applied_receipt_after_an_ordered_quarantine_is_not_duplicated():
+    """checker-73 (``len(r) > 1`` dropped in ``_applied_receipts_twice``): an event with two terminal
+    receipts, a quarantine the handler ordered and then one ``applied``, holds one ``applied`` receipt: not
+    ``duplicated`` (test_checker's version has an unordered quarantine, which is void and never a
+    candidate, so it could not tell)."""
+    h = History(pages=POISON)
+    _cp, page = h.page(1, "C1")
+    assert h.sink.decide(1, page.events[0]) == "quarantine"
+    assert h.store.commit_event(1, "e1", 1, "quarantined", 1)
+    h.store.receipt_log.add(h.store.clock.tick(), 5.0, 2, "e1", "applied")
+    v = h.verdict()
+    assert v.duplicated == [] and 4 not in invariants(v)
+
+
+# without backfills, e4 is served behind e5 on the page read ahead, exactly at the applied_position loaded
+GAP_AT_APPLIED = {
+    "name": "gap_at_applied",
+    "backfills": False,
+    "initial": {"resume_cursor": "C1", "applied_position": 4},
+    "pages": [
+        {"cursor": "C1", "positions": [5], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [4, 6], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+}
+
+
+def test_a_gap_exactly_at_the_loaded_applied_position_is_seen():
+    """halts-640 (``p > applied`` as ``p >= applied`` in ``_seen``): an event served exactly at the
+    ``applied_position`` its worker loaded, with no receipt, is a gap (step 3: "at or below"). A consumer
+    that reads the next page ahead and skips the gap check goes on where step 3 stops: ``unhalted``."""
+    v = simkit.simulate(simkit.parse(GAP_AT_APPLIED), round46.GapBlindReadAhead).verdict
+    gap = "gap: e4 at position 4 is behind applied_position 4"
+    assert any(gap in d["detail"] for d in v.unhalted), v.unhalted
+    safe = simkit.simulate(simkit.parse(GAP_AT_APPLIED), ReadAhead).verdict
+    assert safe.ok and safe.halt_justified and not safe.unhalted, safe
+
+
+# without backfills, page C2 both regresses inside itself (3, then 2) and starts with e3 behind applied 5
+DISORDER_AND_GAP = {
+    "name": "disorder_and_gap",
+    "backfills": False,
+    "pages": [
+        {"cursor": "C1", "positions": [1, 5], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [3, 2, 6], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+}
+
+
+def test_a_page_out_of_order_is_named_as_such_whatever_else_it_shows():
+    """halts-479 (``if who in out: continue`` dropped in ``breaches``): a page whose own order breaks the
+    contract is named by that breach, the provider's fact, not by a gap the receipts also show."""
+    v = simkit.simulate(simkit.parse(DISORDER_AND_GAP), TrustTheProvider).verdict
+    assert v.unhalted and all("showed a source-order regression or two ids at one position inside the page"
+                              in d["detail"] for d in v.unhalted), v.unhalted
+
+
+def test_a_missing_halt_is_dated_by_the_first_effect_not_the_receipt_after_it():
+    """halts-497 (effects never noted in ``unhalted``): on an external sink the effect comes before its
+    receipt; the missing halt is the first write, the effect of e6 (the mutant named the receipt)."""
+    v = simkit.simulate(simkit.parse({**DISORDER_AND_GAP, "sink": "idempotent"}), TrustTheProvider).verdict
+    assert [d["detail"].split(" after ")[0] for d in v.unhalted] == ["effect of e6"], v.unhalted
