@@ -108,3 +108,23 @@ def test_a_missing_halt_is_dated_by_the_first_effect_not_the_receipt_after_it():
     receipt; the missing halt is the first write, the effect of e6 (the mutant named the receipt)."""
     v = simkit.simulate(simkit.parse({**DISORDER_AND_GAP, "sink": "idempotent"}), TrustTheProvider).verdict
     assert [d["detail"].split(" after ")[0] for d in v.unhalted] == ["effect of e6"], v.unhalted
+
+
+# page C1 regresses inside itself; both its events are done already; C2 is the end of the stream
+REPLAYED_DISORDER = {
+    "name": "replayed_disorder",
+    "initial": {"resume_cursor": "C1", "receipts": [1, 2]},
+    "pages": [
+        {"cursor": "C1", "positions": [2, 1], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C2"},
+    ],
+}
+
+
+def test_a_barrier_closing_a_page_out_of_order_is_blamed_on_that_page():
+    """halts-615 (``if c == cursor: return k`` dropped in ``Attempts.published``): the barrier C1 -> C2
+    closes the page fetched with C1, not the page read ahead with C2 (which also returned C2, and later).
+    Every event of C1 is a replay, so the barrier is the only write after the breach: the mutant saw none."""
+    v = simkit.simulate(simkit.parse(REPLAYED_DISORDER), round46.TrustingReadAhead).verdict
+    assert [d["detail"].split(" after ")[0] for d in v.unhalted] == ["barrier publishing 'C2'"], v.unhalted
+    assert not v.ok
