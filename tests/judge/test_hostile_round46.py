@@ -11,7 +11,7 @@ import simkit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutants import round46  # noqa: E402
-from mutants.correct import ReadAhead  # noqa: E402
+from mutants.correct import ReadAhead, RememberedIdentity  # noqa: E402
 from mutants.validation import TrustTheProvider  # noqa: E402
 
 # test_checker's pages with a poison event first (the handler decides quarantine)
@@ -128,3 +128,28 @@ def test_a_barrier_closing_a_page_out_of_order_is_blamed_on_that_page():
     v = simkit.simulate(simkit.parse(REPLAYED_DISORDER), round46.TrustingReadAhead).verdict
     assert [d["detail"].split(" after ")[0] for d in v.unhalted] == ["barrier publishing 'C2'"], v.unhalted
     assert not v.ok
+
+
+# without backfills: page C1's events are done already (applied_position 0 lags them); C2 slips e2 behind e3
+GAP_BEHIND_BARRIER = {
+    "name": "gap_behind_barrier",
+    "backfills": False,
+    "initial": {"resume_cursor": "C1", "receipts": [1, 3]},
+    "pages": [
+        {"cursor": "C1", "positions": [1, 3], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [2, 4], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+}
+
+
+def test_a_gap_behind_what_the_workers_own_barrier_wrote_is_seen():
+    """halts-635 (``kind != "commit"`` as ``kind != "barrier"`` in ``breaches``): what a worker holds of the
+    checkpoint is what it loaded or what its own barrier wrote (applied_position 3, every event of C1 a
+    replay), not what it last committed. A consumer that keeps that checkpoint as its next attempt identity
+    and skips the gap check goes on past e2: ``unhalted`` (the mutant held the 0 it loaded)."""
+    v = simkit.simulate(simkit.parse(GAP_BEHIND_BARRIER), round46.GapBlindRemembered).verdict
+    gap = "gap: e2 at position 2 is behind applied_position 3"
+    assert any(gap in d["detail"] for d in v.unhalted), v.unhalted
+    correct = simkit.simulate(simkit.parse(GAP_BEHIND_BARRIER), RememberedIdentity).verdict
+    assert correct.ok and correct.halt_justified and not correct.unhalted, correct
