@@ -153,3 +153,26 @@ def test_a_gap_behind_what_the_workers_own_barrier_wrote_is_seen():
     assert any(gap in d["detail"] for d in v.unhalted), v.unhalted
     correct = simkit.simulate(simkit.parse(GAP_BEHIND_BARRIER), RememberedIdentity).verdict
     assert correct.ok and correct.halt_justified and not correct.unhalted, correct
+
+
+# an external sink, where every time is past 1,000 and every log sequence number is far below
+SLOW_FIRST_FETCH = {
+    "name": "slow_first_fetch",
+    "sink": "idempotent",
+    "timing": {"fetch_latency": 1000.0},
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C2"},
+    ],
+}
+
+
+def test_calls_sent_before_the_earlier_events_settle_are_an_inversion():
+    """order-825 (``_in_lockstep`` reading the effects' times, ``fields(1, 2)``, for their sequence
+    numbers): a consumer that calls the service for e2 before e1's call is settled goes past an outcome
+    that is not durable (step 4). The mutant compared e1's receipt's sequence number with e2's effect's
+    time, found the run in lockstep and passed it: its verdict was ok."""
+    v = simkit.simulate(simkit.parse(SLOW_FIRST_FETCH), round46.CallAllThenSettle).verdict
+    assert [d["detail"].split(" had ")[0] for d in v.unhalted] == [
+        "effect of e2 before e1 (position 1), earlier in page 'C1',"], v.unhalted
+    assert not v.ok and simkit.simulate(simkit.parse(SLOW_FIRST_FETCH), simkit.Consumer).verdict.ok

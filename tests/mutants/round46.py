@@ -3,9 +3,13 @@
 Written against the public API only."""
 from __future__ import annotations
 
+from simkit import Consumer
+from simkit.model import COMMITTED
+from simkit.ops import LOST, Call, Commit, Handle, Reserve, Settle, Skip
+
 from .correct import ReadAhead, RememberedIdentity
 
-__all__ = ["GapBlindReadAhead", "GapBlindRemembered", "TrustingReadAhead"]
+__all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -48,3 +52,36 @@ class GapBlindRemembered(RememberedIdentity):
     def validate(self, checkpoint, page, ids_at):
         problem = super().validate(checkpoint, page, ids_at)
         return None if problem and problem.startswith("gap") else problem
+
+
+class CallAllThenSettle(Consumer):
+    """"The service is slow: send every call of the page first, then settle and receipt them in order."
+
+    On an external sink, calls the service for every event of the page before settling the first: each later
+    event's effect is made while the events before it have no durable outcome. (Events the handler does not
+    apply end the page as blocked, and the page is retried.)
+
+    Breaks seed 000 step 4: "Process events in source order ... Stop at the first outcome that is not durable
+    and terminal".
+    """
+
+    def process(self, checkpoint, page, receipts):
+        if not self.contract.external_sink:
+            return (yield from super().process(checkpoint, page, receipts))
+        applied, called = checkpoint.applied_position, []
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                continue
+            if (yield Handle(event)) != "apply":
+                break
+            operation = yield Reserve(event)
+            reply = None if operation.state == COMMITTED else (yield Call(event, operation.reservation))
+            called.append((event, operation.reservation, reply))
+        for event, reservation, reply in called:
+            if reply is not None and (yield Settle(event, reservation, reply)) != COMMITTED:
+                return "blocked", applied
+            if (yield Commit(event, "applied", max(applied, event.position))) is LOST:
+                return "lost", applied
+            applied = max(applied, event.position)
+        return ("done" if len(called) == len(page.events) else "blocked"), applied
