@@ -176,3 +176,49 @@ def test_calls_sent_before_the_earlier_events_settle_are_an_inversion():
     assert [d["detail"].split(" had ")[0] for d in v.unhalted] == [
         "effect of e2 before e1 (position 1), earlier in page 'C1',"], v.unhalted
     assert not v.ok and simkit.simulate(simkit.parse(SLOW_FIRST_FETCH), simkit.Consumer).verdict.ok
+
+
+def test_an_effect_run_twice_is_dated_by_its_second_run():
+    """checker-205 (``times[1][0]`` as ``times[1][-1]``): invariant 4 for an effect that ran twice is dated
+    by the second run, its time and its worker (the mutant gave the worker's number as the time)."""
+    h = History(sink="unsafe")
+    h.page(1, "C1")
+    h.sink.clock.time = 3.0
+    h.sink.record(1, "e1")
+    h.sink.clock.time = 7.0
+    h.sink.record(2, "e1")
+    v = h.verdict()
+    assert v.duplicated == ["e1"]
+    assert [(x["invariant"], x["time"], x["worker"]) for x in v.invariant_violations
+            if x["invariant"] == 4] == [(4, 7.0, 2)], v.invariant_violations
+
+
+def test_a_barrier_over_a_durable_dead_letter_is_invariant_5_whatever_comes_later():
+    """checker-126 (``break`` as ``pass`` in ``_Holds.at``, a line the filter never reached): a barrier that
+    passes over e1 while its durable receipt is ``dead_letter`` (and no handler decision says so) breaks
+    invariant 5, even though e1 is applied after the barrier. The mutant read the later receipt: invariant
+    1."""
+    h = History()
+    h.page(1, "C1")
+    assert h.store.commit_event(1, "e1", 1, "dead_letter", 0)
+    h.apply(1, "e2", 2, applied=0)
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 0)
+    h.store.receipt_log.add(h.store.clock.tick(), 9.0, 1, "e1", "applied")
+    v = h.verdict()
+    assert [(x["invariant"], x["detail"]) for x in v.invariant_violations if "published" in x["detail"]] == [
+        (5, "token 'C2' published while e1 is dead_letter")], v.invariant_violations
+
+
+def test_a_hold_overtaken_by_an_applied_claim_is_no_hold():
+    """checker-248 (``e in rows`` as ``e not in rows`` in ``_Holds``: a terminal receipt after an event's
+    first receipt dropped): e1's last receipt before the barrier is an ``applied`` claim with no effect, so it
+    has no durable outcome (invariant 1), not the ``dead_letter`` before it (the mutant's invariant 5)."""
+    h = History()
+    h.page(1, "C1")
+    assert h.store.commit_event(1, "e1", 1, "dead_letter", 0)
+    assert h.store.commit_event(1, "e1", 1, "applied", 0)      # a receipt claiming an effect never made
+    h.apply(1, "e2", 2, applied=0)
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 0)
+    v = h.verdict()
+    assert [(x["invariant"], x["detail"]) for x in v.invariant_violations if "published" in x["detail"]] == [
+        (1, "token 'C2' published while e1 has no durable outcome")], v.invariant_violations
