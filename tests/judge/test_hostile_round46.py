@@ -222,3 +222,24 @@ def test_a_hold_overtaken_by_an_applied_claim_is_no_hold():
     v = h.verdict()
     assert [(x["invariant"], x["detail"]) for x in v.invariant_violations if "published" in x["detail"]] == [
         (1, "token 'C2' published while e1 has no durable outcome")], v.invariant_violations
+
+
+# page C2 regresses inside itself
+C2_OUT_OF_ORDER = {
+    "name": "c2_out_of_order",
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [4, 3], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+}
+
+
+def test_a_write_for_the_page_read_ahead_acts_on_that_page():
+    """halts-607 (``if serves: return k`` as ``if True`` in ``Attempts.page_of``): a consumer that processes
+    the page it read ahead before the current page's barrier, unvalidated, acts on that page (C2, out of
+    order) with its first effect, not on its attempt's page C1, which does not serve e4. The mutant blamed
+    that write on C1 and dated the missing halt by the later barrier."""
+    v = simkit.simulate(simkit.parse(C2_OUT_OF_ORDER), round46.ProcessesThePageAheadUnchecked).verdict
+    assert [(d["time"], d["detail"].split(" after ")[0]) for d in v.unhalted] == [(3.5, "effect of e4")], \
+        v.unhalted

@@ -4,12 +4,27 @@ Written against the public API only."""
 from __future__ import annotations
 
 from simkit import Consumer
-from simkit.model import COMMITTED
-from simkit.ops import LOST, Call, Commit, Handle, Reserve, Settle, Skip
+from simkit.model import COMMITTED, Checkpoint, Page
+from simkit.ops import (
+    LOST,
+    Barrier,
+    Call,
+    Commit,
+    Fetch,
+    Halt,
+    Handle,
+    Load,
+    Lookup,
+    Reserve,
+    Settle,
+    Skip,
+    Wait,
+)
 
 from .correct import ReadAhead, RememberedIdentity
 
-__all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "TrustingReadAhead"]
+__all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "ProcessesThePageAheadUnchecked",
+           "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -85,3 +100,42 @@ class CallAllThenSettle(Consumer):
                 return "lost", applied
             applied = max(applied, event.position)
         return ("done" if len(called) == len(page.events) else "blocked"), applied
+
+
+class ProcessesThePageAheadUnchecked(Consumer):
+    """"Two pages per round trip: fetch the next page too, process both, then pass both barriers."
+
+    Validates the page it loaded the checkpoint for, but processes the page it read ahead (before the first
+    page's barrier) without validating it: a page out of order is processed as it comes.
+
+    Breaks seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap
+    that violates the provider contract stops the attempt for investigation."
+    """
+
+    def run(self):
+        while True:
+            cp = yield Load()
+            page = yield Fetch(cp.resume_cursor)
+            if not isinstance(page, Page):
+                yield Halt(f"provider refused cursor {cp.resume_cursor!r}")
+            receipts, ids_at = yield Lookup(page.events)
+            problem = self.validate(cp, page, ids_at)
+            if problem:
+                yield Halt(problem)
+            if self.is_caught_up(cp, page):
+                yield Wait("caught_up")
+                continue
+            status, applied = yield from self.process(cp, page, receipts)
+            if status != "done":
+                yield Wait("blocked")
+                continue
+            ahead, version = (yield Fetch(page.next_cursor)), cp.checkpoint_version
+            done_ahead = None
+            if isinstance(ahead, Page) and ahead.next_cursor != page.next_cursor:
+                receipts, _ids = yield Lookup(ahead.events)
+                identity = Checkpoint(page.next_cursor, applied, version + 1)
+                done_ahead = yield from self.process(identity, ahead, receipts)
+            if (yield Barrier(cp.resume_cursor, version, page.next_cursor, version + 1, applied)) is not True:
+                continue
+            if done_ahead is not None and done_ahead[0] == "done":
+                yield Barrier(page.next_cursor, version + 1, ahead.next_cursor, version + 2, done_ahead[1])
