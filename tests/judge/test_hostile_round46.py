@@ -243,3 +243,33 @@ def test_a_write_for_the_page_read_ahead_acts_on_that_page():
     v = simkit.simulate(simkit.parse(C2_OUT_OF_ORDER), round46.ProcessesThePageAheadUnchecked).verdict
     assert [(d["time"], d["detail"].split(" after ")[0]) for d in v.unhalted] == [(3.5, "effect of e4")], \
         v.unhalted
+
+
+# the poison event e1 holds an applied receipt from before the run (the scenario's initial state)
+DONE_BEFORE_THE_RUN = {
+    "name": "done_before_the_run",
+    "initial": {"resume_cursor": "C1", "receipts": [1]},
+    "events": [{"position": 1, "behavior": "poison"}],
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C2"},
+    ],
+}
+
+
+def test_an_initial_receipt_is_not_a_write_the_handler_must_order():
+    """claims-396 (``receipts.fields(2, 4)`` as ``fields(3, 4)``: the event id read as the worker, so the
+    initial state's receipts, worker 0, were judged): the receipts of ``[initial]`` are what the run starts
+    from, not a write of it; ``safe`` replays e1 and is ok (the mutant reported invariant 5 at time 0)."""
+    v = simkit.simulate(simkit.parse(DONE_BEFORE_THE_RUN), simkit.Consumer).verdict
+    assert v.ok and v.invariant_violations == [], v
+
+
+def test_a_call_settled_committed_is_a_durable_outcome_for_step_4():
+    """order-716 (the settlement ledger never read in ``_first_writes``): a correct consumer that settles
+    each call in source order and writes the page's receipts after the last one goes past no event without
+    a durable outcome: a call settled ``committed`` is one. The mutant took only receipts as durable and
+    reported an inversion (e2's effect before e1's receipt)."""
+    page = {"name": "settled", "sink": "idempotent", "pages": SLOW_FIRST_FETCH["pages"]}
+    v = simkit.simulate(simkit.parse(page), round46.SettleEachThenReceiptAll).verdict
+    assert v.ok and v.unhalted == [], v

@@ -24,7 +24,7 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "ProcessesThePageAheadUnchecked",
-           "TrustingReadAhead"]
+           "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -80,6 +80,9 @@ class CallAllThenSettle(Consumer):
     and terminal".
     """
 
+    #: settle each call as soon as its reply comes (its outcome is then durable), not after every call
+    settle_at_once = False
+
     def process(self, checkpoint, page, receipts):
         if not self.contract.external_sink:
             return (yield from super().process(checkpoint, page, receipts))
@@ -92,6 +95,10 @@ class CallAllThenSettle(Consumer):
                 break
             operation = yield Reserve(event)
             reply = None if operation.state == COMMITTED else (yield Call(event, operation.reservation))
+            if reply is not None and self.settle_at_once:
+                if (yield Settle(event, operation.reservation, reply)) != COMMITTED:
+                    break
+                reply = None
             called.append((event, operation.reservation, reply))
         for event, reservation, reply in called:
             if reply is not None and (yield Settle(event, reservation, reply)) != COMMITTED:
@@ -139,3 +146,12 @@ class ProcessesThePageAheadUnchecked(Consumer):
                 continue
             if done_ahead is not None and done_ahead[0] == "done":
                 yield Barrier(page.next_cursor, version + 1, ahead.next_cursor, version + 2, done_ahead[1])
+
+
+class SettleEachThenReceiptAll(CallAllThenSettle):
+    """Correct (not in the gallery's roster): settles each call as its reply comes, in source order, and
+    writes the page's receipts after the last one. A call settled ``committed`` is the event's durable outcome
+    (seed 001 step 4: "Make committed success absorbing for that tuple"), so no event is processed past an
+    earlier one without a durable outcome."""
+
+    settle_at_once = True
