@@ -273,3 +273,24 @@ def test_a_call_settled_committed_is_a_durable_outcome_for_step_4():
     page = {"name": "settled", "sink": "idempotent", "pages": SLOW_FIRST_FETCH["pages"]}
     v = simkit.simulate(simkit.parse(page), round46.SettleEachThenReceiptAll).verdict
     assert v.ok and v.unhalted == [], v
+
+
+# overlap_new_identity under a contract that allows backfills: x3 at the position e3 holds a receipt at
+NEW_IDENTITY_BACKFILLS = {
+    "name": "new_identity_backfills",
+    "backfills": True,
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [3, 4], "ids": ["x3", "e4"], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
+    ],
+}
+
+
+def test_a_conflicting_identity_is_seen_where_backfills_are_allowed():
+    """halts-592 (``not`` dropped from ``if not others and ...`` in ``_seen``): backfills or not, two ids
+    at one position is a breach a consumer can see in the receipts. One that validates nothing goes on
+    (``unhalted``); the mutant skipped every shared position when the contract allows backfills."""
+    v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), TrustTheProvider).verdict
+    conflict = "conflicting identity at position 3: x3, and e3 holds a receipt there"
+    assert v.unhalted and all(conflict in d["detail"] for d in v.unhalted), v.unhalted
