@@ -294,3 +294,12 @@ def test_a_conflicting_identity_is_seen_where_backfills_are_allowed():
     v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), TrustTheProvider).verdict
     conflict = "conflicting identity at position 3: x3, and e3 holds a receipt there"
     assert v.unhalted and all(conflict in d["detail"] for d in v.unhalted), v.unhalted
+
+
+def test_a_halt_on_an_id_served_before_at_the_same_position_is_justified():
+    """halts-515 (``any`` as ``all`` in ``_conflicting_identity``): a halt is justified by an id already
+    served at the position, not only by one holding a receipt there (docs/verdict.md). A correct consumer
+    that compares the page it read ahead with the first page halts on x3 before e3 has a receipt; the
+    mutant called that halt unjustified and the run incomplete."""
+    v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), round46.RemembersServedIds).verdict
+    assert v.halt_justified is True and v.ok, v

@@ -24,7 +24,7 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "ProcessesThePageAheadUnchecked",
-           "SettleEachThenReceiptAll", "TrustingReadAhead"]
+           "RemembersServedIds", "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -155,3 +155,22 @@ class SettleEachThenReceiptAll(CallAllThenSettle):
     earlier one without a durable outcome."""
 
     settle_at_once = True
+
+
+class RemembersServedIds(Consumer):
+    """Correct (not in the gallery's roster): fetches the next page along with the first one and compares
+    the two before anything else: a position that the next page serves under another id than the first page
+    did is a conflicting identity (seed 000 step 3), whether or not a receipt holds it yet, and it halts.
+    Otherwise it goes on as ``safe``."""
+
+    def run(self):
+        cp = yield Load()
+        page = yield Fetch(cp.resume_cursor)
+        if isinstance(page, Page) and page.next_cursor != cp.resume_cursor:
+            ahead = yield Fetch(page.next_cursor)
+            served = {e.position: e.id for e in page.events}
+            for e in ahead.events if isinstance(ahead, Page) else ():
+                if served.get(e.position, e.id) != e.id:
+                    yield Halt(f"conflicting identity at position {e.position}: {e.id} after "
+                               f"{served[e.position]}")
+        yield from super().run()
