@@ -303,3 +303,18 @@ def test_a_halt_on_an_id_served_before_at_the_same_position_is_justified():
     mutant called that halt unjustified and the run incomplete."""
     v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), round46.RemembersServedIds).verdict
     assert v.halt_justified is True and v.ok, v
+
+
+def test_the_first_event_of_the_stream_keeps_its_outcome_beside_a_void_claim():
+    """outcomes-938 (``if i < 0`` as ``if i < 1`` in ``Outcomes._receipts``): where some receipt is a void
+    claim (e2's ``ignored``, which the handler never ordered), the first event of the stream, e1, with the
+    quarantine its handler ordered, holds its outcome; the mutant moved e1's receipt off the stream, and e1
+    was lost."""
+    h = History(pages=POISON)
+    _cp, page = h.page(1, "C1")
+    assert h.sink.decide(1, page.events[0]) == "quarantine"
+    assert h.store.commit_event(1, "e1", 1, "quarantined", 1)
+    assert h.store.commit_event(1, "e2", 2, "ignored", 2)       # the handler never said ignore
+    assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
+    v = h.verdict()
+    assert "e1" not in v.lost + v.pending and "e2" in v.lost, v
