@@ -8,6 +8,7 @@ from pathlib import Path
 from test_checker import PAGES, History, invariants
 
 import simkit
+from simkit.model import Event
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutants import round46  # noqa: E402
@@ -318,3 +319,14 @@ def test_the_first_event_of_the_stream_keeps_its_outcome_beside_a_void_claim():
     assert h.store.compare_and_swap(1, "C1", 0, "C2", 1, 2)
     v = h.verdict()
     assert "e1" not in v.lost + v.pending and "e2" in v.lost, v
+
+
+def test_a_receipt_for_an_id_off_the_stream_is_not_the_last_events_outcome():
+    """outcomes-887 (``if i < 0: i = self._place(eid)`` never taken): a receipt for an id the stream does not
+    hold is kept after the stream's, not written into the last event's place (the mutant's ``at[-1]``): e3,
+    never processed, is still without an outcome."""
+    h = History().first_page_applied()
+    assert h.sink.decide(1, Event("zz", 9, "ignore")) == "ignore"     # an id the provider never served
+    assert h.store.commit_event(1, "zz", 9, "ignored", 2)
+    v = h.verdict()
+    assert "e3" in v.lost + v.pending, v
