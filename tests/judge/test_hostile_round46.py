@@ -330,3 +330,23 @@ def test_a_receipt_for_an_id_off_the_stream_is_not_the_last_events_outcome():
     assert h.store.commit_event(1, "zz", 9, "ignored", 2)
     v = h.verdict()
     assert "e3" in v.lost + v.pending, v
+
+
+# an empty page with a new token in the middle of the stream
+EMPTY_MIDWAY = {
+    "name": "empty_midway",
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C3"},
+        {"cursor": "C3", "positions": [3], "next_cursor": "C4"},
+        {"cursor": "C4", "positions": [], "next_cursor": "C4"},
+    ],
+}
+
+
+def test_an_empty_page_is_no_refusal():
+    """halts-448 (``and`` as ``or`` in ``_refused``): a refusal has neither events nor a ``next_cursor``; an
+    empty page with a new token is a page (step 7). A consumer that halts on it as if the cursor were refused
+    halts unjustified; the mutant took the page for a refusal of an issued cursor and passed the run."""
+    v = simkit.simulate(simkit.parse(EMPTY_MIDWAY), round46.EmptyPageIsRefusal).verdict
+    assert v.halted and v.halt_justified is False and not v.ok, v

@@ -23,8 +23,9 @@ from simkit.ops import (
 
 from .correct import ReadAhead, RememberedIdentity
 
-__all__ = ["CallAllThenSettle", "GapBlindReadAhead", "GapBlindRemembered", "ProcessesThePageAheadUnchecked",
-           "RemembersServedIds", "SettleEachThenReceiptAll", "TrustingReadAhead"]
+__all__ = ["CallAllThenSettle", "EmptyPageIsRefusal", "GapBlindReadAhead", "GapBlindRemembered",
+           "ProcessesThePageAheadUnchecked", "RemembersServedIds", "SettleEachThenReceiptAll",
+           "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -174,3 +175,18 @@ class RemembersServedIds(Consumer):
                     yield Halt(f"conflicting identity at position {e.position}: {e.id} after "
                                f"{served[e.position]}")
         yield from super().run()
+
+
+class EmptyPageIsRefusal(Consumer):
+    """"An empty page means the provider lost our cursor: stop and page the on-call."
+
+    Halts on an empty page with a new token, as if the provider had refused the cursor. It served a page.
+
+    Breaks seed 000 step 7: "Treat a successful empty page with a new continuation token as a zero-item page"
+    (and step 3: a halt needs a breach of the provider contract).
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        if not page.events and page.next_cursor != checkpoint.resume_cursor:
+            return f"provider refused cursor {checkpoint.resume_cursor!r}"
+        return super().validate(checkpoint, page, ids_at)
