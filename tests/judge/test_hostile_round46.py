@@ -350,3 +350,11 @@ def test_an_empty_page_is_no_refusal():
     halts unjustified; the mutant took the page for a refusal of an issued cursor and passed the run."""
     v = simkit.simulate(simkit.parse(EMPTY_MIDWAY), round46.EmptyPageIsRefusal).verdict
     assert v.halted and v.halt_justified is False and not v.ok, v
+
+
+def test_a_halt_on_a_page_whose_ids_no_other_has_displaced_yet_is_unjustified():
+    """halts-572 (``eid in others`` as ``eid not in others`` in ``_conflicting_identity``): the first page
+    of NEW_IDENTITY_BACKFILLS shows nothing wrong (x3 is served only later); a consumer that halts on it
+    halts without cause. The mutant found "another id served" in e1 and called the halt justified."""
+    v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), round46.PausedAfterFetch).verdict
+    assert v.halted and v.halt_justified is False and not v.ok, v

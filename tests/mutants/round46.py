@@ -24,8 +24,8 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "EmptyPageIsRefusal", "GapBlindReadAhead", "GapBlindRemembered",
-           "ProcessesThePageAheadUnchecked", "RemembersServedIds", "SettleEachThenReceiptAll",
-           "TrustingReadAhead"]
+           "PausedAfterFetch", "ProcessesThePageAheadUnchecked", "RemembersServedIds",
+           "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -190,3 +190,17 @@ class EmptyPageIsRefusal(Consumer):
         if not page.events and page.next_cursor != checkpoint.resume_cursor:
             return f"provider refused cursor {checkpoint.resume_cursor!r}"
         return super().validate(checkpoint, page, ids_at)
+
+
+class PausedAfterFetch(Consumer):
+    """"Consumption is paused for the migration": the flag is checked where the page is validated.
+
+    Halts on every page it is served, whatever the page holds.
+
+    Breaks seed 000 step 3, the only place the procedure stops: "An unexpected regression, conflicting
+    identity at the same position, or a gap that violates the provider contract stops the attempt for
+    investigation".
+    """
+
+    def validate(self, checkpoint, page, ids_at):
+        return "consumption paused for the migration"
