@@ -358,3 +358,23 @@ def test_a_halt_on_a_page_whose_ids_no_other_has_displaced_yet_is_unjustified():
     halts without cause. The mutant found "another id served" in e1 and called the halt justified."""
     v = simkit.simulate(simkit.parse(NEW_IDENTITY_BACKFILLS), round46.PausedAfterFetch).verdict
     assert v.halted and v.halt_justified is False and not v.ok, v
+
+
+# two workers on a page out of order; worker 2's first fetch never reaches the provider
+TWO_HALTS = {
+    "name": "two_halts",
+    "workers": 2,
+    "faults": [{"kind": "lost_request", "op": "fetch", "worker": 2}],
+    "pages": [
+        {"cursor": "C1", "positions": [2, 1], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C2"},
+    ],
+}
+
+
+def test_every_halt_must_be_justified():
+    """checker-130 (``all`` as ``any`` over the run's halts): worker 1 halts on the page out of order
+    (justified); worker 2 halts on a lost request, served nothing (unjustified). ``halt_justified`` is false
+    and the run fails; the mutant let the one justified halt answer for both."""
+    v = simkit.simulate(simkit.parse(TWO_HALTS), round46.HaltsWhenUnreachable).verdict
+    assert v.halt_justified is False and not v.ok, v

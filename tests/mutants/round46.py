@@ -24,7 +24,7 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "EmptyPageIsRefusal", "GapBlindReadAhead", "GapBlindRemembered",
-           "PausedAfterFetch", "ProcessesThePageAheadUnchecked", "RemembersServedIds",
+           "HaltsWhenUnreachable", "PausedAfterFetch", "ProcessesThePageAheadUnchecked", "RemembersServedIds",
            "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
@@ -204,3 +204,23 @@ class PausedAfterFetch(Consumer):
 
     def validate(self, checkpoint, page, ids_at):
         return "consumption paused for the migration"
+
+
+class HaltsWhenUnreachable(Consumer):
+    """"If the provider does not answer, something is badly wrong: stop and investigate."
+
+    Halts when a fetch gets no reply (a timeout), as if the provider had broken its contract; it was served
+    nothing. Otherwise ``safe``.
+
+    Breaks seed 000 step 6: "On a crash before the page barrier, retry from the unchanged resume cursor" (a
+    lost request is retried; step 3 halts only on a breach the worker was served).
+    """
+
+    def run(self):
+        steps = super().run()
+        reply = None
+        while True:
+            op = steps.send(reply)
+            reply = yield op
+            if type(op) is Fetch and reply is LOST:
+                yield Halt("provider unreachable")
