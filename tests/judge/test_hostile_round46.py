@@ -1,4 +1,29 @@
-"""Round 46: mutation testing of the checker (simkit/judge). SCORE_PLACEHOLDER
+"""Round 46: mutation testing of the checker (simkit/judge). Each test kills at least one mutant the existing
+tests let live, named ``module-N`` in its docstring; none showed the real checker wrong.
+
+How the mutants were made (the script stays outside the repository, /tmp/r46/mutate.py): stdlib ``ast`` walks
+checker.py, claims.py, halts.py, order.py, outcomes.py, settlement.py, facts.py and verdict.py and makes one
+mutant per site, numbered in walk order: each comparison flipped (< <=, > >=, == !=, in / not in, is / is
+not), ``and``/``or`` swapped, every integer constant (indices and slice bounds too) +1 and -1,
+``if``/``while``/conditional-expression tests set to True and (``if``) to False, ``not`` dropped,
+``continue``/``break``, call statements, augmented assignments and ``return`` inside an ``if`` replaced by
+``pass``, comprehension filters dropped, ``max``/``min`` and ``any``/``all`` swapped, and outcome, decision,
+write-kind and settlement-kind strings swapped within their group. ``ast.unparse`` writes the mutated module
+into a copy of the worktree, and each mutant runs in a process of its own. 1,299 mutants; 249 were run, drawn
+at random from the 953 of checker, claims, halts, order and outcomes (the machine was shared: settlement,
+facts and verdict were not reached).
+
+Kill criterion: ``pytest -x`` on the brief's filter (tests/judge but test_mutants.py, tests/seed,
+tests/scenario/test_hostile_round19/20/23), per mutant only the tests whose coverage context (``coverage
+run``, ``dynamic_context = test_function``) reaches the mutated line, first without the four slowest files
+(seed/test_validation_list, seed/test_shortcuts, seed/test_crash_anywhere, scenario/test_hostile_round23);
+survivors reached only at module level, or not shown equivalent, ran again on the whole filter.
+
+Score, of the 249: 157 killed by the filter (one by a hang: the per-mutant timeout); 28 killed by the tests
+below; 56 equivalent (the same verdict on every run: a shortcut never or always taken, a field read but
+unused, a value no run has, a helper ``check`` never calls), each with its reason in the round's report; 8
+left, which change a verdict only where another field fails the run already, or in runs not built in the time
+(the report names them).
 """
 from __future__ import annotations
 
