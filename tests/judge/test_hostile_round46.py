@@ -403,3 +403,25 @@ def test_every_halt_must_be_justified():
     and the run fails; the mutant let the one justified halt answer for both."""
     v = simkit.simulate(simkit.parse(TWO_HALTS), round46.HaltsWhenUnreachable).verdict
     assert v.halt_justified is False and not v.ok, v
+
+
+# e1 waits for review (resolved to quarantine), e2 is ignored: neither has an effect
+REVIEW_THEN_IGNORE = {
+    "name": "review_then_ignore",
+    "events": [{"position": 1, "behavior": "review", "resolve_after": 20.0, "resolution": "quarantine"},
+               {"position": 2, "behavior": "ignore"}],
+    "pages": [
+        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+        {"cursor": "C2", "positions": [], "next_cursor": "C2"},
+    ],
+}
+
+
+def test_going_past_a_review_is_an_inversion_where_no_event_has_an_effect():
+    """order-838 (``at[1:]`` as ``at[0:]`` in ``_later_done``'s first test): a consumer that goes past e1's
+    review, ignores e2, and quarantines e1 once the review resolves breaks step 4, though nothing is lost.
+    With no effect, each event's first write is its receipt, and the mutant's misaligned pre-check found no
+    inversion at the last rank: its verdict was ok."""
+    v = simkit.simulate(simkit.parse(REVIEW_THEN_IGNORE), round46.GoesPastBlocks).verdict
+    assert [d["detail"].split(" before ")[0] for d in v.unhalted] == ["ignored receipt for e2"], v.unhalted
+    assert not v.ok and simkit.simulate(simkit.parse(REVIEW_THEN_IGNORE), simkit.Consumer).verdict.ok

@@ -6,6 +6,7 @@ from __future__ import annotations
 from simkit import Consumer
 from simkit.model import COMMITTED, Checkpoint, Page
 from simkit.ops import (
+    BLOCKED,
     LOST,
     Barrier,
     Call,
@@ -24,8 +25,8 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "EmptyPageIsRefusal", "GapBlindReadAhead", "GapBlindRemembered",
-           "HaltsWhenUnreachable", "PausedAfterFetch", "ProcessesThePageAheadUnchecked", "RemembersServedIds",
-           "SettleEachThenReceiptAll", "TrustingReadAhead"]
+           "GoesPastBlocks", "HaltsWhenUnreachable", "PausedAfterFetch", "ProcessesThePageAheadUnchecked",
+           "RemembersServedIds", "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
 class GapBlindReadAhead(ReadAhead):
@@ -224,3 +225,32 @@ class HaltsWhenUnreachable(Consumer):
             reply = yield op
             if type(op) is Fetch and reply is LOST:
                 yield Halt("provider unreachable")
+
+
+class GoesPastBlocks(Consumer):
+    """"Don't let one event under review hold up the rest of the page: do the others, come back for it."
+
+    On a non-terminal outcome it goes on to the later events of the page, keeping ``applied_position`` at
+    the prefix before the blocked event and the barrier closed; the next attempt comes back for it. Nothing
+    is lost and no invariant breaks: only the order does.
+
+    Breaks seed 000 step 4: "Stop at the first outcome that is not durable and terminal".
+    """
+
+    def process(self, checkpoint, page, receipts):
+        applied, blocked = checkpoint.applied_position, False
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = applied if blocked else max(applied, event.position)
+                continue
+            decision = yield Handle(event)
+            if decision not in ("apply", "ignore", "quarantine"):
+                blocked = True
+                continue
+            target = applied if blocked else max(applied, event.position)
+            result = yield from getattr(self, decision)(event, target)
+            if result is LOST or result is BLOCKED:
+                return ("lost" if result is LOST else "blocked"), applied
+            applied = target
+        return ("blocked" if blocked else "done"), applied
