@@ -19,9 +19,9 @@ run``, ``dynamic_context = test_function``) reaches the mutated line, first with
 (seed/test_validation_list, seed/test_shortcuts, seed/test_crash_anywhere, scenario/test_hostile_round23);
 survivors reached only at module level, or not shown equivalent, ran again on the whole filter.
 
-Score, of the 249: 157 killed by the filter (one by a hang: the per-mutant timeout); 28 killed by the tests
+Score, of the 249: 157 killed by the filter (one by a hang: the per-mutant timeout); 29 killed by the tests
 below; 56 equivalent (the same verdict on every run: a shortcut never or always taken, a field read but
-unused, a value no run has, a helper ``check`` never calls), each with its reason in the round's report; 8
+unused, a value no run has, a helper ``check`` never calls), each with its reason in the round's report; 7
 left, which change a verdict only where another field fails the run already, or in runs not built in the time
 (the report names them).
 """
