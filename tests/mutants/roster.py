@@ -1,11 +1,11 @@
 """Every correct consumer the hostile rounds hold ok, ``safe`` first: the gallery's (``correct``), and those
-rounds 24, 29, 31 and 48 and the unseen set wrote, each taking a liberty the rules allow. One list, so that a new
-case is run with all of them."""
+rounds 24, 29, 31, 46 and 48 and the unseen set wrote, each taking a liberty the rules allow. One list, so
+that a new case is run with all of them."""
 from __future__ import annotations
 
 from simkit import Consumer
 
-from . import correct, round24, round29, round31, round48, unseen
+from . import correct, round24, round29, round31, round46, round48, unseen
 
 __all__ = ["CORRECT"]
 
@@ -15,4 +15,5 @@ CORRECT = (Consumer, correct.ReadAhead, correct.RememberedIdentity, correct.Fres
            round29.NoProvisionalWrite, round29.YieldsToTheOther, round31.ClaimsThePage,
            round31.PrefixThenCursor, round31.HandleThenCommit, round31.RecordsWhatBlocks,
            round31.ChecksLostCommits, round48.ReadAheadBacksOffOneWay, round48.PatientBackoff,
-           round48.ReserveAhead, round48.TwoPagesThenPublish, round48.HaltOnTheNextPageFirst)
+           round48.ReserveAhead, round48.TwoPagesThenPublish, round48.HaltOnTheNextPageFirst,
+           round46.RemembersServedIds)

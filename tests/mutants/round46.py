@@ -88,10 +88,11 @@ class CallAllThenSettle(Consumer):
     def process(self, checkpoint, page, receipts):
         if not self.contract.external_sink:
             return (yield from super().process(checkpoint, page, receipts))
-        applied, called = checkpoint.applied_position, []
+        applied, called, replays = checkpoint.applied_position, [], 0
         for event in page.events:
             if self.is_replay(event, receipts, applied):
                 yield Skip(event)
+                replays += 1
                 continue
             if (yield Handle(event)) != "apply":
                 break
@@ -108,7 +109,7 @@ class CallAllThenSettle(Consumer):
             if (yield Commit(event, "applied", max(applied, event.position))) is LOST:
                 return "lost", applied
             applied = max(applied, event.position)
-        return ("done" if len(called) == len(page.events) else "blocked"), applied
+        return ("done" if replays + len(called) == len(page.events) else "blocked"), applied
 
 
 class ProcessesThePageAheadUnchecked(Consumer):
@@ -151,10 +152,11 @@ class ProcessesThePageAheadUnchecked(Consumer):
 
 
 class SettleEachThenReceiptAll(CallAllThenSettle):
-    """Correct (not in the gallery's roster): settles each call as its reply comes, in source order, and
-    writes the page's receipts after the last one. A call settled ``committed`` is the event's durable outcome
-    (seed 001 step 4: "Make committed success absorbing for that tuple"), so no event is processed past an
-    earlier one without a durable outcome."""
+    """Safe, but no roster consumer: settles each call as its reply comes, in source order, and writes the
+    page's receipts after the last one. A call settled ``committed`` is the event's durable outcome (seed 001
+    step 4: "Make committed success absorbing for that tuple"), so no event is processed past an earlier one
+    without a durable outcome. It takes every decision but ``apply`` for a block, so a page with an ignored or
+    quarantined event never finishes: the audit judges it incomplete there (56 of 233 cases)."""
 
     settle_at_once = True
 
