@@ -1,8 +1,8 @@
 """Hostile consumers, forty-seventh round (a fresh tester): "``simkit audit X`` passes means X keeps the
 rules", attacked by 26 consumers in Python (``tests/mutants/round47.py``; all but ``VersionInSixteenBits`` and
 ``IdsInVarchar255`` written from the docs alone, before reading the audit's cases or the gallery) and 10 over
-``exec:`` (``tests/exec/consumers/round47/``: eight in Node, two in Python without simkit, each a reference
-consumer with one change).
+``exec:`` (``tests/exec/consumers/round47.toml``: eight in Node, two in Python without simkit, each a
+reference consumer with one change).
 
 Found (each passed the audit of main, ``--jobs 1``, default budget: in process the budget left out the 5 to 40
 dearest explorations; over ``exec:`` it judged the first 40 to 60 cases only, and each exec one below has an
@@ -68,15 +68,21 @@ import simkit
 from simkit.tools.audit_cases import CORNERS, WIDE, cases, wide
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from exec.consumers import round47 as exec47  # noqa: E402
 from mutants import roster, round47  # noqa: E402
 
-EXEC = Path(__file__).parents[1] / "exec" / "consumers" / "round47"
 _NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 _NEW = ("positions_past_32_bits", "ids_compared_exactly", "three_workers")
 
 
-def _node(name: str) -> str:
-    return f"exec:node {EXEC / name}"
+def _node(name: str):
+    """A parameter naming a Node program of :mod:`exec.consumers.round47` (written by :func:`_strategy`)."""
+    return pytest.param(name, marks=_NODE, id=name)
+
+
+def _strategy(strategy, folder: Path):
+    """A consumer class as it is, or the ``exec:`` command of the round's Node program ``strategy`` names."""
+    return f"exec:node {exec47.written(strategy, folder)}" if isinstance(strategy, str) else strategy
 
 
 def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
@@ -88,13 +94,11 @@ def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
             assert v.ok and v.completed and v.halted is None, (cls.__name__, name, v)
 
 
-@pytest.mark.parametrize("strategy", [round47.UInt32Watermark,
-                                      pytest.param(_node("uint32_position.js"), marks=_NODE,
-                                                   id="uint32_position.js")])
-def test_a_position_kept_in_32_bits_is_caught(strategy):
+@pytest.mark.parametrize("strategy", [round47.UInt32Watermark, _node("uint32_position.js")])
+def test_a_position_kept_in_32_bits_is_caught(strategy, tmp_path):
     """Seed 000: "The applied position says what work is durably complete": kept in 32 bits, it stays behind
     the work for good once positions pass 2**32."""
-    v = simkit.simulate(wide("positions_past_32_bits"), strategy).verdict
+    v = simkit.simulate(wide("positions_past_32_bits"), _strategy(strategy, tmp_path)).verdict
     assert not v.ok and not v.completed, v
 
 
@@ -106,23 +110,21 @@ def test_a_version_kept_in_16_bits_is_caught():
 
 @pytest.mark.parametrize("strategy", [round47.CaseInsensitiveReceipts, round47.NormalisedIds,
                                       round47.IdsTruncatedTo16, round47.IdsInVarchar255,
-                                      round47.SkipEventsWithDashedIds,
-                                      pytest.param(_node("case_insensitive_ids.js"), marks=_NODE,
-                                                   id="case_insensitive_ids.js")])
-def test_a_receipt_compared_other_than_byte_for_byte_is_caught(strategy):
+                                      round47.SkipEventsWithDashedIds, _node("case_insensitive_ids.js")])
+def test_a_receipt_compared_other_than_byte_for_byte_is_caught(strategy, tmp_path):
     """Seed 000 step 4: a durable receipt proves *the event* (its stable identity) already has its outcome;
     one for another id that folds, trims or cuts to the same proves nothing: the second of a pair is lost
     (``SkipEventsWithDashedIds``, which skips both, halts at the hole it left after the crash)."""
-    v = simkit.simulate(wide("ids_compared_exactly"), strategy).verdict
+    v = simkit.simulate(wide("ids_compared_exactly"), _strategy(strategy, tmp_path)).verdict
     assert not v.ok and any(d["invariant"] == 2 for d in v.invariant_violations), v
 
 
 @_NODE
-def test_a_bug_of_the_third_worker_is_caught():
+def test_a_bug_of_the_third_worker_is_caught(tmp_path):
     """Seed 000 invariant 5 for workers 3 and up: ``third_worker_moves_on.js`` passes a barrier over a
     failure; with two workers it never shows."""
     assert WIDE.keys().isdisjoint(_NEW) and CORNERS["three_workers"]["workers"] == 3
-    v = simkit.simulate(wide("three_workers"), _node("third_worker_moves_on.js")).verdict
+    v = simkit.simulate(wide("three_workers"), _strategy("third_worker_moves_on.js", tmp_path)).verdict
     assert v.lost and any(d["invariant"] == 5 for d in v.invariant_violations), v
 
 

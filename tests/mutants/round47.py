@@ -2,7 +2,7 @@
 ``IdsInVarchar255``, written from the docs alone before reading the audit's cases or the gallery), run by
 ``tests/judge/test_hostile_round47.py``; outside the gallery (``tests/judge/test_mutants.py`` does not import
 them). Careless colleagues and adversaries, each docstring naming the rule it breaks; the round's exec
-consumers, in Node and in Python without simkit, are in ``tests/exec/consumers/round47/``.
+consumers, in Node and in Python without simkit, are in ``tests/exec/consumers/round47.toml``.
 
 Which case first caught each on the audit of main, and which passed it, is in the test module's docstring.
 ``LostBarrierMeansAdvanced`` and ``TimeoutAfterCommitted`` are probes: the first is caught as a liveness
