@@ -28,6 +28,18 @@ from simkit.ops import (
 )
 
 
+def _decided(consumer: Consumer, event, decision: str, target: int):
+    """Step 4 as ``safe`` takes the handler's ``decision``: its durable outcome through the consumer's own
+    hook (``apply``, ``ignore``, ``quarantine``); then ``None`` to go on, or the status that ends the attempt:
+    ``"blocked"`` (a decision that is not terminal, or an outcome that is not durable yet) or ``"lost"``."""
+    hooks = {"apply": consumer.apply, "ignore": consumer.ignore, "quarantine": consumer.quarantine}
+    hook = hooks.get(decision)
+    if hook is None:
+        return "blocked"
+    result = yield from hook(event, target)
+    return "lost" if result is LOST else "blocked" if result is BLOCKED else None
+
+
 class ReadAheadBacksOffOneWay(Consumer):
     """Fetches the page after each page as soon as it arrives (to warm the provider's cache for the next
     attempt) and drops it, and backs off the same way, as ``caught_up``, whatever the attempt said (one
@@ -184,18 +196,8 @@ class FreshReceiptPerEvent(Consumer):
                 continue
             decision = yield Handle(event)
             target = max(applied, event.position)
-            if decision == "apply":
-                result = yield from self.apply(event, target)
-            elif decision == "ignore":
-                result = yield from self.ignore(event, target)
-            elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            else:
-                return "blocked"
-            if result is LOST:
-                return "lost"
-            if result is BLOCKED:
-                return "blocked"
+            if (status := (yield from _decided(self, event, decision, target))) is not None:
+                return status
             applied = target
         if page.next_cursor == checkpoint.resume_cursor:
             return "caught_up"
@@ -261,18 +263,8 @@ class HandleReplaysToo(Consumer):
                 applied = max(applied, event.position)
                 continue
             target = max(applied, event.position)
-            if decision == "apply":
-                result = yield from self.apply(event, target)
-            elif decision == "ignore":
-                result = yield from self.ignore(event, target)
-            elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            else:
-                return "blocked", applied
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
+            if (status := (yield from _decided(self, event, decision, target))) is not None:
+                return status, applied
             applied = target
         return "done", applied
 
@@ -300,18 +292,8 @@ class BlockedRetryInPlace(Consumer):
                 decision = yield Handle(event)
                 tries += 1
             target = max(applied, event.position)
-            if decision == "apply":
-                result = yield from self.apply(event, target)
-            elif decision == "ignore":
-                result = yield from self.ignore(event, target)
-            elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            else:
-                return "blocked", applied
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
+            if (status := (yield from _decided(self, event, decision, target))) is not None:
+                return status, applied
             applied = target
         return "done", applied
 
@@ -608,18 +590,8 @@ class BoundedWorkPerAttempt(Consumer):
                 return "rejected", applied      # enough for this attempt: the next one loads and goes on
             decision = yield Handle(event)
             target = max(applied, event.position)
-            if decision == "apply":
-                result = yield from self.apply(event, target)
-            elif decision == "ignore":
-                result = yield from self.ignore(event, target)
-            elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            else:
-                return "blocked", applied
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
+            if (status := (yield from _decided(self, event, decision, target))) is not None:
+                return status, applied
             applied, made = target, made + 1
         return "done", applied
 
@@ -640,18 +612,8 @@ class SilentReplays(Consumer):
                 continue
             decision = yield Handle(event)
             target = max(applied, event.position)
-            if decision == "apply":
-                result = yield from self.apply(event, target)
-            elif decision == "ignore":
-                result = yield from self.ignore(event, target)
-            elif decision == "quarantine":
-                result = yield from self.quarantine(event, target)
-            else:
-                return "blocked", applied
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
+            if (status := (yield from _decided(self, event, decision, target))) is not None:
+                return status, applied
             applied = target
         return "done", applied
 
