@@ -44,6 +44,14 @@ CONSUMER_ID = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
 
 
+def _identity(default, nfc: bool = False):
+    """An optional identity field with ``default``, as :data:`IDENTITY` (``nfc``: :data:`CONSUMER_ID`) says:
+    ``filter.next_after`` and the operator's append fields kept the loose pattern of before issue 32, so the
+    OpenAPI document called ``"a\\x01"`` or ``"x\\u200by"`` valid where the service answers 400."""
+    return Field(default=default, min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
+                 description=CONSUMER_ID.description if nfc else None)
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -101,8 +109,7 @@ class Filter(_Strict):
 
     limit: int = Field(default=DEFAULT_LIMIT, ge=MIN_LIMIT, le=MAX_LIMIT)
     scan_limit: int = Field(default=DEFAULT_SCAN_LIMIT, ge=MIN_SCAN_LIMIT, le=MAX_SCAN_LIMIT)
-    next_after: str | None = Field(default=None, min_length=1, max_length=128,
-                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    next_after: str | None = _identity(None)
 
 
 class QueryRequest(_Strict):
@@ -202,17 +209,13 @@ class AppendRequest(_Strict):
     ``idempotency_key``, an identical retry returns the original entry and receipt and appends nothing; the
     same key for another mutation is a 409. ``private_to``: a new record visible to that subject only."""
 
-    tenant: str = Field(default="tenant", min_length=1, max_length=128,
-                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    tenant: str = _identity("tenant", nfc=True)
     scope: Scope = Field(default_factory=_dev_scope, json_schema_extra={"default": {
         "project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}})
     kind: Literal[KINDS] = "created"  # type: ignore[valid-type]
-    record_id: str = Field(default="note", min_length=1, max_length=128,
-                           pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=128,
-                                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
-    private_to: str | None = Field(default=None, min_length=1, max_length=128,
-                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    record_id: str = _identity("note")
+    idempotency_key: str | None = _identity(None)
+    private_to: str | None = _identity(None, nfc=True)
 
 
 class MutationReceipt(_Strict):
