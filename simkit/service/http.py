@@ -52,6 +52,7 @@ socket, the request deadline); this module answers their public names too.
 """
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
 
@@ -203,13 +204,20 @@ def _route_errors(app: FastAPI) -> None:
 
 
 def _add_schemas(app: FastAPI) -> None:
-    """Put the request models' nested definitions where the ``$ref``s of ``openapi_extra`` point."""
+    """Put the request models' nested definitions where the ``$ref``s of ``openapi_extra`` point, and each
+    route's ``requestBody`` back as :func:`~simkit.service.web.request_body` wrote it: FastAPI drops every
+    null of the document, so each example's ``"mission_id": null`` went and the examples, which must work
+    on a fresh server, were a 400 ``missing_field``."""
     original = app.openapi
 
     def openapi():
         if app.openapi_schema:
             return app.openapi_schema
         doc = original()
+        for route in app.routes:
+            body = (getattr(route, "openapi_extra", None) or {}).get("requestBody")
+            if body is not None:
+                doc["paths"][getattr(route, "path", "")]["post"]["requestBody"] = copy.deepcopy(body)
         comps = doc.setdefault("components", {}).setdefault("schemas", {})
         for model in (S.ChangesRequest, S.QueryRequest, S.ReadRequest, S.WriteRequest, S.AppendRequest):
             js = model.model_json_schema(ref_template="#/components/schemas/{model}")

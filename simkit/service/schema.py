@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from .contract import (
     DEFAULT_LIMIT,
@@ -22,9 +22,10 @@ from .contract import (
 
 __all__ = [
     "DIGEST", "IDENTITY", "AppendRequest", "AppendResponse", "BackupRequest", "BackupResponse", "ChangesPage",
-    "ChangesRequest", "Checkpoint", "Command", "Cursor", "Entry", "Error", "ErrorDetail", "Filter",
-    "MemoryRecord", "MutationReceipt", "Query", "QueryPage", "QueryRequest", "ReadRequest", "ReadResponse",
-    "Receipt", "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
+    "ChangesRequest", "ChangesRequestV1", "ChangesRequestV2", "Checkpoint", "CommandV1", "CommandV2",
+    "CommandV2Create", "Cursor", "CursorV1", "CursorV2", "Entry", "Error", "ErrorDetail", "Filter",
+    "MemoryRecord", "MutationReceipt", "QueryPage", "QueryRequest", "QueryV1", "QueryV2", "ReadRequest",
+    "ReadResponse", "Receipt", "RestoreRequest", "RestoreResponse", "Scope", "WriteRequest", "WriteResponse",
 ]
 
 #: What an identity may not hold, as contract.identity checks it (issue 32: the schema was looser): control
@@ -42,6 +43,14 @@ IDENTITY = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN)
 CONSUMER_ID = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
                     description="an identity in Unicode normalization form NFC (any other form is a 400)")
 DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+def _identity(default, nfc: bool = False):
+    """An optional identity field with ``default``, as :data:`IDENTITY` (``nfc``: :data:`CONSUMER_ID`) says:
+    ``filter.next_after`` and the operator's append fields kept the loose pattern of before issue 32, so the
+    OpenAPI document called ``"a\\x01"`` or ``"x\\u200by"`` valid where the service answers 400."""
+    return Field(default=default, min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
+                 description=CONSUMER_ID.description if nfc else None)
 
 
 class _Strict(BaseModel):
@@ -63,16 +72,46 @@ class Cursor(_Strict):
     history_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
 
 
-class Query(_Strict):
-    after: Cursor | None = None
-    through: Cursor | None = None
+class CursorV1(_Strict):
+    """A version 1 cursor in a request: ``{journal_id, sequence}`` and nothing else (``history_digest``, even
+    null, is a 400 ``unknown_field``)."""
+
+    journal_id: str = IDENTITY
+    sequence: int = Field(ge=0, le=MAX_SEQUENCE)
+
+
+class CursorV2(CursorV1):
+    """A version 2 (verified) cursor in a request: ``history_digest`` required, a digest."""
+
+    history_digest: str = DIGEST
+
+
+class QueryV1(_Strict):
+    after: CursorV1 | None = None
+    through: CursorV1 | None = None
     limit: int = Field(default=100, ge=MIN_LIMIT, le=MAX_LIMIT)
 
 
-class ChangesRequest(_Strict):
-    contract_version: Literal[1, 2]
+class QueryV2(QueryV1):
+    after: CursorV2 | None = None          # the version 2 cursor
+    through: CursorV2 | None = None
+
+
+class ChangesRequestV1(_Strict):
+    contract_version: Literal[1]
     scope: Scope
-    query: Query | None = None
+    query: QueryV1 | None = None
+
+
+class ChangesRequestV2(_Strict):
+    contract_version: Literal[2]
+    scope: Scope
+    query: QueryV2 | None = None
+
+
+class ChangesRequest(RootModel[ChangesRequestV1 | ChangesRequestV2]):
+    """A feed request; its cursors are of its ``contract_version`` (one schema for both said a version 1
+    cursor could carry ``history_digest`` and a version 2 one could leave it out: each a 400)."""
 
 
 class Entry(_Strict):
@@ -101,8 +140,7 @@ class Filter(_Strict):
 
     limit: int = Field(default=DEFAULT_LIMIT, ge=MIN_LIMIT, le=MAX_LIMIT)
     scan_limit: int = Field(default=DEFAULT_SCAN_LIMIT, ge=MIN_SCAN_LIMIT, le=MAX_SCAN_LIMIT)
-    next_after: str | None = Field(default=None, min_length=1, max_length=128,
-                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    next_after: str | None = _identity(None)
 
 
 class QueryRequest(_Strict):
@@ -153,20 +191,41 @@ class ReadResponse(_Strict):
     checkpoint: Checkpoint
 
 
-class Command(_Strict):
-    """Version 2 commands also carry ``expected_digest`` (null when ``expected_revision`` is 0)."""
+class CommandV1(_Strict):
+    """A version 1 command: no ``expected_digest`` (even null: a 400 ``unknown_field``)."""
 
-    contract_version: Literal[1, 2]
+    contract_version: Literal[1]
     idempotency_key: str = IDENTITY
     consumer_id: str = CONSUMER_ID
     expected_revision: int = Field(ge=0, le=MAX_SEQUENCE)
-    cursor: Cursor
-    expected_digest: str | None = Field(default=None, pattern=r"^sha256:[0-9a-f]{64}$")
+    cursor: CursorV1
+
+
+class CommandV2(CommandV1):
+    """A version 2 command that advances progress: ``expected_revision`` from 1 and ``expected_digest``, the
+    current ``checkpoint_digest``, required."""
+
+    contract_version: Literal[2]                        # type: ignore[assignment]
+    expected_revision: int = Field(ge=1, le=MAX_SEQUENCE)
+    cursor: CursorV2
+    expected_digest: str = DIGEST
+
+
+class CommandV2Create(CommandV1):
+    """A version 2 command that creates progress: ``expected_revision`` 0 and ``expected_digest`` null."""
+
+    contract_version: Literal[2]                        # type: ignore[assignment]
+    expected_revision: Literal[0]
+    cursor: CursorV2
+    expected_digest: None
 
 
 class WriteRequest(_Strict):
+    """A command of its ``contract_version``: one schema for both took either's fields, and a version 2
+    ``expected_digest`` whatever the revision (each a 400)."""
+
     scope: Scope
-    command: Command
+    command: CommandV1 | CommandV2Create | CommandV2
 
 
 class Receipt(_Strict):
@@ -202,17 +261,13 @@ class AppendRequest(_Strict):
     ``idempotency_key``, an identical retry returns the original entry and receipt and appends nothing; the
     same key for another mutation is a 409. ``private_to``: a new record visible to that subject only."""
 
-    tenant: str = Field(default="tenant", min_length=1, max_length=128,
-                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    tenant: str = _identity("tenant", nfc=True)
     scope: Scope = Field(default_factory=_dev_scope, json_schema_extra={"default": {
         "project_id": "project", "mission_id": None, "agent_id": "agent", "visibility": "shared"}})
     kind: Literal[KINDS] = "created"  # type: ignore[valid-type]
-    record_id: str = Field(default="note", min_length=1, max_length=128,
-                           pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=128,
-                                        pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
-    private_to: str | None = Field(default=None, min_length=1, max_length=128,
-                                   pattern=r"^[^\x00-\x1f\x7f-\x9f]*\S[^\x00-\x1f\x7f-\x9f]*$")
+    record_id: str = _identity("note")
+    idempotency_key: str | None = _identity(None)
+    private_to: str | None = _identity(None, nfc=True)
 
 
 class MutationReceipt(_Strict):

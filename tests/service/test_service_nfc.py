@@ -82,8 +82,9 @@ def test_a_consumer_id_in_nfc_past_ascii_is_accepted(served):
 def test_the_openapi_document_says_so():
     doc = create_app(dev_service()).openapi()
     text = json.dumps(doc)
-    # the read's consumer id, the command's, and the scope's project, mission and agent ids
-    assert text.count("in Unicode normalization form NFC") == 5
+    # the read's consumer id, each command's (version 1; version 2 creating and advancing), and the scope's
+    # project, mission and agent ids
+    assert text.count("in Unicode normalization form NFC") == 7
 
 
 @pytest.mark.parametrize("key", ["project_id", "mission_id", "agent_id"])
