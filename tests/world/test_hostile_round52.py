@@ -1,0 +1,43 @@
+"""Round 52: mutation testing of the world's ground truth (store, sink, provider, faults, truth).
+
+One-token mutants made with the stdlib ``ast`` (/tmp/r52/mut.py: flipped comparisons, +-1 on integer
+constants, and/or swaps, max/min swaps, ``if`` conditions forced True/False, a dropped ``not``, +/- swaps,
+outcome strings changed, single statements dropped) of simkit/store/{memory,settlement,durable,limits}.py,
+simkit/world/{sink,provider,faults,points}.py and simkit/truth/*.py: 1996 in all, a seeded sample run (each on
+a patched copy of the tree, in a subprocess) against tests/judge/test_golden.py, tests/seed/test_walkthrough.py,
+tests/store, tests/world, tests/truth and tests/seed/test_validation_list.py with ``-x``. SCORE
+
+Each test below kills a named survivor.
+"""
+from __future__ import annotations
+
+from array import array
+
+import pytest
+
+import simkit
+from simkit.truth.derived import Stream
+from simkit.truth.ground import as_truth
+
+
+def test_an_empty_stream_ranks_every_claim_as_none():
+    """Survivor derived.py:133 (``if not n`` forced False): a stream with no events read by rank (no id
+    dictionary) must rank every id code of a log as -1, not index an empty table."""
+    stream = Stream((), (), rank=lambda eid: None)
+    assert stream._ranks([5, 0]) == array("q", [-1, -1])
+
+
+def test_a_stream_refuses_an_id_it_does_not_hold():
+    """Survivor derived.py:161 (``if k is None`` forced False): ``Stream[eid]`` of an id the stream does not
+    hold answered ``None`` instead of raising ``KeyError`` (a Mapping's contract; ``in`` and ``get`` say no)."""
+    stream = Stream(("e1", "e2"), (1, 2))
+    assert stream["e2"] == 1 and "e9" not in stream
+    with pytest.raises(KeyError):
+        stream["e9"]
+
+
+def test_as_truth_takes_a_ground_truth_as_it_is():
+    """Survivor ground.py:226 (its ``isinstance(run, GroundTruth)`` dropped): a GroundTruth is judged as it
+    is, not read again as a hand-built history."""
+    truth = simkit.simulate(simkit.load("retry_walkthrough"), "safe").ground_truth()
+    assert as_truth(truth) is truth
