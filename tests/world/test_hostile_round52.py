@@ -16,6 +16,10 @@ from array import array
 import pytest
 
 import simkit
+from simkit.model import Checkpoint
+from simkit.store.limits import Unstorable
+from simkit.store.memory import MemoryStore
+from simkit.store.sqlite import SQLiteStore
 from simkit.truth.derived import Stream
 from simkit.truth.ground import as_truth
 
@@ -41,3 +45,15 @@ def test_as_truth_takes_a_ground_truth_as_it_is():
     is, not read again as a hand-built history."""
     truth = simkit.simulate(simkit.load("retry_walkthrough"), "safe").ground_truth()
     assert as_truth(truth) is truth
+
+
+@pytest.mark.parametrize("store", [MemoryStore, SQLiteStore])
+@pytest.mark.parametrize(("applied", "version", "field"), [(-1, 2, "applied_position"), (7, 2**63, "next_version")])
+def test_a_barrier_out_of_range_is_refused_before_it_compares(store, applied, version, field):
+    """Survivor limits.py:91 (``refuse_barrier`` without ``refuse_unwritable``; only the slow hypothesis
+    agreement test found it, past the per-mutant timeout): a barrier whose ``applied_position`` or
+    ``next_version`` no store keeps is refused by both stores, naming the field, and writes nothing."""
+    s = store(Checkpoint("C1", 5, 1))
+    with pytest.raises(Unstorable) as refused:
+        s.compare_and_swap(1, "C1", 1, "C2", version, applied)
+    assert refused.value.field == field and s.checkpoint == Checkpoint("C1", 5, 1)
