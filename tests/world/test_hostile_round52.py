@@ -57,3 +57,12 @@ def test_a_barrier_out_of_range_is_refused_before_it_compares(store, applied, ve
     with pytest.raises(Unstorable) as refused:
         s.compare_and_swap(1, "C1", 1, "C2", version, applied)
     assert refused.value.field == field and s.checkpoint == Checkpoint("C1", 5, 1)
+
+
+def test_a_settle_row_of_the_trace_keeps_its_details():
+    """Survivor trace.py:101 (``Trace.note`` writing nothing): the typed details of a ``settle`` row (its
+    action, the operation's state before and after; docs/vocabulary.md, "Settlement") are in the trace."""
+    trace = simkit.simulate(simkit.load("default"), "safe").trace
+    settles = [row for row, step in enumerate(trace.step) if step == "settle"]
+    assert settles and all(trace.detail(row)["action"] is not None for row in settles)
+    assert trace.detail(settles[0])["after"] == "committed"
