@@ -20,6 +20,7 @@ from simkit.model import Checkpoint
 from simkit.store.limits import Unstorable
 from simkit.store.memory import MemoryStore
 from simkit.store.sqlite import SQLiteStore
+from simkit.truth.columns import evenly_spaced
 from simkit.truth.derived import Stream
 from simkit.truth.ground import as_truth
 
@@ -66,3 +67,10 @@ def test_a_settle_row_of_the_trace_keeps_its_details():
     settles = [row for row, step in enumerate(trace.step) if step == "settle"]
     assert settles and all(trace.detail(row)["action"] is not None for row in settles)
     assert trace.detail(settles[0])["after"] == "committed"
+
+
+def test_evenly_spaced_finds_grids_and_only_grids():
+    """Survivor columns.py:400 (a ``1`` made ``0``): the positions of a generated stream are a grid, ranked by
+    arithmetic; a gap is no grid (ranked by search), else an event past the gap was ranked past the table."""
+    assert evenly_spaced([0, 2, 4]) == (0, 2) and evenly_spaced([7]) == (7, 1)
+    assert evenly_spaced([0, 1, 3]) is None and evenly_spaced([]) is None
