@@ -4,8 +4,9 @@ One-token mutants made with the stdlib ``ast`` (/tmp/r52/mut.py: flipped compari
 constants, and/or swaps, max/min swaps, ``if`` conditions forced True/False, a dropped ``not``, +/- swaps,
 outcome strings changed, single statements dropped) of simkit/store/{memory,settlement,durable,limits}.py,
 simkit/world/{sink,provider,faults,points}.py and simkit/truth/*.py: 1996 in all, a seeded sample run (each on
-a patched copy of the tree, in a subprocess) against tests/judge/test_golden.py, tests/seed/test_walkthrough.py,
-tests/store, tests/world, tests/truth and tests/seed/test_validation_list.py with ``-x``. SCORE
+a patched copy of the tree, in a subprocess) against tests/judge/test_golden.py,
+tests/seed/test_walkthrough.py, tests/store, tests/world, tests/truth and tests/seed/test_validation_list.py
+with ``-x``. SCORE
 
 Each test below kills a named survivor.
 """
@@ -34,7 +35,7 @@ def test_an_empty_stream_ranks_every_claim_as_none():
 
 def test_a_stream_refuses_an_id_it_does_not_hold():
     """Survivor derived.py:161 (``if k is None`` forced False): ``Stream[eid]`` of an id the stream does not
-    hold answered ``None`` instead of raising ``KeyError`` (a Mapping's contract; ``in`` and ``get`` say no)."""
+    hold answered ``None`` instead of raising ``KeyError`` (a Mapping's contract, as ``in`` and ``get``)."""
     stream = Stream(("e1", "e2"), (1, 2))
     assert stream["e2"] == 1 and "e9" not in stream
     with pytest.raises(KeyError):
@@ -49,7 +50,8 @@ def test_as_truth_takes_a_ground_truth_as_it_is():
 
 
 @pytest.mark.parametrize("store", [MemoryStore, SQLiteStore])
-@pytest.mark.parametrize(("applied", "version", "field"), [(-1, 2, "applied_position"), (7, 2**63, "next_version")])
+@pytest.mark.parametrize(("applied", "version", "field"),
+                         [(-1, 2, "applied_position"), (7, 2**63, "next_version")])
 def test_a_barrier_out_of_range_is_refused_before_it_compares(store, applied, version, field):
     """Survivor limits.py:91 (``refuse_barrier`` without ``refuse_unwritable``; only the slow hypothesis
     agreement test found it, past the per-mutant timeout): a barrier whose ``applied_position`` or
@@ -74,3 +76,16 @@ def test_evenly_spaced_finds_grids_and_only_grids():
     arithmetic; a gap is no grid (ranked by search), else an event past the gap was ranked past the table."""
     assert evenly_spaced([0, 2, 4]) == (0, 2) and evenly_spaced([7]) == (7, 1)
     assert evenly_spaced([0, 1, 3]) is None and evenly_spaced([]) is None
+
+
+@pytest.mark.parametrize("store", [MemoryStore, SQLiteStore])
+def test_compare_and_swap_takes_the_matching_attempt_only(store):
+    """Survivor memory.py:231 (the CAS condition forced True: every barrier refused; the suites only timed
+    out on it): invariant 3, a barrier replaces the cursor exactly when cursor and version match, keeps the
+    higher ``applied_position``, and logs one write."""
+    s = store(Checkpoint("C1", 5, 1))
+    assert not s.compare_and_swap(1, "C1", 2, "C2", 3, 9)       # the version moved on
+    assert not s.compare_and_swap(1, "C0", 1, "C2", 2, 9)       # the cursor did
+    assert s.checkpoint == Checkpoint("C1", 5, 1)
+    assert s.compare_and_swap(1, "C1", 1, "C2", 2, 3)
+    assert s.checkpoint == Checkpoint("C2", 5, 2) and len(s.writes) == 1
