@@ -23,7 +23,7 @@ from simkit.store.memory import MemoryStore
 from simkit.store.sqlite import SQLiteStore
 from simkit.truth.columns import evenly_spaced
 from simkit.truth.derived import Stream
-from simkit.truth.ground import as_truth
+from simkit.truth.ground import View, as_truth
 
 
 def test_an_empty_stream_ranks_every_claim_as_none():
@@ -34,10 +34,10 @@ def test_an_empty_stream_ranks_every_claim_as_none():
 
 
 def test_a_stream_refuses_an_id_it_does_not_hold():
-    """Survivor derived.py:161 (``if k is None`` forced False): ``Stream[eid]`` of an id the stream does not
-    hold answered ``None`` instead of raising ``KeyError`` (a Mapping's contract, as ``in`` and ``get``)."""
+    """Survivors derived.py:161 (``if k is None`` forced False: ``Stream[eid]`` of an id the stream does not
+    hold answered ``None`` instead of raising ``KeyError``) and derived.py:157 (``get`` answering nothing)."""
     stream = Stream(("e1", "e2"), (1, 2))
-    assert stream["e2"] == 1 and "e9" not in stream
+    assert stream["e2"] == 1 and stream.get("e2") == 1 and "e9" not in stream and stream.get("e9", -1) == -1
     with pytest.raises(KeyError):
         stream["e9"]
 
@@ -89,3 +89,11 @@ def test_compare_and_swap_takes_the_matching_attempt_only(store):
     assert s.checkpoint == Checkpoint("C1", 5, 1)
     assert s.compare_and_swap(1, "C1", 1, "C2", 2, 3)
     assert s.checkpoint == Checkpoint("C2", 5, 2) and len(s.writes) == 1
+
+
+def test_a_view_equals_its_rows():
+    """Survivor ground.py:48 (``View.__eq__`` inverted): a view of the ground truth equals its rows and
+    another view of them, and differs from other rows."""
+    rows = [(1, 0.0, 1, "e1")]
+    assert View(rows) == rows and View(rows) == View(list(rows))
+    assert View(rows) != [] and not View(rows) != rows
