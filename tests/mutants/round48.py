@@ -212,19 +212,22 @@ class GrowingBackoff(Consumer):
     number of waits is memory only: a crash starts again at one.
     """
 
+    #: the most waits in a row
+    cap = 8
+
     def run(self):
         streak = 0
         while True:
             result = yield from self.attempt()
             if result in ("caught_up", "blocked"):
-                for _ in range(min(2 ** streak, 8)):
+                for _ in range(min(2 ** streak, self.cap)):
                     yield Wait(result)
                 streak += 1
             else:
                 streak = 0
 
 
-class PatientBackoff(Consumer):
+class PatientBackoff(GrowingBackoff):
     """Capped exponential back-off: 1, 2, 4, ... up to 64 back-offs after each attempt that ends blocked or
     caught up, back to one after progress (the count is memory only).
 
@@ -235,16 +238,7 @@ class PatientBackoff(Consumer):
     simulated time.
     """
 
-    def run(self):
-        streak = 0
-        while True:
-            result = yield from self.attempt()
-            if result in ("caught_up", "blocked"):
-                for _ in range(min(2 ** streak, 64)):
-                    yield Wait(result)
-                streak += 1
-            else:
-                streak = 0
+    cap = 64
 
 
 class HandleReplaysToo(Consumer):
