@@ -37,20 +37,23 @@ _NOT_IN_IDENTITY = (
     r"\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
 )
 _IDENTITY_PATTERN = rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_IDENTITY}]*$"
-IDENTITY = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN)
 #: An id that names a checkpoint (a consumer id, a scope's ids) is an identity in Unicode normalization form
 #: C as well (contract.consumer_id), which no pattern can say
-CONSUMER_ID = Field(min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
-                    description="an identity in Unicode normalization form NFC (any other form is a 400)")
-DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+_NFC = "an identity in Unicode normalization form NFC (any other form is a 400)"
 
 
-def _identity(default, nfc: bool = False):
-    """An optional identity field with ``default``, as :data:`IDENTITY` (``nfc``: :data:`CONSUMER_ID`) says:
-    ``filter.next_after`` and the operator's append fields kept the loose pattern of before issue 32, so the
-    OpenAPI document called ``"a\\x01"`` or ``"x\\u200by"`` valid where the service answers 400."""
+def _identity(default=..., nfc: bool = False):
+    """An identity field (required unless given a ``default``), as contract.identity checks it; ``nfc``: one
+    that names a checkpoint, NFC too. Every identity of the document is one of these: ``filter.next_after``
+    and the operator's append fields kept the loose pattern of before issue 32, so the document called
+    ``"a\\x01"`` or ``"x\\u200by"`` valid where the service answers 400."""
     return Field(default=default, min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
-                 description=CONSUMER_ID.description if nfc else None)
+                 description=_NFC if nfc else None)
+
+
+IDENTITY = _identity()
+CONSUMER_ID = _identity(nfc=True)
+DIGEST = Field(pattern=r"^sha256:[0-9a-f]{64}$")
 
 
 class _Strict(BaseModel):

@@ -145,8 +145,7 @@ def _explored(case: Case, x: Exploration) -> Failure | None:
                    failing(case.scenario, faults, case.keep_faults))
 
 
-# The consumer and the cases of the audit under way, inherited by its forked worker processes (a consumer
-# class defined in a test or a notebook cell need not pickle).
+# The audit under way (consumer, cases), inherited by its forked processes: a test's class need not pickle
 _UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
 
 
@@ -155,11 +154,12 @@ def _work(task):
     audited consumer (``who`` 0) or by ``safe`` (1). ``("below", who, i, split, roots)``: the exploration of
     those subtrees of the case's split (:func:`~simkit.tools.explore.below`)."""
     assert _UNDER_WAY is not None, "judged only inside _outcomes"
-    cls, todo = _UNDER_WAY
-    (kind, _who, i, *rest), consumer = task, Consumer if task[1] else cls
+    (cls, todo), (kind, who, i, *rest) = _UNDER_WAY, task
+    consumer = Consumer if who else cls
     try:
         if kind == "below":
-            return below(dataclasses.replace(rest[0], ref=consumer), rest[1])
+            split, roots = rest
+            return below(dataclasses.replace(split, ref=consumer), roots)
         return _try(todo[i], consumer)
     except ConsumerError as e:              # which case: what the user runs again
         raise ConsumerError(f"{e}; audit case {todo[i].kind}: {todo[i].label}") from None

@@ -103,6 +103,8 @@ def _pages(*chain: list[int]) -> list[dict]:
 _PATIENT = {"time_limit": 100_000.0}
 _GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
               "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
+
+
 def _every_digit(sink: str) -> dict:
     """Every decision the handler makes at every last digit of a position (and of an id): ``(d + p) % 5`` over
     the decade ``d`` and digit ``p`` deals poison, ignore, transient, review and hold over positions 1-50 so

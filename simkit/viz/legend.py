@@ -69,7 +69,6 @@ def draw_legend(where, drawn, **kw):
                         handlelength=3.2, fontsize="small", **kw)
 
 
-
 def one_key(axes, **where) -> None:
     """One key for panels drawn alike (two runs' swimlanes, a service's clients): the first panel gets one
     legend with every entry of the panels' legends, once each, in the order first drawn, outside on its right

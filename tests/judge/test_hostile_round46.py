@@ -41,16 +41,7 @@ from mutants.correct import ReadAhead, RememberedIdentity  # noqa: E402
 from mutants.validation import TrustTheProvider  # noqa: E402
 
 # test_checker's pages with a poison event first (the handler decides quarantine)
-POISON = {
-    "name": "hand",
-    "initial": {"resume_cursor": "C1"},
-    "pages": [
-        {"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
-        {"cursor": "C2", "positions": [3], "next_cursor": "C3"},
-        {"cursor": "C3", "positions": [], "next_cursor": "C3"},
-    ],
-    "events": [{"position": 1, "behavior": "poison"}],
-}
+POISON = {**PAGES, "events": [{"position": 1, "behavior": "poison"}]}
 
 
 def test_a_receipt_is_judged_by_the_decision_before_it_not_a_later_one():
@@ -422,6 +413,6 @@ def test_going_past_a_review_is_an_inversion_where_no_event_has_an_effect():
     review, ignores e2, and quarantines e1 once the review resolves breaks step 4, though nothing is lost.
     With no effect, each event's first write is its receipt, and the mutant's misaligned pre-check found no
     inversion at the last rank: its verdict was ok."""
-    v = simkit.simulate(simkit.parse(REVIEW_THEN_IGNORE), round46.GoesPastBlocks).verdict
+    v = simkit.simulate(simkit.parse(REVIEW_THEN_IGNORE), round46.GoesPastFailures).verdict
     assert [d["detail"].split(" before ")[0] for d in v.unhalted] == ["ignored receipt for e2"], v.unhalted
     assert not v.ok and simkit.simulate(simkit.parse(REVIEW_THEN_IGNORE), simkit.Consumer).verdict.ok

@@ -25,7 +25,7 @@ from simkit.ops import (
 from .correct import ReadAhead, RememberedIdentity
 
 __all__ = ["CallAllThenSettle", "EmptyPageIsRefusal", "GapBlindReadAhead", "GapBlindRemembered",
-           "GoesPastBlocks", "HaltsWhenUnreachable", "PausedAfterFetch", "ProcessesThePageAheadUnchecked",
+           "GoesPastFailures", "HaltsWhenUnreachable", "PausedAfterFetch", "ProcessesThePageAheadUnchecked",
            "RemembersServedIds", "SettleEachThenReceiptAll", "TrustingReadAhead"]
 
 
@@ -156,7 +156,7 @@ class SettleEachThenReceiptAll(CallAllThenSettle):
     page's receipts after the last one. A call settled ``committed`` is the event's durable outcome (seed 001
     step 4: "Make committed success absorbing for that tuple"), so no event is processed past an earlier one
     without a durable outcome. It takes every decision but ``apply`` for a block, so a page with an ignored or
-    quarantined event never finishes: the audit judges it incomplete there (56 of 233 cases)."""
+    quarantined event never finishes: the audit judges it incomplete there."""
 
     settle_at_once = True
 
@@ -229,12 +229,13 @@ class HaltsWhenUnreachable(Consumer):
                 yield Halt("provider unreachable")
 
 
-class GoesPastBlocks(Consumer):
+class GoesPastFailures(Consumer):
     """"Don't let one event under review hold up the rest of the page: do the others, come back for it."
 
-    On a non-terminal outcome it goes on to the later events of the page, keeping ``applied_position`` at
-    the prefix before the blocked event and the barrier closed; the next attempt comes back for it. Nothing
-    is lost and no invariant breaks: only the order does.
+    On a non-terminal outcome it goes on with the rest of the page, holding ``applied_position`` at the prefix
+    before the blocked event and the barrier closed; a later attempt retries it (the later events are replays
+    by their receipts). Nothing is lost and no invariant breaks: only the order does. Written in round 20
+    (``tests/scenario/test_hostile_round20.py``), which judges it, as does round 46.
 
     Breaks seed 000 step 4: "Stop at the first outcome that is not durable and terminal".
     """
@@ -247,12 +248,15 @@ class GoesPastBlocks(Consumer):
                 applied = applied if blocked else max(applied, event.position)
                 continue
             decision = yield Handle(event)
+            target = applied if blocked else max(applied, event.position)
             if decision not in ("apply", "ignore", "quarantine"):
                 blocked = True
                 continue
-            target = applied if blocked else max(applied, event.position)
             result = yield from getattr(self, decision)(event, target)
-            if result is LOST or result is BLOCKED:
-                return ("lost" if result is LOST else "blocked"), applied
+            if result is LOST:
+                return "lost", applied
+            if result is BLOCKED:
+                blocked = True
+                continue
             applied = target
         return ("blocked" if blocked else "done"), applied

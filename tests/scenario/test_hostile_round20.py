@@ -35,6 +35,7 @@ from simkit.ops import BLOCKED, LOST, Fetch, Handle, Skip
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mutants.correct import ReadAhead  # noqa: E402
+from mutants.round46 import GoesPastFailures  # noqa: E402
 from mutants.unseen import PipelinedReadAhead  # noqa: E402
 
 _EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
@@ -89,33 +90,6 @@ def test_a_page_processed_newest_first_is_not_ok(tmp_path):
 
 
 # -- 2. going on past a failure, and coming back for it -----------------------------------------------------
-class GoesPastFailures(simkit.Consumer):
-    """Unsafe (step 4): on a non-terminal outcome it goes on with the rest of the page, holding
-    ``applied_position`` at the prefix before the failure; the barrier waits, and a later attempt retries the
-    failure (the later events are replays by their receipts)."""
-
-    def process(self, checkpoint, page, receipts):
-        applied, blocked = checkpoint.applied_position, False
-        for event in page.events:
-            if self.is_replay(event, receipts, applied):
-                yield Skip(event)
-                applied = applied if blocked else max(applied, event.position)
-                continue
-            decision = yield Handle(event)
-            target = applied if blocked else max(applied, event.position)
-            if decision not in ("apply", "ignore", "quarantine"):
-                blocked = True
-                continue
-            result = yield from getattr(self, decision)(event, target)
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                blocked = True
-                continue
-            applied = target
-        return ("blocked" if blocked else "done"), applied
-
-
 def test_going_on_past_a_failure_and_coming_back_is_not_ok(tmp_path):
     """C1 serves 1, 2, 3; e2 fails once (``retry_later``). The consumer commits e3 while e2 has nothing, holds
     the prefix at 1, backs off and applies e2 on its next attempt: ok before, as nothing was lost. Now NOT ok,
