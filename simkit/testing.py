@@ -216,10 +216,11 @@ def assert_ok_on(consumer, *scenarios: str | Path | Scenario, seeds: tuple[int, 
     if not failed:
         return [r for _, _, r in runs]
     rows = [(target, str(r.seed), *verdict_row(r)[1:]) for target, _, r in runs]
-    lines = [f"{len(failed)} of {len(runs)} runs of {_reference(consumer)} are not ok", "",
+    ref = _reference(consumer)                  # (read from the source file: once, not once a failed run)
+    lines = [f"{len(failed)} of {len(runs)} runs of {ref} are not ok", "",
              table(rows, ("scenario", "seed", "ok", "lost", "duplicated", "regressions", "invariants broken",
                           "halted")), ""]
-    lines += [f"replay: {replay_command(target, _reference(consumer), r.seed, settlement)}"
+    lines += [f"replay: {replay_command(target, ref, r.seed, settlement)}"
               for target, r in failed]
     raise AssertionError("\n" + "\n".join(lines) + _unnamed(consumer))
 
