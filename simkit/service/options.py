@@ -160,9 +160,9 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
     scope defaults to the dev scope."""
     subject, sep, rest = text.partition("=")
     caps_text, at, scope_text = rest.partition("@")
-    caps = [c for c in caps_text.split(",") if c]
+    caps = caps_text.split(",")                     # "a,,b" or "a,": an empty CAP is refused, not skipped
     shown = f"grants {C.show(text)}"                 # the value cut short: a scope may be any length
-    if not sep or not subject or not caps or not set(caps) <= set(C.CAPABILITIES):
+    if not sep or not subject or not set(caps) <= set(C.CAPABILITIES):
         raise ServiceConfigError(f"{shown}: expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of "
                                  f"{', '.join(C.CAPABILITIES)}", param="grants")
     if at and not scope_text.strip():       # "alice=memory_read@$SCOPE", SCOPE unset: it granted dev's scope
@@ -179,8 +179,7 @@ def parse_grant_flag(text: str) -> tuple[str, list[str], dict]:
         raise ServiceConfigError(f"{shown}: scope is not JSON", param="grants") from None
     except RecursionError:
         raise ServiceConfigError(f"{shown}: scope nests arrays or objects too deeply to read (a scope is one "
-                                 f"flat "
-                                 f"object)", param="grants") from None
+                                 f"flat object)", param="grants") from None
     try:
         C.scope(sc)
     except C.ServiceError as exc:

@@ -40,6 +40,8 @@ _IDENTITY_PATTERN = rf"^[^{_NOT_IN_IDENTITY}]*[^\s{_NOT_IN_IDENTITY}][^{_NOT_IN_
 #: An id that names a checkpoint (a consumer id, a scope's ids) is an identity in Unicode normalization form
 #: C as well (contract.consumer_id), which no pattern can say
 _NFC = "an identity in Unicode normalization form NFC (any other form is a 400)"
+#: ``maxLength`` counts characters; the rule counts UTF-8 bytes, which no JSON Schema keyword can say
+_BYTES = "1-128 UTF-8 bytes (maxLength counts characters: 128 characters of more bytes are a 400)"
 
 
 def _identity(default=..., nfc: bool = False):
@@ -48,7 +50,7 @@ def _identity(default=..., nfc: bool = False):
     and the operator's append fields kept the loose pattern of before issue 32, so the document called
     ``"a\\x01"`` or ``"x\\u200by"`` valid where the service answers 400."""
     return Field(default=default, min_length=1, max_length=128, pattern=_IDENTITY_PATTERN,
-                 description=_NFC if nfc else None)
+                 description=f"{_BYTES}; {_NFC}" if nfc else _BYTES)
 
 
 IDENTITY = _identity()
