@@ -5,6 +5,7 @@ Kept fast: small audit budgets (the cheapest cases run first) and the first fail
 expected.
 """
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -42,8 +43,10 @@ def test_safe_passes_the_audit(simkit_audit):
 def test_a_consumer_authors_pytest_file_fails_on_a_buggy_consumer_with_a_readable_message(tmp_path):
     (tmp_path / "conftest.py").write_text(AUTHOR_CONFTEST)
     (tmp_path / "test_author.py").write_text(AUTHOR_TESTS)
+    # the shrunk failure goes to a temporary folder of its own, left for the author: here, under tmp_path
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--simkit-budget",
-                           "4", "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+                           "4", "test_author.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
     assert "2 failed, 1 passed" in out, out
