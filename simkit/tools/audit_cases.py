@@ -6,7 +6,7 @@ search, listed cheapest first so that a budget leaves out the dearest.
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
    a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   ids a language takes for false or for its own names);
+   ids and tokens a language takes for false or for its own names);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
@@ -281,17 +281,17 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "transient", "failures": 3},
                    {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
-    "ids_falsy_or_builtin": {
-        "description": "Step 4's receipt is keyed by the id as a string, whatever a language makes of it: "
-                       "0 (false in Perl and PHP), and toString, constructor and __proto__ (names every "
-                       "JavaScript object answers to), the overlap re-serving 0 behind applied_position with "
-                       "its receipt, where asking an id's truth for 'is a receipt here' halts without cause "
-                       "and asking a receipt table whether it has the key skips the other three",
+    "falsy_or_builtin_strings": {
+        "description": "Ids and tokens as a language may take them: 0 (false in Perl and PHP), and toString, "
+                       "constructor and __proto__ (names every JavaScript object answers to); the overlap "
+                       "re-serves id 0 behind applied_position, with its receipt, under token 0: a receipt "
+                       "looked up by the id's truth halts without cause, one looked up by a key test proves "
+                       "three replays that never were, and a next_cursor taken for absent when false stalls",
         "sink": "transactional",
-        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2",
+        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "0",
                    "ids": ["0", "toString", "constructor"]},
-                  {"cursor": "C2", "positions": [1, 4], "next_cursor": "C3", "ids": ["0", "__proto__"]},
-                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}]},
+                  {"cursor": "0", "positions": [1, 4], "next_cursor": "__proto__", "ids": ["0", "__proto__"]},
+                  {"cursor": "__proto__", "positions": [], "next_cursor": "__proto__"}]},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)

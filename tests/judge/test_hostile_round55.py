@@ -1,5 +1,5 @@
 """Hostile consumers, fifty-fifth round (a fresh tester): "``simkit audit X`` passes means X keeps the rules",
-attacked by 28 consumers in Python (``tests/mutants/round55.py``) and 11 over ``exec:``
+attacked by 25 consumers in Python (``tests/mutants/round55.py``) and 12 over ``exec:``
 (``tests/exec/consumers/round55/``: a Node and a Perl program written from docs/protocol.md alone, each with
 the bug its argument names), the first 15 and the exec ones written before reading the audit's cases or the
 gallery. Most go after seed 001's settlement (a key regenerated or cached across a rotation, a second or third
@@ -11,15 +11,17 @@ remembered).
 Found (each passed the audit of main, ``--jobs 1``, default budget; over ``exec:`` the budget judged the
 bundled scenarios and corners only, and the wide cases were run one by one, ``simkit.simulate``):
 
-- ids a language takes for something else: every case's ids were ``e<position>``, ``x…`` or the text of
-  ``ids_compared_exactly``, so a Perl consumer that asks whether a receipt sits at a position by the holder
-  id's truth (``consumer.pl falsy_holder``: ``"0"`` is false in Perl, and in PHP) and a Node consumer that
-  asks the receipts object whether it has the id as a key (``consumer.js in_outcomes``: ``id in outcomes``,
-  true of ``toString``, ``constructor`` and ``__proto__`` on every JavaScript object) passed. Ids that are
-  offsets as text start at ``"0"``. The corner ``ids_falsy_or_builtin`` serves 0, toString and constructor,
-  then re-serves 0 behind ``applied_position`` (with its receipt) beside __proto__: the first halts there
-  without cause (a gap the provider never made), the second takes the three for replays and loses them
-  (invariants 1, 2).
+- ids and tokens a language takes for something else: every case's ids were ``e<position>``, ``x…`` or the
+  text of ``ids_compared_exactly``, and its tokens ``C<n>`` or ten random letters and digits, so a Perl
+  consumer that asks whether a receipt sits at a position by the holder id's truth (``consumer.pl
+  falsy_holder``: ``"0"`` is false in Perl, and in PHP), one that takes a false ``next_cursor`` for none
+  (``falsy_token``), and a Node consumer that asks the receipts object whether it has the id as a key
+  (``consumer.js in_outcomes``: ``id in outcomes``, true of ``toString``, ``constructor`` and ``__proto__`` on
+  every JavaScript object) passed. Ids and tokens that are offsets as text start at ``"0"``. The corner
+  ``falsy_or_builtin_strings`` serves 0, toString and constructor, then, under token ``0``, re-serves 0 behind
+  ``applied_position`` (with its receipt) beside __proto__: the first halts there without cause (a gap the
+  provider never made), the second never publishes token 0 (incomplete), the third takes the three for
+  replays and loses them (invariants 1, 2).
 
 Every consumer of ``roster.CORRECT``, the reference consumers (Python, JavaScript, Rust) and round 55's own
 programs without their bug are ok on the new corner.
@@ -60,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumer
 from mutants import roster  # noqa: E402
 
 _PROGRAMS = Path(__file__).parents[1] / "exec" / "consumers" / "round55"
-_CORNER = "ids_falsy_or_builtin"
+_CORNER = "falsy_or_builtin_strings"
 
 
 def _program(interpreter: str, name: str, bug: str) -> str:
@@ -90,3 +92,10 @@ def test_an_id_perl_takes_for_false_is_caught():
     assert simkit.simulate(wide(_CORNER), _program("perl", "consumer.pl", "none")).verdict.ok
     v = simkit.simulate(wide(_CORNER), _program("perl", "consumer.pl", "falsy_holder")).verdict
     assert not v.ok and not v.completed and v.halted and v.halt_justified is False, v
+
+
+def test_a_token_perl_takes_for_false_is_caught():
+    """Seed 000 step 7: only "the request token" back means caught up; taken for absent, the next_cursor "0"
+    is never published and the worker stalls a page before the end (incomplete)."""
+    v = simkit.simulate(wide(_CORNER), _program("perl", "consumer.pl", "falsy_token")).verdict
+    assert not v.ok and not v.completed and v.halted is None and v.pending == ["__proto__"], v

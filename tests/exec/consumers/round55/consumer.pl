@@ -8,6 +8,8 @@
 #   numeric_token     an empty page's token compared with == (as numbers): an advancing token is taken for the
 #                     request's own (step 7: an empty page is not the end of the stream)
 #   string_watermark  the watermark compared with `le` (as strings): 10 is "behind" 9 (step 4; invariants 1, 2)
+#   falsy_token       a page whose next_cursor is false has none to publish: token "0" is false in Perl (step
+#                     7: only the request's own token back is the end of the stream, for now)
 #   token_seen        an empty page whose token this life fetched before is the end (unobservable: simkit's
 #                     tokens never come back but as a page's own)
 use strict; use warnings;
@@ -98,6 +100,7 @@ sub attempt {
         $prefix = $target;
     }
     return 'caught_up' if $page->{next_cursor} eq $cp->{resume_cursor};
+    return 'caught_up' if $BUG eq 'falsy_token' && !$page->{next_cursor};     # "no next cursor: nothing to publish"
     my $b = rpc({op => 'barrier', cursor => $cp->{resume_cursor}, version => $cp->{checkpoint_version},
                  next_cursor => $page->{next_cursor}, next_version => $cp->{checkpoint_version} + 1,
                  applied_position => $prefix});
