@@ -6,7 +6,8 @@ search, listed cheapest first so that a budget leaves out the dearest.
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
    a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   ids and tokens a language takes for false or for its own names);
+   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer; ids and tokens a
+   language takes for false or for its own names);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
@@ -94,6 +95,13 @@ def _pages(*chain: list[int]) -> list[dict]:
              for i, ps in enumerate(chain, 1)]
     end = f"C{len(chain) + 1}"
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
+
+
+def _token_chain(*tokens: str) -> list[dict]:
+    """A scripted chain through these tokens, one event a page (positions 1, 2, ...), then the end."""
+    pages = [{"cursor": t, "positions": [i], "next_cursor": n}
+             for i, (t, n) in enumerate(zip(tokens, tokens[1:]), 1)]
+    return pages + [{"cursor": tokens[-1], "positions": [], "next_cursor": tokens[-1]}]
 
 
 #: The time limit of the cases that are long by design: many events (``wide_pages``, ``long_stream``,
@@ -281,6 +289,15 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "transient", "failures": 3},
                    {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
+    "tokens_compared_exactly": {
+        "description": "Seed 000: a cursor is stored and sent back as it came, never parsed: tokens that "
+                       "differ only in a trailing space, in case or in Unicode normalisation, one of 256 "
+                       "characters (past a VARCHAR(255)) and one of 4,100 (past a buffer of 4,096), a "
+                       "page of one event behind each: a consumer that trims, folds or cuts a token "
+                       "publishes one the provider never issued, or another page's, and skips a page",
+        "sink": "transactional",
+        "pages": _token_chain("C1", "tok ", "tok", "Tok", "caf\u00e9", "cafe\u0301", f"v1.{'A' * 252}x",
+                              f"v2.{'B' * 4096}x")},
     "falsy_or_builtin_strings": {
         "description": "Ids and tokens as a language may take them: 0 (false in Perl and PHP), and toString, "
                        "constructor and __proto__ (names every JavaScript object answers to); the overlap "

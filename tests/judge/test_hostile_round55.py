@@ -1,5 +1,5 @@
 """Hostile consumers, fifty-fifth round (a fresh tester): "``simkit audit X`` passes means X keeps the rules",
-attacked by 25 consumers in Python (``tests/mutants/round55.py``) and 12 over ``exec:``
+attacked by 27 consumers in Python (``tests/mutants/round55.py``) and 13 over ``exec:``
 (``tests/exec/consumers/round55/``: a Node and a Perl program written from docs/protocol.md alone, each with
 the bug its argument names), the first 15 and the exec ones written before reading the audit's cases or the
 gallery. Most go after seed 001's settlement (a key regenerated or cached across a rotation, a second or third
@@ -23,8 +23,17 @@ bundled scenarios and corners only, and the wide cases were run one by one, ``si
   provider never made), the second never publishes token 0 (incomplete), the third takes the three for
   replays and loses them (invariants 1, 2).
 
+- tokens kept other than byte for byte: every case's tokens were ``C<n>`` or ten random letters and digits,
+  so a consumer whose barrier publishes the next cursor cut to 255 characters (``CursorInVarchar255``: the
+  checkpoint's cursor column a VARCHAR(255), and many providers' base64 tokens are longer) or trimmed
+  (``CursorStripped``, ``consumer.js token_trim``) passed. The corner ``tokens_compared_exactly`` chains
+  tokens that differ only in a trailing space, in case or in Unicode normalisation, then tokens of 256 and
+  4,100 characters (past a buffer of 4,096), one event a page: cut, the token is one the provider never
+  issued (refused: an unjustified halt, e7 lost); trimmed, it is the next page's, and e2 is skipped
+  (invariant 3 either way).
+
 Every consumer of ``roster.CORRECT``, the reference consumers (Python, JavaScript, Rust) and round 55's own
-programs without their bug are ok on the new corner.
+programs without their bug are ok on the new corners.
 
 Held (caught on main; first failing case): ``SkipCallIfProvisional``, ``SecondTimeoutMeansDone``,
 ``ThirdTimeoutQuarantines`` (wide long_outage); ``StaleReservationAcrossRotation`` (wide
@@ -59,10 +68,11 @@ import simkit
 from simkit.tools.audit_cases import CORNERS, cases, wide
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
-from mutants import roster  # noqa: E402
+from mutants import roster, round55  # noqa: E402
 
 _PROGRAMS = Path(__file__).parents[1] / "exec" / "consumers" / "round55"
 _CORNER = "falsy_or_builtin_strings"
+_TOKENS = "tokens_compared_exactly"
 
 
 def _program(interpreter: str, name: str, bug: str) -> str:
@@ -71,11 +81,13 @@ def _program(interpreter: str, name: str, bug: str) -> str:
     return f"exec:{interpreter} {_PROGRAMS / name} {bug}"
 
 
-def test_the_new_corner_is_audited_and_correct_consumers_pass_it():
-    assert _CORNER in CORNERS and _CORNER in {c.name for c in cases(1, 0) if c.kind == "corner"}
-    for cls in roster.CORRECT:
-        v = simkit.simulate(wide(_CORNER), cls).verdict
-        assert v.ok and v.completed and v.halted is None, (cls.__name__, v)
+def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
+    listed = {c.name for c in cases(1, 0) if c.kind == "corner"}
+    for name in (_CORNER, _TOKENS):
+        assert name in CORNERS and name in listed
+        for cls in roster.CORRECT:
+            v = simkit.simulate(wide(name), cls).verdict
+            assert v.ok and v.completed and v.halted is None, (name, cls.__name__, v)
 
 
 def test_a_receipt_test_that_javascript_objects_answer_for_their_own_names_is_caught():
@@ -99,3 +111,18 @@ def test_a_token_perl_takes_for_false_is_caught():
     is never published and the worker stalls a page before the end (incomplete)."""
     v = simkit.simulate(wide(_CORNER), _program("perl", "consumer.pl", "falsy_token")).verdict
     assert not v.ok and not v.completed and v.halted is None and v.pending == ["__proto__"], v
+
+
+@pytest.mark.parametrize("strategy",
+                         [round55.CursorInVarchar255, round55.CursorStripped, ("node", "token_trim")],
+                         ids=["CursorInVarchar255", "CursorStripped", "token_trim.js"])
+def test_a_cursor_kept_other_than_byte_for_byte_is_caught(strategy):
+    """Seed 000: a cursor is an opaque token the consumer "stores and sends back"; step 5 publishes "the
+    returned next cursor". Cut to 255 characters it is a token the provider never issued (refused: an
+    unjustified halt); trimmed, it is another page's, and the page between is skipped (e2 or e7 lost;
+    invariant 3 either way)."""
+    if isinstance(strategy, tuple):
+        strategy = _program(strategy[0], "consumer.js", strategy[1])
+    assert simkit.simulate(wide(_TOKENS), _program("node", "consumer.js", "none")).verdict.ok
+    v = simkit.simulate(wide(_TOKENS), strategy).verdict
+    assert v.lost and any(d["invariant"] == 3 for d in v.invariant_violations), v

@@ -505,3 +505,24 @@ class BarrierPrefixFromPage(Consumer):
     def page_barrier(self, checkpoint, page, applied_position):
         prefix = page.events[-1].position if page.events else 0
         return (yield from super().page_barrier(checkpoint, page, prefix))
+
+
+class CursorInVarchar255(Consumer):
+    """"The checkpoint's cursor column is VARCHAR(255)": the barrier publishes the token cut to 255
+    characters.
+
+    Breaks seed 000 step 5 (the barrier publishes "the returned next cursor") and invariant 3, on the first
+    token longer than 255 characters (many providers' base64 tokens are)."""
+
+    def barrier_target(self, checkpoint, page):
+        return page.next_cursor[:255]
+
+
+class CursorStripped(Consumer):
+    """"Tokens come back from the config layer with stray whitespace: strip them."
+
+    Breaks seed 000's vocabulary (a cursor is stored and sent back; it is never parsed) and step 5: a token
+    with a trailing space is published as another token, another page's."""
+
+    def barrier_target(self, checkpoint, page):
+        return page.next_cursor.strip()

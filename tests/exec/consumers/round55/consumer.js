@@ -12,6 +12,8 @@
 //   settle_under_reply  a reply is settled under the identity it carries, not the reservation (seed 001 step 6;
 //                       absorbed by fenced settlement, which rejects it)
 //   result_means_done   a record holding a result is committed (harmless: only a committed record holds one)
+//   token_trim          the barrier publishes the next cursor trim()med, "sanitised" (step 5: the returned next
+//                       cursor, never parsed; invariant 3)
 'use strict';
 const fs = require('fs');
 const BUG = process.argv[2] || 'none';
@@ -100,8 +102,9 @@ function attempt() {
   }
   if (page.next_cursor === cp.resume_cursor) return 'caught_up';
   const nextVersion = cp.checkpoint_version + 1;
+  const target = BUG === 'token_trim' ? page.next_cursor.trim() : page.next_cursor;
   const b = rpc({op: 'barrier', cursor: cp.resume_cursor, version: cp.checkpoint_version,
-                 next_cursor: page.next_cursor, next_version: nextVersion, applied_position: prefix});
+                 next_cursor: target, next_version: nextVersion, applied_position: prefix});
   if (b.type === 'lost') return 'lost';
   return b.value ? 'advanced' : 'rejected';
 }
