@@ -11,9 +11,9 @@ search, listed cheapest first so that a budget leaves out the dearest.
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
-   lost reply and its retry, a late reply that commits before the retry, crossed replies differing in each
-   field of the reservation tuple, a crossed reply to a retry after a timeout, and every decision of the
-   handler at every last digit of a position;
+   lost reply and its retry, and between a lost request and its retry, a late reply that commits before the
+   retry, crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
+   timeout, and every decision of the handler at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -177,6 +177,13 @@ WIDE: dict[str, dict] = {
         "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
         "pages": _pages([1, 2]),
         "faults": [{"kind": "lost_response", "op": "effect", "position": 1}]},
+    "rotation_after_lost_request": {
+        "description": "Seed 001: the credential rotates between a lost request and its retry: the effect "
+                       "never ran, and the retry's reservation is a new one; a retry that takes the old "
+                       "reservation's timeout for the effect commits a receipt for none",
+        "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
+        "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_request", "op": "effect", "position": 1}]},
     "late_reply_before_retry": {
         "description": "Seed 001: e1's reply comes after its timeout but before the blocked page's retry, "
                        "and commits the record; the credential rotates in between: a retry that calls again "

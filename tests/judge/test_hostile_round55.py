@@ -32,20 +32,27 @@ bundled scenarios and corners only, and the wide cases were run one by one, ``si
   issued (refused: an unjustified halt, e7 lost); trimmed, it is the next page's, and e2 is skipped
   (invariant 3 either way).
 
+Hardened: ``ProvisionalAfterRotationIsDone`` (a rotation's new reservation taken to inherit the old one's
+timeout as success) was caught by explorations of ``rotation_before_retry`` only, which lose a request; the
+wide case ``rotation_after_lost_request`` (the credential rotates between a lost request and its retry)
+catches it in one run.
+
 Every consumer of ``roster.CORRECT``, the reference consumers (Python, JavaScript, Rust) and round 55's own
 programs without their bug are ok on the new corners.
 
-Held (caught on main; first failing case): ``SkipCallIfProvisional``, ``SecondTimeoutMeansDone``,
-``ThirdTimeoutQuarantines`` (wide long_outage); ``StaleReservationAcrossRotation`` (wide
-rotation_before_retry); ``NormalizeReplyIdentity``, ``MisboundReplyIgnored``,
-``ProvisionalAfterRotationIsDone``, ``consumer.js truthy_settle`` (misbound_response);
-``RegenerateKeyOnRetry``, ``ReceiptThenSettle``, ``PoisonAfterTwoCrashes``, ``WatermarkAfterWarmup``,
-``LostCommitRemembered``, ``ReuseFirstReservationForPage``, ``PublishTwoPagesAtOnce``,
-``RetryAttemptLimitMovesOn``, ``SettleLateReplyAsTimeout`` (bundled default or blocked_after_barrier);
-``AdoptOthersProgressOnReject``, ``ForceBarrierAfterLost``, ``RefreshVersionBeforeBarrier``,
-``YieldPageToOtherWorker`` (fence_race, gauntlet); ``consumer.pl sort_events``, ``numeric_token``,
-``string_watermark`` (corners, every_digit); ``consumer.js null_is_true`` and ``timeout_budget`` (wide
-long_outage, beyond the exec budget).
+Held (caught on main; first failing case): ``AdoptOthersProgressOnReject`` (bundled fence_race: regressions,
+invariant 3); ``ForceBarrierAfterLost`` (default seed 8: invariant 3); ``RefreshVersionBeforeBarrier`` and
+``YieldPageToOtherWorker`` (gauntlet: invariant 3; lost, invariants 1, 2, 5); ``RegenerateKeyOnRetry``
+(default: incomplete), ``ReceiptThenSettle``, ``WatermarkAfterWarmup`` and ``ReuseFirstReservationForPage``
+(default: lost); ``PoisonAfterTwoCrashes``, ``PublishTwoPagesAtOnce`` and ``RetryAttemptLimitMovesOn``
+(blocked_after_barrier); ``NormalizeReplyIdentity`` (misbound_response: wrong reservation),
+``MisboundReplyIgnored`` and ``consumer.js truthy_settle`` (misbound_response: lost);
+``SkipCallIfProvisional``, ``SecondTimeoutMeansDone``, ``ThirdTimeoutQuarantines`` and
+``LostCommitRemembered`` (wide long_outage); ``StaleReservationAcrossRotation`` and
+``SettleLateReplyAsTimeout`` (wide rotation_before_retry: stale binding); ``consumer.pl sort_events`` (corner
+page_out_of_order: unhalted), ``string_watermark`` (corner ids_compared_exactly: 10 "behind" 9),
+``numeric_token`` (default: incomplete); ``consumer.js null_is_true`` and ``timeout_budget`` passed the exec
+audit's budget (its first 40 cases) and are caught by wide long_outage (``simkit.simulate``).
 
 Left alone, the bug unobservable in simkit's world or absorbed by its store: ``ReusePageAfterBlocked`` (a page
 kept for the next attempt at its cursor: a scripted or generated provider serves a cursor the same page every
@@ -126,3 +133,15 @@ def test_a_cursor_kept_other_than_byte_for_byte_is_caught(strategy):
     assert simkit.simulate(wide(_TOKENS), _program("node", "consumer.js", "none")).verdict.ok
     v = simkit.simulate(wide(_TOKENS), strategy).verdict
     assert v.lost and any(d["invariant"] == 3 for d in v.invariant_violations), v
+
+
+def test_an_old_reservations_timeout_taken_for_the_effect_is_caught_by_a_wide_case():
+    """Seed 001 step 2 ("a changed ... authorization context requires a new reservation") and step 5: after a
+    rotation, the old reservation's timeout proves no effect. Only explorations (never reached by an exec
+    audit's budget) lost a request before a rotation; the wide case ``rotation_after_lost_request`` does."""
+    name = "rotation_after_lost_request"
+    assert any(c.kind == "wide" and c.name == name for c in cases(1, 0))
+    for cls in roster.CORRECT:
+        assert simkit.simulate(wide(name), cls).verdict.ok, cls.__name__
+    v = simkit.simulate(wide(name), round55.ProvisionalAfterRotationIsDone).verdict
+    assert v.lost == ["e1"], v
