@@ -2,11 +2,11 @@
 attacked by 27 consumers in Python (``tests/mutants/round55.py``) and 13 over ``exec:``
 (``tests/exec/consumers/round55/``: a Node and a Perl program written from docs/protocol.md alone, each with
 the bug its argument names), the first 15 and the exec ones written before reading the audit's cases or the
-gallery. Most go after seed 001's settlement (a key regenerated or cached across a rotation, a second or third
-timeout taken for an answer, a misbound reply normalised or dropped as ignored), workers sharing one
-checkpoint (adopting or overwriting another's progress after a rejected or lost barrier, yielding a page on a
-commit answered ``False``) and history (two crashes on one event, a third blocked attempt, a lost commit
-remembered).
+gallery (all but ``CursorInVarchar255``, ``CursorStripped`` and ``token_trim``). Most go after seed 001's
+settlement (a key regenerated or cached across a rotation, a second or third timeout taken for an answer, a
+misbound reply normalised or dropped as ignored), workers sharing one checkpoint (adopting or overwriting
+another's progress after a rejected or lost barrier, yielding a page on a commit answered ``False``) and
+history (two crashes on one event, a third blocked attempt, a lost commit remembered).
 
 Found (each passed the audit of main, ``--jobs 1``, default budget; over ``exec:`` the budget judged the
 bundled scenarios and corners only, and the wide cases were run one by one, ``simkit.simulate``):

@@ -1,10 +1,11 @@
-"""Round 55's consumers written from the docs alone (tests/judge/test_hostile_round55.py): seed 001's
-settlement on an external sink, workers sharing one checkpoint, and bugs that show only with history (a second
-timeout, a third blocked attempt, two crashes on one event, a lost reply, a re-served page). Each docstring
-names the rule it breaks. All of them fail the audit of main but ``RepeatedTokenIsCaughtUp``,
-``ReusePageAfterBlocked``, ``ValidateOncePerCursor``, ``AppliedIsEventPosition`` and
-``BarrierPrefixFromPage``, whose bug simkit's world cannot show or its store absorbs (the test module says
-why). Written against the public API only."""
+"""Round 55's consumers (tests/judge/test_hostile_round55.py): seed 001's settlement on an external sink,
+workers sharing one checkpoint, and bugs that show only with history (a second timeout, a third blocked
+attempt, two crashes on one event, a lost reply, a re-served page), written from the docs alone; then
+``CursorInVarchar255`` and ``CursorStripped``, written after reading the audit's cases. Each docstring names
+the rule it breaks. All of them fail the audit of main but those two (caught now by the corner
+``tokens_compared_exactly``) and ``RepeatedTokenIsCaughtUp``, ``ReusePageAfterBlocked``,
+``ValidateOncePerCursor``, ``AppliedIsEventPosition`` and ``BarrierPrefixFromPage``, whose bug simkit's world
+cannot show or its store absorbs (the test module says why). Written against the public API only."""
 from __future__ import annotations
 
 from dataclasses import replace
