@@ -5,13 +5,15 @@ search, listed cheapest first so that a budget leaves out the dearest.
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
    a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
-   positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint);
+   positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
+   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer; ids and tokens a
+   language takes for false or for its own names);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
-   lost reply and its retry, a late reply that commits before the retry, crossed replies differing in each
-   field of the reservation tuple, a crossed reply to a retry after a timeout, and every decision of the
-   handler at every last digit of a position;
+   lost reply and its retry, and between a lost request and its retry, a late reply that commits before the
+   retry, crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
+   timeout, and every decision of the handler at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -95,6 +97,13 @@ def _pages(*chain: list[int]) -> list[dict]:
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
 
+def _token_chain(*tokens: str) -> list[dict]:
+    """A scripted chain through these tokens, one event a page (positions 1, 2, ...), then the end."""
+    pages = [{"cursor": t, "positions": [i], "next_cursor": n}
+             for i, (t, n) in enumerate(zip(tokens, tokens[1:]), 1)]
+    return pages + [{"cursor": tokens[-1], "positions": [], "next_cursor": tokens[-1]}]
+
+
 #: The time limit of the cases that are long by design: many events (``wide_pages``, ``long_stream``,
 #: ``big_page``, where ``safe`` itself takes 2,400, 5,500 and 8,400 of the default 10,000) or dozens of
 #: attempts (``long_blocks``, ``long_outage``). Ten times the default, so that a correct consumer doing more
@@ -168,6 +177,13 @@ WIDE: dict[str, dict] = {
         "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
         "pages": _pages([1, 2]),
         "faults": [{"kind": "lost_response", "op": "effect", "position": 1}]},
+    "rotation_after_lost_request": {
+        "description": "Seed 001: the credential rotates between a lost request and its retry: the effect "
+                       "never ran, and the retry's reservation is a new one; a retry that takes the old "
+                       "reservation's timeout for the effect commits a receipt for none",
+        "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
+        "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_request", "op": "effect", "position": 1}]},
     "late_reply_before_retry": {
         "description": "Seed 001: e1's reply comes after its timeout but before the blocked page's retry, "
                        "and commits the record; the credential rotates in between: a retry that calls again "
@@ -280,6 +296,26 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "transient", "failures": 3},
                    {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
+    "tokens_compared_exactly": {
+        "description": "Seed 000: a cursor is stored and sent back as it came, never parsed: tokens that "
+                       "differ only in a trailing space, in case or in Unicode normalisation, one of 256 "
+                       "characters (past a VARCHAR(255)) and one of 4,100 (past a buffer of 4,096), a "
+                       "page of one event behind each: a consumer that trims, folds or cuts a token "
+                       "publishes one the provider never issued, or another page's, and skips a page",
+        "sink": "transactional",
+        "pages": _token_chain("C1", "tok ", "tok", "Tok", "caf\u00e9", "cafe\u0301", f"v1.{'A' * 252}x",
+                              f"v2.{'B' * 4096}x")},
+    "falsy_or_builtin_strings": {
+        "description": "Ids and tokens as a language may take them: 0 (false in Perl and PHP), and toString, "
+                       "constructor and __proto__ (names every JavaScript object answers to); the overlap "
+                       "re-serves id 0 behind applied_position, with its receipt, under token 0: a receipt "
+                       "looked up by the id's truth halts without cause, one looked up by a key test proves "
+                       "three replays that never were, and a next_cursor taken for absent when false stalls",
+        "sink": "transactional",
+        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "0",
+                   "ids": ["0", "toString", "constructor"]},
+                  {"cursor": "0", "positions": [1, 4], "next_cursor": "__proto__", "ids": ["0", "__proto__"]},
+                  {"cursor": "__proto__", "positions": [], "next_cursor": "__proto__"}]},
 }
 #: The corners explored (the others are one run each: a missing halt needs no fault to show)
 _EXPLORED_CORNERS = ("page_out_of_order",)
