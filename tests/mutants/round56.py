@@ -26,10 +26,10 @@ from simkit.ops import (
 )
 
 __all__ = ["BackOffAtStart", "CallAgainOnTimeout", "CommitFalseRereads", "EmptyPageNoLookup",
-           "HeartbeatWhileBlocked", "HoldWatermarkUntilBarrier", "LookUpAgainOnLost", "NoSkipNotes",
-           "OneEventPerAttempt", "ReceiptsAfterThePage", "ReconcileEachLife", "RereadBeforeCommit",
-           "RetryLostCommit", "SettleThenReceipt", "VerifyEachReceipt", "VersionLeaps", "WaitAfterBarrier",
-           "WaitAfterLost", "WaitForLateReply"]
+           "HaltOnLateArrival", "HeartbeatWhileBlocked", "HoldWatermarkUntilBarrier", "LookUpAgainOnLost",
+           "NoSkipNotes", "OneEventPerAttempt", "ReceiptsAfterThePage", "ReconcileEachLife",
+           "RereadBeforeCommit", "RetryLostCommit", "SettleThenReceipt", "VerifyEachReceipt", "VersionLeaps",
+           "WaitAfterBarrier", "WaitAfterLost", "WaitForLateReply"]
 
 
 class ReconcileEachLife(Consumer):
@@ -590,3 +590,33 @@ class ReceiptsAfterThePage(Consumer):
                 break
             applied = max(applied, event.position)
         return applied
+
+
+class HaltOnLateArrival(Consumer):
+    """Halt at the first sign that the provider broke a contract without backfills: a new event served behind
+    a position this life has already been served.
+
+    Seed 000 step 3: "a gap that violates the provider contract stops the attempt for investigation", and
+    "Relying on a watermark when the provider permits backfills behind it" is the shortcut: without
+    backfills, an id first seen at or below a position already served is such a gap, whether or not the
+    applied prefix has reached it yet. Memory of what was served is this life's only (a crash forgets it, and
+    the procedure is ``safe``'s).
+    """
+
+    _served: dict | None = None
+    _highest: int | None = None
+
+    def validate(self, checkpoint, page, ids_at):
+        problem = super().validate(checkpoint, page, ids_at)
+        if problem or self.contract.backfills:
+            return problem
+        served = self._served if self._served is not None else {}
+        highest = self._highest
+        for e in page.events:
+            if e.id not in served and highest is not None and e.position <= highest:
+                return f"gap: {e.id} at position {e.position} is new behind served position {highest}"
+        for e in page.events:
+            served[e.id] = e.position
+            highest = e.position if highest is None else max(highest, e.position)
+        self._served, self._highest = served, highest
+        return None
