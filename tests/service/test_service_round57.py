@@ -19,7 +19,8 @@ GRANT_SHAPE = ("expected SUBJECT=CAP[,CAP...][@SCOPE_JSON] with CAP one of memor
                "memory_write, tenant_admin")
 
 
-@pytest.mark.parametrize("grant", ["dev=memory_read,,memory_checkpoint", "dev=memory_read,", "dev=,memory_read"])
+@pytest.mark.parametrize("grant", ["dev=memory_read,,memory_checkpoint", "dev=memory_read,",
+                                   "dev=,memory_read"])
 def test_an_empty_capability_in_a_grant_is_refused_not_skipped(capsys, monkeypatch, grant):
     from simkit.service import http
     monkeypatch.setattr(http, "serve", lambda *args, **kwargs: pytest.fail("simkit serve started a server"))
