@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import simkit
 from simkit.judge.settlement import SETTLEMENT_KINDS, settlement_violations
-from simkit.model import Event
+from simkit.model import Event, Reply, Reservation
 from simkit.store.settlement import TIMEOUT, Ledger, Transition, canonical_request, fingerprint
 from simkit.truth.clock import Clock
 from simkit.world.external import ExternalService, Request
@@ -74,3 +74,34 @@ def test_violations_are_listed_in_the_order_they_happened():
     found = settlement_violations(SimpleNamespace(history=[downgrade]), SimpleNamespace(requests=[stale]),
                                   ROTATING)
     assert [(x["kind"], x["time"]) for x in found] == [("stale_binding", 4.0), ("committed_downgraded", 5.0)]
+
+
+def _ledger():
+    clock = Clock()
+    return Ledger(clock), ExternalService(Sink("idempotent", {}, clock))
+
+
+def test_a_split_write_of_another_requests_result_is_a_wrong_reservation():
+    """settlement-58, settlement-59, settlement-60 (``write`` swapped out of the actions whose commits are
+    checked): ``split_validate_write`` commits in its second transaction, ``write``; a reply that claims our
+    tuple but answers another client's request (the service's log says so) is a ``wrong_reservation`` there
+    as in a ``settle``."""
+    ledger, service = _ledger()
+    mine = ledger.reserve(1, "e1", FP1, "P1").reservation
+    liar = Reply(mine, service.crossed(mine, "binding").request)
+    assert ledger.settle("split_validate_write", 1, mine, liar) == "committed"
+    assert [t.action for t in ledger.history] == ["reserve", "write"]
+    [x] = settlement_violations(ledger, service, None)
+    assert x["kind"] == "wrong_reservation" and "differs in binding" in x["detail"], x
+
+
+def test_without_the_services_log_a_reply_is_judged_by_the_identity_it_carries():
+    """settlement-64 (``identity.get`` used even when there is no service log): a hand-made ledger without a
+    service (docs: ``settlement_violations(ledger)``) judges a committed reply by its own identity; the
+    mutant raised AttributeError on ``None``."""
+    ledger, _service = _ledger()
+    mine = ledger.reserve(1, "e1", FP1, "P1").reservation
+    other = Reply(Reservation("e1", FP1, "P0", 1), 7)
+    assert ledger.settle("unfenced", 1, mine, other) == "committed"   # matched by operation id only
+    [x] = settlement_violations(ledger)
+    assert x["kind"] == "wrong_reservation" and "differs in binding" in x["detail"], x
