@@ -105,3 +105,20 @@ def test_without_the_services_log_a_reply_is_judged_by_the_identity_it_carries()
     assert ledger.settle("unfenced", 1, mine, other) == "committed"   # matched by operation id only
     [x] = settlement_violations(ledger)
     assert x["kind"] == "wrong_reservation" and "differs in binding" in x["detail"], x
+
+
+def test_a_halts_reason_reads_as_given_none_as_no_reason_and_a_long_one_cut_at_a_thousand():
+    """verdict-35, verdict-36 (``halted.strip()`` taken as always true, or always false), verdict-37,
+    verdict-38 (the cut at 1,000 characters moved by one): a blank reason reads ``(no reason given)``, a
+    reason as it was given, one of 1,000 characters whole and one of 1,001 as its first 1,000 and its
+    length, in the verdict's one line as in the table (docs/verdict.md, ``halted``)."""
+    from simkit.judge.report import verdict_line
+    from simkit.judge.verdict import NO_REASON, Verdict
+
+    def line(reason):
+        return verdict_line(Verdict(halted=reason, halt_justified=True)).split("halted ")[1].rsplit(", ", 1)[0]
+
+    assert line("  ") == NO_REASON == "(no reason given)"
+    assert line("token refused") == "token refused"
+    assert line("x" * 1000) == "x" * 1000
+    assert line("x" * 1001) == "x" * 1000 + "… (1001 characters)"
