@@ -122,3 +122,20 @@ def test_a_halts_reason_reads_as_given_none_as_no_reason_and_a_long_one_cut_at_a
     assert line("token refused") == "token refused"
     assert line("x" * 1000) == "x" * 1000
     assert line("x" * 1001) == "x" * 1000 + "… (1001 characters)"
+
+
+def test_the_tables_halted_cell_says_the_reason_and_whether_it_was_unjustified():
+    """verdict-39 (``v.halted is None`` taken as always true: every cell ``-``), verdict-43 .. verdict-45
+    (`` (unjustified)`` shown always, never, or for a justified halt): the command line's ``halted`` column
+    is ``-`` with no halt, else the reason, followed by ``(unjustified)`` only when ground truth did not
+    justify it (``halt_justified`` false)."""
+    from simkit.judge.report import HEADERS, verdict_row
+    from simkit.judge.verdict import Verdict
+
+    def cell(**fields):
+        row = verdict_row(SimpleNamespace(strategy="s", verdict=Verdict(**fields)))
+        return dict(zip(HEADERS, row))["halted"]
+
+    assert cell() == "-"
+    assert cell(halted="token refused", halt_justified=True) == "token refused"
+    assert cell(halted="token refused", halt_justified=False) == "token refused (unjustified)"
