@@ -139,3 +139,34 @@ def test_the_tables_halted_cell_says_the_reason_and_whether_it_was_unjustified()
     assert cell() == "-"
     assert cell(halted="token refused", halt_justified=True) == "token refused"
     assert cell(halted="token refused", halt_justified=False) == "token refused (unjustified)"
+
+
+def test_a_verdict_is_read_back_from_a_json_object_that_lacks_the_later_fields():
+    """verdict-96 (``if f.json in d`` dropped in ``Verdict.from_dict``): a ``--json`` object written before
+    the later fields were declared (no ``settlement_violations``, no ``unhalted``) reads back, the missing
+    fields at their defaults; the mutant raised KeyError."""
+    from simkit.judge.verdict import Verdict
+
+    old = {"ok": False, "lost": ["e2"], "duplicated": [], "regressions": 0, "invariant_violations": [],
+           "halted": None, "halt_justified": None, "pending": [], "completed": True}
+    v = Verdict.from_dict(old)
+    assert v.lost == ["e2"] and v.settlement_violations == [] and v.unhalted == [] and not v.ok
+
+
+def test_the_plots_fates_name_replays_quarantines_and_ignores():
+    """facts-75 (``eid in done_at`` flipped: no event ever ``replayed harmlessly``), facts-78 (the receipt's
+    last field read for its outcome: no event ever ``quarantined`` or ``ignored``): ``safe`` on three bundled
+    scenarios, each fate as :func:`~simkit.judge.facts.event_fates` documents it."""
+    from simkit.judge.facts import FATES, event_fates
+
+    def fates(name, **kw):
+        r = simkit.simulate(simkit.load(name), simkit.resolve("safe"), **kw)
+        assert r.verdict.ok
+        found = event_fates(r, r.verdict)
+        assert set(found.values()) <= set(FATES)
+        return sorted(found.values())
+
+    crash = simkit.model.Fault("crash", "before_page_barrier")
+    assert fates("retry_walkthrough", faults=[crash]) == ["done before the run"] + ["replayed harmlessly"] * 3
+    assert fates("quarantine_boundary") == ["quarantined", "replayed harmlessly", "replayed harmlessly"]
+    assert fates("ignored_event") == ["applied once"] * 3 + ["ignored", "replayed harmlessly"]
