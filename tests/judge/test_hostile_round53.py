@@ -170,3 +170,17 @@ def test_the_plots_fates_name_replays_quarantines_and_ignores():
     assert fates("retry_walkthrough", faults=[crash]) == ["done before the run"] + ["replayed harmlessly"] * 3
     assert fates("quarantine_boundary") == ["quarantined", "replayed harmlessly", "replayed harmlessly"]
     assert fates("ignored_event") == ["applied once"] * 3 + ["ignored", "replayed harmlessly"]
+
+
+def test_a_crash_at_the_barriers_instant_is_what_made_the_loss_final():
+    """facts-292, facts-293 (the tie ``h.end == when`` flipped, or its ``ended_by in ('crash', 'halt')``):
+    persisting the token on fetch with a crash before the first event's commit, the barrier and the crash
+    fall at t = 1.5; the attempt that held e106 and e107 ended by the crash at the barrier's instant, and
+    the crash is what made both losses final (``loss_final``: "a crash then, the crash"), not the barrier."""
+    from simkit.judge.facts import loss_final
+
+    crash = simkit.model.Fault("crash", "before_event_commit")
+    run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve("persist_token_on_fetch"),
+                          faults=[crash])
+    assert run.verdict.lost == ["e106", "e107"]
+    assert loss_final(run, run.verdict.lost) == {"e106": (1.5, "crash"), "e107": (1.5, "crash")}
