@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from conftest import variant
+
 import simkit
 from simkit.judge.settlement import SETTLEMENT_KINDS, settlement_violations
 from simkit.model import Event, Reply, Reservation
@@ -184,3 +186,27 @@ def test_a_crash_at_the_barriers_instant_is_what_made_the_loss_final():
                           faults=[crash])
     assert run.verdict.lost == ["e106", "e107"]
     assert loss_final(run, run.verdict.lost) == {"e106": (1.5, "crash"), "e107": (1.5, "crash")}
+
+
+def test_the_plots_fates_name_the_verdicts_duplicated_lost_and_pending_events():
+    """facts-84, facts-88 (``duplicated`` drawn as another fate), facts-93 (``lost`` as ``applied once``),
+    facts-106, facts-108 (``pending`` as another): those three fates are the verdict's, whatever the event's
+    receipts say (:func:`~simkit.judge.facts.event_fates`)."""
+    from simkit.judge.facts import event_fates
+
+    def fates(run):
+        found = event_fates(run, run.verdict)
+        return {fate: sorted(e for e, f in found.items() if f == fate) for fate in set(found.values())}
+
+    twice = simkit.parse({"name": "limit", "sink": "unsafe", "initial": {"resume_cursor": "C1"},
+                          "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+                                    {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
+                          "faults": [{"kind": "crash", "point": "after_effect", "position": 2}]})
+    run = simkit.simulate(twice)
+    assert run.verdict.duplicated == ["e2"] and fates(run)["duplicated"] == ["e2"]
+    run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.resolve("persist_token_on_fetch"))
+    assert run.verdict.lost == ["e107"] and fates(run)["lost"] == ["e107"]
+    stuck = variant("retry_walkthrough", faults=[], timing={"time_limit": 500.0},
+                    events=[{"position": 107, "behavior": "transient", "failures": 10**9}])
+    run = simkit.simulate(stuck)
+    assert run.verdict.pending == ["e107"] and fates(run)["pending"] == ["e107"]
