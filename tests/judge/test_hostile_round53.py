@@ -210,3 +210,15 @@ def test_the_plots_fates_name_the_verdicts_duplicated_lost_and_pending_events():
                     events=[{"position": 107, "behavior": "transient", "failures": 10**9}])
     run = simkit.simulate(stuck)
     assert run.verdict.pending == ["e107"] and fates(run)["pending"] == ["e107"]
+
+
+def test_an_attempt_that_went_on_to_load_again_is_a_worker_that_moved_on():
+    """facts-304, facts-305 (``load`` dropped from the attempts read as ``worker moved on``): persisting the
+    token on fetch on the default scenario, the last attempt that held e40 ended when its worker loaded the
+    checkpoint again at t = 12.5; ``loss_final`` says ``worker moved on``, not the raw ``load``."""
+    from simkit.judge.facts import loss_final
+
+    run = simkit.simulate(simkit.load("default"), simkit.resolve("persist_token_on_fetch"))
+    final = loss_final(run, run.verdict.lost)
+    assert final["e40"] == (12.5, "worker moved on")
+    assert {why for _when, why in final.values()} == {"worker moved on", "crash"}
