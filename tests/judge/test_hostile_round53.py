@@ -118,7 +118,8 @@ def test_a_halts_reason_reads_as_given_none_as_no_reason_and_a_long_one_cut_at_a
     from simkit.judge.verdict import NO_REASON, Verdict
 
     def line(reason):
-        return verdict_line(Verdict(halted=reason, halt_justified=True)).split("halted ")[1].rsplit(", ", 1)[0]
+        text = verdict_line(Verdict(halted=reason, halt_justified=True))
+        return text.split("halted ")[1].rsplit(", ", 1)[0]
 
     assert line("  ") == NO_REASON == "(no reason given)"
     assert line("token refused") == "token refused"
@@ -222,3 +223,14 @@ def test_an_attempt_that_went_on_to_load_again_is_a_worker_that_moved_on():
     final = loss_final(run, run.verdict.lost)
     assert final["e40"] == (12.5, "worker moved on")
     assert {why for _when, why in final.values()} == {"worker moved on", "crash"}
+
+
+def test_a_replay_at_the_instant_the_outcome_became_durable_is_harmless():
+    """facts-76 (``t >= done_at[eid]`` made strict): reporting success before the effect on the gauntlet, e140
+    and e440 are replayed at the very instant their effect made their outcome durable; a replay "at or after
+    the outcome's moment" (:func:`~simkit.judge.facts.event_fates`) is ``replayed harmlessly``."""
+    from simkit.judge.facts import event_fates
+
+    run = simkit.simulate(simkit.load("gauntlet"), simkit.resolve("success_before_effect"))
+    fates = event_fates(run, run.verdict)
+    assert fates["e140"] == fates["e440"] == "replayed harmlessly"
