@@ -192,11 +192,15 @@ def test_a_crash_at_the_barriers_instant_is_what_made_the_loss_final():
 def test_the_plots_fates_name_the_verdicts_duplicated_lost_and_pending_events():
     """facts-84, facts-88 (``duplicated`` drawn as another fate), facts-93 (``lost`` as ``applied once``),
     facts-106, facts-108 (``pending`` as another): those three fates are the verdict's, whatever the event's
-    receipts say (:func:`~simkit.judge.facts.event_fates`)."""
-    from simkit.judge.facts import event_fates
+    receipts say (:func:`~simkit.judge.facts.event_fates`). facts-41, facts-59 (a name of ``FATES``, the
+    legend's list, swapped for another): each of them is one of ``FATES``, which names each fate once."""
+    from simkit.judge.facts import FATES, event_fates
+
+    assert len(set(FATES)) == len(FATES) == 8
 
     def fates(run):
         found = event_fates(run, run.verdict)
+        assert set(found.values()) <= set(FATES)    # the plot's legend lists every fate drawn
         return {fate: sorted(e for e, f in found.items() if f == fate) for fate in set(found.values())}
 
     twice = simkit.parse({"name": "limit", "sink": "unsafe", "initial": {"resume_cursor": "C1"},
@@ -234,3 +238,19 @@ def test_a_replay_at_the_instant_the_outcome_became_durable_is_harmless():
     run = simkit.simulate(simkit.load("gauntlet"), simkit.resolve("success_before_effect"))
     fates = event_fates(run, run.verdict)
     assert fates["e140"] == fates["e440"] == "replayed harmlessly"
+
+
+def test_terminal_since_hands_back_every_second_terminal_receipt():
+    """outcomes-110 (``again.extend`` dropped in ``terminal_since``): an event quarantined and then ignored
+    holds its outcome from the first receipt, and the second is handed back in ``again``, as documented."""
+    from simkit.judge.checker import terminal_since
+    from simkit.model import Checkpoint
+    from simkit.store.memory import MemoryStore
+
+    store = MemoryStore(Checkpoint("C1", 0, 0))
+    first = store.clock.tick()
+    store.receipt_log.add(first, 1.0, 1, "e1", "quarantined")
+    store.receipt_log.add(store.clock.tick(), 2.0, 2, "e1", "ignored")
+    again: list[str] = []
+    assert terminal_since(store, Sink("idempotent", {}, store.clock), again) == {"e1": first}
+    assert again == ["e1"]
