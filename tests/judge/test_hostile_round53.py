@@ -254,3 +254,17 @@ def test_terminal_since_hands_back_every_second_terminal_receipt():
     again: list[str] = []
     assert terminal_since(store, Sink("idempotent", {}, store.clock), again) == {"e1": first}
     assert again == ["e1"]
+
+
+def test_an_applied_receipt_is_no_outcome_in_a_run_whose_sink_saw_no_effect_at_all():
+    """outcomes-56 (``waiting += 1`` dropped: applied receipts still waiting for their effect were cleared only
+    if some other effect was found): reporting success before the effect, a crash before the one effect of
+    the run leaves e1's ``applied`` receipt with no effect anywhere; e1 is lost ("``applied`` means the
+    effect is in the sink's log"), where the mutant took the receipt for its outcome."""
+    one = simkit.parse({"name": "one", "sink": "idempotent", "initial": {"resume_cursor": "C1"},
+                        "pages": [{"cursor": "C1", "positions": [1], "next_cursor": "C2"},
+                                  {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
+                        "faults": [{"kind": "crash", "point": "before_effect", "position": 1}]})
+    run = simkit.simulate(one, simkit.resolve("success_before_effect"))
+    assert len(run.world.sink.effects) == 0
+    assert run.verdict.lost == ["e1"] and not run.verdict.ok
