@@ -18,10 +18,12 @@ Kill criterion: ``pytest -x`` (addopts and nbval off) on the module's fast tests
 test_verdict_fields.py), verdict (tests/judge/test_verdict_fields.py, test_checker.py, test_golden.py), facts
 (tests/judge/test_facts_reference.py, tests/truth/test_ground_truth.py, tests/judge/test_checker.py), outcomes
 (tests/judge/test_checker.py, test_hostile_round46.py, test_facts_reference.py); 200 s a mutant.
+Narrower than the brief's (all of tests/judge and tests/seed, which takes minutes a mutant on the shared
+machine): a mutant it let live may die in the wider one (outcomes-10, tried there, lived).
 
-Score, of the 312 run: 233 killed by the filter (two by the timeout); KILLED_NEW killed by the tests below;
-EQUIV equivalent (the same verdict and facts on every run; the reasons are in the round's report: a shortcut
-that only saves work, ``any`` of one field, a fallback no simulated run takes); LEFT left (differences found
+Score, of the 312 run: 233 killed by the filter (two by the timeout); 62 killed by the tests below;
+10 equivalent (the same verdict and facts on every run; the reasons are in the round's report: a shortcut
+that only saves work, ``any`` of one field, a fallback no simulated run takes); 7 left (differences found
 in no run of the 8 strategies x 10 bundled scenarios x 6 crash points compared, or not built in the time).
 None showed the real checker wrong.
 """
@@ -262,8 +264,9 @@ def test_a_replay_at_the_instant_the_outcome_became_durable_is_harmless():
 
 
 def test_terminal_since_hands_back_every_second_terminal_receipt():
-    """outcomes-110 (``again.extend`` dropped in ``terminal_since``): an event quarantined and then ignored
-    holds its outcome from the first receipt, and the second is handed back in ``again``, as documented."""
+    """outcomes-110 (``again.extend`` dropped in ``terminal_since``), outcomes-10 (``_place`` adding a new
+    slot for an id it already placed), outcomes-12 (its id never listed): an event quarantined and then
+    ignored holds its outcome from the first receipt, and the second is handed back in ``again``."""
     from simkit.judge.checker import terminal_since
     from simkit.model import Checkpoint
     from simkit.store.memory import MemoryStore
@@ -289,3 +292,18 @@ def test_an_applied_receipt_is_no_outcome_in_a_run_whose_sink_saw_no_effect_at_a
     run = simkit.simulate(one, simkit.resolve("success_before_effect"))
     assert len(run.world.sink.effects) == 0
     assert run.verdict.lost == ["e1"] and not run.verdict.ok
+
+
+def test_terminal_since_finds_the_effect_of_an_applied_receipt():
+    """outcomes-71, outcomes-76 (an effect of an id looked up in the stream only, never among the ids past
+    it): ``terminal_since`` has no stream, so every id is one of those; e1's ``applied`` receipt at seq 1 and
+    its effect at seq 2 give it an outcome from 2 (the later of the two), where the mutants found none."""
+    from simkit.judge.checker import terminal_since
+    from simkit.model import Checkpoint
+    from simkit.store.memory import MemoryStore
+
+    store = MemoryStore(Checkpoint("C1", 0, 0))
+    sink = Sink("idempotent", {}, store.clock)
+    store.receipt_log.add(store.clock.tick(), 1.0, 1, "e1", "applied")
+    sink.record(1, "e1")
+    assert terminal_since(store, sink) == {"e1": 2}
