@@ -4,9 +4,16 @@ SCORE_PLACEHOLDER
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
+import simkit
+from simkit.live.run import live
 from simkit.procedure import wire
+
+REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
 
 
 @pytest.mark.parametrize("key", ["--5", "9" * 5000])
@@ -16,3 +23,45 @@ def test_a_receipts_position_that_int_refuses_is_a_wire_error(key):
     message = {"type": "receipts", "value": {"outcomes": {}, "ids_at": {key: "e1"}}}
     with pytest.raises(wire.WireError, match="not a position"):
         wire.decode_result(message)
+
+
+def test_a_live_run_settles_in_two_transactions_with_nothing_between():
+    """Kills driver.py mutants 405 (``Driver.handle`` returns nothing: the live worker's decision is no
+    decision, and it backs off for ever), 412 and 413 (``call`` and ``settle`` return nothing), 396 and 397
+    (``Driver.between_transactions`` made to yield, its ``return`` dropped, or to be no generator, its
+    ``yield`` dropped). The live worker inherits it: under
+    ``split_validate_write`` every external effect stopped with "a driver without simulated time was asked to
+    wait", or ``yield from None``. No test ran ``live`` with that policy."""
+    scenario = simkit.parse({"name": "split", "sink": "idempotent", "settlement": "split_validate_write",
+                             "generate": {"events": 4, "page_size": 2}})
+    r = live(scenario, "safe", kills=0, seed=1, timeout=30)
+    assert r.verdict.ok and r.verdict.completed, r.verdict.as_dict()
+
+
+CHECKED_EFFECT = """
+import sys
+sys.path.insert(0, {reference!r})
+import consumer
+
+
+class Checked(consumer.Procedure):
+    def apply(self, event, applied_position):
+        kind, value = self.ask("effect", event=event)
+        if kind != "lost" and (kind, value) != ("bool", True):
+            sys.exit(f"effect answered {{kind}} {{value}}: docs/protocol.md says bool (true) or lost")
+        return super().apply(event, applied_position)
+
+
+consumer.main(Checked)
+"""
+
+
+def test_a_live_effect_on_an_external_sink_answers_true(tmp_path):
+    """Kills driver.py mutant 407 (``Driver.effect`` returns nothing): the live worker's ``effect`` on an
+    external sink is the base driver's, answered ``none`` where docs/protocol.md says ``bool`` (``true``) or
+    ``lost``; a consumer that relies on it was ended in live and not in run."""
+    program = tmp_path / "checked.py"
+    program.write_text(CHECKED_EFFECT.format(reference=str(REFERENCE)))
+    scenario = simkit.parse({"name": "effects", "sink": "idempotent",
+                             "generate": {"events": 3, "page_size": 3}})
+    live(scenario, f"exec:{sys.executable} {program}", kills=0, seed=1, timeout=30)      # no ConsumerError
