@@ -16,7 +16,7 @@ from simkit.procedure import wire
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
 
 
-@pytest.mark.parametrize("key", ["--5", "9" * 5000])
+@pytest.mark.parametrize("key", ["--5", "9" * 5000], ids=["two signs", "5000 digits"])
 def test_a_receipts_position_that_int_refuses_is_a_wire_error(key):
     """Found: ``decode_result`` promises :class:`WireError`; a position key with two signs, or past int()'s
     4300 digits, was int()'s ``ValueError``."""
