@@ -25,6 +25,13 @@ def test_a_receipts_position_that_int_refuses_is_a_wire_error(key):
         wire.decode_result(message)
 
 
+
+def test_a_result_is_read_with_the_default_kinds():
+    """Kills wire.py mutants 97 and 219 (``decode_result`` with no ``kinds`` read ``None``'s); a position with
+    one sign is still one."""
+    message = {"type": "receipts", "value": {"outcomes": {"e1": "applied"}, "ids_at": {"-5": "e1"}}}
+    assert wire.decode_result(message) == ({"e1": "applied"}, {-5: "e1"})
+
 def test_a_live_run_settles_in_two_transactions_with_nothing_between():
     """Kills driver.py mutants 405 (``Driver.handle`` returns nothing: the live worker's decision is no
     decision, and it backs off for ever), 412 and 413 (``call`` and ``settle`` return nothing), 396 and 397
@@ -65,3 +72,32 @@ def test_a_live_effect_on_an_external_sink_answers_true(tmp_path):
     scenario = simkit.parse({"name": "effects", "sink": "idempotent",
                              "generate": {"events": 3, "page_size": 3}})
     live(scenario, f"exec:{sys.executable} {program}", kills=0, seed=1, timeout=30)      # no ConsumerError
+
+
+@pytest.mark.parametrize("line, problem", [
+    # 241, 295: the duplicate named, not the object's first key
+    (b'{"op": "fetch", "cursor": "a", "cursor": "b"}', "not JSON (key 'cursor' twice in one object)"),
+    # 294: in the line's own terms, not advice to call sys.set_int_max_str_digits()
+    (b'{"op": "fetch", "cursor": ' + b"9" * 4301 + b"}", "not JSON (an integer of more than 4300 digits)"),
+    # 264, 322: a value of 40 characters is quoted whole; 320: as it was written, not \u-escaped
+    (b'{"op": "fetch", "cursor": ' + b"1" * 40 + b"}", f"Fetch.cursor is integer {'1' * 40}, not string"),
+    (b'{"op": "fetch", "cursor": ["\xc3\xa9"]}', 'Fetch.cursor is array ["\u00e9"], not string'),
+], ids=["duplicate key", "4301 digits", "40 characters", "non-ASCII"])
+def test_a_refused_line_says_what_is_wrong_in_its_own_words(line, problem):
+    """Kills wire.py mutants 241, 295, 294, 264, 322 and 320 (the refusal's words)."""
+    with pytest.raises(wire.WireError) as caught:
+        wire.decode_request(wire.loads(line))
+    assert str(caught.value) == problem or str(caught.value).startswith(problem)
+
+
+@pytest.mark.parametrize("line, quoted", [
+    (b"a\xffb", "a\ufffdb"),            # 335: an undecodable byte shown as U+FFFD ('replace')
+    (b"a\\b'", "a\\b'"),                # 288: printable characters kept as they are, not escaped again
+    (b"c" * 120, "c" * 120),            # 289, 337: 120 characters shown whole
+    (b"c" * 121, "c" * 119 + "…"),      # 336: past 120, cut
+    (b"endsX", "endsX"),                # 231: only the newline stripped
+], ids=["undecodable", "backslash", "120", "121", "trailing X"])
+def test_a_line_is_quoted_printable_and_at_most_120_characters(line, quoted):
+    """Kills wire.py mutants 335, 288, 289, 337, 336 and 231: ``shown``, which quotes a consumer's line in
+    every refusal (a line of invalid UTF-8 was a ``LookupError`` under 335)."""
+    assert wire.shown(line) == repr(quoted)
