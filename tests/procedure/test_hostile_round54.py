@@ -12,6 +12,7 @@ import pytest
 import simkit
 from simkit.live.run import live
 from simkit.procedure import wire
+from simkit.procedure.driver import Driver
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
 
@@ -46,9 +47,24 @@ def test_a_live_run_settles_in_two_transactions_with_nothing_between():
 
 
 CHECKED_EFFECT = """
+import json
 import sys
 sys.path.insert(0, {reference!r})
 import consumer
+
+
+class Stdin:
+    def __init__(self, first):
+        self.lines, self.rest = [first], sys.stdin
+
+    def readline(self):
+        return self.lines.pop() if self.lines else self.rest.readline()
+
+
+hello = sys.stdin.readline()
+if json.loads(hello)["value"]["worker"] != 1:
+    sys.exit(f"the handshake names no worker 1: {{hello}}")
+sys.stdin = Stdin(hello)
 
 
 class Checked(consumer.Procedure):
@@ -64,9 +80,11 @@ consumer.main(Checked)
 
 
 def test_a_live_effect_on_an_external_sink_answers_true(tmp_path):
-    """Kills driver.py mutant 407 (``Driver.effect`` returns nothing): the live worker's ``effect`` on an
-    external sink is the base driver's, answered ``none`` where docs/protocol.md says ``bool`` (``true``) or
-    ``lost``; a consumer that relies on it was ended in live and not in run."""
+    """Kills driver.py mutants 407 and 441 (``Driver.effect`` returns nothing, or ``false``): the live
+    worker's ``effect`` on an external sink is the base driver's, answered ``none`` where docs/protocol.md
+    says ``bool`` (``true``) or ``lost``; a consumer that relies on it was ended in live and not in run. And
+    external.py mutant 653 (``_worker_of`` takes the first frame's ``worker``, there or not): the live
+    worker's loop has none, so its handshake named worker ``null``."""
     program = tmp_path / "checked.py"
     program.write_text(CHECKED_EFFECT.format(reference=str(REFERENCE)))
     scenario = simkit.parse({"name": "effects", "sink": "idempotent",
@@ -101,3 +119,20 @@ def test_a_line_is_quoted_printable_and_at_most_120_characters(line, quoted):
     """Kills wire.py mutants 335, 288, 289, 337, 336 and 231: ``shown``, which quotes a consumer's line in
     every refusal (a line of invalid UTF-8 was a ``LookupError`` under 335)."""
     assert wire.shown(line) == repr(quoted)
+
+
+def test_a_driver_method_of_the_wrong_kind_is_told_why():
+    """Kills driver.py mutants 460 and 461 (a key of ``_MUST`` swapped): a driver without simulated time whose
+    method is a generator function, and one with it whose untimed request's method is one, are each refused
+    with their own reason (the declaration's test matched only "plain function")."""
+    with pytest.raises(TypeError, match=r"Plain\.lookup must be a plain function: a driver without"):
+        class Plain(Driver):
+            def lookup(self, worker, op):
+                yield
+    with pytest.raises(TypeError, match=r"Timed\.load must be a plain function, run at once: the request "
+                                        r"takes no simulated time"):
+        class Timed(Driver):
+            simulated = True
+
+            def load(self, worker, op):
+                yield
