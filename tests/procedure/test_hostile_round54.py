@@ -100,9 +100,16 @@ def test_a_live_effect_on_an_external_sink_answers_true(tmp_path):
     # 264, 322: a value of 40 characters is quoted whole; 320: as it was written, not \u-escaped
     (b'{"op": "fetch", "cursor": ' + b"1" * 40 + b"}", f"Fetch.cursor is integer {'1' * 40}, not string"),
     (b'{"op": "fetch", "cursor": ["\xc3\xa9"]}', 'Fetch.cursor is array ["\u00e9"], not string'),
-], ids=["duplicate key", "4301 digits", "40 characters", "non-ASCII"])
+    # 321: one of 41 is cut
+    (b'{"op": "fetch", "cursor": ' + b"1" * 41 + b"}", f"Fetch.cursor is integer {'1' * 39}…, not string"),
+    # 319: a union's members by their names
+    (b'{"op": "settle", "event": {"id": "e1", "position": 1, "behavior": "ok"}, "reservation": '
+     b'{"operation_id": "e1", "fingerprint": "f", "binding": "b", "generation": 1}, "observation": 1}',
+     "Settle.observation is integer 1, not Reply or string"),
+], ids=["duplicate key", "4301 digits", "40 characters", "non-ASCII", "41 characters", "union"])
 def test_a_refused_line_says_what_is_wrong_in_its_own_words(line, problem):
-    """Kills wire.py mutants 241, 295, 294, 264, 322 and 320 (the refusal's words)."""
+    """Kills wire.py mutants 296 (a line naming a key twice accepted, the last value winning), 241, 295, 294,
+    264, 322, 321, 320 and 319 (the refusal's words)."""
     with pytest.raises(wire.WireError) as caught:
         wire.decode_request(wire.loads(line))
     assert str(caught.value) == problem or str(caught.value).startswith(problem)
