@@ -143,3 +143,26 @@ def test_a_driver_method_of_the_wrong_kind_is_told_why():
 
             def load(self, worker, op):
                 yield
+
+
+SAYS_ITS_WORKER = """
+import json
+import sys
+sys.path.insert(0, {reference!r})
+import consumer
+
+hello = sys.stdin.readline()
+print("handshake of worker", json.loads(hello)["value"]["worker"], file=sys.stderr, flush=True)
+consumer.Procedure(json.loads(hello)["value"]["contract"]).run()
+"""
+
+
+def test_each_worker_of_two_is_named_in_its_handshake(tmp_path, capfd):
+    """Kills external.py mutant 617 (``_worker_of`` looks at no frame: every life is worker 1's): with two
+    workers, the second one's handshake, and the label of what it writes on stderr, named worker 1."""
+    program = tmp_path / "says.py"
+    program.write_text(SAYS_ITS_WORKER.format(reference=str(REFERENCE)))
+    scenario = simkit.parse({"name": "two", "workers": 2, "generate": {"events": 4, "page_size": 2}})
+    simkit.simulate(scenario, f"exec:{sys.executable} {program}")
+    err = capfd.readouterr().err
+    assert "[worker 1] handshake of worker 1\n" in err and "[worker 2] handshake of worker 2\n" in err
