@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 import simkit
+from simkit.errors import StrategyError
 from simkit.live.run import live
 from simkit.procedure import wire
 from simkit.procedure.driver import Driver
+from simkit.procedure.external import LIMIT_ENV, exec_consumer
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python"
 
@@ -166,3 +168,12 @@ def test_each_worker_of_two_is_named_in_its_handshake(tmp_path, capfd):
     simkit.simulate(scenario, f"exec:{sys.executable} {program}")
     err = capfd.readouterr().err
     assert "[worker 1] handshake of worker 1\n" in err and "[worker 2] handshake of worker 2\n" in err
+
+
+def test_a_silence_limit_past_a_million_seconds_is_refused(monkeypatch):
+    """Kills external.py mutant 845 (the bound of ``SIMKIT_EXEC_TIMEOUT`` doubled): docs and message say at
+    most 10^6 seconds."""
+    monkeypatch.setenv(LIMIT_ENV, "1500000")
+    with pytest.raises(StrategyError, match=r"SIMKIT_EXEC_TIMEOUT='1500000': must be a number of seconds "
+                                            r"above 0 and at most 10\^6"):
+        exec_consumer("true")
