@@ -16,7 +16,7 @@ retyped).
 
 Score, of the 148: 91 killed by the filter's first stage; 13 by existing tests beyond it (12 by
 tests/vocabulary/test_requests.py, outside the filter: the driver table's checks; 1 by
-tests/exec/test_hostile_round25.py); 20 equivalent; 19 killed by the tests below; 5 left. Equivalent:
+tests/exec/test_hostile_round25.py); 20 equivalent; 20 killed by the tests below; 4 left. Equivalent:
 annotations under ``from __future__ import annotations`` (5), ``__all__`` dropped,
 ``super().__init_subclass__()`` with no arguments, the base driver's ``NotImplementedError`` guards (every
 driver overrides ``principal`` and ``finish``), ``return None`` made ``pass``, ``tables``' default ``check``
@@ -26,15 +26,14 @@ the quick reading of a request failing over to the strict one (5: the same value
 
 Found: ``decode_result`` promises :class:`WireError`; a ``receipts`` position key ``"--5"`` or of 5,000 digits
 was ``int()``'s ``ValueError`` (fixed in ``wire._key``). Most survivors were the base driver's methods that
-only the live worker inherits (no test ran ``live`` with ``split_validate_write``, an external ``effect`` or
-``finish``'s status), and the words of refusals. A line naming one key twice was accepted, the last value
-winning, with ``unique_keys``' raise dropped: the first stage did not see it.
+only the live worker inherits (no test ran ``live`` with ``split_validate_write``, an external ``effect``,
+``finish``'s status or a forged reservation), and the words of refusals. A line naming one key twice was
+accepted, the last value winning, with ``unique_keys``' raise dropped: the first stage did not see it.
 
-Left: ``Driver.call``'s ``record_of`` check dropped (only the live worker runs the base ``call``: a
-reservation no ``reserve`` gave would reach its service); lives.py run again under ``__main__`` (a script's
-main block would run in each life; its simulations are passed over all the same); lives.py's ``_let_go``
-losing its generator id (the unclosed-generator path); programs.py's ``PR_SET_PDEATHSIG`` never set (2: a
-consumer outliving a SIGKILLed simkit, which needs simkit killed).
+Left: lives.py run again under ``__main__`` (a script's main block would run in each life; its simulations are
+passed over all the same); lives.py's ``_let_go`` losing its generator id (the unclosed-generator path);
+programs.py's ``PR_SET_PDEATHSIG`` never set (2: a consumer outliving a SIGKILLed simkit, which needs simkit
+killed).
 """
 from __future__ import annotations
 
@@ -44,7 +43,7 @@ from pathlib import Path
 import pytest
 
 import simkit
-from simkit.errors import StrategyError
+from simkit.errors import SimkitError, StrategyError
 from simkit.live.run import live
 from simkit.procedure import wire
 from simkit.procedure.driver import Driver
@@ -211,3 +210,31 @@ def test_a_silence_limit_past_a_million_seconds_is_refused(monkeypatch):
     with pytest.raises(StrategyError, match=r"SIMKIT_EXEC_TIMEOUT='1500000': must be a number of seconds "
                                             r"above 0 and at most 10\^6"):
         exec_consumer("true")
+
+
+FORGED_CALL = """
+import sys
+sys.path.insert(0, {reference!r})
+import consumer
+
+
+class Forged(consumer.Procedure):
+    def settle_effect(self, event):
+        self.ask("call", event=event, reservation={{"operation_id": event["id"], "fingerprint": "0" * 64,
+                                                    "binding": "nobody", "generation": 7}})
+        return "pending"
+
+
+consumer.main(Forged)
+"""
+
+
+def test_a_live_call_with_a_reservation_no_reserve_gave_is_the_consumers_line(tmp_path):
+    """Kills driver.py mutant 411 (``Driver.call``'s ``record_of`` dropped): only the live worker runs the
+    base ``call``, and a reservation no ``reserve`` gave went to its service, where ``run`` refuses it."""
+    program = tmp_path / "forged.py"
+    program.write_text(FORGED_CALL.format(reference=str(REFERENCE)))
+    scenario = simkit.parse({"name": "forged", "sink": "idempotent",
+                             "generate": {"events": 2, "page_size": 2}})
+    with pytest.raises(SimkitError, match="which no Reserve gave"):
+        live(scenario, f"exec:{sys.executable} {program}", kills=0, seed=1, timeout=30)
