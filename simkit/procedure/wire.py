@@ -216,7 +216,9 @@ def _value(hint: Any, v: Any, where: str) -> Any:
 
 def _key(hint: Any, k: str, where: str) -> Any:
     if hint is int:
-        if not (k.isascii() and k.lstrip("-").isdigit()) or str(int(k)) != k:
+        # one sign at most, and within int()'s 4300 digits: "--5" and 5,000 nines were its ValueError
+        digits = k[1:] if k.startswith("-") else k
+        if not (digits.isascii() and digits.isdigit() and len(digits) <= 4300) or str(int(k)) != k:
             raise WireError(f"{where} has key {k!r}, not a position (an integer in a string)")
         return int(k)
     return k
