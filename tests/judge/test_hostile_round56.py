@@ -1,0 +1,45 @@
+"""Round 56 (a fresh tester): 22 correct consumers written from the seeds alone
+(``tests/mutants/round56.py``), none judged wrongly; three join ``roster.CORRECT``. Found:
+docs/verdict.md did not say that a ``Skip`` counts against the progress guard's step budget, so a correct
+consumer that rebuilt its state for every event and noted a ``Skip`` for each done event at every attempt
+(quadratic in the page's size) was stopped on the 4,100-event ``big_page`` with nothing in the docs to
+say why. The docs say so now; this test is the claim, on a page small enough for a test, with the guard's
+budget lowered as the guard's own tests do.
+"""
+from __future__ import annotations
+
+from mutants.round56 import OneEventPerAttempt
+
+import simkit
+import simkit.world.guard as guard
+from simkit.ops import BLOCKED, Handle, Skip
+
+PAGE = simkit.parse({"name": "one_page", "sink": "transactional",
+                     "pages": [{"cursor": "C1", "positions": list(range(1, 101)), "next_cursor": "C2"},
+                               {"cursor": "C2", "positions": [], "next_cursor": "C2"}]})
+
+
+class OneEventPerAttemptWithSkips(OneEventPerAttempt):
+    """``OneEventPerAttempt`` as first written: a ``Skip`` for every done event, at every attempt."""
+
+    def process(self, checkpoint, page, receipts):
+        applied = checkpoint.applied_position
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = max(applied, event.position)
+                continue
+            yield Handle(event)                 # every event of PAGE is applied
+            result = yield from self.apply(event, self.resulting_applied_position(event, page, applied))
+            return ("blocked" if result is BLOCKED else "lost"), applied     # start again from durable state
+        return "done", applied
+
+
+def test_a_skip_counts_against_the_step_budget(monkeypatch):
+    monkeypatch.setattr(guard, "STEP_BASE", 1_000)
+    monkeypatch.setattr(guard, "STEPS_PER_ITEM", 10)      # earned: 10 an event with a receipt
+    without = simkit.simulate(PAGE, OneEventPerAttempt)
+    assert without.verdict.ok
+    skipping = simkit.simulate(PAGE, OneEventPerAttemptWithSkips)
+    assert skipping.as_dict()["stopped"].startswith("progress guard: the step budget")
+    assert not skipping.verdict.completed
