@@ -8,11 +8,13 @@ budget lowered as the guard's own tests do.
 """
 from __future__ import annotations
 
-from mutants.round56 import OneEventPerAttempt
+import pytest
+from mutants.round56 import NoSkipNotes, OneEventPerAttempt, RereadBeforeCommit, WaitAfterLost
 
 import simkit
 import simkit.world.guard as guard
 from simkit.ops import BLOCKED, Handle, Skip
+from simkit.tools.explore import explore
 
 PAGE = simkit.parse({"name": "one_page", "sink": "transactional",
                      "pages": [{"cursor": "C1", "positions": list(range(1, 101)), "next_cursor": "C2"},
@@ -43,3 +45,11 @@ def test_a_skip_counts_against_the_step_budget(monkeypatch):
     skipping = simkit.simulate(PAGE, OneEventPerAttemptWithSkips)
     assert skipping.as_dict()["stopped"].startswith("progress guard: the step budget")
     assert not skipping.verdict.completed
+
+
+@pytest.mark.parametrize("cls", [WaitAfterLost, RereadBeforeCommit, NoSkipNotes], ids=lambda c: c.__name__)
+def test_the_liberties_docs_protocol_names_pass_every_lost_reply(cls):
+    """docs/protocol.md: the procedure over the wire is one answer the audit passes, not the only one; a
+    consumer may also wait after a ``lost``, load more often, or note no ``skip``."""
+    explored = explore(simkit.load("transient_storm"), cls, max_crashes=0, lost_responses=1)
+    assert explored.first_violation is None
