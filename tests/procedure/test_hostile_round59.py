@@ -1,0 +1,75 @@
+"""Hostile consumers, fifty-ninth round (a fresh tester): what consumer processes and plugins leave behind,
+through every command and API that runs one. Found:
+
+- an ``exec:`` consumer that double-forks a daemon into a session of its own outlived the run in the Python
+  API (``simkit.testing``, ``simkit.simulate``, ``simkit.audit``): a life's end killed the consumer's process
+  group only, and an audit's budget killed its pool workers' groups only, so one ``assert_passes_audit`` of
+  such a consumer left 78 processes running after the test. Only a command's reaper ended them, and there
+  they piled up one per life until the command's end. A consumer's process now adopts the orphans of what it
+  forks (``PR_SET_CHILD_SUBREAPER``), and a life's end, a forked copy of explore's end and a pool's end kill
+  everything below it first (:func:`simkit.procedure.programs.end_below`).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from simkit import audit
+from simkit.errors import SimkitError
+from simkit.testing import assert_ok_on
+
+REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "consumer.py"
+linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc")
+
+DAEMON = """\
+import os, runpy, sys, time
+if os.fork() == 0:                          # a daemon: a session of its own, its parent gone
+    os.setsid()
+    if os.fork() == 0:
+        with open({pids!r}, "a") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        for fd in (0, 1, 2):
+            os.close(fd)
+        time.sleep(60)
+    os._exit(0)
+os.wait()
+if {hang}:                                  # silent, for the audit's budget to end it
+    time.sleep(60)
+sys.argv = [{reference!r}]
+runpy.run_path({reference!r}, run_name="__main__")
+"""
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@linux
+def test_a_daemon_an_exec_consumer_forks_ends_with_the_run_in_the_python_api(tmp_path):
+    pids = tmp_path / "pids"
+    script, hangs = tmp_path / "daemon.py", tmp_path / "hangs.py"
+    script.write_text(DAEMON.format(pids=str(pids), reference=str(REFERENCE), hang=False))
+    hangs.write_text(DAEMON.format(pids=str(pids), reference=str(REFERENCE), hang=True))
+    try:
+        assert_ok_on(f"exec:{sys.executable} {script}", "retry_walkthrough")     # each life's end
+        assert len(_started(pids)) == 2                             # a daemon for each of its two lives
+        assert [pid for pid in _started(pids) if _running(pid)] == []
+        with pytest.raises(SimkitError, match="ran out before a case was judged"):
+            audit(f"exec:{sys.executable} {hangs}", jobs=1, budget=1)      # its worker killed at the budget
+        assert [pid for pid in _started(pids) if _running(pid)] == []
+    finally:
+        for pid in _started(pids):
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _started(pids: Path) -> list[int]:
+    return [int(x) for x in pids.read_text().split()] if pids.exists() else []
