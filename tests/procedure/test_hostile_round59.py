@@ -7,7 +7,10 @@ through every command and API that runs one. Found:
   such a consumer left 78 processes running after the test. Only a command's reaper ended them, and there
   they piled up one per life until the command's end. A consumer's process now adopts the orphans of what it
   forks (``PR_SET_CHILD_SUBREAPER``), and a life's end, a forked copy of explore's end and a pool's end kill
-  everything below it first (:func:`simkit.procedure.programs.end_below`).
+  everything below it first (:func:`simkit.procedure.programs.end_below`);
+- the same daemons outlived a live run of the Python API (``simkit.live.run.live``), one per kill: the
+  supervisor's SIGKILL of a worker let its ``exec:`` consumer die by ``PR_SET_PDEATHSIG``, orphaning them.
+  A live worker adopts them now, and the supervisor stops it and kills all below it before its SIGKILL.
 """
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from simkit import audit
+from simkit import audit, load
 from simkit.errors import SimkitError
+from simkit.live.run import live
 from simkit.testing import assert_ok_on
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "consumer.py"
@@ -73,3 +77,17 @@ def test_a_daemon_an_exec_consumer_forks_ends_with_the_run_in_the_python_api(tmp
 
 def _started(pids: Path) -> list[int]:
     return [int(x) for x in pids.read_text().split()] if pids.exists() else []
+
+
+@linux
+def test_a_daemon_an_exec_consumer_forks_ends_with_its_worker_in_a_live_run_of_the_python_api(tmp_path):
+    pids, script = tmp_path / "pids", tmp_path / "daemon.py"
+    script.write_text(DAEMON.format(pids=str(pids), reference=str(REFERENCE), hang=False))
+    try:
+        run = live(load("gauntlet"), f"exec:{sys.executable} {script}", kills=3, max_delay=0.05)
+        assert run.kills == 3 and _started(pids)                     # (a kill may land before one)
+        assert [pid for pid in _started(pids) if _running(pid)] == []
+    finally:
+        for pid in _started(pids):
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
