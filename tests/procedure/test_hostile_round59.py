@@ -10,7 +10,10 @@ through every command and API that runs one. Found:
   everything below it first (:func:`simkit.procedure.programs.end_below`);
 - the same daemons outlived a live run of the Python API (``simkit.live.run.live``), one per kill: the
   supervisor's SIGKILL of a worker let its ``exec:`` consumer die by ``PR_SET_PDEATHSIG``, orphaning them.
-  A live worker adopts them now, and the supervisor stops it and kills all below it before its SIGKILL.
+  A live worker adopts them now, and the supervisor stops it and kills all below it before its SIGKILL;
+- ``explore()`` (the Python API) returned with a consumer process still running, until the garbage collector
+  freed its life: a run that explore's prefix sharing cuts short from within (``_Done``) left its lives
+  unended. A worker's life now ends on any exception out of it, as it did when the run was closed.
 """
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ import pytest
 from simkit import audit, load
 from simkit.errors import SimkitError
 from simkit.live.run import live
+from simkit.procedure.external import live_processes
 from simkit.testing import assert_ok_on
+from simkit.tools.explore import explore
 
 REFERENCE = Path(__file__).resolve().parents[2] / "examples" / "consumers" / "python" / "consumer.py"
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER and /proc")
@@ -91,3 +96,9 @@ def test_a_daemon_an_exec_consumer_forks_ends_with_its_worker_in_a_live_run_of_t
         for pid in _started(pids):
             if _running(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_explore_of_an_exec_consumer_leaves_no_consumer_process_running_when_it_returns():
+    explore(load("retry_walkthrough"), f"exec:{sys.executable} {REFERENCE}", max_crashes=1,
+            share_prefixes=True)                    # (as where forking pays: a pytest process forks slowly)
+    assert live_processes() == []                   # (its last life was ended by the garbage collector)
