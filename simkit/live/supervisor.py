@@ -20,6 +20,7 @@ from pathlib import Path
 from simkit.errors import SimkitError
 from simkit.model import Scenario
 from simkit.procedure.consumer import Consumer
+from simkit.procedure.programs import end_below
 
 from .worker import TIME_SCALE, heard, worker_main
 
@@ -31,6 +32,13 @@ MAX_BARREN_DEATHS = 5
 
 
 # -- the supervisor ------------------------------------------------------------------------------------------
+def _below(proc: BaseProcess) -> None:
+    """Stop a worker and kill what is below it (:func:`~simkit.procedure.programs.end_below`), before its
+    SIGKILL: an ``exec:`` consumer's process, in a session of its own, and the daemons it or a consumer in
+    the worker forked, which the worker adopts; they outlived a live run of the Python API."""
+    if proc.pid is not None:
+        end_below(proc.pid)
+
 
 
 @dataclass(eq=False)
@@ -107,6 +115,7 @@ class Supervisor:
         self.sel.register(r, selectors.EVENT_READ, wk)
 
     def _kill(self, wk: _Worker) -> None:
+        _below(wk.process())
         wk.process().kill()          # SIGKILL, to the process we started
         wk.process().join()
         self.kills += 1
@@ -165,6 +174,7 @@ class Supervisor:
     def _stop(self) -> None:
         for wk in self.workers.values():
             if wk.proc is not None and wk.proc.is_alive():
+                _below(wk.proc)
                 wk.proc.kill()
                 wk.proc.join()
             if wk.fd >= 0 and wk.fd in self.sel.get_map():

@@ -311,10 +311,12 @@ class Driver(driver.Driver):
 
 
 def _die_with_parent() -> None:
-    """Linux: SIGKILL this worker when its supervisor dies, even by SIGKILL (no orphan goes on writing)."""
+    """Linux: SIGKILL this worker when its supervisor dies, even by SIGKILL (no orphan goes on writing), and
+    adopt the orphans of what its consumer forks (a daemon), for the supervisor to kill with it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL)            # PR_SET_PDEATHSIG
+        libc.prctl(36, 1)                        # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         pass
 

@@ -1,14 +1,13 @@
-"""``--strategy exec:COMMAND``: a consumer in any language,
-one real process per worker life (docs/protocol.md).
+"""``--strategy exec:COMMAND``: a consumer in any language, one process per worker life (docs/protocol.md).
 
 :func:`exec_consumer` makes the :class:`ExternalConsumer` subclass of one command. Its
 :meth:`~ExternalConsumer.run` is the same generator as every consumer's, and the process behind it does the
 deciding: each life starts COMMAND (split as a shell would, in the current folder, a session of its own),
 writes the handshake, then reads a request line, yields it as the request of :mod:`simkit.ops` it encodes
 (:mod:`simkit.procedure.wire`), and writes the result back. When the world ends the life (a crash, a halt:
-:func:`simkit.procedure.lives.end` closes the generator), when the run ends or when anything raises, the
-process's whole group gets SIGKILL and is reaped, so the next life starts from durable state only: a crash is
-a real one. On Linux the process also dies with simkit (``PR_SET_PDEATHSIG``).
+:func:`simkit.procedure.lives.end` closes the generator), when the run ends or when anything raises, what the
+process forked (a daemon too: it adopts their orphans) and its group get SIGKILL and are reaped, so the next
+life starts from durable state only: a crash is a real one. On Linux it also dies with simkit.
 
 A line that is not a valid request, a process that exits with a failure, or one silent for :data:`LIMIT_ENV`
 seconds (then killed) ends the run with one line naming the worker, the line and the problem
@@ -39,11 +38,11 @@ from typing import Any, ClassVar, NoReturn, cast
 from simkit.errors import ConsumerError, StrategyError
 
 from .consumer import Consumer, Contract
-from .programs import die_with_parent, not_a_file, not_started, passed_through
+from .programs import die_with_parent, end_below, not_a_file, not_started, passed_through
 from .wire import WireError, decode_request, dumps, encode_result, hello, loads, shown
 
 __all__ = ["PREFIX", "LIMIT_ENV", "DEFAULT_LIMIT", "MAX_LINE", "ExternalConsumer", "exec_consumer",
-           "live_processes", "wrote", "transcribed"]
+           "end_lives", "live_processes", "wrote", "transcribed"]
 
 #: ``--strategy exec:COMMAND``
 PREFIX = "exec:"
@@ -178,7 +177,9 @@ def wrote(cls: type, worker: int) -> str | None:
 
 
 @atexit.register
-def _kill_all() -> None:
+def end_lives() -> None:
+    """End this process's lives: at exit, and before a forked copy ends with ``os._exit`` mid-run
+    (:mod:`simkit.tools.forked`: its consumer died with it, orphaning what it forked)."""
     for life in list(_LIVE):
         life.end()
 
@@ -351,7 +352,7 @@ class _Life:
         """What the killed group left on stderr, passed through: at most :data:`MAX_LINE` bytes and
         :data:`_DRAIN` seconds of it. A process it forked into a session of its own, which no SIGKILL of the
         group reaches, may hold stderr open and write without end: the life's end read it for ever (the run
-        never ended; the CLI's reaper kills such a process only once the command ends)."""
+        never ended). One it left when it exited on its own is killed only by the CLI's reaper."""
         deadline, taken = time.monotonic() + _DRAIN, 0
         while self.err_open and taken <= MAX_LINE and (left := deadline - time.monotonic()) > 0 \
                 and select.select([err], [], [], min(left, 0.05))[0]:
@@ -374,12 +375,14 @@ class _Life:
         raise ConsumerError(f"{self.label} {how}{tail}")
 
     def end(self) -> None:
-        """SIGKILL to the process's group, reaped; what is left on its stderr passed through. Only the process
-        this copy of simkit started (a forked copy leaves its parent's alone)."""
+        """SIGKILL to what it forked (:func:`~.programs.end_below`) and its group, reaped; its stderr's rest
+        passed through. Only the process this copy of simkit started (not a forked copy's parent's)."""
         _LIVE.discard(self)
         proc, self.proc = self.proc, None
         if proc is None or self.owner != os.getpid():
             return
+        if proc.returncode is None:         # (not reaped: its id is its own) a daemon it forked too
+            end_below(proc.pid)
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()

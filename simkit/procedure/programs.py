@@ -1,6 +1,7 @@
 """What a consumer's program path is, said before or when it fails to start (``--strategy path.py:Class``
 and ``exec:COMMAND``, docs/protocol.md): a named pipe, a directory, a script whose ``#!`` interpreter is
-missing; what makes a consumer's process die with simkit on Linux; and its stderr passed through."""
+missing; what makes a consumer's process die with simkit on Linux, and keeps what it forks below it (a daemon
+in a session of its own too) for :func:`end_below` to end; and its stderr passed through."""
 from __future__ import annotations
 
 import ctypes
@@ -12,10 +13,13 @@ import shutil
 import signal
 import stat
 import sys
+import time
+from contextlib import suppress
+from pathlib import Path
 
 from simkit.errors import echoed
 
-__all__ = ["not_a_file", "not_started", "die_with_parent", "passed_through"]
+__all__ = ["not_a_file", "not_started", "die_with_parent", "end_below", "passed_through"]
 
 _PRCTL = None
 if sys.platform.startswith("linux"):
@@ -28,10 +32,60 @@ if sys.platform.startswith("linux"):
 def _die_with_parent() -> None:             # runs in the child between fork and exec: keep it minimal
     if _PRCTL is not None:
         _PRCTL(1, signal.SIGKILL)           # PR_SET_PDEATHSIG
+        _PRCTL(36, 1)                       # PR_SET_CHILD_SUBREAPER, kept across exec: orphans stay below it
 
 
-#: a ``preexec_fn`` that makes an ``exec:`` consumer's process die with simkit (``None`` off Linux)
+#: a ``preexec_fn`` that makes an ``exec:`` consumer's process die with simkit and adopt the orphans of what
+#: it forks (a daemon in a session of its own, which its group's SIGKILL misses: :func:`end_below`); ``None``
+#: off Linux
 die_with_parent = _die_with_parent if _PRCTL is not None else None
+
+
+def _below(pid: int) -> list[int]:
+    """The processes below ``pid`` that have not ended (``/proc/PID/task/*/children``, CONFIG_PROC_CHILDREN;
+    none where the kernel has no such file)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        at = todo.pop()
+        with suppress(OSError):
+            for task in os.listdir(f"/proc/{at}/task"):
+                with suppress(OSError, ValueError):
+                    kids = [int(x) for x in Path(f"/proc/{at}/task/{task}/children").read_text().split()]
+                    todo.extend(kids)
+                    found.extend(k for k in kids if _alive(k))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+def end_below(pid: int, seconds: float = 1.0) -> None:
+    """SIGKILL every process below ``pid`` (a consumer's process, a pool's worker), each stopped first so that
+    none forks meanwhile, until none is left or ``seconds`` have passed. A group's SIGKILL misses one in
+    another group or session (a daemon), which outlived the run in the Python API (``simkit.testing``: no
+    reaper there) and piled up one per life until the command's end; :data:`die_with_parent` made a consumer's
+    process adopt them, so they are below it while it runs (one it left when it exited on its own is the
+    reaper's, in a command)."""
+    with suppress(OSError):
+        os.kill(pid, signal.SIGSTOP)
+    deadline, stopped = time.monotonic() + seconds, set[int]()
+    while (below := set(_below(pid))) and time.monotonic() < deadline:
+        for each in below - stopped:
+            with suppress(OSError):
+                os.kill(each, signal.SIGSTOP)
+        if below == stopped:            # none forked since the last look: all of them, at once
+            for each in below:
+                with suppress(OSError):
+                    os.kill(each, signal.SIGKILL)
+        stopped = below
+        time.sleep(0.001)
+
 
 #: What a path that is not a regular file is, by its mode (``stat``, links followed)
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),

@@ -32,7 +32,7 @@ from typing import Any
 from simkit.errors import ConsumerError
 from simkit.judge.checker import check
 from simkit.model import REPLY_FAULTS, Fault, Scenario
-from simkit.procedure.external import transcribed
+from simkit.procedure.external import end_lives, transcribed
 from simkit.truth.collector import paused
 from simkit.world.simulation import World
 
@@ -270,6 +270,7 @@ class ForkPlan(Plan):
         assert self.out is not None             # only a child sends, up the pipe _branch gave it
         with os.fdopen(self.out, "wb") as pipe:
             pipe.write(data)
+        end_lives()                             # (a skip comes mid-run) what an exec: consumer forked too
         os._exit(0)
 
     def fail(self, error: BaseException) -> None:

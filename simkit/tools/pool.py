@@ -195,6 +195,8 @@ def served(fn, queue: deque, jobs: int, deadline: float | None, what: str):
             yield task, fn(task)
         return
     from multiprocessing.connection import Connection, wait
+
+    from simkit.procedure.programs import end_below  # (here: simkit.procedure imports this module)
     workers: list = []
     with terminated():              # SIGTERM and SIGHUP end the command, and with it every worker
         try:
@@ -227,6 +229,7 @@ def served(fn, queue: deque, jobs: int, deadline: float | None, what: str):
             for process, conn in workers:
                 with suppress(ProcessLookupError):
                     assert process.pid is not None                  # started above
+                    end_below(process.pid)                          # an exec: consumer's session and daemons
                     os.killpg(process.pid, signal.SIGKILL)          # the worker and what it forked
                 process.kill()                                      # (were it killed before it led its group)
                 process.join()

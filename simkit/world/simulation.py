@@ -11,6 +11,7 @@ calls: :mod:`~simkit.world.calls`; crash points and lost replies: :mod:`~simkit.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from functools import partial
 from typing import ClassVar
 
@@ -226,6 +227,10 @@ class World(TimedRequests):
                 return
             except GeneratorExit:       # the run is over (World.run closes its workers): so is this life
                 end(self.strategy, gen)
+                raise
+            except BaseException:       # a run cut short from within (explore's _Done): its life too
+                with suppress(Exception):
+                    end(self.strategy, gen)
                 raise
 
     def _execute(self, worker: int, op):
