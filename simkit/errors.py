@@ -93,9 +93,21 @@ class SimkitError(Exception):
     ``param``: the parameter of the library call whose value the message starts with (``seeds 0: must be at
     least 1``), if any; :func:`simkit.cli.output.spoken` puts the flag that sets it in its place."""
 
+    #: shown in a notebook as its one line, not a traceback through simkit (:attr:`_render_traceback_`)
+    one_line = True
+
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)
         self.param = param  # kept by pickling (the instance's __dict__), so a worker process's error has it
+
+    @property
+    def _render_traceback_(self):
+        """IPython's hook: a notebook cell shows a bad input as the command line does, one line naming it
+        (``ScenarioError: gauntlt: no such scenario ...``), not 30 lines of simkit's frames; ``%debug`` still
+        opens them. Absent (``AttributeError``) where :attr:`one_line` is false."""
+        if not self.one_line:
+            raise AttributeError("_render_traceback_")
+        return lambda: [f"{type(self).__name__}: {told(self)}"]
 
 
 class ScenarioError(SimkitError, ValueError):
@@ -109,7 +121,10 @@ class StrategyError(SimkitError, LookupError):
 class ConsumerError(SimkitError, RuntimeError):
     """A consumer's own code raised during a run, or yielded something that
     is not a request. The message names the strategy, the exception and where
-    it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
+    it was raised (:func:`simkit.procedure.strategies.consumer_error`). In a notebook its full traceback
+    shows: the frames of the consumer's own code are where its author debugs."""
+
+    one_line = False
 
 
 class Note(UserWarning):

@@ -1,0 +1,84 @@
+"""Hostile input, sixtieth round (a fresh tester): the notebooks as a workshop learner runs them, with the
+inputs the text invites them to change, mistyped.
+
+Found: every input simkit refuses in a notebook cell (``simkit.load("gauntlt")``, a mistyped behaviour in 09's
+``my_scenario``, a pause of worker 3 or of ``"5"`` time units in exercise 4's own cell, ``settlement="Fenced"``)
+showed its one clear line at the end of a 31-to-43-line traceback through simkit's frames: a ``SimkitError``
+now shows in IPython as the command line prints it, one line (a consumer's own error keeps its traceback).
+08's ``sweep(scenario, ("success_before_effect"), ...)``, a tuple without its comma, said ``strategy s: unknown
+strategy``, and ``crash_rates=(0.0)`` was ``TypeError: 'float' object is not iterable``: one strategy or one
+rate alone is a list of one (``crash_effects`` too). ``plot.sweep_curves(..., highlight=[a misspelt name])``
+drew every shortcut grey without a word, and ``highlight="success_before_effect"`` highlighted nothing (a
+set of letters): a name the table lacks is refused, one name alone is a list of one. 02's "a crash at step 2"
+cell, ``widgets.crash_rerun(on_fetch, step)``, took step ``-1`` (Python's "last") for a crash at the first
+pass and said nothing of a step past the trace, and ``"2"`` was a ``TypeError`` from a comparison: a row the
+trace lacks is refused, naming its rows.
+
+Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
+negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
+``parse_crash_arg``, ``simulate(settlement=...)``, ``explore(max_crashes=-1)``, ``sweep(seeds=0)`` and
+``sweep_curves(metric=...)`` given a typo (one line each, now without a traceback where a ``SimkitError``).
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+import simkit  # noqa: E402
+from simkit.errors import ConsumerError, ScenarioError, SimkitError  # noqa: E402
+from simkit.tools.sweep import sweep  # noqa: E402
+from simkit.viz import plot, widgets  # noqa: E402
+
+ROOT = Path(simkit.__file__).resolve().parents[1]
+
+
+def test_a_refused_input_in_a_notebook_cell_is_one_line_not_a_traceback():
+    """IPython (what a notebook's kernel runs) shows a SimkitError as the command line prints it: one line
+    naming the input. It was the same line under 12 lines of simkit's frames here, and 31 to 43 in a kernel."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "IPython", "--colors=NoColor", "--no-banner", "-c",
+                          "import simkit; simkit.load('gauntlt')"],
+                         capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
+    lines = [line for line in (out.stdout + out.stderr).splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ScenarioError: gauntlt: no such scenario"), lines
+    assert not hasattr(ConsumerError("strategy Mine raised KeyError"), "_render_traceback_")  # its own code
+    assert ScenarioError("x")._render_traceback_() == ["ScenarioError: x"]
+
+
+def test_sweep_takes_one_strategy_or_one_rate_written_without_its_comma():
+    """08's re-run cell edited to another strategy, ``("safe")``: a string, which was a strategy per letter."""
+    frame = sweep(simkit.load("retry_walkthrough"), ("safe"), seeds=1, crash_rates=(0.0), jobs=1).frame()
+    assert list(frame.strategy) == ["safe"] and list(frame.crash_rate) == [0.0]
+    effects = widgets.crash_effects(simkit.load("retry_walkthrough"), "safe")
+    assert set(effects.index.get_level_values("strategy")) == {"safe"}
+    with pytest.raises(SimkitError, match="strategies 5: give one or a list"):
+        sweep(simkit.load("retry_walkthrough"), 5, seeds=1, jobs=1)
+
+
+def test_sweep_curves_refuse_a_highlight_the_table_lacks_and_take_one_name():
+    """08's duplication figure with the highlighted strategy misspelt drew every shortcut grey, silently."""
+    table = pd.DataFrame([{"scenario": "s", "strategy": s, "crash_rate": r, "lost": int(s == "a" or s == "b" and r > 0),
+                           "duplicated": 0} for s in ("safe", "a", "b") for r in (0.0, 0.1) for _ in range(3)])
+    fig, ax = plt.subplots()
+    with pytest.raises(SimkitError, match="highlight 'A': not a strategy of this table .*safe, a, b"):
+        plot.sweep_curves(ax, table, highlight=["A"])
+    plot.sweep_curves(ax, table, highlight="a")
+    labels = [line.get_label() for line in ax.get_legend().get_lines()]
+    assert "a" in labels and "other strategies" in labels
+    plt.close(fig)
+
+
+def test_a_crash_at_a_step_the_trace_lacks_is_refused():
+    """02's "a crash at step 2" cell: step -1 crashed at the first pass, "2" was a TypeError."""
+    on_fetch = widgets.stepped_run(strategy="persist_token_on_fetch")
+    for step in (-1, len(on_fetch.run.trace), "2", 2.5, None):
+        with pytest.raises(SimkitError, match=r"row .*: the trace has rows 0 to 9"):
+            widgets.crash_rerun(on_fetch, step)
+    assert widgets.crash_after(on_fetch, 2.0) == widgets.crash_after(on_fetch, 2)
