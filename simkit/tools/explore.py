@@ -46,7 +46,7 @@ from simkit.errors import SimkitError
 from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import Run, checked, simulate
+from simkit.runner import Run, a_scenario, checked, simulate
 
 from . import forked
 from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text
@@ -75,7 +75,7 @@ def fault_free(sc: Scenario, keep_faults: bool = False) -> Scenario:
     The provider's own behaviour (stuck tokens, lost fetch responses of ``[generate]``) stays: it is the
     world being explored, not a fault of the schedule.
     """
-    return dataclasses.replace(sc, random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults
+    return dataclasses.replace(a_scenario(sc), random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults
                                else ())
 
 

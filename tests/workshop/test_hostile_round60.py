@@ -82,3 +82,13 @@ def test_a_crash_at_a_step_the_trace_lacks_is_refused():
         with pytest.raises(SimkitError, match=r"row .*: the trace has rows 0 to 9"):
             widgets.crash_rerun(on_fetch, step)
     assert widgets.crash_after(on_fetch, 2.0) == widgets.crash_after(on_fetch, 2)
+
+
+def test_a_scenario_named_where_a_scenario_is_taken_is_one_line():
+    """01's ``fault_free(default)`` edited to ``fault_free("default")``, or 05's ``scenario = "gauntlet"``
+    before ``widgets.crash_effects(scenario)``: ``replace() should be called on dataclass instances``."""
+    from simkit.tools.explore import fault_free, replay
+    for call in (lambda: fault_free("default"), lambda: replay("default", "safe", ()),
+                 lambda: widgets.crash_effects("gauntlet", ["safe"])):
+        with pytest.raises(SimkitError, match="scenario '(default|gauntlet)': is no Scenario"):
+            call()
