@@ -75,8 +75,8 @@ def fault_free(sc: Scenario, keep_faults: bool = False) -> Scenario:
     The provider's own behaviour (stuck tokens, lost fetch responses of ``[generate]``) stays: it is the
     world being explored, not a fault of the schedule.
     """
-    return dataclasses.replace(a_scenario(sc), random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults
-                               else ())
+    return dataclasses.replace(a_scenario(sc), random_faults=RandomFaults(),
+                               faults=tuple(sc.faults) if keep_faults else ())
 
 
 def failing(sc: Scenario, faults, keep_faults: bool = False) -> Scenario:

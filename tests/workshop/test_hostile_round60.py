@@ -2,17 +2,20 @@
 inputs the text invites them to change, mistyped.
 
 Found: every input simkit refuses in a notebook cell (``simkit.load("gauntlt")``, a mistyped behaviour in 09's
-``my_scenario``, a pause of worker 3 or of ``"5"`` time units in exercise 4's own cell, ``settlement="Fenced"``)
-showed its one clear line at the end of a 31-to-43-line traceback through simkit's frames: a ``SimkitError``
-now shows in IPython as the command line prints it, one line (a consumer's own error keeps its traceback).
-08's ``sweep(scenario, ("success_before_effect"), ...)``, a tuple without its comma, said ``strategy s: unknown
-strategy``, and ``crash_rates=(0.0)`` was ``TypeError: 'float' object is not iterable``: one strategy or one
-rate alone is a list of one (``crash_effects`` too). ``plot.sweep_curves(..., highlight=[a misspelt name])``
-drew every shortcut grey without a word, and ``highlight="success_before_effect"`` highlighted nothing (a
-set of letters): a name the table lacks is refused, one name alone is a list of one. 02's "a crash at step 2"
-cell, ``widgets.crash_rerun(on_fetch, step)``, took step ``-1`` (Python's "last") for a crash at the first
-pass and said nothing of a step past the trace, and ``"2"`` was a ``TypeError`` from a comparison: a row the
-trace lacks is refused, naming its rows.
+``my_scenario``, a pause of worker 3 or of ``"5"`` time units in exercise 4's own cell,
+``settlement="Fenced"``) showed its one clear line at the end of a 31-to-43-line traceback through simkit's
+frames: a ``SimkitError`` now shows in IPython as the command line prints it, one line (a consumer's own error
+keeps its traceback). 08's ``sweep(scenario, ("success_before_effect"), ...)``, a tuple without its comma,
+said ``strategy s: unknown strategy``, and ``crash_rates=(0.0)`` was ``TypeError: 'float' object is not
+iterable``: one strategy or one rate alone is a list of one (``crash_effects`` too). ``plot.sweep_curves(...,
+highlight=[a misspelt name])`` drew every shortcut grey without a word, and
+``highlight="success_before_effect"`` highlighted nothing (a set of letters): a name the table lacks is
+refused, one name alone is a list of one. 02's "a crash at step 2" cell, ``widgets.crash_rerun(on_fetch,
+step)``, took step ``-1`` (Python's "last") for a crash at the first pass and said nothing of a step past the
+trace, and ``"2"`` was a ``TypeError`` from a comparison: a row the trace lacks is refused, naming its rows.
+``fault_free("default")``, ``replay`` and ``crash_effects`` given a scenario's name (01's
+``fault_free(default)`` edited, 05's ``scenario`` rebound) were ``TypeError: replace() should be called on
+dataclass instances``: one line now, as ``simulate``'s.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -41,7 +44,7 @@ ROOT = Path(simkit.__file__).resolve().parents[1]
 
 def test_a_refused_input_in_a_notebook_cell_is_one_line_not_a_traceback():
     """IPython (what a notebook's kernel runs) shows a SimkitError as the command line prints it: one line
-    naming the input. It was the same line under 12 lines of simkit's frames here, and 31 to 43 in a kernel."""
+    naming the input. It was the same line under 12 lines of simkit's frames here, 31 to 43 in a kernel."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-m", "IPython", "--colors=NoColor", "--no-banner", "-c",
                           "import simkit; simkit.load('gauntlt')"],
@@ -53,7 +56,7 @@ def test_a_refused_input_in_a_notebook_cell_is_one_line_not_a_traceback():
 
 
 def test_sweep_takes_one_strategy_or_one_rate_written_without_its_comma():
-    """08's re-run cell edited to another strategy, ``("safe")``: a string, which was a strategy per letter."""
+    """08's re-run cell edited to another strategy, ``("safe")``: a string, once a strategy per letter."""
     frame = sweep(simkit.load("retry_walkthrough"), ("safe"), seeds=1, crash_rates=(0.0), jobs=1).frame()
     assert list(frame.strategy) == ["safe"] and list(frame.crash_rate) == [0.0]
     effects = widgets.crash_effects(simkit.load("retry_walkthrough"), "safe")
@@ -64,8 +67,9 @@ def test_sweep_takes_one_strategy_or_one_rate_written_without_its_comma():
 
 def test_sweep_curves_refuse_a_highlight_the_table_lacks_and_take_one_name():
     """08's duplication figure with the highlighted strategy misspelt drew every shortcut grey, silently."""
-    table = pd.DataFrame([{"scenario": "s", "strategy": s, "crash_rate": r, "lost": int(s == "a" or s == "b" and r > 0),
-                           "duplicated": 0} for s in ("safe", "a", "b") for r in (0.0, 0.1) for _ in range(3)])
+    table = pd.DataFrame([{"scenario": "s", "strategy": s, "crash_rate": r, "duplicated": 0,
+                           "lost": int(s == "a" or s == "b" and r > 0)}
+                          for s in ("safe", "a", "b") for r in (0.0, 0.1) for _ in range(3)])
     fig, ax = plt.subplots()
     with pytest.raises(SimkitError, match="highlight 'A': not a strategy of this table .*safe, a, b"):
         plot.sweep_curves(ax, table, highlight=["A"])
