@@ -7,8 +7,8 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 import re
 
 __all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "whole",
-           "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
-           "Interrupted", "TimedOut", "SIGNALLED"]
+           "one_or_many", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note",
+           "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -85,6 +85,18 @@ def whole(param: str, value, least: int | None, most: int | None = None) -> None
     if low or (most is not None and value > most):
         bound = f"at least {least}" if low else f"at most {most}"
         raise SimkitError(f"{param} {described(value)}: must be {bound}", param=param)
+
+
+def one_or_many(param: str, given, alone: tuple[type, ...]) -> tuple:
+    """``given`` as a tuple; one of ``alone``'s types given by itself is a tuple of one. A tuple written
+    without its comma is one (``("safe")``, ``(0.05)``): a string was a strategy per letter (``strategy s:
+    unknown``), a number a ``TypeError``."""
+    if isinstance(given, alone):
+        return (given,)
+    try:
+        return tuple(given)
+    except TypeError:
+        raise SimkitError(f"{param} {described(given)}: give one or a list of them", param=param) from None
 
 
 class SimkitError(Exception):

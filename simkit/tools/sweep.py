@@ -23,7 +23,7 @@ from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
 
-from simkit.errors import SimkitError, described, printable, told, whole
+from simkit.errors import SimkitError, described, one_or_many, printable, told, whole
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.lives import not_rerunning
@@ -48,7 +48,7 @@ def check_seed(option: str, seed: int) -> None:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
-__all__ = ["Sweep", "sweep", "configurations", "listed", "wilson", "run_row", "check_out", "COLUMNS",
+__all__ = ["Sweep", "sweep", "configurations", "wilson", "run_row", "check_out", "COLUMNS",
            "FORMATS", "MAX_SEEDS", "MAX_RUNS"]
 
 #: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
@@ -251,18 +251,6 @@ def _check(seeds: int, strategies: tuple, crash_rates: tuple, first_seed: int, j
                           param="seeds")
 
 
-def listed(param: str, given, alone: tuple[type, ...]) -> tuple:
-    """``given`` as a tuple; one of ``alone``'s types given by itself is a tuple of one. A tuple written
-    without its comma is one (``("safe")``, ``(0.05)``): a string was a strategy per letter (``strategy s:
-    unknown``), a number a ``TypeError``."""
-    if isinstance(given, alone):
-        return (given,)
-    try:
-        return tuple(given)
-    except TypeError:
-        raise SimkitError(f"{param} {described(given)}: give one or a list of them", param=param) from None
-
-
 def configurations(strategies, crash_rates) -> list[tuple[object, float | None, str | None]]:
     """Each configuration of a sweep once, in the order first given: ``(strategy, crash rate, label)``.
 
@@ -314,7 +302,7 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
     not_rerunning()         # a script's top-level sweep() forks no pool inside each life
-    strategies, crash_rates = listed("strategies", strategies, (str, type)), listed(
+    strategies, crash_rates = one_or_many("strategies", strategies, (str, type)), one_or_many(
         "crash_rates", crash_rates, (int, float, type(None)))
     checked(scenario)       # ("retry_walkthrough" was an AttributeError: no name)
     _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)

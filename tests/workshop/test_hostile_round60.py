@@ -96,3 +96,17 @@ def test_a_scenario_named_where_a_scenario_is_taken_is_one_line():
                  lambda: widgets.crash_effects("gauntlet", ["safe"])):
         with pytest.raises(SimkitError, match="scenario '(default|gauntlet)': is no Scenario"):
             call()
+
+
+def test_explore_refuses_a_bound_that_is_no_whole_number_and_takes_one_point_alone():
+    """05's ``explore(scenario, name, max_crashes=0)`` edited: ``1.5`` ran as 1 (the command line refuses
+    ``--max-crashes 1.5``; docs/cli.md: the functions check the same), ``"1"`` was a TypeError from a
+    comparison, and ``points="after_fetch"`` was a crash point per letter (``unknown crash point 'a'``)."""
+    from simkit.tools.explore import explore
+    sc = simkit.load("retry_walkthrough")
+    for bad in (1.5, "1", None, True):
+        with pytest.raises(SimkitError, match="^max_crashes .*: must be a whole number"):
+            explore(sc, "safe", max_crashes=bad)
+    one = explore(sc, "safe", max_crashes=1, points="after_fetch")
+    assert set(one.passes) >= {"after_fetch"} and one.violations == 0
+    assert one.schedules == explore(sc, "safe", max_crashes=1, points=("after_fetch",)).schedules
