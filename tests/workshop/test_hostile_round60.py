@@ -15,7 +15,9 @@ step)``, took step ``-1`` (Python's "last") for a crash at the first pass and sa
 trace, and ``"2"`` was a ``TypeError`` from a comparison: a row the trace lacks is refused, naming its rows.
 ``fault_free("default")``, ``replay`` and ``crash_effects`` given a scenario's name (01's
 ``fault_free(default)`` edited, 05's ``scenario`` rebound) were ``TypeError: replace() should be called on
-dataclass instances``: one line now, as ``simulate``'s.
+dataclass instances``: one line now, as ``simulate``'s. ``explore(max_crashes=1.5)`` ran as 1 and
+``points="after_fetch"`` was a crash point per letter. 08's prose right under the check of "at most what
+chance of losing?" said "below about 1.9 %", above the folded reveal: it now follows the reveal.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -110,3 +112,22 @@ def test_explore_refuses_a_bound_that_is_no_whole_number_and_takes_one_point_alo
     one = explore(sc, "safe", max_crashes=1, points="after_fetch")
     assert set(one.passes) >= {"after_fetch"} and one.violations == 0
     assert one.schedules == explore(sc, "safe", max_crashes=1, points=("after_fetch",)).schedules
+
+
+def _between_check_and_reveal(path: Path, key: str) -> list[str]:
+    """The prose of ``path`` after the cell that checks question ``key`` and before its reveal: what a learner
+    reads, unfolded, right under the question while the answer waits folded."""
+    import nbformat
+    cells = nbformat.read(path, 4).cells
+    asked = next(i for i, c in enumerate(cells) if f'check_prediction("{key}"' in c.source)
+    shown = next(i for i, c in enumerate(cells)
+                 if i > asked and "check.reveal(" in c.source and key in c.source)
+    return [c.source for c in cells[asked + 1:shown] if c.cell_type == "markdown"]
+
+
+def test_no_answer_stands_between_a_question_and_its_folded_reveal():
+    """08 asked "at most what chance of losing, as a percentage?", and the prose right under the check cell,
+    above the folded reveal, said "below about 1.9 % (Wilson) or 1.5 % (rule of three)"."""
+    notebook = ROOT / "simkit" / "workshop" / "notebooks" / "08_sweeps.ipynb"
+    prose = " ".join(_between_check_and_reveal(notebook, "zero_of_200"))
+    assert "1.9 %" not in prose and "1.5 %" not in prose and "z^2/(n+z^2)" not in prose
