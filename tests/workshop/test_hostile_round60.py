@@ -17,7 +17,8 @@ trace, and ``"2"`` was a ``TypeError`` from a comparison: a row the trace lacks 
 ``fault_free(default)`` edited, 05's ``scenario`` rebound) were ``TypeError: replace() should be called on
 dataclass instances``: one line now, as ``simulate``'s. ``explore(max_crashes=1.5)`` ran as 1 and
 ``points="after_fetch"`` was a crash point per letter. 08's prose right under the check of "at most what
-chance of losing?" said "below about 1.9 %", above the folded reveal: it now follows the reveal.
+chance of losing?" said "below about 1.9 %", above the folded reveal: it now follows the reveal. 03's
+``loses_211_on = 'none'`` was refused without saying that ``[]`` answers it, and ``5`` was a TypeError's text.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -131,3 +132,16 @@ def test_no_answer_stands_between_a_question_and_its_folded_reveal():
     notebook = ROOT / "simkit" / "workshop" / "notebooks" / "08_sweeps.ipynb"
     prose = " ".join(_between_check_and_reveal(notebook, "zero_of_200"))
     assert "1.9 %" not in prose and "1.5 %" not in prose and "z^2/(n+z^2)" not in prose
+
+
+def test_which_outcomes_lose_211_takes_none_and_all_as_a_learner_writes_them():
+    """03's ``loses_211_on``: ``'none'`` (it loses on none of them) was refused with "choose one of
+    'retry_later', ...", which never said that ``[]`` answers it, and ``5`` was "the check could not use your
+    prediction: TypeError: 'int' object is not iterable"."""
+    from simkit import workshop as check
+    for none in ("none", "Nothing", ["none"], []):
+        assert repr(check.check_prediction("in_memory_loses", none)).startswith("✗ not []. The answer is")
+    assert repr(check.check_prediction("in_memory_loses", "all")).startswith(
+        "✗ not ['operator_review', 'retry_later', 'reversible_hold']")
+    assert repr(check.check_prediction("in_memory_loses", 5)) == (
+        "✎ name them as a list such as ['retry_later'] ([] for none), not 5.")
