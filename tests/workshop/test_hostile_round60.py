@@ -19,6 +19,8 @@ dataclass instances``: one line now, as ``simulate``'s. ``explore(max_crashes=1.
 ``points="after_fetch"`` was a crash point per letter. 08's prose right under the check of "at most what
 chance of losing?" said "below about 1.9 %", above the folded reveal: it now follows the reveal. 03's
 ``loses_211_on = 'none'`` was refused without saying that ``[]`` answers it, and ``5`` was a TypeError's text.
+``widgets.trace_table(on_fetch)`` of 02's step-through (a ``Stepped``, not a run) and ``show_comparison`` of
+one run were an ``AttributeError`` and a ``TypeError``.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -145,3 +147,16 @@ def test_which_outcomes_lose_211_takes_none_and_all_as_a_learner_writes_them():
         "✗ not ['operator_review', 'retry_later', 'reversible_hold']")
     assert repr(check.check_prediction("in_memory_loses", 5)) == (
         "✎ name them as a list such as ['retry_later'] ([] for none), not 5.")
+
+
+def test_the_tables_of_a_run_take_a_step_through_and_name_what_is_no_run():
+    """02's ``on_fetch = widgets.stepped_run(...)`` looks like a run: ``widgets.trace_table(on_fetch)`` was
+    ``AttributeError: 'Stepped' object has no attribute 'trace'``, and ``show_comparison`` of one run (04's
+    ``safe, shortcut = runs``, then ``show_comparison(shortcut)``) "cannot unpack non-iterable Run object"."""
+    on_fetch = widgets.stepped_run(strategy="persist_token_on_fetch")
+    assert widgets.trace_table(on_fetch).equals(widgets.trace_table(on_fetch.run))
+    for table in (widgets.trace_table, widgets.pages_served, widgets.receipts, widgets.violations_frame):
+        with pytest.raises(SimkitError, match=r"^run None: give a run \(what simkit.simulate returns\)$"):
+            table(None)
+    with pytest.raises(SimkitError, match=r"^runs Run\(.*: give the pair comparison_runs returns"):
+        widgets.show_comparison(on_fetch.run)
