@@ -20,7 +20,7 @@ dataclass instances``: one line now, as ``simulate``'s. ``explore(max_crashes=1.
 chance of losing?" said "below about 1.9 %", above the folded reveal: it now follows the reveal. 03's
 ``loses_211_on = 'none'`` was refused without saying that ``[]`` answers it, and ``5`` was a TypeError's text.
 ``widgets.trace_table(on_fetch)`` of 02's step-through (a ``Stepped``, not a run) and ``show_comparison`` of
-one run were an ``AttributeError`` and a ``TypeError``.
+one run were an ``AttributeError`` and a ``TypeError``; ``explorer_run(backfill="0.5")`` a ``TypeError``.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -160,3 +160,11 @@ def test_the_tables_of_a_run_take_a_step_through_and_name_what_is_no_run():
             table(None)
     with pytest.raises(SimkitError, match=r"^runs Run\(.*: give the pair comparison_runs returns"):
         widgets.show_comparison(on_fetch.run)
+
+
+def test_the_explorer_run_names_a_backfill_rate_that_is_no_number():
+    """01's "Things to try" cell, ``widgets.explorer_run(..., backfill=0)`` edited to ``backfill="0.5"`` or
+    ``None``: ``'>' not supported between instances of 'str' and 'int'`` from the explorer's own input."""
+    for rate in ("0.5", None):
+        with pytest.raises(ScenarioError, match=r"^explorer: key 'generate.backfill': expected float, got"):
+            widgets.explorer_run(strategy="max_position_watermark", backfill=rate)
