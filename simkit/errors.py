@@ -7,8 +7,8 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 import re
 
 __all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "whole",
-           "one_or_many", "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note",
-           "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
+           "one_or_many", "SimkitError", "ArgumentError", "ScenarioError", "StrategyError", "ConsumerError",
+           "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -120,6 +120,11 @@ class SimkitError(Exception):
         if not self.one_line:
             raise AttributeError("_render_traceback_")
         return lambda: [f"{type(self).__name__}: {told(self)}"]
+
+
+class ArgumentError(SimkitError, ValueError):
+    """A library call's argument outside what it takes (a plot's ``layers`` or ``metric``): a ``ValueError``,
+    and a :class:`SimkitError`, so that a notebook shows its one line, not a traceback."""
 
 
 class ScenarioError(SimkitError, ValueError):

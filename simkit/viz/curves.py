@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit.errors import SimkitError, described
+from simkit.errors import ArgumentError, SimkitError, described
 
 __all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "CURVE_KINDS", "curve_kinds", "sweep_curves",
            "sweep_panels", "sweep_shares"]
@@ -36,7 +36,7 @@ def sweep_shares(table, metric: str = "lost", confidence: float = 0.95):
     from simkit.tools.sweep import wilson
 
     if metric not in SWEEP_METRICS:
-        raise ValueError(f"metric {metric!r}: use one of {', '.join(SWEEP_METRICS)}")
+        raise ArgumentError(f"metric {metric!r}: use one of {', '.join(SWEEP_METRICS)}", param="metric")
     order = {s: i for i, s in enumerate(dict.fromkeys(table["strategy"]))}
     rows = []
     for (strategy, rate), group in table.groupby(["strategy", "crash_rate"], sort=False):

@@ -21,6 +21,7 @@ chance of losing?" said "below about 1.9 %", above the folded reveal: it now fol
 ``loses_211_on = 'none'`` was refused without saying that ``[]`` answers it, and ``5`` was a TypeError's text.
 ``widgets.trace_table(on_fetch)`` of 02's step-through (a ``Stepped``, not a run) and ``show_comparison`` of
 one run were an ``AttributeError`` and a ``TypeError``; ``explorer_run(backfill="0.5")`` a ``TypeError``.
+A mistyped ``layers`` of a timeline or ``metric`` of a sweep figure was a plain ``ValueError``, a traceback.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -168,3 +169,20 @@ def test_the_explorer_run_names_a_backfill_rate_that_is_no_number():
     for rate in ("0.5", None):
         with pytest.raises(ScenarioError, match=r"^explorer: key 'generate.backfill': expected float, got"):
             widgets.explorer_run(strategy="max_position_watermark", backfill=rate)
+
+
+def test_a_plot_given_a_layer_or_metric_it_lacks_says_so_in_one_line():
+    """01 builds its timeline a layer at a time (``layers=["cursor", "memory", "crashes"]``) and 08 plots
+    ``metric="duplicated"``: a mistyped layer or metric was a ``ValueError`` whose line came under a
+    traceback; it is an ``ArgumentError`` now, a ``SimkitError`` (one line in a notebook), still a
+    ``ValueError``."""
+    from simkit.errors import ArgumentError
+    run = simkit.simulate(simkit.load("retry_walkthrough"), simkit.Consumer)
+    fig, ax = plt.subplots()
+    with pytest.raises(ArgumentError, match=r"^layers \['curser'\]: use some of cursor"):
+        plot.timeline(ax, run, layers=["curser", "memory"])
+    with pytest.raises(ArgumentError, match="^metric 'duplicate': use one of lost, duplicated$"):
+        plot.sweep_shares(pd.DataFrame(columns=["strategy", "crash_rate", "lost"]), "duplicate")
+    assert issubclass(ArgumentError, ValueError) and ArgumentError("x")._render_traceback_() == [
+        "ArgumentError: x"]
+    plt.close(fig)
