@@ -230,8 +230,9 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         pauses: also pause at every pass (a stale worker); default: when the scenario has several workers.
         pause_duration: how long a pause lasts; default the scenario's ``[random_faults] pause_duration``.
         seed: the seed (generated providers); default the scenario's.
-        points: only these crash points get faults (default: all of docs/vocabulary.md's crash points).
-        ops: only the replies and requests of these ops may be lost.
+        points: only these crash points get faults (default: all of docs/vocabulary.md's crash points; one
+            alone is a list of one).
+        ops: only the replies and requests of these ops may be lost (one alone: a list of one).
         reply_ops: only the replies of these ops may be lost (default: ``ops``).
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
         jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one

@@ -286,9 +286,11 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     Args:
         scenario: the scenario (generated ones give each seed its own provider; random faults their own
             draws).
-        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
+        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses (one
+            alone is a list of one).
         seeds: how many seeds per configuration, from ``first_seed``.
-        crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
+        crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own (one alone
+            is a list of one).
         jobs: local worker processes (default: one per CPU; at most :data:`~simkit.tools.pool.JOBS_PER_CPU`
             per CPU and one per task); 1 runs in this process.
         dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
