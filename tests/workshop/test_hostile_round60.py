@@ -22,6 +22,7 @@ chance of losing?" said "below about 1.9 %", above the folded reveal: it now fol
 ``widgets.trace_table(on_fetch)`` of 02's step-through (a ``Stepped``, not a run) and ``show_comparison`` of
 one run were an ``AttributeError`` and a ``TypeError``; ``explorer_run(backfill="0.5")`` a ``TypeError``.
 A mistyped ``layers`` of a timeline or ``metric`` of a sweep figure was a plain ``ValueError``, a traceback.
+``check.service_409("Behind")`` (exercise 5 invites trying the other situations) was ``KeyError: 'Behind'``.
 
 Held: every prediction and exercise check given a typo, a wrong case, ``None``, ``[]``, a float, a huge or
 negative number (each a ``✗``/``✎`` line); ``widgets.comparison_runs``, ``stepped_run``, ``explorer_run``,
@@ -186,3 +187,13 @@ def test_a_plot_given_a_layer_or_metric_it_lacks_says_so_in_one_line():
     assert issubclass(ArgumentError, ValueError) and ArgumentError("x")._render_traceback_() == [
         "ArgumentError: x"]
     plt.close(fig)
+
+
+def test_exercise_5s_service_names_a_situation_it_does_not_have():
+    """09's exercise 5 invites trying worker 2 "behind" and at the "same" cursor:
+    ``check.service_409("Behind")`` was a bare ``KeyError: 'Behind'``."""
+    from simkit import workshop as check
+    assert check.service_409(" Behind")[1].status == 409
+    for bad in ("ahaed", None, ["ahead"]):
+        with pytest.raises(SimkitError, match="^situation .*: one of 'ahead', 'behind', 'same'$"):
+            check.service_409(bad)
