@@ -7,8 +7,8 @@ A library call's bad argument is named by its parameter (``max_crashes 60: at mo
 import re
 
 __all__ = ["printable", "echoed", "described", "told", "a_or_an", "listed", "long_integer", "whole",
-           "SimkitError", "ScenarioError", "StrategyError", "ConsumerError", "Note", "Terminated",
-           "Interrupted", "TimedOut", "SIGNALLED"]
+           "one_or_many", "SimkitError", "ArgumentError", "ScenarioError", "StrategyError", "ConsumerError",
+           "Note", "Terminated", "Interrupted", "TimedOut", "SIGNALLED"]
 
 
 def printable(text: str) -> str:
@@ -87,15 +87,44 @@ def whole(param: str, value, least: int | None, most: int | None = None) -> None
         raise SimkitError(f"{param} {described(value)}: must be {bound}", param=param)
 
 
+def one_or_many(param: str, given, alone: tuple[type, ...]) -> tuple:
+    """``given`` as a tuple; one of ``alone``'s types given by itself is a tuple of one. A tuple written
+    without its comma is one (``("safe")``, ``(0.05)``): a string was a strategy per letter (``strategy s:
+    unknown``), a number a ``TypeError``."""
+    if isinstance(given, alone):
+        return (given,)
+    try:
+        return tuple(given)
+    except TypeError:
+        raise SimkitError(f"{param} {described(given)}: give one or a list of them", param=param) from None
+
+
 class SimkitError(Exception):
     """Base of every error simkit reports to a user (CLI exit status 2).
 
     ``param``: the parameter of the library call whose value the message starts with (``seeds 0: must be at
     least 1``), if any; :func:`simkit.cli.output.spoken` puts the flag that sets it in its place."""
 
+    #: shown in a notebook as its one line, not a traceback through simkit (:attr:`_render_traceback_`)
+    one_line = True
+
     def __init__(self, *args, param: str | None = None):
         super().__init__(*args)
         self.param = param  # kept by pickling (the instance's __dict__), so a worker process's error has it
+
+    @property
+    def _render_traceback_(self):
+        """IPython's hook: a notebook cell shows a bad input as the command line does, one line naming it
+        (``ScenarioError: gauntlt: no such scenario ...``), not 30 lines of simkit's frames; ``%debug`` still
+        opens them. Absent (``AttributeError``) where :attr:`one_line` is false."""
+        if not self.one_line:
+            raise AttributeError("_render_traceback_")
+        return lambda: [f"{type(self).__name__}: {told(self)}"]
+
+
+class ArgumentError(SimkitError, ValueError):
+    """A library call's argument outside what it takes (a plot's ``layers`` or ``metric``): a ``ValueError``,
+    and a :class:`SimkitError`, so that a notebook shows its one line, not a traceback."""
 
 
 class ScenarioError(SimkitError, ValueError):
@@ -109,7 +138,10 @@ class StrategyError(SimkitError, LookupError):
 class ConsumerError(SimkitError, RuntimeError):
     """A consumer's own code raised during a run, or yielded something that
     is not a request. The message names the strategy, the exception and where
-    it was raised (:func:`simkit.procedure.strategies.consumer_error`)."""
+    it was raised (:func:`simkit.procedure.strategies.consumer_error`). In a notebook its full traceback
+    shows: the frames of the consumer's own code are where its author debugs."""
+
+    one_line = False
 
 
 class Note(UserWarning):

@@ -23,7 +23,7 @@ from simkit.truth.trace import Trace
 from simkit.world.memo import per_scenario
 from simkit.world.simulation import World
 
-__all__ = ["Run", "checked", "consumer_class", "judged", "simulate"]
+__all__ = ["Run", "a_scenario", "checked", "consumer_class", "judged", "simulate"]
 
 
 @dataclass
@@ -109,15 +109,22 @@ def judged(scenario: Scenario, strategy: type[Consumer] | str = Consumer, seed: 
         return run
 
 
+def a_scenario(scenario, param: str = "scenario") -> Scenario:
+    """``scenario`` if it is a Scenario, else one line naming ``param`` (a name, ``"default"``, was an
+    ``AttributeError`` or ``replace() should be called on dataclass instances``)."""
+    if not isinstance(scenario, Scenario):
+        raise SimkitError(f"{param} {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
+                          "makes one)", param=param)
+    return scenario
+
+
 def checked(scenario, param: str = "scenario") -> Scenario:
     """``scenario`` if it is a Scenario whose every field still holds what a scenario file may say (a notebook
     changes ``workers``, ``timing`` or ``pages`` of one :func:`~simkit.scenario.read.load` made: ``workers =
     2.0``, ``pages`` of strings or ``timing = None`` were tracebacks from deep in the world, and ``workers =
     0`` or ``sink = "bogus"`` ran): it is written back as the dict of its file and read again by
     :func:`~simkit.scenario.read.parse`, whose one line names the key, here as ``param``'s."""
-    if not isinstance(scenario, Scenario):
-        raise SimkitError(f"{param} {described(scenario)}: is no Scenario (simkit.load or simkit.parse "
-                          "makes one)", param=param)
+    a_scenario(scenario, param)
     try:
         _read_again(scenario)
     except ScenarioError as exc:        # "scenario: key 'timing.backoff': PROBLEM"

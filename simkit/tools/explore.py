@@ -42,11 +42,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from simkit.errors import SimkitError
+from simkit.errors import SimkitError, described, one_or_many
 from simkit.model import CRASH_POINTS, LOST_OPS, MAX_FAULTS, Fault, RandomFaults, Scenario
 from simkit.procedure.lives import not_rerunning
 from simkit.procedure.strategies import strategy_name
-from simkit.runner import Run, checked, simulate
+from simkit.runner import Run, a_scenario, checked, simulate
 
 from . import forked
 from .exploration import Exploration, crash_args, describe_kind, failure_kind, fault_text, summary_text
@@ -75,8 +75,8 @@ def fault_free(sc: Scenario, keep_faults: bool = False) -> Scenario:
     The provider's own behaviour (stuck tokens, lost fetch responses of ``[generate]``) stays: it is the
     world being explored, not a fault of the schedule.
     """
-    return dataclasses.replace(sc, random_faults=RandomFaults(), faults=tuple(sc.faults) if keep_faults
-                               else ())
+    return dataclasses.replace(a_scenario(sc), random_faults=RandomFaults(),
+                               faults=tuple(sc.faults) if keep_faults else ())
 
 
 def failing(sc: Scenario, faults, keep_faults: bool = False) -> Scenario:
@@ -156,16 +156,20 @@ def _space(scenario: Scenario, base: Scenario, max_crashes: int, lost_responses:
     """The space of schedules, its parameters checked (:class:`ExploreError` names the parameter)."""
     for name, bound in (("max_crashes", max_crashes), ("lost_responses", lost_responses),
                         ("lost_requests", lost_requests)):
+        if type(bound) is not int:      # 1.5 ran as if 1, "1" was a TypeError from a comparison
+            raise ExploreError(f"{name} {described(bound)}: must be a whole number (an int)", param=name)
         if bound < 0:
             raise ExploreError(f"{name} {bound}: must be at least 0", param=name)
         if bound > MAX_FAULTS:
             raise ExploreError(f"{name} {bound}: at most {MAX_FAULTS} (schedules grow as passes ** K; "
                                f"a schedule of 1,000 faults ended in a RecursionError)", param=name)
-    points = CRASH_POINTS if points is None else tuple(points)
+    points = CRASH_POINTS if points is None else one_or_many("points", points, (str,))
     for p in points:
         if p not in CRASH_POINTS:
             raise ExploreError(f"points: unknown crash point {p!r} (one of {', '.join(CRASH_POINTS)})",
                                param="points")
+    ops = one_or_many("ops", ops, (str,))              # "fetch" was a reply per letter ('f': unknown)
+    reply_ops = None if reply_ops is None else one_or_many("reply_ops", reply_ops, (str,))
     for name, given in (("ops", ops), ("reply_ops", reply_ops or ())):
         for op in given:
             if op not in LOST_OPS:
@@ -226,8 +230,9 @@ def explore(scenario: Scenario, strategy="safe", *, max_crashes: int = 2, lost_r
         pauses: also pause at every pass (a stale worker); default: when the scenario has several workers.
         pause_duration: how long a pause lasts; default the scenario's ``[random_faults] pause_duration``.
         seed: the seed (generated providers); default the scenario's.
-        points: only these crash points get faults (default: all of docs/vocabulary.md's crash points).
-        ops: only the replies and requests of these ops may be lost.
+        points: only these crash points get faults (default: all of docs/vocabulary.md's crash points; one
+            alone is a list of one).
+        ops: only the replies and requests of these ops may be lost (one alone: a list of one).
         reply_ops: only the replies of these ops may be lost (default: ``ops``).
         dedup: skip schedules whose last crash leaves an already explored state (sound; see module doc).
         jobs: worker processes for the tasks (at most :data:`~simkit.tools.pool.JOBS_PER_CPU` per CPU and one

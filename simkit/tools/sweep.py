@@ -23,7 +23,7 @@ from math import sqrt
 from pathlib import Path
 from statistics import NormalDist
 
-from simkit.errors import SimkitError, described, printable, told, whole
+from simkit.errors import SimkitError, described, one_or_many, printable, told, whole
 from simkit.judge.verdict import FIELDS, count
 from simkit.model import Scenario
 from simkit.procedure.lives import not_rerunning
@@ -48,8 +48,8 @@ def check_seed(option: str, seed: int) -> None:
         raise SimkitError(f"{option} {seed}: must be within {MAX_INT} either side of 0", param=option)
 
 
-__all__ = ["Sweep", "sweep", "configurations", "wilson", "run_row", "check_out", "COLUMNS", "FORMATS",
-           "MAX_SEEDS", "MAX_RUNS"]
+__all__ = ["Sweep", "sweep", "configurations", "wilson", "run_row", "check_out", "COLUMNS",
+           "FORMATS", "MAX_SEEDS", "MAX_RUNS"]
 
 #: The columns of the tidy table, one row per run: the run's, ``ok``, each verdict field's declared sweep
 #: column (:class:`~simkit.judge.verdict.Declared`), the world's.
@@ -286,9 +286,11 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
     Args:
         scenario: the scenario (generated ones give each seed its own provider; random faults their own
             draws).
-        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses.
+        strategies: names, ``path.py:Class`` / ``module:Class`` references, or Consumer subclasses (one
+            alone is a list of one).
         seeds: how many seeds per configuration, from ``first_seed``.
-        crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own.
+        crash_rates: crash probabilities per crash-point pass; ``None`` keeps the scenario's own (one alone
+            is a list of one).
         jobs: local worker processes (default: one per CPU; at most :data:`~simkit.tools.pool.JOBS_PER_CPU`
             per CPU and one per task); 1 runs in this process.
         dask_address: a Dask distributed scheduler (``tcp://host:8786``) to run on instead.
@@ -302,7 +304,8 @@ def sweep(scenario: Scenario, strategies=tuple(STRATEGIES), seeds: int = 100, cr
         SimkitError: a bound or rate is out of range, or the Dask scheduler cannot be reached.
     """
     not_rerunning()         # a script's top-level sweep() forks no pool inside each life
-    strategies, crash_rates = tuple(strategies), tuple(crash_rates)
+    strategies, crash_rates = one_or_many("strategies", strategies, (str, type)), one_or_many(
+        "crash_rates", crash_rates, (int, float, type(None)))
     checked(scenario)       # ("retry_walkthrough" was an AttributeError: no name)
     _check(seeds, strategies, crash_rates, first_seed, jobs, dask_address)
     jobs = (os.cpu_count() or 1) if jobs is None else processes(jobs)

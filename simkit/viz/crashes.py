@@ -3,6 +3,7 @@ fault-free run: ``worse``, ``same`` or ``better`` (docs/exploring.md); what
 :func:`simkit.viz.plot.crash_matrix` draws with ``better=``."""
 from __future__ import annotations
 
+from simkit.errors import one_or_many
 from simkit.judge.verdict import harms
 from simkit.model import CRASH_POINTS, Fault, Scenario
 from simkit.procedure.strategies import STRATEGIES
@@ -56,7 +57,8 @@ def crash_effects(scenario: Scenario, strategies=None, seed: int | None = None):
     """
     import pandas as pd
 
-    strategies = list(STRATEGIES if strategies is None else strategies)
+    strategies = list(STRATEGIES) if strategies is None else list(one_or_many("strategies", strategies,
+                                                                              (str, type)))
     rows = {(p, _name(s)): dict(run=0, worse=0, same=0, better=0) for p in CRASH_POINTS for s in strategies}
     for strategy in strategies:
         base = replay(scenario, _strategy(strategy), (), seed)

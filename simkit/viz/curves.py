@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from simkit.errors import ArgumentError, SimkitError, described
+
 __all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "CURVE_KINDS", "curve_kinds", "sweep_curves",
            "sweep_panels", "sweep_shares"]
 
@@ -34,7 +36,7 @@ def sweep_shares(table, metric: str = "lost", confidence: float = 0.95):
     from simkit.tools.sweep import wilson
 
     if metric not in SWEEP_METRICS:
-        raise ValueError(f"metric {metric!r}: use one of {', '.join(SWEEP_METRICS)}")
+        raise ArgumentError(f"metric {metric!r}: use one of {', '.join(SWEEP_METRICS)}", param="metric")
     order = {s: i for i, s in enumerate(dict.fromkeys(table["strategy"]))}
     rows = []
     for (strategy, rate), group in table.groupby(["strategy", "crash_rate"], sort=False):
@@ -67,7 +69,7 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
     from matplotlib.lines import Line2D
 
     shares = sweep_shares(table, metric, confidence)
-    handles = _lines(ax, shares, highlight)
+    handles = _lines(ax, shares, _highlighted(highlight, shares))
     _rate_axis(ax, sorted(set(shares["crash_rate"])), xscale)
     ax.set_ylabel(SWEEP_METRICS[metric])
     ax.set_title(title or _title(table, shares, metric, confidence))
@@ -76,6 +78,19 @@ def sweep_curves(ax, table, metric: str = "lost", confidence: float = 0.95, titl
         ax.legend(handles=handles + [band], loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small",
                   title="strategy")
     return ax
+
+
+def _highlighted(highlight, shares) -> list[str] | None:
+    """``highlight`` as a list of the table's strategies: one name alone is a list of one (a string was a
+    strategy per letter), and a name the table lacks is refused, where it drew every curve grey."""
+    if highlight is None:
+        return None
+    names = [highlight] if isinstance(highlight, str) else list(highlight)
+    known = list(dict.fromkeys(shares["strategy"]))
+    if unknown := [name for name in names if name not in known]:
+        raise SimkitError(f"highlight {described(unknown[0])}: not a strategy of this table (its strategies: "
+                          f"{', '.join(known)})", param="highlight")
+    return names
 
 
 def _title(table, shares, metric: str, confidence: float) -> str:

@@ -6,7 +6,7 @@ from numbers import Integral
 from matplotlib.artist import Artist
 from matplotlib.patches import Patch, Rectangle
 
-from simkit.errors import described
+from simkit.errors import ArgumentError, described
 from simkit.judge.checker import FATES, event_fates
 
 from .style import CELL, DARK_FATES, FATE_COLORS, run_title
@@ -55,7 +55,8 @@ def fates(ax, run, columns: int = 20, title: str | None = None, highlight=()):
     ``highlight``: ids whose cells get a thick black frame (the events a crash changed, say)."""
     # 0 was drawn 1 per row without a word; 2.5 or True is no count of columns
     if isinstance(columns, bool) or not isinstance(columns, Integral) or columns < 1:
-        raise ValueError(f"columns {described(columns)}: must be an integer of at least 1")
+        raise ArgumentError(f"columns {described(columns)}: must be an integer of at least 1",
+                            param="columns")
     world = run.world
     fate = event_fates(world, run.verdict)
     ids = sorted(fate, key=lambda e: world.provider.events[e].position)

@@ -8,7 +8,18 @@ from simkit.errors import SimkitError, described
 from simkit.judge.report import verdict_cells
 from simkit.runner import Run
 
-__all__ = ["pages_served", "receipts", "trace_table", "verdict_frame", "violations_frame"]
+__all__ = ["one_run", "pages_served", "receipts", "trace_table", "verdict_frame", "violations_frame"]
+
+
+def one_run(run, param: str = "run") -> Run:
+    """``run`` if it is a Run (a step-through's :class:`~simkit.viz.steps.Stepped` gives its own), else one
+    line naming it: ``trace_table(on_fetch)`` of 02's step-through, or of ``None``, was an
+    ``AttributeError``."""
+    if isinstance(getattr(run, "run", None), Run):
+        run = run.run
+    if not isinstance(run, Run):
+        raise SimkitError(f"{param} {described(run)}: give a run (what simkit.simulate returns)", param=param)
+    return run
 
 
 def verdict_frame(runs):
@@ -33,6 +44,7 @@ def verdict_frame(runs):
 
 def violations_frame(run, limit: int | None = None):
     """The invariant violations the checker found, one row each (docs/verdict.md)."""
+    run = one_run(run)
     import pandas as pd
 
     rows = run.verdict.invariant_violations[:limit]
@@ -43,6 +55,7 @@ def trace_table(run):
     """The trace as a table for reading: one row per step, with the durable
     checkpoint after it. The worker column is dropped for a single worker;
     ``cursor_place`` (the provider's decoding, for plots) is left out."""
+    run = one_run(run)
     df = run.trace.to_frame()
     df["position"] = df["position"].astype("Int64")
     cols = ["time", "worker", "step", "event_id", "position", "resume_cursor", "applied_position",
@@ -55,6 +68,7 @@ def trace_table(run):
 def pages_served(run):
     """Every response the provider served, from its own log (ground truth): the cursor asked for, the
     ``next_cursor`` returned and the events' ids and positions."""
+    run = one_run(run)
     import pandas as pd
 
     events = run.world.provider.events
@@ -67,6 +81,7 @@ def pages_served(run):
 def receipts(run):
     """Every durable receipt the store wrote, in order, from its own log (ground truth); time 0 holds the
     receipts of the scenario's initial state."""
+    run = one_run(run)
     import pandas as pd
 
     rows = [{"time": t, "worker": w, "event_id": eid, "position": run.world.provider.events[eid].position,

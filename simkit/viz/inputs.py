@@ -32,7 +32,8 @@ def explorer_scenario(seed: int = 7, page_size: int = 5, overlap: float = 0.3, b
     return parse({
         "name": "explorer",
         "description": "a generated stream chosen in the explorer",
-        "sink": sink, "backfills": backfill > 0, "seed": seed,
+        "sink": sink, "seed": seed,     # a backfill of "0.1" or None is parse's to name (was a TypeError)
+        "backfills": type(backfill) in (int, float) and backfill > 0,
         "generate": {"events": events, "page_size": page_size, "overlap": overlap, "backfill": backfill,
                      "empty_pages": empty_pages, **EXPLORER_BEHAVIOURS},
     }, source="explorer")

@@ -3,16 +3,18 @@
 state (seed 000, step 2)."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from matplotlib.patches import Rectangle
 
+from simkit.errors import SimkitError, described
 from simkit.truth.derived import Hold, held_pages
 from simkit.truth.trace import is_fetched
 
 from .style import APPLIED, CELL, CURSOR, short_token
 
-__all__ = ["Instant", "WINDOW", "WorkerMemory", "instant", "instant_state"]
+__all__ = ["Instant", "RowError", "WINDOW", "WorkerMemory", "instant", "instant_state", "trace_row"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,21 @@ _STATUS = {"load": "loaded the checkpoint (its attempt identity)", "crash": "cra
            "blocked": "blocked: outcome not final"}
 
 
+class RowError(SimkitError, IndexError):
+    """A trace row the run does not have: one line naming it (a ``SimkitError``), an ``IndexError`` as a
+    sequence's."""
+
+
+def trace_row(run, row) -> int:
+    """``row`` as a row of ``run``'s trace (0 to its last), or :class:`RowError`: ``-1`` is no "last row" and
+    ``"2"`` no row (a crash at ``-1`` struck at the first pass, ``"2"`` was a ``TypeError``)."""
+    last = len(run.trace) - 1
+    row = int(row) if isinstance(row, float) and row.is_integer() else row    # 2.0, as exercises take it
+    if not isinstance(row, numbers.Integral) or isinstance(row, bool) or not 0 <= int(row) <= last:
+        raise RowError(f"row {described(row)}: the trace has rows 0 to {last}", param="row")
+    return int(row)
+
+
 def _describe(row) -> str:
     words = [f"worker {row.worker}", row.step] + [x for x in (row.event_id, row.outcome) if x]
     return " ".join(str(w) for w in words)
@@ -63,9 +80,8 @@ def _describe(row) -> str:
 
 def instant_state(run, row: int) -> Instant:
     """The durable state and every worker's memory just after trace row ``row`` (0 ≤ row < len(trace))."""
+    row = trace_row(run, row)
     df = run.trace.to_frame()
-    if not 0 <= row < len(df):
-        raise IndexError(f"row {row}: the trace has rows 0 to {len(df) - 1}")
     now = df.iloc[row]
     reported: dict[tuple, int] = {}  # (event, time) -> the first row that reports its durable write
     for i, r in df[df.step.isin(["commit", "quarantine"])].iterrows():

@@ -12,13 +12,14 @@ import numpy as np
 from IPython.display import display
 from matplotlib.figure import Figure, SubFigure
 
+from simkit.errors import SimkitError, described
 from simkit.judge.checker import FATES
 from simkit.model import Fault
 from simkit.runner import Run
 
 from .canvas import png
 from .fates import fates, fates_legend
-from .frames import verdict_frame, violations_frame
+from .frames import one_run, verdict_frame, violations_frame
 from .instant import instant
 from .legend import MARKS
 from .steps import Stepped, fate_changes, fault_arg, instant_note
@@ -63,6 +64,7 @@ def run_tables(run: Run, note: str | None = None) -> None:
 
 def show_run(run: Run, note: str | None = None) -> None:
     """The verdict of one run, the first invariant violations, and its timeline and event fates."""
+    run = one_run(run)
     run_tables(run, note)
     fig = Figure(figsize=RUN_FIGSIZE, layout="constrained")
     draw_run(run_axes(fig), run)
@@ -71,7 +73,11 @@ def show_run(run: Run, note: str | None = None) -> None:
 
 def show_comparison(runs) -> None:
     """The verdicts side by side, then both timelines on one position scale and both events' fates."""
-    safe, other = runs
+    pair = list(runs) if isinstance(runs, (tuple, list)) else []
+    if len(pair) != 2:      # one run was "cannot unpack non-iterable Run object"
+        raise SimkitError(f"runs {described(runs)}: give the pair comparison_runs returns, (safe, shortcut)",
+                          param="runs")
+    safe, other = runs = [one_run(r, "runs") for r in pair]
     print(f"{safe.scenario}, seed {safe.seed}: the same input for both strategies")
     display(verdict_frame(runs))
     if other.verdict.invariant_violations:

@@ -15,7 +15,7 @@ from simkit.world.simulation import World
 from .inputs import EVENT_POINTS, crash_arg
 from .inputs import strategy_class as _strategy
 from .inputs import strategy_name as _name
-from .instant import instant_state
+from .instant import instant_state, trace_row
 
 __all__ = ["Stepped", "crash_after", "crash_rerun", "fate_changes", "fault_arg", "instant_note",
            "stepped_run"]
@@ -70,7 +70,8 @@ def stepped_run(scenario: Scenario | str = "retry_walkthrough", strategy: str | 
 
 def crash_after(stepped: Stepped, row: int) -> Fault | None:
     """The crash at the first crash-point pass after trace row ``row``: what "crash here" adds; ``None`` when
-    no crash point is passed after it."""
+    no crash point is passed after it (:class:`~.instant.RowError` for a row the trace lacks)."""
+    row = trace_row(stepped.run, row)
     return next((fault for rows, fault in stepped.passes if rows > row), None)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from matplotlib.lines import Line2D
 
-from simkit.errors import described
+from simkit.errors import ArgumentError, described
 from simkit.truth.trace import REPLY_LOST, REQUEST_LOST
 
 from .labels import ROWS_AT_MOST, LabelStack
@@ -328,8 +328,9 @@ def swimlane(ax, run, until: float | None = None, title: str | None = None):
     note says how many (:class:`_Stack`).
     """
     if until is not None and (type(until) not in (int, float) or until != until):
-        raise ValueError(f"until {described(until)}: must be a number of simulated time (an int or a float, "
-                         "not NaN)")     # (NaN was matplotlib's "Axis limits cannot be NaN or Inf")
+        # (NaN was matplotlib's "Axis limits cannot be NaN or Inf")
+        raise ArgumentError(f"until {described(until)}: must be a number of simulated time (an int or a "
+                            "float, not NaN)", param="until")
     if len(run.trace) > TRACE_ROWS_AT_MOST:
         raise ValueError(f"run: {len(run.trace)} trace rows; a swimlane draws at most {TRACE_ROWS_AT_MOST}")
     full = run.trace.to_frame()

@@ -13,7 +13,7 @@ from numbers import Real
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from simkit.errors import described
+from simkit.errors import ArgumentError, described
 from simkit.judge.facts import at_risk, durable_prefix, loss_final
 from simkit.model import NON_TERMINAL, REQUEST_LOST
 from simkit.truth.derived import cursor_history, held_pages
@@ -329,10 +329,11 @@ def _timeline(ax, run, title, annotate, layers, now, span=None) -> set[str]:
     layers = LAYERS if layers is None else (layers,) if isinstance(layers, str) else tuple(layers)
     unknown = [x for x in layers if x not in LAYERS]
     if unknown:
-        raise ValueError(f"layers {unknown}: use some of {', '.join(LAYERS)}")
+        raise ArgumentError(f"layers {unknown}: use some of {', '.join(LAYERS)}", param="layers")
     # nan drew no line and said nothing (a bool is no time); a time, as the trace's (a numpy float) is
     if now is not None and (isinstance(now, bool) or not isinstance(now, Real) or not math.isfinite(now)):
-        raise ValueError(f"now {described(now)}: must be a finite simulated time (a number), or None")
+        raise ArgumentError(f"now {described(now)}: must be a finite simulated time (a number), or None",
+                            param="now")
     drawn = _draw(ax, run, layers, annotate, now, span)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.margins(x=0.03, y=0.1)

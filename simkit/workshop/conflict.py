@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 
-__all__ = ["Recording", "checkpoint_of", "service_409"]
+from simkit.errors import SimkitError, described
+
+__all__ = ["Recording", "SITUATIONS", "checkpoint_of", "service_409"]
 
 
 class Recording:
@@ -18,6 +20,21 @@ class Recording:
         reply = self.api.post(route, body, *args, **kw)
         self.sent.append((route, copy.deepcopy(body), reply))
         return reply
+
+
+#: what worker 2 saved before worker 1's refused save, by situation: (key, expected revision, sequence)
+SITUATIONS = {"ahead": [("w2-page-2", 1, 4), ("w2-page-3", 2, 5)], "behind": [("w2-resave", 1, 2)],
+              "same": [("w2-page-2", 1, 4)]}
+
+
+def _situation(situation) -> str:
+    """``situation`` as a key of :data:`SITUATIONS`, case and spaces aside; else one line naming it (09
+    invites trying ``"behind"`` and ``"same"``: ``"Behind"`` was a bare ``KeyError: 'Behind'``)."""
+    name = situation.strip().lower() if isinstance(situation, str) else None
+    if name not in SITUATIONS:
+        raise SimkitError(f"situation {described(situation)}: one of {', '.join(map(repr, SITUATIONS))}",
+                          param="situation")
+    return name
 
 
 def service_409(situation: str = "ahead"):
@@ -50,8 +67,7 @@ def service_409(situation: str = "ahead"):
             "expected_revision": revision, "cursor": at(seq)}})
 
     assert save("w1-page-1", 0, 2).status == 200                   # worker 1 created progress: revision 1
-    worker_2 = {"ahead": [("w2-page-2", 1, 4), ("w2-page-3", 2, 5)], "behind": [("w2-resave", 1, 2)],
-                "same": [("w2-page-2", 1, 4)]}[situation]
+    worker_2 = SITUATIONS[_situation(situation)]
     for key, revision, seq in worker_2:
         assert save(key, revision, seq).status == 200
     refused = save("w1-page-2", 1, 4)

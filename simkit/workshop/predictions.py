@@ -60,13 +60,20 @@ def _one_of(*choices):
     return normalize
 
 
+#: a list of names written as a learner writes "not one of them" or "every one" (``'none'`` was refused with
+#: "choose one of ...", which never said that ``[]`` answers it)
+_NO_NAME, _EVERY_NAME = ("none", "nothing", "", "[]"), ("all", "every", "allofthem", "everyone")
+
+
 def _names(*choices):
     def normalize(value):
+        if isinstance(value, str) and _spelled(value) in _NO_NAME + _EVERY_NAME:
+            return frozenset(choices if _spelled(value) in _EVERY_NAME else ())
+        if not isinstance(value, (str, list, tuple, set, frozenset)):     # 5 was "TypeError: not iterable"
+            raise Refused(f"name them as a list such as ['retry_later'] ([] for none), not {value!r}")
         items = value.split(",") if isinstance(value, str) else list(value)
-        out = set()
-        for item in items:
-            out.add(_one_of(*choices)(item))
-        return frozenset(out)
+        return frozenset(_one_of(*choices)(item) for item in items
+                         if not (isinstance(item, str) and _spelled(item) in _NO_NAME))
     return normalize
 
 
