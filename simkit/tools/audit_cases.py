@@ -6,8 +6,9 @@ search, listed cheapest first so that a budget leaves out the dearest.
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
    a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer; ids and tokens a
-   language takes for false or for its own names);
+   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as
+   an empty page's new token; ids and tokens a language takes for false or for its own names; positions
+   across every power of ten);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
    drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
@@ -97,10 +98,11 @@ def _pages(*chain: list[int]) -> list[dict]:
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
 
-def _token_chain(*tokens: str) -> list[dict]:
-    """A scripted chain through these tokens, one event a page (positions 1, 2, ...), then the end."""
-    pages = [{"cursor": t, "positions": [i], "next_cursor": n}
-             for i, (t, n) in enumerate(zip(tokens, tokens[1:]), 1)]
+def _token_chain(*tokens: str, step: int = 1) -> list[dict]:
+    """A scripted chain through these tokens, then the end: an event (positions 1, 2, ...) on every
+    ``step``-th page, the pages between empty (each with a new token)."""
+    pages = [{"cursor": t, "positions": [] if i % step else [i // step + 1], "next_cursor": n}
+             for i, (t, n) in enumerate(zip(tokens, tokens[1:]))]
     return pages + [{"cursor": tokens[-1], "positions": [], "next_cursor": tokens[-1]}]
 
 
@@ -305,6 +307,20 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional",
         "pages": _token_chain("C1", "tok ", "tok", "Tok", "caf\u00e9", "cafe\u0301", f"v1.{'A' * 252}x",
                               f"v2.{'B' * 4096}x")},
+    "positions_across_digit_widths": {
+        "description": "Positions across every power of ten up to 10**15, each page starting at one, "
+                       "10**k behind applied_position 10**k - 1: a consumer that compares positions as "
+                       "text (zero-padded to any width below 16) takes 10**k for a replay and skips it",
+        "sink": "transactional", "pages": _pages(*([10**k, 10**(k + 1) - 1] for k in range(15)), [10**15])},
+    "empty_pages_tokens_compared_exactly": {
+        "description": "Step 7: an empty page is the end for now only when its token is the request's own: "
+                       "empty pages whose new token differs from their own only in case, in a trailing "
+                       "space, in Unicode normalisation or past a shared prefix of 300 characters, each "
+                       "before a page of one event: a consumer that folds, trims or cuts tokens to compare "
+                       "them backs off there for ever",
+        "sink": "transactional",
+        "pages": _token_chain("C1", "page", "PAGE", "tok", "tok ", "caf\u00e9", "cafe\u0301",
+                              f"{'x' * 300}1", f"{'x' * 300}2", "end", step=2)},
     "falsy_or_builtin_strings": {
         "description": "Ids and tokens as a language may take them: 0 (false in Perl and PHP), and toString, "
                        "constructor and __proto__ (names every JavaScript object answers to); the overlap "

@@ -1,0 +1,70 @@
+"""Round 58 (a fresh tester): ``simkit audit`` attacked by 29 buggy consumers in Python
+(``tests/mutants/round58.py``) and 7 over ``exec:`` (``tests/exec/consumers/round58/``: a Node and a Perl
+program written from docs/protocol.md alone, each with the bug its argument names), on the returning hooks and
+on bugs that show only at scale or with unusual value shapes. Found (each passed the audit of main, ``--jobs
+1``, at the default budget and again at ``--budget 1500``):
+
+- ``PaddedWatermark``: positions kept as zero-padded text of width 6 and compared as text, so 1,000,000 sorts
+  before 999,999 and is skipped as a replay (lost). Every case's positions were below a million or, in
+  ``positions_past_32_bits``, of one digit count each side of a comparison. The corner
+  ``positions_across_digit_widths`` starts a page at every power of ten up to 10**15, behind
+  applied_position 10**k - 1.
+- ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp``, ``TrimmedCaughtUp``: step 7's "the returned token equals
+  the request token" decided on a cut, case-folded or trimmed token, so an empty page whose new token differs
+  only there reads as the end and the consumer backs off for ever (incomplete).
+  ``tokens_compared_exactly`` has such tokens only on pages with events, where step 7 is not asked. The
+  corner ``empty_pages_tokens_compared_exactly`` puts them on empty pages.
+
+Every consumer of ``roster.CORRECT`` is ok on both corners. Held, not bugs the world can show:
+``FloatWatermark`` (a scenario's positions stop at 2**53, where a double is exact), ``EventPositionOnly`` (the
+store never lowers applied_position, docs: ``commit_event``), ``AnyReceiptIsReplay`` (no receipt is ever
+non-terminal unless the consumer writes one: ``DurableRetryMarker``, which does, is caught), and
+``SameTokenIsCaughtUp`` (a page with events that answers its own token never ends the stream, so ``safe`` is
+incomplete there too).
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import simkit
+from simkit.tools.audit_cases import CORNERS, cases, wide
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from mutants import roster, round58  # noqa: E402
+
+_PROGRAMS = Path(__file__).parents[1] / "exec" / "consumers" / "round58"
+_NEW = ("positions_across_digit_widths", "empty_pages_tokens_compared_exactly")
+_PERL = pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+
+
+def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
+    listed = {c.name for c in cases(1, 0) if c.kind == "corner"}
+    assert all(name in CORNERS and name in listed for name in _NEW)
+    for cls in roster.CORRECT:
+        for name in _NEW:
+            v = simkit.simulate(wide(name), cls).verdict
+            assert v.ok and v.completed and v.halted is None, (cls.__name__, name, v)
+
+
+@pytest.mark.parametrize("strategy", [
+    round58.PaddedWatermark, round58.StringWatermark,
+    pytest.param(f"exec:perl {_PROGRAMS / 'consumer.pl'} string_watermark", marks=_PERL, id="perl")])
+def test_a_position_compared_as_text_is_caught(strategy):
+    """Seed 000 step 4: a watermark proves a replay only of a position at or below it; compared as text,
+    zero-padded to width 6, 10**6 is "below" 999,999 and is lost (plain text loses 10 after 9 already)."""
+    v = simkit.simulate(wide("positions_across_digit_widths"), strategy).verdict
+    assert "e1000000" in v.lost and any(d["invariant"] == 2 for d in v.invariant_violations), v
+
+
+@pytest.mark.parametrize("cls", [round58.TruncatedTokenCaughtUp, round58.CaseFoldCaughtUp,
+                                 round58.TrimmedCaughtUp], ids=lambda c: c.__name__)
+def test_an_empty_pages_token_compared_other_than_byte_for_byte_is_caught(cls):
+    """Seed 000 step 7: only "the returned token equals the request token" is the end for now; an empty
+    page with a new token is a zero-item page. Compared cut, folded or trimmed, the new token is taken for
+    the old and the consumer backs off there for ever, with events still to come."""
+    v = simkit.simulate(wide("empty_pages_tokens_compared_exactly"), cls).verdict
+    assert not v.completed and v.pending and not v.lost, v
