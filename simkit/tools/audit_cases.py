@@ -3,18 +3,18 @@ search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
-   two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
-   a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
+   two ids at one position; a gap after a page's first event, on a page of one event, served to two workers; a
+   backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as
-   an empty page's new token; ids and tokens a language takes for false or for its own names; positions
-   across every power of ten);
+   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as an
+   empty page's new token; ids and tokens a language takes for false or for its own names; positions across
+   every power of ten; a regression with backfills);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
-   2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
-   drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
-   lost reply and its retry, and between a lost request and its retry, a late reply that commits before the
-   retry, crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
-   timeout, and every decision of the handler at every last digit of a position;
+   2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, an
+   external service and a store that drop an event's first 25 requests, an ignored event on an external sink,
+   a credential rotation between a lost reply and its retry, and between a lost request and its retry, a late
+   reply that commits before the retry, crossed replies differing in each field of the reservation tuple, a
+   crossed reply to a retry after a timeout, and every handler decision at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -209,7 +209,9 @@ WIDE: dict[str, dict] = {
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
 }
-
+WIDE["two_workers_long_stream"] = {**WIDE["long_stream"], "workers": 2, "random_faults": {"pause": 0.01},
+                                   "description": "long_stream raced by two workers that pause now and then: "
+                                                  "the only case where a worker goes stale past version 50"}
 
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
@@ -308,16 +310,17 @@ CORNERS: dict[str, dict] = {
         "pages": _token_chain("C1", "tok ", "tok", "Tok", "caf\u00e9", "cafe\u0301", f"v1.{'A' * 252}x",
                               f"v2.{'B' * 4096}x")},
     "positions_across_digit_widths": {
-        "description": "Positions across every power of ten up to 10**15, each page starting at one, "
-                       "10**k behind applied_position 10**k - 1: a consumer that compares positions as "
-                       "text (zero-padded to any width below 16) takes 10**k for a replay and skips it",
+        "description": "Pages that start at each power of ten 10**k up to 10**15, behind applied_position "
+                       "10**k - 1: positions compared as text (zero-padded to any width) skip 10**k",
         "sink": "transactional", "pages": _pages(*([10**k, 10**(k + 1) - 1] for k in range(15)), [10**15])},
+    "regression_with_backfills": {
+        "description": "Step 3 with backfills: the second page serves 4 after 5. Backfills excuse a new "
+                       "event behind positions already served, never a page out of its own source order",
+        "sink": "transactional", "backfills": True, "pages": _pages([1, 2, 3], [5, 4, 6])},
     "empty_pages_tokens_compared_exactly": {
-        "description": "Step 7: an empty page is the end for now only when its token is the request's own: "
-                       "empty pages whose new token differs from their own only in case, in a trailing "
-                       "space, in Unicode normalisation or past a shared prefix of 300 characters, each "
-                       "before a page of one event: a consumer that folds, trims or cuts tokens to compare "
-                       "them backs off there for ever",
+        "description": "Step 7: empty pages whose new token differs from their own only in case, a "
+                       "trailing space, Unicode normalisation or past 300 characters: compared folded, "
+                       "trimmed or cut, it reads as the request's own, the end, and the consumer stalls",
         "sink": "transactional",
         "pages": _token_chain("C1", "page", "PAGE", "tok", "tok ", "caf\u00e9", "cafe\u0301",
                               f"{'x' * 300}1", f"{'x' * 300}2", "end", step=2)},

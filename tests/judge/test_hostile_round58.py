@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumer
 from mutants import roster, round58  # noqa: E402
 
 _PROGRAMS = Path(__file__).parents[1] / "exec" / "consumers" / "round58"
-_NEW = ("positions_across_digit_widths", "empty_pages_tokens_compared_exactly")
+_NEW = ("positions_across_digit_widths", "empty_pages_tokens_compared_exactly", "regression_with_backfills")
 _PERL = pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
 
 
@@ -47,7 +47,9 @@ def test_the_new_corners_are_audited_and_correct_consumers_pass_them():
     for cls in roster.CORRECT:
         for name in _NEW:
             v = simkit.simulate(wide(name), cls).verdict
-            assert v.ok and v.completed and v.halted is None, (cls.__name__, name, v)
+            halts = name == "regression_with_backfills"     # step 3: a halt, justified, is the answer
+            assert v.ok and v.completed and (v.halt_justified if halts else v.halted is None), (cls.__name__,
+                                                                                               name, v)
 
 
 @pytest.mark.parametrize("strategy", [
@@ -68,3 +70,23 @@ def test_an_empty_pages_token_compared_other_than_byte_for_byte_is_caught(cls):
     the old and the consumer backs off there for ever, with events still to come."""
     v = simkit.simulate(wide("empty_pages_tokens_compared_exactly"), cls).verdict
     assert not v.completed and v.pending and not v.lost, v
+
+
+def test_a_page_out_of_order_with_backfills_is_caught():
+    """Seed 000 step 3: backfills put a new event behind positions already served, on a later page; a page
+    out of its own source order is still "an unexpected regression". ``BackfillsSkipValidation`` processes
+    it (unhalted, invariant 2) where ``safe`` halts, justified."""
+    assert simkit.simulate(wide("regression_with_backfills"), simkit.Consumer).verdict.halt_justified
+    v = simkit.simulate(wide("regression_with_backfills"), round58.BackfillsSkipValidation).verdict
+    assert v.unhalted and any(d["invariant"] == 2 for d in v.invariant_violations), v
+
+
+def test_a_plain_write_past_the_fiftieth_version_is_caught():
+    """Seed 000 invariant 3: ``ResyncEveryFiftiethVersion`` writes every 50th checkpoint without the
+    compare-and-swap. With one worker nobody is overwritten; no other case had two workers past version 50.
+    The wide case races ``long_stream`` with two that pause: a stale worker overwrites newer progress.
+    ``CORRECT`` is ok there (two seeds, as the audit runs it); checked once here, on the first seed."""
+    sc = wide("two_workers_long_stream")
+    assert sc.workers == 2 and simkit.simulate(sc, simkit.Consumer).verdict.ok
+    v = simkit.simulate(sc, round58.ResyncEveryFiftiethVersion).verdict
+    assert any(d["invariant"] == 3 for d in v.invariant_violations), v

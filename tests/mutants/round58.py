@@ -14,7 +14,7 @@ import zlib
 
 from simkit import Consumer
 from simkit.model import COMMITTED, TERMINAL
-from simkit.ops import BLOCKED, LOST, Call, Commit, Reserve, Settle
+from simkit.ops import BLOCKED, LOST, Call, Commit, Overwrite, Reserve, Settle
 
 __all__ = ["AnyReceiptIsReplay", "StringWatermark", "PaddedWatermark", "FloatWatermark",
            "RememberIssuedCommits", "BloomReplay", "LastEventPlusOne", "BigPageBatchWatermark",
@@ -22,8 +22,8 @@ __all__ = ["AnyReceiptIsReplay", "StringWatermark", "PaddedWatermark", "FloatWat
            "TruncatedTokenCaughtUp", "StrippedTarget", "EmptyPageStays", "EqualPositionsPass",
            "GapCheckFirstOnly", "SampledValidation", "WarmWatermark", "CachedReservation",
            "ProvisionalAfterRetries", "LostCommitIsDone", "DurableRetryMarker", "CaseFoldCaughtUp",
-           "TrimmedCaughtUp", "CountsEvents", "SeenIsDone", "AllReplaysIsCaughtUp",
-           "RecoveryTrustsThePage"]
+           "TrimmedCaughtUp", "CountsEvents", "SeenIsDone", "AllReplaysIsCaughtUp", "RecoveryTrustsThePage",
+           "ResyncEveryFiftiethVersion", "BackfillsSkipValidation"]
 
 
 class AnyReceiptIsReplay(Consumer):
@@ -389,4 +389,28 @@ class RecoveryTrustsThePage(Consumer):
             self.recovered = True
             if checkpoint.checkpoint_version > 0:
                 return None
+        return super().validate(checkpoint, page, ids_at)
+
+
+class ResyncEveryFiftiethVersion(Consumer):
+    """page_barrier: every 50th version "re-syncs" the checkpoint row with a plain write (a periodic repair
+    job's code path reused), without the compare-and-swap: a late worker there overwrites newer progress
+    (invariant 3; seed 000's no_version_check, only after the 49th page)."""
+
+    def page_barrier(self, checkpoint, page, applied_position):
+        if (checkpoint.checkpoint_version + 1) % 50:
+            return (yield from super().page_barrier(checkpoint, page, applied_position))
+        done = yield Overwrite(self.barrier_target(checkpoint, page), checkpoint.checkpoint_version + 1,
+                               applied_position)
+        return "lost" if done is LOST else "advanced"
+
+
+class BackfillsSkipValidation(Consumer):
+    """validate: with backfills "events may come behind others anyway", so nothing is checked: a page out of
+    its own source order, or with two ids at one position, passes (seed 000 step 3: backfills excuse only a
+    new event behind positions already served, never a page that breaks its own order or an identity)."""
+
+    def validate(self, checkpoint, page, ids_at):
+        if self.contract.backfills:
+            return None
         return super().validate(checkpoint, page, ids_at)
