@@ -1,26 +1,30 @@
-"""Round 58 (a fresh tester): ``simkit audit`` attacked by 29 buggy consumers in Python
-(``tests/mutants/round58.py``) and 7 over ``exec:`` (``tests/exec/consumers/round58/``: a Node and a Perl
+"""Round 58 (a fresh tester): ``simkit audit`` attacked by 31 buggy consumers in Python
+(``tests/mutants/round58.py``) and 8 over ``exec:`` (``tests/exec/consumers/round58/``: a Node and a Perl
 program written from docs/protocol.md alone, each with the bug its argument names), on the returning hooks and
-on bugs that show only at scale or with unusual value shapes. Found (each passed the audit of main, ``--jobs
-1``, at the default budget and again at ``--budget 1500``):
+on bugs that show only at scale or with unusual value shapes. Found (each passed the whole audit of main,
+``--jobs 1 --budget 1500``, nothing left out):
 
 - ``PaddedWatermark``: positions kept as zero-padded text of width 6 and compared as text, so 1,000,000 sorts
   before 999,999 and is skipped as a replay (lost). Every case's positions were below a million or, in
-  ``positions_past_32_bits``, of one digit count each side of a comparison. The corner
-  ``positions_across_digit_widths`` starts a page at every power of ten up to 10**15, behind
-  applied_position 10**k - 1.
-- ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp``, ``TrimmedCaughtUp``: step 7's "the returned token equals
-  the request token" decided on a cut, case-folded or trimmed token, so an empty page whose new token differs
-  only there reads as the end and the consumer backs off for ever (incomplete).
-  ``tokens_compared_exactly`` has such tokens only on pages with events, where step 7 is not asked. The
-  corner ``empty_pages_tokens_compared_exactly`` puts them on empty pages.
+  ``positions_past_32_bits``, of one digit count each side of a comparison. Corner
+  ``positions_across_digit_widths``: pages that start at each power of ten up to 10**15.
+- ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp`` (and ``TrimmedCaughtUp``): step 7's "the returned token
+  equals the request token" decided on a cut, case-folded or trimmed token, so an empty page whose new token
+  differs only there reads as the end and the consumer backs off for ever (incomplete).
+  ``tokens_compared_exactly`` has such tokens only on pages with events, where step 7 is not asked. Corner
+  ``empty_pages_tokens_compared_exactly`` puts them on empty pages.
+- ``BackfillsSkipValidation``: step 3 skipped whenever the provider may backfill; no case had backfills and a
+  page out of its own order. Corner ``regression_with_backfills``.
+- ``ResyncEveryFiftiethVersion``: every 50th checkpoint written without the compare-and-swap; harmless with
+  one worker, and no case had two workers past version 50. Wide case ``two_workers_long_stream``
+  (``long_stream`` raced by two workers that pause).
 
-Every consumer of ``roster.CORRECT`` is ok on both corners. Held, not bugs the world can show:
-``FloatWatermark`` (a scenario's positions stop at 2**53, where a double is exact), ``EventPositionOnly`` (the
-store never lowers applied_position, docs: ``commit_event``), ``AnyReceiptIsReplay`` (no receipt is ever
-non-terminal unless the consumer writes one: ``DurableRetryMarker``, which does, is caught), and
-``SameTokenIsCaughtUp`` (a page with events that answers its own token never ends the stream, so ``safe`` is
-incomplete there too).
+Every consumer of ``roster.CORRECT``, and the Python, Node and Rust reference consumers over ``exec:``, are ok
+on each new case (both seeds of the wide one). Held, not bugs the world can show: ``FloatWatermark`` (a
+scenario's positions stop at 2**53, where a double is exact), ``EventPositionOnly`` (the store never lowers
+applied_position), ``AnyReceiptIsReplay`` (no receipt is non-terminal unless the consumer writes one;
+``DurableRetryMarker``, which does, is caught), ``SameTokenIsCaughtUp`` (a page with events that answers its
+own token never ends the stream: ``safe`` is incomplete there too).
 """
 from __future__ import annotations
 

@@ -1,13 +1,10 @@
-"""Round 58 (``tests/judge/test_hostile_round58.py``): buggy consumers written fresh, before reading the
-audit's cases, on the returning hooks of docs/hooks.md (``is_replay``, ``resulting_applied_position``,
-``is_terminal``, ``is_caught_up``, ``barrier_target``, ``validate``) and on bugs that show only at scale or
-with unusual value shapes. Each docstring names the seed rule it breaks. The old audit missed
-``PaddedWatermark`` (positions past a million), and ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp`` and
-``TrimmedCaughtUp`` (an empty page's new token that only a byte-exact comparison tells from the request's
-own); the corners ``positions_across_digit_widths`` and ``empty_pages_tokens_compared_exactly`` catch them.
-Not bugs the world can show (kept to say so): ``FloatWatermark`` (a scenario's positions stop at 2**53, where
-a double is exact), ``EventPositionOnly`` (the store never lowers applied_position), ``AnyReceiptIsReplay``
-and ``SameTokenIsCaughtUp`` (see the test's docstring)."""
+"""Round 58 (``tests/judge/test_hostile_round58.py``): buggy consumers written fresh, the first 23 before
+reading the audit's cases, on the returning hooks of docs/hooks.md (``is_replay``,
+``resulting_applied_position``, ``is_terminal``, ``is_caught_up``, ``barrier_target``, ``validate``) and on
+bugs that show only at scale or with unusual value shapes. Each docstring names the seed rule it breaks. The
+audit of main missed ``PaddedWatermark``, ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp``,
+``TrimmedCaughtUp``, ``BackfillsSkipValidation`` and ``ResyncEveryFiftiethVersion``; the test module says
+which case catches each, and which of the others are no bug the world can show."""
 from __future__ import annotations
 
 import zlib
