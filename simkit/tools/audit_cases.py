@@ -8,7 +8,7 @@ search, listed cheapest first so that a budget leaves out the dearest.
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
    tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as an
    empty page's new token; ids and tokens a language takes for false or for its own names; positions across
-   every power of ten; a regression with backfills);
+   every power of ten; with backfills, one at a multiple of 10 and a regression);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, an
    external service and a store that drop an event's first 25 requests, an ignored event on an external sink,
@@ -314,9 +314,9 @@ CORNERS: dict[str, dict] = {
                        "10**k - 1: positions compared as text (zero-padded to any width) skip 10**k",
         "sink": "transactional", "pages": _pages(*([10**k, 10**(k + 1) - 1] for k in range(15)), [10**15])},
     "regression_with_backfills": {
-        "description": "Step 3 with backfills: the second page serves 4 after 5. Backfills excuse a new "
-                       "event behind positions already served, never a page out of its own source order",
-        "sink": "transactional", "backfills": True, "pages": _pages([1, 2, 3], [5, 4, 6])},
+        "description": "Backfills: e20 behind e30, at a multiple of 10 as generated backfills never are "
+                       "(only a receipt proves a replay), then a page out of its own order (step 3)",
+        "sink": "transactional", "backfills": True, "pages": _pages([10, 30], [20, 40], [90, 80, 100])},
     "empty_pages_tokens_compared_exactly": {
         "description": "Step 7: empty pages whose new token differs from their own only in case, a "
                        "trailing space, Unicode normalisation or past 300 characters: compared folded, "

@@ -1,4 +1,4 @@
-"""Round 58 (a fresh tester): ``simkit audit`` attacked by 31 buggy consumers in Python
+"""Round 58 (a fresh tester): ``simkit audit`` attacked by 32 buggy consumers in Python
 (``tests/mutants/round58.py``) and 8 over ``exec:`` (``tests/exec/consumers/round58/``: a Node and a Perl
 program written from docs/protocol.md alone, each with the bug its argument names), on the returning hooks and
 on bugs that show only at scale or with unusual value shapes. Found (each passed the whole audit of main,
@@ -14,7 +14,9 @@ on bugs that show only at scale or with unusual value shapes. Found (each passed
   ``tokens_compared_exactly`` has such tokens only on pages with events, where step 7 is not asked. Corner
   ``empty_pages_tokens_compared_exactly`` puts them on empty pages.
 - ``BackfillsSkipValidation``: step 3 skipped whenever the provider may backfill; no case had backfills and a
-  page out of its own order. Corner ``regression_with_backfills``.
+  page out of its own order. ``BackfillsAtOddPositions``: with backfills, the watermark still trusted at
+  multiples of 10, where generated streams never backfill and no scripted case did. Corner
+  ``regression_with_backfills``: e20 backfilled behind e30, then a page out of its own order.
 - ``ResyncEveryFiftiethVersion``: every 50th checkpoint written without the compare-and-swap; harmless with
   one worker, and no case had two workers past version 50. Wide case ``two_workers_long_stream``
   (``long_stream`` raced by two workers that pause).
@@ -76,13 +78,16 @@ def test_an_empty_pages_token_compared_other_than_byte_for_byte_is_caught(cls):
     assert not v.completed and v.pending and not v.lost, v
 
 
-def test_a_page_out_of_order_with_backfills_is_caught():
+def test_step_3_and_4_skipped_in_part_with_backfills_are_caught():
     """Seed 000 step 3: backfills put a new event behind positions already served, on a later page; a page
     out of its own source order is still "an unexpected regression". ``BackfillsSkipValidation`` processes
-    it (unhalted, invariant 2) where ``safe`` halts, justified."""
+    it (unhalted, invariant 2) where ``safe`` halts, justified. Step 4: "If the source permits late
+    backfills, use per-event receipts": ``BackfillsAtOddPositions`` trusts the watermark at e20, loses it."""
     assert simkit.simulate(wide("regression_with_backfills"), simkit.Consumer).verdict.halt_justified
     v = simkit.simulate(wide("regression_with_backfills"), round58.BackfillsSkipValidation).verdict
     assert v.unhalted and any(d["invariant"] == 2 for d in v.invariant_violations), v
+    v = simkit.simulate(wide("regression_with_backfills"), round58.BackfillsAtOddPositions).verdict
+    assert v.lost == ["e20"], v
 
 
 def test_a_plain_write_past_the_fiftieth_version_is_caught():

@@ -3,8 +3,9 @@ reading the audit's cases, on the returning hooks of docs/hooks.md (``is_replay`
 ``resulting_applied_position``, ``is_terminal``, ``is_caught_up``, ``barrier_target``, ``validate``) and on
 bugs that show only at scale or with unusual value shapes. Each docstring names the seed rule it breaks. The
 audit of main missed ``PaddedWatermark``, ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp``,
-``TrimmedCaughtUp``, ``BackfillsSkipValidation`` and ``ResyncEveryFiftiethVersion``; the test module says
-which case catches each, and which of the others are no bug the world can show."""
+``TrimmedCaughtUp``, ``BackfillsSkipValidation``, ``BackfillsAtOddPositions`` and
+``ResyncEveryFiftiethVersion``; the test module says which case catches each, and which of the others are no
+bug the world can show."""
 from __future__ import annotations
 
 import zlib
@@ -20,7 +21,7 @@ __all__ = ["AnyReceiptIsReplay", "StringWatermark", "PaddedWatermark", "FloatWat
            "GapCheckFirstOnly", "SampledValidation", "WarmWatermark", "CachedReservation",
            "ProvisionalAfterRetries", "LostCommitIsDone", "DurableRetryMarker", "CaseFoldCaughtUp",
            "TrimmedCaughtUp", "CountsEvents", "SeenIsDone", "AllReplaysIsCaughtUp", "RecoveryTrustsThePage",
-           "ResyncEveryFiftiethVersion", "BackfillsSkipValidation"]
+           "ResyncEveryFiftiethVersion", "BackfillsSkipValidation", "BackfillsAtOddPositions"]
 
 
 class AnyReceiptIsReplay(Consumer):
@@ -411,3 +412,14 @@ class BackfillsSkipValidation(Consumer):
         if self.contract.backfills:
             return None
         return super().validate(checkpoint, page, ids_at)
+
+
+class BackfillsAtOddPositions(Consumer):
+    """is_replay: with backfills the watermark is still trusted at positions that are multiples of 10 ("the
+    provider numbers its events in tens; backfills land in between"): a backfill at such a position is
+    skipped (seed 000 step 4: with backfills, only a receipt proves a replay)."""
+
+    def is_replay(self, event, receipts, applied_position):
+        if self.contract.backfills and event.position % 10 == 0 and event.position <= applied_position:
+            return True
+        return super().is_replay(event, receipts, applied_position)
