@@ -314,8 +314,8 @@ CORNERS: dict[str, dict] = {
                        "10**k - 1: positions compared as text (zero-padded to any width) skip 10**k",
         "sink": "transactional", "pages": _pages(*([10**k, 10**(k + 1) - 1] for k in range(15)), [10**15])},
     "regression_with_backfills": {
-        "description": "Backfills: e20 behind e30, at a multiple of 10 as generated backfills never are "
-                       "(only a receipt proves a replay), then a page out of its own order (step 3)",
+        "description": "Step 3 with backfills, after step 4's e20 behind e30 at a multiple of 10, as "
+                       "generated backfills never are: a page out of its own order, which they never excuse",
         "sink": "transactional", "backfills": True, "pages": _pages([10, 30], [20, 40], [90, 80, 100])},
     "empty_pages_tokens_compared_exactly": {
         "description": "Step 7: empty pages whose new token differs from their own only in case, a "
