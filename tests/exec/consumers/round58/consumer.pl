@@ -31,8 +31,9 @@ sub validate {
         return "regression at $e->{position}" if defined $prev && $e->{position} <= $prev;
         $prev = $e->{position};
         my $holder = $ids_at->{"$e->{position}"};
-        my $differs = $BUG eq 'numeric_ne' ? do { no warnings; $holder != $e->{id} } : $holder ne $e->{id};
-        return "conflicting identity at $e->{position}" if defined $holder && $differs;
+        my $differs = !defined $holder ? 0
+                    : $BUG eq 'numeric_ne' ? do { no warnings; $holder != $e->{id} } : $holder ne $e->{id};
+        return "conflicting identity at $e->{position}" if $differs;
         return "gap at $e->{position}"
             if !defined $holder && !$contract->{backfills} && $e->{position} <= $cp->{applied_position};
     }
