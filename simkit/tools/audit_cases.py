@@ -157,12 +157,12 @@ WIDE: dict[str, dict] = {
         "timing": _PATIENT, "events": [{"position": 4000, "behavior": "transient", "failures": 2}]},
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
-                       "after 250, a hold released after 250, then 20 transient failures",
+                       "after 250, a hold released after 250, then 50 (past a retry cap of 25 or 30)",
         "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]), "timing": _PATIENT,
         "events": [{"position": 2, "behavior": "transient", "failures": 25},
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
-                   {"position": 6, "behavior": "transient", "failures": 20}]},
+                   {"position": 6, "behavior": "transient", "failures": 50}]},
     "long_outage": {
         "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
                        "reservation before its effect runs, seed 001), and the store e3's first 25 commits",

@@ -1,4 +1,4 @@
-"""Round 58 (a fresh tester): ``simkit audit`` attacked by 32 buggy consumers in Python
+"""Round 58 (a fresh tester): ``simkit audit`` attacked by 33 buggy consumers in Python
 (``tests/mutants/round58.py``) and 8 over ``exec:`` (``tests/exec/consumers/round58/``: a Node and a Perl
 program written from docs/protocol.md alone, each with the bug its argument names), on the returning hooks and
 on bugs that show only at scale or with unusual value shapes. Found (each passed the whole audit of main,
@@ -20,6 +20,9 @@ on bugs that show only at scale or with unusual value shapes. Found (each passed
 - ``ResyncEveryFiftiethVersion``: every 50th checkpoint written without the compare-and-swap; harmless with
   one worker, and no case had two workers past version 50. Wide case ``two_workers_long_stream``
   (``long_stream`` raced by two workers that pause).
+- ``RetryCapOfTwentyFive``: a job queue's retry cap (Sidekiq's default, 25) per event, then the page moves on
+  with the event undone. ``long_blocks``' longest block was exactly 25 failures. Its last event now fails
+  50 times (a back-off doubling to 64 still completes, at about 23,000 of the 100,000 units).
 
 Every consumer of ``roster.CORRECT``, and the Python, Node and Rust reference consumers over ``exec:``, are ok
 on each new case (both seeds of the wide one). Held, not bugs the world can show: ``FloatWatermark`` (a
@@ -99,3 +102,11 @@ def test_a_plain_write_past_the_fiftieth_version_is_caught():
     assert sc.workers == 2 and simkit.simulate(sc, simkit.Consumer).verdict.ok
     v = simkit.simulate(sc, round58.ResyncEveryFiftiethVersion).verdict
     assert any(d["invariant"] == 3 for d in v.invariant_violations), v
+
+
+def test_a_retry_cap_of_25_is_caught():
+    """Seed 000 invariant 5: "A failed item ... blocks the page barrier", however often it failed.
+    ``RetryCapOfTwentyFive`` gives an event up after 25 failures; ``long_blocks``' e6 fails 50 times."""
+    assert simkit.simulate(wide("long_blocks"), simkit.Consumer).verdict.ok
+    v = simkit.simulate(wide("long_blocks"), round58.RetryCapOfTwentyFive).verdict
+    assert v.lost == ["e6"] and any(d["invariant"] == 5 for d in v.invariant_violations), v

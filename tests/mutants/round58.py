@@ -3,9 +3,9 @@ reading the audit's cases, on the returning hooks of docs/hooks.md (``is_replay`
 ``resulting_applied_position``, ``is_terminal``, ``is_caught_up``, ``barrier_target``, ``validate``) and on
 bugs that show only at scale or with unusual value shapes. Each docstring names the seed rule it breaks. The
 audit of main missed ``PaddedWatermark``, ``TruncatedTokenCaughtUp``, ``CaseFoldCaughtUp``,
-``TrimmedCaughtUp``, ``BackfillsSkipValidation``, ``BackfillsAtOddPositions`` and
-``ResyncEveryFiftiethVersion``; the test module says which case catches each, and which of the others are no
-bug the world can show."""
+``TrimmedCaughtUp``, ``BackfillsSkipValidation``, ``BackfillsAtOddPositions``, ``ResyncEveryFiftiethVersion``
+and ``RetryCapOfTwentyFive``; the test module says which case catches each, and which of the others are no bug
+the world can show."""
 from __future__ import annotations
 
 import zlib
@@ -21,7 +21,8 @@ __all__ = ["AnyReceiptIsReplay", "StringWatermark", "PaddedWatermark", "FloatWat
            "GapCheckFirstOnly", "SampledValidation", "WarmWatermark", "CachedReservation",
            "ProvisionalAfterRetries", "LostCommitIsDone", "DurableRetryMarker", "CaseFoldCaughtUp",
            "TrimmedCaughtUp", "CountsEvents", "SeenIsDone", "AllReplaysIsCaughtUp", "RecoveryTrustsThePage",
-           "ResyncEveryFiftiethVersion", "BackfillsSkipValidation", "BackfillsAtOddPositions"]
+           "ResyncEveryFiftiethVersion", "BackfillsSkipValidation", "BackfillsAtOddPositions",
+           "RetryCapOfTwentyFive"]
 
 
 class AnyReceiptIsReplay(Consumer):
@@ -423,3 +424,21 @@ class BackfillsAtOddPositions(Consumer):
         if self.contract.backfills and event.position % 10 == 0 and event.position <= applied_position:
             return True
         return super().is_replay(event, receipts, applied_position)
+
+
+class RetryCapOfTwentyFive(Consumer):
+    """is_terminal: a retry cap per event, as job queues have (Sidekiq's default is 25): after 25 non-terminal
+    decisions for one event in a life it is given up on and the page moves on, with no durable outcome
+    (invariant 5: a failed item blocks the barrier however often it failed)."""
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.retries = {}
+
+    def is_replay(self, event, receipts, applied_position):
+        self._current = event.id                # step 4 asks this first, for every event in turn
+        return super().is_replay(event, receipts, applied_position)
+
+    def is_terminal(self, decision):
+        self.retries[self._current] = self.retries.get(self._current, 0) + 1
+        return self.retries[self._current] > 25
