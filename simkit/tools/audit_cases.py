@@ -3,17 +3,18 @@ search, listed cheapest first so that a budget leaves out the dearest.
 
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
-   two ids at one position; a gap after a page's first event, on a page of one event, served to two workers;
-   a backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
+   two ids at one position; a gap after a page's first event, on a page of one event, served to two workers; a
+   backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer; ids and tokens a
-   language takes for false or for its own names);
+   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as an
+   empty page's new token; ids and tokens a language takes for false or for its own names; positions across
+   every power of ten; with backfills, one at a multiple of 10 and a regression);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
-   2,000 events behind 400 barriers, blocks that last dozens of attempts, an external service and a store that
-   drop an event's first 25 requests, an ignored event on an external sink, a credential rotation between a
-   lost reply and its retry, and between a lost request and its retry, a late reply that commits before the
-   retry, crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
-   timeout, and every decision of the handler at every last digit of a position;
+   2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, an
+   external service and a store that drop an event's first 25 requests, an ignored event on an external sink,
+   a credential rotation between a lost reply and its retry, and between a lost request and its retry, a late
+   reply that commits before the retry, crossed replies differing in each field of the reservation tuple, a
+   crossed reply to a retry after a timeout, and every handler decision at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -97,10 +98,11 @@ def _pages(*chain: list[int]) -> list[dict]:
     return pages + [{"cursor": end, "positions": [], "next_cursor": end}]
 
 
-def _token_chain(*tokens: str) -> list[dict]:
-    """A scripted chain through these tokens, one event a page (positions 1, 2, ...), then the end."""
-    pages = [{"cursor": t, "positions": [i], "next_cursor": n}
-             for i, (t, n) in enumerate(zip(tokens, tokens[1:]), 1)]
+def _token_chain(*tokens: str, step: int = 1) -> list[dict]:
+    """A scripted chain through these tokens, then the end: an event (positions 1, 2, ...) on every
+    ``step``-th page, the pages between empty (each with a new token)."""
+    pages = [{"cursor": t, "positions": [] if i % step else [i // step + 1], "next_cursor": n}
+             for i, (t, n) in enumerate(zip(tokens, tokens[1:]))]
     return pages + [{"cursor": tokens[-1], "positions": [], "next_cursor": tokens[-1]}]
 
 
@@ -155,12 +157,12 @@ WIDE: dict[str, dict] = {
         "timing": _PATIENT, "events": [{"position": 4000, "behavior": "transient", "failures": 2}]},
     "long_blocks": {
         "description": "Blocks that last dozens of attempts: 25 transient failures, a review resolved "
-                       "after 250, a hold released after 250, then 20 transient failures",
+                       "after 250, a hold released after 250, then 50 (past a retry cap of 25 or 30)",
         "sink": "idempotent", "pages": _pages([1, 2, 3], [4, 5, 6]), "timing": _PATIENT,
         "events": [{"position": 2, "behavior": "transient", "failures": 25},
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
-                   {"position": 6, "behavior": "transient", "failures": 20}]},
+                   {"position": 6, "behavior": "transient", "failures": 50}]},
     "long_outage": {
         "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
                        "reservation before its effect runs, seed 001), and the store e3's first 25 commits",
@@ -207,7 +209,9 @@ WIDE: dict[str, dict] = {
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
 }
-
+WIDE["two_workers_long_stream"] = {**WIDE["long_stream"], "workers": 2, "random_faults": {"pause": 0.01},
+                                   "description": "long_stream raced by two workers that pause now and then: "
+                                                  "the only case where a worker goes stale past version 50"}
 
 #: The wide cases small enough to explore (long_blocks has few events but hundreds of crash-point passes).
 _EXPLORED_WIDE = ("ignored_external", "rotation_before_retry", "crossed_each_field")
@@ -305,6 +309,21 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional",
         "pages": _token_chain("C1", "tok ", "tok", "Tok", "caf\u00e9", "cafe\u0301", f"v1.{'A' * 252}x",
                               f"v2.{'B' * 4096}x")},
+    "positions_across_digit_widths": {
+        "description": "Pages that start at each power of ten 10**k up to 10**15, behind applied_position "
+                       "10**k - 1: positions compared as text (zero-padded to any width) skip 10**k",
+        "sink": "transactional", "pages": _pages(*([10**k, 10**(k + 1) - 1] for k in range(15)), [10**15])},
+    "regression_with_backfills": {
+        "description": "Step 3 with backfills, after step 4's e20 behind e30 at a multiple of 10, as "
+                       "generated backfills never are: a page out of its own order, which they never excuse",
+        "sink": "transactional", "backfills": True, "pages": _pages([10, 30], [20, 40], [90, 80, 100])},
+    "empty_pages_tokens_compared_exactly": {
+        "description": "Step 7: empty pages whose new token differs from their own only in case, a "
+                       "trailing space, Unicode normalisation or past 300 characters: compared folded, "
+                       "trimmed or cut, it reads as the request's own, the end, and the consumer stalls",
+        "sink": "transactional",
+        "pages": _token_chain("C1", "page", "PAGE", "tok", "tok ", "caf\u00e9", "cafe\u0301",
+                              f"{'x' * 300}1", f"{'x' * 300}2", "end", step=2)},
     "falsy_or_builtin_strings": {
         "description": "Ids and tokens as a language may take them: 0 (false in Perl and PHP), and toString, "
                        "constructor and __proto__ (names every JavaScript object answers to); the overlap "
