@@ -1,8 +1,8 @@
 """The processes a command's work leaves behind, found and ended, and the memory they use (docs/cli.md,
 "Bounds"; Linux).
 
-:func:`children` reads ``/proc/PID/task/*/children`` (CONFIG_PROC_CHILDREN); on a kernel without that file it
-reads each process's parent from ``/proc/*/stat``, once per call. :func:`descendants` follows them down.
+The processes below one are :func:`~simkit.procedure.programs.children` and
+:func:`~simkit.procedure.programs.descendants`, read from ``/proc`` (re-exported here).
 
 :func:`reaper` is the process :func:`~simkit.cli.contained.within` puts between the command and its work: it
 runs no consumer code, leads a process group of its own (a group's SIGKILL, a terminal's Ctrl-C or hangup
@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from simkit.procedure.programs import children, descendants
 from simkit.tools.pool import prctl
 
 __all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "adopting", "become_reaper", "children", "default_memory",
@@ -37,7 +38,6 @@ CHECK_EVERY = 0.25
 END_SECONDS = 10.0
 _PR_SET_PDEATHSIG, _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 1, 36, 37
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-_HAS_CHILDREN: list[bool] = []                  # does this kernel have /proc/PID/task/TID/children?
 
 
 def default_memory() -> int:
@@ -63,52 +63,6 @@ def _cgroup_limits() -> list[int]:
                 folder, _, leaf = name.rpartition("/")
                 with contextlib.suppress(OSError, ValueError):
                     found.append(int(Path("/sys/fs/cgroup", folder, path.lstrip("/"), leaf).read_text()))
-    return found
-
-
-def _children_files() -> bool:
-    if not _HAS_CHILDREN:
-        _HAS_CHILDREN.append(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists())
-    return _HAS_CHILDREN[0]
-
-
-def _parents() -> dict[int, list[int]]:
-    """Every process's children, from each one's parent in ``/proc/*/stat`` (a process gone meanwhile, or a
-    name that is no process, is left out)."""
-    kids: dict[int, list[int]] = {}
-    with contextlib.suppress(OSError):
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                with contextlib.suppress(OSError, IndexError, ValueError):
-                    with open(f"/proc/{name}/stat", "rb") as f:
-                        ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
-                    kids.setdefault(ppid, []).append(int(name))
-    return kids
-
-
-def children(pid: int, parents: dict[int, list[int]] | None = None) -> list[int]:
-    """The ids of ``pid``'s children: from ``/proc/PID/task/*/children``, or where the kernel has no such
-    file, from ``parents`` (:func:`_parents`, read now if not given)."""
-    if not _children_files():
-        return list((_parents() if parents is None else parents).get(pid, ()))
-    found: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError, ValueError):              # a thread gone meanwhile
-                found.extend(int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
-    return found
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid``, parents before their children."""
-    parents = None if _children_files() else _parents()
-    found, todo, seen = [], [pid], {pid}
-    while todo:
-        for kid in children(todo.pop(), parents):
-            if kid not in seen:
-                seen.add(kid)
-                found.append(kid)
-                todo.append(kid)
     return found
 
 

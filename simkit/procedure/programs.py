@@ -1,7 +1,10 @@
 """What a consumer's program path is, said before or when it fails to start (``--strategy path.py:Class``
 and ``exec:COMMAND``, docs/protocol.md): a named pipe, a directory, a script whose ``#!`` interpreter is
 missing; what makes a consumer's process die with simkit on Linux, and keeps what it forks below it (a daemon
-in a session of its own too) for :func:`end_below` to end; and its stderr passed through."""
+in a session of its own too) for :func:`end_below` to end; and its stderr passed through.
+
+:func:`children` reads ``/proc/PID/task/*/children`` (CONFIG_PROC_CHILDREN); on a kernel without that file it
+reads each process's parent from ``/proc/*/stat``, once per call. :func:`descendants` follows them down."""
 from __future__ import annotations
 
 import ctypes
@@ -19,7 +22,8 @@ from pathlib import Path
 
 from simkit.errors import echoed
 
-__all__ = ["not_a_file", "not_started", "die_with_parent", "end_below", "passed_through"]
+__all__ = ["not_a_file", "not_started", "die_with_parent", "children", "descendants", "end_below",
+           "passed_through"]
 
 _PRCTL = None
 if sys.platform.startswith("linux"):
@@ -41,19 +45,52 @@ def _die_with_parent() -> None:             # runs in the child between fork and
 die_with_parent = _die_with_parent if _PRCTL is not None else None
 
 
-def _below(pid: int) -> list[int]:
-    """The processes below ``pid`` that have not ended (``/proc/PID/task/*/children``, CONFIG_PROC_CHILDREN;
-    none where the kernel has no such file)."""
+_HAS_CHILDREN: list[bool] = []                  # does this kernel have /proc/PID/task/TID/children?
+
+
+def _children_files() -> bool:
+    if not _HAS_CHILDREN:
+        _HAS_CHILDREN.append(Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists())
+    return _HAS_CHILDREN[0]
+
+
+def _parents() -> dict[int, list[int]]:
+    """Every process's children, from each one's parent in ``/proc/*/stat`` (a process gone meanwhile, or a
+    name that is no process, is left out)."""
+    kids: dict[int, list[int]] = {}
+    with suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                with suppress(OSError, IndexError, ValueError):
+                    with open(f"/proc/{name}/stat", "rb") as f:
+                        ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+                    kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def children(pid: int, parents: dict[int, list[int]] | None = None) -> list[int]:
+    """The ids of ``pid``'s children: from ``/proc/PID/task/*/children``, or where the kernel has no such
+    file, from ``parents`` (:func:`_parents`, read now if not given)."""
+    if not _children_files():
+        return list((_parents() if parents is None else parents).get(pid, ()))
     found: list[int] = []
-    todo = [pid]
+    with suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with suppress(OSError, ValueError):              # a thread gone meanwhile
+                found.extend(int(x) for x in Path(f"/proc/{pid}/task/{task}/children").read_text().split())
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid``, parents before their children."""
+    parents = None if _children_files() else _parents()
+    found, todo, seen = [], [pid], {pid}
     while todo:
-        at = todo.pop()
-        with suppress(OSError):
-            for task in os.listdir(f"/proc/{at}/task"):
-                with suppress(OSError, ValueError):
-                    kids = [int(x) for x in Path(f"/proc/{at}/task/{task}/children").read_text().split()]
-                    todo.extend(kids)
-                    found.extend(k for k in kids if _alive(k))
+        for kid in children(todo.pop(), parents):
+            if kid not in seen:
+                seen.add(kid)
+                found.append(kid)
+                todo.append(kid)
     return found
 
 
@@ -71,11 +108,12 @@ def end_below(pid: int, seconds: float = 1.0) -> None:
     another group or session (a daemon), which outlived the run in the Python API (``simkit.testing``: no
     reaper there) and piled up one per life until the command's end; :data:`die_with_parent` made a consumer's
     process adopt them, so they are below it while it runs (one it left when it exited on its own is the
-    reaper's, in a command)."""
+    reaper's, in a command). ``pid`` itself is left stopped, not killed: each caller kills it next, and
+    calls this only while ``pid`` is its own unreaped child (so the id is not another process's)."""
     with suppress(OSError):
         os.kill(pid, signal.SIGSTOP)
     deadline, stopped = time.monotonic() + seconds, set[int]()
-    while (below := set(_below(pid))) and time.monotonic() < deadline:
+    while (below := {p for p in descendants(pid) if _alive(p)}) and time.monotonic() < deadline:
         for each in below - stopped:
             with suppress(OSError):
                 os.kill(each, signal.SIGSTOP)

@@ -270,8 +270,10 @@ class ForkPlan(Plan):
         assert self.out is not None             # only a child sends, up the pipe _branch gave it
         with os.fdopen(self.out, "wb") as pipe:
             pipe.write(data)
-        end_lives()                             # (a skip comes mid-run) what an exec: consumer forked too
-        os._exit(0)
+        try:
+            end_lives()                         # (a skip comes mid-run) what an exec: consumer forked too
+        finally:                                # (a Ctrl-C in it: this copy must not go on as the parent)
+            os._exit(0)
 
     def fail(self, error: BaseException) -> None:
         """In a child: send ``error`` up instead of a result

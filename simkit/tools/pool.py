@@ -229,7 +229,8 @@ def served(fn, queue: deque, jobs: int, deadline: float | None, what: str):
             for process, conn in workers:
                 with suppress(ProcessLookupError):
                     assert process.pid is not None                  # started above
-                    end_below(process.pid)                          # an exec: consumer's session and daemons
+                    if process.exitcode is None:                    # (unreaped: the id is still its own)
+                        end_below(process.pid)                      # an exec: consumer's session and daemons
                     os.killpg(process.pid, signal.SIGKILL)          # the worker and what it forked
                 process.kill()                                      # (were it killed before it led its group)
                 process.join()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simkit.errors import ArgumentError, SimkitError, described
+from simkit.errors import ArgumentError, described, one_or_many
 
 __all__ = ["STRATEGY_COLORS", "SWEEP_METRICS", "CURVE_KINDS", "curve_kinds", "sweep_curves",
            "sweep_panels", "sweep_shares"]
@@ -85,11 +85,11 @@ def _highlighted(highlight, shares) -> list[str] | None:
     strategy per letter), and a name the table lacks is refused, where it drew every curve grey."""
     if highlight is None:
         return None
-    names = [highlight] if isinstance(highlight, str) else list(highlight)
+    names = list(one_or_many("highlight", highlight, (str,)))
     known = list(dict.fromkeys(shares["strategy"]))
     if unknown := [name for name in names if name not in known]:
-        raise SimkitError(f"highlight {described(unknown[0])}: not a strategy of this table (its strategies: "
-                          f"{', '.join(known)})", param="highlight")
+        raise ArgumentError(f"highlight {described(unknown[0])}: not a strategy of this table (its "
+                            f"strategies: {', '.join(known)})", param="highlight")
     return names
 
 

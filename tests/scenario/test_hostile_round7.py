@@ -21,6 +21,7 @@ from test_hostile_round5 import HOSTILE
 
 import simkit
 from simkit.cli import main, reaper
+from simkit.procedure import programs
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: /proc, subreapers")
 
@@ -197,7 +198,7 @@ def test_children_read_from_the_childrens_file_and_from_each_parent_agree(monkey
     kids = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
     try:
         from_files = set(reaper.children(os.getpid()))
-        monkeypatch.setattr(reaper, "_HAS_CHILDREN", [False])       # a kernel without CONFIG_PROC_CHILDREN
+        monkeypatch.setattr(programs, "_HAS_CHILDREN", [False])       # a kernel without CONFIG_PROC_CHILDREN
         from_parents = set(reaper.children(os.getpid()))
         below = set(reaper.descendants(os.getpid()))
     finally:
