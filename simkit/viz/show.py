@@ -73,7 +73,7 @@ def show_run(run: Run, note: str | None = None) -> None:
 
 def show_comparison(runs) -> None:
     """The verdicts side by side, then both timelines on one position scale and both events' fates."""
-    pair = list(runs) if isinstance(runs, (tuple, list)) else []
+    pair = [] if isinstance(runs, (str, bytes)) or not hasattr(runs, "__iter__") else list(runs)
     if len(pair) != 2:      # one run was "cannot unpack non-iterable Run object"
         raise SimkitError(f"runs {described(runs)}: give the pair comparison_runs returns, (safe, shortcut)",
                           param="runs")

@@ -69,9 +69,11 @@ def _names(*choices):
     def normalize(value):
         if isinstance(value, str) and _spelled(value) in _NO_NAME + _EVERY_NAME:
             return frozenset(choices if _spelled(value) in _EVERY_NAME else ())
-        if not isinstance(value, (str, list, tuple, set, frozenset)):     # 5 was "TypeError: not iterable"
-            raise Refused(f"name them as a list such as ['retry_later'] ([] for none), not {value!r}")
-        items = value.split(",") if isinstance(value, str) else list(value)
+        try:                                            # 5 was "TypeError: not iterable"
+            items = value.split(",") if isinstance(value, str) else list(value)
+        except TypeError:
+            raise Refused(f"name them as a list such as ['retry_later'] ([] for none), "
+                          f"not {value!r}") from None
         return frozenset(_one_of(*choices)(item) for item in items
                          if not (isinstance(item, str) and _spelled(item) in _NO_NAME))
     return normalize
