@@ -16,8 +16,11 @@ import bisect
 import heapq
 import math
 from array import array
+from collections import deque
+from itertools import islice
 
 from simkit.model import NON_TERMINAL
+from simkit.truth import passes
 from simkit.truth.derived import late_arrivals, stream_index, stream_order
 from simkit.truth.ground import GroundTruth, as_truth
 
@@ -247,11 +250,23 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
     ids, positions, at, bisect_right = stream.ids, stream.positions, found.at, bisect.bisect_right
     end = len(positions)
     last, hi = None, 0  # the last write's applied_position and the end of the range it covered
-    pages = _Pages(truth, late_arrivals(truth))
+    late = late_arrivals(truth)
+    pages = _Pages(truth, late)
     receipt_seqs = None
     holds = _Holds(truth.store.receipt_log)
-    regressions = 0
-    for seq, time, worker, wkind, before, after in truth.store.writes.states():
+    regressions, row, rows = 0, 0, truth.store.writes.states()
+    commits = None if late else _commits(truth, positions, at)
+    for seq, time, worker, wkind, before, after in rows:
+        if commits is not None and row:   # the plain commits from here are the pass's: skipped, counted
+            plain, more, last, hi = commits(row, last, hi)
+            regressions += more
+            if plain > row:
+                deque(islice(rows, plain - row - 1), maxlen=0)
+                row = plain
+                seq, time, worker, wkind, before, after = next(rows, None) or (None,) * 6
+                if seq is None:
+                    break
+        row += 1
         b_applied, a_applied = before[1], after[1]
         pages.until(seq)
         if after[2] < before[2] or a_applied < b_applied or (after[0] != before[0]
@@ -285,6 +300,20 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
         if wkind != "commit" and not (wkind == "barrier" and after[0] == before[0]):
             _judge_publish(pages, holds, found, (seq, time, worker, wkind, before, after), violate)
     return regressions
+
+
+def _commits(truth: GroundTruth, positions, at):
+    """The pass over plain commits (:func:`~simkit.truth.passes.commits`: invariant 2 where every newly
+    covered event holds its outcome, and regressions) bound to this run's writes, as ``(row, last, hi) ->
+    (row, regressions, last, hi)``; ``None`` if the writes are not column-stored."""
+    log = truth.store.writes.log()
+    if log is None or not isinstance(positions, array) or passes.NATIVE is None:  # else the loop is as fast
+        return None
+    seqs, _t, _w, kinds, cursors, applied, versions = log.columns
+    commit = next((c for c, v in enumerate(kinds.table) if v == "commit"), -1)
+    versions, mark = passes.ints(versions)
+    return lambda i, last, hi: passes.commits(seqs, kinds.codes, commit, cursors.codes, applied, versions,
+                                              mark, positions, at, i, last, hi)
 
 
 def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:

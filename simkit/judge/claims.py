@@ -13,11 +13,13 @@ decision logged, only ``apply`` is ordered for it.
 """
 from __future__ import annotations
 
-from itertools import chain, count
+from itertools import chain
 
 from simkit.model import TERMINAL
+from simkit.truth import passes
 from simkit.truth.derived import handled, stream_index
 from simkit.truth.ground import View
+from simkit.truth.log import EffectLog, ReceiptLog
 
 __all__ = ["ORDERED_BY", "unjustified_writes"]
 
@@ -72,21 +74,24 @@ def unjustified_writes(truth) -> dict[str, tuple[int, float, int, str, str]]:
         if eid not in out or seq < out[eid][0]:
             out[eid] = (seq, time, worker, outcome, f"{what} of {eid} while {why}")
 
-    # the usual case, judged without a call and without reading its id: an ok event of the stream (its handler
-    # logs nothing), with no decision logged, applied
+    # the usual case, judged by a pass (:func:`~.passes.claims`), with no call and no id read: an ok event of
+    # the stream (its handler logs nothing), with no decision logged, applied
     stream = stream_index(truth)
     decided = stream.flags(chain(decisions.by_event, handled(truth)))
-    receipts, effects = View(store.receipt_log), View(sink.effects)
-    for k, (worker, outcome), rank in zip(count(), receipts.fields(2, 4), stream.ranks(receipts)):
-        if worker and outcome in TERMINAL:
-            if outcome == "applied" and rank >= 0 and not decided[rank]:
+    receipts, effects = View(store.receipt_log).as_log(ReceiptLog), View(sink.effects).as_log(EffectLog)
+    for log, outcomes in ((receipts, receipts.columns[4]), (effects, None)):
+        workers, mark = passes.ints(log.columns[2])
+        codes, kinds = (None, b"") if outcomes is None else (outcomes.codes, passes.outcome_kinds(outcomes))
+        ranks, k = stream.ranks(View(log)), 0
+        while (k := passes.claims(workers, mark, codes, kinds, ranks, decided, k)) < len(log):
+            seq, time, worker, eid, *outcome = log[k]
+            outcome, rank, k = outcome[0] if outcome else "applied", ranks[k], k + 1
+            if not worker or outcome not in TERMINAL or (outcome == "applied" and rank >= 0
+                                                         and not decided[rank]):
                 continue
-            seq, time, worker, eid, outcome = receipts[k]
-            judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
-    for k, (_seq, worker), rank in zip(count(), effects.fields(0, 2), stream.ranks(effects)):
-        if worker and (rank < 0 or decided[rank]):
-            seq, time, worker, eid = effects[k]
-            if eid not in out:
+            if log is receipts:
+                judge(seq, time, worker, eid, outcome, f"durable {outcome} receipt")
+            elif eid not in out:
                 judge(seq, time, worker, eid, "applied", "effect")
     return out
 

@@ -3,11 +3,13 @@ terminal receipt the handler ordered, and for an ``applied`` one its effect in t
 from __future__ import annotations
 
 from array import array
-from itertools import chain, compress, count
+from itertools import chain, compress
 
 from simkit.model import TERMINAL
+from simkit.truth import passes
 from simkit.truth.derived import Stream, stream_index
 from simkit.truth.ground import View, as_truth
+from simkit.truth.log import EffectLog, ReceiptLog
 
 from .claims import unjustified_writes
 
@@ -61,40 +63,46 @@ class Outcomes:
 
     def _receipts(self, receipt_log, void) -> int:
         """Each event's first terminal receipt; an ``applied`` one is marked -2 - seq until its effect is
-        found. Returns how many are so marked. A row's id is read only where it is needed (an id off the
-        stream, a second terminal receipt, a receipt that may be void)."""
-        at, again, waiting, log = self.at, self.again, 0, View(receipt_log)
-        for k, (seq, outcome), i in zip(count(), log.fields(0, 4), self.stream.ranks(log)):
-            if outcome not in TERMINAL:
+        found. Returns how many are so marked. The usual row is a pass's (:func:`~.passes.receipts`); a row's
+        id is read only where it is needed (an id off the stream, a second terminal receipt, a receipt that
+        may be void)."""
+        log = View(receipt_log).as_log(ReceiptLog)
+        seqs, outcomes = log.columns[0], log.columns[4]
+        kinds = passes.outcome_kinds(outcomes)
+        at, again, ranks, waiting, k = self.at, self.again, self.stream.ranks(View(log)), 0, 0
+        while True:
+            k, marked = passes.receipts(at, seqs, outcomes.codes, kinds, ranks, k, bool(void))
+            waiting += marked
+            if k >= len(seqs):
+                return waiting
+            seq, eid, outcome, i, k = seqs[k], log[k].event_id, outcomes[k], ranks[k], k + 1
+            if outcome not in TERMINAL or (outcome != "applied" and eid in void):
                 continue
-            if i < 0 or at[i] != NONE or (void and outcome != "applied"):
-                eid = log[k].event_id
-                if outcome != "applied" and eid in void:
-                    continue
-                if i < 0:                       # an id the stream does not hold: after the stream's
-                    i = self._place(eid)
-                if at[i] != NONE:
-                    again.append(eid)
-                    continue
-            if outcome != "applied":
+            if i < 0:                           # an id the stream does not hold: after the stream's
+                i = self._place(eid)
+            if at[i] != NONE:
+                again.append(eid)
+            elif outcome != "applied":
                 at[i] = seq
             else:
                 at[i] = -2 - seq
                 waiting += 1
-        return waiting
 
     def _effects(self, effects) -> int:
         """Each marked event's first effect: it holds its outcome from the later of receipt and effect.
-        Returns how many were found."""
-        at, more, found, log = self.at, self.more, 0, View(effects)
-        for k, (seq, _w), i in zip(count(), log.fields(0, 2), self.stream.ranks(log)):
-            if i < 0:
-                i = more.get(log[k].event_id, -1) if more else -1
-            if i >= 0 and at[i] < NONE:  # the event's first effect, and its first terminal receipt applied
-                receipt = -2 - at[i]
-                at[i] = receipt if receipt > seq else seq
+        Returns how many were found. The usual row is a pass's (:func:`~.passes.effects`)."""
+        log = View(effects).as_log(EffectLog)
+        seqs, ranks, more, found, k = log.columns[0], self.stream.ranks(View(log)), self.more, 0, 0
+        while True:
+            k, n = passes.effects(self.at, seqs, ranks, k, bool(more))
+            found += n
+            if k >= len(seqs):
+                return found
+            i, k = more.get(log[k].event_id, -1), k + 1
+            if i >= 0 and self.at[i] < NONE:  # its first effect, and its first terminal receipt applied
+                receipt = -2 - self.at[i]
+                self.at[i] = max(receipt, seqs[k - 1])
                 found += 1
-        return found
 
     def of(self, eid: str) -> int:
         """The log sequence number from which ``eid`` holds a terminal outcome, or :data:`NONE`."""

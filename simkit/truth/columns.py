@@ -63,32 +63,32 @@ class Column(Sequence):
 class Ints(Column):
     """Integers in an :mod:`array` of a signed ``typecode``; any other value
     (``None``, a bool, an integer out of range) is kept in a dictionary by
-    row, its array slot holding the typecode's smallest value as a mark."""
+    row, its array slot holding the typecode's smallest value, ``mark``."""
 
-    __slots__ = ("values", "other", "_mark", "_top")
-    APPEND = "{c}.values.append({v}) if type({v}) is int and {c}._mark < {v} <= {c}._top else {c}.append({v})"
+    __slots__ = ("values", "other", "mark", "_top")
+    APPEND = "{c}.values.append({v}) if type({v}) is int and {c}.mark < {v} <= {c}._top else {c}.append({v})"
 
     def __init__(self, typecode: str = "q", values=()):
         self.values = array(typecode)
         self.other: dict[int, object] = {}
-        self._mark = -(1 << (8 * self.values.itemsize - 1))
-        self._top = -1 - self._mark
+        self.mark = -(1 << (8 * self.values.itemsize - 1))
+        self._top = -1 - self.mark
         for v in values:
             self.append(v)
 
     def append(self, v) -> None:
-        if type(v) is int and self._mark < v <= self._top:
+        if type(v) is int and self.mark < v <= self._top:
             self.values.append(v)
         else:
             self.other[len(self.values)] = v
-            self.values.append(self._mark)
+            self.values.append(self.mark)
 
     def __len__(self) -> int:
         return len(self.values)
 
     def _get(self, i: int):
         v = self.values[i]
-        if v == self._mark:
+        if v == self.mark:
             return self.other[i if i >= 0 else i + len(self.values)]
         return v
 
@@ -109,7 +109,7 @@ class Ints(Column):
     def __contains__(self, v) -> bool:
         return (
             v in self.values
-            if type(v) is int and v != self._mark and not self.other
+            if type(v) is int and v != self.mark and not self.other
             else super().__contains__(v)
         )
 

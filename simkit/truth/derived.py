@@ -9,15 +9,15 @@ became final) are in :mod:`simkit.judge.facts`.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
-from operator import attrgetter, floordiv, lt, ne, sub
+from itertools import compress
+from operator import attrgetter, lt
 
 from simkit.model import REQUEST_LOST
 
+from . import passes
 from .columns import evenly_spaced
 from .ground import View, as_truth
 from .trace import is_fetched
@@ -112,7 +112,7 @@ class Stream(Mapping):
         #: ``eid`` -> its index in position order, or ``None``: "is this an event of the stream?"
         self.rank = dict(zip(ids, range(len(ids)))).get if self._named else rank
         self._grid = None if self._named else evenly_spaced(positions)
-        self._ranked: dict[tuple, array] = {}       # a log's id codes (id, length) -> their ranks
+        self._ranked: dict[tuple, tuple] = {}       # a log's id codes (id, length) -> (them, their ranks)
 
     def ranks(self, log) -> array:
         """Per row of ``log`` (rows naming an event in field 3: receipts, effects), its event's rank, or -1 if
@@ -122,26 +122,14 @@ class Stream(Mapping):
         if codes is None:
             return array("q", (-1 if k is None else k for k in map(self.rank, (row[3] for row in log))))
         key = (id(codes), len(codes))               # the claims and the outcomes both ask: computed once
-        ranks = self._ranked.get(key)
-        if ranks is None:
-            ranks = self._ranked[key] = self._ranks(codes)
-        return ranks
+        kept = self._ranked.get(key)
+        if kept is None or kept[0] is not codes:    # kept with its codes, whose id no other may take
+            kept = self._ranked[key] = (codes, self._ranks(codes))
+        return kept[1]
 
     def _ranks(self, codes: Sequence[int]) -> array:
-        """The rank of each position of ``codes`` (-1: none), with no Python call per position."""
-        positions, n = self.positions, len(self.positions)
-        if not n:
-            return array("q", [-1]) * len(codes)
-        if self._grid is not None:
-            first, step = self._grid
-            ranks = array("q", map(floordiv, map(sub, codes, repeat(first)), repeat(step)))
-        else:
-            ranks = array("q", map(bisect_left, repeat(positions), codes))
-        # a rank that lands on another position, or outside the stream, found no event
-        landed = map(positions.__getitem__, map(max, map(min, ranks, repeat(n - 1)), repeat(0)))
-        for i in compress(range(len(codes)), map(ne, landed, codes)):
-            ranks[i] = -1
-        return ranks
+        """The rank of each position of ``codes`` (-1: none), in one pass (:func:`~.passes.ranks`)."""
+        return passes.ranks(codes, self.positions, self._grid)
 
     def flags(self, ids: Iterable[str]) -> bytearray:
         """By rank, 1 for each event of the stream among ``ids`` (any other id is left out), else 0."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from simkit.model import Checkpoint, Event, Scenario
 from simkit.truth.columns import Ids
-from simkit.truth.log import WriteLog, write_states
+from simkit.truth.log import Log, WriteLog, write_states
 
 __all__ = ["GroundTruth", "LedgerTruth", "ProviderTruth", "ServiceTruth", "SinkTruth", "StoreTruth", "View",
            "WritesView", "as_truth"]
@@ -30,9 +30,9 @@ class View(Sequence):
     like the log and copies nothing."""
 
     __slots__ = ("_rows",)
-    _rows: Sequence
+    _rows: Any
 
-    def __init__(self, rows: Sequence):
+    def __init__(self, rows: Sequence | Log):
         self._rows = rows._rows if isinstance(rows, View) else rows
 
     def __len__(self) -> int:
@@ -60,6 +60,11 @@ class View(Sequence):
             return zip(*(columns[i] for i in which))
         return map(itemgetter(*which), self._rows)
 
+    def as_log(self, kind: type[Log]) -> Log:
+        """The log as ``kind`` keeps it, column by column (what the passes of :mod:`~simkit.truth.passes`
+        walk): itself if it is one, else a copy of its rows (a store that keeps a list)."""
+        return self._rows if isinstance(self._rows, kind) else kind(self._rows)
+
     def id_codes(self, field: int = 3) -> Sequence[int] | None:
         """The log's own codes of the event ids in ``field`` (:class:`~simkit.truth.columns.Ids`: a default id
         as its position, any other below 0), or ``None`` if it keeps no such column (a list of rows)."""
@@ -76,6 +81,11 @@ class WritesView(View):
 
     def states(self):
         return write_states(self._rows)
+
+    def log(self) -> WriteLog | None:
+        """The writes as a :class:`~simkit.truth.log.WriteLog` keeps them (column by column), if they are
+        one."""
+        return self._rows if isinstance(self._rows, WriteLog) else None
 
 
 def _mapping(m: Mapping | None) -> Mapping:

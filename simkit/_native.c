@@ -1,0 +1,271 @@
+/* simkit._native: the checker's whole-stream passes in C (docs/performance.md, "the native core, stage 1").
+
+Each pass walks typed columns of ground truth (array.array, bytearray: anything with the buffer protocol and an
+integer format) from row k, does what the usual row needs, and returns where it stopped: at the end, or at the
+first row it leaves to Python (a row whose judgment needs an event id, a value kept aside, a page). The Python
+reference of every pass, and the rule for each row, are in simkit/judge/kernels.py; tests/judge/test_kernels.py
+holds the two equal on generated columns, and every verdict equal with and without this module. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+typedef struct {
+    Py_buffer view;
+    char format;        /* the struct format character: b B h H i I l L q Q */
+    Py_ssize_t n;
+} Col;
+
+enum { READ = 0, WRITE = 1, WIDE = 2 };      /* WRITE: written to, WIDE: read as int64_t (the ``at`` columns) */
+
+static int col_open(PyObject *obj, Col *c, int how, const char *name) {
+    if (PyObject_GetBuffer(obj, &c->view, PyBUF_FORMAT | PyBUF_ND | (how & WRITE ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    const char *f = c->view.format ? c->view.format : "B";
+    while (*f == '@' || *f == '=' || *f == '<') f++;
+    c->format = f[0];
+    if (!f[0] || f[1] || !strchr("bBhHiIlLqQ", f[0]) || c->view.ndim != 1) {
+        PyBuffer_Release(&c->view);
+        PyErr_Format(PyExc_TypeError, "%s: a one-dimensional column of integers expected", name);
+        return -1;
+    }
+    if ((how & (WRITE | WIDE)) && c->view.itemsize != 8) {
+        PyBuffer_Release(&c->view);
+        PyErr_Format(PyExc_TypeError, "%s: a column of 64-bit integers expected", name);
+        return -1;
+    }
+    c->n = c->view.len / c->view.itemsize;
+    return 0;
+}
+
+static inline int64_t col_get(const Col *c, Py_ssize_t i) {
+    const char *p = (const char *)c->view.buf;
+    switch (c->format) {
+    case 'b': return ((const int8_t *)p)[i];
+    case 'B': return ((const uint8_t *)p)[i];
+    case 'h': return ((const int16_t *)p)[i];
+    case 'H': return ((const uint16_t *)p)[i];
+    case 'i': return ((const int32_t *)p)[i];
+    case 'I': return ((const uint32_t *)p)[i];
+    case 'l': case 'L':
+        return c->view.itemsize == 8 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
+    default: return ((const int64_t *)p)[i];
+    }
+}
+
+static inline int64_t *col_q(const Col *c) { return (int64_t *)c->view.buf; }
+
+static void col_close(Col *cols, int n) {
+    for (int i = 0; i < n; i++)
+        if (cols[i].view.obj) PyBuffer_Release(&cols[i].view);
+}
+
+/* the first index in positions[lo:hi] whose value is above x (bisect.bisect_right) */
+static Py_ssize_t bisect_right(const Col *positions, int64_t x, Py_ssize_t lo, Py_ssize_t hi) {
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (x < col_get(positions, mid)) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+}
+
+static Py_ssize_t bisect_left(const Col *positions, int64_t x) {
+    Py_ssize_t lo = 0, hi = positions->n;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2;
+        if (col_get(positions, mid) < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+/* ranks(out, codes, positions, first, step): out[k] = the rank of position codes[k] in positions, or -1 */
+static PyObject *ranks(PyObject *self, PyObject *args) {
+    PyObject *o_out, *o_codes, *o_positions;
+    long long first, step;
+    Col c[3];
+    memset(c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOOLL", &o_out, &o_codes, &o_positions, &first, &step)) return NULL;
+    if (col_open(o_out, &c[0], WRITE, "out") || col_open(o_codes, &c[1], READ, "codes")
+        || col_open(o_positions, &c[2], READ, "positions")) {
+        col_close(c, 3);
+        return NULL;
+    }
+    Py_ssize_t n = c[2].n, m = c[0].n < c[1].n ? c[0].n : c[1].n;
+    int64_t *out = col_q(&c[0]);
+    for (Py_ssize_t k = 0; k < m; k++) {
+        int64_t code = col_get(&c[1], k), r;
+        if (!n) { out[k] = -1; continue; }
+        if (step > 0) {
+            if (code < first) { out[k] = -1; continue; }
+            uint64_t q = ((uint64_t)code - (uint64_t)first) / (uint64_t)step;
+            r = q > (uint64_t)(n - 1) ? n - 1 : (int64_t)q;
+        } else {
+            r = bisect_left(&c[2], code);
+            if (r > n - 1) r = n - 1;
+        }
+        out[k] = col_get(&c[2], r) == code ? r : -1;
+    }
+    col_close(c, 3);
+    Py_RETURN_NONE;
+}
+
+/* receipts(at, seqs, codes, kinds, ranks, k, void) -> (k, waiting) */
+static PyObject *receipts(PyObject *self, PyObject *args) {
+    PyObject *o[5];
+    Py_ssize_t k;
+    int is_void;
+    Col c[5];
+    memset(c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOOOOnp", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &is_void)) return NULL;
+    static const char *names[] = {"at", "seqs", "codes", "kinds", "ranks"};
+    for (int j = 0; j < 5; j++)
+        if (col_open(o[j], &c[j], j == 0 ? WRITE : READ, names[j])) { col_close(c, 5); return NULL; }
+    int64_t *at = col_q(&c[0]);
+    Py_ssize_t n = c[1].n, waiting = 0;
+    if (c[2].n < n) n = c[2].n;
+    if (c[4].n < n) n = c[4].n;
+    for (; k < n; k++) {
+        int64_t code = col_get(&c[2], k);
+        if (code < 0 || code >= c[3].n) break;
+        int64_t kind = col_get(&c[3], code);
+        if (!kind) continue;
+        int64_t i = col_get(&c[4], k);
+        if (i < 0 || i >= c[0].n || at[i] != -1 || (is_void && kind != 2)) break;
+        int64_t seq = col_get(&c[1], k);
+        if (kind == 2) { at[i] = -2 - seq; waiting++; } else at[i] = seq;
+    }
+    col_close(c, 5);
+    return Py_BuildValue("nn", k, waiting);
+}
+
+/* effects(at, seqs, ranks, k, stop_unranked) -> (k, found) */
+static PyObject *effects(PyObject *self, PyObject *args) {
+    PyObject *o[3];
+    Py_ssize_t k;
+    int stop_unranked;
+    Col c[3];
+    memset(c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOOnp", &o[0], &o[1], &o[2], &k, &stop_unranked)) return NULL;
+    static const char *names[] = {"at", "seqs", "ranks"};
+    for (int j = 0; j < 3; j++)
+        if (col_open(o[j], &c[j], j == 0 ? WRITE : READ, names[j])) { col_close(c, 3); return NULL; }
+    int64_t *at = col_q(&c[0]);
+    Py_ssize_t n = c[1].n < c[2].n ? c[1].n : c[2].n, found = 0;
+    for (; k < n; k++) {
+        int64_t i = col_get(&c[2], k);
+        if (i < 0) {
+            if (stop_unranked) break;
+            continue;
+        }
+        if (i >= c[0].n) break;
+        if (at[i] < -1) {
+            int64_t receipt = -2 - at[i], seq = col_get(&c[1], k);
+            at[i] = receipt > seq ? receipt : seq;
+            found++;
+        }
+    }
+    col_close(c, 3);
+    return Py_BuildValue("nn", k, found);
+}
+
+/* claims(workers, mark, codes, kinds, ranks, decided, k) -> k; codes None: the rows are effects */
+static PyObject *claims(PyObject *self, PyObject *args) {
+    PyObject *o_workers, *o_codes, *o_kinds, *o_ranks, *o_decided;
+    long long mark;
+    Py_ssize_t k;
+    Col c[5];
+    memset(c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OLOOOOn", &o_workers, &mark, &o_codes, &o_kinds, &o_ranks, &o_decided, &k))
+        return NULL;
+    int receipts = o_codes != Py_None;
+    if (col_open(o_workers, &c[0], READ, "workers") || col_open(o_ranks, &c[3], READ, "ranks")
+        || col_open(o_decided, &c[4], READ, "decided")
+        || (receipts && (col_open(o_codes, &c[1], READ, "codes") || col_open(o_kinds, &c[2], READ, "kinds")))) {
+        col_close(c, 5);
+        return NULL;
+    }
+    Py_ssize_t n = c[0].n < c[3].n ? c[0].n : c[3].n;
+    if (receipts && c[1].n < n) n = c[1].n;
+    for (; k < n; k++) {
+        int64_t worker = col_get(&c[0], k);
+        if (worker == mark) break;
+        if (!worker) continue;
+        int64_t kind = 2;
+        if (receipts) {
+            int64_t code = col_get(&c[1], k);
+            if (code < 0 || code >= c[2].n) break;
+            kind = col_get(&c[2], code);
+            if (!kind) continue;
+        }
+        int64_t rank = col_get(&c[3], k);
+        if (kind != 2 || rank < 0 || rank >= c[4].n || col_get(&c[4], rank)) break;
+    }
+    col_close(c, 5);
+    return PyLong_FromSsize_t(k);
+}
+
+/* commits(seqs, kinds, commit, cursors, applied, versions, mark, positions, at, i, last, hi)
+   -> (i, regressions, last, hi); last None: no write raised applied_position yet */
+static PyObject *commits(PyObject *self, PyObject *args) {
+    PyObject *o[8], *o_last;
+    long long commit, mark;
+    Py_ssize_t i, hi;
+    Col c[7];
+    memset(c, 0, sizeof c);
+    if (!PyArg_ParseTuple(args, "OOLOOOLOOnOn", &o[0], &o[1], &commit, &o[2], &o[3], &o[4], &mark, &o[5], &o[6],
+                          &i, &o_last, &hi))
+        return NULL;
+    int has_last = o_last != Py_None;
+    long long last = has_last ? PyLong_AsLongLong(o_last) : 0;
+    if (has_last && last == -1 && PyErr_Occurred()) return NULL;
+    static const char *names[] = {"seqs", "kinds", "cursors", "applied", "versions", "positions", "at"};
+    for (int j = 0; j < 7; j++)
+        if (col_open(o[j], &c[j], j == 6 ? WIDE : READ, names[j])) { col_close(c, 7); return NULL; }
+    Py_ssize_t n = c[0].n, regressions = 0, end = c[5].n;
+    for (int j = 1; j < 5; j++) if (c[j].n < n) n = c[j].n;
+    const int64_t *at = col_q(&c[6]);
+    if (i < 1) i = 1;
+    if (hi < 0 || hi > end) hi = hi < 0 ? 0 : end;     /* memory safety only: the checker passes 0 <= hi <= end */
+    for (; i < n; i++) {
+        if (col_get(&c[1], i) != commit || col_get(&c[2], i) != col_get(&c[2], i - 1)) break;
+        int64_t bv = col_get(&c[4], i - 1), av = col_get(&c[4], i);
+        if (bv == mark || av == mark) break;
+        int64_t ba = col_get(&c[3], i - 1), aa = col_get(&c[3], i), seq = col_get(&c[0], i);
+        if (aa > ba) {
+            Py_ssize_t lo, h;
+            if (has_last && last == ba) {
+                lo = h = hi;
+                while (h < end && col_get(&c[5], h) <= aa) h++;
+            } else {
+                lo = bisect_right(&c[5], ba, 0, end);
+                h = bisect_right(&c[5], aa, lo, end);
+            }
+            int undone = 0;
+            for (Py_ssize_t j = lo; j < h; j++)
+                if (j >= c[6].n || at[j] == -1 || at[j] > seq) { undone = 1; break; }
+            if (undone) break;
+            last = aa, has_last = 1, hi = h;
+        }
+        regressions += av < bv || aa < ba;
+    }
+    col_close(c, 7);
+    if (has_last) return Py_BuildValue("nnLn", i, regressions, last, hi);
+    return Py_BuildValue("nnOn", i, regressions, Py_None, hi);
+}
+
+static PyMethodDef methods[] = {
+    {"ranks", ranks, METH_VARARGS, "ranks(out, codes, positions, first, step): each position's rank, or -1."},
+    {"receipts", receipts, METH_VARARGS, "receipts(at, seqs, codes, kinds, ranks, k, void) -> (k, waiting)."},
+    {"effects", effects, METH_VARARGS, "effects(at, seqs, ranks, k, stop_unranked) -> (k, found)."},
+    {"claims", claims, METH_VARARGS, "claims(workers, mark, codes, kinds, ranks, decided, k) -> k."},
+    {"commits", commits, METH_VARARGS,
+     "commits(seqs, kinds, commit, cursors, applied, versions, mark, positions, at, i, last, hi)"
+     " -> (i, regressions, last, hi)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "simkit._native",
+    "The checker's whole-stream passes in C; their reference is simkit.judge.kernels.", -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
