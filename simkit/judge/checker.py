@@ -310,7 +310,7 @@ def _commits(truth: GroundTruth, positions, at):
     if log is None or not isinstance(positions, array) or passes.NATIVE is None:  # else the loop is as fast
         return None
     seqs, _t, _w, kinds, cursors, applied, versions = log.columns
-    commit = next((c for c, v in enumerate(kinds.table) if v == "commit"), -1)
+    commit = passes.code_of(kinds, "commit")
     versions, mark = passes.ints(versions)
     return lambda i, last, hi: passes.commits(seqs, kinds.codes, commit, cursors.codes, applied, versions,
                                               mark, positions, at, i, last, hi)

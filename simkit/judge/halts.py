@@ -149,8 +149,7 @@ def breaches(truth, found: Outcomes) -> dict[int, str]:
     # what a worker holds of the checkpoint: what it last loaded, or the checkpoint its own barrier just wrote
     # (a consumer may take that as its next attempt identity and load nothing: a gap behind it went unseen)
     reads = ((seq, 0, w, checkpoint.applied_position) for seq, _t, w, checkpoint in truth.store.reads)
-    wrote = ((seq, 0, w, after[1]) for seq, _t, w, kind, _b, after in truth.store.writes.states()
-             if kind != "commit")
+    wrote = ((seq, 0, w, applied) for seq, w, applied in truth.store.writes.besides("commit"))
     rows = ((seq, 1, k, w) for k, (seq, w) in enumerate(log.fields(0, 2)))
     for _seq, kind, who, value in heapq.merge(reads, wrote, rows):
         if kind == 0:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import compress, count, repeat
+from operator import itemgetter, ne
 from types import MappingProxyType
 from typing import Any
 
 from simkit.model import Checkpoint, Event, Scenario
+from simkit.truth import passes
 from simkit.truth.columns import Ids
 from simkit.truth.log import Log, WriteLog, write_states
 
@@ -81,6 +83,16 @@ class WritesView(View):
 
     def states(self):
         return write_states(self._rows)
+
+    def besides(self, kind: str):
+        """``(seq, worker, applied_position after)`` of every write not of ``kind``, in order: of a
+        column-stored log, with no row built for the others."""
+        log = self.log()
+        if log is None:
+            return ((s, w, after[1]) for s, _t, w, k, _b, after in self.states() if k != kind)
+        seqs, _t, workers, kinds, _c, applied, _v = log.columns
+        rows = compress(count(), map(ne, kinds.codes, repeat(passes.code_of(kinds, kind))))
+        return ((seqs[i], workers[i], applied[i]) for i in rows)
 
     def log(self) -> WriteLog | None:
         """The writes as a :class:`~simkit.truth.log.WriteLog` keeps them (column by column), if they are

@@ -20,7 +20,7 @@ from typing import Any
 from simkit.model import TERMINAL
 
 __all__ = ["NATIVE", "ranks", "ranks_into", "receipts", "effects", "claims", "commits", "outcome_kinds",
-           "ints"]
+           "ints", "code_of"]
 
 
 def _from(column, start: int, stop: int | None = None):
@@ -157,3 +157,8 @@ def ints(column) -> tuple:
     :class:`~simkit.truth.columns.Ints` keeps aside (any other column: a value none holds)."""
     mark = getattr(column, "mark", None)
     return (column.values, mark) if mark is not None else (column, -1 << 63)
+
+
+def code_of(column, value) -> int:
+    """The code of ``value`` in a :class:`~simkit.truth.columns.Codes` column, or -1 if no row holds it."""
+    return next((c for c, v in enumerate(column.table) if v == value and type(v) is type(value)), -1)
