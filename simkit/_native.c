@@ -1,4 +1,5 @@
-/* simkit._native: the checker's whole-stream passes in C (docs/performance.md, "the native core, stage 1").
+/* simkit._native: the checker's whole-stream passes, and the journal of a commit's rows, in C (docs/performance.md,
+"the native core, stage 1").
 
 Each pass walks typed columns of ground truth (array.array, bytearray: anything with the buffer protocol and an
 integer format) from row k, does what the usual row needs, and returns where it stopped: at the end, or at the
@@ -252,6 +253,230 @@ static PyObject *commits(PyObject *self, PyObject *args) {
     return Py_BuildValue("nnOn", i, regressions, Py_None, hi);
 }
 
+
+/* ---- Journal: one committed event's rows in four logs, in one call (simkit/truth/journal.py) ----
+
+Journal(logs, prefix) -> a callable taking journal.ROW's 13 arguments. ``logs``: per log, (condition, columns):
+condition -1 (always), or (argument, 0: is not None / 1: is true); each column (column, kind, argument or constant):
+kind 0 a plain array, 1 Ints, 2 Codes, 3 Ids (the row's id, stored as its position where it is the default id).
+``prefix``: what model.default_id puts before a position's digits. The rows written are the generated Python writer's, value for value; a value a column refuses undoes the row in
+every log, and its exception propagates. */
+
+enum { PLAIN = 0, INTS = 1, CODES = 2, IDS = 3 };
+enum { NARGS = 13, EVENT_ID = 4, POSITION = 5 };
+
+typedef struct {
+    int kind, arg;              /* arg -1: the constant ``value`` */
+    PyObject *column, *value;
+    PyObject *append;           /* PLAIN: the array's append; INTS: its values' append; IDS: its codes' append */
+    PyObject *fallback;         /* INTS: the column's own append; CODES, IDS: its code() */
+    PyObject *table;            /* CODES: the column's value -> code dictionary */
+    long long mark, top;
+} Slot;
+
+typedef struct {
+    int when, test;             /* when -1: always */
+    Py_ssize_t n;
+    Slot *slots;
+} LogSpec;
+
+typedef struct {
+    PyObject_HEAD
+    int nlogs, has_ids;
+    LogSpec logs[4];
+    PyObject *prefix;           /* what default_id puts before the position's digits */
+} Journal;
+
+static PyObject *s_append, *s_code, *s_codes, *s_values, *s_mark, *s_top, *s_table_attr;
+
+static void journal_dealloc(Journal *self) {
+    for (int l = 0; l < self->nlogs; l++) {
+        for (Py_ssize_t k = 0; k < self->logs[l].n; k++) {
+            Slot *s = &self->logs[l].slots[k];
+            Py_XDECREF(s->column); Py_XDECREF(s->value); Py_XDECREF(s->append);
+            Py_XDECREF(s->fallback); Py_XDECREF(s->table);
+        }
+        PyMem_Free(self->logs[l].slots);
+    }
+    Py_XDECREF(self->prefix);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int slot_init(Slot *s, PyObject *spec) {
+    PyObject *column, *which;
+    if (!PyArg_ParseTuple(spec, "OiO", &column, &s->kind, &which)) return -1;
+    s->column = Py_NewRef(column);
+    if (PyLong_Check(which)) {
+        s->arg = (int)PyLong_AsLong(which);
+        if (s->arg < 0 || s->arg >= NARGS) { PyErr_SetString(PyExc_ValueError, "argument out of range"); return -1; }
+    } else {
+        s->arg = -1;
+        s->value = Py_NewRef(which);
+    }
+    PyObject *holder = NULL;
+    switch (s->kind) {
+    case PLAIN:
+        s->append = PyObject_GetAttr(column, s_append);
+        return s->append ? 0 : -1;
+    case INTS:
+        holder = PyObject_GetAttr(column, s_values);
+        if (!holder) return -1;
+        s->append = PyObject_GetAttr(holder, s_append);
+        Py_DECREF(holder);
+        s->fallback = PyObject_GetAttr(column, s_append);
+        PyObject *mark = PyObject_GetAttr(column, s_mark), *top = mark ? PyObject_GetAttr(column, s_top) : NULL;
+        if (top) { s->mark = PyLong_AsLongLong(mark); s->top = PyLong_AsLongLong(top); }
+        Py_XDECREF(mark); Py_XDECREF(top);
+        return s->append && s->fallback && top && !PyErr_Occurred() ? 0 : -1;
+    case CODES:
+        s->fallback = PyObject_GetAttr(column, s_code);
+        s->table = PyObject_GetAttr(column, s_table_attr);
+        return s->fallback && s->table && PyDict_CheckExact(s->table) ? 0 : -1;
+    case IDS:
+        holder = PyObject_GetAttr(column, s_codes);
+        if (!holder) return -1;
+        s->append = PyObject_GetAttr(holder, s_append);     /* an Ids column keeps its codes array for life */
+        Py_DECREF(holder);
+        s->fallback = PyObject_GetAttr(column, s_code);
+        return s->append && s->fallback ? 0 : -1;
+    }
+    PyErr_SetString(PyExc_ValueError, "unknown column kind");
+    return -1;
+}
+
+static PyObject *journal_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *logs, *prefix;
+    if (!PyArg_ParseTuple(args, "O!U", &PyTuple_Type, &logs, &prefix)) return NULL;
+    if (PyTuple_GET_SIZE(logs) > 4) { PyErr_SetString(PyExc_ValueError, "at most four logs"); return NULL; }
+    Journal *self = (Journal *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->prefix = Py_NewRef(prefix);
+    for (Py_ssize_t l = 0; l < PyTuple_GET_SIZE(logs); l++) {
+        PyObject *when, *columns;
+        LogSpec *log = &self->logs[l];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(logs, l), "OO!", &when, &PyTuple_Type, &columns)) goto fail;
+        log->when = -1;
+        if (when != Py_None && !PyArg_ParseTuple(when, "ii", &log->when, &log->test)) goto fail;
+        log->slots = PyMem_Calloc(PyTuple_GET_SIZE(columns) ? PyTuple_GET_SIZE(columns) : 1, sizeof(Slot));
+        if (!log->slots) { PyErr_NoMemory(); goto fail; }
+        self->nlogs = (int)l + 1;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(columns); k++) {
+            log->n = k + 1;
+            if (slot_init(&log->slots[k], PyTuple_GET_ITEM(columns, k))) goto fail;
+            self->has_ids |= log->slots[k].kind == IDS;
+        }
+    }
+    return (PyObject *)self;
+fail:
+    Py_DECREF(self);
+    return NULL;
+}
+
+static int call_one(PyObject *f, PyObject *v) {
+    PyObject *r = PyObject_CallOneArg(f, v);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int slot_add(Slot *s, PyObject *v, PyObject *position, int is_default) {
+    switch (s->kind) {
+    case PLAIN:
+        return call_one(s->append, v);
+    case INTS: {
+        if (PyLong_CheckExact(v)) {
+            int overflow;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (!overflow && s->mark < x && x <= s->top) return call_one(s->append, v);
+        }
+        return call_one(s->fallback, v);
+    }
+    case CODES: {
+        PyObject *key = PyUnicode_CheckExact(v) ? Py_NewRef(v) : PyTuple_Pack(2, (PyObject *)Py_TYPE(v), v);
+        if (!key) return -1;
+        PyObject *code = PyDict_GetItemWithError(s->table, key);       /* borrowed */
+        Py_DECREF(key);
+        if (code) Py_INCREF(code);
+        else if (PyErr_Occurred() || !(code = PyObject_CallOneArg(s->fallback, v))) return -1;
+        PyObject *codes = PyObject_GetAttr(s->column, s_codes);         /* after code(): it may have widened */
+        PyObject *r = codes ? PyObject_CallMethodOneArg(codes, s_append, code) : NULL;
+        Py_XDECREF(codes);
+        Py_DECREF(code);
+        Py_XDECREF(r);
+        return r ? 0 : -1;
+    }
+    case IDS: {
+        if (is_default) return call_one(s->append, position);
+        PyObject *code = PyObject_CallOneArg(s->fallback, v);
+        if (!code) return -1;
+        int failed = call_one(s->append, code);
+        Py_DECREF(code);
+        return failed;
+    }
+    }
+    return -1;
+}
+
+/* Is event_id the default id of position (a non-negative int below 2**63)? -1: an error. */
+static int is_default_id(Journal *self, PyObject *event_id, PyObject *position) {
+    if (!PyLong_CheckExact(position)) return 0;
+    int overflow;
+    long long p = PyLong_AsLongLongAndOverflow(position, &overflow);
+    if (overflow || p < 0) return 0;
+    PyObject *id = PyUnicode_FromFormat("%U%lld", self->prefix, p);
+    if (!id) return -1;
+    int equal = PyObject_RichCompareBool(event_id, id, Py_EQ);
+    Py_DECREF(id);
+    return equal;
+}
+
+static PyObject *journal_call(Journal *self, PyObject *args, PyObject *kwds) {
+    if (PyTuple_GET_SIZE(args) != NARGS || (kwds && PyDict_GET_SIZE(kwds))) {
+        PyErr_Format(PyExc_TypeError, "a journal row takes %d positional arguments", NARGS);
+        return NULL;
+    }
+    PyObject **a = &PyTuple_GET_ITEM(args, 0);
+    Py_ssize_t before[4];
+    for (int l = 0; l < self->nlogs; l++)
+        if ((before[l] = self->logs[l].n ? PyObject_Size(self->logs[l].slots[0].column) : 0) < 0) return NULL;
+    int is_default = self->has_ids ? is_default_id(self, a[EVENT_ID], a[POSITION]) : 0;
+    if (is_default < 0) goto undo;
+    for (int l = 0; l < self->nlogs; l++) {
+        LogSpec *log = &self->logs[l];
+        if (log->when >= 0) {
+            PyObject *v = a[log->when];
+            int on = log->test ? PyObject_IsTrue(v) : v != Py_None;
+            if (on < 0) goto undo;
+            if (!on) continue;
+        }
+        for (Py_ssize_t k = 0; k < log->n; k++) {
+            Slot *s = &log->slots[k];
+            if (slot_add(s, s->arg >= 0 ? a[s->arg] : s->value, a[POSITION], is_default)) goto undo;
+        }
+    }
+    Py_RETURN_NONE;
+undo: {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        for (int l = 0; l < self->nlogs; l++)
+            for (Py_ssize_t k = 0; k < self->logs[l].n; k++)
+                if (PySequence_DelSlice(self->logs[l].slots[k].column, before[l], PY_SSIZE_T_MAX) < 0)
+                    PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+        return NULL;
+    }
+}
+
+static PyTypeObject JournalType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "simkit._native.Journal",
+    .tp_basicsize = sizeof(Journal),
+    .tp_dealloc = (destructor)journal_dealloc,
+    .tp_call = (ternaryfunc)journal_call,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Journal(logs, prefix): one committed event's rows in four logs, in one call.",
+    .tp_new = journal_new,
+};
+
 static PyMethodDef methods[] = {
     {"ranks", ranks, METH_VARARGS, "ranks(out, codes, positions, first, step): each position's rank, or -1."},
     {"receipts", receipts, METH_VARARGS, "receipts(at, seqs, codes, kinds, ranks, k, void) -> (k, waiting)."},
@@ -268,4 +493,13 @@ static struct PyModuleDef module = {
     "The checker's whole-stream passes in C; their reference is simkit.judge.kernels.", -1, methods,
 };
 
-PyMODINIT_FUNC PyInit__native(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__native(void) {
+    if (!(s_append = PyUnicode_InternFromString("append")) || !(s_code = PyUnicode_InternFromString("code"))
+        || !(s_codes = PyUnicode_InternFromString("codes")) || !(s_values = PyUnicode_InternFromString("values"))
+        || !(s_mark = PyUnicode_InternFromString("mark")) || !(s_top = PyUnicode_InternFromString("_top"))
+        || !(s_table_attr = PyUnicode_InternFromString("_code")) || PyType_Ready(&JournalType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m && PyModule_AddObjectRef(m, "Journal", (PyObject *)&JournalType) < 0) Py_CLEAR(m);
+    return m;
+}

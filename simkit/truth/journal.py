@@ -10,13 +10,15 @@ value a column refuses undoes the commit's rows in every log.
 """
 from __future__ import annotations
 
+from ast import literal_eval
 from collections.abc import Callable
 from textwrap import indent
 
 from simkit._codegen import compile_function
 from simkit.model import default_id, default_position
 
-from .columns import Column, Ids
+from . import passes
+from .columns import Codes, Column, Ids, Ints
 from .log import EffectLog, ReceiptLog, WriteLog
 from .trace import COLUMNS, KINDS, Trace
 
@@ -30,10 +32,11 @@ ROW = ("effect_seq", "seq", "now", "worker", "event_id", "position", "outcome", 
        "version", "place", "raised")
 
 #: log prefix -> its kinds, the values of its columns, and the condition of its row (``None``: always)
-_LOGS: dict[str, tuple[tuple[type[Column], ...], tuple[str, ...], str | None]] = {
-    "e": (EffectLog.KINDS, ("effect_seq", "now", "worker", "event_id"), "effect_seq is not None"),
+_LOGS: dict[str, tuple[tuple[type[Column], ...], tuple[str, ...], tuple[str, str] | None]] = {
+    "e": (EffectLog.KINDS, ("effect_seq", "now", "worker", "event_id"), ("effect_seq", " is not None")),
     "r": (ReceiptLog.KINDS, ("seq", "now", "worker", "event_id", "outcome"), None),
-    "w": (WriteLog.KINDS, ("seq", "now", "worker", '"commit"', "cursor", "applied", "version"), "raised"),
+    "w": (WriteLog.KINDS, ("seq", "now", "worker", '"commit"', "cursor", "applied", "version"),
+          ("raised", "")),
     "t": (KINDS, ("now", "worker", "step", "event_id", "position", "cursor", "place", "applied", "version",
                   "outcome"), None),
 }
@@ -51,7 +54,9 @@ def _source(logs: dict) -> str:
                 v = f"{c}_value"
             template = Ids.APPEND_KNOWN if kind is Ids else kind.APPEND
             lines.extend(template.format(c=c, v=v, p="position", d="default").splitlines())
-        body.extend(lines if condition is None else [f"if {condition}:", *("    " + x for x in lines)])
+        if condition is not None:
+            lines = [f"if {''.join(condition)}:", *("    " + x for x in lines)]
+        body.extend(lines)
     before = f"{', '.join(f'n{log}' for log in logs)} = {', '.join(f'len({log}0)' for log in logs)}"
     undo = "\n".join(f"_cut(({', '.join(f'{log}{i}' for i in range(len(k)))},), n{log})"
                      for log, (k, _v, _c) in logs.items())
@@ -73,11 +78,34 @@ _BIND_UNTRACED = compile_function(_source({k: v for k, v in _LOGS.items() if k !
                                   "journal.bind_untraced", __name__, _GLOBALS)
 
 
+#: each column's kind as the compiled journal (``simkit._native.Journal``, simkit/_native.c) numbers them
+_NATIVE_KINDS = {Ints: 1, Codes: 2, Ids: 3}
+#: what :func:`~simkit.model.default_id` puts before a position's digits
+_PREFIX = default_id(0).removesuffix("0")
+assert default_id(1234) == f"{_PREFIX}1234"
+
+
+def _native(logs: dict, columns: tuple) -> Callable[..., None]:
+    """The compiled journal, from the same table as the generated one (:data:`_LOGS`)."""
+    spec = []
+    for (kinds, values, condition), cols in zip(logs.values(), columns):
+        when = None if condition is None else (ROW.index(condition[0]), not condition[1])
+        spec.append((when, tuple((c, _NATIVE_KINDS.get(k, 0), ROW.index(v) if v in ROW else literal_eval(v))
+                                 for c, k, v in zip(cols, kinds, values))))
+    return passes.NATIVE.Journal(tuple(spec), _PREFIX)
+
+
 def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog,
             trace: Trace | None) -> Callable[..., None]:
     """The function that writes one commit's rows to these logs (``trace`` ``None``: to the other three),
-    called with :data:`ROW`'s arguments. It binds the logs' columns now: the logs must keep them (each keeps
-    its columns for its life)."""
+    called with :data:`ROW`'s arguments: compiled where :mod:`simkit.truth.passes` found the native module,
+    else generated. It binds the logs' columns now: the logs must keep them (each keeps its columns for its
+    life)."""
+    if passes.NATIVE is not None:
+        columns = (effects.columns, receipts.columns, writes.columns)
+        if trace is None:
+            return _native({k: v for k, v in _LOGS.items() if k != "t"}, columns)
+        return _native(_LOGS, (*columns, tuple(getattr(trace, c) for c in COLUMNS)))
     if trace is None:
         return _BIND_UNTRACED(effects.columns, receipts.columns, writes.columns)
     return _BIND(effects.columns, receipts.columns, writes.columns, tuple(getattr(trace, c) for c in COLUMNS))

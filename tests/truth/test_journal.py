@@ -1,6 +1,9 @@
 """The journal (simkit/truth/journal.py) writes one commit's rows exactly as the four logs' own ``add`` would,
 undoes them all when a value is refused, and the world's quick commit through it leaves the same ground truth
-and trace as the general path."""
+and trace as the general path. Both journals: the compiled one (simkit/_native.c) and the generated one that
+runs without it."""
+from contextlib import contextmanager
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -8,10 +11,22 @@ from hypothesis import strategies as st
 from simkit.model import Checkpoint
 from simkit.procedure.strategies import STRATEGIES
 from simkit.scenario.read import bundled, load, parse
+from simkit.truth import passes
 from simkit.truth.journal import ROW, journal
 from simkit.truth.log import EffectLog, ReceiptLog, WriteLog
 from simkit.truth.trace import COLUMNS, Trace
 from simkit.world.simulation import World
+
+
+@contextmanager
+def compiled(on: bool):
+    """The compiled journal (if built), or the generated one."""
+    kept = passes.NATIVE
+    passes.NATIVE = kept if on else None
+    try:
+        yield
+    finally:
+        passes.NATIVE = kept
 
 
 def _logs():
@@ -45,14 +60,16 @@ rows = st.tuples(st.none() | st.integers(1, 10**6), st.integers(1, 10**6), st.fl
                  st.booleans())
 
 
+@pytest.mark.parametrize("native", [True, False])
 @settings(max_examples=200, deadline=None)
-@given(st.lists(rows, max_size=6))
-def test_rows_are_those_of_the_four_adds(batch):
+@given(batch=st.lists(rows, max_size=6))
+def test_rows_are_those_of_the_four_adds(native, batch):
     """Default and named ids, ids that only look default, positions and numbers past every column's compact
     range, with and without an effect, raising ``applied_position`` or not: the same rows, read back. (An
     ``applied_position`` past 64 bits never reaches a log: both stores refuse it first.)"""
     by_journal, by_add = _logs(), _logs()
-    row = journal(*by_journal)
+    with compiled(native):
+        row = journal(*by_journal)
     for values in batch:
         assert len(values) == len(ROW)
         row(*values)
@@ -60,9 +77,11 @@ def test_rows_are_those_of_the_four_adds(batch):
     assert _contents(by_journal) == _contents(by_add)
 
 
-def test_a_refused_value_undoes_the_whole_commit():
+@pytest.mark.parametrize("native", [True, False])
+def test_a_refused_value_undoes_the_whole_commit(native):
     logs = _logs()
-    row = journal(*logs)
+    with compiled(native):
+        row = journal(*logs)
     row(1, 2, 1.0, 1, "e10", 10, "applied", "commit", "c", 10, 0, 1, True)
     before = _contents(logs)
     with pytest.raises(TypeError):          # an unhashable outcome: refused by the trace's last column
