@@ -4,7 +4,7 @@
 Each pass walks typed columns of ground truth (array.array, bytearray: anything with the buffer protocol and an
 integer format) from row k, does what the usual row needs, and returns where it stopped: at the end, or at the
 first row it leaves to Python (a row whose judgment needs an event id, a value kept aside, a page). The Python
-reference of every pass, and the rule for each row, are in simkit/judge/kernels.py; tests/judge/test_kernels.py
+reference of every pass, and the rule for each row, are in simkit/truth/passes.py; tests/truth/test_passes.py
 holds the two equal on generated columns, and every verdict equal with and without this module. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

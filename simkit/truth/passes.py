@@ -1,5 +1,6 @@
 """The checker's whole-stream passes over typed columns of ground truth, in C where the build could compile
-``simkit/_native.c`` (docs/performance.md, "the native core").
+``simkit/_native.c`` (docs/performance.md, "the native core"); :data:`NATIVE` is that module, which
+:mod:`~simkit.truth.journal` uses too.
 
 Each pass walks its columns from row ``k``, does what the usual row needs (no event id read, no object built),
 and returns where it stopped: at the end, or at the first row it leaves to its caller, whose own code judges
