@@ -5,8 +5,9 @@ receipt (:class:`~simkit.truth.log.ReceiptLog`), the checkpoint change if ``appl
 (:class:`~simkit.truth.log.WriteLog`) and its trace row (:class:`~simkit.truth.trace.Trace`). Each log's own
 ``add`` would bind its columns, test the event id's form and read the worker's range again; :func:`journal`
 gives one function that does the shared work once and inlines every column's append (its kind's ``APPEND``):
-compiled (``simkit._native.Journal``) where the native module was built, else generated from the same table. The rows are the very rows the four ``add`` calls write (tests/truth/test_journal.py), and a
-value a column refuses undoes the commit's rows in every log.
+compiled (``simkit._native.Journal``) where the native module was built, else generated from the same table.
+The rows are the very rows the four ``add`` calls write (tests/truth/test_journal.py), and a value a column
+refuses undoes the commit's rows in every log.
 """
 from __future__ import annotations
 
