@@ -4,6 +4,7 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers; a
+   new id at a receipted position on a page wholly behind the prefix, at its cursor's second answer; a
    backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
    positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
    tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as an

@@ -27,10 +27,10 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: Corners no bundled scenario has, as scenario files, by name: step 3's breaches inside a page, each where a
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
 #: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
-#: of one event, one worker of two); step 4's backfill, lost by a watermark trusted at version 0 or past a
-#: window; a checkpoint_version ahead of every position, where one counter taken for the other shows; and
-#: what the other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact
-#: comparison tells apart, a third worker.
+#: of one event, one worker of two, a page wholly behind the prefix at its cursor's second answer); step 4's
+#: backfill, lost by a watermark trusted at version 0 or past a window; a checkpoint_version ahead of every
+#: position, where one counter taken for the other shows; and what the other streams never reach (round 47):
+#: positions past 32 bits, ids that only a byte-exact comparison tells apart, a third worker.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -66,6 +66,16 @@ CORNERS: dict[str, dict] = {
         "description": "Step 3, no backfills, two workers on one checkpoint: the second page serves 3 behind "
                        "applied_position 5 with no receipt, to each worker; each must halt",
         "sink": "transactional", "workers": 2, "pages": chain([1, 2, 5], [3, 6])},
+    "overlap_page_new_identity": {
+        "description": "Step 3 on every page fetched, a page wholly behind the prefix too: C2 first answers "
+                       "its own token (stuck), then serves 2 and 3 again, at or below applied_position 3, "
+                       "with a new id x3 where e3 holds the receipt: a consumer that takes a page of "
+                       "receipted positions for a replay, or validates a cursor's page only once, loses x3",
+        "sink": "transactional",
+        "pages": [{"cursor": "C1", "positions": [1, 2, 3], "next_cursor": "C2"},
+                  {"cursor": "C2", "positions": [2, 3], "ids": ["e2", "x3"], "next_cursor": "C3", "stuck": 1},
+                  {"cursor": "C3", "positions": [4], "next_cursor": "C4"},
+                  {"cursor": "C4", "positions": [], "next_cursor": "C4"}]},
     "backfill_behind_start": {
         "description": "Step 4, backfills: the checkpoint starts at applied_position 1,000,000, version 0 "
                        "(as a migration seeds it), and the first page serves e4, a backfill a million "
