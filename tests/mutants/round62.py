@@ -31,7 +31,7 @@ __all__ = [
     "RetryLostBarrierOnce", "RetryLostCommitOnce", "LazyAppliedPosition", "ClaimThenProcess",
     "RetryCallWithinAttempt", "RefetchBeforeHalt", "ReceiptOnlyAfterLostCommit", "UniqueReceiptIsTheCheck",
     "VersionPlusTwo", "TimeoutLeavesPending", "ValidatedCursorsCache",
-    "OverlapPageByPositions",
+    "OverlapPageByPositions", "QuarantineEventOnCrossedReply", "ReplayPageFastPath", "ValidateNewEventsOnly",
 ]
 
 
@@ -401,6 +401,50 @@ class RetryCallWithinAttempt(Consumer):
             if state == COMMITTED:
                 return COMMITTED
         return BLOCKED
+
+
+class QuarantineEventOnCrossedReply(Consumer):
+    """Seed 001 step 6: "Reject and quarantine a *response* whose identifier matches but whose fingerprint,
+    authorization binding, or generation differs." The author quarantines the *event*: a crossed reply
+    commits a ``quarantined`` receipt that no handler decision ordered, and the effect never runs."""
+
+    def apply(self, event, applied_position):
+        if not self.contract.external_sink:
+            return (yield from super().apply(event, applied_position))
+        operation = yield Reserve(event)
+        if operation.state != COMMITTED:
+            reply = yield Call(event, operation.reservation)
+            state = yield Settle(event, operation.reservation, reply)
+            if state != COMMITTED:
+                if not isinstance(reply, str) and reply.identity != operation.reservation:
+                    return (yield Commit(event, "quarantined", applied_position))
+                return BLOCKED
+        return (yield Commit(event, "applied", applied_position))
+
+
+class ReplayPageFastPath(Consumer):
+    """Step 6: "On retry, 104 and 106 are recognized as complete". The author publishes a page whose every
+    event already holds its terminal receipt at once ("a pure replay: we crashed before the barrier"),
+    without validating it: a replayed page served out of its own order goes through. (Seed 000 asks to
+    "validate that *new* events respect the source order": it passes the audit, and is left alone.)"""
+
+    def after_fetch(self, checkpoint, page):
+        if not page.events or page.next_cursor == checkpoint.resume_cursor:
+            return None
+        receipts, _ = yield Lookup(page.events)
+        if all(receipts.get(e.id) in ("applied", "ignored", "quarantined") for e in page.events):
+            return (yield from self.page_barrier(checkpoint, page, checkpoint.applied_position))
+        return None
+
+
+class ValidateNewEventsOnly(Consumer):
+    """Step 3: "Overlap at or below the applied prefix is acceptable". The author drops the events that hold
+    their own receipt before validating (they are replays, "acceptable"): an order regression among them
+    is never seen. (The seed's "validate that *new* events" allows it: it passes the audit, left alone.)"""
+
+    def validate(self, checkpoint, page, ids_at):
+        fresh = tuple(e for e in page.events if ids_at.get(e.position) != e.id)
+        return super().validate(checkpoint, type(page)(page.cursor, fresh, page.next_cursor), ids_at)
 
 
 # -- correct consumers that differ from safe ---------------------------------------------------------------
