@@ -30,7 +30,7 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: of one event, one worker of two, a page wholly behind the prefix at its cursor's second answer); step 4's
 #: backfill, lost by a watermark trusted at version 0 or past a window; a checkpoint_version ahead of every
 #: position, where one counter taken for the other shows; and what the other streams never reach (round 47):
-#: positions past 32 bits, ids that only a byte-exact comparison tells apart, a third worker.
+#: positions past 32 bits, ids that only a byte-exact comparison tells apart, a third worker, a dead letter.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -111,6 +111,11 @@ CORNERS: dict[str, dict] = {
                            "order-ab", "item ", "cafe\u0301", f"evt-{2:032d}", f"doc/{'a' * 296}/2"]},
                   {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
         "faults": [{"kind": "crash", "point": "after_event_commit", "position": 5}]},
+    "dead_letter_blocks": {
+        "description": "Invariant 5: the handler dead-letters e2 twice (a retryable dead letter, redriven), "
+                       "then applies it: the barrier waits for it, \"even when later items were visible\"",
+        "sink": "transactional", "pages": chain([1, 2, 3], [4]),
+        "events": [{"position": 2, "behavior": "dead_letter", "failures": 2}]},
     "three_workers": {
         "description": "Three workers on one checkpoint (the others have at most two), an event that fails "
                        "three times, a review and a crash: every worker meets the failure, and none may "
