@@ -112,9 +112,11 @@ CORNERS: dict[str, dict] = {
                   {"cursor": "C2", "positions": [], "next_cursor": "C2"}],
         "faults": [{"kind": "crash", "point": "after_event_commit", "position": 5}]},
     "dead_letter_blocks": {
-        "description": "Invariant 5: the handler dead-letters e2 twice (a retryable dead letter, redriven), "
-                       "then applies it: the barrier waits for it, \"even when later items were visible\"",
-        "sink": "transactional", "pages": chain([1, 2, 3], [4]),
+        "description": "Invariant 5, the quarantine boundary's page with a dead letter: e3 is durable "
+                       "already, and the handler dead-letters e2 twice (a retryable dead letter, redriven) "
+                       "before it applies it: the barrier waits for e2, \"even when later items were "
+                       "visible\"",
+        "sink": "transactional", "initial": {"receipts": [3]}, "pages": chain([1, 2, 3], [4]),
         "events": [{"position": 2, "behavior": "dead_letter", "failures": 2}]},
     "three_workers": {
         "description": "Three workers on one checkpoint (the others have at most two), an event that fails "

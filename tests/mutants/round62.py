@@ -1,9 +1,9 @@
 """Round 62's consumers (outside the gallery: ``tests/judge/test_mutants.py`` does not import them), written
 from seed 000's walkthroughs, steps, invariants and shortcuts and seed 001's steps, on the public API only,
-before their author read the audit's cases: each buggy one is right in the common case and wrong in one
+most before their author read the audit's cases: each buggy one is right in the common case and wrong in one
 branch; the correct ones (after ``# -- correct``) differ from ``safe`` in a way the seeds allow.
-``tests/judge/test_hostile_round62.py`` runs the two the audit missed (``OverlapPageByPositions``,
-``ValidatedCursorsCache``) on the corner that now catches them.
+``tests/judge/test_hostile_round62.py`` runs the three the audit missed (``OverlapPageByPositions``,
+``ValidatedCursorsCache``, ``DeadLetterIsFinal``) on the corners that now catch them.
 """
 from simkit import Consumer
 from simkit.model import COMMITTED, PROVISIONAL
@@ -32,6 +32,7 @@ __all__ = [
     "RetryCallWithinAttempt", "RefetchBeforeHalt", "ReceiptOnlyAfterLostCommit", "UniqueReceiptIsTheCheck",
     "VersionPlusTwo", "TimeoutLeavesPending", "ValidatedCursorsCache",
     "OverlapPageByPositions", "QuarantineEventOnCrossedReply", "ReplayPageFastPath", "ValidateNewEventsOnly",
+    "DeadLetterIsFinal", "GapCheckStrict", "SameTokenMeansIdle",
 ]
 
 
@@ -445,6 +446,38 @@ class ValidateNewEventsOnly(Consumer):
     def validate(self, checkpoint, page, ids_at):
         fresh = tuple(e for e in page.events if ids_at.get(e.position) != e.id)
         return super().validate(checkpoint, type(page)(page.cursor, fresh, page.next_cursor), ids_at)
+
+
+class DeadLetterIsFinal(Consumer):
+    """Invariant 5: "A failed item, retryable dead-letter outcome, operator-review hold, or reversible
+    quarantine blocks the page barrier". The author counts an event the handler dead-letters as done ("it is
+    in the DLQ now, ops own it"), and moves on."""
+
+    def is_terminal(self, decision):
+        return decision == "dead_letter"
+
+
+class GapCheckStrict(Consumer):
+    """Step 3: a gap "at or below the applied prefix" with no receipt stops the attempt. The author writes
+    ``<`` for ``<=``: an event at exactly ``applied_position`` with no receipt passes the check, and the
+    watermark then takes it for a replay. (No state simkit models has one: the scenario reader refuses an
+    ``applied_position`` no receipt covers, and a served position that holds a receipt is an identity
+    conflict. Left alone.)"""
+
+    def validate(self, checkpoint, page, ids_at):
+        shifted = type(checkpoint)(checkpoint.resume_cursor, checkpoint.applied_position - 1,
+                                   checkpoint.checkpoint_version)
+        return super().validate(shifted, page, ids_at)
+
+
+class SameTokenMeansIdle(Consumer):
+    """Step 7: "If the returned token equals the request token, stop or back off instead of spinning." The
+    author backs off on any page that returns the request's token, events or not: a page of new events
+    under the same token is never processed. (simkit's provider serves events under their own token only
+    where ``safe`` is judged incomplete too: no audit case can hold it. Left alone.)"""
+
+    def is_caught_up(self, checkpoint, page):
+        return page.next_cursor == checkpoint.resume_cursor
 
 
 # -- correct consumers that differ from safe ---------------------------------------------------------------
