@@ -26,7 +26,7 @@ NON_TERMINAL = ("retry_later", "dead_letter", "operator_review", "reversible_hol
 OUTCOMES = TERMINAL + NON_TERMINAL
 
 #: Event behaviours (docs/scenarios.md, "Events"): how the handler and sink treat an event.
-BEHAVIORS = ("ok", "ignore", "poison", "transient", "review", "hold")
+BEHAVIORS = ("ok", "ignore", "poison", "transient", "review", "hold", "dead_letter")
 
 #: Crash points (docs/vocabulary.md, "Crash points"), in the order a page attempt reaches them: those of the
 #: requests declared in :mod:`simkit.requests`.

@@ -294,8 +294,9 @@ def too_many_pages(events: int, empty_pages: float) -> str | None:
     return None
 
 
-#: The ``[[events]]`` keys that one behaviour reads, and which
-_ONLY = {"failures": "transient", "resolve_after": "review", "resolution": "review", "release_after": "hold"}
+#: The ``[[events]]`` keys that only some behaviours read, and which
+_ONLY = {"failures": ("transient", "dead_letter"), "resolve_after": ("review",), "resolution": ("review",),
+         "release_after": ("hold",)}
 
 
 def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
@@ -311,8 +312,9 @@ def check_events(c: Checker, events: list) -> dict[int, EventSpec]:
             c.fail(f"{where}.position", f"duplicate position {pos} (events[{first}] already gives it)")
         behavior = c.choice(e, "behavior", BEHAVIORS, "ok", where=where)
         for key in e:                           # failures = 2 on an ok event was read, and meant nothing
-            if (only := _ONLY.get(key)) is not None and only != behavior:
-                c.fail(f"{where}.{key}", f"means nothing for behavior {behavior!r}; it is for {only!r} only")
+            if (only := _ONLY.get(key)) is not None and behavior not in only:
+                c.fail(f"{where}.{key}", f"means nothing for behavior {behavior!r}; it is for "
+                       f"{' or '.join(map(repr, only))} only")
         out[pos] = EventSpec(
             behavior=behavior,
             failures=c.get(e, "failures", int, 1, where=where, minimum=0),

@@ -13,6 +13,7 @@ scenario_toml  a run or scenario as scenario TOML, and the command that replays 
 sweep          seeded runs per configuration, as a table with confidence intervals
 audit          anyone's consumer judged on every case, within a budget, in a process per core
 audit_cases    what the audit tries: bundled, corner, wide, sweep and explore cases, cheapest first
+audit_corners  the audit's corners: what no bundled scenario has, where a partial check shows
 bench          the performance benchmark
 bench_memory   its memory figures, each read in a fresh child process
 notebook_run   a notebook executed as the benchmark and the edition's test run it (nbclient, polled)
@@ -20,5 +21,5 @@ pool           how many processes ``jobs`` may start; workers that die with the 
 =============  =========================================================================================
 """
 
-__all__ = ["audit", "audit_cases", "bench", "bench_memory", "exploration", "explore", "fingerprint", "forked",
-           "notebook_run", "pool", "scenario_toml", "schedules", "shrink", "sweep"]
+__all__ = ["audit", "audit_cases", "audit_corners", "bench", "bench_memory", "exploration", "explore",
+           "fingerprint", "forked", "notebook_run", "pool", "scenario_toml", "schedules", "shrink", "sweep"]

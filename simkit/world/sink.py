@@ -74,6 +74,8 @@ class Sink:
             decision = "quarantine"
         elif behavior == "transient":
             decision = "retry_later" if calls <= spec.failures else "apply"
+        elif behavior == "dead_letter":     # a retryable dead letter, redriven: invariant 5 blocks on it
+            decision = "dead_letter" if calls <= spec.failures else "apply"
         elif behavior == "review":
             decision = "operator_review" if now < first + spec.resolve_after else spec.resolution
         else:  # hold
@@ -93,7 +95,7 @@ class Sink:
         seen: dict[str, float | None] = {}
         for eid, n in self._calls.items():
             event = events.get(eid)
-            if event is not None and event.behavior == "transient":
+            if event is not None and event.behavior in ("transient", "dead_letter"):
                 spec = self._specs.get(event.position)
                 calls[eid] = min(n, spec.failures if spec is not None else 1)
             elif event is None or event.behavior != "ok":

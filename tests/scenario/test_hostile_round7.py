@@ -313,7 +313,7 @@ def test_a_workshop_notebook_that_is_a_link_is_refused(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("event, key, only", [
-    ({"failures": 2}, "failures", "transient"),
+    ({"failures": 2}, "failures", "transient' or 'dead_letter"),
     ({"behavior": "poison", "resolve_after": 5.0}, "resolve_after", "review"),
     ({"behavior": "transient", "resolution": "apply"}, "resolution", "review"),
     ({"behavior": "review", "release_after": 5.0}, "release_after", "hold"),
