@@ -258,9 +258,11 @@ class Attempts:
         return self._cursors[i] if i < len(self._cursors) else self._final
 
     def _before(self, worker: int, seq: int):
-        """The rows of ``worker``'s responses before ``seq``, the latest first."""
+        """The rows of ``worker``'s responses before ``seq``, the latest first, read as they are asked for (a
+        copy of those before ``seq`` at each write cost responses times writes: a page served after 80,000
+        stuck answers and written last to first, 20,000 events, spent 3.7 s copying)."""
         rows = self._rows.get(worker, [])
-        return reversed(rows[:bisect.bisect_left(self._seqs.get(worker, []), seq)])
+        return map(rows.__getitem__, range(bisect.bisect_left(self._seqs.get(worker, []), seq) - 1, -1, -1))
 
     def cursor(self, k: int) -> str:
         """The cursor of row ``k``, read without its ids (a row of the log builds an id string per event)."""
