@@ -204,6 +204,8 @@ class _Pages:
         self.fetched: dict[tuple, tuple] = {}
         #: (worker, next cursor) -> the latest response that returned it, and the read before it
         self.returned: dict[tuple, tuple] = {}
+        self._once: set[int] = set()                    # rows published, whose events :meth:`undone` read
+        self._left: dict[int, tuple[int, list[str]]] = {}  # rows published again -> (seq, events undone then)
 
     def until(self, seq: int) -> None:
         """Take in everything that happened before the write at ``seq``."""
@@ -240,6 +242,24 @@ class _Pages:
     def response(self, row: int) -> tuple:
         """Row ``row`` of the provider's log: ``(seq, time, worker, cursor, next_cursor, ids)``."""
         return self._log[row]
+
+    def undone(self, row: int, found: Outcomes, seq: int) -> list[str]:
+        """The ids of the events row ``row`` served with no outcome from before the write at ``seq``, in page
+        order. Done before one write is done before every later one: a row published again keeps what it left
+        (K publishings of P events cost K·P: 15.6 s for 4,000 over 10,000). One published once keeps none."""
+        since, ids = self._left.get(row, (seq + 1, None))
+        if since > seq or ids is None:
+            if (ranks := self.ranks(row)) is not None:   # every event holds an outcome from before ``seq``:
+                at = list(map(found.at.__getitem__, ranks))     # nothing to report, no id read
+                if not at or (min(at) >= 0 and max(at) <= seq):
+                    self._left[row] = (seq, [])
+                    return []
+            ids = self.response(row)[5]
+        left = [eid for eid in ids if (s := found.of(eid)) == NONE or s > seq]
+        if row in self._left or row in self._once:
+            self._left[row] = (seq, left)
+        self._once.add(row)
+        return left
 
 
 def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
@@ -338,21 +358,14 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
     row = _page_published(pages, worker, wkind, before, after, time, violate)
     if row is None:
         return
-    ranks = pages.ranks(row)
-    if ranks is not None:                   # every event of the page holds an outcome from before ``seq``:
-        at = list(map(found.at.__getitem__, ranks))     # nothing to report, no id read
-        if not at or (min(at) >= 0 and max(at) <= seq):
-            return
-    for eid in pages.response(row)[5]:
-        s = found.of(eid)
-        if s == NONE or s > seq:
-            # invariant 5: the handler's last decision, or failing that the event's durable receipt, is
-            # a failure, dead letter, review or reversible hold; invariant 1: no outcome at all
-            held = pages.decisions.get(eid)
-            if held not in NON_TERMINAL:
-                held = holds.at(eid, seq)
-            violate(5 if held else 1, time, worker, f"token {after[0]!r} published while {eid} "
-                                                    + (f"is {held}" if held else "has no durable outcome"))
+    for eid in pages.undone(row, found, seq):
+        # invariant 5: the handler's last decision, or failing that the event's durable receipt, is a
+        # failure, dead letter, review or reversible hold; invariant 1: no outcome at all
+        held = pages.decisions.get(eid)
+        if held not in NON_TERMINAL:
+            held = holds.at(eid, seq)
+        violate(5 if held else 1, time, worker, f"token {after[0]!r} published while {eid} "
+                                                + (f"is {held}" if held else "has no durable outcome"))
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):

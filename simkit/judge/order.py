@@ -131,9 +131,10 @@ def inversions(truth, found: Outcomes, halted: bool = False) -> list[dict]:
                         if positions[k] < positions[i] and durable[k] > seq), None)
         if earlier is not None:
             k, page = earlier
-            detail = (f"{what} before {ids[k]} (position {positions[k]}), earlier in page {log[page][3]!r}, "
-                      f"had a durable outcome, where step 4 processes events in source order "
-                      f"and stops at the first outcome that is not durable and terminal")
+            assert page is not None                 # served[None] is empty
+            detail = (f"{what} before {ids[k]} (position {positions[k]}), earlier in page "
+                      f"{attempts.cursor(page)!r}, had a durable outcome, where step 4 processes events in "
+                      f"source order and stops at the first outcome that is not durable and terminal")
             first[row] = (seq, {"time": time, "worker": worker, "detail": detail})
     return [entry for _seq, entry in first.values()]
 

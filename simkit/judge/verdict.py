@@ -17,8 +17,8 @@ from typing import Any
 
 from simkit.errors import echoed
 
-__all__ = ["CONTEXT", "FIELDS", "JUDGED", "LIVENESS", "NO_REASON", "SAFETY", "Declared", "Verdict", "count",
-           "describe_kind", "failure_kind", "halt_reason", "harms"]
+__all__ = ["CONTEXT", "DETAIL_AT_MOST", "FIELDS", "JUDGED", "LIVENESS", "NO_REASON", "SAFETY", "Declared",
+           "Verdict", "count", "describe_kind", "failure_kind", "halt_reason", "harms"]
 
 SAFETY, LIVENESS, CONTEXT = "safety", "liveness", "context"
 
@@ -94,6 +94,9 @@ def _settlement_kinds(violations) -> tuple:
     return tuple(sorted({x["kind"] for x in violations}))
 
 
+#: the characters past which an invariant violation's ``detail`` keeps only its start, escaped, and its length
+#: (:meth:`Verdict.violate`; the text output shows 1,000)
+DETAIL_AT_MOST = 1000
 #: what a halt whose reason is empty or blank shows (``Halt("")`` halts: it showed as no halt at all)
 NO_REASON = "(no reason given)"
 
@@ -148,7 +151,12 @@ class Verdict:
         return not any(map(get, _ANY_FAILS)) and all(map(get, _NONE_FAILS))
 
     def violate(self, invariant: int, time: float, worker: int, detail: str) -> None:
-        """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged")."""
+        """Report a durable write that broke an invariant (docs/verdict.md, "Invariants as judged"). A detail
+        past :data:`DETAIL_AT_MOST` characters keeps its start and its length: one quotes a cursor, any text a
+        consumer writes, and a megabyte cursor published 400 times kept 400 MB of details (the text output
+        showed 1,000 characters of each)."""
+        if len(detail) > DETAIL_AT_MOST:
+            detail = echoed(detail, DETAIL_AT_MOST - 100)
         self.invariant_violations.append({"invariant": invariant, "time": time, "worker": worker,
                                           "detail": detail})
 
