@@ -39,6 +39,7 @@ import copy
 import gc
 import os
 import sys
+import threading
 import types
 from collections import deque
 from functools import cache
@@ -54,14 +55,21 @@ class _Rerun(BaseException):
     (:func:`not_rerunning`)."""
 
 
-#: How many modules are being run afresh (:func:`fresh`) right now.
-_RERUNNING = [0]
+class _Depth(threading.local):
+    """How many modules this thread is running afresh (:func:`fresh`) right now: a thread's own, so that
+    another thread's ``simulate()`` is not taken for a statement of the module being run again (it raised
+    this module's ``_Rerun`` to its caller: round 61)."""
+
+    rerunning = 0
+
+
+_DEPTH = _Depth()
 
 
 def not_rerunning() -> None:
     """Called as a simulation starts: inside a module being run afresh, the statement that called it is passed
     over (the module docstring)."""
-    if _RERUNNING[0]:
+    if _DEPTH.rerunning:
         raise _Rerun
 
 
@@ -120,7 +128,7 @@ def fresh(cls: type) -> type:
     again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
-    _RERUNNING[0] += 1
+    _DEPTH.rerunning += 1
     try:
         passed = False
         for statement in _code(path):
@@ -133,7 +141,7 @@ def fresh(cls: type) -> type:
                     return copied(cls)
                 # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
-        _RERUNNING[0] -= 1
+        _DEPTH.rerunning -= 1
     new = at_qualname(again.__dict__, cls.__qualname__)
     if not (isinstance(new, type) and new.__name__ == cls.__name__):
         return copied(cls)
