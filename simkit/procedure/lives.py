@@ -4,9 +4,10 @@ A crash "ends the worker's process at that point: everything in memory is gone" 
 points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global
 would outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already
 sent" set). So each life of a user's consumer runs a class taken from its defining module executed afresh: the
-module's code is compiled once and run again into a new module object, at the cost of running a module body (a
-fraction of a millisecond), not of starting a process. This also keeps a run a pure function of its inputs:
-nothing a consumer kept in its class or module during one run leaks into the next.
+module's code is compiled once (per version of its file) and run again into a new module object, at the cost
+of running a module body (a fraction of a millisecond), not of starting a process. This also keeps a run a
+pure function of its inputs: nothing a consumer kept in its class or module during one run leaks into the
+next.
 
 A module is run again a top-level statement at a time, and a statement that starts a simulation of its own
 (:func:`not_rerunning`) is passed over, with any after it that fail for want of its result: a script that
@@ -42,7 +43,7 @@ import sys
 import threading
 import types
 from collections import deque
-from functools import cache
+from functools import lru_cache
 
 from .consumer import Contract, tampered
 from .strategies import RAISED, at_qualname, consumer_error
@@ -73,12 +74,31 @@ def not_rerunning() -> None:
         raise _Rerun
 
 
-@cache
-def _code(path: str) -> tuple:
-    """The module's top-level statements, each compiled on its own (with the module's ``__future__``
-    features), so that a re-run can pass over one that starts a simulation of its own and go on."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
+def _code(path: str) -> tuple | None:
+    """The module's top-level statements as the file at ``path`` holds them now (:func:`_compiled`), or
+    ``None`` where it can no longer be read or compiled (removed, or edited into a syntax error, since it was
+    imported: that was the consumer's error, ``FileNotFoundError in _code``). Asked at each life: a file
+    edited and reloaded since the last run (``importlib.reload``, a notebook's autoreload) ran its old
+    code."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _compiled(path, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@lru_cache(maxsize=64)
+def _compiled(path: str, *_stamp: int) -> tuple | None:
+    """:func:`_code`, compiled once per version of the file: each top-level statement on its own (with the
+    module's ``__future__`` features), so that a re-run can pass over one that starts a simulation of its own
+    and go on. Read as bytes, as ``import`` reads a file: its encoding declaration or BOM is honoured (read as
+    UTF-8 text, a ``# -*- coding: latin-1 -*-`` file was a UnicodeDecodeError, a BOM a SyntaxError, each
+    blamed on the consumer)."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
     flags = 0
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
@@ -87,10 +107,15 @@ def _code(path: str) -> tuple:
                  for stmt in tree.body)
 
 
+def _codes(cls: type) -> dict[str, types.CodeType]:
+    """The code of each function ``cls`` itself defines (its methods, static and class ones too), by name."""
+    codes = ((k, getattr(getattr(v, "__func__", v), "__code__", None)) for k, v in vars(cls).items())
+    return {k: c for k, c in codes if isinstance(c, types.CodeType)}
+
+
 def _files(cls: type) -> set[str]:
     """The source files of the functions ``cls`` itself defines (its methods, static and class ones too)."""
-    codes = (getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values())
-    return {os.path.realpath(c.co_filename) for c in codes if isinstance(c, types.CodeType)}
+    return {os.path.realpath(c.co_filename) for c in _codes(cls).values()}
 
 
 def _ours(cls: type) -> bool:
@@ -122,6 +147,8 @@ def fresh(cls: type) -> type:
     if found is None:
         return copied(cls)
     module, path = found
+    if (statements := _code(path)) is None:
+        return copied(cls)
     # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
     # would run the script again, simulate() and all, in each life) stays behind
     name = "__simkit_life__" if module.__name__ in ("__main__", "__mp_main__") else module.__name__
@@ -131,7 +158,7 @@ def fresh(cls: type) -> type:
     _DEPTH.rerunning += 1
     try:
         passed = False
-        for statement in _code(path):
+        for statement in statements:
             try:
                 exec(statement, again.__dict__)
             except (_Rerun, SystemExit):    # its own simulation, or its sys.exit(): passed over
@@ -143,8 +170,8 @@ def fresh(cls: type) -> type:
     finally:
         _DEPTH.rerunning -= 1
     new = at_qualname(again.__dict__, cls.__qualname__)
-    if not (isinstance(new, type) and new.__name__ == cls.__name__):
-        return copied(cls)
+    if not (isinstance(new, type) and new.__name__ == cls.__name__ and _codes(new) == _codes(cls)):
+        return copied(cls)          # (the file no longer defines it as it was imported: ``cls`` is judged)
     # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
     return copied(new, run_again=name)
 

@@ -3,15 +3,29 @@
 What was found, one test each:
 
 1. ``simulate()`` from several threads, with a consumer of the user's own file: while one thread ran that
-   file's module afresh for a worker life, every ``simulate()`` another thread started raised simkit's internal
-   ``_Rerun`` (a BaseException) to its caller, 12 runs of 18 in three threads; the count of modules being run
-   afresh is now each thread's own (simkit/procedure/lives.py).
+   file's module afresh for a worker life, every ``simulate()`` another thread started raised simkit's
+   internal ``_Rerun`` (a BaseException) to its caller, 12 runs of 18 in three threads; the count of modules
+   being run afresh is now each thread's own (simkit/procedure/lives.py).
+2. A consumer file Python imports as it is, but not as UTF-8 text: one with an encoding declaration
+   (``# -*- coding: latin-1 -*-`` and a ``café`` in it) or a UTF-8 BOM. Each worker life reads the file
+   again to run its module afresh, and read it as UTF-8 text: ``simkit run retry_walkthrough --strategy
+   latin.py:Mine`` was ``simkit: strategy latin.py:Mine raised UnicodeDecodeError: 'utf-8' codec can't
+   decode byte 0xe9 ...``, exit 2, and the BOM a ``SyntaxError: invalid non-printable character U+FEFF``,
+   both blamed on the consumer; the file is now read as bytes, as ``import`` reads it.
+3. A consumer file edited and reloaded in the same process (``importlib.reload``, a notebook's autoreload):
+   each life ran the module's code as first compiled (cached by path), so the fixed consumer was judged by its
+   old, failing code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
+   ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. The file
+   is compiled again when it changes, and a class it no longer defines as imported is judged as it was given.
 """
 from __future__ import annotations
 
+import importlib
+import os
 import sys
-import threading
 import types
+
+import pytest
 
 from simkit import load, resolve, simulate
 
@@ -44,3 +58,27 @@ def test_simulate_in_another_thread_while_a_module_runs_afresh(tmp_path, monkeyp
     box.armed = True
     assert simulate(load("retry_walkthrough"), cls).verdict.ok
     assert box.seen == [True]
+
+
+@pytest.mark.parametrize("head", [b"# -*- coding: latin-1 -*-\n# caf\xe9\n", b"\xef\xbb\xbf"],
+                         ids=["coding-cookie", "bom"])
+def test_a_consumer_file_in_the_encoding_it_declares(tmp_path, head):
+    path = tmp_path / "declared.py"
+    path.write_bytes(head + b"from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n")
+    assert simulate(load("retry_walkthrough"), f"{path}:Mine").verdict.ok
+
+
+def test_a_consumer_file_edited_and_reloaded_is_judged_by_its_new_code(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "round61_edited.py"
+    path.write_text("from simkit import Consumer\n\n\nclass Mine(Consumer):\n"
+                    "    def is_terminal(self, decision):\n        return decision == 'retry_later'\n")
+    module = importlib.import_module("round61_edited")
+    monkeypatch.setitem(sys.modules, "round61_edited", module)     # gone again after the test
+    assert not simulate(load("transient_storm"), module.Mine).verdict.ok     # a retry_later taken as done
+    path.write_text("from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n")
+    os.utime(path, ns=(0, 10**9))                     # a new version, whatever the clock's resolution
+    module = importlib.reload(module)
+    assert simulate(load("transient_storm"), module.Mine).verdict.ok
+    path.unlink()                                     # what was imported is still judged, not blamed
+    assert simulate(load("transient_storm"), module.Mine).verdict.ok
