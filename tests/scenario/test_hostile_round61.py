@@ -17,6 +17,10 @@ What was found, one test each:
    old, failing code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
    ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. The file
    is compiled again when it changes, and a class it no longer defines as imported is judged as it was given.
+4. A consumer imported from a zip archive on ``PYTHONPATH`` (zipimport, ``__file__`` ``cons.zip/zmod.py``):
+   ``simkit run retry_walkthrough --strategy zmod:Mine`` was ``simkit: strategy zmod:Mine raised
+   NotADirectoryError: [Errno 20] Not a directory: '.../cons.zip/zmod.py' in _code (lives.py:72)``, exit 2;
+   a module whose file cannot be read again is now judged as a class with no module body to run again.
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ import importlib
 import os
 import sys
 import types
+import zipfile
 
 import pytest
 
@@ -82,3 +87,13 @@ def test_a_consumer_file_edited_and_reloaded_is_judged_by_its_new_code(tmp_path,
     assert simulate(load("transient_storm"), module.Mine).verdict.ok
     path.unlink()                                     # what was imported is still judged, not blamed
     assert simulate(load("transient_storm"), module.Mine).verdict.ok
+
+
+def test_a_consumer_imported_from_a_zip_archive(tmp_path, monkeypatch):
+    archive = tmp_path / "cons.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("round61_zipped.py", "from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n")
+    monkeypatch.syspath_prepend(str(archive))
+    module = importlib.import_module("round61_zipped")
+    monkeypatch.setitem(sys.modules, "round61_zipped", module)     # gone again after the test
+    assert simulate(load("retry_walkthrough"), "round61_zipped:Mine").verdict.ok
