@@ -4,10 +4,10 @@ A crash "ends the worker's process at that point: everything in memory is gone" 
 points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global
 would outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already
 sent" set). So each life of a user's consumer runs a class taken from its defining module executed afresh: the
-module's code is compiled once (per version of its file) and run again into a new module object, at the cost
-of running a module body (a fraction of a millisecond), not of starting a process. This also keeps a run a
-pure function of its inputs: nothing a consumer kept in its class or module during one run leaks into the
-next.
+module's code is compiled once (again after a reload of its edited file) and run again into a new module
+object, at the cost of running a module body (a fraction of a millisecond), not of starting a process. This
+also keeps a run a pure function of its inputs: nothing a consumer kept in its class or module during one run
+leaks into the next.
 
 A module is run again a top-level statement at a time, and a statement that starts a simulation of its own
 (:func:`not_rerunning`) is passed over, with any after it that fail for want of its result: a script that
@@ -43,7 +43,6 @@ import sys
 import threading
 import types
 from collections import deque
-from functools import lru_cache
 
 from .consumer import Contract, tampered
 from .strategies import RAISED, at_qualname, consumer_error
@@ -74,26 +73,35 @@ def not_rerunning() -> None:
         raise _Rerun
 
 
-def _code(path: str) -> tuple | None:
-    """The module's top-level statements as the file at ``path`` holds them now (:func:`_compiled`), or
-    ``None`` where it can no longer be read or compiled (removed, or edited into a syntax error, since it was
-    imported: that was the consumer's error, ``FileNotFoundError in _code``). Asked at each life: a file
-    edited and reloaded since the last run (``importlib.reload``, a notebook's autoreload) ran its old
-    code."""
+#: Each consumer file's (stamp, top-level statements) as last compiled (:func:`_code`)
+_COMPILED: dict[str, tuple[tuple | None, tuple]] = {}
+
+
+def _code(path: str, newest: bool = False) -> tuple | None:
+    """The module's top-level statements as first compiled for ``path`` in this process, so that a file
+    edited while an audit runs (an editor's autosave) is run afresh as the class was imported; with
+    ``newest``, as the file holds them now, if it changed since (``importlib.reload``, a notebook's
+    autoreload: its old code was judged). ``None`` where there is nothing (newer) to run: the file removed,
+    unreadable or no longer compiling (that was the consumer's error, ``FileNotFoundError in _code``)."""
+    cached = _COMPILED.get(path)
+    if cached is not None and not newest:
+        return cached[1]
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return _compiled(path, st.st_mtime_ns, st.st_size, st.st_ino)
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    if cached is not None and cached[0] == stamp or (statements := _compiled(path)) is None:
+        return None
+    _COMPILED[path] = (stamp, statements)
+    return statements
 
 
-@lru_cache(maxsize=64)
-def _compiled(path: str, *_stamp: int) -> tuple | None:
-    """:func:`_code`, compiled once per version of the file: each top-level statement on its own (with the
-    module's ``__future__`` features), so that a re-run can pass over one that starts a simulation of its own
-    and go on. Read as bytes, as ``import`` reads a file: its encoding declaration or BOM is honoured (read as
-    UTF-8 text, a ``# -*- coding: latin-1 -*-`` file was a UnicodeDecodeError, a BOM a SyntaxError, each
-    blamed on the consumer)."""
+def _compiled(path: str) -> tuple | None:
+    """Each top-level statement of the file on its own (with the module's ``__future__`` features), so that a
+    re-run can pass over one that starts a simulation of its own and go on. Read as bytes, as ``import``
+    reads a file: its encoding declaration or BOM is honoured (read as UTF-8 text, a ``# -*- coding: latin-1
+    -*-`` file was a UnicodeDecodeError, a BOM a SyntaxError, each blamed on the consumer)."""
     try:
         with open(path, "rb") as f:
             tree = ast.parse(f.read(), path)
@@ -142,16 +150,27 @@ def _module_of(cls: type):
 
 def fresh(cls: type) -> type:
     """``cls`` as a new process would first see it: taken from its module, executed afresh (see the module
-    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it."""
+    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it as it was
+    imported (its methods' code differs: edited, and not reloaded)."""
     found = _module_of(cls)
     if found is None:
         return copied(cls)
     module, path = found
-    if (statements := _code(path)) is None:
-        return copied(cls)
     # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
     # would run the script again, simulate() and all, in each life) stays behind
     name = "__simkit_life__" if module.__name__ in ("__main__", "__mp_main__") else module.__name__
+    for newest in (False, True):        # the file as first compiled; else as it is now, if it changed
+        statements = _code(path, newest)
+        new = None if statements is None else _afresh(statements, module, name, path, cls)
+        if new is not None:
+            # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
+            return copied(new, run_again=name)
+    return copied(cls)
+
+
+def _afresh(statements: tuple, module, name: str, path: str, cls: type) -> type | None:
+    """``cls`` from ``statements`` run into a new module called ``name``, or ``None`` where they no longer
+    define it as it was imported."""
     again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
@@ -165,15 +184,13 @@ def fresh(cls: type) -> type:
                 passed = True
             except Exception:
                 if not passed:              # the module no longer runs as it did when it was loaded
-                    return copied(cls)
+                    return None
                 # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
         _DEPTH.rerunning -= 1
     new = at_qualname(again.__dict__, cls.__qualname__)
-    if not (isinstance(new, type) and new.__name__ == cls.__name__ and _codes(new) == _codes(cls)):
-        return copied(cls)          # (the file no longer defines it as it was imported: ``cls`` is judged)
-    # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
-    return copied(new, run_again=name)
+    same = isinstance(new, type) and new.__name__ == cls.__name__ and _codes(new) == _codes(cls)
+    return new if same else None
 
 
 def _state(cls: type, run_again: str | None = None) -> dict[str, object]:

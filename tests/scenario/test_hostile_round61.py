@@ -15,8 +15,9 @@ What was found, one test each:
 3. A consumer file edited and reloaded in the same process (``importlib.reload``, a notebook's autoreload):
    each life ran the module's code as first compiled (cached by path), so the fixed consumer was judged by its
    old, failing code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
-   ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. The file
-   is compiled again when it changes, and a class it no longer defines as imported is judged as it was given.
+   ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. A class
+   the file as first compiled no longer defines as imported (its methods' code) has it compiled again, and
+   one the file as it is does not define either is judged as it was given.
 4. A consumer imported from a zip archive on ``PYTHONPATH`` (zipimport, ``__file__`` ``cons.zip/zmod.py``):
    ``simkit run retry_walkthrough --strategy zmod:Mine`` was ``simkit: strategy zmod:Mine raised
    NotADirectoryError: [Errno 20] Not a directory: '.../cons.zip/zmod.py' in _code (lives.py:72)``, exit 2;
