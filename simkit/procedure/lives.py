@@ -150,8 +150,10 @@ def _module_of(cls: type):
 
 def fresh(cls: type) -> type:
     """``cls`` as a new process would first see it: taken from its module, executed afresh (see the module
-    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it as it was
-    imported (its methods' code differs: edited, and not reloaded)."""
+    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it. The module
+    as first compiled, while it defines ``cls`` as imported (its methods' code); else as its file is now, if
+    that changed since (a reload: the old code was judged); else the first, as it is (pytest's assertion
+    rewriting makes the imported code differ from the file's)."""
     found = _module_of(cls)
     if found is None:
         return copied(cls)
@@ -159,18 +161,18 @@ def fresh(cls: type) -> type:
     # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
     # would run the script again, simulate() and all, in each life) stays behind
     name = "__simkit_life__" if module.__name__ in ("__main__", "__mp_main__") else module.__name__
-    for newest in (False, True):        # the file as first compiled; else as it is now, if it changed
-        statements = _code(path, newest)
-        new = None if statements is None else _afresh(statements, module, name, path, cls)
-        if new is not None:
-            # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
-            return copied(new, run_again=name)
-    return copied(cls)
+    first = _afresh(statements, module, name, path, cls) if (statements := _code(path)) is not None else None
+    if first is None or _codes(first) != _codes(cls):
+        newest = _code(path, newest=True)
+        again = None if newest is None else _afresh(newest, module, name, path, cls)
+        first = again if again is not None else first
+    # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
+    return copied(cls) if first is None else copied(first, run_again=name)
 
 
 def _afresh(statements: tuple, module, name: str, path: str, cls: type) -> type | None:
-    """``cls`` from ``statements`` run into a new module called ``name``, or ``None`` where they no longer
-    define it as it was imported."""
+    """``cls``'s namesake from ``statements`` run into a new module called ``name``, or ``None`` where they
+    no longer run or define it."""
     again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
@@ -189,8 +191,7 @@ def _afresh(statements: tuple, module, name: str, path: str, cls: type) -> type 
     finally:
         _DEPTH.rerunning -= 1
     new = at_qualname(again.__dict__, cls.__qualname__)
-    same = isinstance(new, type) and new.__name__ == cls.__name__ and _codes(new) == _codes(cls)
-    return new if same else None
+    return new if isinstance(new, type) and new.__name__ == cls.__name__ else None
 
 
 def _state(cls: type, run_again: str | None = None) -> dict[str, object]:

@@ -16,8 +16,8 @@ What was found, one test each:
    each life ran the module's code as first compiled (cached by path), so the fixed consumer was judged by its
    old, failing code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
    ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. A class
-   the file as first compiled no longer defines as imported (its methods' code) has it compiled again, and
-   one the file as it is does not define either is judged as it was given.
+   the file as first compiled no longer defines as imported (its methods' code) has the file compiled again
+   if it changed since; a file that cannot be read or compiled leaves the class judged as it was given.
 4. A consumer imported from a zip archive on ``PYTHONPATH`` (zipimport, ``__file__`` ``cons.zip/zmod.py``):
    ``simkit run retry_walkthrough --strategy zmod:Mine`` was ``simkit: strategy zmod:Mine raised
    NotADirectoryError: [Errno 20] Not a directory: '.../cons.zip/zmod.py' in _code (lives.py:72)``, exit 2;
