@@ -22,18 +22,26 @@ What was found, one test each:
    ``simkit run retry_walkthrough --strategy zmod:Mine`` was ``simkit: strategy zmod:Mine raised
    NotADirectoryError: [Errno 20] Not a directory: '.../cons.zip/zmod.py' in _code (lives.py:72)``, exit 2;
    a module whose file cannot be read again is now judged as a class with no module body to run again.
+5. Two ``simkit.audit()`` calls at once, in two threads (a test suite's thread pool): the audit under way was
+   a module global, which each audit set as it began, so one audit's forked processes judged the other's
+   consumer: ``audit(Fine)`` of a consumer that is ``safe`` itself came back NOT ok with 3 failures, in one
+   try of four (budget 4, jobs 2), next to ``audit(MoveOn)``; in this process (jobs 1, no budget) the second
+   audit's end left the first an ``AssertionError``. The audit under way is now bound to its work function
+   (simkit/tools/audit.py).
 """
 from __future__ import annotations
 
 import importlib
 import os
 import sys
+import threading
 import types
 import zipfile
 
 import pytest
 
-from simkit import load, resolve, simulate
+from simkit import Consumer, audit, load, resolve, simulate
+from simkit.tools import audit as audit_module
 
 
 def test_simulate_in_another_thread_while_a_module_runs_afresh(tmp_path, monkeypatch):
@@ -98,3 +106,32 @@ def test_a_consumer_imported_from_a_zip_archive(tmp_path, monkeypatch):
     module = importlib.import_module("round61_zipped")
     monkeypatch.setitem(sys.modules, "round61_zipped", module)     # gone again after the test
     assert simulate(load("retry_walkthrough"), "round61_zipped:Mine").verdict.ok
+
+
+def test_two_audits_at_once_in_two_threads_each_judge_their_own_consumer(monkeypatch):
+    everything = audit_module.cases
+    two = {c.name: c for c in everything(1, 0) if c.kind == "bundled"}
+    monkeypatch.setattr(audit_module, "cases", lambda seeds, sweep_seeds: [two["transient_storm"],
+                                                                          two["late_retry"]])
+    other: list = []
+
+    class MoveOn(Consumer):
+        def is_terminal(self, decision):
+            return decision == "retry_later"
+
+    def audit_move_on() -> None:
+        try:
+            other.append(audit(MoveOn, seeds=1, sweep_seeds=0, shrink_first=False).ok)
+        except BaseException as exc:        # noqa: BLE001 -- what that thread's caller got
+            other.append(f"{type(exc).__name__}: {exc}")
+
+    class Fine(Consumer):
+        def is_terminal(self, decision):
+            if not other:                   # the first time: another audit, start to end, meanwhile
+                t = threading.Thread(target=audit_move_on)
+                t.start()
+                t.join()
+            return super().is_terminal(decision)
+
+    assert audit(Fine, seeds=1, sweep_seeds=0, shrink_first=False).ok
+    assert other == [False]
