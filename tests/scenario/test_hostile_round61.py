@@ -28,11 +28,17 @@ What was found, one test each:
    try of four (budget 4, jobs 2), next to ``audit(MoveOn)``; in this process (jobs 1, no budget) the second
    audit's end left the first an ``AssertionError``. The audit under way is now bound to its work function
    (simkit/tools/audit.py).
+6. ``explore()`` in a thread of a program that ignores SIGCHLD (a daemon's habit; a consumer may set it too):
+   ``explore(load("gauntlet"), "safe", max_crashes=1)`` forks to share prefixes, and set SIGCHLD back to its
+   default to wait for each fork, which only the main thread may do: ``ValueError: signal only works in main
+   thread of the main interpreter``, a traceback. There the kernel now reaps the fork, and simkit waits for it
+   all the same (simkit/tools/forked.py).
 """
 from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 import threading
 import types
@@ -42,6 +48,7 @@ import pytest
 
 from simkit import Consumer, audit, load, resolve, simulate
 from simkit.tools import audit as audit_module
+from simkit.tools.explore import explore
 
 
 def test_simulate_in_another_thread_while_a_module_runs_afresh(tmp_path, monkeypatch):
@@ -135,3 +142,23 @@ def test_two_audits_at_once_in_two_threads_each_judge_their_own_consumer(monkeyp
 
     assert audit(Fine, seeds=1, sweep_seeds=0, shrink_first=False).ok
     assert other == [False]
+
+
+def test_explore_in_a_thread_of_a_program_that_ignores_sigchld():
+    before = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    found: list = []
+
+    def explore_here() -> None:
+        try:
+            x = explore(load("retry_walkthrough"), "safe", max_crashes=1, share_prefixes=True)
+            found.append((x.schedules, x.violations))
+        except BaseException as exc:        # noqa: BLE001 -- what that thread's caller got
+            found.append(f"{type(exc).__name__}: {exc}")
+
+    try:
+        t = threading.Thread(target=explore_here)
+        t.start()
+        t.join()
+    finally:
+        signal.signal(signal.SIGCHLD, before)
+    assert found == [(9, 0)]
