@@ -12,9 +12,10 @@ What was found, one test each:
    latin.py:Mine`` was ``simkit: strategy latin.py:Mine raised UnicodeDecodeError: 'utf-8' codec can't
    decode byte 0xe9 ...``, exit 2, and the BOM a ``SyntaxError: invalid non-printable character U+FEFF``,
    both blamed on the consumer; the file is now read as bytes, as ``import`` reads it.
-3. A consumer file edited and reloaded in the same process (``importlib.reload``, a notebook's autoreload):
-   each life ran the module's code as first compiled (cached by path), so the fixed consumer was judged by its
-   old, failing code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
+3. A consumer file edited and run again in the same process, by its path (``simulate(sc, "mine.py:Mine")``
+   twice, the file fixed between) or reloaded (``importlib.reload``, a notebook's autoreload): each life ran
+   the module's code as first compiled (cached by path), so the fixed consumer was judged by its old, failing
+   code (``transient_storm``: NOT ok), and one whose file was since removed or broken was
    ``raised FileNotFoundError ... in _code (lives.py:72)``, simkit's reading blamed on the consumer. A class
    the file as first compiled no longer defines as imported (its methods' code) has the file compiled again
    if it changed since; a file that cannot be read or compiled leaves the class judged as it was given.
@@ -89,20 +90,28 @@ def test_a_consumer_file_in_the_encoding_it_declares(tmp_path, head):
     assert simulate(load("retry_walkthrough"), f"{path}:Mine").verdict.ok
 
 
-def test_a_consumer_file_edited_and_reloaded_is_judged_by_its_new_code(tmp_path, monkeypatch):
+def test_a_consumer_file_edited_is_judged_by_its_new_code(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     path = tmp_path / "round61_edited.py"
-    path.write_text("from simkit import Consumer\n\n\nclass Mine(Consumer):\n"
-                    "    def is_terminal(self, decision):\n        return decision == 'retry_later'\n")
+    failing = ("from simkit import Consumer\n\n\nclass Mine(Consumer):\n"
+               "    def is_terminal(self, decision):\n        return decision == 'retry_later'\n")
+    fixed = "from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n"
+    path.write_text(failing)
     module = importlib.import_module("round61_edited")
     monkeypatch.setitem(sys.modules, "round61_edited", module)     # gone again after the test
     assert not simulate(load("transient_storm"), module.Mine).verdict.ok     # a retry_later taken as done
-    path.write_text("from simkit import Consumer\n\n\nclass Mine(Consumer):\n    pass\n")
+    path.write_text(fixed)
     os.utime(path, ns=(0, 10**9))                     # a new version, whatever the clock's resolution
     module = importlib.reload(module)
     assert simulate(load("transient_storm"), module.Mine).verdict.ok
     path.unlink()                                     # what was imported is still judged, not blamed
     assert simulate(load("transient_storm"), module.Mine).verdict.ok
+    named = tmp_path / "round61_named.py"             # by its path, twice, the file fixed between
+    named.write_text(failing)
+    assert not simulate(load("transient_storm"), f"{named}:Mine").verdict.ok
+    named.write_text(fixed)
+    os.utime(named, ns=(0, 10**9))
+    assert simulate(load("transient_storm"), f"{named}:Mine").verdict.ok
 
 
 def test_a_consumer_imported_from_a_zip_archive(tmp_path, monkeypatch):
