@@ -34,6 +34,10 @@ What was found, one test each:
    default to wait for each fork, which only the main thread may do: ``ValueError: signal only works in main
    thread of the main interpreter``, a traceback. There the kernel now reaps the fork, and simkit waits for it
    all the same (simkit/tools/forked.py).
+7. ``simkit serve --config ""`` (``--config "$CONFIG"``, the variable unset) started the service without a
+   word, without the subjects, credentials, grants, journals and faults the file was to add; every other
+   option naming a file refuses an empty one. Now ``simkit: --config '': names no file; give one, or leave the
+   option out``, exit 2 (simkit/service/config.py).
 """
 from __future__ import annotations
 
@@ -48,6 +52,8 @@ import zipfile
 import pytest
 
 from simkit import Consumer, audit, load, resolve, simulate
+from simkit.service.cli import flagged
+from simkit.service.config import ServiceConfigError, build_service
 from simkit.tools import audit as audit_module
 from simkit.tools.explore import explore
 
@@ -171,3 +177,8 @@ def test_explore_in_a_thread_of_a_program_that_ignores_sigchld():
     finally:
         signal.signal(signal.SIGCHLD, before)
     assert found == [(9, 0)]
+
+
+def test_serve_refuses_an_empty_config_path():
+    with pytest.raises(ServiceConfigError, match=r"^--config '': names no file"), flagged():
+        build_service(config="")                    # what simkit serve builds before it listens
