@@ -121,6 +121,13 @@ def _codes(cls: type) -> dict[str, types.CodeType]:
     return {k: c for k, c in codes if isinstance(c, types.CodeType)}
 
 
+def _origins(cls: type) -> dict[str, tuple]:
+    """Where each function ``cls`` itself defines was written (file, line, qualified name), by name: the same
+    for the class its module defines however its code was compiled (pytest rewrites asserts), another for a
+    method assigned to the class since (``mock.patch.object``)."""
+    return {k: (c.co_filename, c.co_firstlineno, c.co_qualname) for k, c in _codes(cls).items()}
+
+
 def _files(cls: type) -> set[str]:
     """The source files of the functions ``cls`` itself defines (its methods, static and class ones too)."""
     return {os.path.realpath(c.co_filename) for c in _codes(cls).values()}
@@ -153,7 +160,8 @@ def fresh(cls: type) -> type:
     docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it. The module
     as first compiled, while it defines ``cls`` as imported (its methods' code); else as its file is now, if
     that changed since (a reload: the old code was judged); else the first, as it is (pytest's assertion
-    rewriting makes the imported code differ from the file's)."""
+    rewriting makes the imported code differ from the file's), unless a method of ``cls`` was written
+    elsewhere than the file's (a hook patched onto the class: its file's was judged)."""
     found = _module_of(cls)
     if found is None:
         return copied(cls)
@@ -166,8 +174,10 @@ def fresh(cls: type) -> type:
         newest = _code(path, newest=True)
         again = None if newest is None else _afresh(newest, module, name, path, cls)
         first = again if again is not None else first
+    if first is None or _origins(first) != _origins(cls):     # (a hook patched since: it is judged)
+        return copied(cls)
     # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
-    return copied(cls) if first is None else copied(first, run_again=name)
+    return copied(first, run_again=name)
 
 
 def _afresh(statements: tuple, module, name: str, path: str, cls: type) -> type | None:

@@ -38,6 +38,11 @@ What was found, one test each:
    word, without the subjects, credentials, grants, journals and faults the file was to add; every other
    option naming a file refuses an empty one. Now ``simkit: --config '': names no file; give one, or leave the
    option out``, exit 2 (simkit/service/config.py).
+8. A hook patched onto a consumer class of a file (``mock.patch.object(Mine, "is_terminal", fixed)``, or
+   ``Mine.is_terminal = fixed`` in a notebook) was lost: each life took the class from its file run afresh,
+   so ``simulate`` judged the file's failing hook (``transient_storm``: NOT ok, patched or not). A class with
+   a method written elsewhere than its file is now judged as it is, its class attributes copied for each life
+   (simkit/procedure/lives.py).
 """
 from __future__ import annotations
 
@@ -182,3 +187,19 @@ def test_explore_in_a_thread_of_a_program_that_ignores_sigchld():
 def test_serve_refuses_an_empty_config_path():
     with pytest.raises(ServiceConfigError, match=r"^--config '': names no file"), flagged():
         build_service(config="")                    # what simkit serve builds before it listens
+
+
+def test_a_hook_patched_onto_a_consumer_class_of_a_file_is_judged(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "round61_patched.py").write_text(
+        "from simkit import Consumer\n\n\nclass Mine(Consumer):\n"
+        "    def is_terminal(self, decision):\n        return decision == 'retry_later'\n")
+    module = importlib.import_module("round61_patched")
+    monkeypatch.setitem(sys.modules, "round61_patched", module)     # gone again after the test
+    assert not simulate(load("transient_storm"), module.Mine).verdict.ok
+
+    def fixed(self, decision):
+        return Consumer.is_terminal(self, decision)
+
+    monkeypatch.setattr(module.Mine, "is_terminal", fixed)
+    assert simulate(load("transient_storm"), module.Mine).verdict.ok
