@@ -4,9 +4,10 @@ A crash "ends the worker's process at that point: everything in memory is gone" 
 points"). Discarding the consumer object wipes its instance state, but a class attribute or a module global
 would outlive it in one Python process, and so would hide a bug a real restart shows (a class-level "already
 sent" set). So each life of a user's consumer runs a class taken from its defining module executed afresh: the
-module's code is compiled once and run again into a new module object, at the cost of running a module body (a
-fraction of a millisecond), not of starting a process. This also keeps a run a pure function of its inputs:
-nothing a consumer kept in its class or module during one run leaks into the next.
+module's code is compiled once (again after a reload of its edited file) and run again into a new module
+object, at the cost of running a module body (a fraction of a millisecond), not of starting a process. This
+also keeps a run a pure function of its inputs: nothing a consumer kept in its class or module during one run
+leaks into the next.
 
 A module is run again a top-level statement at a time, and a statement that starts a simulation of its own
 (:func:`not_rerunning`) is passed over, with any after it that fail for want of its result: a script that
@@ -39,9 +40,9 @@ import copy
 import gc
 import os
 import sys
+import threading
 import types
 from collections import deque
-from functools import cache
 
 from .consumer import Contract, tampered
 from .strategies import RAISED, at_qualname, consumer_error
@@ -54,23 +55,58 @@ class _Rerun(BaseException):
     (:func:`not_rerunning`)."""
 
 
-#: How many modules are being run afresh (:func:`fresh`) right now.
-_RERUNNING = [0]
+class _Depth(threading.local):
+    """How many modules this thread is running afresh (:func:`fresh`) right now: a thread's own, so that
+    another thread's ``simulate()`` is not taken for a statement of the module being run again (it raised
+    this module's ``_Rerun`` to its caller: round 61)."""
+
+    rerunning = 0
+
+
+_DEPTH = _Depth()
 
 
 def not_rerunning() -> None:
     """Called as a simulation starts: inside a module being run afresh, the statement that called it is passed
     over (the module docstring)."""
-    if _RERUNNING[0]:
+    if _DEPTH.rerunning:
         raise _Rerun
 
 
-@cache
-def _code(path: str) -> tuple:
-    """The module's top-level statements, each compiled on its own (with the module's ``__future__``
-    features), so that a re-run can pass over one that starts a simulation of its own and go on."""
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
+#: Each consumer file's (stamp, top-level statements) as last compiled (:func:`_code`)
+_COMPILED: dict[str, tuple[tuple | None, tuple]] = {}
+
+
+def _code(path: str, newest: bool = False) -> tuple | None:
+    """The module's top-level statements as first compiled for ``path`` in this process, so that a file
+    edited while an audit runs (an editor's autosave) is run afresh as the class was imported; with
+    ``newest``, as the file holds them now, if it changed since (``importlib.reload``, a notebook's
+    autoreload: its old code was judged). ``None`` where there is nothing (newer) to run: the file removed,
+    unreadable or no longer compiling (that was the consumer's error, ``FileNotFoundError in _code``)."""
+    cached = _COMPILED.get(path)
+    if cached is not None and not newest:
+        return cached[1]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    if cached is not None and cached[0] == stamp or (statements := _compiled(path)) is None:
+        return None
+    _COMPILED[path] = (stamp, statements)
+    return statements
+
+
+def _compiled(path: str) -> tuple | None:
+    """Each top-level statement of the file on its own (with the module's ``__future__`` features), so that a
+    re-run can pass over one that starts a simulation of its own and go on. Read as bytes, as ``import``
+    reads a file: its encoding declaration or BOM is honoured (read as UTF-8 text, a ``# -*- coding: latin-1
+    -*-`` file was a UnicodeDecodeError, a BOM a SyntaxError, each blamed on the consumer)."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, ValueError):
+        return None
     flags = 0
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
@@ -79,10 +115,22 @@ def _code(path: str) -> tuple:
                  for stmt in tree.body)
 
 
+def _codes(cls: type) -> dict[str, types.CodeType]:
+    """The code of each function ``cls`` itself defines (its methods, static and class ones too), by name."""
+    codes = ((k, getattr(getattr(v, "__func__", v), "__code__", None)) for k, v in vars(cls).items())
+    return {k: c for k, c in codes if isinstance(c, types.CodeType)}
+
+
+def _origins(cls: type) -> dict[str, tuple]:
+    """Where each function ``cls`` itself defines was written (file, line, qualified name), by name: the same
+    for the class its module defines however its code was compiled (pytest rewrites asserts), another for a
+    method assigned to the class since (``mock.patch.object``)."""
+    return {k: (c.co_filename, c.co_firstlineno, c.co_qualname) for k, c in _codes(cls).items()}
+
+
 def _files(cls: type) -> set[str]:
     """The source files of the functions ``cls`` itself defines (its methods, static and class ones too)."""
-    codes = (getattr(getattr(v, "__func__", v), "__code__", None) for v in vars(cls).values())
-    return {os.path.realpath(c.co_filename) for c in codes if isinstance(c, types.CodeType)}
+    return {os.path.realpath(c.co_filename) for c in _codes(cls).values()}
 
 
 def _ours(cls: type) -> bool:
@@ -109,7 +157,11 @@ def _module_of(cls: type):
 
 def fresh(cls: type) -> type:
     """``cls`` as a new process would first see it: taken from its module, executed afresh (see the module
-    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it."""
+    docstring); ``cls`` itself where that cannot be done, or where the module no longer defines it. The module
+    as first compiled, while it defines ``cls`` as imported (its methods' code); else as its file is now, if
+    that changed since (a reload: the old code was judged); else the first, as it is (pytest's assertion
+    rewriting makes the imported code differ from the file's), unless a method of ``cls`` was written
+    elsewhere than the file's (a hook patched onto the class: its file's was judged)."""
     found = _module_of(cls)
     if found is None:
         return copied(cls)
@@ -117,28 +169,39 @@ def fresh(cls: type) -> type:
     # a script's own module runs again under another name: its ``if __name__ == "__main__":`` block (which
     # would run the script again, simulate() and all, in each life) stays behind
     name = "__simkit_life__" if module.__name__ in ("__main__", "__mp_main__") else module.__name__
+    first = _afresh(statements, module, name, path, cls) if (statements := _code(path)) is not None else None
+    if first is None or _codes(first) != _codes(cls):
+        newest = _code(path, newest=True)
+        again = None if newest is None else _afresh(newest, module, name, path, cls)
+        first = again if again is not None else first
+    if first is None or _origins(first) != _origins(cls):     # (a hook patched since: it is judged)
+        return copied(cls)
+    # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
+    return copied(first, run_again=name)
+
+
+def _afresh(statements: tuple, module, name: str, path: str, cls: type) -> type | None:
+    """``cls``'s namesake from ``statements`` run into a new module called ``name``, or ``None`` where they
+    no longer run or define it."""
     again = types.ModuleType(name, module.__doc__)
     again.__file__, again.__package__ = path, module.__package__
     again.__spec__ = getattr(module, "__spec__", None)
-    _RERUNNING[0] += 1
+    _DEPTH.rerunning += 1
     try:
         passed = False
-        for statement in _code(path):
+        for statement in statements:
             try:
                 exec(statement, again.__dict__)
             except (_Rerun, SystemExit):    # its own simulation, or its sys.exit(): passed over
                 passed = True
             except Exception:
                 if not passed:              # the module no longer runs as it did when it was loaded
-                    return copied(cls)
+                    return None
                 # else: a statement that wanted what a passed-over one would have made (its result)
     finally:
-        _RERUNNING[0] -= 1
+        _DEPTH.rerunning -= 1
     new = at_qualname(again.__dict__, cls.__qualname__)
-    if not (isinstance(new, type) and new.__name__ == cls.__name__):
-        return copied(cls)
-    # a base from another of the user's modules (a helper's ``ran = set()``) is not run again: copied
-    return copied(new, run_again=name)
+    return new if isinstance(new, type) and new.__name__ == cls.__name__ else None
 
 
 def _state(cls: type, run_again: str | None = None) -> dict[str, object]:

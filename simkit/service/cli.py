@@ -25,7 +25,8 @@ DEFAULT_PORT = 8004
 EXPLORE_BUDGET, MAX_BUDGET = 600.0, 1e6
 #: The flag of ``simkit serve`` that sets each parameter a library error may name
 #: (``ServiceConfigError.param``).
-FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "credentials": "--credential",
+FLAGS = {"port": "--port", "store": "--store", "operator": "--operator", "config": "--config",
+         "credentials": "--credential",
          "grants": "--grant", "faults": "--fault", "version": "--contract-version",
          "max_crashes": "--max-crashes", "lost_replies": "--lost-responses", "horizon": "--horizon"}
 

@@ -297,7 +297,10 @@ def build_service(
         raise ServiceConfigError(f"store {C.show(store)}: one of {', '.join(STORES)}", param="store")
     svc = dev_service(clock, store=store)
     specs: list[FaultSpec] = []
-    if config:
+    if config == "":        # ``--config "$UNSET"`` started the service without the file's subjects and faults
+        raise ServiceConfigError("config '': names no file; give one, or leave the option out",
+                                 param="config")
+    if config is not None:
         specs += apply_config(svc, load_config(config), config)
     for text in credentials:
         token, subject = parse_credential_flag(text)

@@ -16,6 +16,7 @@ import os
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from functools import partial
 
 from simkit.errors import ConsumerError, SimkitError, described, printable, whole
 from simkit.judge.report import table
@@ -145,16 +146,13 @@ def _explored(case: Case, x: Exploration) -> Failure | None:
                    failing(case.scenario, faults, case.keep_faults))
 
 
-# The audit under way (consumer, cases), inherited by its forked processes: a test's class need not pickle
-_UNDER_WAY: tuple[type[Consumer], list[Case]] | None = None
-
-
-def _work(task):
-    """A task of the audit under way, in any process. ``("case", who, i)``: :func:`_try` of case ``i`` by the
-    audited consumer (``who`` 0) or by ``safe`` (1). ``("below", who, i, split, roots)``: the exploration of
-    those subtrees of the case's split (:func:`~simkit.tools.explore.below`)."""
-    assert _UNDER_WAY is not None, "judged only inside _outcomes"
-    (cls, todo), (kind, who, i, *rest) = _UNDER_WAY, task
+def _work(under_way: tuple[type[Consumer], list[Case]], task):
+    """A task of the audit ``under_way`` (consumer, cases: bound by :func:`_outcomes` and inherited by its
+    forked processes, so a test's class need not pickle; a global, it was another thread's audit's, whose
+    consumer a pool forked meanwhile judged: round 61), in any process. ``("case", who, i)``: :func:`_try` of
+    case ``i`` by the audited consumer (``who`` 0) or by ``safe`` (1). ``("below", who, i, split, roots)``:
+    the exploration of those subtrees of the case's split (:func:`~simkit.tools.explore.below`)."""
+    (cls, todo), (kind, who, i, *rest) = under_way, task
     consumer = Consumer if who else cls
     try:
         if kind == "below":
@@ -174,45 +172,40 @@ def _outcomes(cls, todo: list[Case], jobs: int, deadline: float | None):
     another runs the dearest exploration alone. A case the consumer fails is then tried by ``safe`` (next in
     line) unless its answer is known. A case that runs exactly what an earlier one runs
     (:func:`~simkit.tools.audit_cases.twins`) is not run: it is judged as that one is, right after it."""
-    global _UNDER_WAY
-    _UNDER_WAY = (cls, todo)
     same = twins(todo)                              # a case that runs what an earlier one runs is not run
     later = {j for js in same.values() for j in js}
     queue: deque[tuple] = deque(("case", 0, i) for i in range(len(todo)) if i not in later)
     splits: dict[tuple[int, int], list] = {}       # (who, i) -> [split, groups still out]
     held: dict[int, tuple[Failure | None, bool]] = {}   # the consumer's failures waiting for safe's answer
-    try:
-        for task, out in served(_work, queue, jobs, deadline, "audit"):
-            kind, who, i = task[:3]
-            if kind == "below":
-                entry = splits[who, i]
-                entry[0].result.merge(out)
-                entry[1] -= 1
-                if entry[1]:
-                    continue
-                failure, stalled = _explored(todo[i], splits.pop((who, i))[0].result), False
-            elif out[0] == "split":
-                groups = _groups(out[1].roots, jobs)
-                splits[who, i] = [out[1], len(groups)]
-                queue.extendleft(("below", who, i, _part(out[1], g), g) for g in reversed(groups))
+    for task, out in served(partial(_work, (cls, todo)), queue, jobs, deadline, "audit"):
+        kind, who, i = task[:3]
+        if kind == "below":
+            entry = splits[who, i]
+            entry[0].result.merge(out)
+            entry[1] -= 1
+            if entry[1]:
                 continue
-            else:
-                _done, failure, stalled = out
-            if who:
-                for j in (i, *same.get(i, ())):
-                    _SAFE_PASSES[todo[j]] = failure is None
-                judged, passes = held.pop(i), failure is None
-            elif failure is not None and cls is not Consumer and todo[i] not in _SAFE_PASSES:
-                held[i] = (failure, stalled)
-                queue.appendleft(("case", 1, i))
-                continue
-            else:
-                judged, passes = (failure, stalled), cls is not Consumer and _SAFE_PASSES.get(todo[i], False)
-            yield (i, *_status(judged, passes))
-            for j in same.get(i, ()):
-                yield (j, *_status(_twin(judged, todo[j]), passes))
-    finally:
-        _UNDER_WAY = None
+            failure, stalled = _explored(todo[i], splits.pop((who, i))[0].result), False
+        elif out[0] == "split":
+            groups = _groups(out[1].roots, jobs)
+            splits[who, i] = [out[1], len(groups)]
+            queue.extendleft(("below", who, i, _part(out[1], g), g) for g in reversed(groups))
+            continue
+        else:
+            _done, failure, stalled = out
+        if who:
+            for j in (i, *same.get(i, ())):
+                _SAFE_PASSES[todo[j]] = failure is None
+            judged, passes = held.pop(i), failure is None
+        elif failure is not None and cls is not Consumer and todo[i] not in _SAFE_PASSES:
+            held[i] = (failure, stalled)
+            queue.appendleft(("case", 1, i))
+            continue
+        else:
+            judged, passes = (failure, stalled), cls is not Consumer and _SAFE_PASSES.get(todo[i], False)
+        yield (i, *_status(judged, passes))
+        for j in same.get(i, ()):
+            yield (j, *_status(_twin(judged, todo[j]), passes))
 
 
 def _part(split: Split, roots: list) -> Split:

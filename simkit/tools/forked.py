@@ -75,11 +75,25 @@ def _waitable():
     if before is not signal.SIG_IGN:
         yield
         return
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    except ValueError:      # not the main thread, which alone may set it (an explore in a thread was this
+        yield               # ValueError's traceback): the kernel reaps the fork, :func:`_reaped` waits for it
+        return
     try:
         yield
     finally:
         signal.signal(signal.SIGCHLD, before)
+
+
+def _reaped(pid: int) -> int | None:
+    """The exit status of the fork ``pid``, once it has ended; ``None`` where the kernel reaped it itself
+    (SIGCHLD ignored, in a thread that cannot set it back: :func:`_waitable`; ``waitpid`` waits all the same,
+    then raises ``ChildProcessError``)."""
+    try:
+        return os.waitpid(pid, 0)[1]
+    except ChildProcessError:
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -93,7 +107,7 @@ def fork_cost() -> float:
             pid = os.fork()
             if pid == 0:
                 os._exit(0)
-            os.waitpid(pid, 0)
+            _reaped(pid)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -187,7 +201,7 @@ class ForkPlan(Plan):
             os.close(w)
             with os.fdopen(r, "rb") as pipe:
                 data = pipe.read()
-            _pid, status = os.waitpid(pid, 0)
+            status = _reaped(pid)
         if not data:
             raise RuntimeError(f"explore: the forked run of {f} ended (status {status}) without a result")
         kind, payload = pickle.loads(data)
