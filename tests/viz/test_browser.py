@@ -13,6 +13,7 @@ before and after each change go to ``artifacts/browser/``.
 Needs Debian's ``chromium`` and the ``playwright`` package (no browser download). Without them the test is
 skipped, unless ``SIMKIT_REQUIRE_BROWSER=1`` (as ``.ci/run`` sets): then it fails.
 """
+import json
 import os
 import shutil
 import socket
@@ -98,25 +99,33 @@ def browser():
         b.close()
 
 
+def _end_sessions(lab: str, notebook: str) -> None:
+    """Shut down every kernel session of ``notebook`` through the server's REST API (``/api/sessions``), so
+    that the page opening it starts a new kernel."""
+    url = f"{lab}/api/sessions"
+    with urllib.request.urlopen(f"{url}?token={TOKEN}", timeout=60) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        if session.get("path", "").endswith(notebook):
+            urllib.request.urlopen(urllib.request.Request(f"{url}/{session['id']}?token={TOKEN}",
+                                                          method="DELETE"), timeout=120).close()
+
+
 def open_and_run_all(browser, lab: str, notebook: str, fresh_kernel: bool = False):
     """Open ``notebook`` in JupyterLab, run all its cells (JupyterLab's own "Run All Cells" command) and wait
-    until every code cell has run and the kernel is idle; return the page. ``fresh_kernel``: restart the
-    kernel first (JupyterLab keeps a notebook's kernel, and what it was told, across pages)."""
+    until every code cell has run and the kernel is idle; return the page. ``fresh_kernel``: a new kernel
+    (JupyterLab keeps a notebook's kernel, and what it was told, across pages): its sessions are ended first,
+    not restarted in the page (under load, a restarted kernel's status stayed short of 'idle' for 300 s in
+    one of six CI rehearsals, though polled)."""
+    if fresh_kernel:
+        _end_sessions(lab, notebook)
     page = browser.new_page(viewport={"width": 1500, "height": 2600})   # a whole widget in view, painted
     page.set_default_timeout(120_000)
     page.goto(f"{lab}/lab/tree/{notebook}?reset&token={TOKEN}")      # a fresh workspace: only this notebook
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     current = "window.jupyterapp.shell.currentWidget"
-    page.wait_for_function(f"() => {current} && {current}.sessionContext.session?.kernel?.status === 'idle'")
-    if fresh_kernel:
-        page.evaluate(f"async () => await {current}.sessionContext.session.kernel.restart()")
-        # idle, asking the kernel for its info every 5 s until it is (it then says its status again): under
-        # load, a restarted kernel's status stayed short of 'idle' for 120 s in two of five CI rehearsals
-        page.wait_for_function(
-            f"() => {{ const k = {current}.sessionContext.session?.kernel; if (!k) return false;"
-            " if (k.status === 'idle') return true; if (!(Date.now() - (window.__simkitAsked || 0) < 5000)) {"
-            " window.__simkitAsked = Date.now(); k.requestKernelInfo().catch(() => {}); } return false; }",
-            timeout=300_000, polling=1000)
+    page.wait_for_function(f"() => {current} && {current}.sessionContext.session?.kernel?.status === 'idle'",
+                           timeout=300_000, polling=1000)
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     try:
         page.wait_for_function(
