@@ -60,6 +60,14 @@ static void col_close(Col *cols, int n) {
         if (cols[i].view.obj) PyBuffer_Release(&cols[i].view);
 }
 
+/* Open n columns, each read as hows[j] and called names[j] in an error; on an error, none stays open. */
+static int cols_open(PyObject **objs, Col *c, int n, const int *hows, const char **names) {
+    memset(c, 0, n * sizeof *c);
+    for (int j = 0; j < n; j++)
+        if (col_open(objs[j], &c[j], hows[j], names[j])) { col_close(c, n); return -1; }
+    return 0;
+}
+
 /* the first index in positions[lo:hi] whose value is above x (bisect.bisect_right) */
 static Py_ssize_t bisect_right(const Col *positions, int64_t x, Py_ssize_t lo, Py_ssize_t hi) {
     while (lo < hi) {
@@ -115,11 +123,10 @@ static PyObject *receipts(PyObject *self, PyObject *args) {
     Py_ssize_t k;
     int is_void;
     Col c[5];
-    memset(c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "OOOOOnp", &o[0], &o[1], &o[2], &o[3], &o[4], &k, &is_void)) return NULL;
+    static const int hows[] = {WRITE, READ, READ, READ, READ};
     static const char *names[] = {"at", "seqs", "codes", "kinds", "ranks"};
-    for (int j = 0; j < 5; j++)
-        if (col_open(o[j], &c[j], j == 0 ? WRITE : READ, names[j])) { col_close(c, 5); return NULL; }
+    if (cols_open(o, c, 5, hows, names)) return NULL;
     int64_t *at = col_q(&c[0]);
     Py_ssize_t n = c[1].n, waiting = 0;
     if (c[2].n < n) n = c[2].n;
@@ -144,11 +151,10 @@ static PyObject *effects(PyObject *self, PyObject *args) {
     Py_ssize_t k;
     int stop_unranked;
     Col c[3];
-    memset(c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "OOOnp", &o[0], &o[1], &o[2], &k, &stop_unranked)) return NULL;
+    static const int hows[] = {WRITE, READ, READ};
     static const char *names[] = {"at", "seqs", "ranks"};
-    for (int j = 0; j < 3; j++)
-        if (col_open(o[j], &c[j], j == 0 ? WRITE : READ, names[j])) { col_close(c, 3); return NULL; }
+    if (cols_open(o, c, 3, hows, names)) return NULL;
     int64_t *at = col_q(&c[0]);
     Py_ssize_t n = c[1].n < c[2].n ? c[1].n : c[2].n, found = 0;
     for (; k < n; k++) {
@@ -211,16 +217,15 @@ static PyObject *commits(PyObject *self, PyObject *args) {
     long long commit, mark;
     Py_ssize_t i, hi;
     Col c[7];
-    memset(c, 0, sizeof c);
     if (!PyArg_ParseTuple(args, "OOLOOOLOOnOn", &o[0], &o[1], &commit, &o[2], &o[3], &o[4], &mark, &o[5], &o[6],
                           &i, &o_last, &hi))
         return NULL;
     int has_last = o_last != Py_None;
     long long last = has_last ? PyLong_AsLongLong(o_last) : 0;
     if (has_last && last == -1 && PyErr_Occurred()) return NULL;
+    static const int hows[] = {READ, READ, READ, READ, READ, READ, WIDE};
     static const char *names[] = {"seqs", "kinds", "cursors", "applied", "versions", "positions", "at"};
-    for (int j = 0; j < 7; j++)
-        if (col_open(o[j], &c[j], j == 6 ? WIDE : READ, names[j])) { col_close(c, 7); return NULL; }
+    if (cols_open(o, c, 7, hows, names)) return NULL;
     Py_ssize_t n = c[0].n, regressions = 0, end = c[5].n;
     for (int j = 1; j < 5; j++) if (c[j].n < n) n = c[j].n;
     const int64_t *at = col_q(&c[6]);
