@@ -141,7 +141,7 @@ if os.environ.get("SIMKIT_NATIVE", "1") != "0":
 def ranks(codes, positions, grid: tuple[int, int] | None) -> array:
     """Per position of ``codes``, its rank in the sorted ``positions`` (an ``array("q")``), or -1; ``grid``:
     ``(first, step)`` if ``positions`` are evenly spaced (:func:`~simkit.truth.columns.evenly_spaced`)."""
-    out = array("q", bytes(8 * len(codes)))
+    out = array("q", [-1]) * len(codes)
     first, step = grid or (0, 0)
     (ranks_into if isinstance(positions, array) else _ranks)(out, codes, positions, first, step)
     return out
