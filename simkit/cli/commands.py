@@ -126,12 +126,11 @@ def cmd_compare(args) -> int:
 
     def work() -> str:                  # apart, as run's: a killed command leaves no --store sqlite folder
         # one run kept at a time: each is its row once judged (eight at once held 2.6 GB at 10**6 events)
-        rows = [r.as_dict() if args.json else verdict_row(r)
-                for r in (simulate(sc, cls, seed) for cls in STRATEGIES.values())]
+        runs = (simulate(sc, cls, seed) for cls in STRATEGIES.values())
         if args.json:
-            return json.dumps({"scenario": sc.name, "seed": seed, "results": rows})
+            return json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]})
         return (f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n\n"
-                + table(rows))
+                + table([verdict_row(r) for r in runs]))
     say(_apart(RUN_BUDGET * len(STRATEGIES), work, f"compare {sc.name}", args))
     return 0
 
