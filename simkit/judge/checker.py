@@ -16,7 +16,6 @@ import bisect
 import heapq
 import math
 from array import array
-from collections import deque
 from itertools import islice
 
 from simkit.model import NON_TERMINAL
@@ -280,12 +279,12 @@ def _judge_writes(truth: GroundTruth, found: Outcomes, violate) -> int:
         if commits is not None and row:   # the plain commits from here are the pass's: skipped, counted
             plain, more, last, hi = commits(row, last, hi)
             regressions += more
-            if plain > row:
-                deque(islice(rows, plain - row - 1), maxlen=0)
-                row = plain
-                seq, time, worker, wkind, before, after = next(rows, None) or (None,) * 6
-                if seq is None:
+            if plain > row:            # on to row ``plain``, past the plain commits before it
+                following = next(islice(rows, plain - row - 1, None), None)
+                if following is None:
                     break
+                seq, time, worker, wkind, before, after = following
+                row = plain
         row += 1
         b_applied, a_applied = before[1], after[1]
         pages.until(seq)
