@@ -493,9 +493,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+extern PyMethodDef world_methods[];          /* simkit/_native_world.c: the world's quick request path */
+
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "simkit._native",
-    "The checker's whole-stream passes in C; their reference is simkit.judge.kernels.", -1, methods,
+    "The checker's passes, the journal and the world's quick request path in C; references in simkit/truth/passes.py,"
+    " simkit/truth/journal.py and simkit/world/simulation.py.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
@@ -505,6 +508,8 @@ PyMODINIT_FUNC PyInit__native(void) {
         || !(s_table_attr = PyUnicode_InternFromString("_code")) || PyType_Ready(&JournalType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m && PyModule_AddObjectRef(m, "Journal", (PyObject *)&JournalType) < 0) Py_CLEAR(m);
+    if (m && (PyModule_AddObjectRef(m, "Journal", (PyObject *)&JournalType) < 0
+              || PyModule_AddFunctions(m, world_methods) < 0))
+        Py_CLEAR(m);
     return m;
 }

@@ -1,4 +1,4 @@
-"""Types of simkit._native, built from simkit/_native.c: the compiled passes of simkit.truth.passes, whose
+"""Types of simkit._native, built from simkit/_native*.c: the compiled passes of simkit.truth.passes, whose
 functions of the same names (with a leading underscore) are their reference and document them."""
 from typing import Any
 
@@ -8,3 +8,9 @@ def effects(at: Any, seqs: Any, ranks: Any, k: int, stop_unranked: bool, /) -> t
 def claims(workers: Any, mark: int, codes: Any, kinds: Any, ranks: Any, decided: Any, k: int, /) -> int: ...
 def commits(seqs: Any, kinds: Any, commit: int, cursors: Any, applied: Any, versions: Any, mark: int,
             positions: Any, at: Any, i: int, last: int | None, hi: int, /) -> tuple[int, int, int | None, int]: ...
+
+# simkit/_native_world.c: the world's quick request path (reference: World.handle, World._commit_at_once)
+def world_setup(handle: type, commit: type, well_handle: Any, well_commit: Any, terminal: tuple[str, ...],
+                checkpoint: type, idmap: type, /) -> None: ...
+def quick(world: Any, gen: Any, result: Any, left: int, worker: int,
+          /) -> tuple[Any, int, BaseException | None]: ...

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import suppress
 from functools import partial
+from types import GeneratorType
 from typing import ClassVar
 
 import simpy
@@ -46,6 +47,8 @@ from .guard import (
     wall_clock,
 )
 from .points import Crash
+from .quick import failed as quick_failed
+from .quick import quick_path
 from .sink import Sink
 from .timed import TimedRequests
 
@@ -105,6 +108,10 @@ class World(TimedRequests):
         self._journal = (journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
                          if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
                          and self.provider.events.ids is None else None)
+        #: the usual requests in C (simkit/_native_world.c: :meth:`handle` of an ``ok`` event and a journaled
+        #: :meth:`_commit_at_once`) where this world executes them as ``World`` does, else ``None``
+        #: the usual event's two requests in C where they stand for this world's own (:mod:`.quick`), or None
+        self._quick = quick_path(self, World.handle, World._commit_at_once)
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
@@ -191,18 +198,24 @@ class World(TimedRequests):
         left = GUARD_CHUNK                          # requests until the next call of the progress guard
         while True:
             gen = start(self.strategy, self.contract)    # a new life: it remembers nothing
-            result = None
+            result = failed = None
+            quick = self._quick if type(gen) is GeneratorType else None
             try:
                 while True:
                     try:
-                        op = gen.send(result)
+                        if quick is None:
+                            op = gen.send(result)
+                            left -= 1
+                        else:                       # the usual requests executed in C, up to the next one
+                            op, left, failed = quick(self, gen, result, left, worker)
                     except StopIteration:           # step 7's "stop": the worker is done, at the end or not
                         self._row(worker, "stopped")
                         self.finish(worker, "stopped" if self._at_end(worker) else "stopped_early")
                         return
                     except RAISED as exc:  # the consumer's own code: no traceback, one line (CLI exit 2)
                         raise consumer_error(self.strategy, exc) from exc
-                    left -= 1
+                    if failed is not None:
+                        quick_failed(self.strategy, worker, op, failed)
                     if not left:
                         left = GUARD_CHUNK
                         self.guard.chunk(self.clock.now)

@@ -14,7 +14,7 @@ ROOT = Path(simkit.__file__).parent
 RANKS = {
     "_codegen": -1,         # compiles generated methods (model.record, truth.columns.adder): stdlib only
     "_starting": -1,        # the simkit command's signals while it imports: stdlib only
-    "_native": -1,          # the checker's whole-stream passes in C (simkit/_native.c): no import at all
+    "_native": -1,          # the checker's passes, the world's quick path in C (simkit/_native*.c): no import
     "requests": -0.5,  # the requests declared as data, that model's crash points derive from: stdlib only
     "errors": 0, "model": 0,
     "ops": 1, "truth": 1,

@@ -1,0 +1,142 @@
+"""The world's quick request path in C (simkit/_native_world.c, ``World._quick``) equals the Python it
+stands for.
+
+Each run is made twice, once with the quick path and once without it (``World._quick = None``: ``handle`` and
+``_commit_at_once`` in Python), and must leave the same ground truth: every log row, the receipts and
+checkpoint, the sink's effect counts, the clock, the progress guard, the trace and the verdict. The runs: the
+audit's bundled and corner cases under ``safe``, every shortcut, and every fourth consumer of the correct
+gallery and of three hostile rounds' buggy ones; long quiet streams of every event behaviour, where the quick
+path does most of the work; then the paths where it hands a request back or fails part-way.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+from mutants import round55, round58, round62
+from mutants.roster import CORRECT
+
+import simkit
+from simkit import Consumer
+from simkit.judge.checker import check
+from simkit.procedure.strategies import STRATEGIES
+from simkit.scenario.read import parse
+from simkit.tools.audit_cases import cases
+from simkit.tools.bench import generated
+from simkit.truth import passes
+from simkit.truth.collector import paused
+from simkit.world.simulation import World
+
+native = pytest.mark.skipif(passes.NATIVE is None, reason="simkit._native was not built (SIMKIT_NATIVE=0)")
+
+
+def _buggy() -> list[type[Consumer]]:
+    return [c for m in (round55, round58, round62) for _n, c in inspect.getmembers(m, inspect.isclass)
+            if issubclass(c, Consumer) and c.__module__ == m.__name__]
+
+
+def _run(scenario, consumer, seed: int, quick: bool, **world) -> tuple:
+    """The run's ground truth and verdict, with the quick path or without it."""
+    w = World(scenario, consumer, seed, **world)
+    if not quick:
+        w._quick = None
+    with paused():
+        w.run()
+    store, sink, g = w.store, w.sink, w.guard
+    return (list(store.receipt_log), list(store.writes), list(store.reads), list(sink.effects),
+            list(sink.decisions), dict(store.receipts.items()), store.checkpoint,
+            dict(sink.effect_count.items()),
+            w.clock.seq, w.clock.now, (g.steps, g.at, g.instant), w.completed, w.stopped, w.stopped_early,
+            w.trace.digest(), check(w).as_dict())
+
+
+def test_the_quick_path_runs_where_it_stands_for_the_world():
+    """Built where a compiler is (else only SIMKIT_NATIVE=0 turns it off), and used for a plain run: without
+    this, the comparisons below would compare the Python with itself."""
+    w = World(parse(generated(50)), STRATEGIES["safe"], 0)
+    assert (w._quick is not None) == (passes.NATIVE is not None)
+
+
+@native
+@pytest.mark.parametrize("kind", ["bundled", "corner"])
+def test_every_audit_case_leaves_the_same_ground_truth(kind):
+    consumers = [simkit.resolve(s) for s in STRATEGIES] + list(CORRECT[1::4]) + _buggy()[::4]
+    for case in (c for c in cases(1, 1) if c.kind == kind):
+        for consumer in consumers:
+            assert _run(case.scenario, consumer, case.seed, True) == _run(case.scenario, consumer, case.seed,
+                                                                          False), (case.name, consumer)
+
+
+GENERATED = {"ok": {}, "poison": {"poison": 0.1}, "transient": {"transient": 0.2},
+             "review": {"review": 0.1}, "hold": {"hold": 0.05},
+             "pages": {"overlap": 0.3, "empty_pages": 0.1, "stuck": 0.1, "page_size": 7}}
+
+
+@native
+@pytest.mark.parametrize("stream", GENERATED)
+@pytest.mark.parametrize("sink", ["transactional", "external"])
+def test_a_long_quiet_stream_leaves_the_same_ground_truth(stream, sink):
+    """1,000 events, one worker, no fault: each commit of an ``ok`` event with no receipt is the quick path's;
+    other behaviours' Handle, and commits of events already closed (overlaps), go to Python."""
+    text = generated(1_000)
+    text["generate"] = {**text["generate"], **GENERATED[stream]}
+    scenario = dataclasses.replace(parse(text), sink=sink)
+    for consumer in (STRATEGIES["safe"], *CORRECT[1:4]):
+        assert _run(scenario, consumer, 3, True) == _run(scenario, consumer, 3, False), consumer
+
+
+@native
+def test_a_stream_longer_than_a_guard_chunk_counts_the_same_steps():
+    """The progress guard is called every GUARD_CHUNK requests, whichever path executed them."""
+    scenario = parse(generated(1_700))
+    assert _run(scenario, STRATEGIES["safe"], 0, True) == _run(scenario, STRATEGIES["safe"], 0, False)
+
+
+class _Refusing:
+    """A journal whose row raises: the commit fails after the store kept its receipt (World._journaled)."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+    def __call__(self, *row):
+        raise self.error
+
+
+@native
+@pytest.mark.parametrize("error", [TypeError("refused"), MemoryError()])
+def test_a_commit_that_fails_part_way_fails_as_in_python(error):
+    """The quick path hands the exception back (``failed``): World._failed raises it as the at-once path
+    does, and the state it leaves is the Python's."""
+    outcomes = []
+    for quick in (True, False):
+        w = World(parse(generated(30)), STRATEGIES["safe"], 0)
+        w._journal = _Refusing(error)
+        if not quick:
+            w._quick = None
+        with paused(), pytest.raises(type(error)) as raised:
+            w.run()
+        outcomes.append((type(raised.value), str(raised.value), dict(w.store.receipts.items()),
+                         w.store.checkpoint, w.clock.seq, w.clock.now))
+    assert outcomes[0] == outcomes[1]
+
+
+class _Returns(Consumer):
+    """A consumer whose run returns a value half-way (step 7's "stop", early)."""
+
+    def run(self):
+        inner, result = super().run(), None
+        for _ in range(24):
+            try:
+                request = inner.send(result)
+            except StopIteration:
+                return None
+            result = yield request
+        return "early"
+
+
+@native
+def test_a_life_that_returns_part_way_stops_as_in_python():
+    scenario = parse(generated(40))
+    assert _run(scenario, _Returns, 0, True) == _run(scenario, _Returns, 0, False)
+    assert _run(scenario, _Returns, 0, True)[-1]["ok"] is False
