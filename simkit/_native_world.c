@@ -70,95 +70,154 @@ static int in_terminal(PyObject *v) {
     return 0;
 }
 
-/* an array.array's item i (no bounds check: the caller's), or -1 with an error */
-static long long array_item(PyObject *arr, Py_ssize_t i) {
-    PyObject *v = PySequence_GetItem(arr, i);
-    if (!v) return -1;
-    long long x = PyLong_AsLongLong(v);
-    Py_DECREF(v);
-    return x;
+/* An IdMap's parts, read once for one access (new references), and its codes array's buffer. */
+typedef struct {
+    PyObject *slots, *codes, *aside;
+    long long base;
+    Py_buffer view;
+} Map;
+
+static void map_close(Map *m) {
+    if (m->view.obj) PyBuffer_Release(&m->view);
+    Py_XDECREF(m->slots); Py_XDECREF(m->codes); Py_XDECREF(m->aside);
+}
+
+/* 0, or -1 with an error (m closed either way by map_close) */
+static int map_open(PyObject *map, Map *m, int writable) {
+    memset(m, 0, sizeof *m);
+    PyObject *base = GET(map, n_base);
+    if (!base) return -1;
+    m->base = PyLong_AsLongLong(base);
+    Py_DECREF(base);
+    if ((m->base == -1 && PyErr_Occurred()) || !(m->slots = GET(map, n_slots)) || !(m->codes = GET(m->slots, n_codes))
+        || !(m->aside = GET(map, n_aside)))
+        return -1;
+    if (!PyDict_CheckExact(m->aside)) { PyErr_SetString(PyExc_TypeError, "aside: a dict expected"); return -1; }
+    if (PyObject_GetBuffer(m->codes, &m->view, PyBUF_FORMAT | PyBUF_ND | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    const char *f = m->view.format ? m->view.format : "B";
+    if (m->view.ndim != 1 || !f[0] || f[1] || !strchr("BHILQ", f[0])) {
+        PyErr_SetString(PyExc_TypeError, "codes: an array of unsigned integers expected");
+        return -1;
+    }
+    return 0;
+}
+
+static Py_ssize_t map_len(const Map *m) { return m->view.len / m->view.itemsize; }
+
+static uint64_t map_get(const Map *m, Py_ssize_t i) {
+    const char *p = (const char *)m->view.buf;
+    switch (m->view.itemsize) {
+    case 1: return ((const uint8_t *)p)[i];
+    case 2: return ((const uint16_t *)p)[i];
+    case 4: return ((const uint32_t *)p)[i];
+    default: return ((const uint64_t *)p)[i];
+    }
+}
+
+/* 0; -1 if ``c`` does not fit the array's items (nothing written) */
+static int map_put(Map *m, Py_ssize_t i, uint64_t c) {
+    char *p = (char *)m->view.buf;
+    switch (m->view.itemsize) {
+    case 1: if (c > UINT8_MAX) return -1; ((uint8_t *)p)[i] = (uint8_t)c; return 0;
+    case 2: if (c > UINT16_MAX) return -1; ((uint16_t *)p)[i] = (uint16_t)c; return 0;
+    case 4: if (c > UINT32_MAX) return -1; ((uint32_t *)p)[i] = (uint32_t)c; return 0;
+    default: ((uint64_t *)p)[i] = c; return 0;
+    }
 }
 
 /* IdMap.at(position, default): a new reference (``dflt`` when none), or NULL. */
 static PyObject *idmap_at(PyObject *map, long long position, PyObject *dflt) {
-    PyObject *base = GET(map, n_base), *slots = base ? GET(map, n_slots) : NULL;
-    PyObject *codes = slots ? GET(slots, n_codes) : NULL, *result = NULL;
-    if (!codes) goto done;
-    long long b = PyLong_AsLongLong(base);
-    Py_ssize_t n = PySequence_Size(codes);
-    if ((b == -1 || n < 0) && PyErr_Occurred()) goto done;
-    long long i = position - b;
-    if (0 <= i && i < n) {
-        long long c = array_item(codes, (Py_ssize_t)i);
-        if (c == -1 && PyErr_Occurred()) goto done;
+    Map m;
+    PyObject *result = NULL;
+    if (map_open(map, &m, 0) < 0) goto done;
+    long long i = position - m.base;
+    if (0 <= i && i < map_len(&m)) {
+        uint64_t c = map_get(&m, (Py_ssize_t)i);
         if (c) {
-            PyObject *table = GET(slots, n_table);
+            PyObject *table = GET(m.slots, n_table);
             if (table) { result = PySequence_GetItem(table, (Py_ssize_t)c); Py_DECREF(table); }
             goto done;
         }
     }
-    PyObject *aside = GET(map, n_aside);
-    if (!aside) goto done;
-    int nonempty = PyObject_IsTrue(aside);
-    if (nonempty > 0) {
+    if (PyDict_GET_SIZE(m.aside)) {
         PyObject *key = PyLong_FromLongLong(position);
-        result = key ? PyDict_GetItemWithError(aside, key) : NULL;
+        result = key ? PyDict_GetItemWithError(m.aside, key) : NULL;
         Py_XDECREF(key);
         if (result) Py_INCREF(result);
         else if (!PyErr_Occurred()) result = Py_NewRef(dflt);
-    } else if (nonempty == 0) result = Py_NewRef(dflt);
-    Py_DECREF(aside);
+    } else result = Py_NewRef(dflt);
 done:
-    Py_XDECREF(base); Py_XDECREF(slots); Py_XDECREF(codes);
+    map_close(&m);
     return result;
 }
 
-/* IdMap.set_at(position, v): the usual case here (a slot of the array, a value with a code), any other by
-   the method itself. 0, or -1 with an error. */
+/* IdMap.set_at(position, v): the usual case here (a slot of the array, a value with a code that fits it, no
+   value aside), any other by the method itself. 0, or -1 with an error. */
 static int idmap_set_at(PyObject *map, PyObject *position, long long p, PyObject *v) {
-    PyObject *base = GET(map, n_base), *slots = base ? GET(map, n_slots) : NULL;
-    PyObject *codes = slots ? GET(slots, n_codes) : NULL, *aside = codes ? GET(map, n_aside) : NULL;
-    PyObject *code_map = aside ? GET(slots, n_code_map) : NULL, *key = NULL;
+    Map m;
+    PyObject *code_map = NULL, *key = NULL, *code = NULL;
     int done = -1;
-    if (!code_map) goto out;
-    Py_ssize_t n = PySequence_Size(codes);
-    int aside_used = PyObject_IsTrue(aside);
-    long long b = PyLong_AsLongLong(base);
-    if (n < 0 || aside_used < 0 || (b == -1 && PyErr_Occurred())) goto out;
-    long long i = p - b;
-    key = PyUnicode_CheckExact(v) ? Py_NewRef(v) : PyTuple_Pack(2, (PyObject *)Py_TYPE(v), v);
-    PyObject *code = key && n && !aside_used && 0 <= i && i < n ? PyDict_GetItemWithError(code_map, key) : NULL;
+    if (map_open(map, &m, 1) < 0) goto out;
+    long long i = p - m.base;
+    Py_ssize_t n = map_len(&m);
+    if (n && !PyDict_GET_SIZE(m.aside) && 0 <= i && i < n) {
+        if (!(code_map = GET(m.slots, n_code_map))) goto out;
+        key = PyUnicode_CheckExact(v) ? Py_NewRef(v) : PyTuple_Pack(2, (PyObject *)Py_TYPE(v), v);
+        if (!key) goto out;
+        code = PyDict_CheckExact(code_map) ? PyDict_GetItemWithError(code_map, key) : NULL;   /* borrowed */
+        if (PyErr_Occurred()) goto out;
+    }
+    uint64_t c = code && PyLong_CheckExact(code) ? PyLong_AsUnsignedLongLong(code) : 0;
     if (PyErr_Occurred()) goto out;
-    if (!code) {                                /* anything else: the method's own path */
+    uint64_t was = c ? map_get(&m, (Py_ssize_t)i) : 0;
+    if (!c || map_put(&m, (Py_ssize_t)i, c) < 0) {     /* anything else: the method's own path */
+        map_close(&m);
+        memset(&m, 0, sizeof m);
         PyObject *r = PyObject_CallMethodObjArgs(map, n_set_at, position, v, NULL);
         done = r ? 0 : -1;
         Py_XDECREF(r);
         goto out;
     }
-    long long was = array_item(codes, (Py_ssize_t)i);
-    if (was == -1 && PyErr_Occurred()) goto out;
-    if (!was) {
+    if (!was) {                                         /* IdMap._size: one more position held */
         PyObject *size = GET(map, n_size), *more = size ? PyNumber_Add(size, one) : NULL;
         int failed = !more || PyObject_SetAttr(map, n_size, more) < 0;
         Py_XDECREF(size); Py_XDECREF(more);
         if (failed) goto out;
     }
-    done = PySequence_SetItem(codes, (Py_ssize_t)i, code);
+    done = 0;
 out:
-    Py_XDECREF(base); Py_XDECREF(slots); Py_XDECREF(codes); Py_XDECREF(aside); Py_XDECREF(code_map);
-    Py_XDECREF(key);
+    map_close(&m);
+    Py_XDECREF(code_map); Py_XDECREF(key);
     return done;
 }
 
 /* -- the two requests --------------------------------------------------------------------------------- */
+/* the world's parts for one call of quick (new references), and what stays the same through it */
 typedef struct {
-    PyObject *sink, *store, *clock, *faults, *timing, *journal, *receipts, *outcomes, *env;
+    PyObject *sink, *store, *clock, *faults, *journal, *receipts, *outcomes, *env, *latency, *limit;
+    int solo, external;
 } Parts;
 
 static void parts_clear(Parts *w) {
     Py_XDECREF(w->sink); Py_XDECREF(w->store); Py_XDECREF(w->clock); Py_XDECREF(w->faults);
-    Py_XDECREF(w->timing); Py_XDECREF(w->journal); Py_XDECREF(w->receipts); Py_XDECREF(w->outcomes);
-    Py_XDECREF(w->env);
+    Py_XDECREF(w->journal); Py_XDECREF(w->receipts); Py_XDECREF(w->outcomes); Py_XDECREF(w->env);
+    Py_XDECREF(w->latency); Py_XDECREF(w->limit);
+}
+
+static int parts_open(PyObject *world, Parts *w) {
+    memset(w, 0, sizeof *w);
+    PyObject *timing = NULL, *solo = NULL, *external = NULL;
+    int ok = (w->sink = GET(world, n_sink)) && (w->store = GET(world, n_store)) && (w->clock = GET(world, n_clock))
+        && (w->faults = GET(world, n_faults)) && (w->journal = GET(world, n_journal))
+        && (w->receipts = GET(w->store, n_receipts)) && (w->outcomes = GET(w->receipts, n_outcomes))
+        && (w->env = GET(w->clock, n_env)) && (timing = GET(world, n_timing))
+        && (w->latency = GET(timing, n_latency)) && (w->limit = GET(timing, n_limit))
+        && (solo = GET(world, n_solo)) && (external = GET(w->sink, n_external))
+        && (w->external = PyObject_IsTrue(external)) >= 0;
+    w->solo = solo == Py_True;
+    Py_XDECREF(timing); Py_XDECREF(solo); Py_XDECREF(external);
+    return ok ? 0 : -1;
 }
 
 /* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
@@ -190,77 +249,103 @@ static PyObject *clock_tick(Parts *w) {
     return next;
 }
 
-/* Would World._commit_at_once journal op (World._journaled)? 1: yes, 0: hand it over (no error left).
-   Reads only. */
-static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, PyObject **latency) {
-    PyObject *ok = PyObject_CallOneArg(well_commit, op), *quiet = NULL, *effect = NULL, *external = NULL;
-    PyObject *solo = NULL, *late = NULL, *now = NULL, *limit = NULL, *sum = NULL, *event = NULL, *eid = NULL;
-    PyObject *pos = NULL, *other = NULL, *held = NULL;
-    int yes = 0;
-    if (ok != Py_True || w->journal == Py_None) goto out;
-    quiet = GET(w->faults, n_quiet); effect = quiet == Py_True ? GET(op, n_with_effect) : NULL;
-    external = effect ? GET(w->sink, n_external) : NULL;
-    if (!external || (effect == Py_True && PyObject_IsTrue(external))) goto out;
-    solo = GET(world, n_solo); late = solo == Py_True ? GET(world, n_late) : NULL;
+/* model.is_default_id for an exact str and a position in 0 .. 2**63 - 1: ``e`` and its digits */
+static int is_default_id(PyObject *eid, long long p) {
+    char digits[24];
+    int n = snprintf(digits, sizeof digits, "e%lld", p);
+    return PyUnicode_IS_READY(eid) && PyUnicode_IS_ASCII(eid) && PyUnicode_GET_LENGTH(eid) == n
+        && memcmp(PyUnicode_1BYTE_DATA(eid), digits, n) == 0;
+}
+
+/* a Commit's fields (new references) */
+typedef struct {
+    PyObject *event, *eid, *pos, *outcome, *applied, *effect;
+    long long p;
+} Req;
+
+static void req_clear(Req *r) {
+    Py_XDECREF(r->event); Py_XDECREF(r->eid); Py_XDECREF(r->pos); Py_XDECREF(r->outcome);
+    Py_XDECREF(r->applied); Py_XDECREF(r->effect);
+}
+
+/* Would World._commit_at_once journal op (World._journaled)? 1: yes (``r`` holds its fields), 0: hand it over
+   (no error left). Reads only. */
+static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, Req *r) {
+    PyObject *ok = PyObject_CallOneArg(well_commit, op), *quiet = NULL, *late = NULL, *now = NULL, *sum = NULL;
+    PyObject *other = NULL, *held = NULL;
+    int yes = 0, overflow;
+    memset(r, 0, sizeof *r);
+    if (ok != Py_True || w->journal == Py_None || !w->solo) goto out;
+    quiet = GET(w->faults, n_quiet);
+    r->effect = quiet == Py_True ? GET(op, n_with_effect) : NULL;
+    if (!r->effect || (r->effect == Py_True && w->external)) goto out;
+    late = GET(world, n_late);
     if (!late || !PyLong_CheckExact(late) || PyLong_AsLong(late) != 0) goto out;
-    *latency = GET(w->timing, n_latency); now = *latency ? clock_now(w) : NULL;
-    limit = now ? GET(w->timing, n_limit) : NULL; sum = limit ? PyNumber_Add(now, *latency) : NULL;
-    if (!sum || PyObject_RichCompareBool(sum, limit, Py_LT) != 1) goto out;
-    event = GET(op, n_event); eid = event ? GET(event, n_id) : NULL; pos = eid ? GET(event, n_position) : NULL;
-    if (!pos || !PyUnicode_CheckExact(eid) || !PyLong_CheckExact(pos)) goto out;
-    int overflow;
-    long long p = PyLong_AsLongLongAndOverflow(pos, &overflow);      /* Receipts.keeps_by_position */
-    if (overflow || p < 0) goto out;
-    PyObject *id = PyUnicode_FromFormat("e%lld", p);
-    int is_default = id ? PyUnicode_Compare(eid, id) == 0 : 0;
-    Py_XDECREF(id);
-    other = is_default ? GET(w->receipts, n_other) : NULL;
-    if (!other || !PyDict_CheckExact(other) || PyDict_GET_SIZE(other)) goto out;  /* (an id aside: Python's) */
-    held = idmap_at(w->outcomes, p, Py_None);                       /* MemoryStore.closed */
+    now = clock_now(w); sum = now ? PyNumber_Add(now, w->latency) : NULL;
+    if (!sum || PyObject_RichCompareBool(sum, w->limit, Py_LT) != 1) goto out;
+    if (!(r->event = GET(op, n_event)) || !(r->eid = GET(r->event, n_id)) || !(r->pos = GET(r->event, n_position))
+        || !(r->outcome = GET(op, n_outcome)) || !(r->applied = GET(op, n_applied)))
+        goto out;
+    if (!PyUnicode_CheckExact(r->eid) || !PyLong_CheckExact(r->pos)) goto out;
+    r->p = PyLong_AsLongLongAndOverflow(r->pos, &overflow);        /* Receipts.keeps_by_position */
+    if (overflow || r->p < 0 || !is_default_id(r->eid, r->p)) goto out;
+    other = GET(w->receipts, n_other);
+    if (!other || !PyDict_CheckExact(other) || PyDict_GET_SIZE(other)) goto out;   /* (an id aside: Python's) */
+    held = idmap_at(w->outcomes, r->p, Py_None);                    /* MemoryStore.closed */
     yes = held && !in_terminal(held) && !PyErr_Occurred();
 out:
-    if (!yes) Py_CLEAR(*latency);
     PyErr_Clear();
-    Py_XDECREF(ok); Py_XDECREF(quiet); Py_XDECREF(effect); Py_XDECREF(external); Py_XDECREF(solo);
-    Py_XDECREF(late); Py_XDECREF(now); Py_XDECREF(limit); Py_XDECREF(sum); Py_XDECREF(event); Py_XDECREF(eid);
-    Py_XDECREF(pos); Py_XDECREF(other); Py_XDECREF(held);
+    Py_XDECREF(ok); Py_XDECREF(quiet); Py_XDECREF(late); Py_XDECREF(now); Py_XDECREF(sum); Py_XDECREF(other);
+    Py_XDECREF(held);
+    if (!yes) req_clear(r);
     return yes;
 }
 
-/* World._commit_at_once's journaled commit of op, once commit_is_quick said yes: 0, or -1 with an error. */
-static int quick_commit(PyObject *world, Parts *w, PyObject *op, PyObject *latency, long worker) {
-    PyObject *ahead = GET(w->clock, n_ahead), *more = ahead ? PyNumber_Add(ahead, latency) : NULL;
-    PyObject *event = NULL, *eid = NULL, *pos = NULL, *outcome = NULL, *applied = NULL, *effect = NULL;
-    PyObject *effect_seq = Py_NewRef(Py_None), *cp = NULL, *before_applied = NULL, *seq = NULL, *now = NULL;
+/* MemoryStore.hold's checkpoint: the one before if ``applied_position`` rose (a new reference), else None */
+static PyObject *hold_checkpoint(Parts *w, PyObject *applied) {
+    PyObject *cp = GET(w->store, n_checkpoint), *was = cp ? GET(cp, n_applied) : NULL;
+    int rose = was ? PyObject_RichCompareBool(applied, was, Py_GT) : -1;
+    Py_XDECREF(was);
+    if (rose <= 0) {
+        Py_XDECREF(cp);
+        return rose < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    PyObject *c = GET(cp, n_cursor), *v = c ? GET(cp, n_version) : NULL;
+    PyObject *after = v ? PyObject_CallFunctionObjArgs(Checkpoint_t, c, applied, v, NULL) : NULL;
+    int bad = !after || PyObject_SetAttr(w->store, n_checkpoint, after) < 0;
+    Py_XDECREF(c); Py_XDECREF(v); Py_XDECREF(after);
+    if (bad) Py_CLEAR(cp);
+    return cp;
+}
+
+/* World._commit_at_once's journaled commit, once commit_is_quick said yes: 0, or -1 with an error. */
+static int quick_commit(PyObject *world, Parts *w, Req *r, long worker) {
+    PyObject *ahead = GET(w->clock, n_ahead), *more = ahead ? PyNumber_Add(ahead, w->latency) : NULL;
+    PyObject *effect_seq = Py_NewRef(Py_None), *before = NULL, *cp = NULL, *seq = NULL, *now = NULL;
     PyObject *cursor = NULL, *cp_applied = NULL, *version = NULL, *place = NULL, *row = NULL, *w_obj = NULL;
-    int failed = -1, raised = 0;
+    int failed = -1;
     Py_XDECREF(ahead);
     if (!more || PyObject_SetAttr(w->clock, n_ahead, more) < 0) goto out;
-    event = GET(op, n_event); eid = event ? GET(event, n_id) : NULL; pos = eid ? GET(event, n_position) : NULL;
-    outcome = pos ? GET(op, n_outcome) : NULL; applied = outcome ? GET(op, n_applied) : NULL;
-    effect = applied ? GET(op, n_with_effect) : NULL;
-    if (!effect) goto out;
-    long long p = PyLong_AsLongLong(pos);
-    if (effect == Py_True) {                                        /* Driver.record_effect: Sink.count */
+    if (r->effect == Py_True) {                                     /* Driver.record_effect: Sink.count */
         Py_SETREF(effect_seq, clock_tick(w));
         PyObject *count = effect_seq ? GET(w->sink, n_effect_count) : NULL;
         if (!count) goto out;
         int bad;
         if (Py_IS_TYPE(count, (PyTypeObject *)IdMap_t)) {
-            PyObject *was = idmap_at(count, p, zero);
+            PyObject *was = idmap_at(count, r->p, zero);
             PyObject *is = was ? PyNumber_Add(was, one) : NULL;
-            bad = !is || idmap_set_at(count, pos, p, is) < 0;
+            bad = !is || idmap_set_at(count, r->pos, r->p, is) < 0;
             Py_XDECREF(was); Py_XDECREF(is);
         } else {
-            PyObject *r = PyObject_CallMethodObjArgs(w->sink, n_count, eid, pos, NULL);
-            bad = !r;
-            Py_XDECREF(r);
+            PyObject *x = PyObject_CallMethodObjArgs(w->sink, n_count, r->eid, r->pos, NULL);
+            bad = !x;
+            Py_XDECREF(x);
         }
         Py_DECREF(count);
         if (bad) goto out;
     }
-    if (idmap_set_at(w->outcomes, pos, p, outcome) < 0) goto out;  /* MemoryStore.hold */
-    int terminal_now = in_terminal(outcome);
+    if (idmap_set_at(w->outcomes, r->pos, r->p, r->outcome) < 0) goto out;  /* MemoryStore.hold */
+    int terminal_now = in_terminal(r->outcome);
     if (terminal_now < 0) goto out;
     if (terminal_now) {
         PyObject *named = GET(w->store, n_named_at);
@@ -268,27 +353,14 @@ static int quick_commit(PyObject *world, Parts *w, PyObject *op, PyObject *laten
         Py_XDECREF(named);
         if (any < 0) goto out;
         if (any) {
-            PyObject *r = PyObject_CallMethodObjArgs(w->store, n_terminal_at, pos, eid, NULL);
-            if (!r) goto out;
-            Py_DECREF(r);
+            PyObject *x = PyObject_CallMethodObjArgs(w->store, n_terminal_at, r->pos, r->eid, NULL);
+            if (!x) goto out;
+            Py_DECREF(x);
         }
     }
-    cp = GET(w->store, n_checkpoint); before_applied = cp ? GET(cp, n_applied) : NULL;
-    if (!before_applied || (raised = PyObject_RichCompareBool(applied, before_applied, Py_GT)) < 0) goto out;
-    if (raised) {
-        PyObject *c = GET(cp, n_cursor), *v = c ? GET(cp, n_version) : NULL;
-        PyObject *after = v ? PyObject_CallFunctionObjArgs(Checkpoint_t, c, applied, v, NULL) : NULL;
-        Py_XDECREF(c); Py_XDECREF(v);
-        if (!after) goto out;
-        int bad = PyObject_SetAttr(w->store, n_checkpoint, after);
-        Py_DECREF(after);
-        if (bad < 0) goto out;
-        Py_SETREF(cp, GET(w->store, n_checkpoint));
-        if (!cp) goto out;
-    }
-    cursor = GET(cp, n_cursor); cp_applied = cursor ? GET(cp, n_applied) : NULL;
-    version = cp_applied ? GET(cp, n_version) : NULL;
-    if (!version || !(seq = clock_tick(w)) || !(now = clock_now(w)) || !(w_obj = PyLong_FromLong(worker)))
+    if (!(before = hold_checkpoint(w, r->applied)) || !(cp = GET(w->store, n_checkpoint))
+        || !(cursor = GET(cp, n_cursor)) || !(cp_applied = GET(cp, n_applied)) || !(version = GET(cp, n_version))
+        || !(seq = clock_tick(w)) || !(now = clock_now(w)) || !(w_obj = PyLong_FromLong(worker)))
         goto out;
     PyObject *placed = GET(world, n_placed);                        /* World._place */
     if (placed && PyTuple_CheckExact(placed) && PyTuple_GET_SIZE(placed) == 2
@@ -298,27 +370,16 @@ static int quick_commit(PyObject *world, Parts *w, PyObject *op, PyObject *laten
         place = PyObject_CallMethodOneArg(world, n_place, cursor);
     Py_XDECREF(placed);
     if (!place) goto out;
-    PyObject *step = PyUnicode_Compare(outcome, s_quarantined) == 0 ? s_quarantine : s_commit;   /* commit_step */
-    PyObject *args[13] = {effect_seq, seq, now, w_obj, eid, pos, outcome, step, cursor, cp_applied, version, place,
-                          raised ? Py_True : Py_False};
+    PyObject *step = PyUnicode_Compare(r->outcome, s_quarantined) == 0 ? s_quarantine : s_commit; /* commit_step */
+    PyObject *args[13] = {effect_seq, seq, now, w_obj, r->eid, r->pos, r->outcome, step, cursor, cp_applied,
+                          version, place, before != Py_None ? Py_True : Py_False};
     row = PyObject_Vectorcall(w->journal, args, 13, NULL);
     failed = row ? 0 : -1;
 out:
-    Py_XDECREF(more); Py_XDECREF(event); Py_XDECREF(eid); Py_XDECREF(pos); Py_XDECREF(outcome);
-    Py_XDECREF(applied); Py_XDECREF(effect); Py_XDECREF(effect_seq); Py_XDECREF(cp); Py_XDECREF(before_applied);
-    Py_XDECREF(seq); Py_XDECREF(now); Py_XDECREF(cursor); Py_XDECREF(cp_applied); Py_XDECREF(version);
-    Py_XDECREF(place); Py_XDECREF(row); Py_XDECREF(w_obj);
+    Py_XDECREF(more); Py_XDECREF(effect_seq); Py_XDECREF(before); Py_XDECREF(cp); Py_XDECREF(seq);
+    Py_XDECREF(now); Py_XDECREF(cursor); Py_XDECREF(cp_applied); Py_XDECREF(version); Py_XDECREF(place);
+    Py_XDECREF(row); Py_XDECREF(w_obj);
     return failed;
-}
-
-static int parts_open(PyObject *world, Parts *w) {
-    memset(w, 0, sizeof *w);
-    if (!(w->sink = GET(world, n_sink)) || !(w->store = GET(world, n_store)) || !(w->clock = GET(world, n_clock))
-        || !(w->faults = GET(world, n_faults)) || !(w->timing = GET(world, n_timing))
-        || !(w->journal = GET(world, n_journal)) || !(w->receipts = GET(w->store, n_receipts))
-        || !(w->outcomes = GET(w->receipts, n_outcomes)) || !(w->env = GET(w->clock, n_env)))
-        return -1;
-    return 0;
 }
 
 /* quick(world, gen, result, left, worker) -> (op, left, failed) */
@@ -350,10 +411,10 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         if ((PyObject *)t == Handle_t && quick_handle(&w, op)) {
             result = Py_NewRef(s_apply);
         } else if ((PyObject *)t == Commit_t) {
-            PyObject *latency = NULL;
-            if (!commit_is_quick(world, &w, op, &latency)) break;
-            int bad = quick_commit(world, &w, op, latency, worker);
-            Py_DECREF(latency);
+            Req r;
+            if (!commit_is_quick(world, &w, op, &r)) break;
+            int bad = quick_commit(world, &w, &r, worker);
+            req_clear(&r);
             if (bad) {
                 PyObject *type, *value, *tb;
                 PyErr_Fetch(&type, &value, &tb);
