@@ -52,8 +52,8 @@ static inline int64_t col_get(const Col *c, Py_ssize_t i) {
     case 'H': return ((const uint16_t *)p)[i];
     case 'i': return ((const int32_t *)p)[i];
     case 'I': return ((const uint32_t *)p)[i];
-    case 'l': return c->view.itemsize == 8 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
-    case 'L': return c->view.itemsize == 8 ? ((const int64_t *)p)[i] : ((const uint32_t *)p)[i];
+    case 'l': case 'L':
+        return c->view.itemsize == 8 ? ((const int64_t *)p)[i] : ((const int32_t *)p)[i];
     default: return ((const int64_t *)p)[i];
     }
 }
