@@ -530,7 +530,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "simkit._native",
-    "The checker's whole-stream passes in C; their reference is simkit.judge.kernels.", -1, methods,
+    "The checker's whole-stream passes and the journal of a commit's rows in C; their reference is\n"
+    "simkit.truth.passes and simkit.truth.journal.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {

@@ -18,7 +18,9 @@ What was found on main (98587b1), each a test here:
   clamped it, the reference did not: now both do);
 - ``receipts`` at an ``applied`` receipt of sequence number 2**63 - 1 overflowed ``-2 - seq`` (undefined
   behaviour: a positive mark, the event held as done) where the reference raises; now the row is left to
-  the caller, whose Python raises as the reference does.
+  the caller, whose Python raises as the reference does;
+- ``help(simkit._native)`` named its reference ``simkit.judge.kernels``, a module that does not exist (the
+  draft's name); it names ``simkit.truth.passes`` and ``simkit.truth.journal``.
 """
 from __future__ import annotations
 
@@ -125,3 +127,12 @@ def test_an_applied_receipt_at_the_last_sequence_number_is_left_to_python():
         passes._receipts(ref, _q(top), _q(1), b"\x00\x02", _q(0), 0, False)
     assert passes.NATIVE.receipts(at, _q(top), _q(1), b"\x00\x02", _q(0), 0, False) == (0, 0)
     assert at == _q(-1)
+
+
+@native
+def test_the_modules_docstring_names_its_reference_modules():
+    import importlib
+    names = [w.rstrip(".") for w in passes.NATIVE.__doc__.split() if w.startswith("simkit.")]
+    assert names == ["simkit.truth.passes", "simkit.truth.journal"]
+    for name in names:
+        importlib.import_module(name)
