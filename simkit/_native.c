@@ -34,9 +34,10 @@ static int col_open(PyObject *obj, Col *c, int how, const char *name) {
         PyErr_Format(PyExc_TypeError, "%s: a one-dimensional column of integers expected", name);
         return -1;
     }
-    if ((how & (WRITE | WIDE)) && c->view.itemsize != 8) {
+    if ((how & (WRITE | WIDE)) && (c->view.itemsize != 8 || c->format == 'Q' || c->format == 'L')) {
+        /* signed: -1 (no outcome) and -2 - seq read back as written (passes.py: array("q")) */
         PyBuffer_Release(&c->view);
-        PyErr_Format(PyExc_TypeError, "%s: a column of 64-bit integers expected", name);
+        PyErr_Format(PyExc_TypeError, "%s: a column of signed 64-bit integers expected", name);
         return -1;
     }
     c->n = c->view.len / c->view.itemsize;

@@ -19,6 +19,9 @@ What was found on main (98587b1), each a test here:
 - ``receipts`` at an ``applied`` receipt of sequence number 2**63 - 1 overflowed ``-2 - seq`` (undefined
   behaviour: a positive mark, the event held as done) where the reference raises; now the row is left to
   the caller, whose Python raises as the reference does;
+- a pass given an unsigned 64-bit ``at`` or ``out`` (``array("Q")``) wrote to it: ``receipts`` read 2**64 - 1
+  as -1 (no outcome) and overwrote it where the reference stops, ``ranks`` wrote -1 as 2**64 - 1; now a
+  TypeError (``at`` and ``out`` are ``array("q")``, passes.py);
 - ``help(simkit._native)`` named its reference ``simkit.judge.kernels``, a module that does not exist (the
   draft's name); it names ``simkit.truth.passes`` and ``simkit.truth.journal``.
 """
@@ -136,3 +139,20 @@ def test_the_modules_docstring_names_its_reference_modules():
     assert names == ["simkit.truth.passes", "simkit.truth.journal"]
     for name in names:
         importlib.import_module(name)
+
+
+@native
+def test_a_pass_writes_only_to_a_signed_column():
+    """``at`` and ``out`` are ``array("q")``: -1 (no outcome) in an unsigned one is 2**64 - 1, which the C
+    read as -1 and overwrote where the reference stops; ``ranks`` wrote -1 there as 2**64 - 1."""
+    ref = array("Q", [2**64 - 1])
+    assert passes._receipts(ref, _q(5), _q(1), b"\x00\x01", _q(0), 0, False) == (0, 0)
+    for call in (lambda at: passes.NATIVE.receipts(at, _q(5), _q(1), b"\x00\x01", _q(0), 0, False),
+                 lambda at: passes.NATIVE.effects(at, _q(5), _q(0), 0, False),
+                 lambda at: passes.NATIVE.ranks(at, _q(7), _q(8), 0, 0),
+                 lambda at: passes.NATIVE.commits(_q(0, 1), _q(0, 0), 0, _q(0, 0), _q(0, 1), _q(0, 0), -1,
+                                                  _q(1), at, 1, None, 0)):
+        at = array("Q", [2**64 - 1])
+        with pytest.raises(TypeError, match="signed 64-bit"):
+            call(at)
+        assert at == array("Q", [2**64 - 1])
