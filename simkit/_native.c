@@ -104,11 +104,15 @@ static Py_ssize_t bisect_left(const Col *positions, int64_t x) {
 
 /* ranks(out, codes, positions, first, step): out[k] = the rank of position codes[k] in positions, or -1 */
 static PyObject *ranks(PyObject *self, PyObject *args) {
-    PyObject *o_out, *o_codes, *o_positions;
+    PyObject *o_out, *o_codes, *o_positions, *o_first, *o_step;
     long long first, step;
+    int first_held, step_held;
     Col c[3];
     memset(c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "OOOLL", &o_out, &o_codes, &o_positions, &first, &step)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO", &o_out, &o_codes, &o_positions, &o_first, &o_step)
+        || as_compared(o_first, &first, &first_held) || as_compared(o_step, &step, &step_held))
+        return NULL;
+    if (!first_held || !step_held) step = 0;   /* a grid past int64_t: by bisection, the same ranks */
     if (col_open(o_out, &c[0], WRITE, "out") || col_open(o_codes, &c[1], READ, "codes")
         || col_open(o_positions, &c[2], READ, "positions")) {
         col_close(c, 3);

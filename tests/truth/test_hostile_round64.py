@@ -22,6 +22,8 @@ What was found on main (98587b1), each a test here:
 - a pass given an unsigned 64-bit ``at`` or ``out`` (``array("Q")``) wrote to it: ``receipts`` read 2**64 - 1
   as -1 (no outcome) and overwrote it where the reference stops, ``ranks`` wrote -1 as 2**64 - 1; now a
   TypeError (``at`` and ``out`` are ``array("q")``, passes.py);
+- ``ranks`` given a ``first`` or ``step`` past 64 bits (two positions 2**64 - 1 apart) raised OverflowError
+  where the reference answers; such a grid is ranked by bisection, the same ranks;
 - ``help(simkit._native)`` named its reference ``simkit.judge.kernels``, a module that does not exist (the
   draft's name); it names ``simkit.truth.passes`` and ``simkit.truth.journal``.
 """
@@ -156,3 +158,18 @@ def test_a_pass_writes_only_to_a_signed_column():
         with pytest.raises(TypeError, match="signed 64-bit"):
             call(at)
         assert at == array("Q", [2**64 - 1])
+
+
+GRIDS = [(-1 << 63, (1 << 64) - 1), (0, 1 << 64), (-1 << 64, 1), (0, -1 << 70)]
+
+
+@native
+@pytest.mark.parametrize("first, step", GRIDS)
+def test_a_grid_past_64_bits_ranks_as_the_reference(first, step):
+    """``ranks`` with ``first`` or ``step`` past int64 (positions 2**64 - 1 apart) raised OverflowError."""
+    positions = _q(-1 << 63, (1 << 63) - 1) if step == (1 << 64) - 1 else _q(0)
+    codes = _q((1 << 63) - 1, -1 << 63, 0, 5)
+    ref, out = array("q", [0]) * 4, array("q", [0]) * 4
+    passes._ranks(ref, codes, positions, first, step)
+    passes.NATIVE.ranks(out, codes, positions, first, step)
+    assert out == ref
