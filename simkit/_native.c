@@ -10,6 +10,11 @@ holds the two equal on generated columns, and every verdict equal with and witho
 #include <Python.h>
 #include <stdint.h>
 
+/* The interface simkit calls (its ABI, checked in simkit/truth/passes.py): raise it with any change of a
+function's arguments, its answer or Journal's table, in both. A module built from other sources (a stale build beside newer code) is
+not used: the reference runs. */
+#define ABI 2
+
 typedef struct {
     Py_buffer view;
     char format;        /* the struct format character: b B h H i I l L q Q */
@@ -29,9 +34,10 @@ static int col_open(PyObject *obj, Col *c, int how, const char *name) {
         PyErr_Format(PyExc_TypeError, "%s: a one-dimensional column of integers expected", name);
         return -1;
     }
-    if ((how & (WRITE | WIDE)) && c->view.itemsize != 8) {
+    if ((how & (WRITE | WIDE)) && (c->view.itemsize != 8 || c->format == 'Q' || c->format == 'L')) {
+        /* signed: -1 (no outcome) and -2 - seq read back as written (passes.py: array("q")) */
         PyBuffer_Release(&c->view);
-        PyErr_Format(PyExc_TypeError, "%s: a column of 64-bit integers expected", name);
+        PyErr_Format(PyExc_TypeError, "%s: a column of signed 64-bit integers expected", name);
         return -1;
     }
     c->n = c->view.len / c->view.itemsize;
@@ -68,6 +74,16 @@ static int cols_open(PyObject **objs, Col *c, int n, const int *hows, const char
     return 0;
 }
 
+/* An integer argument compared with a column's rows: *held 0 if it is past int64_t, where no row can equal it
+(the reference compares Python ints: an OverflowError here would be an answer it does not give). */
+static int as_compared(PyObject *o, long long *x, int *held) {
+    int overflow;
+    *x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (*x == -1 && PyErr_Occurred()) return -1;
+    *held = !overflow;
+    return 0;
+}
+
 /* the first index in positions[lo:hi] whose value is above x (bisect.bisect_right) */
 static Py_ssize_t bisect_right(const Col *positions, int64_t x, Py_ssize_t lo, Py_ssize_t hi) {
     while (lo < hi) {
@@ -88,11 +104,15 @@ static Py_ssize_t bisect_left(const Col *positions, int64_t x) {
 
 /* ranks(out, codes, positions, first, step): out[k] = the rank of position codes[k] in positions, or -1 */
 static PyObject *ranks(PyObject *self, PyObject *args) {
-    PyObject *o_out, *o_codes, *o_positions;
+    PyObject *o_out, *o_codes, *o_positions, *o_first, *o_step;
     long long first, step;
+    int first_held, step_held;
     Col c[3];
     memset(c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "OOOLL", &o_out, &o_codes, &o_positions, &first, &step)) return NULL;
+    if (!PyArg_ParseTuple(args, "OOOOO", &o_out, &o_codes, &o_positions, &o_first, &o_step)
+        || as_compared(o_first, &first, &first_held) || as_compared(o_step, &step, &step_held))
+        return NULL;
+    if (!first_held || !step_held) step = 0;   /* a grid past int64_t: by bisection, the same ranks */
     if (col_open(o_out, &c[0], WRITE, "out") || col_open(o_codes, &c[1], READ, "codes")
         || col_open(o_positions, &c[2], READ, "positions")) {
         col_close(c, 3);
@@ -128,6 +148,7 @@ static PyObject *receipts(PyObject *self, PyObject *args) {
     static const char *names[] = {"at", "seqs", "codes", "kinds", "ranks"};
     if (cols_open(o, c, 5, hows, names)) return NULL;
     int64_t *at = col_q(&c[0]);
+    if (k < 0) k = 0;                                   /* as the reference: no row before the first */
     Py_ssize_t n = c[1].n, waiting = 0;
     if (c[2].n < n) n = c[2].n;
     if (c[4].n < n) n = c[4].n;
@@ -139,6 +160,7 @@ static PyObject *receipts(PyObject *self, PyObject *args) {
         int64_t i = col_get(&c[4], k);
         if (i < 0 || i >= c[0].n || at[i] != -1 || (is_void && kind != 2)) break;
         int64_t seq = col_get(&c[1], k);
+        if (kind == 2 && seq == INT64_MAX) break;       /* -2 - seq is past int64_t: the reference raises */
         if (kind == 2) { at[i] = -2 - seq; waiting++; } else at[i] = seq;
     }
     col_close(c, 5);
@@ -156,6 +178,7 @@ static PyObject *effects(PyObject *self, PyObject *args) {
     static const char *names[] = {"at", "seqs", "ranks"};
     if (cols_open(o, c, 3, hows, names)) return NULL;
     int64_t *at = col_q(&c[0]);
+    if (k < 0) k = 0;
     Py_ssize_t n = c[1].n < c[2].n ? c[1].n : c[2].n, found = 0;
     for (; k < n; k++) {
         int64_t i = col_get(&c[2], k);
@@ -176,12 +199,14 @@ static PyObject *effects(PyObject *self, PyObject *args) {
 
 /* claims(workers, mark, codes, kinds, ranks, decided, k) -> k; codes None: the rows are effects */
 static PyObject *claims(PyObject *self, PyObject *args) {
-    PyObject *o_workers, *o_codes, *o_kinds, *o_ranks, *o_decided;
+    PyObject *o_workers, *o_mark, *o_codes, *o_kinds, *o_ranks, *o_decided;
     long long mark;
+    int has_mark;
     Py_ssize_t k;
     Col c[5];
     memset(c, 0, sizeof c);
-    if (!PyArg_ParseTuple(args, "OLOOOOn", &o_workers, &mark, &o_codes, &o_kinds, &o_ranks, &o_decided, &k))
+    if (!PyArg_ParseTuple(args, "OOOOOOn", &o_workers, &o_mark, &o_codes, &o_kinds, &o_ranks, &o_decided, &k)
+        || as_compared(o_mark, &mark, &has_mark))
         return NULL;
     int receipts = o_codes != Py_None;
     if (col_open(o_workers, &c[0], READ, "workers") || col_open(o_ranks, &c[3], READ, "ranks")
@@ -192,9 +217,10 @@ static PyObject *claims(PyObject *self, PyObject *args) {
     }
     Py_ssize_t n = c[0].n < c[3].n ? c[0].n : c[3].n;
     if (receipts && c[1].n < n) n = c[1].n;
+    if (k < 0) k = 0;
     for (; k < n; k++) {
         int64_t worker = col_get(&c[0], k);
-        if (worker == mark) break;
+        if (has_mark && worker == mark) break;
         if (!worker) continue;
         int64_t kind = 2;
         if (receipts) {
@@ -213,16 +239,15 @@ static PyObject *claims(PyObject *self, PyObject *args) {
 /* commits(seqs, kinds, commit, cursors, applied, versions, mark, positions, at, i, last, hi)
    -> (i, regressions, last, hi); last None: no write raised applied_position yet */
 static PyObject *commits(PyObject *self, PyObject *args) {
-    PyObject *o[8], *o_last;
-    long long commit, mark;
+    PyObject *o[8], *o_last, *o_mark;
+    long long commit, mark, last = 0;
+    int has_mark, last_held = 0;      /* last_held 0: no last, or one past int64_t, which no row holds */
     Py_ssize_t i, hi;
     Col c[7];
-    if (!PyArg_ParseTuple(args, "OOLOOOLOOnOn", &o[0], &o[1], &commit, &o[2], &o[3], &o[4], &mark, &o[5], &o[6],
-                          &i, &o_last, &hi))
+    if (!PyArg_ParseTuple(args, "OOLOOOOOOnOn", &o[0], &o[1], &commit, &o[2], &o[3], &o[4], &o_mark, &o[5], &o[6],
+                          &i, &o_last, &hi)
+        || as_compared(o_mark, &mark, &has_mark) || (o_last != Py_None && as_compared(o_last, &last, &last_held)))
         return NULL;
-    int has_last = o_last != Py_None;
-    long long last = has_last ? PyLong_AsLongLong(o_last) : 0;
-    if (has_last && last == -1 && PyErr_Occurred()) return NULL;
     static const int hows[] = {READ, READ, READ, READ, READ, READ, WIDE};
     static const char *names[] = {"seqs", "kinds", "cursors", "applied", "versions", "positions", "at"};
     if (cols_open(o, c, 7, hows, names)) return NULL;
@@ -230,15 +255,15 @@ static PyObject *commits(PyObject *self, PyObject *args) {
     for (int j = 1; j < 5; j++) if (c[j].n < n) n = c[j].n;
     const int64_t *at = col_q(&c[6]);
     if (i < 1) i = 1;
-    if (hi < 0 || hi > end) hi = hi < 0 ? 0 : end;     /* memory safety only: the checker passes 0 <= hi <= end */
+    if (hi < 0 || hi > end) hi = hi < 0 ? 0 : end;     /* as the reference: the checker's is within */
     for (; i < n; i++) {
         if (col_get(&c[1], i) != commit || col_get(&c[2], i) != col_get(&c[2], i - 1)) break;
         int64_t bv = col_get(&c[4], i - 1), av = col_get(&c[4], i);
-        if (bv == mark || av == mark) break;
+        if (has_mark && (bv == mark || av == mark)) break;
         int64_t ba = col_get(&c[3], i - 1), aa = col_get(&c[3], i), seq = col_get(&c[0], i);
         if (aa > ba) {
             Py_ssize_t lo, h;
-            if (has_last && last == ba) {
+            if (last_held && last == ba) {
                 lo = h = hi;
                 while (h < end && col_get(&c[5], h) <= aa) h++;
             } else {
@@ -249,13 +274,13 @@ static PyObject *commits(PyObject *self, PyObject *args) {
             for (Py_ssize_t j = lo; j < h; j++)
                 if (j >= c[6].n || at[j] == -1 || at[j] > seq) { undone = 1; break; }
             if (undone) break;
-            last = aa, has_last = 1, hi = h;
+            last = aa, last_held = 1, hi = h;
         }
         regressions += av < bv || aa < ba;
     }
     col_close(c, 7);
-    if (has_last) return Py_BuildValue("nnLn", i, regressions, last, hi);
-    return Py_BuildValue("nnOn", i, regressions, Py_None, hi);
+    if (last_held) return Py_BuildValue("nnLn", i, regressions, last, hi);
+    return Py_BuildValue("nnOn", i, regressions, o_last, hi);     /* None, or the one past int64_t given */
 }
 
 
@@ -307,9 +332,16 @@ static void journal_dealloc(Journal *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Is o a tuple? Else a TypeError naming what it is (PyArg_ParseTuple of anything else is a SystemError). */
+static int a_tuple(PyObject *o, const char *what) {
+    if (PyTuple_Check(o)) return 1;
+    PyErr_Format(PyExc_TypeError, "Journal: %s: a tuple expected, not %.100s", what, Py_TYPE(o)->tp_name);
+    return 0;
+}
+
 static int slot_init(Slot *s, PyObject *spec) {
     PyObject *column, *which;
-    if (!PyArg_ParseTuple(spec, "OiO", &column, &s->kind, &which)) return -1;
+    if (!a_tuple(spec, "a column") || !PyArg_ParseTuple(spec, "OiO", &column, &s->kind, &which)) return -1;
     s->column = Py_NewRef(column);
     if (PyLong_Check(which)) {
         s->arg = (int)PyLong_AsLong(which);
@@ -328,7 +360,9 @@ static int slot_init(Slot *s, PyObject *spec) {
         if (!holder) return -1;
         s->append = PyObject_GetAttr(holder, s_append);
         Py_DECREF(holder);
+        if (!s->append) return -1;
         s->fallback = PyObject_GetAttr(column, s_append);
+        if (!s->fallback) return -1;
         PyObject *mark = PyObject_GetAttr(column, s_mark), *top = mark ? PyObject_GetAttr(column, s_top) : NULL;
         if (top) { s->mark = PyLong_AsLongLong(mark); s->top = PyLong_AsLongLong(top); }
         Py_XDECREF(mark); Py_XDECREF(top);
@@ -359,9 +393,15 @@ static PyObject *journal_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     for (Py_ssize_t l = 0; l < PyTuple_GET_SIZE(logs); l++) {
         PyObject *when, *columns;
         LogSpec *log = &self->logs[l];
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(logs, l), "OO!", &when, &PyTuple_Type, &columns)) goto fail;
+        if (!a_tuple(PyTuple_GET_ITEM(logs, l), "a log")
+            || !PyArg_ParseTuple(PyTuple_GET_ITEM(logs, l), "OO!", &when, &PyTuple_Type, &columns)) goto fail;
         log->when = -1;
-        if (when != Py_None && !PyArg_ParseTuple(when, "ii", &log->when, &log->test)) goto fail;
+        if (when != Py_None && (!a_tuple(when, "a log's condition")
+                                || !PyArg_ParseTuple(when, "ii", &log->when, &log->test))) goto fail;
+        if (when != Py_None && (log->when < 0 || log->when >= NARGS)) {    /* a row's argument, read by index */
+            PyErr_SetString(PyExc_ValueError, "argument out of range");
+            goto fail;
+        }
         log->slots = PyMem_Calloc(PyTuple_GET_SIZE(columns) ? PyTuple_GET_SIZE(columns) : 1, sizeof(Slot));
         if (!log->slots) { PyErr_NoMemory(); goto fail; }
         self->nlogs = (int)l + 1;
@@ -497,8 +537,8 @@ extern PyMethodDef world_methods[];          /* simkit/_native_world.c: the worl
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "simkit._native",
-    "The checker's passes, the journal and the world's quick request path in C; references in simkit/truth/passes.py,"
-    " simkit/truth/journal.py and simkit/world/simulation.py.", -1, methods,
+    "The checker's whole-stream passes, the journal of a commit's rows and the world's quick request path in C;\n"
+    "their references are simkit.truth.passes, simkit.truth.journal and simkit.world.simulation.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__native(void) {
@@ -509,7 +549,7 @@ PyMODINIT_FUNC PyInit__native(void) {
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m && (PyModule_AddObjectRef(m, "Journal", (PyObject *)&JournalType) < 0
-              || PyModule_AddFunctions(m, world_methods) < 0))
+              || PyModule_AddFunctions(m, world_methods) < 0 || PyModule_AddIntConstant(m, "ABI", ABI) < 0))
         Py_CLEAR(m);
     return m;
 }

@@ -20,8 +20,8 @@ from typing import Any
 
 from simkit.model import TERMINAL
 
-__all__ = ["NATIVE", "ranks", "ranks_into", "receipts", "effects", "claims", "commits", "outcome_kinds",
-           "ints", "code_of"]
+__all__ = ["ABI", "NATIVE", "ranks", "ranks_into", "receipts", "effects", "claims", "commits",
+           "outcome_kinds", "ints", "code_of"]
 
 
 def _from(column, start: int, stop: int | None = None):
@@ -57,7 +57,7 @@ def _receipts(at, seqs, codes, kinds, ranks, k: int, void: bool) -> tuple[int, i
     terminal, 1 terminal, 2 ``applied``, marked ``-2 - seq`` until its effect is found). Stops at a row whose
     event is off the stream or already holds an outcome, or any terminal row if ``void``. Returns (row, how
     many ``applied`` marked)."""
-    waiting = 0
+    waiting, k = 0, max(k, 0)                  # no row before the first (a negative k: row 0)
     for row, kind, i, seq in zip(count(k), map(kinds.__getitem__, _from(codes, k)), _from(ranks, k),
                                  _from(seqs, k)):
         if kind:
@@ -74,7 +74,7 @@ def _receipts(at, seqs, codes, kinds, ranks, k: int, void: bool) -> tuple[int, i
 def _effects(at, seqs, ranks, k: int, stop_unranked: bool) -> tuple[int, int]:
     """Outcomes: each marked event's first effect; it holds its outcome from the later of receipt and effect.
     Skips effects off the stream unless ``stop_unranked``. Returns (row, how many found)."""
-    found = 0
+    found, k = 0, max(k, 0)
     for row, i, seq in zip(count(k), _from(ranks, k), _from(seqs, k)):
         if i < 0:
             if stop_unranked:
@@ -89,6 +89,7 @@ def _claims(workers, mark: int, codes, kinds, ranks, decided, k: int) -> int:
     """Claims: the first row from ``k`` a worker wrote that may be unordered (not an ``applied`` write of an
     event of the stream whose handler decides nothing), or whose worker is kept aside (``mark``). ``codes``
     ``None``: the rows are effects (``applied``)."""
+    k = max(k, 0)
     codes, kinds = (repeat(0), b"\x02") if codes is None else (_from(codes, k), kinds)
     for row, worker, kind, rank in zip(count(k), _from(workers, k), map(kinds.__getitem__, codes),
                                        _from(ranks, k)):
@@ -104,6 +105,7 @@ def _commits(seqs, kinds, commit: int, cursors, applied, versions, mark: int, po
     aside (``mark``). ``last``, ``hi``: the ``applied_position`` the last raising write left and the end of
     the range of ``positions`` it covered. Returns (row, regressions, last, hi)."""
     regressions, end, i = 0, len(positions), max(i, 1)
+    hi = min(max(hi, 0), end)                  # within positions (the checker's always is)
     rows = zip(count(i), _from(kinds, i), _from(cursors, i - 1), _from(cursors, i), _from(applied, i - 1),
                _from(applied, i), _from(versions, i - 1), _from(versions, i), _from(seqs, i))
     for i, kind, b_cursor, a_cursor, b_applied, a_applied, b_version, a_version, seq in rows:
@@ -126,6 +128,9 @@ def _commits(seqs, kinds, commit: int, cursors, applied, versions, mark: int, po
 
 
 ranks_into, receipts, effects, claims, commits = _ranks, _receipts, _effects, _claims, _commits
+#: the interface of simkit/_native.c these functions call (its ``ABI``): a module built from other sources, a
+#: stale build left beside newer code, lacks it or holds another, and is not used (the reference runs)
+ABI = 2
 #: the compiled module in use, or ``None``
 NATIVE: Any = None
 if os.environ.get("SIMKIT_NATIVE", "1") != "0":
@@ -133,7 +138,9 @@ if os.environ.get("SIMKIT_NATIVE", "1") != "0":
         from simkit import _native as NATIVE
     except ImportError:                          # no compiler when installed: the reference runs
         pass
-    else:
+    if NATIVE is not None and getattr(NATIVE, "ABI", None) != ABI:
+        NATIVE = None
+    if NATIVE is not None:
         ranks_into, receipts, effects, claims, commits = (NATIVE.ranks, NATIVE.receipts, NATIVE.effects,
                                                           NATIVE.claims, NATIVE.commits)
 
