@@ -293,6 +293,7 @@ kind 0 a plain array, 1 Ints, 2 Codes, 3 Ids (the row's id, stored as its positi
 every log, and its exception propagates. */
 
 enum { PLAIN = 0, INTS = 1, CODES = 2, IDS = 3 };
+typedef union { int64_t i; double d; } Item;
 enum { NARGS = 13, EVENT_ID = 4, POSITION = 5 };
 
 typedef struct {
@@ -302,6 +303,11 @@ typedef struct {
     PyObject *fallback;         /* INTS: the column's own append; CODES, IDS: its code() */
     PyObject *table;            /* CODES: the column's value -> code dictionary */
     long long mark, top;
+    PyObject *target;           /* PLAIN, INTS, IDS: the array a row's value goes to (CODES: read when written) */
+    char fmt;                   /* PLAIN: 'd' (floats), 'i' (integers from lo to hi), 0 (never buffered) */
+    long long lo, hi;
+    Item *pending;              /* rows buffered (journal_begin), not yet in ``target`` */
+    Py_ssize_t npending, cap;
 } Slot;
 
 typedef struct {
@@ -315,16 +321,19 @@ typedef struct {
     int nlogs, has_ids;
     LogSpec logs[4];
     PyObject *prefix;           /* what default_id puts before the position's digits */
+    int buffering;              /* journal_begin .. journal_end: rows whose values need no Python are buffered */
 } Journal;
 
 static PyObject *s_append, *s_code, *s_codes, *s_values, *s_mark, *s_top, *s_table_attr;
+static PyTypeObject JournalType;
 
 static void journal_dealloc(Journal *self) {
     for (int l = 0; l < self->nlogs; l++) {
         for (Py_ssize_t k = 0; k < self->logs[l].n; k++) {
             Slot *s = &self->logs[l].slots[k];
             Py_XDECREF(s->column); Py_XDECREF(s->value); Py_XDECREF(s->append);
-            Py_XDECREF(s->fallback); Py_XDECREF(s->table);
+            Py_XDECREF(s->fallback); Py_XDECREF(s->table); Py_XDECREF(s->target);
+            PyMem_Free(s->pending);
         }
         PyMem_Free(self->logs[l].slots);
     }
@@ -336,6 +345,21 @@ static void journal_dealloc(Journal *self) {
 static int a_tuple(PyObject *o, const char *what) {
     if (PyTuple_Check(o)) return 1;
     PyErr_Format(PyExc_TypeError, "Journal: %s: a tuple expected, not %.100s", what, Py_TYPE(o)->tp_name);
+    return 0;
+}
+
+/* A PLAIN column's ``fmt`` (and range): from its buffer's format, if it has one; 0. */
+static int plain_format(Slot *s) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(s->column, &view, PyBUF_FORMAT | PyBUF_ND) < 0) { PyErr_Clear(); return 0; }
+    const char *f = view.format ? view.format : "B";
+    if (view.ndim == 1 && f[0] == 'd' && !f[1]) s->fmt = 'd';
+    else if (view.ndim == 1 && f[0] && !f[1] && strchr("bhilq", f[0]) && view.itemsize <= 8) {
+        s->fmt = 'i';
+        s->hi = (long long)(((uint64_t)1 << (8 * view.itemsize - 1)) - 1);
+        s->lo = -s->hi - 1;
+    }
+    PyBuffer_Release(&view);
     return 0;
 }
 
@@ -354,12 +378,13 @@ static int slot_init(Slot *s, PyObject *spec) {
     switch (s->kind) {
     case PLAIN:
         s->append = PyObject_GetAttr(column, s_append);
-        return s->append ? 0 : -1;
+        s->target = Py_NewRef(column);
+        return s->append ? plain_format(s) : -1;
     case INTS:
         holder = PyObject_GetAttr(column, s_values);
         if (!holder) return -1;
         s->append = PyObject_GetAttr(holder, s_append);
-        Py_DECREF(holder);
+        s->target = holder;
         if (!s->append) return -1;
         s->fallback = PyObject_GetAttr(column, s_append);
         if (!s->fallback) return -1;
@@ -375,7 +400,7 @@ static int slot_init(Slot *s, PyObject *spec) {
         holder = PyObject_GetAttr(column, s_codes);
         if (!holder) return -1;
         s->append = PyObject_GetAttr(holder, s_append);     /* an Ids column keeps its codes array for life */
-        Py_DECREF(holder);
+        s->target = holder;
         s->fallback = PyObject_GetAttr(column, s_code);
         return s->append && s->fallback ? 0 : -1;
     }
@@ -474,6 +499,128 @@ static int is_default_id(Journal *self, PyObject *event_id, PyObject *position) 
     return equal;
 }
 
+/* -- buffered rows (simkit/_native_world.c's quick path): between journal_begin and journal_end, a row every
+   value of which its column keeps as it is (no code to make, nothing kept aside) is buffered, and each column's
+   rows are written with one ``frombytes`` (journal_flush); any other row first flushes those before it. Only
+   the quick path calls the journal then, and nothing reads a log before it returns. */
+
+/* 1: ``v`` goes to ``s`` as ``*item`` with no Python; 0: it needs the slot's own path (no error left) */
+static int slot_item(Slot *s, PyObject *v, PyObject *position, int is_default, Item *item) {
+    int overflow;
+    switch (s->kind) {
+    case PLAIN:
+        if (s->fmt == 'd' && PyFloat_CheckExact(v)) { item->d = PyFloat_AS_DOUBLE(v); return 1; }
+        if (s->fmt != 'i' || !PyLong_CheckExact(v)) return 0;
+        item->i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        return !overflow && s->lo <= item->i && item->i <= s->hi && !PyErr_Occurred();
+    case INTS:
+        if (!PyLong_CheckExact(v)) return 0;
+        item->i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        return !overflow && s->mark < item->i && item->i <= s->top;
+    case CODES: {
+        if (!PyUnicode_CheckExact(v)) return 0;
+        PyObject *code = PyDict_GetItemWithError(s->table, v);         /* borrowed */
+        if (!code || !PyLong_CheckExact(code)) { PyErr_Clear(); return 0; }
+        item->i = PyLong_AsLongLong(code);
+        return !PyErr_Occurred() || (PyErr_Clear(), 0);
+    }
+    case IDS:
+        if (!is_default) return 0;
+        item->i = PyLong_AsLongLong(position);
+        return !PyErr_Occurred() || (PyErr_Clear(), 0);
+    }
+    return 0;
+}
+
+/* Buffer the row if every value allows: 1; 0: it needs the unbuffered path; -1: an error (nothing kept). */
+static int buffer_row(Journal *self, PyObject **a, int is_default) {
+    enum { MOST = 64 };
+    Item items[MOST];
+    Slot *to[MOST];
+    int n = 0;
+    for (int l = 0; l < self->nlogs; l++) {
+        LogSpec *log = &self->logs[l];
+        if (log->when >= 0) {
+            PyObject *v = a[log->when];
+            int on = log->test ? (v == Py_True ? 1 : v == Py_False ? 0 : -1) : v != Py_None;
+            if (on < 0) return 0;
+            if (!on) continue;
+        }
+        for (Py_ssize_t k = 0; k < log->n; k++) {
+            Slot *s = &log->slots[k];
+            if (n == MOST || !slot_item(s, s->arg >= 0 ? a[s->arg] : s->value, a[POSITION], is_default, &items[n]))
+                return 0;
+            to[n++] = s;
+        }
+    }
+    for (int j = 0; j < n; j++) {
+        Slot *s = to[j];
+        if (s->npending == s->cap) {
+            Py_ssize_t cap = s->cap ? 2 * s->cap : 256;
+            Item *more = PyMem_Realloc(s->pending, cap * sizeof(Item));
+            if (!more) {
+                for (int u = 0; u < j; u++) to[u]->npending--;
+                PyErr_NoMemory();
+                return -1;
+            }
+            s->pending = more;
+            s->cap = cap;
+        }
+        s->pending[s->npending++] = items[j];
+    }
+    return 1;
+}
+
+/* Write a slot's buffered rows to its array, converted to the array's items: 0, or -1 with an error. */
+static int slot_flush(Slot *s) {
+    PyObject *target = s->target ? Py_NewRef(s->target) : PyObject_GetAttr(s->column, s_codes);
+    if (!target) return -1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(target, &view, PyBUF_FORMAT | PyBUF_ND) < 0) { Py_DECREF(target); return -1; }
+    char f = view.format ? view.format[0] : 'B';
+    Py_ssize_t size = view.itemsize;
+    PyBuffer_Release(&view);
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, s->npending * size);
+    if (!bytes) { Py_DECREF(target); return -1; }
+    char *out = PyBytes_AS_STRING(bytes);
+    for (Py_ssize_t k = 0; k < s->npending; k++, out += size) {
+        Item it = s->pending[k];
+        if (f == 'd') { memcpy(out, &it.d, sizeof it.d); continue; }
+        int8_t b = (int8_t)it.i; int16_t h = (int16_t)it.i; int32_t w = (int32_t)it.i;
+        memcpy(out, size == 1 ? (void *)&b : size == 2 ? (void *)&h : size == 4 ? (void *)&w : (void *)&it.i, size);
+    }
+    PyObject *r = PyObject_CallMethod(target, "frombytes", "O", bytes);
+    Py_DECREF(bytes); Py_DECREF(target);
+    s->npending = 0;
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+/* Write every buffered row: 0, or -1 with an error (the logs then lose the rows not yet written). */
+static int journal_flush(Journal *self) {
+    int failed = 0;
+    for (int l = 0; l < self->nlogs; l++)
+        for (Py_ssize_t k = 0; k < self->logs[l].n; k++) {
+            Slot *s = &self->logs[l].slots[k];
+            if (s->npending && slot_flush(s) < 0 && !failed) failed = -1;
+            s->npending = 0;
+        }
+    return failed;
+}
+
+/* journal_begin(obj): buffer the rows of a Journal from now on (1), or 0 if obj is none */
+int journal_begin(PyObject *obj) {
+    if (!Py_IS_TYPE(obj, &JournalType)) return 0;
+    ((Journal *)obj)->buffering = 1;
+    return 1;
+}
+
+/* journal_end(obj): write what is buffered, and buffer no more: 0, or -1 with an error */
+int journal_end(PyObject *obj) {
+    ((Journal *)obj)->buffering = 0;
+    return journal_flush((Journal *)obj);
+}
+
 static PyObject *journal_call(Journal *self, PyObject *args, PyObject *kwds) {
     if (PyTuple_GET_SIZE(args) != NARGS || (kwds && PyDict_GET_SIZE(kwds))) {
         PyErr_Format(PyExc_TypeError, "a journal row takes %d positional arguments", NARGS);
@@ -481,10 +628,15 @@ static PyObject *journal_call(Journal *self, PyObject *args, PyObject *kwds) {
     }
     PyObject **a = &PyTuple_GET_ITEM(args, 0);
     Py_ssize_t before[4];
+    int is_default = self->has_ids ? is_default_id(self, a[EVENT_ID], a[POSITION]) : 0;
+    if (is_default < 0) return NULL;
+    if (self->buffering) {
+        int buffered = buffer_row(self, a, is_default);
+        if (buffered) return buffered < 0 ? NULL : Py_NewRef(Py_None);
+        if (journal_flush(self) < 0) return NULL;
+    }
     for (int l = 0; l < self->nlogs; l++)
         if ((before[l] = self->logs[l].n ? PyObject_Size(self->logs[l].slots[0].column) : 0) < 0) return NULL;
-    int is_default = self->has_ids ? is_default_id(self, a[EVENT_ID], a[POSITION]) : 0;
-    if (is_default < 0) goto undo;
     for (int l = 0; l < self->nlogs; l++) {
         LogSpec *log = &self->logs[l];
         if (log->when >= 0) {
@@ -511,12 +663,28 @@ undo: {
     }
 }
 
+static PyObject *journal_begin_method(PyObject *self, PyObject *unused) {
+    journal_begin(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *journal_end_method(PyObject *self, PyObject *unused) {
+    return journal_end(self) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+static PyMethodDef journal_methods[] = {
+    {"begin", journal_begin_method, METH_NOARGS, "begin(): buffer the rows that need no Python, until end()."},
+    {"end", journal_end_method, METH_NOARGS, "end(): write the buffered rows, and buffer no more."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyTypeObject JournalType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "simkit._native.Journal",
     .tp_basicsize = sizeof(Journal),
     .tp_dealloc = (destructor)journal_dealloc,
     .tp_call = (ternaryfunc)journal_call,
+    .tp_methods = journal_methods,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Journal(logs, prefix): one committed event's rows in four logs, in one call.",
     .tp_new = journal_new,

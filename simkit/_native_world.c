@@ -382,6 +382,20 @@ out:
     return failed;
 }
 
+/* the exception set, taken as a value with its traceback (a new reference) */
+static PyObject *fetched(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type); Py_XDECREF(tb);
+    return value ? value : Py_NewRef(Py_None);
+}
+
+/* simkit/_native.c: a Journal's rows buffered while quick runs */
+int journal_begin(PyObject *journal);
+int journal_end(PyObject *journal);
+
 /* quick(world, gen, result, left, worker) -> (op, left, failed) */
 static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5 || !Handle_t) {
@@ -395,6 +409,7 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     Parts w;
     if (parts_open(world, &w) < 0) { parts_clear(&w); return NULL; }
     PyObject *result = Py_NewRef(args[2]), *op = NULL, *failed = Py_None;
+    int buffered = journal_begin(w.journal);
     while (1) {
         PySendResult sent = PyIter_Send(gen, result, &op);
         Py_DECREF(result);
@@ -416,12 +431,7 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             int bad = quick_commit(world, &w, &r, worker);
             req_clear(&r);
             if (bad) {
-                PyObject *type, *value, *tb;
-                PyErr_Fetch(&type, &value, &tb);
-                PyErr_NormalizeException(&type, &value, &tb);
-                if (tb) PyException_SetTraceback(value, tb);
-                Py_XDECREF(type); Py_XDECREF(tb);
-                failed = value ? value : Py_NewRef(Py_None);
+                failed = fetched();
                 break;
             }
             result = Py_NewRef(Py_True);
@@ -430,6 +440,17 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             break;
         }
         Py_CLEAR(op);
+    }
+    if (buffered) {                                 /* the rows buffered, written before anything reads them */
+        PyObject *type = NULL, *value = NULL, *tb = NULL;
+        if (!op) PyErr_Fetch(&type, &value, &tb);   /* the consumer's exception, or its StopIteration */
+        if (journal_end(w.journal) == 0) {
+            if (!op) PyErr_Restore(type, value, tb);
+        } else if (!op) {
+            Py_XDECREF(type); Py_XDECREF(value); Py_XDECREF(tb);
+        } else if (failed == Py_None) {
+            failed = fetched();
+        } else PyErr_Clear();
     }
     parts_clear(&w);
     if (!op) return NULL;

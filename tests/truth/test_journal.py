@@ -60,20 +60,46 @@ rows = st.tuples(st.none() | st.integers(1, 10**6), st.integers(1, 10**6), st.fl
                  st.booleans())
 
 
-@pytest.mark.parametrize("native", [True, False])
+@pytest.mark.parametrize("native", [True, False, "buffered"])
 @settings(max_examples=200, deadline=None)
 @given(batch=st.lists(rows, max_size=6))
 def test_rows_are_those_of_the_four_adds(native, batch):
     """Default and named ids, ids that only look default, positions and numbers past every column's compact
     range, with and without an effect, raising ``applied_position`` or not: the same rows, read back. (An
-    ``applied_position`` past 64 bits never reaches a log: both stores refuse it first.)"""
+    ``applied_position`` past 64 bits never reaches a log: both stores refuse it first.) ``buffered``: the
+    compiled journal as the world's quick path calls it, rows that need no Python buffered until ``end()``."""
     by_journal, by_add = _logs(), _logs()
-    with compiled(native):
+    with compiled(bool(native)):
         row = journal(*by_journal)
+    if native == "buffered":
+        if passes.NATIVE is None:
+            pytest.skip("simkit._native was not built")
+        row.begin()
     for values in batch:
         assert len(values) == len(ROW)
         row(*values)
         _by_add(by_add, *values)
+    if native == "buffered":
+        row.end()
+    assert _contents(by_journal) == _contents(by_add)
+
+
+@pytest.mark.skipif(passes.NATIVE is None, reason="simkit._native was not built")
+def test_buffered_rows_widen_a_column_as_unbuffered_ones_do():
+    """300 distinct cursors and outcomes among the usual rows: a value new to its column is not buffered (its
+    code is made in Python, which may widen the column's codes past one byte), so the rows buffered before it
+    are written first, and those after it are written at the new width."""
+    by_journal, by_add = _logs(), _logs()
+    row = journal(*by_journal)
+    row.begin()
+    for k in range(1, 900):
+        fresh = k % 3 == 0
+        values = (k, k, k + 0.5, 1, f"e{k}", k, f"out{k}" if fresh else "applied", "commit",
+                  f"c{k}" if fresh else "c0", k, 0, 1, k % 2 == 0)
+        row(*values)
+        _by_add(by_add, *values)
+    row.end()
+    assert by_journal[3].resume_cursor.codes.typecode == "H"
     assert _contents(by_journal) == _contents(by_add)
 
 
