@@ -18,14 +18,15 @@ method that does it. */
 
 /* set once by world_setup(): the request types, their well-formedness tests, and the model's constants */
 static PyObject *zero, *one;
-static PyObject *Handle_t, *Commit_t, *well_handle, *well_commit, *terminal, *Checkpoint_t, *IdMap_t, *s_apply;
+static PyObject *Handle_t, *Commit_t, *Lookup_t, *well_handle, *well_commit, *well_lookup, *terminal, *Checkpoint_t,
+    *IdMap_t, *s_apply;
 
 static PyObject *n_sink, *n_store, *n_clock, *n_faults, *n_timing, *n_journal, *n_solo, *n_late, *n_latency,
     *n_limit, *n_quiet, *n_external, *n_all_ok, *n_event, *n_behavior, *n_id, *n_position, *n_outcome,
     *n_applied, *n_with_effect, *n_receipts, *n_other, *n_outcomes, *n_base, *n_slots, *n_codes, *n_table,
     *n_code_map, *n_aside, *n_size, *n_effect_count, *n_env, *n_now_attr, *n_ahead, *n_seq, *n_checkpoint,
     *n_cursor, *n_version, *n_named_at, *n_placed, *n_place, *n_set_at, *n_count, *n_terminal_at, *s_ok,
-    *s_quarantined, *s_quarantine, *s_commit;
+    *s_quarantined, *s_quarantine, *s_commit, *n_events, *n_get, *n_id_at;
 
 static int intern_all(void) {
 #define N(var, text) if (!(var = PyUnicode_InternFromString(text))) return -1;
@@ -40,22 +41,24 @@ static int intern_all(void) {
     N(n_checkpoint, "_checkpoint") N(n_cursor, "resume_cursor") N(n_version, "checkpoint_version")
     N(n_named_at, "_named_at") N(n_placed, "_placed") N(n_place, "_place") N(n_set_at, "set_at")
     N(n_count, "count") N(n_terminal_at, "_terminal_at") N(s_apply, "apply") N(s_ok, "ok")
-    N(s_quarantined, "quarantined") N(s_quarantine, "quarantine") N(s_commit, "commit")
+    N(s_quarantined, "quarantined") N(s_quarantine, "quarantine") N(s_commit, "commit") N(n_events, "events")
+    N(n_get, "get") N(n_id_at, "id_at")
 #undef N
     if (!(zero = PyLong_FromLong(0)) || !(one = PyLong_FromLong(1))) return -1;
     return 0;
 }
 
-/* world_setup(Handle, Commit, well_handle, well_commit, TERMINAL, Checkpoint, IdMap) */
+/* world_setup(Handle, Commit, Lookup, well_handle, well_commit, well_lookup, TERMINAL, Checkpoint, IdMap) */
 static PyObject *world_setup(PyObject *self, PyObject *args) {
-    PyObject *h, *c, *wh, *wc, *t, *cp, *im;
-    if (!PyArg_ParseTuple(args, "O!O!OOO!O!O!", &PyType_Type, &h, &PyType_Type, &c, &wh, &wc, &PyTuple_Type, &t,
-                          &PyType_Type, &cp, &PyType_Type, &im))
+    PyObject *h, *c, *l, *wh, *wc, *wl, *t, *cp, *im;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOO!O!O!", &PyType_Type, &h, &PyType_Type, &c, &PyType_Type, &l, &wh, &wc,
+                          &wl, &PyTuple_Type, &t, &PyType_Type, &cp, &PyType_Type, &im))
         return NULL;
     if (!n_sink && intern_all() < 0) return NULL;
-    Py_XSETREF(Handle_t, Py_NewRef(h)); Py_XSETREF(Commit_t, Py_NewRef(c));
+    Py_XSETREF(Handle_t, Py_NewRef(h)); Py_XSETREF(Commit_t, Py_NewRef(c)); Py_XSETREF(Lookup_t, Py_NewRef(l));
     Py_XSETREF(well_handle, Py_NewRef(wh)); Py_XSETREF(well_commit, Py_NewRef(wc));
-    Py_XSETREF(terminal, Py_NewRef(t)); Py_XSETREF(Checkpoint_t, Py_NewRef(cp)); Py_XSETREF(IdMap_t, Py_NewRef(im));
+    Py_XSETREF(well_lookup, Py_NewRef(wl)); Py_XSETREF(terminal, Py_NewRef(t));
+    Py_XSETREF(Checkpoint_t, Py_NewRef(cp)); Py_XSETREF(IdMap_t, Py_NewRef(im));
     Py_RETURN_NONE;
 }
 
@@ -126,28 +129,25 @@ static int map_put(Map *m, Py_ssize_t i, uint64_t c) {
     }
 }
 
+/* IdMap.at(position, default) on an opened map whose value table is ``table``: a new reference, or NULL */
+static PyObject *map_value(const Map *m, PyObject *table, long long position, PyObject *dflt) {
+    long long i = position - m->base;
+    if (0 <= i && i < map_len(m)) {
+        uint64_t c = map_get(m, (Py_ssize_t)i);
+        if (c) return PySequence_GetItem(table, (Py_ssize_t)c);
+    }
+    if (!PyDict_GET_SIZE(m->aside)) return Py_NewRef(dflt);
+    PyObject *key = PyLong_FromLongLong(position), *v = key ? PyDict_GetItemWithError(m->aside, key) : NULL;
+    Py_XDECREF(key);
+    return v ? Py_NewRef(v) : PyErr_Occurred() ? NULL : Py_NewRef(dflt);
+}
+
 /* IdMap.at(position, default): a new reference (``dflt`` when none), or NULL. */
 static PyObject *idmap_at(PyObject *map, long long position, PyObject *dflt) {
     Map m;
-    PyObject *result = NULL;
-    if (map_open(map, &m, 0) < 0) goto done;
-    long long i = position - m.base;
-    if (0 <= i && i < map_len(&m)) {
-        uint64_t c = map_get(&m, (Py_ssize_t)i);
-        if (c) {
-            PyObject *table = GET(m.slots, n_table);
-            if (table) { result = PySequence_GetItem(table, (Py_ssize_t)c); Py_DECREF(table); }
-            goto done;
-        }
-    }
-    if (PyDict_GET_SIZE(m.aside)) {
-        PyObject *key = PyLong_FromLongLong(position);
-        result = key ? PyDict_GetItemWithError(m.aside, key) : NULL;
-        Py_XDECREF(key);
-        if (result) Py_INCREF(result);
-        else if (!PyErr_Occurred()) result = Py_NewRef(dflt);
-    } else result = Py_NewRef(dflt);
-done:
+    PyObject *table = NULL, *result = NULL;
+    if (map_open(map, &m, 0) == 0 && (table = GET(m.slots, n_table))) result = map_value(&m, table, position, dflt);
+    Py_XDECREF(table);
     map_close(&m);
     return result;
 }
@@ -218,6 +218,15 @@ static int parts_open(PyObject *world, Parts *w) {
     w->solo = solo == Py_True;
     Py_XDECREF(timing); Py_XDECREF(solo); Py_XDECREF(external);
     return ok ? 0 : -1;
+}
+
+/* Does the request's well-formedness test answer True (1)? Anything else, an error too: 0 (no error left). */
+static int quick_is_well(PyObject *test, PyObject *op) {
+    PyObject *ok = PyObject_CallOneArg(test, op);
+    int yes = ok == Py_True;
+    Py_XDECREF(ok);
+    PyErr_Clear();
+    return yes;
 }
 
 /* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
@@ -382,6 +391,66 @@ out:
     return failed;
 }
 
+/* Receipts.keeps_by_position: a default id, at a position below 2**63, no receipt of it kept by id */
+static int keeps_by_position(PyObject *eid, PyObject *pos, PyObject *other, long long *p) {
+    int overflow;
+    if (!PyUnicode_CheckExact(eid) || !PyLong_CheckExact(pos)) return 0;
+    *p = PyLong_AsLongLongAndOverflow(pos, &overflow);
+    if (overflow || *p < 0 || !is_default_id(eid, *p)) return 0;
+    return PyDict_GET_SIZE(other) ? !PyDict_Contains(other, eid) : 1;      /* -1: an error */
+}
+
+/* World's Lookup (Driver.lookup: MemoryStore.lookup) of op's events: (by_id, by_position), or NULL. An event
+   the usual case does not cover is looked up by the store's own methods (Receipts.get, MemoryStore.id_at). */
+static PyObject *quick_lookup(Parts *w, PyObject *op) {
+    PyObject *events = GET(op, n_events), *other = events ? GET(w->receipts, n_other) : NULL;
+    PyObject *named = other ? GET(w->store, n_named_at) : NULL, *table = NULL, *by_id = NULL, *by_pos = NULL;
+    PyObject *result = NULL;
+    Map m;
+    memset(&m, 0, sizeof m);
+    if (!named || !PyTuple_CheckExact(events) || !PyDict_CheckExact(other) || !PyDict_CheckExact(named)) {
+        if (named) PyErr_SetString(PyExc_TypeError, "lookup: a tuple of events, and dicts aside, expected");
+        goto out;
+    }
+    if (map_open(w->outcomes, &m, 0) < 0 || !(table = GET(m.slots, n_table)) || !(by_id = PyDict_New())
+        || !(by_pos = PyDict_New()))
+        goto out;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(events); k++) {
+        PyObject *e = PyTuple_GET_ITEM(events, k), *eid = GET(e, n_id), *pos = eid ? GET(e, n_position) : NULL;
+        PyObject *out = NULL, *holder = NULL;
+        long long p = 0;
+        int keeps = pos ? keeps_by_position(eid, pos, other, &p) : -1, bad = keeps < 0;
+        if (keeps > 0) {
+            out = map_value(&m, table, p, Py_None);         /* the usual case: one slot answers both */
+            bad = !out || (out != Py_None && PyDict_SetItem(by_id, eid, out) < 0);
+            holder = bad || !PyDict_GET_SIZE(named) ? NULL : PyDict_GetItemWithError(named, pos);
+            Py_XINCREF(holder);
+            int closed = bad || PyErr_Occurred() ? -1 : holder ? 0 : in_terminal(out);
+            bad |= closed < 0;
+            if (closed > 0) holder = Py_NewRef(eid);
+        } else if (!bad) {
+            PyObject *r = PyObject_CallMethodOneArg(w->receipts, n_get, eid);
+            bad = !r || (r != Py_None && (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) < 1
+                                          || PyDict_SetItem(by_id, eid, PyTuple_GET_ITEM(r, 0)) < 0));
+            Py_XDECREF(r);
+            holder = bad ? NULL : PyObject_CallMethodOneArg(w->store, n_id_at, pos);
+            bad |= !holder;
+        }
+        if (!bad && holder && holder != Py_None) bad = PyDict_SetItem(by_pos, pos, holder) < 0;
+        Py_XDECREF(eid); Py_XDECREF(pos); Py_XDECREF(out); Py_XDECREF(holder);
+        if (bad) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "lookup: an event of the wrong shape");
+            goto out;
+        }
+    }
+    result = PyTuple_Pack(2, by_id, by_pos);
+out:
+    map_close(&m);
+    Py_XDECREF(events); Py_XDECREF(other); Py_XDECREF(named); Py_XDECREF(table); Py_XDECREF(by_id);
+    Py_XDECREF(by_pos);
+    return result;
+}
+
 /* the exception set, taken as a value with its traceback (a new reference) */
 static PyObject *fetched(void) {
     PyObject *type, *value, *tb;
@@ -425,6 +494,11 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         PyTypeObject *t = Py_TYPE(op);
         if ((PyObject *)t == Handle_t && quick_handle(&w, op)) {
             result = Py_NewRef(s_apply);
+        } else if ((PyObject *)t == Lookup_t && quick_is_well(well_lookup, op)) {
+            if (!(result = quick_lookup(&w, op))) {
+                failed = fetched();
+                break;
+            }
         } else if ((PyObject *)t == Commit_t) {
             Req r;
             if (!commit_is_quick(world, &w, op, &r)) break;

@@ -1,7 +1,8 @@
 """The world's quick request path in C (``simkit._native.quick``, docs/performance.md, "the native core, stage
-2"): the two requests of the usual event, a ``Handle`` of an ``ok`` event and a journaled ``Commit``, executed
-without a Python frame where the C stands for the world's own :meth:`World.handle` and
-:meth:`World._commit_at_once`, which stay its reference (``SIMKIT_NATIVE=0``; tests/world/test_quick.py)."""
+2"): the usual requests, a page's ``Lookup``, a ``Handle`` of an ``ok`` event and a journaled ``Commit``,
+executed without a Python frame where the C stands for the world's own ``Driver.lookup``,
+:meth:`World.handle` and :meth:`World._commit_at_once`, which stay its reference (``SIMKIT_NATIVE=0``;
+tests/world/test_quick.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,9 +10,10 @@ from collections.abc import Callable
 import simpy
 
 from simkit.model import TERMINAL, Checkpoint
-from simkit.ops import WELL_FORMED, Commit, Handle
+from simkit.ops import WELL_FORMED, Commit, Handle, Lookup
+from simkit.procedure.driver import Driver
 from simkit.procedure.strategies import MALFORMED_SIGNS, refuse_malformed
-from simkit.store.memory import Receipts
+from simkit.store.memory import MemoryStore, Receipts
 from simkit.truth.columns import IdMap
 from simkit.truth.passes import NATIVE
 
@@ -20,7 +22,8 @@ from .sink import Sink
 __all__ = ["quick_path", "failed"]
 
 if NATIVE is not None:
-    NATIVE.world_setup(Handle, Commit, WELL_FORMED[Handle], WELL_FORMED[Commit], TERMINAL, Checkpoint, IdMap)
+    NATIVE.world_setup(Handle, Commit, Lookup, WELL_FORMED[Handle], WELL_FORMED[Commit], WELL_FORMED[Lookup],
+                       TERMINAL, Checkpoint, IdMap)
 
 
 def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
@@ -30,7 +33,8 @@ def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
     at_once = world._at_once
     ok = (NATIVE is not None and world._journal is not None and type(world.env) is simpy.Environment
           and type(world.sink) is Sink and type(world.store.receipts) is Receipts
-          and at_once.get(Handle) is handle and at_once.get(Commit) is commit)
+          and at_once.get(Handle) is handle and at_once.get(Commit) is commit
+          and at_once.get(Lookup) is Driver.lookup and type(world.store) is MemoryStore)
     return NATIVE.quick if ok else None
 
 

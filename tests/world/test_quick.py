@@ -20,6 +20,8 @@ from mutants.roster import CORRECT
 import simkit
 from simkit import Consumer
 from simkit.judge.checker import check
+from simkit.model import Event
+from simkit.ops import Load, Lookup
 from simkit.procedure.strategies import STRATEGIES
 from simkit.scenario.read import parse
 from simkit.tools.audit_cases import cases
@@ -140,3 +142,37 @@ def test_a_life_that_returns_part_way_stops_as_in_python():
     scenario = parse(generated(40))
     assert _run(scenario, _Returns, 0, True) == _run(scenario, _Returns, 0, False)
     assert _run(scenario, _Returns, 0, True)[-1]["ok"] is False
+
+
+MAX = 2**63 - 1
+#: what a consumer may ask a Lookup of: default ids with and without receipts, a receipt kept by a named id
+#: at a default id's position, ids that only look default (``e007``), an id at another's position, the last
+#: position
+LOOKED = (tuple(Event(f"e{p}", p, "ok") for p in range(12)),
+          (Event("x5", 5, "ok"), Event("e5", 5, "ok"), Event("e007", 7, "ok"), Event("e9", 10, "ok"),
+           Event(f"e{MAX}", MAX, "ok"), Event("e3", 3, "ok"), Event("x5", 6, "ok")),
+          ())
+
+
+@native
+def test_a_lookup_answers_as_the_stores_own():
+    """Where the usual case covers an event (a default id, no receipt kept by id) the C reads the store's
+    slots; any other it asks the store's own methods: the same two dictionaries, in the same order."""
+    w = World(parse(generated(12)), STRATEGIES["safe"], 0)
+    for eid, position, outcome in (("e3", 3, "applied"), ("x5", 5, "quarantined"), ("e7", 7, "retry_later"),
+                                   (f"e{MAX}", MAX, "ignored")):
+        w.store.commit_event(1, eid, position, outcome, 0)
+    got = []
+
+    def asks():
+        for events in LOOKED:
+            got.append((yield Lookup(events)))
+        yield Load()                                # not the quick path's: handed back
+
+    op, left, failed = w._quick(w, asks(), None, 100, 1)
+    assert type(op) is Load and failed is None and left == 100 - len(LOOKED) - 1
+    want = [w.store.lookup(events) for events in LOOKED]
+    assert [(list(a.items()), list(b.items())) for a, b in got] == [(list(a.items()), list(b.items()))
+                                                                    for a, b in want]
+    assert want[1] == ({"x5": "quarantined", f"e{MAX}": "ignored", "e3": "applied"},
+                       {5: "x5", MAX: f"e{MAX}", 3: "e3"})
