@@ -533,7 +533,54 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return out;
 }
 
+/* events_of(positions, codes, table, rows, Event) -> tuple | None: EventTable.event of each row, the table's
+   ids all default (``e`` and the position's digits), its behaviours ``table[codes[row]]``; None (the Python's
+   to build) if a row is not an index of both columns from 0. */
+static PyObject *events_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) { PyErr_SetString(PyExc_TypeError, "events_of(positions, codes, table, rows, Event)"); return NULL; }
+    PyObject *rows = PySequence_Fast(args[3], "rows: a sequence expected"), *out = NULL;
+    if (!rows) return NULL;
+    Py_buffer pv = {0}, cv = {0};
+    if (PyObject_GetBuffer(args[0], &pv, PyBUF_FORMAT | PyBUF_ND) < 0
+        || PyObject_GetBuffer(args[1], &cv, PyBUF_FORMAT | PyBUF_ND) < 0)
+        goto done;
+    if (!pv.format || strcmp(pv.format, "q") || !cv.format || !strchr("BHILQ", cv.format[0]) || cv.format[1]
+        || !PyList_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "events_of: positions array('q'), unsigned codes, a list of values");
+        goto done;
+    }
+    Map codes = {.view = cv};                       /* (map_get reads its view only) */
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows), np = pv.len / 8, nc = cv.len / cv.itemsize;
+    PyObject **items = PySequence_Fast_ITEMS(rows);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_ssize_t i = PyLong_CheckExact(items[k]) ? PyLong_AsSsize_t(items[k]) : -1;
+        if (i < 0 || i >= np || i >= nc) { PyErr_Clear(); out = Py_NewRef(Py_None); goto done; }
+    }
+    if (!(out = PyTuple_New(n))) goto done;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_ssize_t i = PyLong_AsSsize_t(items[k]);
+        long long p = ((const int64_t *)pv.buf)[i];
+        uint64_t c = map_get(&codes, i);
+        PyObject *id = PyUnicode_FromFormat("e%lld", p), *pos = id ? PyLong_FromLongLong(p) : NULL;
+        PyObject *behavior = pos ? PySequence_GetItem(args[2], (Py_ssize_t)c) : NULL, *e = NULL;
+        if (behavior) {
+            PyObject *fields[3] = {id, pos, behavior};
+            e = PyObject_Vectorcall(args[4], fields, 3, NULL);
+        }
+        Py_XDECREF(id); Py_XDECREF(pos); Py_XDECREF(behavior);
+        if (!e) { Py_CLEAR(out); goto done; }
+        PyTuple_SET_ITEM(out, k, e);
+    }
+done:
+    if (pv.obj) PyBuffer_Release(&pv);
+    if (cv.obj) PyBuffer_Release(&cv);
+    Py_DECREF(rows);
+    return out;
+}
+
 PyMethodDef world_methods[] = {
+    {"events_of", (PyCFunction)(void (*)(void))events_of, METH_FASTCALL,
+     "events_of(positions, codes, table, rows, Event) -> tuple | None: a page's events, ids all default."},
     {"world_setup", world_setup, METH_VARARGS,
      "world_setup(Handle, Commit, well_handle, well_commit, TERMINAL, Checkpoint, IdMap): quick's constants."},
     {"quick", (PyCFunction)(void (*)(void))quick, METH_FASTCALL,

@@ -15,6 +15,7 @@ from typing import Literal
 
 from simkit.model import Event, default_id, default_position, is_default_id
 from simkit.truth.columns import Codes, evenly_spaced
+from simkit.truth.passes import NATIVE
 
 __all__ = ["EventTable"]
 
@@ -116,6 +117,15 @@ class EventTable(Mapping):
         """The event of row ``i``."""
         return Event(self.ids[i] if self.ids is not None else default_id(self.positions[i]),
                      self.positions[i], self.behaviors[i])
+
+    def events(self, rows: Sequence[int]) -> tuple[Event, ...]:
+        """The events of these rows (a page's): :meth:`event` of each, in C where built and every id is
+        default (``simkit._native.events_of``, which answers ``None`` for a row it does not index)."""
+        if NATIVE is not None and self.ids is None:
+            b = self.behaviors
+            if (page := NATIVE.events_of(self.positions, b.codes, b.table, rows, Event)) is not None:
+                return page
+        return tuple(map(self.event, rows))
 
     def placed(self, op):
         """``op``, a request about one event, with its event where the stream holds it. A consumer may send an

@@ -183,7 +183,7 @@ class Provider:
 
     def _served(self, entry: _Entry) -> tuple[Event, ...]:
         """The events a page serves, built from the table unless the page has its own copies."""
-        return entry.own if entry.own is not None else tuple(map(self.events.event, entry.rows))
+        return entry.own if entry.own is not None else self.events.events(entry.rows)
 
     @property
     def pages(self) -> int:

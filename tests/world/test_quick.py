@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from array import array
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mutants import round55, round58, round62
 from mutants.roster import CORRECT
 
@@ -28,6 +31,8 @@ from simkit.tools.audit_cases import cases
 from simkit.tools.bench import generated
 from simkit.truth import passes
 from simkit.truth.collector import paused
+from simkit.truth.columns import Codes
+from simkit.world.events import EventTable
 from simkit.world.simulation import World
 
 native = pytest.mark.skipif(passes.NATIVE is None, reason="simkit._native was not built (SIMKIT_NATIVE=0)")
@@ -176,3 +181,23 @@ def test_a_lookup_answers_as_the_stores_own():
                                                                     for a, b in want]
     assert want[1] == ({"x5": "quarantined", f"e{MAX}": "ignored", "e3": "applied"},
                        {5: "x5", MAX: f"e{MAX}", 3: "e3"})
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 50), max_size=30),
+       st.lists(st.sampled_from(["ok", "poison"]) | st.integers(0, 400).map(str), max_size=30),
+       st.lists(st.integers(-40, 40), max_size=30), st.sampled_from([list, tuple, range]))
+def test_a_page_is_built_as_the_table_builds_each_event(positions, behaviors, rows, kind):
+    """``EventTable.events`` in C (``simkit._native.events_of``) is :meth:`EventTable.event` of each row:
+    positions anywhere in 64 bits, behaviours past one byte of codes; a row that is not an index of both
+    columns from 0 is left to the Python (``None``), which indexes or raises as it does."""
+    n = min(len(positions), len(behaviors))
+    table = EventTable(array("q", positions[:n]), Codes(behaviors[:n]))
+    table.ids = None                            # (what a table of default ids holds; unordered ones too)
+    rows = range(len(rows)) if kind is range else kind(rows)
+    got = passes.NATIVE.events_of(table.positions, table.behaviors.codes, table.behaviors.table, rows, Event)
+    if got is None:
+        assert any(not 0 <= r < n for r in rows)
+    else:
+        assert got == tuple(map(table.event, rows)) and all(type(e) is Event for e in got)
