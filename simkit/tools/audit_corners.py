@@ -28,9 +28,10 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
 #: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
 #: of one event, one worker of two, a page wholly behind the prefix at its cursor's second answer); step 4's
-#: backfill, lost by a watermark trusted at version 0 or past a window; a checkpoint_version ahead of every
-#: position, where one counter taken for the other shows; and what the other streams never reach (round 47):
-#: positions past 32 bits, ids that only a byte-exact comparison tells apart, a third worker, a dead letter.
+#: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
+#: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
+#: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
+#: apart, a third worker, a dead letter.
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -83,6 +84,13 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional", "backfills": True,
         "initial": {"applied_position": 1_000_000, "receipts": [1_000_000]},
         "pages": chain([4, 1_000_001])},
+    "backfills_at_large_positions": {
+        "description": "Step 4, backfills, in a long-lived stream: the second page backfills 65,536, "
+                       "2**32 + 6 and 2**53 - 2 behind applied_position 2**53 - 1: a consumer that trusts "
+                       "the watermark past a position (\"old history is never backfilled\") or further "
+                       "behind the prefix than a window loses them (the other backfills are below 20,000)",
+        "sink": "transactional", "backfills": True,
+        "pages": chain([70_000, 2**32 + 5, 2**53 - 1], [65_536, 2**32 + 6, 2**53 - 2])},
     "versions_outrun_positions": {
         "description": "Keep two kinds of progress: three empty pages advance the token, and "
                        "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer "

@@ -12,11 +12,14 @@
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
 import simkit
 from simkit.errors import ConsumerError
+from simkit.tools.audit_cases import cases, wide
 from simkit.tools.explore import explore
 
 _LIVES = "SIMKIT_ROUND65_LIVES"
@@ -39,3 +42,43 @@ def test_a_consumer_that_is_not_deterministic_is_named_not_an_assertion(monkeypa
     monkeypatch.setenv(_LIVES, "0")
     with pytest.raises(ConsumerError, match="the consumer is not deterministic"):
         explore(simkit.load("transient_storm"), LivesInEnviron, share_prefixes=False)
+
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, where the consumers are
+from mutants import roster, round65  # noqa: E402
+
+_BACKFILLS = "backfills_at_large_positions"
+_THOUSAND = "thousand_attempts"
+_CORRECT = (round65.ClaimsAheadThroughReceipts, round65.RemembersCommittedInLife,
+            round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
+
+
+@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND])
+def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
+    """Both are cases of the audit, and ``safe``, every correct consumer of the roster and this round's are ok
+    on them (``thousand_attempts`` runs to a time limit that a consumer backing off 64 times reaches)."""
+    assert any(c.name == name for c in cases(1, 0))
+    for cls in (*roster.CORRECT, *_CORRECT):
+        v = simkit.simulate(wide(name), cls).verdict
+        assert v.ok and v.completed, (cls.__name__, v)
+
+
+def test_a_watermark_trusted_past_a_large_position_is_caught():
+    """Seed 000 step 4: "If the source permits late backfills, use per-event receipts instead." The audit's
+    backfills were all below 20,000 (generated streams, and e4 behind a million): a consumer that trusts the
+    watermark past position 65,535 passed it (0 of 228 cases failed). On the new corner it loses the three
+    backfills."""
+    v = simkit.simulate(wide(_BACKFILLS), round65.WatermarkPastSixteenBits).verdict
+    assert v.lost == ["e65536", "e4294967302", "e9007199254740990"]
+
+
+def test_a_retry_cap_and_a_count_of_stuck_answers_are_caught():
+    """Seed 000 step 4 ("A transient dead-letter entry ... does not close the prefix") and step 7 ("Do not
+    equate emptiness with end of stream"): the audit's longest block was 50 failures, its longest stuck token
+    two answers. A consumer that quarantines an event after 60 blocked attempts, and one that stops at the
+    third answer of one token, passed it (0 of 220 and 229 cases failed); on the new case the first loses e1
+    (invariant 5: a quarantine no decision ordered), the second leaves e3 pending, incomplete."""
+    v = simkit.simulate(wide(_THOUSAND), round65.GiveUpAfterSixtyAttempts).verdict
+    assert v.lost == ["e1"] and 5 in {d["invariant"] for d in v.invariant_violations}
+    v = simkit.simulate(wide(_THOUSAND), round65.StopAfterThreeStuckAnswers).verdict
+    assert not v.completed and v.pending == ["e3"] and not v.lost
