@@ -85,12 +85,14 @@ CORNERS: dict[str, dict] = {
         "initial": {"applied_position": 1_000_000, "receipts": [1_000_000]},
         "pages": chain([4, 1_000_001])},
     "backfills_at_large_positions": {
-        "description": "Step 4, backfills, in a long-lived stream: the second page backfills 65,536, "
-                       "2**32 + 6 and 2**53 - 2 behind applied_position 2**53 - 1: a consumer that trusts "
-                       "the watermark past a position (\"old history is never backfilled\") or further "
-                       "behind the prefix than a window loses them (the other backfills are below 20,000)",
+        "description": "Step 4, backfills, in a long-lived stream: the second page, of 4,101 events, "
+                       "backfills 65,536, 2**32 + 6 and 2**53 - 4,100 to 2**53 - 2 behind applied_position "
+                       "2**53 - 1: a consumer that trusts the watermark past a position (\"old history "
+                       "is never backfilled\"), further behind the prefix than a window, or on a page too "
+                       "big to look up, loses them (the other backfills are below 20,000, on pages of 50)",
         "sink": "transactional", "backfills": True,
-        "pages": chain([70_000, 2**32 + 5, 2**53 - 1], [65_536, 2**32 + 6, 2**53 - 2])},
+        "pages": chain([70_000, 2**32 + 5, 2**53 - 1],
+                       [65_536, 2**32 + 6, *range(2**53 - 4_100, 2**53 - 1)])},
     "versions_outrun_positions": {
         "description": "Keep two kinds of progress: three empty pages advance the token, and "
                        "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer "

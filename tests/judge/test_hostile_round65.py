@@ -63,22 +63,27 @@ def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
         assert v.ok and v.completed, (cls.__name__, v)
 
 
-def test_a_watermark_trusted_past_a_large_position_is_caught():
+@pytest.mark.parametrize("name", ["WatermarkPastSixteenBits", "TrustWatermarkOnBigPages"])
+def test_a_watermark_trusted_past_a_large_position_or_on_a_big_page_is_caught(name):
     """Seed 000 step 4: "If the source permits late backfills, use per-event receipts instead." The audit's
-    backfills were all below 20,000 (generated streams, and e4 behind a million): a consumer that trusts the
-    watermark past position 65,535 passed it (0 of 228 cases failed). On the new corner it loses the three
-    backfills."""
-    v = simkit.simulate(wide(_BACKFILLS), round65.WatermarkPastSixteenBits).verdict
-    assert v.lost == ["e65536", "e4294967302", "e9007199254740990"]
+    backfills were all below 20,000, on pages of 50 events at most (generated streams, and e4 behind a
+    million): a consumer that trusts the watermark past position 65,535, and one that trusts it on a page of
+    more than 1,000 events, passed it (0 of 228 and of 203 cases failed). On the new corner each loses every
+    backfill of its second page."""
+    v = simkit.simulate(wide(_BACKFILLS), getattr(round65, name)).verdict
+    assert len(v.lost) == 4_101 and v.lost[:2] == ["e65536", "e4294967302"]
 
 
-def test_a_retry_cap_and_a_count_of_stuck_answers_are_caught():
+def test_a_retry_cap_a_redrive_limit_and_a_count_of_stuck_answers_are_caught():
     """Seed 000 step 4 ("A transient dead-letter entry ... does not close the prefix") and step 7 ("Do not
-    equate emptiness with end of stream"): the audit's longest block was 50 failures, its longest stuck token
-    two answers. A consumer that quarantines an event after 60 blocked attempts, and one that stops at the
-    third answer of one token, passed it (0 of 220 and 229 cases failed); on the new case the first loses e1
-    (invariant 5: a quarantine no decision ordered), the second leaves e3 pending, incomplete."""
-    v = simkit.simulate(wide(_THOUSAND), round65.GiveUpAfterSixtyAttempts).verdict
-    assert v.lost == ["e1"] and 5 in {d["invariant"] for d in v.invariant_violations}
+    equate emptiness with end of stream"): the audit's longest block was 50 failures, its only dead letter
+    two, its longest stuck token two answers. A consumer that quarantines an event after 60 blocked attempts,
+    one that quarantines a dead letter redriven three times, and one that stops at the third answer of one
+    token passed it (0 of 220, 197 and 229 cases failed). On the new case the first two lose what they
+    quarantined (invariant 5: a quarantine no decision ordered), the third leaves e3 pending, incomplete."""
+    for cls, lost in ((round65.GiveUpAfterSixtyAttempts, ["e1", "e2"]),
+                      (round65.DeadLetterThirdStrike, ["e2"])):
+        v = simkit.simulate(wide(_THOUSAND), cls).verdict
+        assert v.lost == lost and 5 in {d["invariant"] for d in v.invariant_violations}, cls.__name__
     v = simkit.simulate(wide(_THOUSAND), round65.StopAfterThreeStuckAnswers).verdict
     assert not v.completed and v.pending == ["e3"] and not v.lost

@@ -343,13 +343,13 @@ class ClaimsAheadThroughReceipts(Consumer):
 
     def process(self, checkpoint, page, receipts):
         self._receipts = receipts
-        self._page = page
+        self._index = {id(e): i for i, e in enumerate(page.events)}
         return (yield from super().process(checkpoint, page, receipts))
 
     def resulting_applied_position(self, event, page, applied_position):
         target = max(applied_position, event.position)
         events = page.events
-        i = events.index(event)
+        i = self._index[id(event)]
         previous = event.position
         for e in events[i + 1:]:
             if self._receipts.get(e.id) in TERMINAL and e.position > previous:
