@@ -31,7 +31,7 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
 #: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
 #: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
-#: apart, a third worker, a dead letter.
+#: apart, a third worker, a dead letter; and an eighth worker (round 65).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -136,6 +136,15 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "transient", "failures": 3},
                    {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
+    "eight_workers": {
+        "description": "Eight workers on one checkpoint (over the wire each learns its number from the "
+                       "handshake): a review every worker meets, an event that fails eight times and a crash "
+                       "of the eighth: a consumer that keeps a step for workers 1 to 3 only, or a table of "
+                       "workers sized for them, shows it past the third (round 65)",
+        "sink": "idempotent", "workers": 8, "pages": chain([1, 2, 3], [4, 5], [6]),
+        "events": [{"position": 2, "behavior": "review", "resolve_after": 20.0, "resolution": "apply"},
+                   {"position": 5, "behavior": "transient", "failures": 8}],
+        "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 8}]},
     "tokens_compared_exactly": {
         "description": "Seed 000: a cursor is stored and sent back as it came, never parsed: tokens that "
                        "differ only in a trailing space, in case or in Unicode normalisation, one of 256 "

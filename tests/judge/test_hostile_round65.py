@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -49,11 +50,14 @@ from mutants import roster, round65  # noqa: E402
 
 _BACKFILLS = "backfills_at_large_positions"
 _THOUSAND = "thousand_attempts"
+_EIGHT = "eight_workers"
+_NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+_JS = Path(__file__).parents[1] / "exec" / "consumers" / "round65" / "consumer.js"
 _CORRECT = (round65.ClaimsAheadThroughReceipts, round65.RemembersCommittedInLife,
             round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
 
 
-@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND])
+@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT])
 def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
     """Both are cases of the audit, and ``safe``, every correct consumer of the roster and this round's are ok
     on them (``thousand_attempts`` runs to a time limit that a consumer backing off 64 times reaches)."""
@@ -87,3 +91,16 @@ def test_a_retry_cap_a_redrive_limit_and_a_count_of_stuck_answers_are_caught():
         assert v.lost == lost and 5 in {d["invariant"] for d in v.invariant_violations}, cls.__name__
     v = simkit.simulate(wide(_THOUSAND), round65.StopAfterThreeStuckAnswers).verdict
     assert not v.completed and v.pending == ["e3"] and not v.lost
+
+
+@_NODE
+def test_a_step_kept_for_the_first_three_workers_is_caught():
+    """Seed 000 invariant 5, broken only by a worker numbered 4 or more (the handshake's ``worker``): the
+    audit's most workers were three (``three_workers``), so a consumer over the wire that moves on past a
+    non-terminal outcome from its fourth worker on passed it. On the eight workers of the new corner it
+    publishes C1's token over e2's review and C2's over e5's failure: both lost. (Past eight,
+    ``ClaimsThePage`` of the roster starves: sixteen workers that each claim the page before fetching it take
+    it from each other until the time limit.)"""
+    v = simkit.simulate(wide(_EIGHT), f"exec:node {_JS} worker4").verdict
+    assert v.lost == ["e2", "e5"] and {2, 5} <= {d["invariant"] for d in v.invariant_violations}
+    assert simkit.simulate(wide("three_workers"), f"exec:node {_JS} worker4").verdict.ok
