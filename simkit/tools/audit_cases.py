@@ -155,18 +155,6 @@ WIDE: dict[str, dict] = {
                    {"position": 4, "behavior": "review", "resolve_after": 250.0, "resolution": "apply"},
                    {"position": 5, "behavior": "hold", "release_after": 250.0},
                    {"position": 6, "behavior": "transient", "failures": 50}]},
-    "thousand_attempts": {
-        "description": "Waits a thousand attempts long: e1 fails 1,000 times, the handler dead-letters e2 "
-                       "1,000 times, then C2 answers its own token 1,000 times before it serves e3: a "
-                       "consumer that caps its retries or redrives below a thousand (3, 60, 500) quarantines "
-                       "e1 or e2, one that takes the same token back that often for the end stops (round 65; "
-                       "long_blocks stops at 50 failures, dead_letter_blocks at 2)",
-        "sink": "idempotent", "timing": _LONGER,
-        "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
-                  {"cursor": "C2", "positions": [3], "next_cursor": "C3", "stuck": 1000},
-                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
-        "events": [{"position": 1, "behavior": "transient", "failures": 1000},
-                   {"position": 2, "behavior": "dead_letter", "failures": 1000}]},
     "long_outage": {
         "description": "Long outages: the service drops e2's first 25 requests (25 timeouts of one "
                        "reservation before its effect runs, seed 001), and the store e3's first 25 commits",
@@ -212,6 +200,18 @@ WIDE: dict[str, dict] = {
                    {"kind": "crossed_reply", "position": 1, "differs": "fingerprint"}]},
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
+    "thousand_attempts": {
+        "description": "Waits a thousand attempts long: e1 fails 1,000 times, the handler dead-letters e2 "
+                       "1,000 times, then C2 answers its own token 1,000 times before it serves e3: a "
+                       "consumer that caps its retries or redrives below a thousand (3, 60, 500) quarantines "
+                       "e1 or e2, one that takes the same token back that often for the end stops (round 65; "
+                       "long_blocks stops at 50 failures, dead_letter_blocks at 2)",
+        "sink": "idempotent", "timing": _LONGER,
+        "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+                  {"cursor": "C2", "positions": [3], "next_cursor": "C3", "stuck": 1000},
+                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
+        "events": [{"position": 1, "behavior": "transient", "failures": 1000},
+                   {"position": 2, "behavior": "dead_letter", "failures": 1000}]},
 }
 WIDE["two_workers_long_stream"] = {**WIDE["long_stream"], "workers": 2, "random_faults": {"pause": 0.01},
                                    "description": "long_stream raced by two workers that pause now and then: "

@@ -84,15 +84,6 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional", "backfills": True,
         "initial": {"applied_position": 1_000_000, "receipts": [1_000_000]},
         "pages": chain([4, 1_000_001])},
-    "backfills_at_large_positions": {
-        "description": "Step 4, backfills, in a long-lived stream: the second page, of 4,101 events, "
-                       "backfills 65,536, 2**32 + 6 and 2**53 - 4,100 to 2**53 - 2 behind applied_position "
-                       "2**53 - 1: a consumer that trusts the watermark past a position (\"old history "
-                       "is never backfilled\"), further behind the prefix than a window, or on a page too "
-                       "big to look up, loses them (the other backfills are below 20,000, on pages of 50)",
-        "sink": "transactional", "backfills": True,
-        "pages": chain([70_000, 2**32 + 5, 2**53 - 1],
-                       [65_536, 2**32 + 6, *range(2**53 - 4_100, 2**53 - 1)])},
     "versions_outrun_positions": {
         "description": "Keep two kinds of progress: three empty pages advance the token, and "
                        "checkpoint_version to 3, before the first events, at positions 1 to 3: a consumer "
@@ -136,15 +127,6 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "transient", "failures": 3},
                    {"position": 5, "behavior": "review", "resolve_after": 10.0, "resolution": "apply"}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 3}]},
-    "eight_workers": {
-        "description": "Eight workers on one checkpoint (over the wire each learns its number from the "
-                       "handshake): a review every worker meets, an event that fails eight times and a crash "
-                       "of the eighth: a consumer that keeps a step for workers 1 to 3 only, or a table of "
-                       "workers sized for them, shows it past the third (round 65)",
-        "sink": "idempotent", "workers": 8, "pages": chain([1, 2, 3], [4, 5], [6]),
-        "events": [{"position": 2, "behavior": "review", "resolve_after": 20.0, "resolution": "apply"},
-                   {"position": 5, "behavior": "transient", "failures": 8}],
-        "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 8}]},
     "tokens_compared_exactly": {
         "description": "Seed 000: a cursor is stored and sent back as it came, never parsed: tokens that "
                        "differ only in a trailing space, in case or in Unicode normalisation, one of 256 "
@@ -180,4 +162,22 @@ CORNERS: dict[str, dict] = {
                    "ids": ["0", "toString", "constructor"]},
                   {"cursor": "0", "positions": [1, 4], "next_cursor": "__proto__", "ids": ["0", "__proto__"]},
                   {"cursor": "__proto__", "positions": [], "next_cursor": "__proto__"}]},
+    "backfills_at_large_positions": {
+        "description": "Step 4, backfills, in a long-lived stream: the second page, of 4,101 events, "
+                       "backfills 65,536, 2**32 + 6 and 2**53 - 4,100 to 2**53 - 2 behind applied_position "
+                       "2**53 - 1: a consumer that trusts the watermark past a position (\"old history "
+                       "is never backfilled\"), further behind the prefix than a window, or on a page too "
+                       "big to look up, loses them (the other backfills are below 20,000, on pages of 50)",
+        "sink": "transactional", "backfills": True,
+        "pages": chain([70_000, 2**32 + 5, 2**53 - 1],
+                       [65_536, 2**32 + 6, *range(2**53 - 4_100, 2**53 - 1)])},
+    "eight_workers": {
+        "description": "Eight workers on one checkpoint (over the wire each learns its number from the "
+                       "handshake): a review every worker meets, an event that fails eight times and a crash "
+                       "of the eighth: a consumer that keeps a step for workers 1 to 3 only, or a table of "
+                       "workers sized for them, shows it past the third (round 65)",
+        "sink": "idempotent", "workers": 8, "pages": chain([1, 2, 3], [4, 5], [6]),
+        "events": [{"position": 2, "behavior": "review", "resolve_after": 20.0, "resolution": "apply"},
+                   {"position": 5, "behavior": "transient", "failures": 8}],
+        "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 8}]},
 }
