@@ -229,7 +229,11 @@ class ProvisionalWithResultIsDone(Consumer):
 class PageCacheByCursor(Consumer):
     """Seed 000 step 2 and 7: a cursor may be answered differently later (a stuck token, a backfill). Pages
     are cached by cursor for the life ("a token names a page; why fetch it twice?"), so after a rejected or
-    lost barrier, or a blocked attempt, the worker reprocesses the page it first got."""
+    lost barrier, or a blocked attempt, the worker reprocesses the page it first got.
+
+    Passes the audit: no world simkit builds answers a cursor with more events than it first did (only a
+    stuck token answers first with none, and that page is not cached), so the stale page is never the
+    shorter one."""
 
     def __init__(self, contract):
         super().__init__(contract)
@@ -336,6 +340,182 @@ class DecisionsCachedPerLife(Consumer):
         return "done", applied
 
 
+class DeadLetterThirdStrike(Consumer):
+    """Seed 000 step 4: "A transient dead-letter entry ... does not close the prefix." An event dead-lettered
+    a third time in one life is quarantined ("three redrives and it is poison")."""
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.strikes = {}
+
+    def process(self, checkpoint, page, receipts):
+        applied = checkpoint.applied_position
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = max(applied, event.position)
+                continue
+            decision = yield Handle(event)
+            target = max(applied, event.position)
+            if decision == "dead_letter":
+                self.strikes[event.id] = self.strikes.get(event.id, 0) + 1
+                if self.strikes[event.id] >= 3:
+                    decision = "quarantine"
+            if decision not in ("apply", "ignore", "quarantine"):
+                return "blocked", applied
+            result = yield from getattr(self, decision)(event, target)
+            if result is LOST:
+                return "lost", applied
+            if result is BLOCKED:
+                return "blocked", applied
+            applied = target
+        return "done", applied
+
+
+class PositionsThroughFloat(Consumer):
+    """Seed 000 invariant 2: the applied_position a commit writes is the prefix through the event itself. It
+    is computed through a float (a JSON layer that decodes every number as a double): past 2**53 it rounds, to
+    a position below or above the event's own.
+
+    Passes the audit, harmlessly: a scenario refuses positions past 2**53 (the corner
+    ``positions_past_32_bits`` reaches 2**53), where every double is still exact."""
+
+    def resulting_applied_position(self, event, page, applied_position):
+        return int(float(max(applied_position, event.position)))
+
+
+class TrustWatermarkOnBigPages(Consumer):
+    """Seed 000 step 4: "If the source permits late backfills, use per-event receipts instead." A page of more
+    than 1,000 events skips its receipts ("a bulk page is a catch-up replay") and trusts the watermark."""
+
+    def process(self, checkpoint, page, receipts):
+        self._bulk = len(page.events) > 1000
+        return (yield from super().process(checkpoint, page, receipts))
+
+    def is_replay(self, event, receipts, applied_position):
+        if getattr(self, "_bulk", False) and event.position <= applied_position:
+            return True
+        return super().is_replay(event, receipts, applied_position)
+
+
+class OffByOneOnIgnore(Consumer):
+    """Seed 000 invariant 2: "applied_position advances only after the corresponding effect and deduplication
+    receipt are durable." An ignored or quarantined event moves the watermark one past itself ("nothing can
+    be at p + 1 that we have not seen")."""
+
+    def ignore(self, event, applied_position):
+        return (yield Commit(event, "ignored", applied_position + 1))
+
+    def quarantine(self, event, applied_position):
+        return (yield Commit(event, "quarantined", applied_position + 1))
+
+
+class ProvisionalTrustedAfterFiveTries(Consumer):
+    """Seed 001 step 5: "Permit timeout ... to write only the defined provisional state". After five calls of
+    one reservation that timed out in this life, the effect is taken for done ("the service is just slow to
+    answer") and the receipt committed: a receipt for an effect that may never have run."""
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.timeouts = {}
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        if self.timeouts.get(event.id, 0) >= 5:
+            return COMMITTED
+        reply = yield Call(event, operation.reservation)
+        if isinstance(reply, str):
+            self.timeouts[event.id] = self.timeouts.get(event.id, 0) + 1
+        state = yield Settle(event, operation.reservation, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
+
+
+class ReceiptsOncePerLife(Consumer):
+    """Seed 000 step 4: "If a durable receipt proves the event already has its intended outcome, treat it as
+    replayed." Receipts are looked up for the life's first page only; afterwards the worker trusts what it
+    committed itself ("nobody else writes receipts"), so another worker's receipts and a lost commit's are
+    unknown to it.
+
+    Passes the audit, harmlessly: the store keeps one terminal receipt per event (a second commit is answered
+    ``False``, with no effect) and a reservation already committed is never called again, so an event handled
+    twice is made durable once (invariant 4: "Enforce a unique event receipt")."""
+
+    def __init__(self, contract):
+        super().__init__(contract)
+        self.mine = {}
+        self.looked = False
+
+    def process(self, checkpoint, page, receipts):
+        if self.looked:
+            receipts = {e.id: self.mine[e.id] for e in page.events if e.id in self.mine}
+        self.looked = True
+        applied = checkpoint.applied_position
+        for event in page.events:
+            if self.is_replay(event, receipts, applied):
+                yield Skip(event)
+                applied = max(applied, event.position)
+                continue
+            decision = yield Handle(event)
+            target = max(applied, event.position)
+            if decision not in ("apply", "ignore", "quarantine"):
+                return "blocked", applied
+            result = yield from getattr(self, decision)(event, target)
+            if result is LOST:
+                return "lost", applied
+            if result is BLOCKED:
+                return "blocked", applied
+            self.mine[event.id] = {"apply": "applied", "ignore": "ignored"}.get(decision, "quarantined")
+            applied = target
+        return "done", applied
+
+
+class WatermarkOnTheRetryAfterACrash(Consumer):
+    """Seed 000 step 6: "Receipts or the complete-prefix watermark make already applied events harmless
+    replays" -- read as licence to trust the watermark on the retry. In a life's first attempt, when the page
+    shows receipts already (the last life crashed in the middle of it), events at or below the loaded
+    applied_position are skipped as replays, backfills or not (step 4: "If the source permits late backfills,
+    use per-event receipts instead")."""
+
+    first = True
+
+    def process(self, checkpoint, page, receipts):
+        self._retry = self.first and any(receipts.get(e.id) for e in page.events)
+        self.first = False
+        return (yield from super().process(checkpoint, page, receipts))
+
+    def is_replay(self, event, receipts, applied_position):
+        if getattr(self, "_retry", False) and event.position <= applied_position:
+            return True
+        return super().is_replay(event, receipts, applied_position)
+
+
+class MoveOnAfterFiveThousandEvents(Consumer):
+    """Seed 000 invariant 5, past 5,000 events made durable in one life (then any non-terminal outcome counts
+    as done): past every case of the audit, whose longest life makes about 4,200 durable (``big_page``).
+
+    Passes the audit (left alone, docs/verdict.md: "A bug keyed on what no case reaches passes"): a case that
+    reaches it, 20,000 generated events on pages of 50, costs ``safe`` 1.7 CPU seconds in process."""
+
+    made = 0
+
+    def is_terminal(self, decision):
+        return self.made >= 5000
+
+    def apply(self, event, applied_position):
+        self.made += 1
+        return (yield from super().apply(event, applied_position))
+
+    def ignore(self, event, applied_position):
+        self.made += 1
+        return (yield from super().ignore(event, applied_position))
+
+    def quarantine(self, event, applied_position):
+        self.made += 1
+        return (yield from super().quarantine(event, applied_position))
+
+
 # --------------------------------------------------------------- correct ones
 class ClaimsAheadThroughReceipts(Consumer):
     """Correct, unlike safe: a commit claims applied_position through the following events of the page that
@@ -427,127 +607,3 @@ class BacksOffLongerEachTime(Consumer):
                     yield Wait("caught_up")
                 elif result == "lost":
                     yield Wait("blocked")
-
-
-class DeadLetterThirdStrike(Consumer):
-    """Seed 000 step 4: "A transient dead-letter entry ... does not close the prefix." An event dead-lettered
-    a third time in one life is quarantined ("three redrives and it is poison")."""
-
-    def __init__(self, contract):
-        super().__init__(contract)
-        self.strikes = {}
-
-    def process(self, checkpoint, page, receipts):
-        applied = checkpoint.applied_position
-        for event in page.events:
-            if self.is_replay(event, receipts, applied):
-                yield Skip(event)
-                applied = max(applied, event.position)
-                continue
-            decision = yield Handle(event)
-            target = max(applied, event.position)
-            if decision == "dead_letter":
-                self.strikes[event.id] = self.strikes.get(event.id, 0) + 1
-                if self.strikes[event.id] >= 3:
-                    decision = "quarantine"
-            if decision not in ("apply", "ignore", "quarantine"):
-                return "blocked", applied
-            result = yield from getattr(self, decision)(event, target)
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
-            applied = target
-        return "done", applied
-
-
-class PositionsThroughFloat(Consumer):
-    """Seed 000 invariant 2: the applied_position a commit writes is the prefix through the event itself. It
-    is computed through a float (a JSON layer that decodes every number as a double): past 2**53 it rounds, to
-    a position below or above the event's own."""
-
-    def resulting_applied_position(self, event, page, applied_position):
-        return int(float(max(applied_position, event.position)))
-
-
-class TrustWatermarkOnBigPages(Consumer):
-    """Seed 000 step 4: "If the source permits late backfills, use per-event receipts instead." A page of more
-    than 1,000 events skips its receipts ("a bulk page is a catch-up replay") and trusts the watermark."""
-
-    def process(self, checkpoint, page, receipts):
-        self._bulk = len(page.events) > 1000
-        return (yield from super().process(checkpoint, page, receipts))
-
-    def is_replay(self, event, receipts, applied_position):
-        if getattr(self, "_bulk", False) and event.position <= applied_position:
-            return True
-        return super().is_replay(event, receipts, applied_position)
-
-
-class OffByOneOnIgnore(Consumer):
-    """Seed 000 invariant 2: "applied_position advances only after the corresponding effect and deduplication
-    receipt are durable." An ignored or quarantined event moves the watermark one past itself ("nothing can
-    be at p + 1 that we have not seen")."""
-
-    def ignore(self, event, applied_position):
-        return (yield Commit(event, "ignored", applied_position + 1))
-
-    def quarantine(self, event, applied_position):
-        return (yield Commit(event, "quarantined", applied_position + 1))
-
-
-class ProvisionalTrustedAfterFiveTries(Consumer):
-    """Seed 001 step 5: "Permit timeout ... to write only the defined provisional state". After five calls of
-    one reservation that timed out in this life, the effect is taken for done ("the service is just slow to
-    answer") and the receipt committed: a receipt for an effect that may never have run."""
-
-    def __init__(self, contract):
-        super().__init__(contract)
-        self.timeouts = {}
-
-    def settle_effect(self, event):
-        operation = yield Reserve(event)
-        if operation.state == COMMITTED:
-            return COMMITTED
-        if self.timeouts.get(event.id, 0) >= 5:
-            return COMMITTED
-        reply = yield Call(event, operation.reservation)
-        if isinstance(reply, str):
-            self.timeouts[event.id] = self.timeouts.get(event.id, 0) + 1
-        state = yield Settle(event, operation.reservation, reply)
-        return COMMITTED if state == COMMITTED else BLOCKED
-
-
-class ReceiptsOncePerLife(Consumer):
-    """Seed 000 step 4: "If a durable receipt proves the event already has its intended outcome, treat it as
-    replayed." Receipts are looked up for the life's first page only; afterwards the worker trusts what it
-    committed itself ("nobody else writes receipts"), so another worker's receipts and a lost commit's are
-    unknown to it."""
-
-    def __init__(self, contract):
-        super().__init__(contract)
-        self.mine = {}
-        self.looked = False
-
-    def process(self, checkpoint, page, receipts):
-        if self.looked:
-            receipts = {e.id: self.mine[e.id] for e in page.events if e.id in self.mine}
-        self.looked = True
-        applied = checkpoint.applied_position
-        for event in page.events:
-            if self.is_replay(event, receipts, applied):
-                yield Skip(event)
-                applied = max(applied, event.position)
-                continue
-            decision = yield Handle(event)
-            target = max(applied, event.position)
-            if decision not in ("apply", "ignore", "quarantine"):
-                return "blocked", applied
-            result = yield from getattr(self, decision)(event, target)
-            if result is LOST:
-                return "lost", applied
-            if result is BLOCKED:
-                return "blocked", applied
-            self.mine[event.id] = {"apply": "applied", "ignore": "ignored"}.get(decision, "quarantined")
-            applied = target
-        return "done", applied
