@@ -1,5 +1,6 @@
 """Round 65 (a fresh tester, as an adversary): buggy consumers whose bug hides from small cases
-(tests/mutants/round65.py, tests/exec/consumers/round65/). Found:
+(tests/mutants/round65.py, tests/exec/consumers/round65/), run here on the cases added for those the audit
+missed. Found:
 
 1. A consumer whose behaviour depends on state a new life does not wipe (a life counter in ``os.environ``,
    docs/verdict.md "Crashes are real") is not deterministic, and exploration rests on determinism: a
@@ -8,6 +9,18 @@
    parent's up to there``, a traceback, where the same consumer over ``exec:`` is named in one line ("the
    consumer is not deterministic"). Now :func:`simkit.tools.schedules.extensions` raises a
    :class:`~simkit.errors.ConsumerError` saying so: one line, exit status 2.
+2. Consumers that passed every case of ``simkit audit`` (0 of 243 failed, budget 1500) and break a rule:
+   ``WatermarkPastSixteenBits`` trusts the watermark past position 65,535 with backfills, and
+   ``TrustWatermarkOnBigPages`` on a page of more than 1,000 events (the audit's backfills were all below
+   20,000, on pages of 50 at most): new corner ``backfills_at_large_positions``, a page of 4,101 backfills
+   from 65,536 to 2**53 - 2.
+3. ``GiveUpAfterSixtyAttempts`` (a retry cap of 60), ``DeadLetterThirdStrike`` (a redrive limit of 3, in
+   Python and over the wire in Perl) and ``StopAfterThreeStuckAnswers`` (a token's third answer taken for the
+   end): the longest block was 50 failures, the only dead letter two, the longest stuck token two answers.
+   New wide case ``thousand_attempts``: a failure, a dead letter and a stuck token of 1,000 attempts each, to
+   a time limit a consumer backing off 64 times reaches.
+4. A consumer over the wire that moves on past a failure from its fourth worker on (``consumer.js
+   worker4``): the audit's most workers were three. New corner ``eight_workers``.
 """
 from __future__ import annotations
 
@@ -104,3 +117,13 @@ def test_a_step_kept_for_the_first_three_workers_is_caught():
     v = simkit.simulate(wide(_EIGHT), f"exec:node {_JS} worker4").verdict
     assert v.lost == ["e2", "e5"] and {2, 5} <= {d["invariant"] for d in v.invariant_violations}
     assert simkit.simulate(wide("three_workers"), f"exec:node {_JS} worker4").verdict.ok
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="perl is not installed")
+def test_a_redrive_limit_over_the_wire_is_caught():
+    """The Perl consumer with a redrive limit of 3 (``consumer.pl deadletter3``) passed the 153 cases a budget
+    of 200 s judged; on ``thousand_attempts`` it quarantines e2 after its third dead letter: lost."""
+    pl = Path(__file__).parents[1] / "exec" / "consumers" / "round65" / "consumer.pl"
+    v = simkit.simulate(wide(_THOUSAND), f"exec:perl {pl} deadletter3").verdict
+    assert v.lost == ["e2"]
+    assert simkit.simulate(wide("dead_letter_blocks"), f"exec:perl {pl} deadletter3").verdict.ok
