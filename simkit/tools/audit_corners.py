@@ -31,7 +31,8 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
 #: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
 #: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
-#: apart, a third worker, a dead letter; and an eighth worker (round 65).
+#: apart, a third worker, a dead letter; and an eighth worker, and a stale worker at large versions (round
+#: 65).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -180,4 +181,12 @@ CORNERS: dict[str, dict] = {
         "events": [{"position": 2, "behavior": "review", "resolve_after": 20.0, "resolution": "apply"},
                    {"position": 5, "behavior": "transient", "failures": 8}],
         "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 8}]},
+    "late_retry_at_large_versions": {
+        "description": "Invariant 3 where a long-lived checkpoint's versions are: late_retry's two workers, "
+                       "the first paused for 40 after its fetch, from checkpoint_version 2**53 - 100 (the "
+                       "largest a scenario holds is 2**53): a consumer that stops comparing past a "
+                       "version (a signed 32-bit column, 2**31 - 1) overwrites the second worker's progress",
+        "sink": "transactional", "workers": 2, "initial": {"checkpoint_version": 2**53 - 100},
+        "pages": chain([1, 2, 3], [4, 5, 6], [7, 8, 9]),
+        "faults": [{"kind": "pause", "point": "after_fetch", "worker": 1, "duration": 40.0}]},
 }

@@ -21,6 +21,9 @@ missed. Found:
    a time limit a consumer backing off 64 times reaches.
 4. A consumer over the wire that moves on past a failure from its fourth worker on (``consumer.js
    worker4``): the audit's most workers were three. New corner ``eight_workers``.
+5. ``UnfencedPastVersionTwoToThe31`` writes its barrier without comparing once the version passes 2**31 - 1:
+   every case with two workers starts at version 0 or 1, and the one past 2**32 has one worker, where an
+   unconditional write does no harm. New corner ``late_retry_at_large_versions``.
 """
 from __future__ import annotations
 
@@ -64,13 +67,14 @@ from mutants import roster, round65  # noqa: E402
 _BACKFILLS = "backfills_at_large_positions"
 _THOUSAND = "thousand_attempts"
 _EIGHT = "eight_workers"
+_VERSIONS = "late_retry_at_large_versions"
 _NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 _JS = Path(__file__).parents[1] / "exec" / "consumers" / "round65" / "consumer.js"
 _CORRECT = (round65.ClaimsAheadThroughReceipts, round65.RemembersCommittedInLife,
             round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
 
 
-@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT])
+@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT, _VERSIONS])
 def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
     """Both are cases of the audit, and ``safe``, every correct consumer of the roster and this round's are ok
     on them (``thousand_attempts`` runs to a time limit that a consumer backing off 64 times reaches)."""
@@ -127,3 +131,13 @@ def test_a_redrive_limit_over_the_wire_is_caught():
     v = simkit.simulate(wide(_THOUSAND), f"exec:perl {pl} deadletter3").verdict
     assert v.lost == ["e2"]
     assert simkit.simulate(wide("dead_letter_blocks"), f"exec:perl {pl} deadletter3").verdict.ok
+
+
+def test_a_barrier_unfenced_past_a_large_version_is_caught():
+    """Seed 000 invariant 3 ("A page barrier may replace resume_cursor only with a compare-and-swap that still
+    matches the request cursor and checkpoint version used to fetch the page"), broken past version 2**31 - 1.
+    It passed every case but the explorations (none of which starts past version 1); on the new corner the
+    paused worker overwrites the other's progress: a regression, invariant 3."""
+    v = simkit.simulate(wide(_VERSIONS), round65.UnfencedPastVersionTwoToThe31).verdict
+    assert v.regressions == 1 and {d["invariant"] for d in v.invariant_violations} == {3}
+    assert simkit.simulate(simkit.load("late_retry"), round65.UnfencedPastVersionTwoToThe31).verdict.ok

@@ -9,7 +9,7 @@ import os
 
 from simkit import Consumer
 from simkit.model import COMMITTED, TERMINAL
-from simkit.ops import BLOCKED, LOST, Barrier, Call, Commit, Handle, Reserve, Settle, Skip, Wait
+from simkit.ops import BLOCKED, LOST, Barrier, Call, Commit, Handle, Overwrite, Reserve, Settle, Skip, Wait
 
 
 # ---------------------------------------------------------------- buggy ones
@@ -514,6 +514,20 @@ class MoveOnAfterFiveThousandEvents(Consumer):
     def quarantine(self, event, applied_position):
         self.made += 1
         return (yield from super().quarantine(event, applied_position))
+
+
+class UnfencedPastVersionTwoToThe31(Consumer):
+    """Seed 000 invariant 3 ("A page barrier may replace resume_cursor only with a compare-and-swap that still
+    matches the request cursor and checkpoint version"): past version 2**31 - 1 (a signed 32-bit column the
+    compare-and-swap's WHERE clause binds) the barrier falls back to an unconditional write "until the schema
+    migration lands"."""
+
+    def page_barrier(self, checkpoint, page, applied_position):
+        if checkpoint.checkpoint_version < 2**31 - 1:
+            return (yield from super().page_barrier(checkpoint, page, applied_position))
+        done = yield Overwrite(self.barrier_target(checkpoint, page), checkpoint.checkpoint_version + 1,
+                               applied_position)
+        return "lost" if done is LOST else "advanced"
 
 
 # --------------------------------------------------------------- correct ones
