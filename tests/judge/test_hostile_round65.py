@@ -89,7 +89,7 @@ def test_a_watermark_trusted_past_a_large_position_or_on_a_big_page_is_caught(na
     """Seed 000 step 4: "If the source permits late backfills, use per-event receipts instead." The audit's
     backfills were all below 20,000, on pages of 50 events at most (generated streams, and e4 behind a
     million): a consumer that trusts the watermark past position 65,535, and one that trusts it on a page of
-    more than 1,000 events, passed it (0 of 228 and of 203 cases failed). On the new corner each loses every
+    more than 1,000 events, passed it (0 of 243 cases failed each). On the new corner each loses every
     backfill of its second page."""
     v = simkit.simulate(wide(_BACKFILLS), getattr(round65, name)).verdict
     assert len(v.lost) == 4_101 and v.lost[:2] == ["e65536", "e4294967302"]
@@ -100,7 +100,7 @@ def test_a_retry_cap_a_redrive_limit_and_a_count_of_stuck_answers_are_caught():
     equate emptiness with end of stream"): the audit's longest block was 50 failures, its only dead letter
     two, its longest stuck token two answers. A consumer that quarantines an event after 60 blocked attempts,
     one that quarantines a dead letter redriven three times, and one that stops at the third answer of one
-    token passed it (0 of 220, 197 and 229 cases failed). On the new case the first two lose what they
+    token passed it (0 of 243 cases failed each). On the new case the first two lose what they
     quarantined (invariant 5: a quarantine no decision ordered), the third leaves e3 pending, incomplete."""
     for cls, lost in ((round65.GiveUpAfterSixtyAttempts, ["e1", "e2"]),
                       (round65.DeadLetterThirdStrike, ["e2"])):
