@@ -9,8 +9,9 @@ search, listed cheapest first so that a budget leaves out the dearest.
    ahead of every position served; positions past 32 bits; ids a byte-exact comparison alone tells apart;
    three and eight workers on one checkpoint, and a stale worker at large versions; tokens a byte-exact
    comparison alone tells apart, or too long for a column or a buffer, on a page or as an empty page's new
-   token; ids and tokens a language takes for false or for its own names; positions across every power of
-   ten; with backfills, one at a multiple of 10 and a regression; a dead letter);
+   token, or that a query string would decode; ids and tokens a language takes for false or for its own
+   names; positions across every power of ten; with backfills, one at a multiple of 10 and a regression; a
+   dead letter);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, and a
    failure, a dead letter and a stuck token that last a thousand, an external service and a store that drop

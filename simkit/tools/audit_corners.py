@@ -31,8 +31,8 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
 #: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
 #: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
-#: apart, a third worker, a dead letter; and an eighth worker, and a stale worker at large versions (round
-#: 65).
+#: apart, a third worker, a dead letter; and an eighth worker, a stale worker at large versions and tokens
+#: a query string would decode (round 65).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -189,4 +189,11 @@ CORNERS: dict[str, dict] = {
         "sink": "transactional", "workers": 2, "initial": {"checkpoint_version": 2**53 - 100},
         "pages": chain([1, 2, 3], [4, 5, 6], [7, 8, 9]),
         "faults": [{"kind": "pause", "point": "after_fetch", "worker": 1, "duration": 40.0}]},
+    "tokens_as_base64_and_escapes": {
+        "description": "Seed 000: tokens are opaque transport state: a base64 token with + and / and its "
+                       "padding, and tokens holding a URL escape (%2F, %25) and a &: a consumer that "
+                       "decodes or encodes a token as a query string's value publishes one the provider "
+                       "never issued (the other tokens are letters, digits, spaces and Unicode)",
+        "sink": "transactional",
+        "pages": token_chain("C1", "eyJwIjo0Mn0+/A==", "next%2Fpage", "a=1&b=2", "100%25", "end")},
 }

@@ -24,6 +24,9 @@ missed. Found:
 5. ``UnfencedPastVersionTwoToThe31`` writes its barrier without comparing once the version passes 2**31 - 1:
    every case with two workers starts at version 0 or 1, and the one past 2**32 has one worker, where an
    unconditional write does no harm. New corner ``late_retry_at_large_versions``.
+6. ``TokensUrlDecoded`` URL-decodes a token before it publishes it: the audit's tokens were letters, digits,
+   spaces and Unicode, none with a ``+``, a ``%`` escape or a ``&``. New corner
+   ``tokens_as_base64_and_escapes``.
 """
 from __future__ import annotations
 
@@ -68,13 +71,14 @@ _BACKFILLS = "backfills_at_large_positions"
 _THOUSAND = "thousand_attempts"
 _EIGHT = "eight_workers"
 _VERSIONS = "late_retry_at_large_versions"
+_TOKENS = "tokens_as_base64_and_escapes"
 _NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 _JS = Path(__file__).parents[1] / "exec" / "consumers" / "round65" / "consumer.js"
 _CORRECT = (round65.ClaimsAheadThroughReceipts, round65.RemembersCommittedInLife,
             round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
 
 
-@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT, _VERSIONS])
+@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT, _VERSIONS, _TOKENS])
 def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
     """Both are cases of the audit, and ``safe``, every correct consumer of the roster and this round's are ok
     on them (``thousand_attempts`` runs to a time limit that a consumer backing off 64 times reaches)."""
@@ -141,3 +145,11 @@ def test_a_barrier_unfenced_past_a_large_version_is_caught():
     v = simkit.simulate(wide(_VERSIONS), round65.UnfencedPastVersionTwoToThe31).verdict
     assert v.regressions == 1 and {d["invariant"] for d in v.invariant_violations} == {3}
     assert simkit.simulate(simkit.load("late_retry"), round65.UnfencedPastVersionTwoToThe31).verdict.ok
+
+
+def test_a_token_decoded_as_a_query_string_is_caught():
+    """Seed 000: "Treat continuation tokens as opaque transport state." A base64 token's ``+`` read as a space
+    is a token the provider never issued: it refuses it, and the halt on that refusal is not justified."""
+    v = simkit.simulate(wide(_TOKENS), round65.TokensUrlDecoded).verdict
+    assert v.halted == "provider refused cursor 'eyJwIjo0Mn0 /A=='" and v.halt_justified is False
+    assert simkit.simulate(wide("tokens_compared_exactly"), round65.TokensUrlDecoded).verdict.ok

@@ -530,6 +530,17 @@ class UnfencedPastVersionTwoToThe31(Consumer):
         return "lost" if done is LOST else "advanced"
 
 
+class TokensUrlDecoded(Consumer):
+    """Seed 000: "Treat continuation tokens as opaque transport state". The token is URL-decoded before it
+    is published (the consumer's HTTP layer reads ``next_cursor`` from a query string: ``+`` is a space,
+    ``%2F`` a slash), so a base64 token with a ``+`` or a token with an escape is published as one the
+    provider never issued."""
+
+    def barrier_target(self, checkpoint, page):
+        from urllib.parse import unquote_plus
+        return unquote_plus(page.next_cursor)
+
+
 # --------------------------------------------------------------- correct ones
 class ClaimsAheadThroughReceipts(Consumer):
     """Correct, unlike safe: a commit claims applied_position through the following events of the page that
