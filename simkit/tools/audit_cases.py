@@ -4,14 +4,14 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers; a
-   new id at a receipted position on a page wholly behind the prefix, at its cursor's second answer; a
-   backfill far behind a checkpoint at version 0, and backfills at large positions; a checkpoint_version
-   ahead of every position served; positions past 32 bits; ids a byte-exact comparison alone tells apart;
-   three and eight workers on one checkpoint, and a stale worker at large versions; tokens a byte-exact
-   comparison alone tells apart, or too long for a column or a buffer, on a page or as an empty page's new
-   token, or that a query string would decode; ids and tokens a language takes for false or for its own
-   names; positions across every power of ten; with backfills, one at a multiple of 10 and a regression; a
-   dead letter);
+   new id at a receipted position on a page wholly behind the prefix, at its cursor's second answer; a gap
+   and a regression at large positions; a backfill far behind a checkpoint at version 0, and backfills at
+   large positions; a checkpoint_version ahead of every position served; positions past 32 bits; ids a
+   byte-exact comparison alone tells apart; three and eight workers on one checkpoint, and a stale worker at
+   large versions; tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer,
+   on a page or as an empty page's new token, or that a query string would decode; ids and tokens a language
+   takes for false or for its own names; positions across every power of ten; with backfills, one at a
+   multiple of 10 and a regression; a dead letter);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
    2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, and a
    failure, a dead letter and a stuck token that last a thousand, an external service and a store that drop

@@ -31,8 +31,8 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
 #: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
 #: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
-#: apart, a third worker, a dead letter; and an eighth worker, a stale worker at large versions and tokens
-#: a query string would decode (round 65).
+#: apart, a third worker, a dead letter; and an eighth worker, a stale worker at large versions, tokens a
+#: query string would decode and step 3's breaches at large positions (round 65).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -196,4 +196,14 @@ CORNERS: dict[str, dict] = {
                        "never issued (the other tokens are letters, digits, spaces and Unicode)",
         "sink": "transactional",
         "pages": token_chain("C1", "eyJwIjo0Mn0+/A==", "next%2Fpage", "a=1&b=2", "100%25", "end")},
+    "gap_at_large_positions": {
+        "description": "Step 3, no backfills, where a long-lived stream's positions are: the second page "
+                       "serves 2**40 + 1 behind applied_position 2**53 - 1 with no receipt (every other "
+                       "breach is below 1,004): a validator that gives up on a position past a table or a "
+                       "bitmap (65,536 slots) lets the gap through",
+        "sink": "transactional", "pages": chain([2**40, 2**53 - 1], [2**40 + 1, 2**53])},
+    "regression_at_large_positions": {
+        "description": "Step 3 where a long-lived stream's positions are: the second page serves 2**53 - 1, "
+                       "then 2**53 - 2, a regression inside the page past every position a small table holds",
+        "sink": "transactional", "pages": chain([2**40, 2**40 + 2], [2**53 - 1, 2**53 - 2, 2**53])},
 }

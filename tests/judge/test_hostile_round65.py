@@ -27,6 +27,8 @@ missed. Found:
 6. ``TokensUrlDecoded`` URL-decodes a token before it publishes it: the audit's tokens were letters, digits,
    spaces and Unicode, none with a ``+``, a ``%`` escape or a ``&``. New corner
    ``tokens_as_base64_and_escapes``.
+7. ``ValidatorForSmallPositions`` skips step 3 on a page with a position past 65,535: every breach the audit
+   served was below 1,004. New corners ``gap_at_large_positions`` and ``regression_at_large_positions``.
 """
 from __future__ import annotations
 
@@ -72,13 +74,14 @@ _THOUSAND = "thousand_attempts"
 _EIGHT = "eight_workers"
 _VERSIONS = "late_retry_at_large_versions"
 _TOKENS = "tokens_as_base64_and_escapes"
+_STEP3 = ("gap_at_large_positions", "regression_at_large_positions")
 _NODE = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 _JS = Path(__file__).parents[1] / "exec" / "consumers" / "round65" / "consumer.js"
 _CORRECT = (round65.ClaimsAheadThroughReceipts, round65.RemembersCommittedInLife,
             round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
 
 
-@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT, _VERSIONS, _TOKENS])
+@pytest.mark.parametrize("name", [_BACKFILLS, _THOUSAND, _EIGHT, _VERSIONS, _TOKENS, *_STEP3])
 def test_the_new_cases_are_audited_and_correct_consumers_pass_them(name):
     """Both are cases of the audit, and ``safe``, every correct consumer of the roster and this round's are ok
     on them (``thousand_attempts`` runs to a time limit that a consumer backing off 64 times reaches)."""
@@ -153,3 +156,13 @@ def test_a_token_decoded_as_a_query_string_is_caught():
     v = simkit.simulate(wide(_TOKENS), round65.TokensUrlDecoded).verdict
     assert v.halted == "provider refused cursor 'eyJwIjo0Mn0 /A=='" and v.halt_justified is False
     assert simkit.simulate(wide("tokens_compared_exactly"), round65.TokensUrlDecoded).verdict.ok
+
+
+@pytest.mark.parametrize("name", _STEP3)
+def test_a_validator_that_gives_up_on_large_positions_is_caught(name):
+    """Seed 000 step 3 at positions a long-lived stream has: the validator that lets a page with a position
+    past 65,535 through unchecked applies the gap's event, or the page out of order: lost, unhalted. Every
+    correct consumer halts there, justified."""
+    v = simkit.simulate(wide(name), round65.ValidatorForSmallPositions).verdict
+    assert not v.ok and v.lost and v.unhalted and v.halted is None
+    assert simkit.simulate(wide(name), simkit.Consumer).verdict.halt_justified

@@ -541,6 +541,17 @@ class TokensUrlDecoded(Consumer):
         return unquote_plus(page.next_cursor)
 
 
+class ValidatorForSmallPositions(Consumer):
+    """Seed 000 step 3: "An unexpected regression, conflicting identity at the same position, or a gap that
+    violates the provider contract stops the attempt for investigation." The validator marks positions in a
+    bitmap of 65,536 slots and lets a page through unchecked when one of its positions does not fit."""
+
+    def validate(self, checkpoint, page, ids_at):
+        if any(e.position > 65535 for e in page.events):
+            return None
+        return super().validate(checkpoint, page, ids_at)
+
+
 # --------------------------------------------------------------- correct ones
 class ClaimsAheadThroughReceipts(Consumer):
     """Correct, unlike safe: a commit claims applied_position through the following events of the page that
