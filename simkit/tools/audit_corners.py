@@ -164,14 +164,14 @@ CORNERS: dict[str, dict] = {
                   {"cursor": "0", "positions": [1, 4], "next_cursor": "__proto__", "ids": ["0", "__proto__"]},
                   {"cursor": "__proto__", "positions": [], "next_cursor": "__proto__"}]},
     "backfills_at_large_positions": {
-        "description": "Step 4, backfills, in a long-lived stream: the second page, of 4,101 events, "
-                       "backfills 65,536, 2**32 + 6 and 2**53 - 4,100 to 2**53 - 2 behind applied_position "
+        "description": "Step 4, backfills, in a long-lived stream: the second page, of 1,101 events, "
+                       "backfills 65,536, 2**32 + 6 and 2**53 - 1,100 to 2**53 - 2 behind applied_position "
                        "2**53 - 1: a consumer that trusts the watermark past a position (\"old history "
                        "is never backfilled\"), further behind the prefix than a window, or on a page too "
                        "big to look up, loses them (the other backfills are below 20,000, on pages of 50)",
         "sink": "transactional", "backfills": True,
         "pages": chain([70_000, 2**32 + 5, 2**53 - 1],
-                       [65_536, 2**32 + 6, *range(2**53 - 4_100, 2**53 - 1)])},
+                       [65_536, 2**32 + 6, *range(2**53 - 1_100, 2**53 - 1)])},
     "eight_workers": {
         "description": "Eight workers on one checkpoint (over the wire each learns its number from the "
                        "handshake): a review every worker meets, an event that fails eight times and a crash "
