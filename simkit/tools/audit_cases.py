@@ -4,18 +4,21 @@ search, listed cheapest first so that a budget leaves out the dearest.
 1. **bundled**: every bundled scenario as written (several seeds for a generated one), and the **corners** no
    bundled scenario has (a regression inside a page, at its start, middle or end, or deep in a page of 1,000;
    two ids at one position; a gap after a page's first event, on a page of one event, served to two workers; a
-   new id at a receipted position on a page wholly behind the prefix, at its cursor's second answer; a
-   backfill far behind a checkpoint at version 0; a checkpoint_version ahead of every position served;
-   positions past 32 bits; ids a byte-exact comparison alone tells apart; three workers on one checkpoint;
-   tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer, on a page or as an
-   empty page's new token; ids and tokens a language takes for false or for its own names; positions across
-   every power of ten; with backfills, one at a multiple of 10 and a regression; a dead letter);
+   new id at a receipted position on a page wholly behind the prefix, at its cursor's second answer; a gap
+   and a regression at large positions; a backfill far behind a checkpoint at version 0, and backfills at
+   large positions; a checkpoint_version ahead of every position served; positions past 32 bits; ids a
+   byte-exact comparison alone tells apart; three and eight workers on one checkpoint, and a stale worker at
+   large versions; tokens a byte-exact comparison alone tells apart, or too long for a column or a buffer,
+   on a page or as an empty page's new token, or that a query string would decode; ids and tokens a language
+   takes for false or for its own names; positions across every power of ten; with backfills, one at a
+   multiple of 10 and a regression; a dead letter);
 2. **wide**: streams as wide as real ones, which no bundled scenario is: pages of 50 events, a page of 4,100,
-   2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, an
-   external service and a store that drop an event's first 25 requests, an ignored event on an external sink,
-   a credential rotation between a lost reply and its retry, and between a lost request and its retry, a late
-   reply that commits before the retry, crossed replies differing in each field of the reservation tuple, a
-   crossed reply to a retry after a timeout, and every handler decision at every last digit of a position;
+   2,000 events behind 400 barriers (with one worker and with two), blocks that last dozens of attempts, and a
+   failure, a dead letter and a stuck token that last a thousand, an external service and a store that drop
+   an event's first 25 requests, an ignored event on an external sink, a credential rotation between a lost
+   reply and its retry, and between a lost request and its retry, a late reply that commits before the retry,
+   crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
+   timeout, and every handler decision at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -99,6 +102,9 @@ def _kept(sc: Scenario) -> list[str]:
 #: timed work per event (a reservation made ahead) or backing off longer between blocked attempts (doubling
 #: to 64 back-offs) completes; at the default each was judged incomplete (``big_page``, ``long_blocks``).
 _PATIENT = {"time_limit": 100_000.0}
+#: ``thousand_attempts``: 3,000 attempts, each of which a consumer backing off to 64 back-offs (of 5) waits
+#: 320 for; ``safe`` takes 18,000.
+_LONGER = {"time_limit": 2_000_000.0}
 _GENERATED = {"overlap": 0.3, "backfill": 0.1, "empty_pages": 0.1, "stuck": 0.1, "lost_fetch": 0.05,
               "poison": 0.03, "transient": 0.05, "review": 0.02, "hold": 0.02}
 
@@ -195,6 +201,18 @@ WIDE: dict[str, dict] = {
                    {"kind": "crossed_reply", "position": 1, "differs": "fingerprint"}]},
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
+    "thousand_attempts": {
+        "description": "Waits a thousand attempts long: e1 fails 1,000 times, the handler dead-letters e2 "
+                       "1,000 times, then C2 answers its own token 1,000 times before it serves e3: a "
+                       "consumer that caps its retries or redrives below a thousand (3, 60, 500) quarantines "
+                       "e1 or e2, one that takes the same token back that often for the end stops (round 65; "
+                       "long_blocks stops at 50 failures, dead_letter_blocks at 2)",
+        "sink": "idempotent", "timing": _LONGER,
+        "pages": [{"cursor": "C1", "positions": [1, 2], "next_cursor": "C2"},
+                  {"cursor": "C2", "positions": [3], "next_cursor": "C3", "stuck": 1000},
+                  {"cursor": "C3", "positions": [], "next_cursor": "C3"}],
+        "events": [{"position": 1, "behavior": "transient", "failures": 1000},
+                   {"position": 2, "behavior": "dead_letter", "failures": 1000}]},
 }
 WIDE["two_workers_long_stream"] = {**WIDE["long_stream"], "workers": 2, "random_faults": {"pause": 0.01},
                                    "description": "long_stream raced by two workers that pause now and then: "

@@ -28,9 +28,11 @@ def token_chain(*tokens: str, step: int = 1) -> list[dict]:
 #: validator checking part of the page misses it (against the first event, only one pair, ``<`` for ``<=``, a
 #: gap at the page's first event only, nothing before the first checkpoint write, a page's head only, a page
 #: of one event, one worker of two, a page wholly behind the prefix at its cursor's second answer); step 4's
-#: backfill, lost by a watermark trusted at version 0 or past a window; a checkpoint_version ahead of every
-#: position, where one counter taken for the other shows; and what the other streams never reach (round 47):
-#: positions past 32 bits, ids that only a byte-exact comparison tells apart, a third worker, a dead letter.
+#: backfill, lost by a watermark trusted at version 0, past a window or past a large position (round 65); a
+#: checkpoint_version ahead of every position, where one counter taken for the other shows; and what the
+#: other streams never reach (round 47): positions past 32 bits, ids that only a byte-exact comparison tells
+#: apart, a third worker, a dead letter; and an eighth worker, a stale worker at large versions, tokens a
+#: query string would decode and step 3's breaches at large positions (round 65).
 CORNERS: dict[str, dict] = {
     "page_out_of_order": {
         "description": "Step 3: the second page serves position 4 after 5, a regression inside the page",
@@ -161,4 +163,47 @@ CORNERS: dict[str, dict] = {
                    "ids": ["0", "toString", "constructor"]},
                   {"cursor": "0", "positions": [1, 4], "next_cursor": "__proto__", "ids": ["0", "__proto__"]},
                   {"cursor": "__proto__", "positions": [], "next_cursor": "__proto__"}]},
+    "backfills_at_large_positions": {
+        "description": "Step 4, backfills, in a long-lived stream: the second page, of 1,101 events, "
+                       "backfills 65,536, 2**32 + 6 and 2**53 - 1,100 to 2**53 - 2 behind applied_position "
+                       "2**53 - 1: a consumer that trusts the watermark past a position (\"old history "
+                       "is never backfilled\"), further behind the prefix than a window, or on a page too "
+                       "big to look up, loses them (the other backfills are below 20,000, on pages of 50)",
+        "sink": "transactional", "backfills": True,
+        "pages": chain([70_000, 2**32 + 5, 2**53 - 1],
+                       [65_536, 2**32 + 6, *range(2**53 - 1_100, 2**53 - 1)])},
+    "eight_workers": {
+        "description": "Eight workers on one checkpoint (over the wire each learns its number from the "
+                       "handshake): a review every worker meets, an event that fails eight times and a crash "
+                       "of the eighth: a consumer that keeps a step for workers 1 to 3 only, or a table of "
+                       "workers sized for them, shows it past the third (round 65)",
+        "sink": "idempotent", "workers": 8, "pages": chain([1, 2, 3], [4, 5], [6]),
+        "events": [{"position": 2, "behavior": "review", "resolve_after": 20.0, "resolution": "apply"},
+                   {"position": 5, "behavior": "transient", "failures": 8}],
+        "faults": [{"kind": "crash", "point": "before_event_commit", "position": 4, "worker": 8}]},
+    "late_retry_at_large_versions": {
+        "description": "Invariant 3 where a long-lived checkpoint's versions are: late_retry's two workers, "
+                       "the first paused for 40 after its fetch, from checkpoint_version 2**53 - 100 (the "
+                       "largest a scenario holds is 2**53): a consumer that stops comparing past a "
+                       "version (a signed 32-bit column, 2**31 - 1) overwrites the second worker's progress",
+        "sink": "transactional", "workers": 2, "initial": {"checkpoint_version": 2**53 - 100},
+        "pages": chain([1, 2, 3], [4, 5, 6], [7, 8, 9]),
+        "faults": [{"kind": "pause", "point": "after_fetch", "worker": 1, "duration": 40.0}]},
+    "tokens_as_base64_and_escapes": {
+        "description": "Seed 000: tokens are opaque transport state: a base64 token with + and / and its "
+                       "padding, and tokens holding a URL escape (%2F, %25) and a &: a consumer that "
+                       "decodes or encodes a token as a query string's value publishes one the provider "
+                       "never issued (the other tokens are letters, digits, spaces and Unicode)",
+        "sink": "transactional",
+        "pages": token_chain("C1", "eyJwIjo0Mn0+/A==", "next%2Fpage", "a=1&b=2", "100%25", "end")},
+    "gap_at_large_positions": {
+        "description": "Step 3, no backfills, where a long-lived stream's positions are: the second page "
+                       "serves 2**40 + 1 behind applied_position 2**53 - 1 with no receipt (every other "
+                       "breach is below 1,004): a validator that gives up on a position past a table or a "
+                       "bitmap (65,536 slots) lets the gap through",
+        "sink": "transactional", "pages": chain([2**40, 2**53 - 1], [2**40 + 1, 2**53])},
+    "regression_at_large_positions": {
+        "description": "Step 3 where a long-lived stream's positions are: the second page serves 2**53 - 1, "
+                       "then 2**53 - 2, a regression inside the page past every position a small table holds",
+        "sink": "transactional", "pages": chain([2**40, 2**40 + 2], [2**53 - 1, 2**53 - 2, 2**53])},
 }

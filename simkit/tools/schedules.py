@@ -19,7 +19,7 @@ from simkit.truth.collector import paused
 from simkit.world.faults import FaultPlan
 from simkit.world.simulation import World
 
-from .exploration import Exploration, in_schedule, run_dict
+from .exploration import Exploration, fault_text, in_schedule, run_dict
 from .fingerprint import fingerprint
 
 __all__ = ["Space", "Plan", "Skip", "strategy_class", "run_schedule", "extensions", "budget", "covered",
@@ -148,10 +148,11 @@ def extensions(plan: Plan, space: Space, crashes_left: int, lost_left: int,
     are never in one schedule."""
     passes, replies, requests = plan.passes, plan.replies, plan.requests
     last, at = plan.last, plan.at
-    assert last is None or at is not None, (
-        "a schedule's last fault fires: its run is its parent's up to there"
-    )
-    if last is None or at is None:
+    if last is not None and at is None:     # its parent's run, repeated, never reached where the fault is
+        raise ConsumerError(f"the run with {fault_text(last)} never reached that fault, which its run "
+                            "without it reached: the consumer is not deterministic (state kept outside its "
+                            "module, in os.environ, a file or another module, is not wiped between runs)")
+    if last is None:
         i0, j0, k0 = 0, 0, 0
     elif last.kind == "lost_response":
         i0, j0 = replies[at].passes_before, at + 1
