@@ -1,16 +1,19 @@
 """The work's answer as the command reads it (:func:`~simkit.cli.contained.within`): the pipe it comes back
-on, read without blocking (:class:`Answers`), and what the command says when there is none (:func:`ended`, and
-:func:`workers_die` for a pool's worker)."""
+on, read without blocking (:class:`Answers`), what the command says when there is none (:func:`ended`, and
+:func:`workers_die` for a pool's worker), and the work's exception as the command says it
+(:func:`said_of`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import resource
 import signal
 import struct
 
-from simkit.errors import SimkitError, Terminated
+from simkit.errors import SimkitError, Terminated, told
 
-__all__ = ["Answers", "closed", "ended", "workers_die"]
+__all__ = ["Answers", "closed", "ended", "imported", "limited", "said_of", "workers_die"]
 
 
 class Answers:
@@ -110,3 +113,59 @@ def closed(who: str) -> SimkitError:
     """What to say of a work that closed the pipe its answer goes back on, and went on running."""
     return SimkitError(f"{who}: the work closed the pipe its answer goes back on, and was stopped: did the "
                        "consumer close or replace file descriptors it did not open?")
+
+
+_FULL = ("disk I/O error", "database or disk is full")  # SQLite's for a file it cannot grow (--store sqlite)
+
+
+def limited() -> str:
+    """The limit on address space the command runs under (``ulimit -v``), as a clause to say with an
+    allocation or import that failed ("" without one): a consumer that allocated without bound is then not
+    the only suspect."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    return f", under a limit on address space of {soft >> 20} MiB (ulimit -v)"
+
+
+def imported(exc: ImportError) -> str:
+    """An ImportError as one clause: the module, and the first failure it was raised from (NumPy's own says
+    "failed to map segment from shared object" twenty lines below its advice)."""
+    root: BaseException = exc
+    while (below := root.__cause__ or root.__context__) is not None and below is not root:
+        root = below
+    said = told(root).strip().splitlines() or [""]
+    return f"cannot import {exc.name or 'a module'}: {type(root).__name__}: {said[-1]}{limited()}"
+
+
+def said_of(exc: BaseException, who: str) -> BaseException:
+    """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
+    code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
+    without end), an ImportError of a library simkit's own code imports when it needs it (NumPy's, under
+    ``ulimit -v``: a consumer's is its ConsumerError), or a value of the consumer's that the SQLite store
+    cannot encode, is one line opening with ``who``, not a traceback through the world."""
+    if isinstance(exc, RecursionError):
+        return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
+                           "sys.setrecursionlimit, or recurse without end?)")
+    if isinstance(exc, MemoryError):
+        return SimkitError(f"{who}: MemoryError: out of memory{limited()} (did the consumer allocate "
+                           "without bound?)")
+    if isinstance(exc, ImportError) and type(exc).__module__ == "builtins":
+        return SimkitError(f"{who}: {imported(exc)}")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
+        return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
+                           "files without closing them?)")
+    if f"{type(exc).__module__}.{type(exc).__name__}" == "sqlite3.OperationalError" and told(exc) in _FULL:
+        return SimkitError(f"{who}: the SQLite store cannot write its database: {told(exc)} (a full disk, or "
+                           "a limit on file sizes the consumer set: RLIMIT_FSIZE?)")
+    if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
+            or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
+        # a value no store holds, met where the store writes it (--store sqlite): the consumer's
+        return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
+                           "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
+    if isinstance(exc, ChildProcessError) and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        # in the work's process: the kernel reaped what simkit forked (explore's prefix forks) before it could
+        return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
+                           "and the processes explore forks were reaped before it could wait for them)")
+    return exc

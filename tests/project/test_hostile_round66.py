@@ -1,0 +1,71 @@
+"""Round 66: the commands in a hostile environment (resource limits, signals, closed pipes, odd places).
+
+What was found, each proven on the main branch first:
+
+- Under a limit on address space (``ulimit -v``) a command failed with a traceback, exit status 1: a plain
+  ``simkit run`` read its scenario file with one ``os.read`` of 16 MiB (a MemoryError for a file of 1 KiB) and
+  imported matplotlib and NumPy in its work for a constant of the swimlane's; ``run --timeline`` could not
+  import NumPy's OpenBLAS (an ImportError, with NumPy's twenty lines of advice), or OpenBLAS, failing to start
+  a thread, raised SIGINT (``simkit: interrupted``, 130); a MemoryError or ImportError in the command's own
+  process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from simkit.cli import commands, main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Run a command with this many MiB of address space beyond what ``import simkit.cli`` took.
+_UNDER_A_LIMIT = """
+import resource, sys
+from simkit.cli import main
+size = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (size + (int(sys.argv[1]) << 20), resource.RLIM_INFINITY))
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _limited(mib: int, *args: str, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _UNDER_A_LIMIT, str(mib), *args], capture_output=True,
+                          text=True, cwd=cwd, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+
+
+def test_a_plain_run_needs_little_address_space(tmp_path):
+    r = _limited(5, "run", "retry_walkthrough", cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert "retry_walkthrough · safe · seed 0: ok" in r.stdout
+
+
+def test_a_figure_under_a_limit_on_address_space_is_one_line(tmp_path):
+    r = _limited(20, "run", "retry_walkthrough", "--timeline", "t.png", cwd=tmp_path)
+    assert r.returncode in (0, 2), r.stderr
+    if r.returncode == 2:                       # NumPy and matplotlib did not fit: said, nothing written
+        assert r.stderr.count("\n") == 1 and r.stderr.startswith("simkit: "), r.stderr
+        assert "ulimit -v" in r.stderr
+        assert not (tmp_path / "t.png").exists()
+
+
+def test_memory_or_an_import_failing_in_the_command_is_one_line(monkeypatch, capsys):
+    def no_memory(name):
+        raise MemoryError()
+    monkeypatch.setattr(commands.scenarios, "load", no_memory)
+    assert main(["run", "retry_walkthrough"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("simkit: MemoryError: out of memory"), err
+
+
+def test_an_import_failing_in_the_work_is_one_line(monkeypatch, capsys):
+    def unloadable(*args, **kwargs):
+        try:
+            raise ImportError("libopenblas.so: failed to map segment from shared object")
+        except ImportError as exc:
+            raise ImportError("IMPORTANT: PLEASE READ THIS FOR ADVICE\n\n(twenty lines)") from exc
+    monkeypatch.setattr(commands, "simulate", unloadable)
+    assert main(["run", "retry_walkthrough"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("simkit: run retry_walkthrough: cannot import a module: ImportError: "
+                          "libopenblas.so: failed to map segment from shared object"), err
