@@ -8,13 +8,19 @@ What was found, each proven on the main branch first:
   import NumPy's OpenBLAS (an ImportError, with NumPy's twenty lines of advice), or OpenBLAS, failing to start
   a thread, raised SIGINT (``simkit: interrupted``, 130); a MemoryError or ImportError in the command's own
   process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
+- ``simkit bench`` under ``ulimit -v`` was ``CalledProcessError``'s traceback, exit status 1, when the fresh
+  process timing the widget's redraw failed (a MemoryError, then SIGABRT): now one line saying why, exit 2.
 """
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from simkit.cli import commands, main
+from simkit.errors import SimkitError
+from simkit.tools import bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,3 +75,9 @@ def test_an_import_failing_in_the_work_is_one_line(monkeypatch, capsys):
     assert err.count("\n") == 1, err
     assert err.startswith("simkit: run retry_walkthrough: cannot import a module: ImportError: "
                           "libopenblas.so: failed to map segment from shared object"), err
+
+
+def test_a_bench_measurement_whose_process_fails_is_one_line():
+    with pytest.raises(SimkitError, match=r"^bench: a measurement's fresh process failed \(exit status 1\): "
+                                          r"MemoryError: no room$"):
+        bench._in_child("print('started')\nraise MemoryError('no room')")
