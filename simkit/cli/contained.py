@@ -46,6 +46,7 @@ from .answers import Answers, ended, said_of, workers_die
 from .answers import closed as _closed
 from .output import own_stdout, standard_fds, temporary
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
+from .reaper import suspending as _suspending
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
 
@@ -151,7 +152,7 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
     child = _Work(pid, cw, sr, memory, known)
     answers = Answers(r, memory, who)          # multiprocessing's framing: a length, then a pickle
     try:
-        with terminated():
+        with terminated(), _suspending(child.reaper, lambda: child.pid):
             return _answer(answers, child, time.monotonic() + seconds, over, who, stall)
     finally:
         answers.close()

@@ -10,16 +10,22 @@ What was found, each proven on the main branch first:
   process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
 - ``simkit bench`` under ``ulimit -v`` was ``CalledProcessError``'s traceback, exit status 1, when the fresh
   process timing the widget's redraw failed (a MemoryError, then SIGABRT): now one line saying why, exit 2.
+- Ctrl-Z (SIGTSTP) stopped the command alone: its work leads a process group of its own, which a terminal does
+  not stop, and it ran on (a sweep's pool at full CPU) while the job was stopped. Now the work stops with the
+  command, and continues with it.
 """
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from simkit.cli import commands, main
 from simkit.errors import SimkitError
+from simkit.procedure.programs import children, descendants
 from simkit.tools import bench
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,3 +87,41 @@ def test_a_bench_measurement_whose_process_fails_is_one_line():
     with pytest.raises(SimkitError, match=r"^bench: a measurement's fresh process failed \(exit status 1\): "
                                           r"MemoryError: no room$"):
         bench._in_child("print('started')\nraise MemoryError('no room')")
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0]
+    except OSError:
+        return "gone"
+
+
+def _until(condition, seconds: float = 60.0) -> bool:
+    """Poll ``condition`` until it holds; ``seconds`` is a safety bound, not a measure."""
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_ctrl_z_stops_the_work_with_the_command(tmp_path):
+    args = ["sweep", "gauntlet", "--seeds", "100000", "--jobs", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "simkit", *args], cwd=tmp_path, process_group=0,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert _until(lambda: len(descendants(proc.pid)) >= 4)      # the reaper, the work, its two workers
+        reaper = children(proc.pid)[0]
+        proc.send_signal(signal.SIGTSTP)        # what a terminal's Ctrl-Z sends the command's group
+        assert _until(lambda: _state(proc.pid) == "T")
+        work = descendants(reaper)
+        assert _until(lambda: all(_state(pid) in ("T", "gone") for pid in work)), [_state(p) for p in work]
+        assert _state(reaper) != "T"            # it ends the work should the command be killed meanwhile
+        proc.send_signal(signal.SIGCONT)
+        assert _until(lambda: all(_state(pid) not in ("T",) for pid in [proc.pid, *work]))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(signal.SIGCONT)
+        _, err = proc.communicate(timeout=60)
+    assert (proc.returncode, err) == (128 + signal.SIGTERM, "simkit: terminated by SIGTERM\n")
