@@ -12,6 +12,7 @@ import signal
 import struct
 
 from simkit.errors import SimkitError, Terminated, told
+from simkit.tools.pool import cpu_limited
 
 __all__ = ["Answers", "closed", "ended", "imported", "limited", "said_of", "workers_die"]
 
@@ -92,10 +93,12 @@ def _said(status: int | None) -> str:
         # simkit's own exit once the answer is sent, or its sending failed: the pipe closed under it
         return (f"the process doing the work ended ({how}) without a result: did the consumer end its own "
                 "process, or close or replace file descriptors it did not open?")
-    return f"the process doing the work ended ({how}) without a result: {_WHY}"
+    return f"the process doing the work ended ({how}) without a result: {_why()}"
 
 
-_WHY = "did the consumer end its own process, overflow the stack, or was it killed (out of memory)?"
+def _why() -> str:
+    return ("did the consumer end its own process, overflow the stack, or was it killed (out of memory)"
+            f"{cpu_limited()}?")
 
 
 @contextlib.contextmanager
@@ -106,7 +109,7 @@ def workers_die(who: str):
     try:
         yield
     except BrokenProcessPool:
-        raise SimkitError(f"{who}: a worker process ended without a result: {_WHY}") from None
+        raise SimkitError(f"{who}: a worker process ended without a result: {_why()}") from None
 
 
 def closed(who: str) -> SimkitError:

@@ -10,11 +10,15 @@ What was found, each proven on the main branch first:
   process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
 - ``simkit bench`` under ``ulimit -v`` was ``CalledProcessError``'s traceback, exit status 1, when the fresh
   process timing the widget's redraw failed (a MemoryError, then SIGABRT): now one line saying why, exit 2.
+- Under a limit on CPU time (``ulimit -t``) a work the kernel killed was "did the consumer end its own
+  process, overflow the stack, or was it killed (out of memory)?", a pool's worker "did the consumer end its
+  own process?", of ``safe`` itself: the limit, the likely cause, went unsaid. Now the line names it.
 - Ctrl-Z (SIGTSTP) stopped the command alone: its work leads a process group of its own, which a terminal does
   not stop, and it ran on (a sweep's pool at full CPU) while the job was stopped. Now the work stops with the
   command, and continues with it.
 """
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -125,3 +129,20 @@ def test_ctrl_z_stops_the_work_with_the_command(tmp_path):
         proc.send_signal(signal.SIGCONT)
         _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (128 + signal.SIGTERM, "simkit: terminated by SIGTERM\n")
+
+
+def test_a_work_past_its_limit_on_cpu_time_says_so(tmp_path):
+    (tmp_path / "spins.py").write_text("from simkit import Consumer\n\n\nclass Spins(Consumer):\n"
+                                       "    def after_fetch(self, *args):\n        while True:\n"
+                                       "            pass\n")
+
+    def two_cpu_seconds():
+        resource.setrlimit(resource.RLIMIT_CPU, (2, 2))
+    args = ["run", "retry_walkthrough", "--strategy", "spins.py:Spins"]
+    r = subprocess.run([sys.executable, "-m", "simkit", *args], cwd=tmp_path, preexec_fn=two_cpu_seconds,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith("simkit: run retry_walkthrough: the process doing the work ended (killed by "
+                               "SIG"), r.stderr
+    assert r.stderr.endswith(", or did it use up the CPU time each process may (ulimit -t 2)?\n"), r.stderr
