@@ -145,7 +145,8 @@ def said_of(exc: BaseException, who: str) -> BaseException:
     """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
     code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
     without end), an ImportError of a library simkit's own code imports when it needs it (NumPy's, under
-    ``ulimit -v``: a consumer's is its ConsumerError), or a value of the consumer's that the SQLite store
+    ``ulimit -v``: a consumer's is its ConsumerError), a thread that cannot start (``ulimit -v``, ``-u``),
+    or a value of the consumer's that the SQLite store
     cannot encode, is one line opening with ``who``, not a traceback through the world."""
     if isinstance(exc, RecursionError):
         return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
@@ -155,6 +156,9 @@ def said_of(exc: BaseException, who: str) -> BaseException:
                            "without bound?)")
     if isinstance(exc, ImportError) and type(exc).__module__ == "builtins":
         return SimkitError(f"{who}: {imported(exc)}")
+    if type(exc) is RuntimeError and told(exc) == "can't start new thread":    # a pool's manager thread
+        return SimkitError(f"{who}: RuntimeError: can't start new thread{limited()} (a limit on processes, "
+                           "ulimit -u, counts threads too)")
     if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
         # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
         return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "

@@ -8,6 +8,9 @@ What was found, each proven on the main branch first:
   import NumPy's OpenBLAS (an ImportError, with NumPy's twenty lines of advice), or OpenBLAS, failing to start
   a thread, raised SIGINT (``simkit: interrupted``, 130); a MemoryError or ImportError in the command's own
   process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
+- ``simkit sweep --jobs 2`` under ``ulimit -v`` (or ``ulimit -u``, which counts threads) was a traceback,
+  exit status 1: ``RuntimeError: can't start new thread`` from the process pool's manager thread: now one
+  line.
 - ``simkit bench`` under ``ulimit -v`` was ``CalledProcessError``'s traceback, exit status 1, when the fresh
   process timing the widget's redraw failed (a MemoryError, then SIGABRT): now one line saying why, exit 2.
 - Under a limit on CPU time (``ulimit -t``) a work the kernel killed was "did the consumer end its own
@@ -22,6 +25,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -146,3 +150,14 @@ def test_a_work_past_its_limit_on_cpu_time_says_so(tmp_path):
     assert r.stderr.startswith("simkit: run retry_walkthrough: the process doing the work ended (killed by "
                                "SIG"), r.stderr
     assert r.stderr.endswith(", or did it use up the CPU time each process may (ulimit -t 2)?\n"), r.stderr
+
+
+def test_a_thread_that_cannot_start_in_the_work_is_one_line(monkeypatch, capsys):
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(threading.Thread, "start", refused)      # the work's process inherits it
+    assert main(["sweep", "retry_walkthrough", "--seeds", "2", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("simkit: sweep retry_walkthrough: RuntimeError: can't start new thread"), err
+    assert err.endswith("(a limit on processes, ulimit -u, counts threads too)\n"), err
