@@ -119,15 +119,23 @@ def _ended(children, grace: float = 5.0) -> None:
 def _cancelled_quietly(hook):
     """``hook``, but silent about a pool's thread failing a task already cancelled: Python 3.11's
     ``ProcessPoolExecutor`` raises InvalidStateError there when its workers are killed, a traceback on stderr
-    after the command's one line. Installed once; every other exception still reaches ``hook``."""
+    after the command's one line. A pool's thread that dies of anything else (``can't start new thread``,
+    under ``ulimit -v`` or ``-u``, as it starts its queue's) fails the tasks it left: they waited for ever, a
+    traceback on stderr. Installed once; every other exception still reaches ``hook``."""
     from concurrent.futures import InvalidStateError
 
     if getattr(hook, "quiet_about", None) is InvalidStateError:
         return hook
 
     def quiet(args):
-        if not isinstance(args.exc_value, InvalidStateError):
+        if isinstance(args.exc_value, InvalidStateError):
+            return
+        items = getattr(args.thread, "pending_work_items", None)    # a pool's manager thread's (3.11 to 3.13)
+        if not isinstance(items, dict):
             hook(args)
+        for item in list(items.values()) if isinstance(items, dict) else ():
+            with suppress(InvalidStateError):
+                item.future.set_exception(args.exc_value)
     quiet.quiet_about = InvalidStateError
     return quiet
 

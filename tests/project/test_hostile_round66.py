@@ -10,7 +10,9 @@ What was found, each proven on the main branch first:
   process, or an ImportError in its work, was a traceback. Now each is one line, exit status 2.
 - ``simkit sweep --jobs 2`` under ``ulimit -v`` (or ``ulimit -u``, which counts threads) was a traceback,
   exit status 1: ``RuntimeError: can't start new thread`` from the process pool's manager thread: now one
-  line.
+  line. Where the manager thread started but could not start its queue's, it died (a traceback on stderr)
+  and left the command waiting for tasks no process would run, until a budget or sweep's 1,200 s stall
+  guard: now its tasks fail with its error, one line at once.
 - ``simkit bench`` under ``ulimit -v`` was ``CalledProcessError``'s traceback, exit status 1, when the fresh
   process timing the widget's redraw failed (a MemoryError, then SIGABRT): now one line saying why, exit 2.
 - Under a limit on CPU time (``ulimit -t``) a work the kernel killed was "did the consumer end its own
@@ -161,3 +163,16 @@ def test_a_thread_that_cannot_start_in_the_work_is_one_line(monkeypatch, capsys)
     assert err.count("\n") == 1, err
     assert err.startswith("simkit: sweep retry_walkthrough: RuntimeError: can't start new thread"), err
     assert err.endswith("(a limit on processes, ulimit -u, counts threads too)\n"), err
+
+
+def test_a_pool_whose_thread_dies_fails_at_once(monkeypatch, capsys):
+    from multiprocessing.queues import Queue
+
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+    monkeypatch.setattr(Queue, "_start_thread", refused)          # the pool's manager thread starts it
+    args = ["explore", "retry_walkthrough", "--max-crashes", "1", "--jobs", "2", "--budget", "30"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("simkit: explore retry_walkthrough: RuntimeError: can't start new thread"), err
