@@ -229,25 +229,37 @@ def suspending(reaper_pid: int, work_pid: Callable[[], int | None]):
         return
 
     def stop(signum, frame) -> None:
-        below = descendants(reaper_pid)
-        group = work_pid() if work_pid() in below else None     # not a number the work's end freed
-        for pid, kill in ([(group, os.killpg)] if group else []) + [(pid, os.kill) for pid in below]:
+        before = {pid: _stopped(pid) for pid in descendants(reaper_pid)}     # (one stopped to be killed)
+        if (group := work_pid()) in before:     # not a number the work's end freed; none of it forks now
             with contextlib.suppress(OSError):
-                kill(pid, signal.SIGSTOP)
+                os.killpg(group, signal.SIGSTOP)
+        ours = [pid for pid in descendants(reaper_pid) if not before.get(pid, False)]
+        for pid in ours:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
         signal.signal(signal.SIGTSTP, signal.SIG_DFL)
         try:
             os.kill(os.getpid(), signal.SIGTSTP)    # stopped here (in an orphaned group the kernel drops it)
         finally:
             signal.signal(signal.SIGTSTP, stop)
-            for pid, kill in [(pid, os.kill) for pid in below] + ([(group, os.killpg)] if group else []):
+            for pid in ours:
                 with contextlib.suppress(OSError):
-                    kill(pid, signal.SIGCONT)
+                    os.kill(pid, signal.SIGCONT)
 
     before = signal.signal(signal.SIGTSTP, stop)
     try:
         yield
     finally:
         signal.signal(signal.SIGTSTP, before)
+
+
+def _stopped(pid: int) -> bool:
+    """Is ``pid`` stopped (``T`` in ``/proc/PID/stat``)?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] == b"T"
+    except (OSError, IndexError):
+        return False
 
 
 def _main_thread() -> bool:
