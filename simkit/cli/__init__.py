@@ -28,6 +28,7 @@ from simkit._starting import replaceable
 from simkit.errors import Interrupted, SimkitError, Terminated
 from simkit.tools.writing import owners_umask
 
+from .answers import imported, limited
 from .commands import COMMANDS, DEMO_SCENARIO, compare
 from .output import FLAGS, notes, spoken, tell
 from .parser import DESCRIPTION, build_parser
@@ -59,8 +60,8 @@ def _ctrl_c():
 
 
 def main(argv=None) -> int:
-    """Run one command; its exit status: 0, 1 (``audit`` found a failure), 2 (bad input: one line on stderr),
-    130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
+    """Run one command; its exit status: 0, 1 (``audit`` found a failure), 2 (bad input, or no memory or
+    library left: one line on stderr), 130 (Ctrl-C) or 128 + the signal (SIGTERM, SIGHUP)."""
     try:
         args = build_parser().parse_args(argv)
         with notes(), _ctrl_c(), owners_umask():
@@ -76,3 +77,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         tell("simkit: interrupted")
         return 130
+    except MemoryError:                         # the command's own (ulimit -v); its work's: answers.said_of
+        tell(f"simkit: MemoryError: out of memory{limited()}")
+        return 2
+    except ImportError as exc:                  # a library a command imports when it needs it (ulimit -v)
+        tell(f"simkit: {imported(exc)}")
+        return 2

@@ -1,16 +1,20 @@
 """The work's answer as the command reads it (:func:`~simkit.cli.contained.within`): the pipe it comes back
-on, read without blocking (:class:`Answers`), and what the command says when there is none (:func:`ended`, and
-:func:`workers_die` for a pool's worker)."""
+on, read without blocking (:class:`Answers`), what the command says when there is none (:func:`ended`, and
+:func:`workers_die` for a pool's worker), and the work's exception as the command says it
+(:func:`said_of`)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import resource
 import signal
 import struct
 
-from simkit.errors import SimkitError, Terminated
+from simkit.errors import SimkitError, Terminated, told
+from simkit.tools.pool import cpu_limited
 
-__all__ = ["Answers", "closed", "ended", "workers_die"]
+__all__ = ["Answers", "closed", "ended", "imported", "limited", "said_of", "workers_die"]
 
 
 class Answers:
@@ -89,10 +93,12 @@ def _said(status: int | None) -> str:
         # simkit's own exit once the answer is sent, or its sending failed: the pipe closed under it
         return (f"the process doing the work ended ({how}) without a result: did the consumer end its own "
                 "process, or close or replace file descriptors it did not open?")
-    return f"the process doing the work ended ({how}) without a result: {_WHY}"
+    return f"the process doing the work ended ({how}) without a result: {_why()}"
 
 
-_WHY = "did the consumer end its own process, overflow the stack, or was it killed (out of memory)?"
+def _why() -> str:
+    return ("did the consumer end its own process, overflow the stack, or was it killed (out of memory)"
+            f"{cpu_limited()}?")
 
 
 @contextlib.contextmanager
@@ -103,10 +109,70 @@ def workers_die(who: str):
     try:
         yield
     except BrokenProcessPool:
-        raise SimkitError(f"{who}: a worker process ended without a result: {_WHY}") from None
+        raise SimkitError(f"{who}: a worker process ended without a result: {_why()}") from None
 
 
 def closed(who: str) -> SimkitError:
     """What to say of a work that closed the pipe its answer goes back on, and went on running."""
     return SimkitError(f"{who}: the work closed the pipe its answer goes back on, and was stopped: did the "
                        "consumer close or replace file descriptors it did not open?")
+
+
+_FULL = ("disk I/O error", "database or disk is full")  # SQLite's for a file it cannot grow (--store sqlite)
+
+
+def limited() -> str:
+    """The limit on address space the command runs under (``ulimit -v``), as a clause to say with an
+    allocation or import that failed ("" without one): a consumer that allocated without bound is then not
+    the only suspect."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    return f", under a limit on address space of {soft >> 20} MiB (ulimit -v)"
+
+
+def imported(exc: ImportError) -> str:
+    """An ImportError as one clause: the module, and the first failure it was raised from (NumPy's own says
+    "failed to map segment from shared object" twenty lines below its advice)."""
+    root: BaseException = exc
+    while (below := root.__cause__ or root.__context__) is not None and below is not root:
+        root = below
+    said = told(root).strip().splitlines() or [""]
+    return f"cannot import {exc.name or 'a module'}: {type(root).__name__}: {said[-1]}{limited()}"
+
+
+def said_of(exc: BaseException, who: str) -> BaseException:
+    """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
+    code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
+    without end), an ImportError of a library simkit's own code imports when it needs it (NumPy's, under
+    ``ulimit -v``: a consumer's is its ConsumerError), a thread that cannot start (``ulimit -v``, ``-u``),
+    or a value of the consumer's that the SQLite store
+    cannot encode, is one line opening with ``who``, not a traceback through the world."""
+    if isinstance(exc, RecursionError):
+        return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
+                           "sys.setrecursionlimit, or recurse without end?)")
+    if isinstance(exc, MemoryError):
+        return SimkitError(f"{who}: MemoryError: out of memory{limited()} (did the consumer allocate "
+                           "without bound?)")
+    if isinstance(exc, ImportError) and type(exc).__module__ == "builtins":
+        return SimkitError(f"{who}: {imported(exc)}")
+    if type(exc) is RuntimeError and told(exc) == "can't start new thread":    # a pool's manager thread
+        return SimkitError(f"{who}: RuntimeError: can't start new thread{limited()} (a limit on processes, "
+                           "ulimit -u, counts threads too)")
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
+        return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
+                           "files without closing them?)")
+    if f"{type(exc).__module__}.{type(exc).__name__}" == "sqlite3.OperationalError" and told(exc) in _FULL:
+        return SimkitError(f"{who}: the SQLite store cannot write its database: {told(exc)} (a full disk, or "
+                           "a limit on file sizes the consumer set: RLIMIT_FSIZE?)")
+    if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
+            or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
+        # a value no store holds, met where the store writes it (--store sqlite): the consumer's
+        return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
+                           "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
+    if isinstance(exc, ChildProcessError) and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
+        # in the work's process: the kernel reaped what simkit forked (explore's prefix forks) before it could
+        return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
+                           "and the processes explore forks were reaped before it could wait for them)")
+    return exc

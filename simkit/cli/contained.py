@@ -24,7 +24,6 @@ is stderr's (``--json``: one object) and 0 is ``/dev/null``'s.
 from __future__ import annotations
 
 import contextlib
-import errno
 import functools
 import os
 import pickle
@@ -43,10 +42,11 @@ from typing import TypeVar
 from simkit.errors import Note, SimkitError, told
 from simkit.tools.pool import die_with_parent, terminated, worker_start
 
-from .answers import Answers, ended, workers_die
+from .answers import Answers, ended, said_of, workers_die
 from .answers import closed as _closed
 from .output import own_stdout, standard_fds, temporary
 from .reaper import END_SECONDS, Stall, adopting, become_reaper, default_memory, end_adopted, reaper
+from .reaper import suspending as _suspending
 
 __all__ = ["OverBudget", "contained", "within", "workers_die"]          # workers_die: .answers's
 
@@ -109,7 +109,7 @@ def within(seconds: float, work: Callable[[], T], over: Callable[[], str], who: 
         try:
             return work()
         except (RecursionError, MemoryError) as exc:
-            raise _said_of(exc, who) from None
+            raise said_of(exc, who) from None
         finally:
             sys.setrecursionlimit(limit)
     for stream in (sys.stdout, sys.stderr):     # what is buffered now is not the child's to write again
@@ -152,7 +152,7 @@ def _within(seconds, work, over, who, memory, stall, leftovers, known):
     child = _Work(pid, cw, sr, memory, known)
     answers = Answers(r, memory, who)          # multiprocessing's framing: a length, then a pickle
     try:
-        with terminated():
+        with terminated(), _suspending(child.reaper, lambda: child.pid):
             return _answer(answers, child, time.monotonic() + seconds, over, who, stall)
     finally:
         answers.close()
@@ -277,7 +277,7 @@ def _child(pipe: Connection, parent: int, work, who: str) -> None:
         except BaseException as exc:            # noqa: BLE001 -- whatever it is, the command says it
             sys.setrecursionlimit(limit)        # a consumer's, lowered, would stop the answer's pickling
             _flush()
-            send("error", _portable(_said_of(exc, who), known, who))
+            send("error", _portable(said_of(exc, who), known, who))
         else:
             sys.setrecursionlimit(limit)
             _flush()
@@ -363,38 +363,6 @@ def _answer(answers: Answers, child: _Work, deadline: float, over: Callable[[], 
         if kind == "note":
             warnings.warn(Note(payload[0], param=payload[1]), stacklevel=1)
         elif kind == "error":
-            raise _said_of(payload, who)
+            raise said_of(payload, who)
         else:
             return payload
-
-
-_FULL = ("disk I/O error", "database or disk is full")  # SQLite's for a file it cannot grow (--store sqlite)
-
-
-def _said_of(exc: BaseException, who: str) -> BaseException:
-    """``exc`` as the command raises it: a RecursionError, MemoryError or EMFILE that reached simkit's own
-    code (a consumer that lowered ``sys.setrecursionlimit`` or ``RLIMIT_NOFILE``, recursed or allocated
-    without end), or a value of the consumer's that the SQLite store cannot encode, is one line opening with
-    ``who``, not a traceback through the world."""
-    if isinstance(exc, RecursionError):
-        return SimkitError(f"{who}: RecursionError: {told(exc)} (did the consumer lower "
-                           "sys.setrecursionlimit, or recurse without end?)")
-    if isinstance(exc, MemoryError):
-        return SimkitError(f"{who}: MemoryError: out of memory (did the consumer allocate without bound?)")
-    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
-        # a pool's pipes, live's databases; and SQLite's full disk (RLIMIT_FSIZE): each a traceback, exit 1
-        return SimkitError(f"{who}: OSError: {exc.strerror} (did the consumer lower RLIMIT_NOFILE, or open "
-                           "files without closing them?)")
-    if f"{type(exc).__module__}.{type(exc).__name__}" == "sqlite3.OperationalError" and told(exc) in _FULL:
-        return SimkitError(f"{who}: the SQLite store cannot write its database: {told(exc)} (a full disk, or "
-                           "a limit on file sizes the consumer set: RLIMIT_FSIZE?)")
-    if (isinstance(exc, UnicodeEncodeError) and "surrogates not allowed" in told(exc)
-            or isinstance(exc, OverflowError) and "SQLite INTEGER" in told(exc)):
-        # a value no store holds, met where the store writes it (--store sqlite): the consumer's
-        return SimkitError(f"{who}: {type(exc).__name__}: {told(exc)} (a value the consumer gave that a "
-                           "store cannot hold: a string with a lone surrogate, an integer past 2**63 - 1)")
-    if isinstance(exc, ChildProcessError) and signal.getsignal(signal.SIGCHLD) == signal.SIG_IGN:
-        # in the work's process: the kernel reaped what simkit forked (explore's prefix forks) before it could
-        return SimkitError(f"{who}: ChildProcessError: {told(exc)} (the consumer set SIGCHLD to SIG_IGN, "
-                           "and the processes explore forks were reaped before it could wait for them)")
-    return exc

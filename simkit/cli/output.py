@@ -214,14 +214,21 @@ def _matplotlib():
     """``matplotlib``, set to draw into files (Agg), whatever ``MPLBACKEND`` says: the command line draws only
     files, and matplotlib validates that variable as it is first imported, so a value it does not know
     (``MPLBACKEND=nosuch``) was a ValueError traceback out of ``simkit demo``. The variable is left out of
-    that import only; the environment a consumer process inherits keeps it."""
+    that import only; the environment a consumer process inherits keeps it (and has no OPENBLAS_NUM_THREADS
+    of simkit's)."""
     if "matplotlib" not in sys.modules:
-        saved = os.environ.pop("MPLBACKEND", None)
+        saved = os.environ.pop("MPLBACKEND", None), os.environ.get("OPENBLAS_NUM_THREADS")
+        # NumPy's OpenBLAS, which a figure never uses, starts a thread per core as it loads: under ulimit -v
+        # one it could not start raised SIGINT ("simkit: interrupted", 130) or cost the memory to import
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         try:
             import matplotlib
         finally:
-            if saved is not None:
-                os.environ["MPLBACKEND"] = saved
+            for key, value in zip(("MPLBACKEND", "OPENBLAS_NUM_THREADS"), saved, strict=True):
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
     import matplotlib
     matplotlib.use("Agg")
     return matplotlib
@@ -290,16 +297,22 @@ def temporary(who: str, make):
 TIMELINE_ROWS_AT_MOST, TIMELINE_EVENTS_AT_MOST = 20_000, 10_000
 
 
+def _swimlane_rows() -> int:
+    """The swimlane's bound, from its module: which imports matplotlib and NumPy, so only for a swimlane (a
+    plain ``run`` imported them for nothing: 140 ms, and under ``ulimit -v`` a traceback)."""
+    from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
+    return TRACE_ROWS_AT_MOST
+
+
 def check_figures(run, figures: dict) -> None:
     """Refuse, before anything is drawn, a figure of a run longer than it draws (``figures``: kind ->
     (option, path), as ``run`` checked them): one line naming ``--swimlane`` or ``--timeline`` and its
     limit."""
-    from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
     rows = len(run.trace)
-    if "swimlane" in figures and rows > TRACE_ROWS_AT_MOST:
+    if "swimlane" in figures and rows > (most := _swimlane_rows()):
         option, path = figures["swimlane"]
         raise SimkitError(f"{option} {path}: the run has {rows} trace rows and a swimlane draws at most "
-                          f"{TRACE_ROWS_AT_MOST}; use --timeline, or a shorter stream")
+                          f"{most}; use --timeline, or a shorter stream")
     events = len(run.world.provider.events)
     if "timeline" in figures and (rows > TIMELINE_ROWS_AT_MOST or events > TIMELINE_EVENTS_AT_MOST):
         option, path = figures["timeline"]

@@ -14,6 +14,10 @@ SIGHUP, an error; and the command's own death, even by SIGKILL: the kernel close
 work's processes use more memory than they may (their proportional set size, summed, checked four times a
 second). It tells the command, on its status pipe, the work's process id, the memory it found too much, and
 the work's wait status, one line each.
+
+:func:`suspending`: Ctrl-Z (SIGTSTP) stops the work with the command, and ``fg`` (SIGCONT) continues both. A
+terminal stops its foreground group, the command's; the work leads a group of its own and ran on, stopped
+job and all, using the CPU the user had taken back.
 """
 from __future__ import annotations
 
@@ -24,13 +28,14 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from simkit.procedure.programs import children, descendants
 from simkit.tools.pool import prctl
 
 __all__ = ["CHECK_EVERY", "END_SECONDS", "Stall", "adopting", "become_reaper", "children", "default_memory",
-           "descendants", "end_adopted", "end_tree", "memory_of", "prctl", "reaper"]
+           "descendants", "end_adopted", "end_tree", "memory_of", "prctl", "reaper", "suspending"]
 
 #: How often, in seconds, the reaper measures the work's memory.
 CHECK_EVERY = 0.25
@@ -211,6 +216,55 @@ def end_adopted(known: set[int], seconds: float = END_SECONDS) -> None:
                 with contextlib.suppress(OSError):
                     os.kill(each, signal.SIGKILL)
         time.sleep(0.002)
+
+
+@contextlib.contextmanager
+def suspending(reaper_pid: int, work_pid: Callable[[], int | None]):
+    """While in it, SIGTSTP stops the processes below the reaper (``work_pid()``'s group first: what it forks
+    meanwhile is in it), then the command; SIGCONT continues them. The reaper runs on: should the command be
+    killed while stopped, it ends the work as ever. Only where SIGTSTP's default action is in place, in the
+    main thread (a command's, not a library's caller's)."""
+    if signal.getsignal(signal.SIGTSTP) is not signal.SIG_DFL or not _main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        before = {pid: _stopped(pid) for pid in descendants(reaper_pid)}     # (one stopped to be killed)
+        if (group := work_pid()) in before:     # not a number the work's end freed; none of it forks now
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGSTOP)
+        ours = [pid for pid in descendants(reaper_pid) if not before.get(pid, False)]
+        for pid in ours:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGSTOP)
+        signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+        try:
+            os.kill(os.getpid(), signal.SIGTSTP)    # stopped here (in an orphaned group the kernel drops it)
+        finally:
+            signal.signal(signal.SIGTSTP, stop)
+            for pid in ours:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGCONT)
+
+    before = signal.signal(signal.SIGTSTP, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTSTP, before)
+
+
+def _stopped(pid: int) -> bool:
+    """Is ``pid`` stopped (``T`` in ``/proc/PID/stat``)?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] == b"T"
+    except (OSError, IndexError):
+        return False
+
+
+def _main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
 
 
 def _say(fd: int, line: str) -> None:

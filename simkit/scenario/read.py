@@ -88,7 +88,8 @@ def read_bytes(path: str | os.PathLike, limit: int) -> bytes:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+        # a MiB a read: one read of limit + 1 asked for 16 MiB of address space for a file of 1 KiB
+        while size <= limit and (chunk := os.read(fd, min(limit + 1 - size, 1 << 20))):
             chunks.append(chunk)
             size += len(chunk)
         return b"".join(chunks)

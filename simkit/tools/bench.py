@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 import time
@@ -211,9 +213,16 @@ def widget_redraw_ms(changes: int) -> float:
 
 
 def _in_child(code: str) -> str:
-    """The last line ``code`` prints, run in a fresh Python process (matplotlib drawing off screen)."""
-    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+    """The last line ``code`` prints, run in a fresh Python process (matplotlib drawing off screen); one that
+    fails is one line, its last (``CalledProcessError``'s traceback hid why, under ``ulimit -v`` say)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "MPLBACKEND": "Agg"})
+    if out.returncode or not out.stdout.strip():    # a traceback, a library's abort (ulimit -v): one line
+        how = (f"killed by {signal.Signals(-out.returncode).name}" if out.returncode < 0
+               else f"exit status {out.returncode}")
+        said = out.stderr.strip().splitlines() or ["it printed nothing"]
+        errors = [line for line in said if re.match(r"Fatal Python error: |[\w.]+(Error|Exception)\b", line)]
+        raise SimkitError(f"bench: a measurement's fresh process failed ({how}): {(errors or said)[-1]}")
     return out.stdout.splitlines()[-1]
 
 

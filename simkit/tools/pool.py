@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import sys
 import threading
@@ -27,11 +28,21 @@ from typing import cast
 from simkit._starting import replaceable
 from simkit.errors import Note, SimkitError, Terminated
 
-__all__ = ["JOBS_PER_CPU", "die_with_parent", "most", "pool_map", "prctl", "processes", "served",
-           "terminated", "worker_start"]
+__all__ = ["JOBS_PER_CPU", "cpu_limited", "die_with_parent", "most", "pool_map", "prctl", "processes",
+           "served", "terminated", "worker_start"]
 
 #: Worker processes per CPU at most: the runs are pure Python and CPU-bound, so more only add memory.
 JOBS_PER_CPU = 4
+
+
+def cpu_limited() -> str:
+    """The limit on CPU time each process has (``ulimit -t``), as a clause for one that died without a word
+    ("" without a limit): the kernel ends one past it (SIGXCPU, SIGKILL), which said "did the consumer end its
+    own process?" of ``safe``."""
+    soft = resource.getrlimit(resource.RLIMIT_CPU)[0]
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    return f", or did it use up the CPU time each process may (ulimit -t {soft})"
 
 
 def most() -> int:
@@ -108,15 +119,23 @@ def _ended(children, grace: float = 5.0) -> None:
 def _cancelled_quietly(hook):
     """``hook``, but silent about a pool's thread failing a task already cancelled: Python 3.11's
     ``ProcessPoolExecutor`` raises InvalidStateError there when its workers are killed, a traceback on stderr
-    after the command's one line. Installed once; every other exception still reaches ``hook``."""
+    after the command's one line. A pool's thread that dies of anything else (``can't start new thread``,
+    under ``ulimit -v`` or ``-u``, as it starts its queue's) fails the tasks it left: they waited for ever, a
+    traceback on stderr. Installed once; every other exception still reaches ``hook``."""
     from concurrent.futures import InvalidStateError
 
     if getattr(hook, "quiet_about", None) is InvalidStateError:
         return hook
 
     def quiet(args):
-        if not isinstance(args.exc_value, InvalidStateError):
+        if isinstance(args.exc_value, InvalidStateError):
+            return
+        items = getattr(args.thread, "pending_work_items", None)    # a pool's manager thread's (3.11 to 3.13)
+        if not isinstance(items, dict):
             hook(args)
+        for item in list(items.values()) if isinstance(items, dict) else ():
+            with suppress(InvalidStateError):
+                item.future.set_exception(args.exc_value)
     quiet.quiet_about = InvalidStateError
     return quiet
 
@@ -220,7 +239,7 @@ def served(fn, queue: deque, jobs: int, deadline: float | None, what: str):
                         out = conn.recv()
                     except EOFError:
                         raise SimkitError(f"{what}: a worker process died (did the consumer end its own "
-                                          "process?)") from None
+                                          f"process{cpu_limited()}?)") from None
                     if isinstance(out, BaseException):
                         raise out
                     idle.append(conn)
