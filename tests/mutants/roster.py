@@ -1,6 +1,6 @@
 """Every correct consumer the hostile rounds hold ok, ``safe`` first: the gallery's (``correct``), and those
-rounds 24, 29, 31, 46, 48, 56 and 65 and the unseen set wrote, each taking a liberty the rules allow. One list,
-so that a new case is run with all of them."""
+rounds 24, 29, 31, 46, 48, 56 and 65 and the unseen set wrote, each taking a liberty the rules allow. One
+list, so that a new case is run with all of them."""
 from __future__ import annotations
 
 from simkit import Consumer
@@ -18,4 +18,5 @@ CORRECT = (Consumer, correct.ReadAhead, correct.RememberedIdentity, correct.Fres
            round48.ReserveAhead, round48.TwoPagesThenPublish, round48.HaltOnTheNextPageFirst,
            round46.RemembersServedIds, round56.ReceiptsAfterThePage, round56.ReconcileEachLife,
            round56.HeartbeatWhileBlocked, round65.ClaimsAheadThroughReceipts,
-           round65.RemembersCommittedInLife, round65.SettlesTwiceBeforeBlocking, round65.BacksOffLongerEachTime)
+           round65.RemembersCommittedInLife, round65.SettlesTwiceBeforeBlocking,
+           round65.BacksOffLongerEachTime)
