@@ -1,17 +1,20 @@
 /* simkit._native, stage 2: the world's quick request path in C (docs/performance.md, "the native core, stage 2").
 
 quick(world, gen, result, left, worker) drives one worker's consumer generator as World._worker does: it sends
-``result``, counts the request against the progress guard's ``left``, and executes at once the two requests
-of the usual event: a ``Handle`` of an ``ok`` event where every event is ``ok`` (World.handle: ``apply``), and
-a ``Commit`` that World._commit_at_once would journal (World._journaled: a default id with no terminal receipt,
-on the memory store, no fault able to strike, one worker). It returns (op, left, failed) at the first request it
-leaves to Python: one of any other kind or case, one whose well-formedness test does not answer True, or the
+``result``, counts the request against the progress guard's ``left``, and executes at once the usual requests:
+a page's ``Lookup`` (Driver.lookup: MemoryStore.lookup), a ``Handle`` of an ``ok`` event where every event is
+``ok`` (World.handle: ``apply``), and a ``Commit`` that World._commit_at_once would journal (World._journaled: a
+default id with no terminal receipt, on the memory store, no fault able to strike, one worker), the journal's
+rows buffered while it runs (simkit/_native.c, journal_begin). It returns (op, left, failed) at the first request
+it leaves to Python: one of any other kind or case, one whose well-formedness test does not answer True, or the
 one that brings ``left`` to 0 (all unexecuted: ``failed`` is None); or one whose execution raised ``failed``
-after it began (its state as World._journaled's would be). It makes the same state changes and rows, in the
-same order, as the Python it stands for, which stays the reference (``SIMKIT_NATIVE=0``): tests/world/
-test_quick.py holds the two equal. Anything it cannot read as expected, it hands over before changing a thing;
-a value-keeping step it does not do itself (a new code, a slot outside the array), it asks of the Python
-method that does it. */
+after it began (its state as the Python's would be). It makes the same state changes and rows, in the same
+order, as the Python it stands for, which stays the reference (``SIMKIT_NATIVE=0``): tests/world/test_quick.py
+holds the two equal. Anything it cannot read as expected, it hands over before changing a thing; a value-keeping
+step it does not do itself (a new code, a slot outside the array), it asks of the Python method that does it.
+
+events_of builds a page's events from the event table's columns (EventTable.events; EventTable.event is its
+reference). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -231,15 +234,13 @@ static int quick_is_well(PyObject *test, PyObject *op) {
 
 /* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
 static int quick_handle(Parts *w, PyObject *op) {
-    PyObject *ok = PyObject_CallOneArg(well_handle, op);
-    int yes = ok == Py_True;
-    Py_XDECREF(ok);
-    if (!yes) return 0;
+    if (!quick_is_well(well_handle, op)) return 0;
     PyObject *all_ok = GET(w->sink, n_all_ok), *event = GET(op, n_event);
     PyObject *behavior = event ? GET(event, n_behavior) : NULL;
-    yes = all_ok == Py_True && behavior && PyUnicode_CheckExact(behavior)
+    int yes = all_ok == Py_True && behavior && PyUnicode_CheckExact(behavior)
         && PyUnicode_Compare(behavior, s_ok) == 0;
     Py_XDECREF(all_ok); Py_XDECREF(event); Py_XDECREF(behavior);
+    PyErr_Clear();
     return yes;
 }
 
@@ -280,11 +281,10 @@ static void req_clear(Req *r) {
 /* Would World._commit_at_once journal op (World._journaled)? 1: yes (``r`` holds its fields), 0: hand it over
    (no error left). Reads only. */
 static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, Req *r) {
-    PyObject *ok = PyObject_CallOneArg(well_commit, op), *quiet = NULL, *late = NULL, *now = NULL, *sum = NULL;
-    PyObject *other = NULL, *held = NULL;
+    PyObject *quiet = NULL, *late = NULL, *now = NULL, *sum = NULL, *other = NULL, *held = NULL;
     int yes = 0, overflow;
     memset(r, 0, sizeof *r);
-    if (ok != Py_True || w->journal == Py_None || !w->solo) goto out;
+    if (w->journal == Py_None || !w->solo || !quick_is_well(well_commit, op)) goto out;
     quiet = GET(w->faults, n_quiet);
     r->effect = quiet == Py_True ? GET(op, n_with_effect) : NULL;
     if (!r->effect || (r->effect == Py_True && w->external)) goto out;
@@ -304,7 +304,7 @@ static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, Req *r) {
     yes = held && !in_terminal(held) && !PyErr_Occurred();
 out:
     PyErr_Clear();
-    Py_XDECREF(ok); Py_XDECREF(quiet); Py_XDECREF(late); Py_XDECREF(now); Py_XDECREF(sum); Py_XDECREF(other);
+    Py_XDECREF(quiet); Py_XDECREF(late); Py_XDECREF(now); Py_XDECREF(sum); Py_XDECREF(other);
     Py_XDECREF(held);
     if (!yes) req_clear(r);
     return yes;
