@@ -487,12 +487,28 @@ static int slot_add(Slot *s, PyObject *v, PyObject *position, int is_default) {
 }
 
 /* Is event_id the default id of position (a non-negative int below 2**63)? -1: an error. */
+/* Is the exact str ``s`` ``prefix`` followed by the decimal digits of p >= 0 (default_id's form)? 1 or 0. */
+int is_prefixed_digits(PyObject *s, const char *prefix, Py_ssize_t plen, long long p) {
+    char digits[24];
+    int n = 0;
+    unsigned long long v = (unsigned long long)p;
+    do { digits[sizeof digits - 1 - n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    if (p < 0 || !PyUnicode_IS_READY(s) || !PyUnicode_IS_ASCII(s) || PyUnicode_GET_LENGTH(s) != plen + n) return 0;
+    const char *text = (const char *)PyUnicode_1BYTE_DATA(s);
+    return memcmp(text, prefix, plen) == 0 && memcmp(text + plen, digits + sizeof digits - n, n) == 0;
+}
+
+/* Is event_id the default id of position (a non-negative int below 2**63)? -1: an error. */
 static int is_default_id(Journal *self, PyObject *event_id, PyObject *position) {
     if (!PyLong_CheckExact(position)) return 0;
     int overflow;
     long long p = PyLong_AsLongLongAndOverflow(position, &overflow);
     if (overflow || p < 0) return 0;
-    PyObject *id = PyUnicode_FromFormat("%U%lld", self->prefix, p);
+    Py_ssize_t plen;
+    const char *prefix = PyUnicode_AsUTF8AndSize(self->prefix, &plen);
+    if (!prefix) return -1;
+    if (PyUnicode_CheckExact(event_id)) return is_prefixed_digits(event_id, prefix, plen, p);
+    PyObject *id = PyUnicode_FromFormat("%U%lld", self->prefix, p);     /* (a str subclass: its own ==) */
     if (!id) return -1;
     int equal = PyObject_RichCompareBool(event_id, id, Py_EQ);
     Py_DECREF(id);

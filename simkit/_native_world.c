@@ -259,13 +259,10 @@ static PyObject *clock_tick(Parts *w) {
     return next;
 }
 
-/* model.is_default_id for an exact str and a position in 0 .. 2**63 - 1: ``e`` and its digits */
-static int is_default_id(PyObject *eid, long long p) {
-    char digits[24];
-    int n = snprintf(digits, sizeof digits, "e%lld", p);
-    return PyUnicode_IS_READY(eid) && PyUnicode_IS_ASCII(eid) && PyUnicode_GET_LENGTH(eid) == n
-        && memcmp(PyUnicode_1BYTE_DATA(eid), digits, n) == 0;
-}
+/* model.is_default_id for an exact str and a position in 0 .. 2**63 - 1: ``e`` and its digits
+   (simkit/_native.c) */
+int is_prefixed_digits(PyObject *s, const char *prefix, Py_ssize_t plen, long long p);
+#define is_default_id(eid, p) is_prefixed_digits((eid), "e", 1, (p))
 
 /* a Commit's fields (new references) */
 typedef struct {
