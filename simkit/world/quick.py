@@ -27,9 +27,9 @@ if NATIVE is not None:
 
 
 def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
-    """``simkit._native.quick`` where ``world`` executes ``Handle`` with ``handle`` and ``Commit`` with
-    ``commit`` on the parts the C reads (a journal, SimPy's own environment, the world's sink, the memory
-    store's receipts), else ``None``."""
+    """``simkit._native.quick`` where ``world`` executes ``Handle`` with ``handle``, ``Commit`` with
+    ``commit`` and ``Lookup`` with ``Driver.lookup``, on the parts the C reads (a journal, SimPy's own
+    environment, the world's sink, the memory store and its receipts), else ``None``."""
     at_once = world._at_once
     ok = (NATIVE is not None and world._journal is not None and type(world.env) is simpy.Environment
           and type(world.sink) is Sink and type(world.store.receipts) is Receipts

@@ -108,9 +108,7 @@ class World(TimedRequests):
         self._journal = (journal(self.sink.effects, store.receipt_log, store.writes, self.trace)
                          if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
                          and self.provider.events.ids is None else None)
-        #: the usual requests in C (simkit/_native_world.c: :meth:`handle` of an ``ok`` event and a journaled
-        #: :meth:`_commit_at_once`) where this world executes them as ``World`` does, else ``None``
-        #: the usual event's two requests in C where they stand for this world's own (:mod:`.quick`), or None
+        #: the usual requests in C where they stand for this world's own (:mod:`.quick`), else None
         self._quick = quick_path(self, World.handle, World._commit_at_once)
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
