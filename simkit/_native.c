@@ -11,8 +11,8 @@ holds the two equal on generated columns, and every verdict equal with and witho
 #include <stdint.h>
 
 /* The interface simkit calls (its ABI, checked in simkit/truth/passes.py): raise it with any change of a
-function's arguments, its answer or Journal's table, in both. A module built from other sources (a stale build beside newer code) is
-not used: the reference runs. */
+function's arguments, its answer or Journal's table, in both. A module built from other sources (a stale
+build beside newer code) is not used: the reference runs. */
 #define ABI 2
 
 typedef struct {
@@ -486,7 +486,6 @@ static int slot_add(Slot *s, PyObject *v, PyObject *position, int is_default) {
     return -1;
 }
 
-/* Is event_id the default id of position (a non-negative int below 2**63)? -1: an error. */
 /* Is the exact str ``s`` ``prefix`` followed by the decimal digits of p >= 0 (default_id's form)? 1 or 0. */
 int is_prefixed_digits(PyObject *s, const char *prefix, Py_ssize_t plen, long long p) {
     char digits[24];

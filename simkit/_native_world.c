@@ -199,7 +199,7 @@ out:
 /* the world's parts for one call of quick (new references), and what stays the same through it */
 typedef struct {
     PyObject *sink, *store, *clock, *faults, *journal, *receipts, *outcomes, *env, *latency, *limit;
-    int solo, external;
+    int solo, external, all_ok;     /* (Sink._all_ok: every event of the stream is ``ok``) */
 } Parts;
 
 static void parts_clear(Parts *w) {
@@ -210,16 +210,17 @@ static void parts_clear(Parts *w) {
 
 static int parts_open(PyObject *world, Parts *w) {
     memset(w, 0, sizeof *w);
-    PyObject *timing = NULL, *solo = NULL, *external = NULL;
+    PyObject *timing = NULL, *solo = NULL, *external = NULL, *all_ok = NULL;
     int ok = (w->sink = GET(world, n_sink)) && (w->store = GET(world, n_store)) && (w->clock = GET(world, n_clock))
         && (w->faults = GET(world, n_faults)) && (w->journal = GET(world, n_journal))
         && (w->receipts = GET(w->store, n_receipts)) && (w->outcomes = GET(w->receipts, n_outcomes))
         && (w->env = GET(w->clock, n_env)) && (timing = GET(world, n_timing))
         && (w->latency = GET(timing, n_latency)) && (w->limit = GET(timing, n_limit))
         && (solo = GET(world, n_solo)) && (external = GET(w->sink, n_external))
-        && (w->external = PyObject_IsTrue(external)) >= 0;
+        && (w->external = PyObject_IsTrue(external)) >= 0 && (all_ok = GET(w->sink, n_all_ok));
     w->solo = solo == Py_True;
-    Py_XDECREF(timing); Py_XDECREF(solo); Py_XDECREF(external);
+    w->all_ok = all_ok == Py_True;
+    Py_XDECREF(timing); Py_XDECREF(solo); Py_XDECREF(external); Py_XDECREF(all_ok);
     return ok ? 0 : -1;
 }
 
@@ -234,12 +235,10 @@ static int quick_is_well(PyObject *test, PyObject *op) {
 
 /* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
 static int quick_handle(Parts *w, PyObject *op) {
-    if (!quick_is_well(well_handle, op)) return 0;
-    PyObject *all_ok = GET(w->sink, n_all_ok), *event = GET(op, n_event);
-    PyObject *behavior = event ? GET(event, n_behavior) : NULL;
-    int yes = all_ok == Py_True && behavior && PyUnicode_CheckExact(behavior)
-        && PyUnicode_Compare(behavior, s_ok) == 0;
-    Py_XDECREF(all_ok); Py_XDECREF(event); Py_XDECREF(behavior);
+    if (!w->all_ok || !quick_is_well(well_handle, op)) return 0;
+    PyObject *event = GET(op, n_event), *behavior = event ? GET(event, n_behavior) : NULL;
+    int yes = behavior && PyUnicode_CheckExact(behavior) && PyUnicode_Compare(behavior, s_ok) == 0;
+    Py_XDECREF(event); Py_XDECREF(behavior);
     PyErr_Clear();
     return yes;
 }

@@ -10,6 +10,7 @@ import math
 import re
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import ExitStack
 from importlib.util import find_spec
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from simkit.errors import SimkitError, echoed, printable
 from simkit.judge.report import run_summary, table, verdict_row
 from simkit.procedure.strategies import STRATEGIES, docstring, resolve, strategy_name
-from simkit.runner import simulate
+from simkit.runner import Run, simulate
 from simkit.scenario import read as scenarios
 from simkit.scenario.read import SETTLEMENTS, parse_crash_arg
 from simkit.service import cli as service_cli
@@ -116,17 +117,17 @@ def cmd_run(args) -> int:
     return 0
 
 
-def compare(sc, seed):
-    """Every built-in strategy on one scenario, same seed and faults."""
-    return [simulate(sc, cls, seed) for cls in STRATEGIES.values()]
+def compare(sc, seed) -> Iterator[Run]:
+    """Every built-in strategy on one scenario, same seed and faults, run as each is asked for: one kept at a
+    time where each is its row once judged (eight held at once were 2.6 GB at 10**6 events)."""
+    return (simulate(sc, cls, seed) for cls in STRATEGIES.values())
 
 
 def cmd_compare(args) -> int:
     sc, seed = _load(args)
 
     def work() -> str:                  # apart, as run's: a killed command leaves no --store sqlite folder
-        # one run kept at a time: each is its row once judged (eight at once held 2.6 GB at 10**6 events)
-        runs = (simulate(sc, cls, seed) for cls in STRATEGIES.values())
+        runs = compare(sc, seed)
         if args.json:
             return json.dumps({"scenario": sc.name, "seed": seed, "results": [r.as_dict() for r in runs]})
         return (f"{sc.name} (seed {seed}, settlement {sc.settlement}): {_shown(sc.description)}\n\n"
@@ -165,7 +166,7 @@ def cmd_list(args) -> int:
 def cmd_demo(args) -> int:
     out = check_out("--out", args.out, figure_formats())
     sc = scenarios.load(DEMO_SCENARIO)
-    runs = compare(sc, sc.seed)
+    runs = list(compare(sc, sc.seed))
     worst = next((r for r in runs if r.strategy == "persist_token_on_fetch"), runs[0])
     with atomic("--out", out) as tmp:
         output.save_figure(worst, tmp, "timeline")

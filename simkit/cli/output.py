@@ -297,22 +297,19 @@ def temporary(who: str, make):
 TIMELINE_ROWS_AT_MOST, TIMELINE_EVENTS_AT_MOST = 20_000, 10_000
 
 
-def _swimlane_rows() -> int:
-    """The swimlane's bound, from its module: which imports matplotlib and NumPy, so only for a swimlane (a
-    plain ``run`` imported them for nothing: 140 ms, and under ``ulimit -v`` a traceback)."""
-    from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
-    return TRACE_ROWS_AT_MOST
-
-
 def check_figures(run, figures: dict) -> None:
     """Refuse, before anything is drawn, a figure of a run longer than it draws (``figures``: kind ->
     (option, path), as ``run`` checked them): one line naming ``--swimlane`` or ``--timeline`` and its
     limit."""
     rows = len(run.trace)
-    if "swimlane" in figures and rows > (most := _swimlane_rows()):
-        option, path = figures["swimlane"]
-        raise SimkitError(f"{option} {path}: the run has {rows} trace rows and a swimlane draws at most "
-                          f"{most}; use --timeline, or a shorter stream")
+    if "swimlane" in figures:
+        # (its module imports matplotlib and NumPy: only for a swimlane, not for every run, which paid 140 ms
+        # for them and, under ulimit -v, a traceback)
+        from simkit.viz.swimlane import TRACE_ROWS_AT_MOST
+        if rows > TRACE_ROWS_AT_MOST:
+            option, path = figures["swimlane"]
+            raise SimkitError(f"{option} {path}: the run has {rows} trace rows and a swimlane draws at most "
+                              f"{TRACE_ROWS_AT_MOST}; use --timeline, or a shorter stream")
     events = len(run.world.provider.events)
     if "timeline" in figures and (rows > TIMELINE_ROWS_AT_MOST or events > TIMELINE_EVENTS_AT_MOST):
         option, path = figures["timeline"]

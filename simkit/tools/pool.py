@@ -133,7 +133,8 @@ def _cancelled_quietly(hook):
         items = getattr(args.thread, "pending_work_items", None)    # a pool's manager thread's (3.11 to 3.13)
         if not isinstance(items, dict):
             hook(args)
-        for item in list(items.values()) if isinstance(items, dict) else ():
+            return
+        for item in list(items.values()):
             with suppress(InvalidStateError):
                 item.future.set_exception(args.exc_value)
     quiet.quiet_about = InvalidStateError

@@ -13,7 +13,6 @@ from simkit.model import TERMINAL, Checkpoint
 from simkit.ops import WELL_FORMED, Commit, Handle, Lookup
 from simkit.procedure.driver import Driver
 from simkit.procedure.strategies import MALFORMED_SIGNS, refuse_malformed
-from simkit.store.memory import MemoryStore, Receipts
 from simkit.truth.columns import IdMap
 from simkit.truth.passes import NATIVE
 
@@ -31,10 +30,10 @@ def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
     ``commit`` and ``Lookup`` with ``Driver.lookup``, on the parts the C reads (a journal, SimPy's own
     environment, the world's sink, the memory store and its receipts), else ``None``."""
     at_once = world._at_once
-    ok = (NATIVE is not None and world._journal is not None and type(world.env) is simpy.Environment
-          and type(world.sink) is Sink and type(world.store.receipts) is Receipts
+    ok = (NATIVE is not None and world._journal is not None     # (a journal: the memory store, its Receipts)
+          and type(world.env) is simpy.Environment and type(world.sink) is Sink
           and at_once.get(Handle) is handle and at_once.get(Commit) is commit
-          and at_once.get(Lookup) is Driver.lookup and type(world.store) is MemoryStore)
+          and at_once.get(Lookup) is Driver.lookup)
     return NATIVE.quick if ok else None
 
 
