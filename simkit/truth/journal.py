@@ -86,14 +86,25 @@ _PREFIX = default_id(0).removesuffix("0")
 assert default_id(1234) == f"{_PREFIX}1234"
 
 
-def _native(logs: dict, columns: tuple) -> Callable[..., None]:
-    """The compiled journal, from the same table as the generated one (:data:`_LOGS`)."""
-    spec = []
-    for (kinds, values, condition), cols in zip(logs.values(), columns):
-        when = None if condition is None else (ROW.index(condition[0]), not condition[1])
-        spec.append((when, tuple((c, _NATIVE_KINDS.get(k, 0), ROW.index(v) if v in ROW else literal_eval(v))
-                                 for c, k, v in zip(cols, kinds, values))))
-    return passes.NATIVE.Journal(tuple(spec), _PREFIX)
+def _shape(logs: dict) -> tuple:
+    """Each log's row condition and each column's (kind, value) as the compiled journal takes them: a value is
+    the index of a :data:`ROW` argument, or a constant."""
+    return tuple(
+        (None if condition is None else (ROW.index(condition[0]), not condition[1]),
+         tuple((_NATIVE_KINDS.get(k, 0), ROW.index(v) if v in ROW else literal_eval(v))
+               for k, v in zip(kinds, values)))
+        for kinds, values, condition in logs.values())
+
+
+#: :func:`_shape` of :data:`_LOGS`, and of its logs but the trace: the same for every world, built once
+_SHAPES = {True: _shape(_LOGS), False: _shape({k: v for k, v in _LOGS.items() if k != "t"})}
+
+
+def _native(traced: bool, columns: tuple) -> Callable[..., None]:
+    """The compiled journal of these logs' columns, from the table the generated one is (:data:`_LOGS`)."""
+    spec = tuple((when, tuple((c, *kv) for c, kv in zip(cols, kinds)))
+                 for (when, kinds), cols in zip(_SHAPES[traced], columns))
+    return passes.NATIVE.Journal(spec, _PREFIX)
 
 
 def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog,
@@ -105,8 +116,8 @@ def journal(effects: EffectLog, receipts: ReceiptLog, writes: WriteLog,
     if passes.NATIVE is not None:
         columns = (effects.columns, receipts.columns, writes.columns)
         if trace is None:
-            return _native({k: v for k, v in _LOGS.items() if k != "t"}, columns)
-        return _native(_LOGS, (*columns, tuple(getattr(trace, c) for c in COLUMNS)))
+            return _native(False, columns)
+        return _native(True, (*columns, tuple(getattr(trace, c) for c in COLUMNS)))
     if trace is None:
         return _BIND_UNTRACED(effects.columns, receipts.columns, writes.columns)
     return _BIND(effects.columns, receipts.columns, writes.columns, tuple(getattr(trace, c) for c in COLUMNS))
