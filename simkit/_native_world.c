@@ -13,10 +13,16 @@ order, as the Python it stands for, which stays the reference (``SIMKIT_NATIVE=0
 holds the two equal. Anything it cannot read as expected, it hands over before changing a thing; a value-keeping
 step it does not do itself (a new code, a slot outside the array), it asks of the Python method that does it.
 
+What it reads of simkit's own slotted records (requests, events, checkpoints) and parts (IdMap, Codes, Clock)
+it reads by offset while each type is as it was at world_setup; it builds a checkpoint or an event as the
+record's own __init__ does; and it tests a request's well-formedness rules (simkit.ops, as data) where each is
+a test it knows, answering only "well-formed" and leaving every other answer to the Python test (``well``).
+
 events_of builds a page's events from the event table's columns (EventTable.events; EventTable.event is its
 reference). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 
 /* set once by world_setup(): the request types, their well-formedness tests, and the model's constants */
@@ -51,22 +57,219 @@ static int intern_all(void) {
     return 0;
 }
 
-/* world_setup(Handle, Commit, Lookup, well_handle, well_commit, well_lookup, TERMINAL, Checkpoint, IdMap) */
+/* -- records read by offset --------------------------------------------------------------------------------
+   A field of simkit's own slotted records (requests, events, checkpoints, an IdMap and its Codes), read where
+   the object's type is exactly the record's and the type is as it was at world_setup (its version tag, which
+   any change of the class clears): the very member descriptor getattr would call, without the lookup. */
+#define MAX_LAYOUTS 8
+#define MAX_FIELDS 6
+typedef struct {
+    PyTypeObject *type;
+    unsigned int tag;
+    int n, record;                                  /* record: built by setting its slots in order */
+    PyObject *name[MAX_FIELDS];                     /* interned: compared by identity */
+    Py_ssize_t offset[MAX_FIELDS];
+} Layout;
+static Layout layouts[MAX_LAYOUTS];
+static int n_layouts;
+
+/* op's field ``name`` by offset (a borrowed reference), or NULL where it cannot be read so (no error set) */
+static PyObject *slot(PyObject *o, PyObject *name) {
+    PyTypeObject *t = Py_TYPE(o);
+    for (int k = 0; k < n_layouts; k++) {
+        const Layout *L = &layouts[k];
+        if (L->type != t) continue;
+        if (t->tp_version_tag != L->tag) return NULL;
+        for (int f = 0; f < L->n; f++)
+            if (L->name[f] == name) return *(PyObject **)((char *)o + L->offset[f]);
+        return NULL;
+    }
+    return NULL;
+}
+
+/* getattr(o, name): by offset where it can, else Python's own lookup (a new reference, or NULL with an error) */
+static PyObject *GET(PyObject *o, PyObject *name) {
+    PyObject *v = slot(o, name);
+    return v ? Py_NewRef(v) : PyObject_GetAttr(o, name);
+}
+
+/* setattr(o, name, v): by offset where it can (o's type a slotted one, not a record: those are immutable),
+   else Python's own. 0, or -1 with an error. */
+static int SET(PyObject *o, PyObject *name, PyObject *v) {
+    PyTypeObject *t = Py_TYPE(o);
+    for (int k = 0; k < n_layouts; k++) {
+        const Layout *L = &layouts[k];
+        if (L->type != t) continue;
+        if (L->record || t->tp_version_tag != L->tag) break;
+        for (int f = 0; f < L->n; f++)
+            if (L->name[f] == name) {
+                Py_XSETREF(*(PyObject **)((char *)o + L->offset[f]), Py_NewRef(v));
+                return 0;
+            }
+        break;
+    }
+    return PyObject_SetAttr(o, name, v);
+}
+
+/* record(*fields) for a record type (simkit.model.record: its __init__ sets each slot in order): built as that
+   __init__ builds it where the type is as it was at world_setup, else by calling the type. A new reference. */
+static PyObject *make(PyObject *type, PyObject *const *fields, int n) {
+    PyTypeObject *t = (PyTypeObject *)type;
+    for (int k = 0; k < n_layouts; k++) {
+        const Layout *L = &layouts[k];
+        if (L->type != t) continue;
+        if (!L->record || t->tp_version_tag != L->tag || L->n != n) break;
+        PyObject *o = t->tp_alloc(t, 0);
+        for (int f = 0; o && f < n; f++) *(PyObject **)((char *)o + L->offset[f]) = Py_NewRef(fields[f]);
+        return o;
+    }
+    return PyObject_Vectorcall(type, fields, n, NULL);
+}
+
+/* type ``t``'s slots, each an object member of its own; 0 (a type it cannot read stays unread), -1 */
+static int layout_add(PyTypeObject *t, int record) {
+    if (n_layouts == MAX_LAYOUTS || t->tp_getattro != PyObject_GenericGetAttr) return 0;
+    Layout L = {.type = t, .record = record && t->tp_new == PyBaseObject_Type.tp_new};
+    PyObject *names = PyObject_GetAttrString((PyObject *)t, "__slots__");
+    if (!names) { PyErr_Clear(); return 0; }
+    PyObject *seq = PySequence_Fast(names, "__slots__");
+    Py_DECREF(names);
+    if (!seq) { PyErr_Clear(); return 0; }
+    int ok = PySequence_Fast_GET_SIZE(seq) <= MAX_FIELDS;
+    for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(seq); k++) {
+        PyObject *name = PySequence_Fast_GET_ITEM(seq, k);
+        PyObject *d = PyUnicode_CheckExact(name) ? PyDict_GetItemWithError(t->tp_dict, name) : NULL;
+        ok = d && Py_IS_TYPE(d, &PyMemberDescr_Type)
+             && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX
+             && !(((PyMemberDescrObject *)d)->d_member->flags & READ_RESTRICTED);
+        if (!ok) break;
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        L.name[L.n] = name;                         /* (kept for the module's life) */
+        L.offset[L.n++] = ((PyMemberDescrObject *)d)->d_member->offset;
+        PyObject *found = PyObject_GetAttr((PyObject *)t, name);   /* (gives the type its version tag) */
+        Py_XDECREF(found);
+        ok = found != NULL;
+    }
+    Py_DECREF(seq);
+    PyErr_Clear();
+    L.tag = t->tp_version_tag;
+    if (ok && L.tag) layouts[n_layouts++] = L;
+    return 0;
+}
+
+/* -- well-formedness: a request's rules (simkit.ops), tested in C where each is a test it knows ---------------
+   Each rule is (path, test, argument): the field at ``path`` (names, read by offset only) passes ``test``.
+   The C answers only "keeps every rule" (1); anything else (0) is the Python test's to answer, so the C never
+   refuses a request, and reads nothing the Python test would not. */
+enum { IS_STR = 1, IS_INT, IS_FIELD, IS_BOOL, IS_TYPE, IS_IN, IS_STR_IN };
+#define MAX_RULES 12
+typedef struct {
+    int depth, test;
+    PyObject *name[2], *arg;                        /* (names interned, arg kept for the module's life) */
+    long long max;                                  /* IS_FIELD: the field's largest value */
+} Rule;
+typedef struct { int n; Rule rule[MAX_RULES]; } Rules;     /* n -1: every request the Python test's */
+static Rules rules_handle = {-1}, rules_commit = {-1};
+
+static int keeps(const Rules *R, PyObject *op) {
+    for (int k = 0; k < R->n; k++) {
+        const Rule *r = &R->rule[k];
+        PyObject *v = op;
+        for (int f = 0; v && f < r->depth; f++) v = slot(v, r->name[f]);
+        if (!v) return 0;
+        int ok, overflow;
+        long long x;
+        switch (r->test) {
+        case IS_STR: ok = PyUnicode_CheckExact(v); break;
+        case IS_INT: ok = PyLong_CheckExact(v); break;
+        case IS_FIELD:
+            ok = PyLong_CheckExact(v) && (x = PyLong_AsLongLongAndOverflow(v, &overflow), !overflow)
+                 && 0 <= x && x <= r->max;
+            break;
+        case IS_BOOL: ok = PyBool_Check(v); break;
+        case IS_TYPE: ok = (PyObject *)Py_TYPE(v) == r->arg; break;
+        case IS_IN: ok = (PyUnicode_CheckExact(v) || PyLong_CheckExact(v)) && PySequence_Contains(r->arg, v) == 1; break;
+        case IS_STR_IN: ok = PyUnicode_CheckExact(v) && PySequence_Contains(r->arg, v) == 1; break;
+        default: ok = 0;
+        }
+        if (!ok) { PyErr_Clear(); return 0; }
+    }
+    return R->n >= 0;
+}
+
+/* rules as world_setup takes them (None, or a tuple of (names, test, argument)) into R; R->n -1 where a rule
+   is not one the C knows. 0, or -1 (a TypeError: not of that shape). */
+static int rules_set(Rules *R, PyObject *rules) {
+    R->n = -1;
+    if (rules == Py_None) return 0;
+    if (!PyTuple_CheckExact(rules) || PyTuple_GET_SIZE(rules) > MAX_RULES) goto bad;
+    Rules out = {0};
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(rules); k++) {
+        PyObject *r = PyTuple_GET_ITEM(rules, k), *path;
+        Rule *each = &out.rule[out.n++];
+        if (!PyTuple_CheckExact(r) || PyTuple_GET_SIZE(r) != 3 || !PyTuple_CheckExact(path = PyTuple_GET_ITEM(r, 0))
+            || PyTuple_GET_SIZE(path) < 1 || PyTuple_GET_SIZE(path) > 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(r, 1)))
+            goto bad;
+        each->depth = (int)PyTuple_GET_SIZE(path);
+        for (int f = 0; f < each->depth; f++) {
+            PyObject *name = PyTuple_GET_ITEM(path, f);
+            if (!PyUnicode_CheckExact(name)) goto bad;
+            Py_INCREF(name);
+            PyUnicode_InternInPlace(&name);
+            each->name[f] = name;
+        }
+        each->test = (int)PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+        each->arg = Py_NewRef(PyTuple_GET_ITEM(r, 2));
+        int overflow = 0;
+        if (each->test == IS_FIELD)
+            each->max = PyLong_CheckExact(each->arg) ? PyLong_AsLongLongAndOverflow(each->arg, &overflow) : -1;
+        if (each->test < IS_STR || each->test > IS_STR_IN || overflow || (each->test == IS_FIELD && each->max < 0)
+            || ((each->test == IS_IN || each->test == IS_STR_IN) && !PyTuple_CheckExact(each->arg))
+            || (each->test == IS_TYPE && !PyType_Check(each->arg)))
+            return 0;                               /* a test the C does not know: the Python's */
+    }
+    *R = out;
+    return 0;
+bad:
+    PyErr_Clear();
+    PyErr_SetString(PyExc_TypeError, "rules: None, or a tuple of (names, test, argument)");
+    return -1;
+}
+
+/* world_setup(Handle, Commit, Lookup, well_handle, well_commit, well_lookup, TERMINAL, Checkpoint, IdMap,
+               records, slotted, rules_handle, rules_commit): records (simkit.model.record) and other slotted
+               types are read by offset, records built so too */
 static PyObject *world_setup(PyObject *self, PyObject *args) {
-    PyObject *h, *c, *l, *wh, *wc, *wl, *t, *cp, *im;
-    if (!PyArg_ParseTuple(args, "O!O!O!OOOO!O!O!", &PyType_Type, &h, &PyType_Type, &c, &PyType_Type, &l, &wh, &wc,
-                          &wl, &PyTuple_Type, &t, &PyType_Type, &cp, &PyType_Type, &im))
+    PyObject *h, *c, *l, *wh, *wc, *wl, *t, *cp, *im, *records, *slotted, *rh, *rc;
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOO!O!O!O!O!OO", &PyType_Type, &h, &PyType_Type, &c, &PyType_Type, &l, &wh,
+                          &wc, &wl, &PyTuple_Type, &t, &PyType_Type, &cp, &PyType_Type, &im, &PyTuple_Type, &records,
+                          &PyTuple_Type, &slotted, &rh, &rc))
         return NULL;
     if (!n_sink && intern_all() < 0) return NULL;
+    if (rules_set(&rules_handle, rh) < 0 || rules_set(&rules_commit, rc) < 0) return NULL;
     Py_XSETREF(Handle_t, Py_NewRef(h)); Py_XSETREF(Commit_t, Py_NewRef(c)); Py_XSETREF(Lookup_t, Py_NewRef(l));
     Py_XSETREF(well_handle, Py_NewRef(wh)); Py_XSETREF(well_commit, Py_NewRef(wc));
     Py_XSETREF(well_lookup, Py_NewRef(wl)); Py_XSETREF(terminal, Py_NewRef(t));
     Py_XSETREF(Checkpoint_t, Py_NewRef(cp)); Py_XSETREF(IdMap_t, Py_NewRef(im));
+    n_layouts = 0;
+    for (int record = 1; record >= 0; record--) {
+        PyObject *types = record ? records : slotted;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) {
+            PyObject *r = PyTuple_GET_ITEM(types, k);
+            if (!PyType_Check(r)) { PyErr_SetString(PyExc_TypeError, "records: a tuple of types"); return NULL; }
+            if (layout_add((PyTypeObject *)r, record) < 0) return NULL;
+        }
+    }
     Py_RETURN_NONE;
 }
 
-/* -- reading: a new reference, or NULL (an error set) ---------------------------------------------------- */
-#define GET(obj, name) PyObject_GetAttr((obj), (name))
+/* well(op) -> bool: does the C find op keeps every rule of its type? (tests/world/test_quick.py) */
+static PyObject *well(PyObject *self, PyObject *op) {
+    const Rules *rules = Py_TYPE(op) == (PyTypeObject *)Handle_t ? &rules_handle
+                         : Py_TYPE(op) == (PyTypeObject *)Commit_t ? &rules_commit : NULL;
+    return PyBool_FromLong(rules && keeps(rules, op));
+}
 
 static int in_terminal(PyObject *v) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(terminal); k++) {
@@ -184,7 +387,7 @@ static int idmap_set_at(PyObject *map, PyObject *position, long long p, PyObject
     }
     if (!was) {                                         /* IdMap._size: one more position held */
         PyObject *size = GET(map, n_size), *more = size ? PyNumber_Add(size, one) : NULL;
-        int failed = !more || PyObject_SetAttr(map, n_size, more) < 0;
+        int failed = !more || SET(map, n_size, more) < 0;
         Py_XDECREF(size); Py_XDECREF(more);
         if (failed) goto out;
     }
@@ -235,7 +438,7 @@ static int quick_is_well(PyObject *test, PyObject *op) {
 
 /* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
 static int quick_handle(Parts *w, PyObject *op) {
-    if (!w->all_ok || !quick_is_well(well_handle, op)) return 0;
+    if (!w->all_ok || !(keeps(&rules_handle, op) || quick_is_well(well_handle, op))) return 0;
     PyObject *event = GET(op, n_event), *behavior = event ? GET(event, n_behavior) : NULL;
     int yes = behavior && PyUnicode_CheckExact(behavior) && PyUnicode_Compare(behavior, s_ok) == 0;
     Py_XDECREF(event); Py_XDECREF(behavior);
@@ -254,7 +457,7 @@ static PyObject *clock_now(Parts *w) {
 static PyObject *clock_tick(Parts *w) {
     PyObject *seq = GET(w->clock, n_seq), *next = seq ? PyNumber_Add(seq, one) : NULL;
     Py_XDECREF(seq);
-    if (next && PyObject_SetAttr(w->clock, n_seq, next) < 0) Py_CLEAR(next);
+    if (next && SET(w->clock, n_seq, next) < 0) Py_CLEAR(next);
     return next;
 }
 
@@ -280,7 +483,8 @@ static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, Req *r) {
     PyObject *quiet = NULL, *late = NULL, *now = NULL, *sum = NULL, *other = NULL, *held = NULL;
     int yes = 0, overflow;
     memset(r, 0, sizeof *r);
-    if (w->journal == Py_None || !w->solo || !quick_is_well(well_commit, op)) goto out;
+    if (w->journal == Py_None || !w->solo || !(keeps(&rules_commit, op) || quick_is_well(well_commit, op)))
+        goto out;
     quiet = GET(w->faults, n_quiet);
     r->effect = quiet == Py_True ? GET(op, n_with_effect) : NULL;
     if (!r->effect || (r->effect == Py_True && w->external)) goto out;
@@ -316,7 +520,7 @@ static PyObject *hold_checkpoint(Parts *w, PyObject *applied) {
         return rose < 0 ? NULL : Py_NewRef(Py_None);
     }
     PyObject *c = GET(cp, n_cursor), *v = c ? GET(cp, n_version) : NULL;
-    PyObject *after = v ? PyObject_CallFunctionObjArgs(Checkpoint_t, c, applied, v, NULL) : NULL;
+    PyObject *fields[3] = {c, applied, v}, *after = v ? make(Checkpoint_t, fields, 3) : NULL;
     int bad = !after || PyObject_SetAttr(w->store, n_checkpoint, after) < 0;
     Py_XDECREF(c); Py_XDECREF(v); Py_XDECREF(after);
     if (bad) Py_CLEAR(cp);
@@ -330,7 +534,7 @@ static int quick_commit(PyObject *world, Parts *w, Req *r, long worker) {
     PyObject *cursor = NULL, *cp_applied = NULL, *version = NULL, *place = NULL, *row = NULL, *w_obj = NULL;
     int failed = -1;
     Py_XDECREF(ahead);
-    if (!more || PyObject_SetAttr(w->clock, n_ahead, more) < 0) goto out;
+    if (!more || SET(w->clock, n_ahead, more) < 0) goto out;
     if (r->effect == Py_True) {                                     /* Driver.record_effect: Sink.count */
         Py_SETREF(effect_seq, clock_tick(w));
         PyObject *count = effect_seq ? GET(w->sink, n_effect_count) : NULL;
@@ -561,7 +765,7 @@ static PyObject *events_of(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyObject *behavior = pos ? PySequence_GetItem(args[2], (Py_ssize_t)c) : NULL, *e = NULL;
         if (behavior) {
             PyObject *fields[3] = {id, pos, behavior};
-            e = PyObject_Vectorcall(args[4], fields, 3, NULL);
+            e = make(args[4], fields, 3);
         }
         Py_XDECREF(id); Py_XDECREF(pos); Py_XDECREF(behavior);
         if (!e) { Py_CLEAR(out); goto done; }
@@ -578,7 +782,9 @@ PyMethodDef world_methods[] = {
     {"events_of", (PyCFunction)(void (*)(void))events_of, METH_FASTCALL,
      "events_of(positions, codes, table, rows, Event) -> tuple | None: a page's events, ids all default."},
     {"world_setup", world_setup, METH_VARARGS,
-     "world_setup(Handle, Commit, well_handle, well_commit, TERMINAL, Checkpoint, IdMap): quick's constants."},
+     "world_setup(Handle, Commit, Lookup, well_handle, well_commit, well_lookup, TERMINAL, Checkpoint, IdMap, "
+     "records, slotted, rules_handle, rules_commit): quick's constants."},
+    {"well", well, METH_O, "well(op) -> bool: does op keep every rule of its type, as the C tests them?"},
     {"quick", (PyCFunction)(void (*)(void))quick, METH_FASTCALL,
      "quick(world, gen, result, left, worker) -> (op, left, failed): a worker's usual requests at once."},
     {NULL, NULL, 0, NULL},

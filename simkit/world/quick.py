@@ -9,20 +9,46 @@ from collections.abc import Callable
 
 import simpy
 
-from simkit.model import TERMINAL, Checkpoint
-from simkit.ops import WELL_FORMED, Commit, Handle, Lookup
+from simkit import ops
+from simkit.model import BEHAVIORS, OUTCOMES, TERMINAL, Checkpoint, Event
+from simkit.ops import MAX_FIELD, WELL_FORMED, Commit, Handle, Lookup
 from simkit.procedure.driver import Driver
 from simkit.procedure.strategies import MALFORMED_SIGNS, refuse_malformed
-from simkit.truth.columns import IdMap
+from simkit.truth.clock import Clock
+from simkit.truth.columns import Codes, IdMap
 from simkit.truth.passes import NATIVE
 
 from .sink import Sink
 
-__all__ = ["quick_path", "failed"]
+__all__ = ["quick_path", "failed", "setup"]
 
-if NATIVE is not None:
-    NATIVE.world_setup(Handle, Commit, Lookup, WELL_FORMED[Handle], WELL_FORMED[Commit], WELL_FORMED[Lookup],
-                       TERMINAL, Checkpoint, IdMap)
+#: each test of a request's rules (``simkit.ops._rules``) the C knows, by its words -> its number there
+#: and argument (simkit/_native_world.c, ``keeps``); a request with a test not here is the Python test's
+_TESTS = {"type(v) is str": (1, None), "type(v) is int": (2, None),
+          "type(v) is int and 0 <= v <= MAX_FIELD": (3, MAX_FIELD), "type(v) is bool": (4, None),
+          "type(v) is Event": (5, Event), "v in OUTCOMES": (6, OUTCOMES),
+          "type(v) is str and v in BEHAVIORS": (7, BEHAVIORS)}
+
+
+def _rules(cls: type) -> tuple | None:
+    """Request ``cls``'s well-formedness rules as the C tests them: (field's path, test, argument) each, or
+    ``None`` if one is a test the C does not know."""
+    rules = [(tuple(name.split(".")), test) for name, test, _ in ops._rules(cls)]
+    if not all(test in _TESTS for _, test in rules):
+        return None
+    return tuple((path, *_TESTS[test]) for path, test in rules)
+
+
+def setup() -> None:
+    """Give the C its constants: the request types and their tests, and simkit's records and other slotted
+    types it reads by offset as they are now (a class changed later is read by getattr again)."""
+    if NATIVE is not None:
+        well, records = WELL_FORMED, (Commit, Handle, Lookup, Event, Checkpoint)
+        NATIVE.world_setup(Handle, Commit, Lookup, well[Handle], well[Commit], well[Lookup], TERMINAL,
+                           Checkpoint, IdMap, records, (IdMap, Codes, Clock), _rules(Handle), _rules(Commit))
+
+
+setup()
 
 
 def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:

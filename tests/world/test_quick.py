@@ -33,6 +33,7 @@ from simkit.truth import passes
 from simkit.truth.collector import paused
 from simkit.truth.columns import Codes
 from simkit.world.events import EventTable
+from simkit.world.quick import setup as quick_setup
 from simkit.world.simulation import World
 
 native = pytest.mark.skipif(passes.NATIVE is None, reason="simkit._native was not built (SIMKIT_NATIVE=0)")
@@ -116,10 +117,10 @@ def test_a_commit_that_fails_part_way_fails_as_in_python(error):
     """The quick path hands the exception back (``failed``): World._failed raises it as the at-once path
     does, and the state it leaves is the Python's."""
     outcomes = []
-    for quick in (True, False):
+    for fast in (True, False):
         w = World(parse(generated(30)), STRATEGIES["safe"], 0)
         w._journal = _Refusing(error)
-        if not quick:
+        if not fast:
             w._quick = None
         with paused(), pytest.raises(type(error)) as raised:
             w.run()
@@ -201,3 +202,89 @@ def test_a_page_is_built_as_the_table_builds_each_event(positions, behaviors, ro
         assert any(not 0 <= r < n for r in rows)
     else:
         assert got == tuple(map(table.event, rows)) and all(type(e) is Event for e in got)
+
+
+# -- what the C reads and builds by offset: a request's rules, and simkit's own records ----------------
+_VALUES = st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.text(max_size=3),
+                    st.sampled_from(["ok", "poison", "applied", "ignored", "quarantined", "e10", "bogus"]),
+                    st.integers(min_value=-2, max_value=3),
+                    st.sampled_from([2**63 - 1, 2**63, -2**63, 2**64]))
+
+
+class _Str(str):
+    """A str subclass: of the rules' words, not a ``str``."""
+
+
+class _Int(int):
+    """An int subclass: not an ``int``."""
+
+
+class _Event(Event):
+    """An event subclass: not an ``Event``."""
+
+    __slots__ = ()
+
+
+_ODD = st.one_of(_VALUES, _VALUES.filter(lambda v: type(v) is str).map(_Str),
+                 _VALUES.filter(lambda v: type(v) is int).map(_Int))
+
+
+def _event(draw) -> object:
+    kind = draw(st.sampled_from([Event, Event, Event, _Event, None]))
+    if kind is None:
+        return draw(_VALUES)
+    return kind(draw(st.one_of(st.just("e10"), _ODD)), draw(st.one_of(st.just(10), _ODD)),
+                draw(st.one_of(st.sampled_from(["ok", "poison"]), _ODD)))
+
+
+@st.composite
+def _requests(draw):
+    from simkit.ops import Commit, Handle
+    if draw(st.booleans()):
+        return Handle(_event(draw))
+    return Commit(_event(draw), draw(st.one_of(st.sampled_from(["applied", "ignored"]), _ODD)),
+                  draw(st.one_of(st.integers(0, 10), _ODD)), draw(st.one_of(st.booleans(), _ODD)))
+
+
+@native
+@settings(max_examples=600, deadline=None)
+@given(_requests())
+def test_the_c_finds_a_request_well_formed_only_where_its_python_test_does(op):
+    """The C's reading of a request's rules answers only "keeps every rule", and only where the Python test
+    (``WELL_FORMED``, the rules' one home) answers True; a well-formed request it finds so (else it would only
+    cost time: the Python test is asked)."""
+    from simkit.ops import WELL_FORMED
+    python = WELL_FORMED[type(op)](op)
+    assert passes.NATIVE.well(op) == python
+
+
+@native
+def test_a_changed_record_class_is_read_and_built_by_python_again(monkeypatch):
+    """The C reads a record's fields by offset only while its class is as it was at world_setup: a class
+    given a new attribute (its version tag cleared) is read by getattr, so a property put in place of a
+    field is what the C sees, as Python sees it."""
+    from simkit.ops import Commit, Handle
+    e = Event("e10", 10, "ok")
+    assert passes.NATIVE.well(Handle(e))
+    try:
+        monkeypatch.setattr(Handle, "marker", 1, raising=False)
+        assert not passes.NATIVE.well(Handle(e))      # (the Python test answers: the C does not read it)
+        assert passes.NATIVE.well(Commit(e, "applied", 10))
+    finally:
+        monkeypatch.undo()
+        quick_setup()
+    assert passes.NATIVE.well(Handle(e))
+
+
+@native
+def test_a_run_with_a_changed_checkpoint_class_keeps_the_same_ground_truth(monkeypatch):
+    """A ``Checkpoint`` class changed at run time (here: a marker attribute) is built by calling it, as the
+    Python does; the run's ground truth is the same as without the quick path."""
+    from simkit.model import Checkpoint
+    sc = parse(generated(300))
+    try:
+        monkeypatch.setattr(Checkpoint, "marker", 1, raising=False)
+        assert _run(sc, STRATEGIES["safe"], 0, True) == _run(sc, STRATEGIES["safe"], 0, False)
+    finally:
+        monkeypatch.undo()
+        quick_setup()
