@@ -1,0 +1,59 @@
+"""The service, round 69 (a hostile client, concurrency, credentials). Found:
+
+1. A request whose start line and headers pass the server's 16 KiB (a long credential, a large header: valid
+   HTTP/1.1) was answered 400 ``malformed_request``, "the request is not valid HTTP/1.1", which it is: the
+   answer named neither the headers nor the bound. Now its 400 is ``request_header_too_large`` and says the
+   limit; garbage keeps ``malformed_request``.
+"""
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+from served import raw
+
+from simkit.service.config import build_service
+from simkit.service.http import create_app, running
+from simkit.service.server import MAX_HEADER_BYTES
+
+READ = "/api/v1/memory/checkpoints/read"
+
+
+@pytest.fixture(scope="module")
+def served():
+    svc, _ = build_service()
+    with running(create_app(svc)) as url:
+        yield svc, int(url.rsplit(":", 1)[1])
+
+
+def _half_sent(port: int, header: str) -> bytes:
+    """What the server answers a request whose headers are still arriving past ``header``, more than the bound
+    (all of it read by the server, so its close resets nothing), up to its close."""
+    start = f"POST {READ} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{header}"
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+        s.sendall(start.encode())
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+    return out
+
+
+def _error(reply: bytes) -> tuple[int, dict, str]:
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)["error"], head.decode().lower()
+
+
+@pytest.mark.parametrize("header", [f"Authorization: Bearer {'x' * 17_000}",
+                                    f"X-Padding: {'a' * 17_000}"], ids=["long credential", "long header"])
+def test_headers_past_the_bound_are_a_400_naming_it_not_invalid_http(served, header):
+    svc, port = served
+    before = svc.state_digest()
+    status, error, head = _error(_half_sent(port, header))
+    assert (status, error["code"]) == (400, "request_header_too_large"), error
+    assert error["message"] == (f"the request line and headers exceed the limit of {MAX_HEADER_BYTES} bytes "
+                                f"(16 KiB); send shorter headers")
+    assert "cache-control: no-store" in head and "connection: close" in head
+    assert svc.state_digest() == before
+    status, error, _head = _error(raw(port, b"GARBAGE\r\n\r\n", 15)[0])     # garbage is still garbage
+    assert (status, error["code"]) == (400, "malformed_request")
