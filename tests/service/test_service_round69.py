@@ -1,15 +1,18 @@
 """The service, round 69 (a hostile client, concurrency, credentials). Found:
 
 1. A request whose start line and headers pass the server's 16 KiB (a long credential, a large header: valid
-   HTTP/1.1) was answered 400 ``malformed_request``, "the request is not valid HTTP/1.1", which it is: the
-   answer named neither the headers nor the bound. Now its 400 is ``request_header_too_large`` and says the
+   HTTP/1.1) was answered 400 ``malformed_request``, "the request is not valid HTTP/1.1", though it is: the
+   answer was wrong and named neither the headers nor the bound. Now its 400 is ``request_header_too_large`` and says the
    limit; garbage keeps ``malformed_request``.
+2. ``POST /_simkit/append`` takes no body (every field optional), as docs/service.md says and the server does,
+   but its OpenAPI document said the body was required (schemathesis: a schema-violating request accepted).
 """
 from __future__ import annotations
 
 import json
 import socket
 
+import httpx
 import pytest
 from served import raw
 
@@ -57,3 +60,16 @@ def test_headers_past_the_bound_are_a_400_naming_it_not_invalid_http(served, hea
     assert svc.state_digest() == before
     status, error, _head = _error(raw(port, b"GARBAGE\r\n\r\n", 15)[0])     # garbage is still garbage
     assert (status, error["code"]) == (400, "malformed_request")
+
+
+def test_the_append_body_the_openapi_document_calls_required_is_not_required():
+    """``POST /_simkit/append`` without a body appends a ``created`` ``note`` to the dev journal (every field is
+    optional, the body too), but the OpenAPI document said its body was required: schemathesis sent none as
+    an invalid request and got a 200 (ST201)."""
+    svc, _ = build_service(operator="ops")
+    app = create_app(svc, admin=True)
+    body = app.openapi()["paths"]["/_simkit/append"]["post"]["requestBody"]
+    assert body["required"] is False
+    with running(app) as url:
+        r = httpx.post(f"{url}/_simkit/append", headers={"Authorization": "Bearer ops"})
+    assert r.status_code == 200 and r.json()["entry"]["record_id"] == "note", r.text
