@@ -24,12 +24,13 @@ from .config import ServiceConfigError
 from .contract import NO_STORE, ServiceError
 from .web import asgi
 
-__all__ = ["MAX_HEADER_BYTES", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running", "uvicorn_server"]
+__all__ = ["MAX_HEADER_BYTES", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running",
+           "uvicorn_server"]
 
 #: Seconds a request may take to arrive whole (headers and body), from its first byte.
 REQUEST_TIMEOUT = 10.0
-#: The most of a request's start line and headers the server reads (uvicorn's ``h11_max_incomplete_event_size``;
-#: h11's default); past it, a 400 ``request_header_too_large``.
+#: The most of a request's start line and headers the server reads (uvicorn's
+#: ``h11_max_incomplete_event_size``, h11's default); past it, a 400 ``request_header_too_large``.
 MAX_HEADER_BYTES = 16 * 1024
 
 

@@ -2,8 +2,8 @@
 
 1. A request whose start line and headers pass the server's 16 KiB (a long credential, a large header: valid
    HTTP/1.1) was answered 400 ``malformed_request``, "the request is not valid HTTP/1.1", though it is: the
-   answer was wrong and named neither the headers nor the bound. Now its 400 is ``request_header_too_large`` and says the
-   limit; garbage keeps ``malformed_request``.
+   answer was wrong and named neither the headers nor the bound. Now its 400 is ``request_header_too_large``
+   and says the limit; garbage keeps ``malformed_request``.
 2. ``POST /_simkit/append`` takes no body (every field optional), as docs/service.md says and the server does,
    but its OpenAPI document said the body was required (schemathesis: a schema-violating request accepted).
 """
@@ -63,8 +63,8 @@ def test_headers_past_the_bound_are_a_400_naming_it_not_invalid_http(served, hea
 
 
 def test_the_append_body_the_openapi_document_calls_required_is_not_required():
-    """``POST /_simkit/append`` without a body appends a ``created`` ``note`` to the dev journal (every field is
-    optional, the body too), but the OpenAPI document said its body was required: schemathesis sent none as
+    """``POST /_simkit/append`` without a body appends a ``created`` ``note`` to the dev journal (every field
+    is optional, the body too), but the OpenAPI document said its body was required: schemathesis sent none as
     an invalid request and got a 200 (ST201)."""
     svc, _ = build_service(operator="ops")
     app = create_app(svc, admin=True)
