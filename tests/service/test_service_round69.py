@@ -6,6 +6,7 @@
    and says the limit; garbage keeps ``malformed_request``.
 2. ``POST /_simkit/append`` takes no body (every field optional), as docs/service.md says and the server does,
    but its OpenAPI document said the body was required (schemathesis: a schema-violating request accepted).
+3. ``HEAD /docs`` and ``HEAD /redoc`` were a 405 where ``GET`` served the page (RFC 9110, 9.1: a server supports GET and HEAD).
 """
 from __future__ import annotations
 
@@ -73,3 +74,15 @@ def test_the_append_body_the_openapi_document_calls_required_is_not_required():
     with running(app) as url:
         r = httpx.post(f"{url}/_simkit/append", headers={"Authorization": "Bearer ops"})
     assert r.status_code == 200 and r.json()["entry"]["record_id"] == "note", r.text
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_api_doc_pages_answer_head_as_get(page):
+    """``HEAD /docs`` and ``HEAD /redoc`` were a 405 ("use GET") where ``GET`` served the page and ``HEAD
+    /openapi.json`` its headers: a server supports both methods (RFC 9110, 9.1)."""
+    app = create_app(build_service()[0])
+    with running(app) as url:
+        got, head = httpx.get(url + page), httpx.head(url + page)
+    assert (got.status_code, head.status_code) == (200, 200), head.text
+    assert head.headers["content-type"] == got.headers["content-type"] and head.content == b""
+    assert head.headers["cache-control"] == "no-store"
