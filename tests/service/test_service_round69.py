@@ -6,7 +6,8 @@
    and says the limit; garbage keeps ``malformed_request``.
 2. ``POST /_simkit/append`` takes no body (every field optional), as docs/service.md says and the server does,
    but its OpenAPI document said the body was required (schemathesis: a schema-violating request accepted).
-3. ``HEAD /docs`` and ``HEAD /redoc`` were a 405 where ``GET`` served the page (RFC 9110, 9.1: a server supports GET and HEAD).
+3. ``HEAD /docs`` and ``HEAD /redoc`` were a 405 where ``GET`` served the page (RFC 9110, 9.1: a server
+   supports GET and HEAD).
 """
 from __future__ import annotations
 
