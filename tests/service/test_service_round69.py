@@ -8,6 +8,9 @@
    but its OpenAPI document said the body was required (schemathesis: a schema-violating request accepted).
 3. ``HEAD /docs`` and ``HEAD /redoc`` were a 405 where ``GET`` served the page (RFC 9110, 9.1: a server
    supports GET and HEAD).
+4. A backup (``POST /_simkit/backup``) and a restore deep-copied every stored receipt under the lock that
+   serves every request: 500,000 receipts kept the server deaf 9.7 s for the backup and 10.2 s for the
+   restore. Stored receipts are never changed in place, so both now share them (0.02 s).
 """
 from __future__ import annotations
 
@@ -87,3 +90,40 @@ def test_the_api_doc_pages_answer_head_as_get(page):
     assert (got.status_code, head.status_code) == (200, 200), head.text
     assert head.headers["content-type"] == got.headers["content-type"] and head.content == b""
     assert head.headers["cache-control"] == "no-store"
+
+
+def test_a_backup_and_a_restore_share_the_stored_receipts_instead_of_copying_them():
+    """A backup deep-copied every checkpoint receipt and memory-mutation receipt, under the lock that serves
+    every request, and a restore did it again: about 20 µs a receipt (500,000: 9.7 s to back up, 10.2 s to
+    restore), the server deaf meanwhile. A stored receipt is never changed in place (every call answers a
+    deep copy), so both now cost a dict of references (measured in memory here, 8,000 receipts of
+    each kind: far below the 20 MB the deep copies took)."""
+    import copy
+    import tracemalloc
+
+    from simkit.service import DEV_SCOPE
+    svc, _ = build_service()
+    cursor = svc.journals[("tenant", tuple(DEV_SCOPE.values()))].cursor(1, 1)
+    write = {"scope": DEV_SCOPE, "command": {"contract_version": 1, "idempotency_key": "k",
+                                             "consumer_id": "cc", "expected_revision": 0, "cursor": cursor}}
+    assert svc.call("/api/v1/memory/checkpoints", "Bearer dev", json.dumps(write).encode()).status == 200
+    svc.mutate("tenant", DEV_SCOPE, "created", "n", idempotency_key="m")
+    (rkey, row), (mkey, mrow) = next(iter(svc.receipts.items())), next(iter(svc.mutations.items()))
+    for i in range(8_000):       # as many written receipts would hold, without 8,000 calls' time
+        svc.receipts[rkey[:2] + (f"k{i}",)] = copy.deepcopy(row)
+        svc.mutations[mkey[:2] + (f"m{i}",)] = copy.deepcopy(mrow)
+    before = svc.state_digest()
+    tracemalloc.start()
+    try:
+        backup = svc.backup()
+        svc.mutate("tenant", DEV_SCOPE, "created", "after-the-backup", idempotency_key="later")
+        svc.restore(backup)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 3_000_000, peak
+    assert svc.state_digest() == before          # the restore put back exactly what the backup held
+    again = svc.call("/api/v1/memory/checkpoints", "Bearer dev", json.dumps(write).encode())
+    assert again.status == 200 and again.body["receipt"] == row[1]      # the identical retry: its receipt
+    again.body["receipt"]["checkpoint"]["revision"] = 99          # a caller's copy, not the stored one
+    assert svc.state_digest() == before and svc.restore(backup) is None and svc.state_digest() == before
