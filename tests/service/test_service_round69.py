@@ -11,6 +11,8 @@
 4. A backup (``POST /_simkit/backup``) and a restore deep-copied every stored receipt under the lock that
    serves every request: 500,000 receipts kept the server deaf 9.7 s for the backup and 10.2 s for the
    restore. Stored receipts are never changed in place, so both now share them (0.02 s).
+5. A request target in absolute form (``POST http://host/api/v1/memory/changes``), which a server must accept
+   (RFC 9112, 3.2.2), was a 404 for every route: uvicorn took the whole URL for the path.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import httpx
 import pytest
 from served import raw
 
+from simkit.service import DEV_SCOPE
 from simkit.service.config import build_service
 from simkit.service.http import create_app, running
 from simkit.service.server import MAX_HEADER_BYTES
@@ -127,3 +130,24 @@ def test_a_backup_and_a_restore_share_the_stored_receipts_instead_of_copying_the
     assert again.status == 200 and again.body["receipt"] == row[1]      # the identical retry: its receipt
     again.body["receipt"]["checkpoint"]["revision"] = 99          # a caller's copy, not the stored one
     assert svc.state_digest() == before and svc.restore(backup) is None and svc.state_digest() == before
+
+
+def _read(target: str) -> bytes:
+    body = json.dumps({"contract_version": 1, "scope": DEV_SCOPE, "consumer_id": "cc"}).encode()
+    return (f"POST {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer dev\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:8004/api/v1/memory/checkpoints/read",
+                                    "HTTPS://user@example/api/v1/memory/checkpoints/read?x=1"])
+def test_a_target_in_absolute_form_names_its_path(served, target):
+    """A server must accept a request target in absolute form (RFC 9112, 3.2.2); uvicorn took the whole URL
+    for the path, and ``POST http://127.0.0.1:8004/api/v1/memory/checkpoints/read`` was a 404 ``no route POST
+    /http://127.0.0.1:8004/...``."""
+    svc, port = served
+    before = svc.state_digest()
+    status, error, _head = _error(raw(port, _read(target), 15)[0])
+    assert (status, error["code"]) == (404, "checkpoint_not_found"), error      # the route: absent progress
+    status, error, _head = _error(raw(port, _read("http://x/api/v1/memory/checkpoints%2Fread"), 15)[0])
+    assert (status, error["code"]) == (404, "route_not_found")      # an encoded slash still separates nothing
+    assert svc.state_digest() == before
