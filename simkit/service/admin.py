@@ -131,7 +131,7 @@ def add_operator_routes(app: FastAPI, bearer) -> None:
               {"tenant": DEV_TENANT, "scope": DEV_SCOPE, "kind": "created", "record_id": "note-9",
                "idempotency_key": "note-9-created"},
               "Operator: append a change to a namespace's journal", _APPEND, faults=True,
-              codes=(400, 401, 403, 409, 413))
+              required=False, codes=(400, 401, 403, 409, 413))   # every field optional: no body is {}
     def append(body: dict, lose) -> dict:
         mutation = C.append_request(body, DEV_TENANT, DEV_SCOPE)
         lose()

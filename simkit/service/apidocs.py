@@ -11,6 +11,7 @@ null``): it would call out too.
 """
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import fastapi_offline
@@ -38,7 +39,11 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
     def asset(request: Request, role: str) -> str:
         return f"{request.scope.get('root_path', '')}{STATIC}/{ASSET_FILES[role]}"
 
-    @app.get(docs_url, include_in_schema=False)
+    # GET and HEAD, as /openapi.json and the assets answer (RFC 9110, 9.1: a server supports both): FastAPI's
+    # app.get is GET alone, and HEAD /docs was a 405
+    page = partial(app.api_route, methods=["GET", "HEAD"], include_in_schema=False)
+
+    @page(docs_url)
     async def swagger_ui(request: Request) -> HTMLResponse:
         return get_swagger_ui_html(
             openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",
@@ -47,7 +52,7 @@ def add_docs(app: FastAPI, docs_url: str = "/docs", redoc_url: str = "/redoc") -
             swagger_favicon_url=asset(request, "favicon"), oauth2_redirect_url=None,
             swagger_ui_parameters={"validatorUrl": None})
 
-    @app.get(redoc_url, include_in_schema=False)
+    @page(redoc_url)
     async def redoc(request: Request) -> HTMLResponse:
         return get_redoc_html(
             openapi_url=f"{request.scope.get('root_path', '')}{app.openapi_url}",

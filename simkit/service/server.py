@@ -24,10 +24,14 @@ from .config import ServiceConfigError
 from .contract import NO_STORE, ServiceError
 from .web import asgi
 
-__all__ = ["REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running", "uvicorn_server"]
+__all__ = ["MAX_HEADER_BYTES", "REQUEST_TIMEOUT", "DeadlineH11", "WallClock", "bind", "running",
+           "uvicorn_server"]
 
 #: Seconds a request may take to arrive whole (headers and body), from its first byte.
 REQUEST_TIMEOUT = 10.0
+#: The most of a request's start line and headers the server reads (uvicorn's
+#: ``h11_max_incomplete_event_size``, h11's default); past it, a 400 ``request_header_too_large``.
+MAX_HEADER_BYTES = 16 * 1024
 
 
 class WallClock:
@@ -55,8 +59,16 @@ class _OneFraming(h11.Connection):
     ``Content-Length`` lines are refused for. The :class:`h11.RemoteProtocolError` makes uvicorn answer
     :meth:`DeadlineH11.send_400_response` and close: the request never reaches the service."""
 
+    #: the request's start line and headers outgrew h11's buffer (:meth:`DeadlineH11.send_400_response`)
+    headers_too_large = False
+
     def next_event(self):
-        event = super().next_event()
+        reading_headers = self.their_state is h11.IDLE
+        try:
+            event = super().next_event()
+        except h11.RemoteProtocolError as exc:
+            self.headers_too_large = reading_headers and exc.error_status_hint == 431
+            raise
         if isinstance(event, h11.Request):
             names = {name for name, _ in event.headers}     # h11 gives them in lower case
             if b"transfer-encoding" in names and b"content-length" in names:
@@ -136,8 +148,15 @@ class DeadlineH11(H11Protocol):
         """A request that is not HTTP/1.1 at all (two ``Content-Length`` lines, or one and
         ``Transfer-Encoding``, raw non-ASCII bytes in its target, garbage): the service's error body with
         ``Cache-Control: no-store``, as every other reply, not uvicorn's bare ``text/plain``; the connection
-        closes."""
-        body = json.dumps(ServiceError(400, "malformed_request", "the request is not valid HTTP/1.1").body(),
+        closes. A start line and headers past the server's 16 KiB (a long credential, say) are valid HTTP,
+        and were told "not valid HTTP/1.1": their 400 is ``request_header_too_large``, naming the bound (a
+        400, as every route's OpenAPI answers list, not a 431 none of them does)."""
+        message = "the request is not valid HTTP/1.1"
+        code = "request_header_too_large" if getattr(self.conn, "headers_too_large", False) else ""
+        if code:
+            message = (f"the request line and headers exceed the limit of {MAX_HEADER_BYTES} bytes (16 KiB); "
+                       f"send shorter headers")
+        body = json.dumps(ServiceError(400, code or "malformed_request", message).body(),
                           separators=(",", ":")).encode()
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                    (b"cache-control", NO_STORE["Cache-Control"].encode()), (b"connection", b"close")]
@@ -190,7 +209,8 @@ def uvicorn_server(app: FastAPI, log_level: str, request_timeout: float | None =
     import uvicorn
     logging.getLogger("uvicorn.error").addFilter(_QuietLostReply())
     protocol = type("DeadlineH11", (DeadlineH11,), {"request_timeout": request_timeout or REQUEST_TIMEOUT})
-    server = uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol))
+    server = uvicorn.Server(uvicorn.Config(asgi(app), log_level=log_level, lifespan="off", http=protocol,
+                                          h11_max_incomplete_event_size=MAX_HEADER_BYTES))
     # A signal ignored when simkit started (SIGINT, in a job a shell started in the background) stays
     # ignored, as in every other command: uvicorn handles it anyway, and shut down with exit status 0.
     ignored = {s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is signal.SIG_IGN}

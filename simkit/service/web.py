@@ -15,8 +15,8 @@ from starlette.requests import ClientDisconnect
 from . import schema as S
 from .contract import MAX_REQUEST_BYTES, NO_STORE, ServiceError, too_large
 
-__all__ = ["FAULT_HEADER", "LOST", "EncodedSlashes", "NoStore", "asgi", "error", "joined", "read_body",
-           "request_body", "responses"]
+__all__ = ["FAULT_HEADER", "LOST", "AbsoluteForm", "EncodedSlashes", "NoStore", "asgi", "error", "joined",
+           "read_body", "request_body", "responses"]
 
 FAULT_HEADER = "x-simkit-fault"
 #: The ASGI scope key a route sets to drop its reply (the ``lose-reply`` and ``crash-mid-write`` faults).
@@ -82,6 +82,27 @@ class EncodedSlashes:
         return await self.app(scope, receive, send)
 
 
+class AbsoluteForm:
+    """Pure ASGI wrapper: a request target in absolute form (``POST http://127.0.0.1:8004/api/v1/memory/changes
+    HTTP/1.1``), which a server must accept (RFC 9112, 3.2.2), names the path after its authority. uvicorn
+    took the whole URL for the path, and every route was a 404 ``no route POST /http://...``."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        raw = scope.get("raw_path") or b""
+        form = _ABSOLUTE.match(raw) if scope["type"] == "http" else None
+        if form:
+            rest = raw[form.end():] or b"/"
+            scope = {**scope, "raw_path": rest, "path": unquote(rest.decode("ascii"))}
+        return await self.app(scope, receive, send)
+
+
+#: ``http://`` or ``https://`` (in any case) and an authority: the start of an absolute-form target.
+_ABSOLUTE = re.compile(rb"(?i)https?://[^/]*")
+
+
 def joined(request: Request, name: str) -> str | None:
     """Header ``name``, its lines joined by ", " as HTTP combines a repeated field (None when absent): the
     first of two ``Authorization`` or ``Content-Type`` lines was taken, the second ignored, so a request said
@@ -144,7 +165,7 @@ def request_body(model, example: dict, required: bool = True) -> dict:
 
 
 def asgi(app: FastAPI):
-    """The ASGI application uvicorn serves: ``app`` behind the no-store and lost-reply wrapper, its paths'
-    encoded slashes kept in their segments."""
-    return NoStore(EncodedSlashes(app))
+    """The ASGI application uvicorn serves: ``app`` behind the no-store and lost-reply wrapper, an
+    absolute-form target read as its path, its paths' encoded slashes kept in their segments."""
+    return NoStore(AbsoluteForm(EncodedSlashes(app)))
 
