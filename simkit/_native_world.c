@@ -397,9 +397,12 @@ static int keeps_by_position(PyObject *eid, PyObject *pos, PyObject *other, long
 }
 
 /* World's Lookup (Driver.lookup: MemoryStore.lookup) of op's events: (by_id, by_position), or NULL. An event
-   the usual case does not cover is looked up by the store's own methods (Receipts.get, MemoryStore.id_at). */
+   the usual case does not cover is looked up by the store's own methods (Receipts.get, MemoryStore.id_at).
+   A list of events is well-formed too (ops._ADMITS): read as the tuple of its items. */
 static PyObject *quick_lookup(Parts *w, PyObject *op) {
-    PyObject *events = GET(op, n_events), *other = events ? GET(w->receipts, n_other) : NULL;
+    PyObject *events = GET(op, n_events);
+    if (events && PyList_CheckExact(events)) Py_SETREF(events, PyList_AsTuple(events));
+    PyObject *other = events ? GET(w->receipts, n_other) : NULL;
     PyObject *named = other ? GET(w->store, n_named_at) : NULL, *table = NULL, *by_id = NULL, *by_pos = NULL;
     PyObject *result = NULL;
     Map m;

@@ -1,0 +1,55 @@
+"""Round 67: the native world (simkit/_native_world.c, simkit/world/quick.py) tried as a hostile consumer and a
+memory-safety reviewer would. What was found:
+
+1. A ``Lookup`` whose events are a list (well-formed: ``ops._ADMITS`` admits a tuple or a list) raised
+   ``TypeError: lookup: a tuple of events, and dicts aside, expected`` from the quick path, a traceback out of
+   ``simkit audit`` for a correct consumer, where ``SIMKIT_NATIVE=0`` passed it.
+"""
+from __future__ import annotations
+
+import pytest
+
+from simkit import Consumer
+from simkit.judge.checker import check
+from simkit.ops import Lookup
+from simkit.scenario.read import parse
+from simkit.tools.bench import generated
+from simkit.truth import passes
+from simkit.truth.collector import paused
+from simkit.world.simulation import World
+
+native = pytest.mark.skipif(passes.NATIVE is None, reason="simkit._native was not built (SIMKIT_NATIVE=0)")
+
+
+def _run(consumer: type[Consumer], quick: bool, n: int = 30) -> tuple:
+    """The run's receipts, checkpoint, clock, trace and verdict, with the quick path or without it."""
+    w = World(parse(generated(n)), consumer, 0)
+    if not quick:
+        w._quick = None
+    with paused():
+        w.run()
+    return (dict(w.store.receipts.items()), w.store.checkpoint, w.clock.seq, w.clock.now, w.trace.digest(),
+            check(w).as_dict())
+
+
+def _rewritten(name: str, rewrite) -> type[Consumer]:
+    """``safe``, each request it yields passed through ``rewrite`` first."""
+    def run(self):
+        inner, result = Consumer.run(self), None
+        while True:
+            try:
+                request = inner.send(result)
+            except StopIteration:
+                return
+            result = yield rewrite(request)
+    return type(name, (Consumer,), {"run": run, "__module__": __name__})
+
+
+ListLookup = _rewritten("ListLookup", lambda r: Lookup(list(r.events)) if type(r) is Lookup else r)
+
+
+@pytest.mark.parametrize("quick", [pytest.param(True, marks=native), False])
+def test_a_lookup_of_a_list_of_events_is_answered_as_a_tuple_is(quick):
+    got = _run(ListLookup, quick)
+    assert got[-1]["ok"] is True
+    assert got == _run(Consumer, quick)
