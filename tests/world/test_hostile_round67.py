@@ -4,12 +4,16 @@ memory-safety reviewer would. What was found:
 1. A ``Lookup`` whose events are a list (well-formed: ``ops._ADMITS`` admits a tuple or a list) raised
    ``TypeError: lookup: a tuple of events, and dicts aside, expected`` from the quick path, a traceback out of
    ``simkit audit`` for a correct consumer, where ``SIMKIT_NATIVE=0`` passed it.
+2. A consumer whose own ``run`` raised ``StopIteration`` (a ``RuntimeError`` raised at the frame that sent to
+   it) was told ``... in _worker (simulation.py:205)``, simkit's frame for the consumer's, and another line
+   of it with the quick path (``:208``): the error differed with ``SIMKIT_NATIVE=0`` and without.
 """
 from __future__ import annotations
 
 import pytest
 
 from simkit import Consumer
+from simkit.errors import ConsumerError
 from simkit.judge.checker import check
 from simkit.ops import Lookup
 from simkit.scenario.read import parse
@@ -53,3 +57,19 @@ def test_a_lookup_of_a_list_of_events_is_answered_as_a_tuple_is(quick):
     got = _run(ListLookup, quick)
     assert got[-1]["ok"] is True
     assert got == _run(Consumer, quick)
+
+
+class _RunStops(Consumer):
+    """Its own run asks ``next()`` of an empty iterator after a page."""
+
+    def run(self):
+        yield from self.attempt()
+        return next(iter(()))
+
+
+@pytest.mark.parametrize("quick", [pytest.param(True, marks=native), False])
+def test_a_stop_iteration_of_the_consumers_own_run_is_placed_in_its_code(quick):
+    with pytest.raises(ConsumerError) as raised:
+        _run(_RunStops, quick)
+    assert str(raised.value).endswith(f"raised RuntimeError: generator raised StopIteration in run "
+                                      f"(test_hostile_round67.py:{_RunStops.run.__code__.co_firstlineno + 2})")
