@@ -38,8 +38,9 @@ def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
 
 
 def failed(strategy, worker: int, op, exc: BaseException):
-    """``op``, which the quick path began and could not finish, raised ``exc``: what the at-once path does
-    with it (the request is blamed if it is malformed, else ``exc`` is raised again)."""
+    """``op``, which the quick path began and could not finish, or whose well-formedness test raised (a
+    signal's exception), raised ``exc``: what the at-once path does with it (the request is blamed if it is
+    malformed, else ``exc`` is raised again)."""
     try:
         raise exc
     except MALFORMED_SIGNS:

@@ -7,15 +7,21 @@ memory-safety reviewer would. What was found:
 2. A consumer whose own ``run`` raised ``StopIteration`` (a ``RuntimeError`` raised at the frame that sent to
    it) was told ``... in _worker (simulation.py:205)``, simkit's frame for the consumer's, and another line
    of it with the quick path (``:208``): the error differed with ``SIMKIT_NATIVE=0`` and without.
+3. A signal's exception (Ctrl-C's ``Interrupted``, SIGTERM's ``Terminated``, the wall-clock guard's
+   ``TimedOut``) raised while the quick path asked a request's well-formedness test was cleared, and the run
+   went on: the Python raises it from the same test.
 """
 from __future__ import annotations
+
+import sys
 
 import pytest
 
 from simkit import Consumer
-from simkit.errors import ConsumerError
+from simkit.errors import ConsumerError, Interrupted
 from simkit.judge.checker import check
-from simkit.ops import Lookup
+from simkit.procedure.strategies import STRATEGIES
+from simkit.ops import WELL_FORMED, Commit, Handle, Lookup
 from simkit.scenario.read import parse
 from simkit.tools.bench import generated
 from simkit.truth import passes
@@ -73,3 +79,27 @@ def test_a_stop_iteration_of_the_consumers_own_run_is_placed_in_its_code(quick):
         _run(_RunStops, quick)
     assert str(raised.value).endswith(f"raised RuntimeError: generator raised StopIteration in run "
                                       f"(test_hostile_round67.py:{_RunStops.run.__code__.co_firstlineno + 2})")
+
+
+@pytest.mark.parametrize("request_type", [Lookup, Handle, Commit])
+@pytest.mark.parametrize("quick", [pytest.param(True, marks=native), False])
+def test_a_signal_raised_in_a_well_formedness_test_ends_the_run(quick, request_type):
+    """The signal is made to arrive in the test by a profile function that raises where the test is called."""
+    test, fired = WELL_FORMED[request_type].__code__, []
+
+    def arrives(frame, event, arg):
+        if event == "call" and frame.f_code is test and not fired:
+            fired.append(True)
+            raise Interrupted()
+
+    w = World(parse(generated(30)), STRATEGIES["safe"], 0)
+    assert (w._quick is not None) == (passes.NATIVE is not None)
+    if not quick:
+        w._quick = None
+    sys.setprofile(arrives)
+    try:
+        with paused(), pytest.raises(Interrupted):
+            w.run()
+    finally:
+        sys.setprofile(None)
+    assert fired and not w.completed
