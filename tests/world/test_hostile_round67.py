@@ -10,6 +10,8 @@ memory-safety reviewer would. What was found:
 3. A signal's exception (Ctrl-C's ``Interrupted``, SIGTERM's ``Terminated``, the wall-clock guard's
    ``TimedOut``) raised while the quick path asked a request's well-formedness test was cleared, and the run
    went on: the Python raises it from the same test.
+4. A request refused by a rule of its own (``ops._ALSO``) for a value of a ``str`` subclass was told
+   ``Handle.event.behavior is 'ok', not one of ok, ignore, ...``: the value's class is said now.
 """
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from simkit import Consumer
 from simkit.errors import ConsumerError, Interrupted
 from simkit.judge.checker import check
 from simkit.procedure.strategies import STRATEGIES
-from simkit.ops import WELL_FORMED, Commit, Handle, Lookup
+from simkit.model import Event
+from simkit.ops import WELL_FORMED, Commit, Handle, Lookup, Wait, malformed
 from simkit.scenario.read import parse
 from simkit.tools.bench import generated
 from simkit.truth import passes
@@ -103,3 +106,13 @@ def test_a_signal_raised_in_a_well_formedness_test_ends_the_run(quick, request_t
     finally:
         sys.setprofile(None)
     assert fired and not w.completed
+
+
+class _Str(str):
+    """A ``str`` subclass: its repr is its str's."""
+
+
+def test_a_value_of_a_str_subclass_is_told_with_its_class():
+    assert malformed(Handle(Event("e1", 1, _Str("ok")))) == (
+        "Handle.event.behavior is 'ok' (_Str), not one of ok, ignore, poison, transient, review, hold, dead_letter")
+    assert malformed(Wait("zzz")) == "Wait.reason is 'zzz', not one of caught_up, blocked"
