@@ -216,8 +216,9 @@ def _where(exc: BaseException) -> str:
     frames = frames_of(exc)
     if not frames:
         return ""
-    cause = exc.__cause__ if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, StopIteration) else None
-    tb = next((t for t in reversed(frames + (frames_of(cause) if cause else [])) if own(t)), frames[-1])
+    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, StopIteration):
+        frames += frames_of(exc.__cause__)
+    tb = next((t for t in reversed(frames) if own(t)), frames[-1])
     code = tb.tb_frame.f_code
     return f" in {code.co_name} ({Path(code.co_filename).name}:{tb.tb_lineno})"
 

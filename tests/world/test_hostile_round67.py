@@ -1,5 +1,5 @@
-"""Round 67: the native world (simkit/_native_world.c, simkit/world/quick.py) tried as a hostile consumer and a
-memory-safety reviewer would. What was found:
+"""Round 67: the native world (simkit/_native_world.c, simkit/world/quick.py) tried as a hostile consumer
+and a memory-safety reviewer would. What was found:
 
 1. A ``Lookup`` whose events are a list (well-formed: ``ops._ADMITS`` admits a tuple or a list) raised
    ``TypeError: lookup: a tuple of events, and dicts aside, expected`` from the quick path, a traceback out of
@@ -22,9 +22,9 @@ import pytest
 from simkit import Consumer
 from simkit.errors import ConsumerError, Interrupted
 from simkit.judge.checker import check
-from simkit.procedure.strategies import STRATEGIES
 from simkit.model import Event
 from simkit.ops import WELL_FORMED, Commit, Handle, Lookup, Wait, malformed
+from simkit.procedure.strategies import STRATEGIES
 from simkit.scenario.read import parse
 from simkit.tools.bench import generated
 from simkit.truth import passes
@@ -80,8 +80,9 @@ class _RunStops(Consumer):
 def test_a_stop_iteration_of_the_consumers_own_run_is_placed_in_its_code(quick):
     with pytest.raises(ConsumerError) as raised:
         _run(_RunStops, quick)
+    line = _RunStops.run.__code__.co_firstlineno + 2
     assert str(raised.value).endswith(f"raised RuntimeError: generator raised StopIteration in run "
-                                      f"(test_hostile_round67.py:{_RunStops.run.__code__.co_firstlineno + 2})")
+                                      f"(test_hostile_round67.py:{line})")
 
 
 @pytest.mark.parametrize("request_type", [Lookup, Handle, Commit])
@@ -114,5 +115,6 @@ class _Str(str):
 
 def test_a_value_of_a_str_subclass_is_told_with_its_class():
     assert malformed(Handle(Event("e1", 1, _Str("ok")))) == (
-        "Handle.event.behavior is 'ok' (_Str), not one of ok, ignore, poison, transient, review, hold, dead_letter")
+        "Handle.event.behavior is 'ok' (_Str), not one of ok, ignore, poison, transient, review, hold, "
+        "dead_letter")
     assert malformed(Wait("zzz")) == "Wait.reason is 'zzz', not one of caught_up, blocked"
