@@ -592,7 +592,8 @@ PyMethodDef world_methods[] = {
     {"events_of", (PyCFunction)(void (*)(void))events_of, METH_FASTCALL,
      "events_of(positions, codes, table, rows, Event) -> tuple | None: a page's events, ids all default."},
     {"world_setup", world_setup, METH_VARARGS,
-     "world_setup(Handle, Commit, well_handle, well_commit, TERMINAL, Checkpoint, IdMap): quick's constants."},
+     "world_setup(Handle, Commit, Lookup, well_handle, well_commit, well_lookup, TERMINAL, Checkpoint, IdMap):"
+     " quick's constants."},
     {"quick", (PyCFunction)(void (*)(void))quick, METH_FASTCALL,
      "quick(world, gen, result, left, worker) -> (op, left, failed): a worker's usual requests at once."},
     {NULL, NULL, 0, NULL},
