@@ -12,6 +12,8 @@ and a memory-safety reviewer would. What was found:
    went on: the Python raises it from the same test.
 4. A request refused by a rule of its own (``ops._ALSO``) for a value of a ``str`` subclass was told
    ``Handle.event.behavior is 'ok', not one of ok, ignore, ...``: the value's class is said now.
+5. A ``World`` subclass of its own ``_journaled`` or ``_place`` (the methods ``World._commit_at_once`` calls)
+   still had the quick path, which never called the one and called the other only when its cursor changed.
 """
 from __future__ import annotations
 
@@ -118,3 +120,24 @@ def test_a_value_of_a_str_subclass_is_told_with_its_class():
         "Handle.event.behavior is 'ok' (_Str), not one of ok, ignore, poison, transient, review, hold, "
         "dead_letter")
     assert malformed(Wait("zzz")) == "Wait.reason is 'zzz', not one of caught_up, blocked"
+
+
+@pytest.mark.parametrize("name", ["_journaled", "_place"])
+def test_a_world_of_its_own_commit_methods_is_called_as_in_python(name):
+    calls = []
+
+    def counted(self, *args):
+        calls.append(name)
+        return getattr(World, name)(self, *args)
+
+    counting = type("Counting", (World,), {name: counted})
+    got = []
+    for quick in (True, False):
+        calls.clear()
+        w = counting(parse(generated(30)), STRATEGIES["safe"], 0)
+        if not quick:
+            w._quick = None
+        with paused():
+            w.run()
+        got.append(len(calls))
+    assert got[0] == got[1] >= 30
