@@ -8,10 +8,11 @@ default id with no terminal receipt, on the memory store, no fault able to strik
 rows buffered while it runs (simkit/_native.c, journal_begin). It returns (op, left, failed) at the first request
 it leaves to Python: one of any other kind or case, one whose well-formedness test does not answer True, or the
 one that brings ``left`` to 0 (all unexecuted: ``failed`` is None); or one whose execution raised ``failed``
-after it began (its state as the Python's would be). It makes the same state changes and rows, in the same
-order, as the Python it stands for, which stays the reference (``SIMKIT_NATIVE=0``): tests/world/test_quick.py
-holds the two equal. Anything it cannot read as expected, it hands over before changing a thing; a value-keeping
-step it does not do itself (a new code, a slot outside the array), it asks of the Python method that does it.
+after it began (its state as the Python's would be), or whose well-formedness test raised it (a signal's). It
+makes the same state changes and rows, in the same order, as the Python it stands for, which stays the
+reference (``SIMKIT_NATIVE=0``): tests/world/test_quick.py holds the two equal. Anything it cannot read as
+expected, it hands over before changing a thing; a value-keeping step it does not do itself (a new code, a
+slot outside the array), it asks of the Python method that does it.
 
 What it reads of simkit's own slotted records (requests, events, checkpoints) and parts (IdMap, Codes, Clock)
 it reads by offset while each type is as it was at world_setup; it builds a checkpoint or an event as the
@@ -427,18 +428,22 @@ static int parts_open(PyObject *world, Parts *w) {
     return ok ? 0 : -1;
 }
 
-/* Does the request's well-formedness test answer True (1)? Anything else, an error too: 0 (no error left). */
+/* Does the request's well-formedness test answer True (1)? Anything else: 0. -1: it raised, the error kept
+   (a signal's, Ctrl-C or the wall-clock guard's, raised in the test: the Python raises it from the same test,
+   and asked again the test would not). */
 static int quick_is_well(PyObject *test, PyObject *op) {
     PyObject *ok = PyObject_CallOneArg(test, op);
+    if (!ok) return -1;
     int yes = ok == Py_True;
-    Py_XDECREF(ok);
-    PyErr_Clear();
+    Py_DECREF(ok);
     return yes;
 }
 
-/* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over. */
+/* World.handle's result for op, where it is ``apply`` with nothing written (1); 0: hand it over; -1: its
+   well-formedness test raised. */
 static int quick_handle(Parts *w, PyObject *op) {
-    if (!w->all_ok || !(keeps(&rules_handle, op) || quick_is_well(well_handle, op))) return 0;
+    int well = !w->all_ok ? 0 : keeps(&rules_handle, op) ? 1 : quick_is_well(well_handle, op);
+    if (well <= 0) return well;
     PyObject *event = GET(op, n_event), *behavior = event ? GET(event, n_behavior) : NULL;
     int yes = behavior && PyUnicode_CheckExact(behavior) && PyUnicode_Compare(behavior, s_ok) == 0;
     Py_XDECREF(event); Py_XDECREF(behavior);
@@ -478,13 +483,14 @@ static void req_clear(Req *r) {
 }
 
 /* Would World._commit_at_once journal op (World._journaled)? 1: yes (``r`` holds its fields), 0: hand it over
-   (no error left). Reads only. */
+   (no error left), -1: its well-formedness test raised. Reads only. */
 static int commit_is_quick(PyObject *world, Parts *w, PyObject *op, Req *r) {
     PyObject *quiet = NULL, *late = NULL, *now = NULL, *sum = NULL, *other = NULL, *held = NULL;
     int yes = 0, overflow;
     memset(r, 0, sizeof *r);
-    if (w->journal == Py_None || !w->solo || !(keeps(&rules_commit, op) || quick_is_well(well_commit, op)))
-        goto out;
+    int well = w->journal == Py_None || !w->solo ? 0
+               : keeps(&rules_commit, op) ? 1 : quick_is_well(well_commit, op);
+    if (well <= 0) return well;
     quiet = GET(w->faults, n_quiet);
     r->effect = quiet == Py_True ? GET(op, n_with_effect) : NULL;
     if (!r->effect || (r->effect == Py_True && w->external)) goto out;
@@ -601,9 +607,12 @@ static int keeps_by_position(PyObject *eid, PyObject *pos, PyObject *other, long
 }
 
 /* World's Lookup (Driver.lookup: MemoryStore.lookup) of op's events: (by_id, by_position), or NULL. An event
-   the usual case does not cover is looked up by the store's own methods (Receipts.get, MemoryStore.id_at). */
+   the usual case does not cover is looked up by the store's own methods (Receipts.get, MemoryStore.id_at).
+   A list of events is well-formed too (ops._ADMITS): read as the tuple of its items. */
 static PyObject *quick_lookup(Parts *w, PyObject *op) {
-    PyObject *events = GET(op, n_events), *other = events ? GET(w->receipts, n_other) : NULL;
+    PyObject *events = GET(op, n_events);
+    if (events && PyList_CheckExact(events)) Py_SETREF(events, PyList_AsTuple(events));
+    PyObject *other = events ? GET(w->receipts, n_other) : NULL;
     PyObject *named = other ? GET(w->store, n_named_at) : NULL, *table = NULL, *by_id = NULL, *by_pos = NULL;
     PyObject *result = NULL;
     Map m;
@@ -692,16 +701,20 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         }
         if (--left == 0) break;
         PyTypeObject *t = Py_TYPE(op);
-        if ((PyObject *)t == Handle_t && quick_handle(&w, op)) {
+        int is = 0;                                 /* -1: a well-formedness test raised (failed) */
+        if ((PyObject *)t == Handle_t && (is = quick_handle(&w, op)) > 0) {
             result = Py_NewRef(s_apply);
-        } else if ((PyObject *)t == Lookup_t && quick_is_well(well_lookup, op)) {
+        } else if ((PyObject *)t == Lookup_t && (is = quick_is_well(well_lookup, op)) > 0) {
             if (!(result = quick_lookup(&w, op))) {
                 failed = fetched();
                 break;
             }
         } else if ((PyObject *)t == Commit_t) {
             Req r;
-            if (!commit_is_quick(world, &w, op, &r)) break;
+            if ((is = commit_is_quick(world, &w, op, &r)) <= 0) {
+                if (is < 0) failed = fetched();
+                break;
+            }
             int bad = quick_commit(world, &w, &r, worker);
             req_clear(&r);
             if (bad) {
@@ -710,7 +723,8 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             }
             result = Py_NewRef(Py_True);
         } else {
-            PyErr_Clear();
+            if (is < 0) failed = fetched();
+            else PyErr_Clear();
             break;
         }
         Py_CLEAR(op);

@@ -336,8 +336,9 @@ def malformed(op) -> str | None:
         if _ADMITTED[test](v):
             continue
         # described(): an int's repr may be 5,000 digits, and a consumer's object's repr may raise
-        if must is not None:
-            return f"{name}.{field} is {described(v)}, not {must}"
+        if must is not None:    # (a str subclass's repr is its str's: "behavior is 'ok', not one of ok, ...")
+            kind = "" if type(v) is str else f" ({type(v).__name__})"
+            return f"{name}.{field} is {described(v)}{kind}, not {must}"
         if type(v) is int and annotations[field] == "int":      # an integer field's value out of its range
             return f"{name}.{field} is {described(v)}, not within 0..2**63 - 1"
         if type(v) in (tuple, list) and annotations[field] == "tuple[Event, ...]":     # one event of them

@@ -198,19 +198,26 @@ _LIBRARIES = tuple({str(Path(p).resolve()) for k, p in sysconfig.get_paths().ite
 
 def _where(exc: BaseException) -> str:
     """`` in HOOK (file.py:LINE)`` for the frame that raised: the deepest one in the consumer's own code (not
-    simkit's, not the standard library's or an installed package's), else the deepest of all."""
-    frames = []
-    tb = exc.__traceback__
-    while tb is not None:
-        frames.append(tb)
-        tb = tb.tb_next
-    if not frames:
-        return ""
+    simkit's, not the standard library's or an installed package's), else the deepest of all. Where ``exc``'s
+    own frames hold none, its cause's: a consumer's ``run`` that raised ``StopIteration`` is a
+    ``RuntimeError`` raised at the frame that sent to it, simkit's (and another line of it where the world's
+    quick path in C sent)."""
+    def frames_of(e: BaseException) -> list:
+        frames, tb = [], e.__traceback__
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        return frames
 
     def own(tb) -> bool:
         path = str(Path(tb.tb_frame.f_code.co_filename).resolve())
         return not path.startswith(_PACKAGE) and not path.startswith(_LIBRARIES)
 
+    frames = frames_of(exc)
+    if not frames:
+        return ""
+    if isinstance(exc, RuntimeError) and isinstance(exc.__cause__, StopIteration):
+        frames += frames_of(exc.__cause__)
     tb = next((t for t in reversed(frames) if own(t)), frames[-1])
     code = tb.tb_frame.f_code
     return f" in {code.co_name} ({Path(code.co_filename).name}:{tb.tb_lineno})"

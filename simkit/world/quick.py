@@ -51,21 +51,23 @@ def setup() -> None:
 setup()
 
 
-def quick_path(world, handle: Callable, commit: Callable) -> Callable | None:
+def quick_path(world, handle: Callable, commit: Callable, *methods: Callable) -> Callable | None:
     """``simkit._native.quick`` where ``world`` executes ``Handle`` with ``handle``, ``Commit`` with
-    ``commit`` and ``Lookup`` with ``Driver.lookup``, on the parts the C reads (a journal, SimPy's own
-    environment, the world's sink, the memory store and its receipts), else ``None``."""
-    at_once = world._at_once
+    ``commit`` and ``Lookup`` with ``Driver.lookup``, its class keeps ``methods`` (those ``commit`` calls,
+    which the C stands for too), on the parts the C reads (a journal, SimPy's own environment, the world's
+    sink, the memory store and its receipts), else ``None``."""
+    at_once, cls = world._at_once, type(world)
     ok = (NATIVE is not None and world._journal is not None     # (a journal: the memory store, its Receipts)
           and type(world.env) is simpy.Environment and type(world.sink) is Sink
           and at_once.get(Handle) is handle and at_once.get(Commit) is commit
-          and at_once.get(Lookup) is Driver.lookup)
+          and at_once.get(Lookup) is Driver.lookup and all(getattr(cls, f.__name__) is f for f in methods))
     return NATIVE.quick if ok else None
 
 
 def failed(strategy, worker: int, op, exc: BaseException):
-    """``op``, which the quick path began and could not finish, raised ``exc``: what the at-once path does
-    with it (the request is blamed if it is malformed, else ``exc`` is raised again)."""
+    """``op``, which the quick path began and could not finish, or whose well-formedness test raised (a
+    signal's exception), raised ``exc``: what the at-once path does with it (the request is blamed if it is
+    malformed, else ``exc`` is raised again)."""
     try:
         raise exc
     except MALFORMED_SIGNS:

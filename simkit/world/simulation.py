@@ -109,7 +109,7 @@ class World(TimedRequests):
                          if type(store) is MemoryStore and type(self).record_effect is Driver.record_effect
                          and self.provider.events.ids is None else None)
         #: the usual requests in C where they stand for this world's own (:mod:`.quick`), else None
-        self._quick = quick_path(self, World.handle, World._commit_at_once)
+        self._quick = quick_path(self, World.handle, World._commit_at_once, World._journaled, World._place)
         self.halts: list[tuple[float, int, str]] = []
         self.crashes = 0
         self._status = {w: "active" for w in range(1, scenario.workers + 1)}
