@@ -36,7 +36,7 @@ static PyObject *n_sink, *n_store, *n_clock, *n_faults, *n_timing, *n_journal, *
     *n_applied, *n_with_effect, *n_receipts, *n_other, *n_outcomes, *n_base, *n_slots, *n_codes, *n_table,
     *n_code_map, *n_aside, *n_size, *n_effect_count, *n_env, *n_now_attr, *n_ahead, *n_seq, *n_checkpoint,
     *n_cursor, *n_version, *n_named_at, *n_placed, *n_place, *n_set_at, *n_count, *n_terminal_at, *s_ok,
-    *s_quarantined, *s_quarantine, *s_commit, *n_events, *n_get, *n_id_at;
+    *s_quarantined, *s_quarantine, *s_commit, *n_events, *n_get, *n_id_at, *n_dunder_init, *n_dunder_slots;
 
 static int intern_all(void) {
 #define N(var, text) if (!(var = PyUnicode_InternFromString(text))) return -1;
@@ -52,7 +52,7 @@ static int intern_all(void) {
     N(n_named_at, "_named_at") N(n_placed, "_placed") N(n_place, "_place") N(n_set_at, "set_at")
     N(n_count, "count") N(n_terminal_at, "_terminal_at") N(s_apply, "apply") N(s_ok, "ok")
     N(s_quarantined, "quarantined") N(s_quarantine, "quarantine") N(s_commit, "commit") N(n_events, "events")
-    N(n_get, "get") N(n_id_at, "id_at")
+    N(n_get, "get") N(n_id_at, "id_at") N(n_dunder_init, "__init__") N(n_dunder_slots, "__slots__")
 #undef N
     if (!(zero = PyLong_FromLong(0)) || !(one = PyLong_FromLong(1))) return -1;
     return 0;
@@ -127,27 +127,66 @@ static PyObject *make(PyObject *type, PyObject *const *fields, int n) {
     return PyObject_Vectorcall(type, fields, n, NULL);
 }
 
-/* type ``t``'s slots, each an object member of its own; 0 (a type it cannot read stays unread), -1 */
-static int layout_add(PyTypeObject *t, int record) {
-    if (n_layouts == MAX_LAYOUTS || t->tp_getattro != PyObject_GenericGetAttr) return 0;
-    Layout L = {.type = t, .record = record && t->tp_new == PyBaseObject_Type.tp_new};
-    PyObject *names = PyObject_GetAttrString((PyObject *)t, "__slots__");
-    if (!names) { PyErr_Clear(); return 0; }
-    PyObject *seq = PySequence_Fast(names, "__slots__");
-    Py_DECREF(names);
-    if (!seq) { PyErr_Clear(); return 0; }
+/* a member descriptor of type ``t``'s own, of an object slot inside its instances, readable and writable
+   without an audit; its PyMemberDef, else NULL */
+static PyMemberDef *own_member(PyTypeObject *t, PyObject *d) {
+    if (!d || !Py_IS_TYPE(d, &PyMemberDescr_Type) || PyDescr_TYPE(d) != t) return NULL;
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX || (m->flags & (READ_RESTRICTED | READONLY)) || m->offset < (Py_ssize_t)sizeof(PyObject)
+        || m->offset > t->tp_basicsize - (Py_ssize_t)sizeof(PyObject *))
+        return NULL;
+    return m;
+}
+
+/* type ``t``'s fields: for a record, ``spec`` is (type, its record __init__, the member descriptors that __init__
+   sets in order: simkit.model._RECORDS) and the type is read and built so only while its dict still holds that
+   __init__ and those descriptors; for another slotted type (spec the type), its own __slots__. 0 (a type it
+   cannot read stays unread), -1 */
+static int layout_add(PyObject *spec, int record) {
+    PyObject *init = NULL, *descrs = NULL;
+    if (record) {
+        if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 3 || !PyTuple_CheckExact(PyTuple_GET_ITEM(spec, 2))) {
+            PyErr_SetString(PyExc_TypeError, "records: a tuple of (type, __init__, descriptors)");
+            return -1;
+        }
+        init = PyTuple_GET_ITEM(spec, 1); descrs = PyTuple_GET_ITEM(spec, 2); spec = PyTuple_GET_ITEM(spec, 0);
+    }
+    if (!PyType_Check(spec)) { PyErr_SetString(PyExc_TypeError, "records: types expected"); return -1; }
+    PyTypeObject *t = (PyTypeObject *)spec;
+    if (n_layouts == MAX_LAYOUTS || (record && !Py_IS_TYPE(t, &PyType_Type)) || t->tp_itemsize
+        || t->tp_getattro != PyObject_GenericGetAttr || (!record && t->tp_setattro != PyObject_GenericSetAttr))
+        return 0;
+    Layout L = {.type = t};
+    PyObject *seq = NULL;
+    if (record) {
+        PyObject *now = PyDict_GetItemWithError(t->tp_dict, n_dunder_init);
+        L.record = now == init && t->tp_new == PyBaseObject_Type.tp_new && t->tp_alloc == PyType_GenericAlloc;
+        seq = Py_NewRef(descrs);
+    } else {
+        PyObject *names = PyDict_GetItemWithError(t->tp_dict, n_dunder_slots);  /* its own, not a base's */
+        seq = names ? PySequence_Fast(names, "__slots__") : NULL;        /* (a tuple or list: no code runs) */
+        if (!seq || !(PyTuple_CheckExact(names) || PyList_CheckExact(names))) { Py_XDECREF(seq); PyErr_Clear(); return 0; }
+    }
     int ok = PySequence_Fast_GET_SIZE(seq) <= MAX_FIELDS;
     for (Py_ssize_t k = 0; ok && k < PySequence_Fast_GET_SIZE(seq); k++) {
-        PyObject *name = PySequence_Fast_GET_ITEM(seq, k);
-        PyObject *d = PyUnicode_CheckExact(name) ? PyDict_GetItemWithError(t->tp_dict, name) : NULL;
-        ok = d && Py_IS_TYPE(d, &PyMemberDescr_Type)
-             && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX
-             && !(((PyMemberDescrObject *)d)->d_member->flags & READ_RESTRICTED);
-        if (!ok) break;
-        Py_INCREF(name);
-        PyUnicode_InternInPlace(&name);
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k), *name, *d;
+        if (record) {                               /* the descriptor the __init__ sets: still the type's? */
+            PyMemberDef *m = own_member(t, item);
+            name = m ? PyUnicode_InternFromString(m->name) : NULL;
+            d = name ? PyDict_GetItemWithError(t->tp_dict, name) : NULL;
+            ok = d == item;
+        } else {
+            name = PyUnicode_CheckExact(item) ? Py_NewRef(item) : NULL;
+            if (name) PyUnicode_InternInPlace(&name);
+            d = name ? PyDict_GetItemWithError(t->tp_dict, name) : NULL;
+            const char *text = own_member(t, d) ? PyUnicode_AsUTF8(name) : NULL;
+            ok = text && strcmp(((PyMemberDescrObject *)d)->d_member->name, text) == 0;    /* its own slot */
+        }
+        Py_ssize_t offset = ok ? ((PyMemberDescrObject *)d)->d_member->offset : 0;
+        for (int g = 0; ok && g < L.n; g++) ok = L.offset[g] != offset;
+        if (!ok) { Py_XDECREF(name); break; }
         L.name[L.n] = name;                         /* (kept for the module's life) */
-        L.offset[L.n++] = ((PyMemberDescrObject *)d)->d_member->offset;
+        L.offset[L.n++] = offset;
         PyObject *found = PyObject_GetAttr((PyObject *)t, name);   /* (gives the type its version tag) */
         Py_XDECREF(found);
         ok = found != NULL;
@@ -156,6 +195,7 @@ static int layout_add(PyTypeObject *t, int record) {
     PyErr_Clear();
     L.tag = t->tp_version_tag;
     if (ok && L.tag) layouts[n_layouts++] = L;
+    else for (int f = 0; f < L.n; f++) Py_DECREF(L.name[f]);
     return 0;
 }
 
@@ -199,13 +239,22 @@ static int keeps(const Rules *R, PyObject *op) {
     return R->n >= 0;
 }
 
+/* R's references released; R->n -1 */
+static void rules_clear(Rules *R) {
+    for (int k = 0; k < R->n; k++) {
+        for (int f = 0; f < 2; f++) Py_CLEAR(R->rule[k].name[f]);
+        Py_CLEAR(R->rule[k].arg);
+    }
+    R->n = -1;
+}
+
 /* rules as world_setup takes them (None, or a tuple of (names, test, argument)) into R; R->n -1 where a rule
    is not one the C knows. 0, or -1 (a TypeError: not of that shape). */
 static int rules_set(Rules *R, PyObject *rules) {
-    R->n = -1;
+    rules_clear(R);
     if (rules == Py_None) return 0;
+    Rules out = {0};                                /* (out.n counts each rule begun: rules_clear) */
     if (!PyTuple_CheckExact(rules) || PyTuple_GET_SIZE(rules) > MAX_RULES) goto bad;
-    Rules out = {0};
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(rules); k++) {
         PyObject *r = PyTuple_GET_ITEM(rules, k), *path;
         Rule *each = &out.rule[out.n++];
@@ -220,19 +269,24 @@ static int rules_set(Rules *R, PyObject *rules) {
             PyUnicode_InternInPlace(&name);
             each->name[f] = name;
         }
-        each->test = (int)PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+        long test = PyLong_AsLong(PyTuple_GET_ITEM(r, 1));
+        if (test == -1 && PyErr_Occurred()) PyErr_Clear();     /* (out of range: not a test it knows) */
+        each->test = test < IS_STR || test > IS_STR_IN ? 0 : (int)test;
         each->arg = Py_NewRef(PyTuple_GET_ITEM(r, 2));
         int overflow = 0;
         if (each->test == IS_FIELD)
             each->max = PyLong_CheckExact(each->arg) ? PyLong_AsLongLongAndOverflow(each->arg, &overflow) : -1;
         if (each->test < IS_STR || each->test > IS_STR_IN || overflow || (each->test == IS_FIELD && each->max < 0)
             || ((each->test == IS_IN || each->test == IS_STR_IN) && !PyTuple_CheckExact(each->arg))
-            || (each->test == IS_TYPE && !PyType_Check(each->arg)))
+            || (each->test == IS_TYPE && !PyType_Check(each->arg))) {
+            rules_clear(&out);
             return 0;                               /* a test the C does not know: the Python's */
+        }
     }
     *R = out;
     return 0;
 bad:
+    rules_clear(&out);
     PyErr_Clear();
     PyErr_SetString(PyExc_TypeError, "rules: None, or a tuple of (names, test, argument)");
     return -1;
@@ -253,13 +307,12 @@ static PyObject *world_setup(PyObject *self, PyObject *args) {
     Py_XSETREF(well_handle, Py_NewRef(wh)); Py_XSETREF(well_commit, Py_NewRef(wc));
     Py_XSETREF(well_lookup, Py_NewRef(wl)); Py_XSETREF(terminal, Py_NewRef(t));
     Py_XSETREF(Checkpoint_t, Py_NewRef(cp)); Py_XSETREF(IdMap_t, Py_NewRef(im));
-    n_layouts = 0;
+    for (; n_layouts > 0; n_layouts--)
+        for (int f = 0; f < layouts[n_layouts - 1].n; f++) Py_CLEAR(layouts[n_layouts - 1].name[f]);
     for (int record = 1; record >= 0; record--) {
         PyObject *types = record ? records : slotted;
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(types); k++) {
-            PyObject *r = PyTuple_GET_ITEM(types, k);
-            if (!PyType_Check(r)) { PyErr_SetString(PyExc_TypeError, "records: a tuple of types"); return NULL; }
-            if (layout_add((PyTypeObject *)r, record) < 0) return NULL;
+            if (layout_add(PyTuple_GET_ITEM(types, k), record) < 0) return NULL;
         }
     }
     Py_RETURN_NONE;
@@ -752,7 +805,7 @@ static PyObject *quick(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
    to build) if a row is not an index of both columns from 0. */
 static PyObject *events_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) { PyErr_SetString(PyExc_TypeError, "events_of(positions, codes, table, rows, Event)"); return NULL; }
-    PyObject *rows = PySequence_Fast(args[3], "rows: a sequence expected"), *out = NULL;
+    PyObject *rows = PySequence_Tuple(args[3]), *out = NULL;     /* (its own: an Event's __init__ may run) */
     if (!rows) return NULL;
     Py_buffer pv = {0}, cv = {0};
     if (PyObject_GetBuffer(args[0], &pv, PyBUF_FORMAT | PyBUF_ND) < 0

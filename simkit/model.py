@@ -78,7 +78,13 @@ def record(cls):
     body = "".join(f"\n    _set_{n}(self, {n})" for n in names) or "\n    pass"
     cls.__init__ = compile_function(f"def __init__(self, {', '.join(params)}):{body}", "__init__",
                                     f"{cls.__qualname__}.__init__", cls.__module__, env)
+    # what that __init__ is and the member descriptors it sets, in order (simkit/_native_world.c, make)
+    _RECORDS[cls] = (cls.__init__, tuple(getattr(cls, n) for n in names))
     return cls
+
+
+#: each record class -> (its compiled ``__init__``, the member descriptors it sets, in order)
+_RECORDS: dict[type, tuple] = {}
 
 
 def default_id(position: int) -> str:

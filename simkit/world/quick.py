@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import simpy
 
-from simkit import ops
+from simkit import model, ops
 from simkit.model import BEHAVIORS, OUTCOMES, TERMINAL, Checkpoint, Event
 from simkit.ops import MAX_FIELD, WELL_FORMED, Commit, Handle, Lookup
 from simkit.procedure.driver import Driver
@@ -43,7 +43,8 @@ def setup() -> None:
     """Give the C its constants: the request types and their tests, and simkit's records and other slotted
     types it reads by offset as they are now (a class changed later is read by getattr again)."""
     if NATIVE is not None:
-        well, records = WELL_FORMED, (Commit, Handle, Lookup, Event, Checkpoint)
+        well = WELL_FORMED
+        records = tuple((cls, *model._RECORDS[cls]) for cls in (Commit, Handle, Lookup, Event, Checkpoint))
         NATIVE.world_setup(Handle, Commit, Lookup, well[Handle], well[Commit], well[Lookup], TERMINAL,
                            Checkpoint, IdMap, records, (IdMap, Codes, Clock), _rules(Handle), _rules(Commit))
 

@@ -288,3 +288,65 @@ def test_a_run_with_a_changed_checkpoint_class_keeps_the_same_ground_truth(monke
     finally:
         monkeypatch.undo()
         quick_setup()
+
+
+class _Twin:
+    """A class laid out as ``Event`` is: its descriptors' offsets are ``Event``'s."""
+
+    __slots__ = ("id", "position", "behavior")
+
+
+@native
+def test_a_record_changed_before_the_c_is_set_up_is_read_and_built_as_python_does(monkeypatch):
+    """world_setup takes only what is still the record's own: a field whose descriptor is another class's
+    (Python refuses it) is not read by offset, and an ``__init__`` replaced is called to build the record
+    (review of the offset reads)."""
+    from simkit.ops import WELL_FORMED, Handle
+    calls = []
+    init = Event.__init__
+
+    def counted(self, *fields):
+        calls.append(fields)
+        init(self, *fields)
+
+    try:
+        monkeypatch.setattr(Event, "behavior", _Twin.__dict__["behavior"])
+        quick_setup()
+        op = Handle(Event("e1", 1, "ok"))
+        with pytest.raises(TypeError):
+            WELL_FORMED[Handle](op)
+        assert not passes.NATIVE.well(op)
+        monkeypatch.undo()
+        monkeypatch.setattr(Event, "__init__", counted)
+        quick_setup()
+        rows = list(range(5))
+        page = passes.NATIVE.events_of(array("q", rows), array("B", [0] * 5), ["ok"], rows, Event)
+        assert len(calls) == 5 and page == tuple(Event(f"e{p}", p, "ok") for p in range(5))
+    finally:
+        monkeypatch.undo()
+        quick_setup()
+
+
+@native
+def test_a_part_with_a_setattr_of_its_own_is_written_through_it(monkeypatch):
+    """A slotted part whose class has a ``__setattr__`` of its own (here the clock's) is written through it,
+    as Python writes it: the C writes by offset only where setattr is the generic one."""
+    from simkit.truth.clock import Clock
+    sets = []
+
+    def setattr_(self, name, v):
+        sets.append(name)
+        object.__setattr__(self, name, v)
+
+    try:
+        monkeypatch.setattr(Clock, "__setattr__", setattr_, raising=False)
+        quick_setup()
+        counts = []
+        for fast in (True, False):
+            sets.clear()
+            _run(parse(generated(50)), STRATEGIES["safe"], 0, fast)
+            counts.append(len(sets))
+        assert counts[0] == counts[1] > 0
+    finally:
+        monkeypatch.undo()
+        quick_setup()
