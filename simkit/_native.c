@@ -13,7 +13,7 @@ holds the two equal on generated columns, and every verdict equal with and witho
 /* The interface simkit calls (its ABI, checked in simkit/truth/passes.py): raise it with any change of a
 function's arguments, its answer or Journal's table, in both. A module built from other sources (a stale
 build beside newer code) is not used: the reference runs. */
-#define ABI 4
+#define ABI 5
 
 typedef struct {
     Py_buffer view;

@@ -130,7 +130,7 @@ def _commits(seqs, kinds, commit: int, cursors, applied, versions, mark: int, po
 ranks_into, receipts, effects, claims, commits = _ranks, _receipts, _effects, _claims, _commits
 #: the interface of simkit/_native.c these functions call (its ``ABI``): a module built from other sources, a
 #: stale build left beside newer code, lacks it or holds another, and is not used (the reference runs)
-ABI = 4
+ABI = 5
 #: the compiled module in use, or ``None``
 NATIVE: Any = None
 if os.environ.get("SIMKIT_NATIVE", "1") != "0":
