@@ -1,0 +1,57 @@
+"""Round 68: correct consumers that differ from ``safe``, written fresh from seeds 000 and 001 and
+docs/protocol.md, in process and over the wire (Python, Node, Perl): batched commits, applied_position held
+until the barrier, the checkpoint and receipts re-read before each commit, pages fetched twice or read ahead,
+a claim before the fetch, a barrier in two swaps, lost fetches retried, refused cursors fetched again before
+the halt, durable non-terminal receipts, timeouts left unsettled or called again. None was judged NOT ok; the
+one first judged NOT ok (a timeout called again with the tuple held across a credential rotation) broke seed
+001 step 2, and the verdict said so.
+
+What was found is a message that blames the wrong step:
+
+1. A compare-and-swap barrier that publishes the ``next_cursor`` of a page fetched with another cursor than
+   the one it replaces (two pages processed, one barrier) was reported as "barrier from X overwrote
+   checkpoint (Y, v0) it did not read before fetching": the swap matched (Y, v0), which the worker had read
+   before its fetch; what breaks invariant 3 is the page whose cursor it published. The detail now says so
+   (an unconditional overwrite keeps the old wording, which is right for it).
+"""
+from __future__ import annotations
+
+from simkit import Consumer, parse, simulate
+from simkit.ops import LOST, Barrier, Fetch, Load, Lookup, Wait
+from simkit.tools.audit_corners import chain
+
+__all__ = ["TwoPagesOneBarrier"]
+
+
+class TwoPagesOneBarrier(Consumer):
+    """Unsafe (invariant 3 ties a barrier to "the request cursor ... used to fetch the page"): it makes two
+    pages durable, then swaps from the first page's cursor straight to the second page's next_cursor."""
+
+    def run(self):
+        while True:
+            cp = yield Load()
+            first = yield Fetch(cp.resume_cursor)
+            if first is LOST or first is None or first.next_cursor == cp.resume_cursor:
+                yield Wait("caught_up")
+                continue
+            second = yield Fetch(first.next_cursor)
+            if second is LOST or second is None:
+                continue
+            prefix = cp.applied_position
+            for page in (first, second):
+                outcomes, _ids = yield Lookup(tuple(page.events))
+                for event in page.events:
+                    if outcomes.get(event.id) is None:
+                        prefix = max(prefix, event.position)
+                        yield from self.apply(event, prefix)
+            target = second.next_cursor if second.next_cursor != first.next_cursor else first.next_cursor
+            yield Barrier(cp.resume_cursor, cp.checkpoint_version, target, cp.checkpoint_version + 1, prefix)
+
+
+def test_a_swap_publishing_another_pages_cursor_is_blamed_on_the_page():
+    scenario = parse({"name": "two_pages", "sink": "transactional", "pages": chain([1, 2], [3, 4], [5])})
+    run = simulate(scenario, TwoPagesOneBarrier, seed=0)
+    details = [v["detail"] for v in run.verdict.invariant_violations if v["invariant"] == 3]
+    assert details, run.verdict
+    assert details[0] == ("barrier over ('C1', v0) published 'C3', the next_cursor of a page fetched with "
+                          "'C2', not with the cursor it replaces")
