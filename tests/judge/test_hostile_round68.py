@@ -13,14 +13,19 @@ What was found is a message that blames the wrong step:
    checkpoint (Y, v0) it did not read before fetching": the swap matched (Y, v0), which the worker had read
    before its fetch; what breaks invariant 3 is the page whose cursor it published. The detail now says so
    (an unconditional overwrite keeps the old wording, which is right for it).
+2. A call that went out, after a credential rotation, with the reservation held from before it (a timeout
+   called again at once) was reported as "request 7 bound to P1 while P2 was in force", with nothing of what
+   to do: the detail now cites seed 001 step 2 and says to reserve again before each retry.
 """
 from __future__ import annotations
 
 from simkit import Consumer, parse, simulate
-from simkit.ops import LOST, Barrier, Fetch, Load, Lookup, Wait
+from simkit.model import COMMITTED, TIMEOUT
+from simkit.ops import BLOCKED, LOST, Barrier, Call, Fetch, Load, Lookup, Reserve, Settle, Wait
+from simkit.tools.audit_cases import wide
 from simkit.tools.audit_corners import chain
 
-__all__ = ["TwoPagesOneBarrier"]
+__all__ = ["CallAgainHeld", "TwoPagesOneBarrier"]
 
 
 class TwoPagesOneBarrier(Consumer):
@@ -55,3 +60,29 @@ def test_a_swap_publishing_another_pages_cursor_is_blamed_on_the_page():
     assert details, run.verdict
     assert details[0] == ("barrier over ('C1', v0) published 'C3', the next_cursor of a page fetched with "
                           "'C2', not with the cursor it replaces")
+
+
+class CallAgainHeld(Consumer):
+    """Unsafe (seed 001 step 2: "A changed request or authorization context requires a new reservation"):
+    after a timeout it calls again at once with the reservation it holds, never reserving again."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        for _ in range(4):
+            reply = yield Call(event, operation.reservation)
+            state = yield Settle(event, operation.reservation, reply)
+            if state == COMMITTED:
+                return COMMITTED
+            if reply != TIMEOUT:
+                break
+        return BLOCKED
+
+
+def test_a_stale_binding_says_to_reserve_again():
+    run = simulate(wide("rotation_before_retry"), CallAgainHeld, seed=0)
+    stale = [v["detail"] for v in run.verdict.settlement_violations if v["kind"] == "stale_binding"]
+    assert stale, run.verdict
+    assert stale[0].endswith("(seed 001 step 2: reserve again before each retry, to call with the tuple in "
+                             "force)"), stale[0]
