@@ -1,12 +1,13 @@
 """Round 68: correct consumers that differ from ``safe``, written fresh from seeds 000 and 001 and
 docs/protocol.md, in process and over the wire (Python, Node, Perl): batched commits, applied_position held
 until the barrier, the checkpoint and receipts re-read before each commit, pages fetched twice or read ahead,
-a claim before the fetch, a barrier in two swaps, lost fetches retried, refused cursors fetched again before
-the halt, durable non-terminal receipts, timeouts left unsettled or called again. None was judged NOT ok; the
-one first judged NOT ok (a timeout called again with the tuple held across a credential rotation) broke seed
-001 step 2, and the verdict said so.
+a barrier in two swaps, lost fetches retried, refused cursors fetched again before the halt, durable
+non-terminal receipts, timeouts left unsettled or called again (``tests/mutants/round68_correct.py``,
+``tests/exec/consumers/round68/``). Two were judged NOT ok, both rightly: a timeout called again with the
+tuple held across a credential rotation (seed 001 step 2), and a lease claiming each page before its fetch,
+whose claims fence each other for ever with three workers (incomplete).
 
-What was found is a message that blames the wrong step:
+What was found are two details that do not tell the author what to change:
 
 1. A compare-and-swap barrier that publishes the ``next_cursor`` of a page fetched with another cursor than
    the one it replaces (two pages processed, one barrier) was reported as "barrier from X overwrote
