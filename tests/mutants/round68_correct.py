@@ -27,7 +27,7 @@ from simkit.ops import (
 __all__ = ["Scratch", "NoSkipNotes", "FetchRetries", "RecheckReceipt", "ReloadBeforeCommit", "HoldPrefix",
            "DecideThenCommit", "DoubleFetch", "CallAgain", "ConfirmBarrier", "Cautious", "NoSettleTimeout",
            "ResolveLost", "Chunked", "RefusedRetry", "ClaimStuck", "RecordHold", "HandleTwice", "ReadAhead",
-           "StrictMemory", "TwoStepBarrier", "SelfRejectMismatch"]
+           "StrictMemory", "TwoStepBarrier", "SelfRejectMismatch", "CachedDecision", "YieldOnOthersReceipt"]
 
 TERMINAL = {"applied", "ignored", "quarantined"}
 OUTCOME = {"apply": "applied", "ignore": "ignored", "quarantine": "quarantined"}
@@ -163,7 +163,9 @@ class Scratch(Consumer):
             if self.chunk and handled >= self.chunk:
                 return "chunk", prefix
             handled += 1
-            decision = yield Handle(e)
+            decision = self.__dict__.get("memo", {}).get(e.id)     # CachedDecision's, else None
+            if decision is None:
+                decision = yield Handle(e)
             if self.handle_twice and decision in OUTCOME:
                 decision = yield Handle(e)
             if decision not in OUTCOME:
@@ -473,3 +475,27 @@ class SelfRejectMismatch(Scratch):
         if reply != TIMEOUT and reply.identity != op.reservation:
             return op.state
         return (yield Settle(e, op.reservation, reply))
+
+
+class CachedDecision(Scratch):
+    """Remembers (in this life) the terminal decision the handler gave for an event and, when that event's
+    commit was lost and the attempt retried, commits it again without asking the handler twice: the decision
+    was made, nothing durable says otherwise, and the commit itself refuses a second terminal receipt."""
+
+    def make_durable(self, cp, e, decision, position):
+        self.__dict__.setdefault("memo", {})[e.id] = decision
+        return (yield from super().make_durable(cp, e, decision, position))
+
+
+class YieldOnOthersReceipt(Scratch):
+    """A commit answered False means a terminal receipt was already there: another worker is on this page.
+    This one gives the attempt up then (as rejected), rereads durable state and starts again: extra caution,
+    since the next attempt treats every receipted event as a replay (step 6)."""
+
+    def make_durable(self, cp, e, decision, position):
+        if self.contract.external_sink:
+            return (yield from super().make_durable(cp, e, decision, position))
+        done = yield Commit(e, OUTCOME[decision], position, decision == "apply")
+        if done is LOST:
+            return "lost"
+        return None if done else "rejected"
