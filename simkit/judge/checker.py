@@ -336,11 +336,10 @@ def _commits(truth: GroundTruth, positions, at):
 
 
 def _held_late(truth: GroundTruth, found: Outcomes, held, receipt_seqs, seq: int, applied: int) -> list:
-    """Invariant 2 by what the writer held: the late events at or below ``applied`` with
-    no outcome yet of the page the commit at ``seq`` belongs to: ``held``, its worker's
-    latest response to the durable ``resume_cursor`` (the attempt's page; a page read
-    ahead is the next attempt's), if it serves the committed event. An event that joins
-    the stream late is exempt only when its writer had not been served it."""
+    """Invariant 2 by what the writer held: the late events at or below ``applied`` with no outcome yet of the
+    page the commit at ``seq`` belongs to: ``held``, its worker's latest response to the durable resume_cursor
+    (the attempt's page; a page read ahead is the next attempt's), if it serves the committed event. An event
+    that joins the stream late is exempt only when its writer had not been served it."""
     k = bisect.bisect_left(receipt_seqs, seq)
     ids, late = held
     if k == len(receipt_seqs) or receipt_seqs[k] != seq or truth.store.receipt_log[k].event_id not in ids:
@@ -368,8 +367,7 @@ def _judge_publish(pages: _Pages, holds: _Holds, found: Outcomes, write, violate
 
 
 def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
-    """Invariant 3 for one cursor-publishing write; returns
-    the row of the response whose page it closes, if any.
+    """Invariant 3 for one cursor-publishing write; the row of the response whose page it closes, if any.
 
     Seed 000 step 5: the barrier swaps "from the attempt cursor and version to the returned next cursor and a
     greater version". It must publish the ``next_cursor`` of a page its worker fetched with the durable cursor
@@ -385,8 +383,11 @@ def _page_published(pages: _Pages, worker, wkind, before, after, time, violate):
             violate(3, time, worker, f"cursor {a_cursor!r} published but the provider never returned "
                                      f"it for this worker's fetch")
             return None
-        violate(3, time, worker, f"barrier from {pages.response(other[0])[3]!r} overwrote checkpoint "
-                                 f"({b_cursor!r}, v{b_version}) it did not read before fetching")
+        was, cas = pages.response(other[0])[3], wkind == "barrier"  # a swap matched: its page is wrong
+        violate(3, time, worker, f"barrier over ({b_cursor!r}, v{b_version}) published {a_cursor!r}, the "
+                f"next_cursor of a page fetched with {was!r}, not with the cursor it replaces" if cas
+                else f"barrier from {was!r} overwrote checkpoint ({b_cursor!r}, v{b_version}) it did not "
+                     "read before fetching")
         return other[0]
     row, read = found
     if a_version <= b_version:

@@ -62,7 +62,8 @@ def settlement_violations(ledger, service=None, scenario=None) -> list[dict]:
                 out.append({"kind": "stale_binding", "time": r.time, "worker": r.worker,
                             "detail": f"operation {r.identity.operation_id}: request {r.seq} bound to "
                                       f"{r.identity.binding} while {principal_at(rotations, r.time)} was in "
-                                      f"force"})
+                                      f"force (seed 001 step 2: reserve again before each retry, to call "
+                                      f"with the tuple in force)"})
     out.sort(key=lambda d: d["time"])
     return out
 

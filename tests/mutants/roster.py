@@ -1,11 +1,11 @@
 """Every correct consumer the hostile rounds hold ok, ``safe`` first: the gallery's (``correct``), and those
-rounds 24, 29, 31, 46, 48, 56 and 65 and the unseen set wrote, each taking a liberty the rules allow. One
+rounds 24, 29, 31, 46, 48, 56, 65 and 68 and the unseen set wrote, each taking a liberty the rules allow. One
 list, so that a new case is run with all of them."""
 from __future__ import annotations
 
 from simkit import Consumer
 
-from . import correct, round24, round29, round31, round46, round48, round56, round65, unseen
+from . import correct, round24, round29, round31, round46, round48, round56, round65, round68_correct, unseen
 
 __all__ = ["CORRECT"]
 
@@ -19,4 +19,6 @@ CORRECT = (Consumer, correct.ReadAhead, correct.RememberedIdentity, correct.Fres
            round46.RemembersServedIds, round56.ReceiptsAfterThePage, round56.ReconcileEachLife,
            round56.HeartbeatWhileBlocked, round65.ClaimsAheadThroughReceipts,
            round65.RemembersCommittedInLife, round65.SettlesTwiceBeforeBlocking,
-           round65.BacksOffLongerEachTime)
+           round65.BacksOffLongerEachTime, round68_correct.StrictMemory, round68_correct.HoldPrefix,
+           round68_correct.TwoStepBarrier, round68_correct.RecordHold, round68_correct.DecideThenCommit,
+           round68_correct.CachedDecision, round68_correct.YieldOnOthersReceipt)
