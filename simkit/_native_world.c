@@ -59,8 +59,8 @@ static int intern_all(void) {
 }
 
 /* -- records read by offset --------------------------------------------------------------------------------
-   A field of simkit's own slotted records (requests, events, checkpoints, an IdMap and its Codes), read where
-   the object's type is exactly the record's and the type is as it was at world_setup (its version tag, which
+   A field of simkit's own slotted records (requests, events, checkpoints) and parts (an IdMap, its Codes, the
+   clock), read where the object's type is exactly the record's and the type is as it was at world_setup (its version tag, which
    any change of the class clears): the very member descriptor getattr would call, without the lookup. */
 #define MAX_LAYOUTS 8
 #define MAX_FIELDS 6
@@ -185,7 +185,7 @@ static int layout_add(PyObject *spec, int record) {
         Py_ssize_t offset = ok ? ((PyMemberDescrObject *)d)->d_member->offset : 0;
         for (int g = 0; ok && g < L.n; g++) ok = L.offset[g] != offset;
         if (!ok) { Py_XDECREF(name); break; }
-        L.name[L.n] = name;                         /* (kept for the module's life) */
+        L.name[L.n] = name;                         /* (released by the next world_setup) */
         L.offset[L.n++] = offset;
         PyObject *found = PyObject_GetAttr((PyObject *)t, name);   /* (gives the type its version tag) */
         Py_XDECREF(found);
@@ -207,7 +207,7 @@ enum { IS_STR = 1, IS_INT, IS_FIELD, IS_BOOL, IS_TYPE, IS_IN, IS_STR_IN };
 #define MAX_RULES 12
 typedef struct {
     int depth, test;
-    PyObject *name[2], *arg;                        /* (names interned, arg kept for the module's life) */
+    PyObject *name[2], *arg;                        /* (names interned; released by the next world_setup) */
     long long max;                                  /* IS_FIELD: the field's largest value */
 } Rule;
 typedef struct { int n; Rule rule[MAX_RULES]; } Rules;     /* n -1: every request the Python test's */
