@@ -1,10 +1,10 @@
 """Round 68's correct consumers (a fresh tester): ``Scratch`` is seed 000's procedure written again from the
 seed and docs/protocol.md (its own ``run``, none of ``safe``'s steps), and each other class a variant of it
 with a docstring arguing from the seeds why it is correct. Every one passed ``simkit audit`` on its default
-run (60 s budget); the seven that passed all 250 cases are in ``roster.CORRECT``. A lease variant that claimed each
-page before fetching it (a version-raising swap) was left out: with three or more workers the claims fence
-each other for ever (``three_workers``: incomplete), which the audit rightly reports. The consumers over the
-wire are in ``tests/exec/consumers/round68/``."""
+run (60 s budget); the seven that passed all 250 cases are in ``roster.CORRECT``. A lease variant that claimed
+each page before fetching it (a version-raising swap) was left out: with three or more workers the claims
+fence each other for ever (``three_workers``: incomplete), which the audit rightly reports. The consumers over
+the wire are in ``tests/exec/consumers/round68/``."""
 
 from simkit import Consumer
 from simkit.model import COMMITTED, TIMEOUT
