@@ -62,7 +62,8 @@ _CAUGHT = [("TimeoutTwiceIsSuccess", "long_outage"),
            ("AnyReceiptIsReplay", "transient_storm"), ("LostLastCommitIsDone", "long_outage"),
            ("TimeoutThenReserveIsCommitted", "rotation_after_lost_request"),
            ("CommitBeforeSettleOnRetry", "crossed_after_timeout"), ("LostBarrierThenOverwrite", "fence_race"),
-           ("EffectAgainOnCommitRace", "fence_race"), ("RaceWinnerDidThePage", "shortcut_no_version_check")]
+           ("EffectAgainOnCommitRace", "fence_race"), ("RaceWinnerDidThePage", "shortcut_no_version_check"),
+           ("RetryBehindReceiptsIsDone", "dead_letter_blocks"), ("RetryBehindReceiptsIsDone", _NEW[1])]
 
 
 def _scenario(name):

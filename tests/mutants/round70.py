@@ -17,7 +17,7 @@ __all__ = ["TimeoutTwiceIsSuccess", "CachedReservationAcrossRotation", "NewKeyAf
            "RefreshedBarrierAfterRestart", "AnyReceiptIsReplay", "LostLastCommitIsDone",
            "SecondRetryKeepsOldReservation", "TimeoutThenReserveIsCommitted", "CommitBeforeSettleOnRetry",
            "LostBarrierThenOverwrite", "EffectAgainOnCommitRace", "BlockedBehindReceipts",
-           "RaceWinnerDidThePage"]
+           "RaceWinnerDidThePage", "RetryBehindReceiptsIsDone"]
 
 
 class TimeoutTwiceIsSuccess(Consumer):
@@ -356,3 +356,16 @@ class RaceWinnerDidThePage(Consumer):
 
     def quarantine(self, event, applied_position):
         return self._note((yield from super().quarantine(event, applied_position)))
+
+
+class RetryBehindReceiptsIsDone(BlockedBehindReceipts):
+    """Seed 000 step 4 ("A transient failure ... does not close the prefix") and invariant 5: the twin of
+    :class:`BlockedBehindReceipts` for the handler: a ``retry_later`` (or a review, a hold) counts as done
+    when a later event of the page already holds a terminal receipt."""
+
+    def is_replay(self, event, receipts, applied_position):
+        self.current = event
+        return super().is_replay(event, receipts, applied_position)
+
+    def is_terminal(self, decision):
+        return self._passed(self.current)
