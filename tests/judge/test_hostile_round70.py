@@ -63,7 +63,8 @@ _CAUGHT = [("TimeoutTwiceIsSuccess", "long_outage"),
            ("TimeoutThenReserveIsCommitted", "rotation_after_lost_request"),
            ("CommitBeforeSettleOnRetry", "crossed_after_timeout"), ("LostBarrierThenOverwrite", "fence_race"),
            ("EffectAgainOnCommitRace", "fence_race"), ("RaceWinnerDidThePage", "shortcut_no_version_check"),
-           ("RetryBehindReceiptsIsDone", "dead_letter_blocks"), ("RetryBehindReceiptsIsDone", _NEW[1])]
+           ("RetryBehindReceiptsIsDone", "dead_letter_blocks"), ("RetryBehindReceiptsIsDone", _NEW[1]),
+           ("ClaimsReceiptsAfterRestart", "quarantine_boundary")]
 
 
 def _scenario(name):

@@ -17,7 +17,7 @@ __all__ = ["TimeoutTwiceIsSuccess", "CachedReservationAcrossRotation", "NewKeyAf
            "RefreshedBarrierAfterRestart", "AnyReceiptIsReplay", "LostLastCommitIsDone",
            "SecondRetryKeepsOldReservation", "TimeoutThenReserveIsCommitted", "CommitBeforeSettleOnRetry",
            "LostBarrierThenOverwrite", "EffectAgainOnCommitRace", "BlockedBehindReceipts",
-           "RaceWinnerDidThePage", "RetryBehindReceiptsIsDone"]
+           "RaceWinnerDidThePage", "RetryBehindReceiptsIsDone", "ClaimsReceiptsAfterRestart"]
 
 
 class TimeoutTwiceIsSuccess(Consumer):
@@ -369,3 +369,21 @@ class RetryBehindReceiptsIsDone(BlockedBehindReceipts):
 
     def is_terminal(self, decision):
         return self._passed(self.current)
+
+
+class ClaimsReceiptsAfterRestart(Consumer):
+    """Seed 000 invariant 2 ("applied_position ... only through a contiguous prefix"): on the first attempt
+    of a life it claims the prefix through the highest position holding a terminal receipt, "the last life
+    got that far", though an event behind it may have none (a backfill)."""
+
+    first = True
+    claim = 0
+
+    def validate(self, checkpoint, page, ids_at):
+        if self.first:
+            self.claim = max(ids_at, default=0)
+        self.first = False
+        return super().validate(checkpoint, page, ids_at)
+
+    def resulting_applied_position(self, event, page, applied_position):
+        return max(super().resulting_applied_position(event, page, applied_position), self.claim)
