@@ -64,7 +64,7 @@ _CAUGHT = [("TimeoutTwiceIsSuccess", "long_outage"),
            ("CommitBeforeSettleOnRetry", "crossed_after_timeout"), ("LostBarrierThenOverwrite", "fence_race"),
            ("EffectAgainOnCommitRace", "fence_race"), ("RaceWinnerDidThePage", "shortcut_no_version_check"),
            ("RetryBehindReceiptsIsDone", "dead_letter_blocks"), ("RetryBehindReceiptsIsDone", _NEW[1]),
-           ("ClaimsReceiptsAfterRestart", "quarantine_boundary")]
+           ("ClaimsReceiptsAfterRestart", "quarantine_boundary"), ("ScratchKeyProbe", "late_response")]
 
 
 def _scenario(name):

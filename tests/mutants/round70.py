@@ -17,7 +17,8 @@ __all__ = ["TimeoutTwiceIsSuccess", "CachedReservationAcrossRotation", "NewKeyAf
            "RefreshedBarrierAfterRestart", "AnyReceiptIsReplay", "LostLastCommitIsDone",
            "SecondRetryKeepsOldReservation", "TimeoutThenReserveIsCommitted", "CommitBeforeSettleOnRetry",
            "LostBarrierThenOverwrite", "EffectAgainOnCommitRace", "BlockedBehindReceipts",
-           "RaceWinnerDidThePage", "RetryBehindReceiptsIsDone", "ClaimsReceiptsAfterRestart"]
+           "RaceWinnerDidThePage", "RetryBehindReceiptsIsDone", "ClaimsReceiptsAfterRestart",
+           "ScratchKeyProbe"]
 
 
 class TimeoutTwiceIsSuccess(Consumer):
@@ -387,3 +388,18 @@ class ClaimsReceiptsAfterRestart(Consumer):
 
     def resulting_applied_position(self, event, page, applied_position):
         return max(super().resulting_applied_position(event, page, applied_position), self.claim)
+
+
+class ScratchKeyProbe(Consumer):
+    """Seed 001 step 2 / step 7: before each call it sends a 'probe' of the same operation under a scratch
+    idempotency key (the fingerprint reversed) and drops its reply, then calls with the real tuple."""
+
+    def settle_effect(self, event):
+        operation = yield Reserve(event)
+        if operation.state == COMMITTED:
+            return COMMITTED
+        r = operation.reservation
+        yield Call(event, replace(r, fingerprint=r.fingerprint[::-1]))
+        reply = yield Call(event, r)
+        state = yield Settle(event, r, reply)
+        return COMMITTED if state == COMMITTED else BLOCKED
