@@ -18,7 +18,8 @@ search, listed cheapest first so that a budget leaves out the dearest.
    an event's first 25 requests, an ignored event on an external sink, a credential rotation between a lost
    reply and its retry, and between a lost request and its retry, a late reply that commits before the retry,
    crossed replies differing in each field of the reservation tuple, a crossed reply to a retry after a
-   timeout, and every handler decision at every last digit of a position;
+   timeout, a rotation between an event's first and third tries, a backfill whose call fails behind a
+   receipted event, and every handler decision at every last digit of a position;
 3. **sweep**: the generated scenarios under seeded random crashes, pauses, lost replies and lost requests;
 4. **explore**: every schedule of up to two faults on each small scripted scenario, of up to three lost
    requests of one operation, and the crashes around a scenario's own late and crossed replies.
@@ -199,6 +200,22 @@ WIDE: dict[str, dict] = {
         "sink": "idempotent", "pages": _pages([1, 2]),
         "faults": [{"kind": "lost_request", "op": "effect", "position": 1},
                    {"kind": "crossed_reply", "position": 1, "differs": "fingerprint"}]},
+    "rotation_between_retries": {
+        "description": "Seed 001 step 2 on a third try: e1's first two replies are lost and the credential "
+                       "rotates after the first: a retry that reserves again on its second try but reuses an "
+                       "earlier tuple on a later one calls bound to the old principal (round 70)",
+        "sink": "idempotent", "auth": {"rotate_at": [3.0]}, "timing": {"timeout": 5.0},
+        "pages": _pages([1, 2]),
+        "faults": [{"kind": "lost_response", "op": "effect", "position": 1, "occurrence": k}
+                   for k in (1, 2)]},
+    "blocked_behind_receipts": {
+        "description": "Seed 000 invariant 5 with backfills: e2 and e4 join behind receipted e3 and e5, "
+                       "each on a page of its own; e2's first request never reaches the service and e4 fails "
+                       "once: a consumer that lets an event pass because a later event of its page holds a "
+                       "receipt loses it (round 70)",
+        "sink": "idempotent", "backfills": True, "pages": _pages([1, 3, 5], [2, 3], [4, 5, 6]),
+        "events": [{"position": 4, "behavior": "transient", "failures": 1}],
+        "faults": [{"kind": "lost_request", "op": "effect", "position": 2}]},
     "every_digit": _every_digit("transactional"),
     "every_digit_external": _every_digit("idempotent"),
     "thousand_attempts": {
