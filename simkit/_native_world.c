@@ -74,17 +74,18 @@ typedef struct {
 static Layout layouts[MAX_LAYOUTS];
 static int n_layouts;
 
+/* the layout of type ``t`` while the type is as it was at world_setup, else NULL */
+static const Layout *layout_of(PyTypeObject *t) {
+    for (int k = 0; k < n_layouts; k++)
+        if (layouts[k].type == t) return t->tp_version_tag == layouts[k].tag ? &layouts[k] : NULL;
+    return NULL;
+}
+
 /* op's field ``name`` by offset (a borrowed reference), or NULL where it cannot be read so (no error set) */
 static PyObject *slot(PyObject *o, PyObject *name) {
-    PyTypeObject *t = Py_TYPE(o);
-    for (int k = 0; k < n_layouts; k++) {
-        const Layout *L = &layouts[k];
-        if (L->type != t) continue;
-        if (t->tp_version_tag != L->tag) return NULL;
-        for (int f = 0; f < L->n; f++)
-            if (L->name[f] == name) return *(PyObject **)((char *)o + L->offset[f]);
-        return NULL;
-    }
+    const Layout *L = layout_of(Py_TYPE(o));
+    for (int f = 0; L && f < L->n; f++)
+        if (L->name[f] == name) return *(PyObject **)((char *)o + L->offset[f]);
     return NULL;
 }
 
@@ -97,18 +98,12 @@ static PyObject *GET(PyObject *o, PyObject *name) {
 /* setattr(o, name, v): by offset where it can (o's type a slotted one, not a record: those are immutable),
    else Python's own. 0, or -1 with an error. */
 static int SET(PyObject *o, PyObject *name, PyObject *v) {
-    PyTypeObject *t = Py_TYPE(o);
-    for (int k = 0; k < n_layouts; k++) {
-        const Layout *L = &layouts[k];
-        if (L->type != t) continue;
-        if (L->record || t->tp_version_tag != L->tag) break;
-        for (int f = 0; f < L->n; f++)
-            if (L->name[f] == name) {
-                Py_XSETREF(*(PyObject **)((char *)o + L->offset[f]), Py_NewRef(v));
-                return 0;
-            }
-        break;
-    }
+    const Layout *L = layout_of(Py_TYPE(o));
+    for (int f = 0; L && !L->record && f < L->n; f++)
+        if (L->name[f] == name) {
+            Py_XSETREF(*(PyObject **)((char *)o + L->offset[f]), Py_NewRef(v));
+            return 0;
+        }
     return PyObject_SetAttr(o, name, v);
 }
 
@@ -116,15 +111,11 @@ static int SET(PyObject *o, PyObject *name, PyObject *v) {
    __init__ builds it where the type is as it was at world_setup, else by calling the type. A new reference. */
 static PyObject *make(PyObject *type, PyObject *const *fields, int n) {
     PyTypeObject *t = (PyTypeObject *)type;
-    for (int k = 0; k < n_layouts; k++) {
-        const Layout *L = &layouts[k];
-        if (L->type != t) continue;
-        if (!L->record || t->tp_version_tag != L->tag || L->n != n) break;
-        PyObject *o = t->tp_alloc(t, 0);
-        for (int f = 0; o && f < n; f++) *(PyObject **)((char *)o + L->offset[f]) = Py_NewRef(fields[f]);
-        return o;
-    }
-    return PyObject_Vectorcall(type, fields, n, NULL);
+    const Layout *L = layout_of(t);      /* (compares pointers: a non-type matches none) */
+    if (!L || !L->record || L->n != n) return PyObject_Vectorcall(type, fields, n, NULL);
+    PyObject *o = t->tp_alloc(t, 0);
+    for (int f = 0; o && f < n; f++) *(PyObject **)((char *)o + L->offset[f]) = Py_NewRef(fields[f]);
+    return o;
 }
 
 /* a member descriptor of type ``t``'s own, of an object slot inside its instances, readable and writable

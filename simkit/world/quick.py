@@ -22,12 +22,11 @@ from .sink import Sink
 
 __all__ = ["quick_path", "failed", "setup"]
 
-#: each test of a request's rules (``simkit.ops._rules``) the C knows, by its words -> its number there
-#: and argument (simkit/_native_world.c, ``keeps``); a request with a test not here is the Python test's
-_TESTS = {"type(v) is str": (1, None), "type(v) is int": (2, None),
-          "type(v) is int and 0 <= v <= MAX_FIELD": (3, MAX_FIELD), "type(v) is bool": (4, None),
-          "type(v) is Event": (5, Event), "v in OUTCOMES": (6, OUTCOMES),
-          "type(v) is str and v in BEHAVIORS": (7, BEHAVIORS)}
+#: each test of a request's rules the C knows (``simkit.ops``' own words for it) -> its number there and
+#: argument (simkit/_native_world.c, ``keeps``); a request with a test not here is the Python test's
+_TESTS = {ops._EXACT["str"]: (1, None), ops._EXACT["int"]: (2, None), ops._ADMITS["int"]: (3, MAX_FIELD),
+          ops._ADMITS["bool"]: (4, None), ops._ADMITS["Event"]: (5, Event),
+          ops._ALSO[Commit][1]: (6, OUTCOMES), ops._ALSO[Handle][1]: (7, BEHAVIORS)}
 
 
 def _rules(cls: type) -> tuple | None:
